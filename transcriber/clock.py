@@ -1,0 +1,49 @@
+"""The one clock. Every stored time is `YYYY-MM-DDTHH:MM:SSZ` (UTC, seconds).
+
+Fixed-width text sorts like time, so SQL compares times as text. Tests inject
+`FakeClock` (see `transcriber.testing.clock`) instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def format_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime(TIME_FORMAT)
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC)
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current UTC time."""
+
+    def monotonic(self) -> float:
+        """Seconds from an arbitrary origin, for durations."""
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait; a fake clock returns once the test advances time."""
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+def stamp(clock: Clock, *, plus_seconds: float = 0) -> str:
+    """The clock's time (optionally shifted) in the stored format."""
+    return format_time(clock.now() + timedelta(seconds=plus_seconds))

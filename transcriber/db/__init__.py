@@ -1,0 +1,1 @@
+"""Storage: the writer actor, the reader pool, named queries and migrations."""

@@ -1,0 +1,1 @@
+"""Writer commands, by area. Each is a frozen dataclass run by the writer actor."""

@@ -1,0 +1,74 @@
+"""Intake: a stored original becomes a record at the first stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from transcriber.db import queries as q
+from transcriber.db.writer import Command, WriteContext
+from transcriber.stages import FIRST_STAGE
+
+Source = Literal["http", "telegram"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredFile:
+    """A file already placed in the record folder, described for its `files` row."""
+
+    id: str
+    file_name: str
+    size_bytes: int
+    format: str
+    duration_ms: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Accepted:
+    record_id: str
+    created: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcceptRecord(Command[Accepted]):
+    """The `files` row and the record row, in one transaction.
+
+    A Telegram message already stored (same chat and message id) answers with
+    the existing record and `created=False`: intake is at-least-once.
+    """
+
+    name: ClassVar[str] = "accept_record"
+    record_id: str
+    owner_id: str
+    original: StoredFile
+    original_filename: str
+    duration_ms: int
+    title: str = ""
+    source: Source = "http"
+    tg_chat_id: int | None = None
+    tg_message_id: int | None = None
+
+    async def execute(self, ctx: WriteContext) -> Accepted:
+        if self.tg_chat_id is not None and self.tg_message_id is not None:
+            params = {"chat_id": self.tg_chat_id, "message_id": self.tg_message_id}
+            async with ctx.conn.execute(q.records.SELECT_RECORD_BY_TELEGRAM, params) as cursor:
+                existing = await cursor.fetchone()
+            if existing is not None:
+                return Accepted(record_id=existing["id"], created=False)
+        now = ctx.now()
+        await ctx.conn.execute(
+            q.records.INSERT_FILE,
+            {"id": self.original.id, "owner_id": self.owner_id, "record_id": self.record_id,
+             "file_name": self.original.file_name, "size_bytes": self.original.size_bytes,
+             "format": self.original.format, "duration_ms": self.original.duration_ms,
+             "now": now},
+        )
+        await ctx.conn.execute(
+            q.records.INSERT_RECORD,
+            {"id": self.record_id, "owner_id": self.owner_id, "title": self.title,
+             "original_filename": self.original_filename, "duration_ms": self.duration_ms,
+             "size_bytes": self.original.size_bytes, "source": self.source,
+             "tg_chat_id": self.tg_chat_id, "tg_message_id": self.tg_message_id,
+             "state": FIRST_STAGE.value, "original_file_id": self.original.id, "now": now},
+        )
+        return Accepted(record_id=self.record_id, created=True)

@@ -1,0 +1,63 @@
+"""Users: created by their first request (DESIGN §5)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import ClassVar
+
+from transcriber.db import queries as q
+from transcriber.db.writer import Command, WriteContext
+from transcriber.ids import new_id
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class User:
+    id: str
+    login: str
+    name: str
+    email: str
+    created_at: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> User:
+        return cls(
+            id=row["id"], login=row["provider_login"], name=row["name"],
+            email=row["email"], created_at=row["created_at"],
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EnsureUser(Command[User]):
+    """Find the user by login or create it; never rewrites an existing user."""
+
+    name: ClassVar[str] = "ensure_user"
+    login: str
+    display_name: str = ""
+    email: str = ""
+
+    async def execute(self, ctx: WriteContext) -> User:
+        found = await _by_login(ctx, self.login)
+        if found is not None:
+            return found
+        params = {"id": new_id(), "login": self.login, "name": self.display_name,
+                  "email": self.email, "now": ctx.now()}
+        try:
+            await ctx.conn.execute(q.users.INSERT, params)
+        except sqlite3.IntegrityError:
+            # Either another process created this login first, or the e-mail
+            # belongs to somebody else. A second look tells which.
+            found = await _by_login(ctx, self.login)
+            if found is not None:
+                return found
+            params = {**params, "email": ""}
+            await ctx.conn.execute(q.users.INSERT, params)
+        created = await _by_login(ctx, self.login)
+        assert created is not None
+        return created
+
+
+async def _by_login(ctx: WriteContext, login: str) -> User | None:
+    async with ctx.conn.execute(q.users.SELECT_BY_LOGIN, {"login": login}) as cursor:
+        row = await cursor.fetchone()
+    return None if row is None else User.from_row(row)

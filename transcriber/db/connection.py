@@ -1,0 +1,58 @@
+"""Opening connections. Every connection gets its settings when it is opened.
+
+Two of the three settings (foreign_keys, busy_timeout) belong to the
+connection, not the database, so they are applied to each one, never once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import aiosqlite
+
+DB_FILE_NAME = "transcriber.sqlite3"
+
+
+def database_path(data_dir: Path) -> Path:
+    return data_dir / DB_FILE_NAME
+
+
+def _pragmas(*, busy_timeout_ms: int, writer: bool) -> list[str]:
+    statements = [
+        f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
+        "PRAGMA foreign_keys = ON",
+        "PRAGMA journal_mode = WAL",
+    ]
+    if writer:
+        # FULL: an acknowledged write survives a power cut; group commit pays for it.
+        statements.append("PRAGMA synchronous = FULL")
+    return statements
+
+
+def open_sync(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
+    """A blocking write connection (migrations, benchmarks, CLI one-shots)."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    for statement in _pragmas(busy_timeout_ms=busy_timeout_ms, writer=True):
+        conn.execute(statement)
+    return conn
+
+
+async def open_writer(path: Path, *, busy_timeout_ms: int) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    for statement in _pragmas(busy_timeout_ms=busy_timeout_ms, writer=True):
+        await conn.execute(statement)
+    return conn
+
+
+async def open_reader(path: Path, *, busy_timeout_ms: int) -> aiosqlite.Connection:
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    conn = await aiosqlite.connect(uri, uri=True, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    for statement in _pragmas(busy_timeout_ms=busy_timeout_ms, writer=False):
+        # journal_mode is a property of the file (set by the writer); on a
+        # read-only connection the statement reports it and changes nothing.
+        await conn.execute(statement)
+    return conn

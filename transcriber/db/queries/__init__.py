@@ -1,0 +1,9 @@
+"""All SQL of the service, as named queries with named parameters.
+
+One module per area; nothing outside this package writes SQL text (the
+migration files aside). Rows are read by column name (`sqlite3.Row`).
+"""
+
+from transcriber.db.queries import migrations, records, users
+
+__all__ = ["migrations", "records", "users"]

@@ -1,0 +1,43 @@
+INSERT_FILE = """
+INSERT INTO files (id, owner_id, record_id, file_name, size_bytes, format, duration_ms, created_at)
+VALUES (:id, :owner_id, :record_id, :file_name, :size_bytes, :format, :duration_ms, :now)
+"""
+
+SELECT_FILE = """
+SELECT id, owner_id, record_id, file_name, size_bytes, format, duration_ms, created_at
+FROM files WHERE id = :id
+"""
+
+INSERT_RECORD = """
+INSERT INTO audio_records (
+    id, owner_id, title, original_filename, duration_ms, size_bytes, source,
+    tg_chat_id, tg_message_id, state, state_entered_at, attempts,
+    original_file_id, created_at, updated_at
+) VALUES (
+    :id, :owner_id, :title, :original_filename, :duration_ms, :size_bytes, :source,
+    :tg_chat_id, :tg_message_id, :state, :now, 0,
+    :original_file_id, :now, :now
+)
+"""
+
+SELECT_RECORD = """
+SELECT id, owner_id, title, brief, original_filename, duration_ms, size_bytes, source,
+       tg_chat_id, tg_message_id, state, state_entered_at, halted_at, halt_reason,
+       error_text, acquisition_id, acquire_expires_at, delay_time, attempts,
+       original_file_id, normalized_file_id, transcript_text_id, literary_text_id,
+       structure_id, recognition_id, created_at, updated_at
+FROM audio_records WHERE id = :id
+"""
+
+SELECT_RECORD_BY_TELEGRAM = """
+SELECT id FROM audio_records WHERE tg_chat_id = :chat_id AND tg_message_id = :message_id
+"""
+
+COUNT_BY_STAGE = """
+SELECT state, count(*) AS n FROM audio_records WHERE halted_at IS NULL GROUP BY state
+"""
+
+COUNT_BY_HALT_REASON = """
+SELECT halt_reason, count(*) AS n FROM audio_records
+WHERE halted_at IS NOT NULL GROUP BY halt_reason
+"""

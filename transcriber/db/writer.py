@@ -1,0 +1,237 @@
+"""The DB writer actor: the only write connection of the process.
+
+Callers send typed commands (frozen dataclasses subclassing `Command[R]`) and
+await the answer. The actor takes whatever is queued (up to a batch size),
+runs each command inside its own SAVEPOINT of one transaction, commits once
+(group commit: one fsync for many commands), then answers each caller as if
+its command had run alone. A failing command rolls back only its savepoint.
+
+A caller cancelled while waiting does not cancel its command: the envelope is
+already in the mailbox and the reply future is shielded, so the write happens
+(or rolls back) as a whole. If the actor dies, every waiting caller gets
+`WriterUnavailable` and `on_death` is called so the service stops loudly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+import aiosqlite
+import structlog
+
+from transcriber.clock import Clock, stamp
+from transcriber.db.connection import open_writer
+from transcriber.errors import WriterUnavailable
+from transcriber.observability import (
+    WRITER_BATCH_SIZE,
+    WRITER_COMMAND_SECONDS,
+    WRITER_COMMANDS,
+    WRITER_MAILBOX_DEPTH,
+)
+
+log = structlog.get_logger(__name__)
+
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteContext:
+    """What a command may use while it runs inside the writer's transaction."""
+
+    conn: aiosqlite.Connection
+    clock: Clock
+
+    def now(self, *, plus_seconds: float = 0) -> str:
+        return stamp(self.clock, plus_seconds=plus_seconds)
+
+
+class Command(Generic[R_co]):
+    """Base of writer commands. Subclasses are frozen, slotted, kw-only dataclasses."""
+
+    __slots__ = ()
+    name: ClassVar[str] = "command"
+
+    async def execute(self, ctx: WriteContext) -> R_co:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Envelope(Generic[R]):
+    """A command in the mailbox, with the typed future that carries its answer."""
+
+    command: Command[R]
+    reply: asyncio.Future[R]
+    enqueued_at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Stop:
+    """Drain everything queued before this, then close."""
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    # A caller cancelled while waiting never reads its future; read it here so
+    # asyncio does not log "exception was never retrieved".
+    if not future.cancelled():
+        future.exception()
+
+
+class Writer:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        clock: Clock,
+        busy_timeout_ms: int = 5000,
+        batch_max: int = 64,
+        on_death: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        self._path = path
+        self._clock = clock
+        self._busy_timeout_ms = busy_timeout_ms
+        self._batch_max = batch_max
+        self._on_death = on_death
+        self._mailbox: asyncio.Queue[Envelope[Any] | _Stop] = asyncio.Queue()
+        self._conn: aiosqlite.Connection | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._accepting = False
+
+    @property
+    def task(self) -> asyncio.Task[None] | None:
+        return self._task
+
+    @property
+    def mailbox_depth(self) -> int:
+        return self._mailbox.qsize()
+
+    async def start(self) -> None:
+        self._conn = await open_writer(self._path, busy_timeout_ms=self._busy_timeout_ms)
+        self._accepting = True
+        self._task = asyncio.create_task(self._run(), name="db-writer")
+        self._task.add_done_callback(self._task_done)
+
+    async def stop(self) -> None:
+        """Answer everything already queued, then close the connection."""
+        if self._task is None:
+            return
+        self._accepting = False
+        self._mailbox.put_nowait(_Stop())
+        await asyncio.wait({self._task})
+
+    async def ask(self, command: Command[R]) -> R:
+        if not self._accepting:
+            raise WriterUnavailable("the DB writer is not running")
+        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_retrieve)
+        self._mailbox.put_nowait(
+            Envelope(command=command, reply=future, enqueued_at=time.perf_counter())
+        )
+        WRITER_MAILBOX_DEPTH.set(self._mailbox.qsize())
+        return await asyncio.shield(future)
+
+    async def _run(self) -> None:
+        try:
+            await self._loop()
+        finally:
+            await self._close()
+
+    async def _loop(self) -> None:
+        stopping = False
+        while not stopping:
+            first = await self._mailbox.get()
+            if isinstance(first, _Stop):
+                break
+            batch: list[Envelope[Any]] = [first]
+            while len(batch) < self._batch_max and not self._mailbox.empty():
+                item = self._mailbox.get_nowait()
+                if isinstance(item, _Stop):
+                    stopping = True
+                    break
+                batch.append(item)
+            WRITER_MAILBOX_DEPTH.set(self._mailbox.qsize())
+            await self._run_batch(batch)
+
+    async def _run_batch(self, batch: list[Envelope[Any]]) -> None:
+        conn = self._conn
+        assert conn is not None
+        ctx = WriteContext(conn=conn, clock=self._clock)
+        outcomes: list[tuple[bool, Any]] = []
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            for envelope in batch:
+                await conn.execute("SAVEPOINT command")
+                try:
+                    result = await envelope.command.execute(ctx)
+                except Exception as exc:
+                    await conn.execute("ROLLBACK TO command")
+                    await conn.execute("RELEASE command")
+                    outcomes.append((False, exc))
+                else:
+                    await conn.execute("RELEASE command")
+                    outcomes.append((True, result))
+            await conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            # The transaction itself failed (disk full, I/O error): nothing of
+            # this batch is stored, and every caller hears so.
+            await self._rollback_quietly()
+            log.error("writer_batch_failed", error=type(exc).__name__, size=len(batch))
+            outcomes = [(False, exc)] * len(batch)
+        except BaseException:
+            await self._rollback_quietly()
+            for envelope in batch:
+                self._answer(envelope, False, WriterUnavailable("the DB writer stopped"))
+            raise
+        WRITER_BATCH_SIZE.observe(len(batch))
+        for envelope, (ok, value) in zip(batch, outcomes, strict=True):
+            self._answer(envelope, ok, value)
+
+    def _answer(self, envelope: Envelope[Any], ok: bool, value: Any) -> None:
+        name = envelope.command.name
+        WRITER_COMMAND_SECONDS.labels(name).observe(time.perf_counter() - envelope.enqueued_at)
+        WRITER_COMMANDS.labels(name, "ok" if ok else "error").inc()
+        if envelope.reply.done():
+            return
+        if ok:
+            envelope.reply.set_result(value)
+        else:
+            envelope.reply.set_exception(value)
+
+    async def _rollback_quietly(self) -> None:
+        assert self._conn is not None
+        try:
+            if self._conn.in_transaction:
+                await self._conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            log.exception("writer_rollback_failed")
+
+    async def _close(self) -> None:
+        self._accepting = False
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._accepting = False
+        error: BaseException = WriterUnavailable("the DB writer died")
+        while not self._mailbox.empty():
+            item = self._mailbox.get_nowait()
+            if isinstance(item, Envelope) and not item.reply.done():
+                item.reply.set_exception(error)
+        WRITER_MAILBOX_DEPTH.set(0)
+        if task.cancelled():
+            log.critical("writer_died", error="CancelledError")
+            if self._on_death is not None:
+                self._on_death(asyncio.CancelledError())
+            return
+        exc = task.exception()
+        if exc is not None:
+            log.critical("writer_died", error=type(exc).__name__)
+            if self._on_death is not None:
+                self._on_death(exc)

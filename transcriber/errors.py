@@ -1,0 +1,73 @@
+"""One error root for the whole service.
+
+Failures carry their kind as a type: a *transient* failure is retried with
+backoff, a *permanent* one halts the record at once (DESIGN P17). Anything
+that is not a `TranscriberError` is treated as transient by the step actor.
+"""
+
+from __future__ import annotations
+
+
+class TranscriberError(Exception):
+    """Root of every error this package raises on purpose."""
+
+
+class ConfigError(TranscriberError):
+    """A setting has a bad value; the message names the key and the problem."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key = key
+        self.problem = problem
+
+
+class NotFound(TranscriberError):
+    """The thing asked for does not exist (or is not the asker's)."""
+
+
+class Conflict(TranscriberError):
+    """The request contradicts the current state (e.g. resuming a running record)."""
+
+
+class MigrationError(TranscriberError):
+    """The schema cannot be brought up to date; the start is aborted."""
+
+
+class WriterUnavailable(TranscriberError):
+    """The DB writer actor has stopped or died; no write can be made."""
+
+
+class TooLarge(TranscriberError):
+    """An input exceeded a hard size limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"input exceeds the limit of {limit} bytes")
+        self.limit = limit
+
+
+class IncompleteInput(TranscriberError):
+    """An input stream ended before its declared length."""
+
+
+class StepFailure(TranscriberError):
+    """Base of the two failure kinds a pipeline step can report."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class TransientFailure(StepFailure):
+    """Retry later: network, timeouts, 429/5xx, a full disk.
+
+    `retry_after` lets the failing side ask for a longer wait than the
+    computed backoff (like arq's `Retry(defer=...)`); the larger one wins.
+    """
+
+    def __init__(self, reason: str, *, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+class PermanentFailure(StepFailure):
+    """Retrying cannot help: halt the record with `step_failed` now."""

@@ -1,0 +1,135 @@
+"""Record files: `<data_dir>/records/<record id>/<file id><ext>`.
+
+Placement is atomic: content goes to a temporary name in the same folder, is
+fsynced, and is renamed only after the whole stream was read without error.
+The caller inserts the `files` row afterwards and calls `discard` if that
+fails. The sender's file name never becomes a path: only ids and a cleaned
+extension do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import unicodedata
+from collections.abc import AsyncIterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from transcriber.errors import IncompleteInput, TooLarge
+from transcriber.ids import new_id
+
+RECORDS_DIR = "records"
+TEMP_SUFFIX = ".part"
+ORIGINAL_NAME_MAX = 255
+EXTENSION_MAX = 32
+_EXT_RE = re.compile(r"^[a-z0-9]+$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlacedFile:
+    record_id: str
+    file_id: str
+    file_name: str
+    path: Path
+    size_bytes: int
+
+    @property
+    def format(self) -> str:
+        return Path(self.file_name).suffix.lstrip(".")
+
+
+def clean_original_name(raw: str | None) -> str:
+    """The sender's name as kept in the database: no control chars, ≤ 255 chars."""
+    if not raw:
+        return ""
+    name = raw.replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")
+    return name.strip()[:ORIGINAL_NAME_MAX]
+
+
+def extension_of(original_name: str) -> str:
+    """A safe lowercase extension with its dot, or '' when there is none to trust."""
+    suffix = Path(original_name).suffix.lower().lstrip(".")
+    if not suffix or len(suffix) > EXTENSION_MAX or not _EXT_RE.match(suffix):
+        return ""
+    return f".{suffix}"
+
+
+class RecordFiles:
+    def __init__(self, data_dir: Path) -> None:
+        self._root = data_dir / RECORDS_DIR
+
+    def record_dir(self, record_id: str) -> Path:
+        return self._root / record_id
+
+    def path_of(self, record_id: str, file_name: str) -> Path:
+        return self.record_dir(record_id) / file_name
+
+    def temp_path(self, record_id: str, ext: str) -> tuple[str, Path]:
+        """A fresh file id and a temporary path for it in the record folder."""
+        folder = self.record_dir(record_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        file_id = new_id()
+        return file_id, folder / f".{file_id}{ext}{TEMP_SUFFIX}"
+
+    async def finalize(self, record_id: str, file_id: str, temp: Path) -> PlacedFile:
+        """fsync the temporary file and rename it to its final name."""
+        ext = temp.name.removesuffix(TEMP_SUFFIX).removeprefix(f".{file_id}")
+        final = self.path_of(record_id, f"{file_id}{ext}")
+        await asyncio.to_thread(_fsync_and_rename, temp, final)
+        return PlacedFile(record_id=record_id, file_id=file_id, file_name=final.name,
+                          path=final, size_bytes=final.stat().st_size)
+
+    async def place_stream(
+        self,
+        record_id: str,
+        chunks: AsyncIterable[bytes],
+        *,
+        ext: str,
+        limit: int,
+        expected_size: int | None = None,
+    ) -> PlacedFile:
+        """Stream into place; nothing stays behind if the stream fails or is too big."""
+        if expected_size is not None and expected_size > limit:
+            raise TooLarge(limit)
+        file_id, temp = self.temp_path(record_id, ext)
+        written = 0
+        try:
+            with temp.open("wb") as handle:
+                async for chunk in chunks:
+                    written += len(chunk)
+                    if written > limit:
+                        raise TooLarge(limit)
+                    handle.write(chunk)
+            if expected_size is not None and written != expected_size:
+                raise IncompleteInput(f"got {written} of {expected_size} declared bytes")
+            return await self.finalize(record_id, file_id, temp)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            self.remove_dir_if_empty(record_id)
+            raise
+
+    def discard(self, placed: PlacedFile) -> None:
+        placed.path.unlink(missing_ok=True)
+        self.remove_dir_if_empty(placed.record_id)
+
+    def remove_dir_if_empty(self, record_id: str) -> None:
+        with contextlib.suppress(OSError):
+            self.record_dir(record_id).rmdir()
+
+
+def _fsync_and_rename(temp: Path, final: Path) -> None:
+    fd = os.open(temp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    temp.rename(final)
+    dir_fd = os.open(final.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

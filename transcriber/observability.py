@@ -1,0 +1,95 @@
+"""Metrics and logging set-up.
+
+Metrics live in the process-wide Prometheus registry. Logs are structlog
+events named by action (`claim_step`, `step_failed`); they carry ids, stages
+and reasons, never transcript text, sender messages, file names or URLs.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import structlog
+from prometheus_client import Counter, Gauge, Histogram
+
+_FAST_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+_STEP_BUCKETS = (0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14400)
+
+WRITER_MAILBOX_DEPTH = Gauge(
+    "transcriber_writer_mailbox_depth", "Commands waiting in the DB writer's mailbox"
+)
+WRITER_COMMAND_SECONDS = Histogram(
+    "transcriber_writer_command_seconds",
+    "Time from enqueueing a writer command to its answer (queue wait + run)",
+    ["command"],
+    buckets=_FAST_BUCKETS,
+)
+WRITER_COMMANDS = Counter(
+    "transcriber_writer_commands_total", "Writer commands by kind and outcome",
+    ["command", "outcome"],
+)
+WRITER_BATCH_SIZE = Histogram(
+    "transcriber_writer_batch_size", "Commands committed in one writer transaction",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+)
+WORKER_RUNS = Counter(
+    "transcriber_worker_runs_total", "Step runs by the stage claimed from and outcome",
+    ["stage", "outcome"],
+)
+CLAIM_SECONDS = Histogram(
+    "transcriber_claim_seconds", "Latency of a claim through the writer", buckets=_FAST_BUCKETS
+)
+STEP_SECONDS = Histogram(
+    "transcriber_step_seconds", "Duration of a step by stage", ["stage"], buckets=_STEP_BUCKETS
+)
+RECORDS_BY_STAGE = Gauge(
+    "transcriber_records", "Records not halted, by stage (read on scrape)", ["stage"]
+)
+RECORDS_HALTED = Gauge(
+    "transcriber_records_halted", "Halted records by reason (read on scrape)", ["reason"]
+)
+REPLIES_UNDELIVERED = Counter(
+    "transcriber_replies_undelivered_total", "Replies and notices that could not be delivered",
+    ["reason"],
+)
+LEASE_EXPIRIES = Counter(
+    "transcriber_lease_expiries_total",
+    "Claims that took a record whose previous lease had expired",
+)
+PROVIDER_CALL_SECONDS = Histogram(
+    "transcriber_provider_call_seconds", "Outbound provider calls", ["provider", "call"],
+    buckets=_STEP_BUCKETS,
+)
+HTTP_REQUESTS = Counter(
+    "transcriber_http_requests_total", "HTTP requests by route and status", ["route", "status"]
+)
+HTTP_REQUEST_SECONDS = Histogram(
+    "transcriber_http_request_seconds", "HTTP request duration by route", ["route"],
+    buckets=_FAST_BUCKETS,
+)
+
+
+def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
+    """Console rendering on a terminal, JSON lines otherwise (or as asked)."""
+    use_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
+    renderer: Any = (
+        structlog.processors.JSONRenderer()
+        if use_json
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    numeric_level = logging.getLevelNamesMapping()[level.upper()]
+    logging.basicConfig(level=numeric_level, stream=sys.stderr, format="%(message)s")
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )

@@ -1,0 +1,1 @@
+"""The pipeline: step actors, the step contract and the steps themselves."""

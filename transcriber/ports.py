@@ -1,0 +1,66 @@
+"""Ports: what the pipeline needs from the outside world.
+
+Adapters live in `transcriber.providers` and `transcriber.bot`; in-package
+fakes that record their calls live in `transcriber.testing`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from transcriber.errors import TranscriberError
+from transcriber.stages import HaltReason
+
+UndeliveredReason = Literal["bot_not_running", "chat_missing"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyAddress:
+    """Where a record's answer goes; HTTP records have no chat."""
+
+    record_id: str
+    source: Literal["http", "telegram"]
+    tg_chat_id: int | None = None
+    tg_message_id: int | None = None
+
+
+class Undelivered(TranscriberError):
+    """A reply or notice could not be delivered; never fails a step (P6)."""
+
+    def __init__(self, reason: UndeliveredReason) -> None:
+        super().__init__(reason)
+        self.reason: UndeliveredReason = reason
+
+
+class Notifier(Protocol):
+    async def send_transcript(self, address: ReplyAddress, text: str) -> None:
+        """Answer the sender with the finished transcript (raise Undelivered)."""
+
+    async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> None:
+        """Tell the sender the record stopped and why (raise Undelivered)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Utterance:
+    start_ms: int
+    end_ms: int
+    channel: int
+    text: str
+
+
+class Transcoder(Protocol):
+    async def normalize(self, source: Path, target: Path) -> None:
+        """Convert to OGG Opus mono at `target` (raise a StepFailure kind)."""
+
+    async def probe_duration_ms(self, path: Path) -> int:
+        """Duration of the audio in milliseconds (PermanentFailure if not audio)."""
+
+
+class ObjectStore(Protocol):
+    async def exists(self, key: str) -> bool: ...
+
+    async def upload(self, key: str, source: Path) -> None: ...
+
+    def uri(self, key: str) -> str: ...

@@ -1,0 +1,65 @@
+"""`transcriber status`: counts by stage and halt reason, writer depth if a server runs."""
+
+from __future__ import annotations
+
+import aiohttp
+
+from transcriber.db import queries as q
+from transcriber.db.connection import database_path
+from transcriber.db.migrate import migrate
+from transcriber.db.readers import ReaderPool
+from transcriber.settings import Settings
+from transcriber.stages import STAGES, HaltReason
+
+_MAILBOX_METRIC = "transcriber_writer_mailbox_depth"
+
+
+async def collect_counts(settings: Settings) -> tuple[dict[str, int], dict[str, int]]:
+    migrate(settings.storage.data_dir, busy_timeout_ms=settings.storage.busy_timeout_ms)
+    pool = ReaderPool(database_path(settings.storage.data_dir), size=1,
+                      busy_timeout_ms=settings.storage.busy_timeout_ms)
+    await pool.open()
+    try:
+        stages = {row["state"]: row["n"] for row in await pool.fetch_all(q.records.COUNT_BY_STAGE)}
+        halts = {
+            row["halt_reason"]: row["n"]
+            for row in await pool.fetch_all(q.records.COUNT_BY_HALT_REASON)
+        }
+    finally:
+        await pool.close()
+    return (
+        {spec.stage.value: stages.get(spec.stage.value, 0) for spec in STAGES},
+        {reason.value: halts.get(reason.value, 0) for reason in HaltReason},
+    )
+
+
+async def mailbox_depth(settings: Settings) -> float | None:
+    """The running server's writer mailbox depth, or None when no server answers."""
+    host = settings.server.host
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{settings.server.port}/metrics"
+    try:
+        timeout = aiohttp.ClientTimeout(total=2)
+        async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url) as resp:
+            text = await resp.text()
+    except (aiohttp.ClientError, TimeoutError, OSError):
+        return None
+    for line in text.splitlines():
+        if line.startswith(_MAILBOX_METRIC + " "):
+            return float(line.split()[1])
+    return None
+
+
+async def print_status(settings: Settings) -> int:
+    stages, halts = await collect_counts(settings)
+    print("records by stage (not halted):")
+    for stage, count in stages.items():
+        print(f"  {stage:<12} {count}")
+    print("halted records by reason:")
+    for reason, count in halts.items():
+        print(f"  {reason:<19} {count}")
+    depth = await mailbox_depth(settings)
+    if depth is None:
+        print("server: not running")
+    else:
+        print(f"server: running, writer mailbox depth {int(depth)}")
+    return 0

@@ -1,0 +1,1 @@
+"""In-package fakes for fast tests: clock, notifier, recognizer, object store, steps."""

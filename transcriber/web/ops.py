@@ -1,0 +1,64 @@
+"""Operator endpoints: liveness, readiness and Prometheus metrics."""
+
+from __future__ import annotations
+
+import orjson
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from transcriber import keys
+from transcriber.db import queries as q
+from transcriber.observability import RECORDS_BY_STAGE, RECORDS_HALTED, WRITER_MAILBOX_DEPTH
+from transcriber.stages import STAGES, HaltReason
+
+
+def _json(payload: object, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(payload), status=status,
+                        content_type="application/json")
+
+
+def _writer_alive(app: web.Application) -> bool:
+    writer = app.get(keys.WRITER)
+    return writer is not None and writer.task is not None and not writer.task.done()
+
+
+async def healthz(request: web.Request) -> web.Response:
+    if request.app[keys.FATAL].done() or not _writer_alive(request.app):
+        return _json({"status": "failing"}, status=503)
+    return _json({"status": "ok"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    if not _writer_alive(request.app) or keys.READERS not in request.app:
+        return _json({"status": "starting"}, status=503)
+    await request.app[keys.READERS].fetch_one("SELECT 1 AS ok")
+    return _json({"status": "ready"})
+
+
+async def metrics(request: web.Request) -> web.Response:
+    readers = request.app.get(keys.READERS)
+    if readers is not None:
+        await refresh_record_gauges(request.app)
+    writer = request.app.get(keys.WRITER)
+    if writer is not None:
+        WRITER_MAILBOX_DEPTH.set(writer.mailbox_depth)
+    return web.Response(body=generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def refresh_record_gauges(app: web.Application) -> None:
+    readers = app[keys.READERS]
+    by_stage = {row["state"]: row["n"] for row in await readers.fetch_all(q.records.COUNT_BY_STAGE)}
+    for spec in STAGES:
+        RECORDS_BY_STAGE.labels(spec.stage.value).set(by_stage.get(spec.stage.value, 0))
+    halted = {
+        row["halt_reason"]: row["n"]
+        for row in await readers.fetch_all(q.records.COUNT_BY_HALT_REASON)
+    }
+    for reason in HaltReason:
+        RECORDS_HALTED.labels(reason.value).set(halted.get(reason.value, 0))
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
