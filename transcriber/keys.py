@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
 from aiohttp import web
 
@@ -10,6 +11,8 @@ from transcriber.clock import Clock
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
+from transcriber.pipeline.step import Step
+from transcriber.ports import Notifier, Transcoder
 from transcriber.settings import Settings
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -19,3 +22,7 @@ READERS = web.AppKey("readers", ReaderPool)
 FILES = web.AppKey("files", RecordFiles)
 # Resolved with the exception that must stop the service (the writer died, …).
 FATAL = web.AppKey("fatal", asyncio.Future[BaseException])
+# The step table: step name (from stages.STAGES) -> the Step that runs it.
+STEPS = web.AppKey("steps", Mapping[str, Step])
+NOTIFIER = web.AppKey("notifier", Notifier)
+TRANSCODER = web.AppKey("transcoder", Transcoder)
