@@ -39,6 +39,8 @@ class StageSpec:
     step: str | None
     next_stage: Stage | None
     limit: LimitKind | None
+    # The record columns this stage's step may write (P3); effects check it.
+    owned_columns: tuple[str, ...] = ()
 
     @property
     def claimable(self) -> bool:
@@ -47,11 +49,14 @@ class StageSpec:
 
 STAGES: tuple[StageSpec, ...] = (
     StageSpec(stage=Stage.UPLOADED, step="normalize", next_stage=Stage.NORMALIZED,
-              limit=LimitKind.OWN_WORK),
+              limit=LimitKind.OWN_WORK,
+              owned_columns=("normalized_file_id", "duration_ms")),
     StageSpec(stage=Stage.NORMALIZED, step="submit", next_stage=Stage.SUBMITTED,
-              limit=LimitKind.OWN_WORK),
+              limit=LimitKind.OWN_WORK,
+              owned_columns=("recognition_id",)),
     StageSpec(stage=Stage.SUBMITTED, step="poll", next_stage=Stage.TRANSCRIBED,
-              limit=LimitKind.FOREIGN_OPERATION),
+              limit=LimitKind.FOREIGN_OPERATION,
+              owned_columns=("transcript_text_id", "structure_id")),
     StageSpec(stage=Stage.TRANSCRIBED, step="finish", next_stage=Stage.DONE,
               limit=LimitKind.OWN_WORK),
     StageSpec(stage=Stage.DONE, step=None, next_stage=None, limit=None),

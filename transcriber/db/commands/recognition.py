@@ -1,0 +1,143 @@
+"""Writer commands for recognition operations (P3, P13).
+
+The row of a part is written *before* the paid call; the provider's
+operation id right after it answers; the saved answer's file when it is
+fetched. Each write is conditional on the caller's acquisition token: a
+caller that lost its claim writes nothing and hears `ClaimLost`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import ClassVar
+
+from transcriber.db import queries as q
+from transcriber.db.writer import Command, WriteContext
+from transcriber.errors import TransientFailure
+from transcriber.ids import new_id
+
+
+class ClaimLost(TransientFailure):
+    """The acquisition token no longer matches: another holder owns the record now."""
+
+    def __init__(self) -> None:
+        super().__init__("claim lost")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recognition:
+    id: str
+    record_id: str
+    part_index: int
+    offset_ms: int
+    provider: str
+    model: str
+    external_id: str | None
+    source_uri: str | None
+    payload_file: str | None
+    started_at: str | None
+    finished_at: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Recognition:
+        return cls(
+            id=row["id"], record_id=row["record_id"], part_index=row["part_index"],
+            offset_ms=row["offset_ms"], provider=row["provider"], model=row["model"],
+            external_id=row["external_id"], source_uri=row["source_uri"],
+            payload_file=row["payload_file"], started_at=row["started_at"],
+            finished_at=row["finished_at"],
+        )
+
+
+async def _require_claim(ctx: WriteContext, record_id: str, token: str) -> None:
+    params = {"record_id": record_id, "token": token}
+    async with ctx.conn.execute(q.recognition.HOLDS_CLAIM, params) as cursor:
+        if await cursor.fetchone() is None:
+            raise ClaimLost
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RegisterRecognition(Command[Recognition]):
+    """The part's row, before any paid call; an existing row is returned as it is."""
+
+    name: ClassVar[str] = "register_recognition"
+    record_id: str
+    token: str
+    part_index: int
+    offset_ms: int
+    provider: str
+    model: str
+    source_uri: str | None
+
+    async def execute(self, ctx: WriteContext) -> Recognition:
+        await _require_claim(ctx, self.record_id, self.token)
+        await ctx.conn.execute(
+            q.recognition.INSERT_RECOGNITION,
+            {"id": new_id(), "record_id": self.record_id, "part_index": self.part_index,
+             "offset_ms": self.offset_ms, "provider": self.provider, "model": self.model,
+             "source_uri": self.source_uri, "now": ctx.now()},
+        )
+        params = {"record_id": self.record_id, "part_index": self.part_index}
+        async with ctx.conn.execute(q.recognition.SELECT_RECOGNITION_PART, params) as cursor:
+            row = await cursor.fetchone()
+        assert row is not None
+        return Recognition.from_row(row)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetExternalId(Command[bool]):
+    """The provider's operation id, right after it answered; False if one was already set."""
+
+    name: ClassVar[str] = "set_recognition_external_id"
+    recognition_id: str
+    record_id: str
+    token: str
+    external_id: str
+
+    async def execute(self, ctx: WriteContext) -> bool:
+        await _require_claim(ctx, self.record_id, self.token)
+        cursor = await ctx.conn.execute(
+            q.recognition.SET_EXTERNAL_ID,
+            {"id": self.recognition_id, "record_id": self.record_id, "token": self.token,
+             "external_id": self.external_id, "now": ctx.now()},
+        )
+        return cursor.rowcount == 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SavePayload(Command[bool]):
+    """The `files` row of the saved provider answer, and the part marked finished."""
+
+    name: ClassVar[str] = "save_recognition_payload"
+    recognition_id: str
+    record_id: str
+    token: str
+    file_id: str
+    file_name: str
+    size_bytes: int
+    format: str
+
+    async def execute(self, ctx: WriteContext) -> bool:
+        await _require_claim(ctx, self.record_id, self.token)
+        now = ctx.now()
+        await ctx.conn.execute(
+            q.results.INSERT_RECORD_FILE,
+            {"id": self.file_id, "record_id": self.record_id, "file_name": self.file_name,
+             "size_bytes": self.size_bytes, "format": self.format, "duration_ms": None,
+             "now": now},
+        )
+        cursor = await ctx.conn.execute(
+            q.recognition.SET_PAYLOAD_FILE,
+            {"id": self.recognition_id, "record_id": self.record_id, "token": self.token,
+             "payload_file": self.file_id, "now": now},
+        )
+        if cursor.rowcount != 1:
+            # Already finished by an earlier run: keep that answer, drop this files row.
+            raise PayloadAlreadySaved
+        return True
+
+
+class PayloadAlreadySaved(TransientFailure):
+    def __init__(self) -> None:
+        super().__init__("recognition answer already saved")

@@ -1,0 +1,112 @@
+"""Effects a step returns in `Advanced(effects=...)`.
+
+The engine's advance applies them inside the writer, in the same transaction
+as the stage change and conditional on the acquisition token (P3): either the
+stage moves and every effect lands, or nothing does. A step may set only the
+record columns its stage owns (`StageSpec.owned_columns`): never `owner_id`,
+`title`, `brief` or topics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from transcriber.db import queries as q
+from transcriber.db.writer import WriteContext
+from transcriber.errors import TranscriberError
+from transcriber.files import PlacedFile
+from transcriber.ids import new_id
+from transcriber.stages import spec_of, stage_of_step
+from transcriber.transcripts import STRUCTURE_VERSION
+
+ColumnValue = int | str | None
+
+
+class ColumnNotOwned(TranscriberError):
+    """A step tried to write a record column its stage does not own (P3)."""
+
+
+class EffectMissedRecord(TranscriberError):
+    """An effect found no record row to write to."""
+
+
+def owned_columns(step: str) -> tuple[str, ...]:
+    return spec_of(stage_of_step(step)).owned_columns
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddFile:
+    """The `files` row of a file the step placed in the record folder."""
+
+    file_id: str
+    file_name: str
+    size_bytes: int
+    format: str
+    duration_ms: int | None = None
+
+    @classmethod
+    def of(cls, placed: PlacedFile, *, duration_ms: int | None = None) -> AddFile:
+        return cls(file_id=placed.file_id, file_name=placed.file_name,
+                   size_bytes=placed.size_bytes, format=placed.format, duration_ms=duration_ms)
+
+    async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
+        cursor = await ctx.conn.execute(
+            q.results.INSERT_RECORD_FILE,
+            {"id": self.file_id, "record_id": record_id, "file_name": self.file_name,
+             "size_bytes": self.size_bytes, "format": self.format,
+             "duration_ms": self.duration_ms, "now": ctx.now()},
+        )
+        if cursor.rowcount != 1:
+            raise EffectMissedRecord(f"record {record_id} not found for its file row")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetColumns:
+    """Set some of the step's own record columns."""
+
+    values: Mapping[str, ColumnValue] = field(default_factory=lambda: MappingProxyType({}))
+
+    async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
+        if not self.values:
+            return
+        allowed = owned_columns(step)
+        foreign = sorted(set(self.values) - set(allowed))
+        if foreign:
+            raise ColumnNotOwned(f"step {step} may not write {', '.join(foreign)}")
+        columns = list(self.values)
+        cursor = await ctx.conn.execute(
+            q.results.update_record_columns(columns),
+            {**self.values, "record_id": record_id, "now": ctx.now()},
+        )
+        if cursor.rowcount != 1:
+            raise EffectMissedRecord(f"record {record_id} not found for its columns")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SaveTranscript:
+    """Upsert the `transcript` text and the version-1 structure; point the record at them."""
+
+    text: str
+    structure_json: str
+
+    async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
+        now = ctx.now()
+        async with ctx.conn.execute(
+            q.results.UPSERT_TEXT,
+            {"id": new_id(), "record_id": record_id, "kind": "transcript",
+             "contents": self.text, "now": now},
+        ) as cursor:
+            text_row = await cursor.fetchone()
+        async with ctx.conn.execute(
+            q.results.UPSERT_STRUCTURE,
+            {"id": new_id(), "record_id": record_id, "version": STRUCTURE_VERSION,
+             "contents": self.structure_json, "now": now},
+        ) as cursor:
+            structure_row = await cursor.fetchone()
+        assert text_row is not None
+        assert structure_row is not None
+        await SetColumns(values={"transcript_text_id": text_row["id"],
+                                 "structure_id": structure_row["id"]}).apply(
+            ctx, record_id=record_id, step=step)

@@ -1,0 +1,131 @@
+"""The utterance structure (version 1) and the transcript formats made from it.
+
+The structure is what the pipeline stores (`structures`, version 1) and what
+the card, the downloads and the CLI render:
+
+    {"version": 1, "utterances": [{"start_ms": 0, "end_ms": 1830,
+                                   "channel": 0, "text": "..."}]}
+
+Everything here is pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, get_args
+
+import orjson
+
+from transcriber.errors import TranscriberError
+from transcriber.ports import Utterance
+
+STRUCTURE_VERSION = 1
+
+TranscriptFormat = Literal["txt", "srt", "vtt", "json"]
+FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
+
+CONTENT_TYPES: dict[TranscriptFormat, str] = {
+    "txt": "text/plain; charset=utf-8",
+    "srt": "application/x-subrip; charset=utf-8",
+    "vtt": "text/vtt; charset=utf-8",
+    "json": "application/json",
+}
+
+
+class BadStructure(TranscriberError):
+    """Stored or provided structure JSON is not a valid version-1 structure."""
+
+
+def structure_dict(utterances: Iterable[Utterance]) -> dict[str, Any]:
+    return {
+        "version": STRUCTURE_VERSION,
+        "utterances": [
+            {"start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel, "text": u.text}
+            for u in utterances
+        ],
+    }
+
+
+def dump_structure(utterances: Iterable[Utterance]) -> str:
+    return orjson.dumps(structure_dict(utterances)).decode()
+
+
+def load_structure(contents: str | bytes) -> list[Utterance]:
+    """Parse stored structure JSON; raises `BadStructure` on anything else."""
+    try:
+        data = orjson.loads(contents)
+    except orjson.JSONDecodeError:
+        raise BadStructure("structure is not JSON") from None
+    if not isinstance(data, dict) or data.get("version") != STRUCTURE_VERSION:
+        raise BadStructure("unsupported structure version")
+    items = data.get("utterances")
+    if not isinstance(items, list):
+        raise BadStructure("utterances must be a list")
+    result: list[Utterance] = []
+    for item in items:
+        try:
+            result.append(Utterance(
+                start_ms=int(item["start_ms"]), end_ms=int(item["end_ms"]),
+                channel=int(item.get("channel", 0)), text=str(item["text"]),
+            ))
+        except (KeyError, TypeError, ValueError):
+            raise BadStructure("malformed utterance") from None
+    return result
+
+
+def plain_text(utterances: Sequence[Utterance]) -> str:
+    """The plain transcript: one utterance per line, in time order."""
+    return "\n".join(u.text.strip() for u in utterances if u.text.strip())
+
+
+def _timestamp(ms: int, sep: str) -> str:
+    ms = max(ms, 0)
+    hours, rest = divmod(ms, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    seconds, millis = divmod(rest, 1000)
+    return f"{hours:02d}:{minutes:02d}:{seconds:02d}{sep}{millis:03d}"
+
+
+def _cues(utterances: Sequence[Utterance]) -> list[Utterance]:
+    return [u for u in utterances if u.text.strip()]
+
+
+def to_srt(utterances: Sequence[Utterance]) -> str:
+    blocks = []
+    for number, u in enumerate(_cues(utterances), start=1):
+        end = max(u.end_ms, u.start_ms)
+        blocks.append(
+            f"{number}\n{_timestamp(u.start_ms, ',')} --> {_timestamp(end, ',')}\n"
+            f"{_cue_text(u.text)}\n"
+        )
+    return "\n".join(blocks)
+
+
+def to_vtt(utterances: Sequence[Utterance]) -> str:
+    blocks = ["WEBVTT\n"]
+    for u in _cues(utterances):
+        end = max(u.end_ms, u.start_ms)
+        blocks.append(
+            f"{_timestamp(u.start_ms, '.')} --> {_timestamp(end, '.')}\n{_cue_text(u.text)}\n"
+        )
+    return "\n".join(blocks)
+
+
+def _cue_text(text: str) -> str:
+    # A blank line ends a cue in both formats, and "-->" would start a new timing line.
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return "\n".join(lines).replace("-->", "->")
+
+
+def render(utterances: Sequence[Utterance], fmt: TranscriptFormat) -> str:
+    """The transcript in one of `FORMATS`."""
+    if fmt == "txt":
+        text = plain_text(utterances)
+        return f"{text}\n" if text else ""
+    if fmt == "srt":
+        return to_srt(utterances)
+    if fmt == "vtt":
+        return to_vtt(utterances)
+    if fmt == "json":
+        return dump_structure(utterances)
+    raise ValueError(f"unknown transcript format {fmt!r}")
