@@ -1,0 +1,41 @@
+"""A fake transcoder that records its calls: no ffmpeg, answers set by the test."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from transcriber.errors import PermanentFailure, StepFailure
+
+NOT_AUDIO_MARKER = b"NOT AUDIO"
+
+
+class FakeTranscoder:
+    """Implements the `Transcoder` port.
+
+    A file starting with `NOT_AUDIO_MARKER` is "not audio" (PermanentFailure),
+    like ffmpeg's answer for a text file; `probe_failure` / `normalize_failure`
+    make every call fail with the given failure instead.
+    """
+
+    def __init__(self, *, duration_ms: int = 1000) -> None:
+        self.duration_ms = duration_ms
+        self.probe_failure: StepFailure | None = None
+        self.normalize_failure: StepFailure | None = None
+        self.probed: list[Path] = []
+        self.normalized: list[tuple[Path, Path]] = []
+
+    async def probe_duration_ms(self, path: Path) -> int:
+        self.probed.append(path)
+        if self.probe_failure is not None:
+            raise self.probe_failure
+        with path.open("rb") as handle:
+            if handle.read(len(NOT_AUDIO_MARKER)) == NOT_AUDIO_MARKER:
+                raise PermanentFailure("not audio")
+        return self.duration_ms
+
+    async def normalize(self, source: Path, target: Path) -> None:
+        self.normalized.append((source, target))
+        if self.normalize_failure is not None:
+            raise self.normalize_failure
+        shutil.copyfile(source, target)
