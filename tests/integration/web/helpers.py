@@ -1,0 +1,83 @@
+"""Moving records through the pipeline with the engine's own writer commands."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+
+from transcriber import keys
+from transcriber.db.commands.pipeline import Advance, Claim, Claimed, Halt, Written
+from transcriber.pipeline.effects import SaveTranscript
+from transcriber.pipeline.step import Effect
+from transcriber.ports import Utterance
+from transcriber.stages import HaltReason, claimable_stages, spec_of
+from transcriber.transcripts import dump_structure, plain_text
+
+Client = TestClient[web.Request, web.Application]
+LEASES = dict.fromkeys(claimable_stages(), 60.0)
+SPEECH = (
+    Utterance(start_ms=0, end_ms=1830, channel=0, text="Hello there, archive."),
+    Utterance(start_ms=1900, end_ms=4200, channel=1, text="The quarterly budget meeting"),
+    Utterance(start_ms=4200, end_ms=6000, channel=0, text="--> tricky arrow\n\nand a gap"),
+)
+
+
+async def claim(client: Client, record_id: str) -> Claimed:
+    claimed = await client.app[keys.WRITER].ask(Claim(leases=LEASES))
+    assert isinstance(claimed, Claimed), "nothing claimable"
+    assert claimed.record_id == record_id, "another record was claimable first"
+    return claimed
+
+
+async def advance(client: Client, record_id: str, *effects: Effect) -> None:
+    claimed = await claim(client, record_id)
+    step = spec_of(claimed.stage).step
+    assert step is not None
+    written = await client.app[keys.WRITER].ask(Advance(
+        record_id=record_id, token=claimed.token, step=step, effects=effects, duration_ms=7,
+    ))
+    assert written == Written.APPLIED
+
+
+async def transcribe(
+    client: Client, record_id: str, utterances: Sequence[Utterance] = SPEECH
+) -> None:
+    """uploaded → normalized → submitted → transcribed, saving the transcript."""
+    await advance(client, record_id)
+    await advance(client, record_id)
+    await advance(client, record_id, SaveTranscript(
+        text=plain_text(utterances), structure_json=dump_structure(utterances)))
+
+
+async def halt(client: Client, record_id: str, error_text: str = "not audio") -> None:
+    claimed = await claim(client, record_id)
+    written = await client.app[keys.WRITER].ask(Halt(
+        record_id=record_id, token=claimed.token, reason=HaltReason.STEP_FAILED,
+        error_text=error_text))
+    assert written == Written.APPLIED
+
+
+async def upload(
+    client: Client,
+    content: bytes = b"RIFF....WAVEfmt fake audio bytes",
+    name: str = "talk.wav",
+    **headers: str,
+) -> dict[str, object]:
+    """Upload raw bytes; returns the 201 body."""
+    response = await client.post(
+        "/app/audiorecords", data=content,
+        headers={"X-Filename": name, "Content-Type": "application/octet-stream", **headers},
+    )
+    assert response.status == 201, await response.text()
+    body = await response.json()
+    assert isinstance(body, dict)
+    return body
+
+
+def stored_files(data_dir: Path) -> list[Path]:
+    """Everything under the records folder, temporary files included."""
+    root = data_dir / "records"
+    return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []

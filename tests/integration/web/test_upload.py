@@ -1,0 +1,271 @@
+"""POST /app/audiorecords: streaming intake, limits, refusals that leave nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import tracemalloc
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from prometheus_client import REGISTRY
+
+from tests.integration.web.conftest import Client, StartApi
+from tests.integration.web.helpers import stored_files, upload
+from transcriber.db.connection import database_path
+from transcriber.errors import TransientFailure
+from transcriber.testing.transcoder import NOT_AUDIO_MARKER, FakeTranscoder
+from transcriber.web import identity
+
+
+def _count(data_dir: Path, table: str) -> int:
+    with sqlite3.connect(database_path(data_dir)) as conn:
+        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+def _nothing_stored(data_dir: Path) -> None:
+    assert stored_files(data_dir) == []
+    assert _count(data_dir, "audio_records") == 0
+    assert _count(data_dir, "files") == 0
+
+
+async def test_multipart_upload_creates_record_and_file(
+    client: Client, data_dir: Path, transcoder: FakeTranscoder
+) -> None:
+    form = aiohttp.FormData()
+    form.add_field("note", "ignored field")
+    form.add_field("file", b"multipart audio bytes", filename="Interview 1.MP3",
+                   content_type="audio/mpeg")
+    response = await client.post("/app/audiorecords", data=form)
+    assert response.status == 201
+    body = await response.json()
+    assert response.headers["Location"] == f"/app/audiorecords/{body['id']}"
+    assert body["original_filename"] == "Interview 1.MP3"
+    assert body["stage"] == "uploaded"
+    assert body["halt"] is None
+    assert body["source"] == "http"
+    assert body["size_bytes"] == len(b"multipart audio bytes")
+    assert body["duration_ms"] == 1500
+    files = stored_files(data_dir)
+    assert len(files) == 1
+    assert files[0].parent.name == body["id"]
+    assert files[0].suffix == ".mp3"
+    assert files[0].read_bytes() == b"multipart audio bytes"
+    assert transcoder.probed == files
+    # The disk name is nowhere in the answer.
+    assert files[0].name not in await response.text()
+
+
+async def test_raw_upload_with_percent_encoded_name(client: Client, data_dir: Path) -> None:
+    body = await upload(client, b"raw bytes", name="%D0%B7%D0%B2%D0%BE%D0%BD%D0%BE%D0%BA.ogg")
+    assert body["original_filename"] == "звонок.ogg"
+    assert [p.suffix for p in stored_files(data_dir)] == [".ogg"]
+
+
+async def test_sender_name_is_cleaned_and_never_a_path(client: Client, data_dir: Path) -> None:
+    long_name = "..%2F..%2Fetc%2F" + "x" * 300 + "%07.wav"
+    body = await upload(client, b"bytes", name=long_name)
+    assert body["original_filename"] == ("x" * 300 + ".wav")[:255]
+    assert "/" not in str(body["original_filename"])
+    (stored,) = stored_files(data_dir)
+    assert stored.parent.parent == data_dir / "records"
+
+
+async def test_long_extension_is_dropped(client: Client, data_dir: Path) -> None:
+    await upload(client, b"bytes", name="a." + "e" * 33)
+    (stored,) = stored_files(data_dir)
+    assert stored.suffix == ""
+
+
+async def test_declared_length_over_limit_is_refused_before_reading(
+    start_api: StartApi, data_dir: Path, transcoder: FakeTranscoder
+) -> None:
+    client = await start_api(server={"upload_max_bytes": 100})
+    response = await client.post("/app/audiorecords", data=b"x" * 101,
+                                 headers={"X-Filename": "a.wav"})
+    assert response.status == 413
+    assert (await response.json())["error"]["code"] == "payload_too_large"
+    assert transcoder.probed == []
+    _nothing_stored(data_dir)
+
+
+async def test_undeclared_length_over_limit_is_caught_while_reading(
+    start_api: StartApi, data_dir: Path
+) -> None:
+    client = await start_api(server={"upload_max_bytes": 1000})
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(20):
+            yield b"y" * 100
+
+    response = await client.post("/app/audiorecords", data=chunks(),
+                                 headers={"X-Filename": "a.wav"})
+    assert response.status == 413
+    assert (await response.json())["error"]["code"] == "payload_too_large"
+    _nothing_stored(data_dir)
+
+
+async def test_multipart_over_limit_is_caught_while_reading(
+    start_api: StartApi, data_dir: Path
+) -> None:
+    client = await start_api(server={"upload_max_bytes": 1000})
+    form = aiohttp.FormData()
+    form.add_field("file", b"z" * 5000, filename="big.wav")
+    response = await client.post("/app/audiorecords", data=form)
+    assert response.status == 413
+    _nothing_stored(data_dir)
+
+
+async def _raw_exchange(client: Client, head: bytes, body: bytes = b"") -> bytes:
+    """Send bytes over a fresh socket and read what comes back until the server closes."""
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    try:
+        writer.write(head + body)
+        await writer.drain()
+        if body:
+            writer.close()  # the client vanishes mid-body
+        return await asyncio.wait_for(reader.read(65536), timeout=5)
+    finally:
+        writer.close()
+
+
+def _requests_counted(route: str, status: str) -> float:
+    value = REGISTRY.get_sample_value("transcriber_http_requests_total",
+                                      {"route": route, "status": status})
+    return value or 0.0
+
+
+async def test_body_shorter_than_declared_leaves_nothing(client: Client, data_dir: Path) -> None:
+    def ended() -> float:
+        # 400 when the read fails, 499 when the server cancels the handler first.
+        return sum(_requests_counted("/app/audiorecords", s) for s in ("400", "499"))
+
+    before = ended()
+    head = (b"POST /app/audiorecords HTTP/1.1\r\nHost: t\r\nX-Filename: a.wav\r\n"
+            b"Content-Type: application/octet-stream\r\nContent-Length: 100000\r\n\r\n")
+    _, writer = await asyncio.open_connection(client.host, client.port)
+    writer.write(head + b"only a little")
+    await writer.drain()
+    writer.close()
+    await writer.wait_closed()
+    # The handler finds the connection gone; wait until it has ended.
+    for _ in range(500):
+        if ended() > before:
+            break
+        await asyncio.sleep(0.01)
+    assert ended() == before + 1
+    _nothing_stored(data_dir)
+
+
+async def test_expect_continue_over_limit_is_refused_without_the_body(
+    start_api: StartApi, data_dir: Path
+) -> None:
+    client = await start_api(server={"upload_max_bytes": 100})
+    head = (b"POST /app/audiorecords HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\n"
+            b"Content-Type: application/octet-stream\r\nContent-Length: 5000\r\n\r\n")
+    answer = await _raw_exchange(client, head)
+    assert answer.startswith(b"HTTP/1.1 413")
+    assert b"100 Continue" not in answer
+    assert b'"payload_too_large"' in answer
+    _nothing_stored(data_dir)
+
+
+async def test_expect_continue_within_limit_proceeds(client: Client, data_dir: Path) -> None:
+    response = await client.post(
+        "/app/audiorecords", data=b"audio", expect100=True,
+        headers={"X-Filename": "a.wav", "Content-Type": "application/octet-stream"})
+    assert response.status == 201
+    assert len(stored_files(data_dir)) == 1
+
+
+async def test_not_audio_is_415_and_nothing_stays(client: Client, data_dir: Path) -> None:
+    response = await client.post("/app/audiorecords", data=NOT_AUDIO_MARKER + b" text",
+                                 headers={"X-Filename": "notes.txt"})
+    assert response.status == 415
+    error = (await response.json())["error"]
+    assert error["code"] == "not_audio"
+    assert "audio" in error["message"]
+    _nothing_stored(data_dir)
+
+
+async def test_probe_that_cannot_run_now_is_503(
+    client: Client, data_dir: Path, transcoder: FakeTranscoder
+) -> None:
+    transcoder.probe_failure = TransientFailure("ffmpeg could not start")
+    response = await client.post("/app/audiorecords", data=b"audio",
+                                 headers={"X-Filename": "a.wav"})
+    assert response.status == 503
+    assert response.headers["Retry-After"] == "30"
+    _nothing_stored(data_dir)
+
+
+async def test_empty_file_is_400(client: Client, data_dir: Path) -> None:
+    form = aiohttp.FormData()
+    form.add_field("file", b"", filename="empty.wav")
+    response = await client.post("/app/audiorecords", data=form)
+    assert response.status == 400
+    assert (await response.json())["error"]["code"] == "empty_file"
+    _nothing_stored(data_dir)
+
+
+async def test_form_without_file_field_is_400(client: Client, data_dir: Path) -> None:
+    form = aiohttp.FormData()
+    form.add_field("other", b"zzz", filename="x.wav")
+    response = await client.post("/app/audiorecords", data=form)
+    assert response.status == 400
+    assert "file" in (await response.json())["error"]["message"]
+    _nothing_stored(data_dir)
+
+
+async def test_malformed_multipart_is_400(client: Client, data_dir: Path) -> None:
+    response = await client.post(
+        "/app/audiorecords", data=b"garbage without boundaries",
+        headers={"Content-Type": "multipart/form-data; boundary=xyz"})
+    assert response.status == 400
+    assert (await response.json())["error"]["code"] == "bad_request"
+    _nothing_stored(data_dir)
+
+
+async def test_writer_failure_removes_the_file(
+    client: Client, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An owner id the foreign key refuses: the record row fails after the file was placed.
+    real = identity.UserDirectory.resolve
+
+    async def ghost(self: identity.UserDirectory, app: object, claimed: object) -> object:
+        user = await real(self, app, claimed)  # type: ignore[arg-type]
+        return type(user)(id="0" * 26, login=user.login, name="", email="",
+                          created_at=user.created_at)
+
+    monkeypatch.setattr(identity.UserDirectory, "resolve", ghost)
+    response = await client.post("/app/audiorecords", data=b"audio",
+                                 headers={"X-Filename": "a.wav"})
+    assert response.status == 500
+    text = await response.text()
+    assert "FOREIGN KEY" not in text.upper()
+    assert (await response.json())["error"] == {"code": "internal", "message": "internal error"}
+    _nothing_stored(data_dir)
+
+
+async def test_upload_streams_without_buffering(client: Client, data_dir: Path) -> None:
+    size = 24 * 1024 * 1024
+    chunk = b"\x01" * (256 * 1024)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(size // len(chunk)):
+            yield chunk
+
+    tracemalloc.start()
+    try:
+        response = await client.post("/app/audiorecords", data=chunks(),
+                                     headers={"X-Filename": "big.wav"})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert response.status == 201
+    (stored,) = stored_files(data_dir)
+    assert stored.stat().st_size == size
+    # Client and server share this process; neither may hold the file.
+    assert peak < size // 4, f"peak {peak} bytes while moving {size}"

@@ -1,0 +1,104 @@
+"""The archive as people see it: pages, search, the card, files and transcripts.
+
+Every query is scoped by `owner_id`: another person's record is simply not
+found. Pages are keyset pages, newest first on `(created_at, id)`, served by
+`idx_audio_records_owner_page`; search pages are ordered by the FTS5 rank
+(best first), then id.
+"""
+
+from __future__ import annotations
+
+# The columns of a record as the API shows it (a list item and the card's head).
+_RECORD_COLUMNS = """
+r.id, r.title, r.original_filename, r.source, r.state, r.halted_at, r.halt_reason,
+r.error_text, r.duration_ms, r.size_bytes, r.created_at, r.updated_at
+"""
+
+PAGE_FIRST = f"""
+SELECT {_RECORD_COLUMNS}
+FROM audio_records AS r
+WHERE r.owner_id = :owner_id
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT :limit
+"""
+
+PAGE_AFTER = f"""
+SELECT {_RECORD_COLUMNS}
+FROM audio_records AS r
+WHERE r.owner_id = :owner_id
+  AND (r.created_at < :after_created_at
+       OR (r.created_at = :after_created_at AND r.id < :after_id))
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT :limit
+"""
+
+# bm25 weights by column: record_id (unindexed), title, original_filename, transcript.
+# Lower scores are better matches.
+_SEARCH_HITS = """
+WITH hits AS (
+    SELECT record_id, bm25(record_search, 0.0, 10.0, 5.0, 1.0) AS score
+    FROM record_search
+    WHERE record_search MATCH :match
+)
+"""
+
+SEARCH_FIRST = f"""
+{_SEARCH_HITS}
+SELECT {_RECORD_COLUMNS}, hits.score AS score
+FROM hits JOIN audio_records AS r ON r.id = hits.record_id
+WHERE r.owner_id = :owner_id
+ORDER BY hits.score, r.id
+LIMIT :limit
+"""
+
+SEARCH_AFTER = f"""
+{_SEARCH_HITS}
+SELECT {_RECORD_COLUMNS}, hits.score AS score
+FROM hits JOIN audio_records AS r ON r.id = hits.record_id
+WHERE r.owner_id = :owner_id
+  AND (hits.score > :after_score OR (hits.score = :after_score AND r.id > :after_id))
+ORDER BY hits.score, r.id
+LIMIT :limit
+"""
+
+CARD = f"""
+SELECT {_RECORD_COLUMNS},
+       o.size_bytes AS original_size_bytes, o.format AS original_format,
+       n.size_bytes AS normalized_size_bytes, n.format AS normalized_format,
+       n.duration_ms AS normalized_duration_ms
+FROM audio_records AS r
+LEFT JOIN files AS o ON o.id = r.original_file_id
+LEFT JOIN files AS n ON n.id = r.normalized_file_id
+WHERE r.id = :id AND r.owner_id = :owner_id
+"""
+
+RECORD_EXISTS = """
+SELECT r.id FROM audio_records AS r WHERE r.id = :id AND r.owner_id = :owner_id
+"""
+
+TIMELINE = """
+SELECT e.origin, e.step, e.outcome, e.duration_ms, e.created_at
+FROM record_events AS e
+WHERE e.record_id = :record_id
+ORDER BY e.created_at, e.id
+"""
+
+TRANSCRIPT_TEXT = """
+SELECT t.contents FROM texts AS t WHERE t.record_id = :record_id AND t.kind = 'transcript'
+"""
+
+STRUCTURE = """
+SELECT s.contents FROM structures AS s WHERE s.record_id = :record_id AND s.version = :version
+"""
+
+# The file behind one copy of a record (`copy` is 'original' or 'normalized').
+RECORD_FILE = """
+SELECT r.id AS record_id, r.original_filename, f.id AS file_id, f.file_name, f.format,
+       f.size_bytes
+FROM audio_records AS r
+JOIN files AS f ON f.id = CASE :copy
+    WHEN 'original' THEN r.original_file_id
+    WHEN 'normalized' THEN r.normalized_file_id
+END
+WHERE r.id = :id AND r.owner_id = :owner_id
+"""

@@ -1,0 +1,122 @@
+"""Intake: a stream of bytes becomes a record at the first stage.
+
+Shared by both doors (the web upload and the Telegram bot). The stream goes
+straight into the record folder (`RecordFiles.place_stream`: a temporary
+name, renamed when complete; never held in memory), its duration is probed,
+and the `files` and record rows are written in one writer transaction
+(`AcceptRecord`). On any failure nothing stays behind: no row, no file, no
+temporary file.
+
+Once the file is in place, probing and registering run in a task of their
+own, shielded from the caller's cancellation: a client that disconnects
+while its record is being written cannot leave a row without a file or a
+file without a row; the task finishes or cleans up by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable
+from dataclasses import dataclass
+
+import structlog
+
+from transcriber.db.commands.records import Accepted, AcceptRecord, Source, StoredFile
+from transcriber.db.writer import Writer
+from transcriber.errors import TranscriberError
+from transcriber.files import PlacedFile, RecordFiles, clean_original_name, extension_of
+from transcriber.ids import new_id
+from transcriber.ports import Transcoder
+
+log = structlog.get_logger(__name__)
+
+# Registration tasks outliving a cancelled caller are kept alive here.
+_IN_FLIGHT: set[asyncio.Task[Accepted]] = set()
+
+
+class EmptyInput(TranscriberError):
+    """The stream carried no bytes at all."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Intake:
+    """Where the stream comes from and whose record it becomes."""
+
+    owner_id: str
+    original_name: str | None
+    source: Source = "http"
+    title: str = ""
+    tg_chat_id: int | None = None
+    tg_message_id: int | None = None
+
+
+async def accept_stream(
+    intake: Intake,
+    chunks: AsyncIterable[bytes],
+    *,
+    files: RecordFiles,
+    writer: Writer,
+    transcoder: Transcoder,
+    limit: int,
+    expected_size: int | None = None,
+) -> Accepted:
+    """Store the stream as a new record.
+
+    Raises `TooLarge`, `IncompleteInput`, `EmptyInput`, the transcoder's
+    `PermanentFailure` (not audio) or `TransientFailure`, or the writer's
+    errors; in every case after removing what was stored.
+    """
+    record_id = new_id()
+    name = clean_original_name(intake.original_name)
+    placed = await files.place_stream(
+        record_id, chunks, ext=extension_of(name), limit=limit, expected_size=expected_size
+    )
+    task = asyncio.create_task(
+        _register(intake, placed, name, files=files, writer=writer, transcoder=transcoder),
+        name=f"intake_register:{record_id}",
+    )
+    _IN_FLIGHT.add(task)
+    task.add_done_callback(_IN_FLIGHT.discard)
+    return await asyncio.shield(task)
+
+
+async def _register(
+    intake: Intake,
+    placed: PlacedFile,
+    name: str,
+    *,
+    files: RecordFiles,
+    writer: Writer,
+    transcoder: Transcoder,
+) -> Accepted:
+    keep = False
+    try:
+        if placed.size_bytes == 0:
+            raise EmptyInput("the file is empty")
+        duration_ms = await transcoder.probe_duration_ms(placed.path)
+        accepted = await writer.ask(AcceptRecord(
+            record_id=placed.record_id,
+            owner_id=intake.owner_id,
+            original=StoredFile(id=placed.file_id, file_name=placed.file_name,
+                                size_bytes=placed.size_bytes, format=placed.format,
+                                duration_ms=duration_ms),
+            original_filename=name,
+            duration_ms=duration_ms,
+            title=intake.title,
+            source=intake.source,
+            tg_chat_id=intake.tg_chat_id,
+            tg_message_id=intake.tg_message_id,
+        ))
+        # A repeated Telegram message answers with the record stored before;
+        # the copy just received is not needed.
+        keep = accepted.created
+        if keep:
+            log.info("record_accepted", record_id=accepted.record_id, source=intake.source,
+                     size_bytes=placed.size_bytes, duration_ms=duration_ms)
+        return accepted
+    except BaseException as exc:
+        log.info("intake_refused", record_id=placed.record_id, error=type(exc).__name__)
+        raise
+    finally:
+        if not keep:
+            files.discard(placed)

@@ -1,0 +1,37 @@
+"""The web app's API under `/app/`: middlewares and routes, registered by `build_app`.
+
+Middlewares, outermost first: metrics (sees every final status), errors
+(one JSON shape), rate limit (before any work, before identity touches the
+database), identity.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from transcriber import keys
+from transcriber.web import archive, upload
+from transcriber.web.errors import error_middleware
+from transcriber.web.identity import USERS, UserDirectory, identity_middleware
+from transcriber.web.metrics import metrics_middleware
+from transcriber.web.openapi import serve_openapi
+from transcriber.web.ratelimit import RATE_LIMITER, RateLimiter, rate_limit_middleware
+
+RECORD = "/app/audiorecords/{id}"
+
+
+def setup_api(app: web.Application) -> None:
+    app[RATE_LIMITER] = RateLimiter.from_settings(app[keys.SETTINGS].server, app[keys.CLOCK])
+    app[USERS] = UserDirectory()
+    app.middlewares.extend([
+        metrics_middleware, error_middleware, rate_limit_middleware, identity_middleware,
+    ])
+    router = app.router
+    router.add_get("/app/openapi.json", serve_openapi)
+    router.add_get("/app/me", archive.me)
+    router.add_get("/app/audiorecords", archive.list_records)
+    router.add_post("/app/audiorecords", upload.upload, expect_handler=upload.expect_handler)
+    router.add_get(RECORD, archive.card)
+    router.add_get(f"{RECORD}/file", archive.download_file)
+    router.add_get(f"{RECORD}/transcript", archive.download_transcript)
+    router.add_post(f"{RECORD}/resume", archive.resume)

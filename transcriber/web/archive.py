@@ -1,0 +1,195 @@
+"""The archive routes: list and search, the card, file and transcript downloads, resume."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from transcriber import keys, transcripts
+from transcriber.db import queries as q
+from transcriber.db.commands.pipeline import Resume
+from transcriber.errors import Conflict, NotFound
+from transcriber.ids import parse_id
+from transcriber.ports import Utterance
+from transcriber.stages import Stage
+from transcriber.web.downloads import (
+    audio_type,
+    check_range,
+    content_disposition,
+    download_name,
+)
+from transcriber.web.errors import ApiError, bad_request, not_found
+from transcriber.web.identity import current_user
+from transcriber.web.paging import (
+    PageAfter,
+    SearchAfter,
+    decode_cursor,
+    encode_cursor,
+    match_expression,
+    parse_limit,
+)
+from transcriber.web.ratelimit import poll_after_ms
+from transcriber.web.responses import json_response
+from transcriber.web.views import record_card, record_summary
+
+log = structlog.get_logger(__name__)
+
+COPIES = ("original", "normalized")
+
+
+def _record_id(request: web.Request) -> str:
+    record_id = parse_id(request.match_info["id"])
+    if record_id is None:
+        raise not_found()
+    return record_id
+
+
+async def me(request: web.Request) -> web.Response:
+    user = current_user(request)
+    return json_response({"id": user.id, "login": user.login, "name": user.name,
+                          "email": user.email, "created_at": user.created_at})
+
+
+async def list_records(request: web.Request) -> web.Response:
+    server = request.app[keys.SETTINGS].server
+    readers = request.app[keys.READERS]
+    owner_id = current_user(request).id
+    limit = parse_limit(request.query.get("limit"), default=server.page_default,
+                        maximum=server.page_max)
+    raw_cursor = request.query.get("cursor") or None
+    query = request.query.get("q", "").strip()
+    params: dict[str, Any] = {"owner_id": owner_id, "limit": limit + 1}
+    if query:
+        match = match_expression(query)
+        after = decode_cursor(raw_cursor, search=True) if raw_cursor else None
+        if match is None:
+            return json_response({"items": [], "next_cursor": None})
+        params["match"] = match
+        if isinstance(after, SearchAfter):
+            params.update(after_score=after.score, after_id=after.id)
+            rows = await readers.fetch_all(q.archive.SEARCH_AFTER, params)
+        else:
+            rows = await readers.fetch_all(q.archive.SEARCH_FIRST, params)
+    else:
+        after = decode_cursor(raw_cursor, search=False) if raw_cursor else None
+        if isinstance(after, PageAfter):
+            params.update(after_created_at=after.created_at, after_id=after.id)
+            rows = await readers.fetch_all(q.archive.PAGE_AFTER, params)
+        else:
+            rows = await readers.fetch_all(q.archive.PAGE_FIRST, params)
+    page, more = rows[:limit], len(rows) > limit
+    next_cursor = None
+    if more:
+        last = page[-1]
+        next_cursor = encode_cursor(
+            SearchAfter(score=last["score"], id=last["id"]) if query
+            else PageAfter(created_at=last["created_at"], id=last["id"])
+        )
+    return json_response({"items": [record_summary(r) for r in page],
+                          "next_cursor": next_cursor})
+
+
+async def _utterances(request: web.Request, record_id: str) -> list[Utterance] | None:
+    row = await request.app[keys.READERS].fetch_one(
+        q.archive.STRUCTURE, {"record_id": record_id, "version": transcripts.STRUCTURE_VERSION}
+    )
+    if row is None:
+        return None
+    return transcripts.load_structure(row["contents"])
+
+
+async def card(request: web.Request) -> web.Response:
+    record_id = _record_id(request)
+    readers = request.app[keys.READERS]
+    row = await readers.fetch_one(q.archive.CARD,
+                                  {"id": record_id, "owner_id": current_user(request).id})
+    if row is None:
+        raise not_found()
+    timeline = await readers.fetch_all(q.archive.TIMELINE, {"record_id": record_id})
+    text = await readers.fetch_one(q.archive.TRANSCRIPT_TEXT, {"record_id": record_id})
+    try:
+        utterances = await _utterances(request, record_id)
+    except transcripts.BadStructure:
+        log.error("card_bad_structure", record_id=record_id)
+        utterances = None
+    settled = row["halted_at"] is not None or row["state"] == Stage.DONE.value
+    poll = None if settled else poll_after_ms(request.app[keys.SETTINGS].server)
+    return json_response(record_card(
+        row, timeline=timeline, transcript=None if text is None else text["contents"],
+        utterances=utterances, poll_after_ms=poll,
+    ))
+
+
+async def download_file(request: web.Request) -> web.StreamResponse:
+    record_id = _record_id(request)
+    copy = request.query.get("copy", "original")
+    if copy not in COPIES:
+        raise bad_request("copy must be original or normalized")
+    row = await request.app[keys.READERS].fetch_one(
+        q.archive.RECORD_FILE, {"id": record_id, "owner_id": current_user(request).id,
+                                "copy": copy},
+    )
+    if row is None:
+        exists = await request.app[keys.READERS].fetch_one(
+            q.archive.RECORD_EXISTS, {"id": record_id, "owner_id": current_user(request).id})
+        if exists is None:
+            raise not_found()
+        raise not_found(f"the {copy} copy does not exist yet")
+    path = request.app[keys.FILES].path_of(record_id, row["file_name"])
+    if not path.is_file():
+        log.error("record_file_missing", record_id=record_id, copy=copy)
+        raise not_found(f"the {copy} copy is not available")
+    check_range(request, path.stat().st_size)
+    name = download_name(row["original_filename"], record_id, row["format"])
+    return web.FileResponse(path, headers={
+        "Content-Type": audio_type(row["format"]),
+        "Content-Disposition": content_disposition(name),
+        "Cache-Control": "private, no-cache",
+        "X-Content-Type-Options": "nosniff",
+    })
+
+
+async def download_transcript(request: web.Request) -> web.Response:
+    record_id = _record_id(request)
+    wanted = request.query.get("format", "txt")
+    fmt = next((f for f in transcripts.FORMATS if f == wanted), None)
+    if fmt is None:
+        raise bad_request("format must be one of " + ", ".join(transcripts.FORMATS))
+    row = await request.app[keys.READERS].fetch_one(
+        q.archive.CARD, {"id": record_id, "owner_id": current_user(request).id})
+    if row is None:
+        raise not_found()
+    try:
+        utterances = await _utterances(request, record_id)
+    except transcripts.BadStructure:
+        log.error("transcript_bad_structure", record_id=record_id)
+        raise ApiError(500, "internal", "the stored transcript cannot be read") from None
+    if utterances is None:
+        raise ApiError(409, "not_ready", "the record has no transcript yet")
+    body = transcripts.render(utterances, fmt)
+    name = download_name(row["original_filename"], record_id, fmt)
+    return web.Response(body=body.encode(), headers={
+        "Content-Type": transcripts.CONTENT_TYPES[fmt],
+        "Content-Disposition": content_disposition(name),
+        "Cache-Control": "private, no-cache",
+        "X-Content-Type-Options": "nosniff",
+    })
+
+
+async def resume(request: web.Request) -> web.Response:
+    record_id = _record_id(request)
+    owner_id = current_user(request).id
+    try:
+        await request.app[keys.WRITER].ask(Resume(record_id=record_id, owner_id=owner_id))
+    except NotFound:
+        raise not_found() from None
+    except Conflict:
+        raise ApiError(409, "not_halted", "the record is not halted") from None
+    log.info("record_resumed", record_id=record_id, origin="human")
+    row = await request.app[keys.READERS].fetch_one(
+        q.archive.CARD, {"id": record_id, "owner_id": owner_id})
+    if row is None:  # pragma: no cover - records are never deleted
+        raise not_found()
+    return json_response(record_summary(row))

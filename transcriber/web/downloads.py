@@ -1,0 +1,76 @@
+"""Download helpers: safe `Content-Disposition`, content types, Range pre-checks."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import PurePosixPath
+from urllib.parse import quote
+
+from aiohttp import web
+
+from transcriber.web.errors import ApiError
+
+AUDIO_TYPES = {
+    "aac": "audio/aac",
+    "aif": "audio/aiff",
+    "aiff": "audio/aiff",
+    "amr": "audio/amr",
+    "flac": "audio/flac",
+    "m4a": "audio/mp4",
+    "mp3": "audio/mpeg",
+    "mp4": "audio/mp4",
+    "oga": "audio/ogg",
+    "ogg": "audio/ogg",
+    "opus": "audio/ogg",
+    "wav": "audio/wav",
+    "weba": "audio/webm",
+    "webm": "audio/webm",
+    "wma": "audio/x-ms-wma",
+}
+FALLBACK_TYPE = "application/octet-stream"
+
+
+def audio_type(fmt: str) -> str:
+    return AUDIO_TYPES.get(fmt.lower(), FALLBACK_TYPE)
+
+
+def download_name(original_filename: str, record_id: str, ext: str) -> str:
+    """The sender's name with the extension of what is sent (`ext` without the dot)."""
+    stem = PurePosixPath(original_filename).stem if original_filename else ""
+    stem = stem or record_id
+    return f"{stem}.{ext}" if ext else stem
+
+
+def content_disposition(filename: str) -> str:
+    """`attachment` with an ASCII fallback and the exact name as RFC 5987 `filename*`."""
+    cleaned = "".join(ch for ch in filename if unicodedata.category(ch)[0] != "C")
+    fallback = "".join(
+        ch if ch.isascii() and ch.isprintable() and ch not in '"\\;' else "_" for ch in cleaned
+    ) or "download"
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(cleaned, safe='')}"
+
+
+def check_range(request: web.Request, size: int) -> None:
+    """Refuse an unsatisfiable Range in the API's error shape (416).
+
+    aiohttp's FileResponse would answer 416 itself, but with an empty body;
+    this check runs first so the client gets the one error shape.
+    """
+    if "Range" not in request.headers or "If-Range" in request.headers:
+        return
+    unsatisfiable = ApiError(416, "range_not_satisfiable",
+                             "the requested range is not satisfiable",
+                             headers={"Content-Range": f"bytes */{size}"})
+    try:
+        rng = request.http_range
+    except ValueError:
+        raise unsatisfiable from None
+    start = rng.start
+    if start is None:
+        return
+    if start < 0 and rng.stop is None:  # a suffix: the last -start bytes
+        if size == 0:
+            raise unsatisfiable
+        return
+    if start >= size:
+        raise unsatisfiable

@@ -1,0 +1,265 @@
+"""The OpenAPI 3.1 description of `/app/`, served at `GET /app/openapi.json`.
+
+Written by hand next to the routes it describes; a test validates real
+responses against it and a schemathesis run fuzzes the routes from it.
+Limits in it (page size) come from the running settings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from transcriber import keys, transcripts
+from transcriber.settings import ServerSettings
+from transcriber.stages import HaltReason, Stage
+from transcriber.web.responses import json_response
+
+_JSON = "application/json"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {_JSON: {"schema": _ref("Error")}}}
+
+
+def _json(description: str, schema_name: str) -> dict[str, Any]:
+    return {"description": description, "content": {_JSON: {"schema": _ref(schema_name)}}}
+
+
+_TIME = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"}
+_ID = {"type": "string", "pattern": "^[0-7][0-9a-hjkmnp-tv-z]{25}$"}
+
+_SCHEMAS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "required": ["error"],
+        "additionalProperties": False,
+        "properties": {"error": {
+            "type": "object", "required": ["code", "message"], "additionalProperties": False,
+            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+        }},
+    },
+    "User": {
+        "type": "object",
+        "required": ["id", "login", "name", "email", "created_at"],
+        "additionalProperties": False,
+        "properties": {"id": _ID, "login": {"type": "string", "maxLength": 255},
+                       "name": {"type": "string", "maxLength": 255},
+                       "email": {"type": "string"}, "created_at": _TIME},
+    },
+    "Halt": {
+        "type": "object",
+        "required": ["at", "reason", "message"],
+        "additionalProperties": False,
+        "properties": {
+            "at": _TIME,
+            "reason": {"type": "string", "enum": [r.value for r in HaltReason]},
+            "message": {"type": ["string", "null"]},
+        },
+    },
+    "Record": {
+        "type": "object",
+        "required": ["id", "title", "original_filename", "source", "stage", "halt",
+                     "duration_ms", "size_bytes", "created_at", "updated_at"],
+        "properties": {
+            "id": _ID,
+            "title": {"type": "string"},
+            "original_filename": {"type": "string", "maxLength": 255},
+            "source": {"type": "string", "enum": ["http", "telegram"]},
+            "stage": {"type": "string", "enum": [s.value for s in Stage]},
+            "halt": _nullable(_ref("Halt")),
+            "duration_ms": {"type": "integer", "minimum": 0},
+            "size_bytes": {"type": "integer", "minimum": 0},
+            "created_at": _TIME,
+            "updated_at": _TIME,
+        },
+    },
+    "RecordPage": {
+        "type": "object",
+        "required": ["items", "next_cursor"],
+        "additionalProperties": False,
+        "properties": {"items": {"type": "array", "items": _ref("Record")},
+                       "next_cursor": {"type": ["string", "null"]}},
+    },
+    "FileCopy": {
+        "type": "object",
+        "required": ["size_bytes", "format", "duration_ms"],
+        "additionalProperties": False,
+        "properties": {"size_bytes": {"type": "integer", "minimum": 0},
+                       "format": {"type": "string"},
+                       "duration_ms": {"type": ["integer", "null"]}},
+    },
+    "Utterance": {
+        "type": "object",
+        "required": ["start_ms", "end_ms", "channel", "text"],
+        "additionalProperties": False,
+        "properties": {"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
+                       "channel": {"type": "integer"}, "text": {"type": "string"}},
+    },
+    "TimelineEvent": {
+        "type": "object",
+        "required": ["at", "origin", "step", "outcome", "duration_ms"],
+        "additionalProperties": False,
+        "properties": {
+            "at": _TIME,
+            "origin": {"type": "string", "enum": ["pipeline", "human"]},
+            "step": {"type": "string"},
+            "outcome": {"type": "string", "enum": ["done", "failed", "halted", "resumed"]},
+            "duration_ms": {"type": ["integer", "null"]},
+        },
+    },
+    "Card": {
+        "allOf": [_ref("Record"), {
+            "type": "object",
+            "required": ["files", "transcript", "utterances", "timeline", "poll_after_ms"],
+            "properties": {
+                "files": {
+                    "type": "object", "required": ["original", "normalized"],
+                    "additionalProperties": False,
+                    "properties": {"original": _nullable(_ref("FileCopy")),
+                                   "normalized": _nullable(_ref("FileCopy"))},
+                },
+                "transcript": {"type": ["string", "null"]},
+                "utterances": {"type": "array", "items": _ref("Utterance")},
+                "timeline": {"type": "array", "items": _ref("TimelineEvent")},
+                "poll_after_ms": {
+                    "type": ["integer", "null"], "minimum": 1,
+                    "description": "Poll the card no sooner than this; null when the "
+                                   "record is done or halted (nothing changes by itself).",
+                },
+            },
+        }],
+    },
+}
+
+_ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
+             "description": "The record id (a ULID); anything else is 404."}
+_COMMON = {"401": _error("No identity"), "429": _error("Rate limited (see Retry-After)")}
+
+
+def openapi_document(server: ServerSettings) -> dict[str, Any]:
+    record_paths: dict[str, Any] = {
+        "/app/me": {"get": {
+            "operationId": "me", "summary": "The current user",
+            "responses": {"200": _json("The user", "User"), **_COMMON},
+        }},
+        "/app/audiorecords": {
+            "get": {
+                "operationId": "listRecords",
+                "summary": "One keyset page of the user's records, newest first, or search",
+                "parameters": [
+                    {"name": "limit", "in": "query", "schema": {
+                        "type": "integer", "minimum": 1, "maximum": server.page_max,
+                        "default": server.page_default}},
+                    {"name": "cursor", "in": "query", "schema": {"type": "string"},
+                     "description": "`next_cursor` of the previous page"},
+                    {"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 200},
+                     "description": "Search titles, file names and transcripts (ranked)"},
+                ],
+                "responses": {"200": _json("A page", "RecordPage"),
+                              "400": _error("Bad limit, cursor or query"), **_COMMON},
+            },
+            "post": {
+                "operationId": "uploadRecord",
+                "summary": "Upload a recording (streamed, at most the configured size)",
+                "parameters": [{"name": "X-Filename", "in": "header", "required": False,
+                                "schema": {"type": "string"},
+                                "description": "The file's name for a raw body "
+                                               "(percent-encoded UTF-8 allowed)"}],
+                "requestBody": {"required": True, "content": {
+                    "multipart/form-data": {"schema": {
+                        "type": "object", "required": ["file"],
+                        "properties": {"file": {"type": "string", "format": "binary"}},
+                    }},
+                    "application/octet-stream": {"schema": {"type": "string",
+                                                            "format": "binary"}},
+                }},
+                "responses": {
+                    "201": _json("The new record", "Record"),
+                    "400": _error("Malformed, empty or incomplete upload"),
+                    "413": _error("Larger than the limit"),
+                    "415": _error("Not readable audio"),
+                    "503": _error("The file could not be examined now"),
+                    **_COMMON,
+                },
+            },
+        },
+        "/app/audiorecords/{id}": {"get": {
+            "operationId": "getRecord", "summary": "The record card",
+            "parameters": [_ID_PARAM],
+            "responses": {"200": _json("The card", "Card"), "404": _error("No such record"),
+                          **_COMMON},
+        }},
+        "/app/audiorecords/{id}/file": {"get": {
+            "operationId": "downloadFile", "summary": "The audio, with Range support",
+            "parameters": [_ID_PARAM, {"name": "copy", "in": "query", "schema": {
+                "type": "string", "enum": ["original", "normalized"], "default": "original"}}],
+            "responses": {
+                "200": {"description": "The whole file",
+                        "content": {"audio/*": {"schema": {"type": "string",
+                                                           "format": "binary"}},
+                                    "application/octet-stream": {"schema": {
+                                        "type": "string", "format": "binary"}}}},
+                "206": {"description": "The requested range",
+                        "content": {"audio/*": {"schema": {"type": "string",
+                                                           "format": "binary"}}}},
+                "400": _error("Bad copy"), "404": _error("No such record or copy"),
+                "416": _error("Range not satisfiable"), **_COMMON,
+            },
+        }},
+        "/app/audiorecords/{id}/transcript": {"get": {
+            "operationId": "downloadTranscript", "summary": "The transcript as a download",
+            "parameters": [_ID_PARAM, {"name": "format", "in": "query", "schema": {
+                "type": "string", "enum": list(transcripts.FORMATS), "default": "txt"}}],
+            "responses": {
+                "200": {"description": "The transcript", "content": {
+                    "text/plain": {"schema": {"type": "string"}},
+                    "application/x-subrip": {"schema": {"type": "string"}},
+                    "text/vtt": {"schema": {"type": "string"}},
+                    "application/json": {"schema": {"type": "object"}},
+                }},
+                "400": _error("Bad format"), "404": _error("No such record"),
+                "409": _error("No transcript yet"), **_COMMON,
+            },
+        }},
+        "/app/audiorecords/{id}/resume": {"post": {
+            "operationId": "resumeRecord", "summary": "Resume a halted record",
+            "parameters": [_ID_PARAM],
+            "responses": {"200": _json("The record", "Record"),
+                          "404": _error("No such record"), "409": _error("Not halted"),
+                          **_COMMON},
+        }},
+        "/app/openapi.json": {"get": {
+            "operationId": "openapi", "summary": "This document", "security": [],
+            "responses": {"200": {"description": "OpenAPI 3.1",
+                                  "content": {_JSON: {"schema": {"type": "object"}}}},
+                          "429": _COMMON["429"]},
+        }},
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "transcriber archive API", "version": "1"},
+        "components": {
+            "schemas": _SCHEMAS,
+            "securitySchemes": {"remoteUser": {
+                "type": "apiKey", "in": "header", "name": "Remote-User",
+                "description": "Set by the trusted reverse proxy; without it the request is "
+                               "the configured anonymous user, or 401.",
+            }},
+        },
+        "security": [{"remoteUser": []}],
+        "paths": record_paths,
+    }
+
+
+async def serve_openapi(request: web.Request) -> web.Response:
+    return json_response(openapi_document(request.app[keys.SETTINGS].server))

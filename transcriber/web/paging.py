@@ -1,0 +1,94 @@
+"""Keyset pages and search terms: pure parsing of `limit`, `cursor` and `q`.
+
+A cursor is opaque to clients: base64url of a small JSON array naming the
+page kind and the last item's sort key. Plain pages sort on
+`(created_at, id)` newest first; search pages on `(score, id)`, best first.
+A cursor of the wrong kind, or anything malformed, is a 400.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from dataclasses import dataclass
+
+import orjson
+
+from transcriber.ids import parse_id
+from transcriber.web.errors import bad_request
+
+QUERY_MAX = 200
+_TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+_TERM_RE = re.compile(r"\w+", re.UNICODE)
+_TERMS_MAX = 16
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PageAfter:
+    created_at: str
+    id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchAfter:
+    score: float
+    id: str
+
+
+def parse_limit(raw: str | None, *, default: int, maximum: int) -> int:
+    if raw is None or raw == "":
+        return default
+    if not raw.isascii() or not raw.isdigit():
+        raise bad_request(f"limit must be an integer from 1 to {maximum}")
+    value = int(raw)
+    if not 1 <= value <= maximum:
+        raise bad_request(f"limit must be an integer from 1 to {maximum}")
+    return value
+
+
+def encode_cursor(after: PageAfter | SearchAfter) -> str:
+    if isinstance(after, PageAfter):
+        payload: list[object] = ["p", after.created_at, after.id]
+    else:
+        payload = ["s", after.score, after.id]
+    return base64.urlsafe_b64encode(orjson.dumps(payload)).decode().rstrip("=")
+
+
+def decode_cursor(raw: str, *, search: bool) -> PageAfter | SearchAfter:
+    """The cursor's key; 400 when it is malformed or of the other kind of page."""
+    invalid = bad_request("cursor is not valid for this listing")
+    if len(raw) > 200:
+        raise invalid
+    try:
+        payload = orjson.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+    except (binascii.Error, ValueError):
+        raise invalid from None
+    if not isinstance(payload, list) or len(payload) != 3:
+        raise invalid
+    kind, key, raw_id = payload
+    record_id = parse_id(raw_id) if isinstance(raw_id, str) else None
+    if record_id is None:
+        raise invalid
+    if not search and kind == "p" and isinstance(key, str) and _TIME_RE.match(key):
+        return PageAfter(created_at=key, id=record_id)
+    if (search and kind == "s" and isinstance(key, int | float) and not isinstance(key, bool)
+            and math.isfinite(key)):
+        return SearchAfter(score=float(key), id=record_id)
+    raise invalid
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 expression for what a person typed, or None when nothing is searchable.
+
+    Every word becomes a quoted prefix term, all of them required, so no
+    input can be read as FTS5 syntax (a stray quote or `NEAR(` would
+    otherwise be a syntax error).
+    """
+    if len(query) > QUERY_MAX:
+        raise bad_request(f"q is longer than {QUERY_MAX} characters")
+    terms = _TERM_RE.findall(query)[:_TERMS_MAX]
+    if not terms:
+        return None
+    return " ".join(f'"{term}"*' for term in terms)

@@ -1,0 +1,151 @@
+"""`POST /app/audiorecords`: a streaming upload becomes a record.
+
+Two ways in: `multipart/form-data` with the file in the field `file` (what a
+browser form sends), or the raw body with the name in `X-Filename`
+(percent-encoded UTF-8 allowed; what `curl --data-binary` sends). The body
+is never held in memory and has no read timeout: it streams through
+`intake.accept_stream` into the record folder. A declared length above the
+limit is refused before anything is read, even before `100 Continue`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from urllib.parse import unquote
+
+from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from transcriber import keys
+from transcriber.db import queries as q
+from transcriber.errors import IncompleteInput, PermanentFailure, TooLarge, TransientFailure
+from transcriber.intake import EmptyInput, Intake, accept_stream
+from transcriber.web.errors import ApiError, error_response
+from transcriber.web.identity import current_user
+from transcriber.web.responses import json_response
+from transcriber.web.views import record_summary
+
+CHUNK_BYTES = 256 * 1024
+# Room for the boundaries and part headers around the file in a multipart body.
+MULTIPART_SLACK = 64 * 1024
+FIELD_MAX = 64 * 1024
+FILE_FIELD = "file"
+
+
+class MalformedUpload(IncompleteInput):
+    """The multipart body cannot be parsed."""
+
+
+def _too_large(limit: int) -> ApiError:
+    return ApiError(413, "payload_too_large", f"the file is larger than {limit} bytes",
+                    close=True)
+
+
+def _declared_too_large(request: web.Request, limit: int) -> bool:
+    length = request.content_length
+    if length is None:
+        return False
+    slack = MULTIPART_SLACK if request.content_type.startswith("multipart/") else 0
+    return length > limit + slack
+
+
+async def expect_handler(request: web.Request) -> web.StreamResponse | None:
+    """Answer `Expect: 100-continue` only when the declared size is acceptable."""
+    limit = request.app[keys.SETTINGS].server.upload_max_bytes
+    if request.headers.get("Expect", "").lower() != "100-continue":
+        return error_response(417, "expectation_failed", "only 100-continue is understood")
+    if _declared_too_large(request, limit):
+        response = error_response(413, "payload_too_large",
+                                  f"the file is larger than {limit} bytes")
+        response.force_close()
+        return response
+    if request.version >= (1, 1):
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0
+    return None
+
+
+async def _part_chunks(part: BodyPartReader) -> AsyncIterator[bytes]:
+    while True:
+        try:
+            chunk = await part.read_chunk(CHUNK_BYTES)
+        except ValueError as exc:
+            raise MalformedUpload("malformed multipart body") from exc
+        if not chunk:
+            return
+        yield chunk
+
+
+async def _skip_field(part: BodyPartReader) -> None:
+    size = 0
+    async for chunk in _part_chunks(part):
+        size += len(chunk)
+        if size > FIELD_MAX:
+            raise ApiError(400, "bad_request", "form fields other than the file are too large",
+                           close=True)
+
+
+async def _multipart_file(request: web.Request) -> BodyPartReader:
+    try:
+        reader = await request.multipart()
+        while True:
+            part = await reader.next()
+            if part is None:
+                break
+            if not isinstance(part, BodyPartReader):
+                raise MalformedUpload("nested multipart body")
+            if part.name == FILE_FIELD:
+                return part
+            await _skip_field(part)
+    except (ValueError, AssertionError, MalformedUpload) as exc:
+        raise ApiError(400, "bad_request", "the multipart body is malformed",
+                       close=True) from exc
+    raise ApiError(400, "bad_request", f"the form has no field named {FILE_FIELD!r}",
+                   close=True)
+
+
+async def upload(request: web.Request) -> web.Response:
+    limit = request.app[keys.SETTINGS].server.upload_max_bytes
+    if _declared_too_large(request, limit):
+        raise _too_large(limit)
+    owner = current_user(request)
+    expected: int | None = None
+    if request.content_type == "multipart/form-data":
+        part = await _multipart_file(request)
+        # Browsers escape only quotes and line breaks; other clients
+        # (aiohttp, some libraries) percent-encode the whole name.
+        name = unquote(part.filename or "", errors="replace")
+        chunks: AsyncIterator[bytes] = _part_chunks(part)
+    elif request.content_type.startswith("multipart/"):
+        raise ApiError(415, "unsupported_media_type",
+                       "send multipart/form-data or the raw file", close=True)
+    else:
+        name = unquote(request.headers.get("X-Filename", ""), errors="replace")
+        chunks = request.content.iter_chunked(CHUNK_BYTES)
+        expected = request.content_length
+    try:
+        accepted = await accept_stream(
+            Intake(owner_id=owner.id, original_name=name), chunks,
+            files=request.app[keys.FILES], writer=request.app[keys.WRITER],
+            transcoder=request.app[keys.TRANSCODER], limit=limit, expected_size=expected,
+        )
+    except TooLarge:
+        raise _too_large(limit) from None
+    except (IncompleteInput, HttpProcessingError, ConnectionResetError):
+        raise ApiError(400, "incomplete_upload",
+                       "the upload ended before the whole file arrived", close=True) from None
+    except EmptyInput:
+        raise ApiError(400, "empty_file", "the file is empty") from None
+    except PermanentFailure:
+        raise ApiError(415, "not_audio",
+                       "the file is not audio that can be read (no audio stream found)"
+                       ) from None
+    except TransientFailure:
+        raise ApiError(503, "unavailable", "the file could not be examined now; try again",
+                       headers={"Retry-After": "30"}) from None
+    row = await request.app[keys.READERS].fetch_one(
+        q.archive.CARD, {"id": accepted.record_id, "owner_id": owner.id})
+    if row is None:  # pragma: no cover - the writer has just committed it
+        raise ApiError(500, "internal", "internal error")
+    return json_response(record_summary(row), status=201,
+                         headers={"Location": f"/app/audiorecords/{accepted.record_id}"})
