@@ -17,7 +17,7 @@ _last = 0
 
 def new_id() -> str:
     """A fresh lowercase ULID; ids made by this process sort in creation order."""
-    global _last
+    global _last  # noqa: PLW0603 - the one process-wide monotonic cursor
     with _lock:
         now_ms = time.time_ns() // 1_000_000
         candidate = (now_ms << _RANDOM_BITS) | secrets.randbits(_RANDOM_BITS)

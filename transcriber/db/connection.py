@@ -47,8 +47,12 @@ async def open_writer(path: Path, *, busy_timeout_ms: int) -> aiosqlite.Connecti
     return conn
 
 
+def reader_uri(path: Path) -> str:
+    return f"{path.absolute().as_uri()}?mode=ro"
+
+
 async def open_reader(path: Path, *, busy_timeout_ms: int) -> aiosqlite.Connection:
-    uri = f"{path.resolve().as_uri()}?mode=ro"
+    uri = reader_uri(path)
     conn = await aiosqlite.connect(uri, uri=True, isolation_level=None)
     conn.row_factory = sqlite3.Row
     for statement in _pragmas(busy_timeout_ms=busy_timeout_ms, writer=False):

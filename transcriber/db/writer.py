@@ -163,8 +163,8 @@ class Writer:
         assert conn is not None
         ctx = WriteContext(conn=conn, clock=self._clock)
         outcomes: list[tuple[bool, Any]] = []
-        await conn.execute("BEGIN IMMEDIATE")
         try:
+            await conn.execute("BEGIN IMMEDIATE")
             for envelope in batch:
                 await conn.execute("SAVEPOINT command")
                 try:
@@ -208,8 +208,8 @@ class Writer:
         try:
             if self._conn.in_transaction:
                 await self._conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            log.exception("writer_rollback_failed")
+        except Exception as exc:  # the connection itself may be gone
+            log.error("writer_rollback_failed", error=type(exc).__name__)
 
     async def _close(self) -> None:
         self._accepting = False

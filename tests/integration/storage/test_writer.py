@@ -1,0 +1,202 @@
+"""The writer actor's properties, each on a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from prometheus_client import REGISTRY
+
+from tests.factories import make_record, make_user
+from transcriber.db import queries as q
+from transcriber.db.commands.users import EnsureUser, User
+from transcriber.db.connection import open_reader, open_writer
+from transcriber.db.readers import ReaderPool
+from transcriber.db.writer import Command, WriteContext, Writer
+from transcriber.errors import WriterUnavailable
+from transcriber.testing.clock import FakeClock
+
+
+class Boom(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateThenFail(Command[None]):
+    """Writes a user, then fails: its own write must be rolled back."""
+
+    name: ClassVar[str] = "create_then_fail"
+    login: str
+
+    async def execute(self, ctx: WriteContext) -> None:
+        await ctx.conn.execute(q.users.INSERT, {"id": self.login, "login": self.login,
+                                                "name": "", "email": "", "now": ctx.now()})
+        raise Boom(self.login)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlowCommand(Command[str]):
+    name: ClassVar[str] = "slow"
+    gate: asyncio.Event
+    login: str
+
+    async def execute(self, ctx: WriteContext) -> str:
+        await self.gate.wait()
+        user = await EnsureUser(login=self.login).execute(ctx)
+        return user.id
+
+
+async def _user_count(readers: ReaderPool) -> int:
+    row = await readers.fetch_one("SELECT count(*) AS n FROM users")
+    assert row is not None
+    return int(row["n"])
+
+
+async def test_every_connection_gets_its_settings(migrated: Path) -> None:
+    writer = await open_writer(migrated, busy_timeout_ms=1234)
+    reader = await open_reader(migrated, busy_timeout_ms=4321)
+    try:
+        for conn, timeout in ((writer, 1234), (reader, 4321)):
+            async with conn.execute("PRAGMA journal_mode") as cur:
+                assert (await cur.fetchone())[0] == "wal"  # type: ignore[index]
+            async with conn.execute("PRAGMA foreign_keys") as cur:
+                assert (await cur.fetchone())[0] == 1  # type: ignore[index]
+            async with conn.execute("PRAGMA busy_timeout") as cur:
+                assert (await cur.fetchone())[0] == timeout  # type: ignore[index]
+        async with writer.execute("PRAGMA synchronous") as cur:
+            assert (await cur.fetchone())[0] == 2  # type: ignore[index]  # FULL
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            await reader.execute("DELETE FROM users")
+    finally:
+        await writer.close()
+        await reader.close()
+
+
+async def test_queued_commands_share_one_commit_and_get_their_own_answers(
+    writer: Writer, readers: ReaderPool
+) -> None:
+    count_before = REGISTRY.get_sample_value("transcriber_writer_batch_size_count") or 0
+    sum_before = REGISTRY.get_sample_value("transcriber_writer_batch_size_sum") or 0
+    logins = [f"user{n}" for n in range(50)]
+    users = await asyncio.gather(*(writer.ask(EnsureUser(login=login)) for login in logins))
+    assert [u.login for u in users] == logins
+    assert len({u.id for u in users}) == 50
+    count_after = REGISTRY.get_sample_value("transcriber_writer_batch_size_count") or 0
+    sum_after = REGISTRY.get_sample_value("transcriber_writer_batch_size_sum") or 0
+    assert sum_after - sum_before == 50
+    assert count_after - count_before < 50  # grouped: fewer transactions than commands
+    assert await _user_count(readers) == 50
+
+
+async def test_a_failing_command_rolls_back_only_itself(
+    writer: Writer, readers: ReaderPool
+) -> None:
+    results = await asyncio.gather(
+        writer.ask(EnsureUser(login="before")),
+        writer.ask(CreateThenFail(login="doomed")),
+        writer.ask(EnsureUser(login="after")),
+        return_exceptions=True,
+    )
+    assert isinstance(results[0], User)
+    assert isinstance(results[1], Boom)
+    assert isinstance(results[2], User)
+    rows = await readers.fetch_all("SELECT provider_login FROM users ORDER BY provider_login")
+    assert [r["provider_login"] for r in rows] == ["after", "before"]
+
+
+async def test_a_cancelled_caller_does_not_cancel_its_command(
+    writer: Writer, readers: ReaderPool
+) -> None:
+    gate = asyncio.Event()
+    caller = asyncio.create_task(writer.ask(SlowCommand(gate=gate, login="patient")))
+    await asyncio.sleep(0.01)
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    gate.set()
+    # The next command is answered after the slow one committed.
+    await writer.ask(EnsureUser(login="next"))
+    assert await _user_count(readers) == 2
+
+
+async def test_first_request_race_creates_one_user(writer: Writer, readers: ReaderPool) -> None:
+    users = await asyncio.gather(
+        *(writer.ask(EnsureUser(login="race", display_name=f"n{n}")) for n in range(20)))
+    assert len({u.id for u in users}) == 1
+    assert await _user_count(readers) == 1
+
+
+async def test_taken_email_creates_the_user_without_it(writer: Writer) -> None:
+    first = await writer.ask(EnsureUser(login="a", email="shared@example.org"))
+    second = await writer.ask(EnsureUser(login="b", email="shared@example.org"))
+    assert first.email == "shared@example.org"
+    assert second.email == ""
+    assert second.id != first.id
+
+
+async def test_a_user_is_never_rewritten_by_a_later_request(writer: Writer) -> None:
+    first = await writer.ask(EnsureUser(login="a", display_name="Alice"))
+    again = await writer.ask(EnsureUser(login="a", display_name="Mallory"))
+    assert again == first
+
+
+async def test_telegram_message_is_stored_once(writer: Writer, readers: ReaderPool) -> None:
+    owner = await make_user(writer)
+    first = await make_record(writer, owner, source="telegram", tg_chat_id=5, tg_message_id=9)
+    second = await make_record(writer, owner, source="telegram", tg_chat_id=5, tg_message_id=9)
+    assert first == second
+    row = await readers.fetch_one("SELECT count(*) AS n FROM audio_records")
+    assert row is not None
+    assert row["n"] == 1
+
+
+async def test_accepted_record_starts_uploaded_with_its_file(
+    writer: Writer, readers: ReaderPool
+) -> None:
+    owner = await make_user(writer)
+    record_id = await make_record(writer, owner, duration_ms=4321)
+    row = await readers.fetch_one(q.records.SELECT_RECORD, {"id": record_id})
+    assert row is not None
+    assert row["state"] == "uploaded"
+    assert row["attempts"] == 0
+    assert row["duration_ms"] == 4321
+    assert row["halted_at"] is None
+    assert row["state_entered_at"] == row["created_at"] == "2026-01-01T00:00:00Z"
+    file_row = await readers.fetch_one(q.records.SELECT_FILE, {"id": row["original_file_id"]})
+    assert file_row is not None
+    assert file_row["record_id"] == record_id
+
+
+async def test_writer_death_fails_waiting_callers_and_is_reported(
+    migrated: Path, clock: FakeClock
+) -> None:
+    deaths: list[BaseException] = []
+    writer = Writer(migrated, clock=clock, on_death=deaths.append)
+    await writer.start()
+    conn = writer._conn
+    assert conn is not None
+    await conn.close()  # the connection breaks underneath the actor
+    with pytest.raises(WriterUnavailable):
+        await writer.ask(EnsureUser(login="x"))
+    assert writer.task is not None
+    await asyncio.wait({writer.task})
+    assert len(deaths) == 1
+    with pytest.raises(WriterUnavailable):
+        await writer.ask(EnsureUser(login="y"))
+    await writer.stop()
+
+
+async def test_stop_answers_everything_already_queued(migrated: Path, clock: FakeClock) -> None:
+    writer = Writer(migrated, clock=clock)
+    await writer.start()
+    pending = [asyncio.create_task(writer.ask(EnsureUser(login=f"u{n}"))) for n in range(10)]
+    await asyncio.sleep(0)
+    await writer.stop()
+    users = await asyncio.gather(*pending)
+    assert len(users) == 10
+    with pytest.raises(WriterUnavailable):
+        await writer.ask(EnsureUser(login="late"))

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import ipaddress
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from transcriber.errors import ConfigError
+from transcriber.settings import Secret, load_settings
+
+
+def test_embedded_defaults_match_the_design() -> None:
+    s = load_settings(environ={})
+    assert (s.server.host, s.server.port) == ("127.0.0.1", 8080)
+    assert s.server.trusted_proxies == (
+        ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+    assert s.server.anonymous_user == "local"
+    assert s.storage.data_dir == Path("data")
+    assert s.storage.read_connections == 4
+    assert s.storage.busy_timeout_ms == 5000
+    p = s.pipeline
+    assert (p.workers, p.lease_seconds, p.attempts_limit) == (3, 60, 8)
+    assert (p.backoff_base_seconds, p.backoff_cap_seconds) == (5, 300)
+    assert (p.poll_first_delay_seconds, p.poll_delay_seconds, p.idle_sleep_seconds) == (10, 5, 1)
+    assert (p.own_work_limit_minutes, p.foreign_work_limit_minutes) == (60, 1440)
+    assert s.recognizer.provider == "local"
+    assert s.telegram.token is None
+    assert dict(s.telegram.allowed) == {}
+    assert s.speechkit.stt_url == "https://stt.api.cloud.yandex.net"
+    assert s.speechkit.max_part_seconds == 14400
+    assert (s.s3.endpoint_url, s.s3.region, s.s3.prefix) == (
+        "https://storage.yandexcloud.net", "ru-central1", "transcriber/")
+    assert s.server.upload_max_bytes == 8 * 1024**3
+    assert (s.server.page_default, s.server.page_max) == (30, 100)
+
+
+def test_file_then_environment_override(tmp_path: Path) -> None:
+    config = tmp_path / "t.toml"
+    config.write_text('[pipeline]\nworkers = 5\nlease_seconds = 30\n[server]\nport = 9000\n')
+    s = load_settings(config, environ={"TRANSCRIBER_PIPELINE_WORKERS": "0",
+                                       "TRANSCRIBER_TELEGRAM_ALLOWED": '{"123": "alice"}',
+                                       "TRANSCRIBER_SERVER_TRUSTED_PROXIES": "10.0.0.0/8, ::1"})
+    assert s.pipeline.workers == 0
+    assert s.pipeline.lease_seconds == 30
+    assert s.server.port == 9000
+    assert dict(s.telegram.allowed) == {"123": "alice"}
+    assert len(s.server.trusted_proxies) == 2
+
+
+def test_config_file_from_environment(tmp_path: Path) -> None:
+    config = tmp_path / "t.toml"
+    config.write_text('[storage]\nread_connections = 2\n')
+    s = load_settings(environ={"TRANSCRIBER_CONFIG": str(config)})
+    assert s.storage.read_connections == 2
+
+
+@pytest.mark.parametrize(
+    ("env", "key"),
+    [
+        ({"TRANSCRIBER_PIPELINE_WORKERS": "three"}, "pipeline.workers"),
+        ({"TRANSCRIBER_PIPELINE_WORKERS": "-1"}, "pipeline.workers"),
+        ({"TRANSCRIBER_SERVER_PORT": "70000"}, "server.port"),
+        ({"TRANSCRIBER_SERVER_TRUSTED_PROXIES": "nonsense"}, "server.trusted_proxies"),
+        ({"TRANSCRIBER_TELEGRAM_ALLOWED": "[1,2]"}, "telegram.allowed"),
+        ({"TRANSCRIBER_TELEGRAM_ALLOWED": '{"bob": "x"}'}, "telegram.allowed"),
+        ({"TRANSCRIBER_RECOGNIZER_PROVIDER": "gpt"}, "recognizer.provider"),
+        ({"TRANSCRIBER_SERVER_HOST": "0.0.0.0"}, "server.anonymous_user"),
+        ({"TRANSCRIBER_PIPELINE_BACKOFF_CAP_SECONDS": "1"}, "pipeline.backoff_cap_seconds"),
+    ],
+)
+def test_bad_values_name_the_key(env: dict[str, str], key: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(environ=env)
+    assert caught.value.key == key
+
+
+def test_public_host_without_anonymous_user_is_allowed() -> None:
+    s = load_settings(environ={"TRANSCRIBER_SERVER_HOST": "0.0.0.0",
+                               "TRANSCRIBER_SERVER_ANONYMOUS_USER": ""})
+    assert s.server.anonymous_user == ""
+
+
+def test_unknown_keys_in_the_file_are_refused(tmp_path: Path) -> None:
+    config = tmp_path / "t.toml"
+    config.write_text('[pipeline]\nworkerz = 5\n')
+    with pytest.raises(ConfigError, match=r"pipeline\.workerz"):
+        load_settings(config, environ={})
+
+
+def test_secrets_never_show_in_repr() -> None:
+    s = load_settings(environ={"TRANSCRIBER_SPEECHKIT_API_KEY": "AQVN-very-hidden",
+                               "TRANSCRIBER_TELEGRAM_TOKEN": "123:ABC-hidden"})
+    assert isinstance(s.speechkit.api_key, Secret)
+    assert s.speechkit.api_key.value == "AQVN-very-hidden"
+    assert "hidden" not in repr(s)
+    assert "hidden" not in str(s.telegram.token)
+
+
+def test_cli_reports_a_bad_setting_in_one_line_with_exit_2(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "transcriber.cli", "status"],
+        env={"TRANSCRIBER_PIPELINE_WORKERS": "many", "PATH": "/usr/bin:/bin",
+             "TRANSCRIBER_STORAGE_DATA_DIR": str(tmp_path)},
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "pipeline.workers" in lines[0]
+    assert "Traceback" not in result.stderr
