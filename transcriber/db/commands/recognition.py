@@ -94,11 +94,14 @@ class SetExternalId(Command[bool]):
     record_id: str
     token: str
     external_id: str
+    # True when a failed operation was submitted again and its id must be replaced.
+    replace: bool = False
 
     async def execute(self, ctx: WriteContext) -> bool:
         await _require_claim(ctx, self.record_id, self.token)
+        query = q.recognition.REPLACE_EXTERNAL_ID if self.replace else q.recognition.SET_EXTERNAL_ID
         cursor = await ctx.conn.execute(
-            q.recognition.SET_EXTERNAL_ID,
+            query,
             {"id": self.recognition_id, "record_id": self.record_id, "token": self.token,
              "external_id": self.external_id, "now": ctx.now()},
         )

@@ -31,6 +31,13 @@ WHERE id = :id AND external_id IS NULL
   AND EXISTS (SELECT 1 FROM audio_records WHERE id = :record_id AND acquisition_id = :token)
 """
 
+# A part whose operation failed retryably was submitted again: the new id replaces the old.
+REPLACE_EXTERNAL_ID = """
+UPDATE recognitions SET external_id = :external_id, started_at = :now, updated_at = :now
+WHERE id = :id AND payload_file IS NULL
+  AND EXISTS (SELECT 1 FROM audio_records WHERE id = :record_id AND acquisition_id = :token)
+"""
+
 SET_PAYLOAD_FILE = """
 UPDATE recognitions SET payload_file = :payload_file, finished_at = :now, updated_at = :now
 WHERE id = :id AND payload_file IS NULL

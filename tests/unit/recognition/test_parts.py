@@ -1,0 +1,52 @@
+"""Cutting long records into overlapping parts and stitching them back (no duplicates)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from transcriber.ports import Utterance
+from transcriber.providers.structure import PartPlan, plan_parts, stitch
+
+HOUR = 3_600_000
+
+
+def test_short_record_is_one_part() -> None:
+    assert plan_parts(10_000, max_part_ms=4 * HOUR, overlap_ms=5000) == [
+        PartPlan(index=0, offset_ms=0, length_ms=10_000)]
+    assert plan_parts(10 * HOUR, max_part_ms=None, overlap_ms=5000)[0].length_ms == 10 * HOUR
+
+
+def test_six_hour_record_is_two_overlapping_parts_under_the_limit() -> None:
+    parts = plan_parts(6 * HOUR, max_part_ms=4 * HOUR, overlap_ms=5000)
+    assert [p.offset_ms for p in parts] == [0, 4 * HOUR - 5000]
+    assert all(p.length_ms <= 4 * HOUR for p in parts)
+    assert parts[-1].offset_ms + parts[-1].length_ms == 6 * HOUR
+
+
+@given(duration=st.integers(min_value=1, max_value=30 * HOUR),
+       max_part=st.integers(min_value=60_000, max_value=5 * HOUR),
+       overlap=st.integers(min_value=0, max_value=20_000))
+def test_parts_cover_everything_within_the_limit(duration: int, max_part: int,
+                                                 overlap: int) -> None:
+    parts = plan_parts(duration, max_part_ms=max_part, overlap_ms=overlap)
+    assert parts[0].offset_ms == 0
+    assert parts[-1].offset_ms + parts[-1].length_ms == duration
+    for current, following in zip(parts, parts[1:], strict=False):
+        assert current.length_ms <= max_part
+        assert following.offset_ms <= current.offset_ms + current.length_ms  # no gap
+
+
+def test_stitch_drops_the_overlap_duplicate_and_shifts_times() -> None:
+    first = PartPlan(index=0, offset_ms=0, length_ms=60_000)
+    second = PartPlan(index=1, offset_ms=50_000, length_ms=30_000)
+    # "shared" is heard by both parts: at 52-54 s absolute.
+    part0 = [Utterance(start_ms=1000, end_ms=2000, channel=0, text="start"),
+             Utterance(start_ms=52_000, end_ms=54_000, channel=0, text="shared"),
+             Utterance(start_ms=57_000, end_ms=59_500, channel=0, text="late")]
+    part1 = [Utterance(start_ms=2000, end_ms=4000, channel=0, text="shared"),
+             Utterance(start_ms=7000, end_ms=9500, channel=0, text="late"),
+             Utterance(start_ms=20_000, end_ms=21_000, channel=0, text="end")]
+    result = stitch([(second, part1), (first, part0)])
+    assert [u.text for u in result] == ["start", "shared", "late", "end"]
+    assert result[-1].start_ms == 70_000

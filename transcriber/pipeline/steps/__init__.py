@@ -1,0 +1,35 @@
+"""The step table: one step per claimable stage, keyed by the names in `stages.STAGES`."""
+
+from __future__ import annotations
+
+from transcriber.pipeline.step import Step
+from transcriber.pipeline.steps.finish import FinishStep
+from transcriber.pipeline.steps.normalize import NormalizeStep
+from transcriber.pipeline.steps.poll import PollStep
+from transcriber.pipeline.steps.submit import SubmitStep
+from transcriber.ports import ObjectStore, Transcoder
+from transcriber.providers.recognizer import PartCutter, Recognizer
+from transcriber.stages import step_names
+
+
+def build_step_table(
+    *,
+    transcoder: Transcoder,
+    cutter: PartCutter,
+    recognizer: Recognizer,
+    store: ObjectStore | None,
+) -> dict[str, Step]:
+    steps: list[Step] = [
+        NormalizeStep(transcoder),
+        SubmitStep(recognizer, store=store, cutter=cutter),
+        PollStep(recognizer, store=store, cutter=cutter),
+        FinishStep(),
+    ]
+    table = {step.name: step for step in steps}
+    missing = set(step_names()) ^ set(table)
+    if missing:
+        raise RuntimeError(f"step table does not match the stage descriptor: {sorted(missing)}")
+    return table
+
+
+__all__ = ["FinishStep", "NormalizeStep", "PollStep", "SubmitStep", "build_step_table"]

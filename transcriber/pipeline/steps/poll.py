@@ -1,0 +1,143 @@
+"""`submitted → transcribed`: wait for every part, then build the transcript.
+
+While any part's operation runs the step defers with the fixed delays (the
+first check `poll_first_delay_seconds` after the start, then every
+`poll_delay_seconds`), spending no attempts (P12). A finished part's raw
+answer is saved as a file of the record at once, so no answer is fetched
+(or paid for) twice. When all parts are in, they are parsed, stitched on one
+timeline and written as the version-1 structure and the transcript text.
+A record resumed after a `stuck` halt polls the same operations (P11).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+
+import structlog
+
+from transcriber.clock import parse_time
+from transcriber.db.commands.recognition import Recognition
+from transcriber.errors import PermanentFailure
+from transcriber.pipeline.effects import SaveTranscript
+from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
+from transcriber.pipeline.steps._common import file_name_of, load_recognitions, load_record
+from transcriber.pipeline.steps.submit import save_payload, submit_part
+from transcriber.ports import ObjectStore, Utterance
+from transcriber.providers.recognizer import OperationFailed, PartCutter, PollLater, Recognizer
+from transcriber.providers.speechkit import parse_results
+from transcriber.providers.structure import PartPlan, stitch
+from transcriber.providers.whisper import parse_local_payload
+from transcriber.transcripts import dump_structure, plain_text
+
+log = structlog.get_logger(__name__)
+
+Parser = Callable[[bytes], list[Utterance]]
+# The answer's format follows the provider that made it, whatever is configured now.
+PARSERS: Mapping[str, Parser] = {
+    "local": parse_local_payload,
+    "fake": parse_local_payload,
+    "speechkit": parse_results,
+}
+
+
+def plans_of(rows: Sequence[Recognition], *, duration_ms: int, overlap_ms: int) -> list[PartPlan]:
+    """Pure: the parts' spans, rebuilt from the stored offsets."""
+    ordered = sorted(rows, key=lambda r: r.part_index)
+    plans = []
+    for position, row in enumerate(ordered):
+        if position + 1 < len(ordered):
+            length = ordered[position + 1].offset_ms - row.offset_ms + overlap_ms
+        else:
+            length = max(duration_ms - row.offset_ms, 0)
+        plans.append(PartPlan(index=row.part_index, offset_ms=row.offset_ms, length_ms=length))
+    return plans
+
+
+def first_check_wait(started_at: str | None, *, now_seconds: float,
+                     first_delay_seconds: float) -> float:
+    """Pure: seconds until a just-started operation is worth its first status check."""
+    if started_at is None:
+        return 0.0
+    elapsed = now_seconds - parse_time(started_at).timestamp()
+    return max(first_delay_seconds - elapsed, 0.0)
+
+
+class PollStep:
+    name = "poll"
+
+    def __init__(self, recognizer: Recognizer, *, store: ObjectStore | None,
+                 cutter: PartCutter) -> None:
+        self._recognizer = recognizer
+        self._store = store
+        self._cutter = cutter
+
+    def time_limit_seconds(self, job: Job) -> float | None:
+        return None
+
+    async def run(self, job: Job) -> Outcome:
+        record = await load_record(job)
+        rows = await load_recognitions(job)
+        if not rows:
+            raise PermanentFailure("no recognition was submitted for this record")
+        pipeline = job.settings.pipeline
+        overlap_ms = job.settings.speechkit.part_overlap_seconds * 1000
+        plans = {p.index: p for p in plans_of(rows, duration_ms=record.duration_ms,
+                                               overlap_ms=overlap_ms)}
+        waits: list[float] = []
+        for row in rows:
+            if row.payload_file is not None:
+                continue
+            if row.external_id is None:
+                raise PermanentFailure("a recognition part has no operation id")
+            wait = first_check_wait(row.started_at, now_seconds=job.clock.now().timestamp(),
+                                    first_delay_seconds=pipeline.poll_first_delay_seconds)
+            if wait > 0:
+                waits.append(wait)
+                continue
+            if row.provider != self._recognizer.provider:
+                raise PermanentFailure(
+                    f"part started with {row.provider}, but {self._recognizer.provider} "
+                    "is configured")
+            try:
+                payload = await self._recognizer.fetch(row.external_id)
+            except PollLater as exc:
+                return Deferred(delay_seconds=exc.wait_seconds)
+            except OperationFailed as exc:
+                log.warning("recognition_restarted", record_id=job.record_id,
+                            part=row.part_index, reason=exc.reason)
+                await submit_part(job, plans[row.part_index], recognizer=self._recognizer,
+                                  store=self._store, cutter=self._cutter,
+                                  normalized=record.normalized_file_name or "",
+                                  whole=len(rows) == 1, again=True)
+                waits.append(pipeline.poll_first_delay_seconds)
+                continue
+            if payload is None:
+                waits.append(pipeline.poll_delay_seconds)
+                continue
+            await save_payload(job, row, payload, ext=self._recognizer.payload_ext)
+        if waits:
+            return Deferred(delay_seconds=min(waits))
+        return await self._transcribed(job, plans)
+
+    async def _transcribed(self, job: Job, plans: Mapping[int, PartPlan]) -> Outcome:
+        rows = await load_recognitions(job)  # re-read: payload files were just saved
+        parts: list[tuple[PartPlan, list[Utterance]]] = []
+        for row in rows:
+            if row.payload_file is None:
+                raise PermanentFailure("a finished part lost its saved answer")
+            parser = PARSERS.get(row.provider)
+            if parser is None:
+                raise PermanentFailure(f"no parser for provider {row.provider}")
+            name = await file_name_of(job, row.payload_file)
+            path = job.files.path_of(job.record_id, name)
+            try:
+                payload = await asyncio.to_thread(path.read_bytes)
+            except FileNotFoundError:
+                raise PermanentFailure("a saved recognition answer is missing") from None
+            parts.append((plans[row.part_index], parser(payload)))
+        utterances = stitch(parts)
+        log.info("recognition_finished", record_id=job.record_id, parts=len(parts),
+                 utterances=len(utterances))
+        return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
+                                                structure_json=dump_structure(utterances)),))

@@ -1,0 +1,155 @@
+"""`normalized → submitted`: start a recognition per part, paying at most once (P13).
+
+For each part (one, or overlapping parts of a record longer than the
+provider's limit) the `recognitions` row is written *before* the paid call.
+A retried step finds the row: with an external id it submits nothing; for a
+remote provider it uploads only when HEAD does not find the object. A
+provider that finishes within the call (local Whisper) has its answer saved
+here as a file, exactly as `poll` saves a fetched one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import structlog
+
+from transcriber.db.commands.recognition import (
+    PayloadAlreadySaved,
+    Recognition,
+    RegisterRecognition,
+    SavePayload,
+    SetExternalId,
+)
+from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.pipeline.effects import SetColumns
+from transcriber.pipeline.step import Advanced, Job, Outcome
+from transcriber.pipeline.steps._common import load_record
+from transcriber.ports import ObjectStore
+from transcriber.providers.object_store import object_key
+from transcriber.providers.recognizer import AudioPart, PartCutter, Recognizer
+from transcriber.providers.structure import PartPlan, plan_parts
+
+log = structlog.get_logger(__name__)
+
+# The longest record the service accepts (DESIGN §1); bounds a run whose duration is unknown.
+LONGEST_RECORD_MS = 6 * 3600 * 1000
+
+
+class SubmitStep:
+    name = "submit"
+
+    def __init__(self, recognizer: Recognizer, *, store: ObjectStore | None,
+                 cutter: PartCutter) -> None:
+        if recognizer.needs_object_store and store is None:
+            raise PermanentFailure(f"the {recognizer.provider} recognizer needs object storage")
+        self._recognizer = recognizer
+        self._store = store
+        self._cutter = cutter
+
+    def time_limit_seconds(self, job: Job) -> float | None:
+        # The actor asks before the record is read: bound by the longest record here,
+        # and by the actual duration inside `run` (a local recognition scales with it).
+        return self._recognizer.time_limit_seconds(LONGEST_RECORD_MS)
+
+    async def run(self, job: Job) -> Outcome:
+        record = await load_record(job)
+        if not record.normalized_file_name:
+            raise PermanentFailure("the record has no normalized copy")
+        overlap_ms = job.settings.speechkit.part_overlap_seconds * 1000
+        plans = plan_parts(record.duration_ms, max_part_ms=self._recognizer.max_part_ms,
+                           overlap_ms=overlap_ms)
+        first: Recognition | None = None
+        for plan in plans:
+            row = await submit_part(job, plan, recognizer=self._recognizer, store=self._store,
+                                    cutter=self._cutter, normalized=record.normalized_file_name,
+                                    whole=len(plans) == 1)
+            first = first or row
+        assert first is not None
+        return Advanced(effects=(SetColumns(values={"recognition_id": first.id}),))
+
+
+async def submit_part(
+    job: Job,
+    plan: PartPlan,
+    *,
+    recognizer: Recognizer,
+    store: ObjectStore | None,
+    cutter: PartCutter,
+    normalized: str,
+    whole: bool,
+    again: bool = False,
+) -> Recognition:
+    """Register, make readable, start; `again` restarts a part whose operation failed."""
+    key = object_key(job.settings.s3.prefix, job.record_id, plan.index)
+    uri = store.uri(key) if store is not None and recognizer.needs_object_store else None
+    row = await job.writer.ask(RegisterRecognition(
+        record_id=job.record_id, token=job.token, part_index=plan.index,
+        offset_ms=plan.offset_ms, provider=recognizer.provider, model=recognizer.model,
+        source_uri=uri,
+    ))
+    if not again and (row.external_id is not None or row.payload_file is not None):
+        log.info("submit_skipped", record_id=job.record_id, part=plan.index,
+                 reason="already_submitted")
+        return row
+    source = job.files.path_of(job.record_id, normalized)
+    part_file = None
+    try:
+        if not whole:
+            _, part_file = job.files.temp_path(job.record_id, ".ogg")
+        audio_path = part_file or source
+        if store is not None and uri is not None:
+            if not await store.exists(key):
+                if part_file is not None:
+                    await cutter.cut(source, part_file, start_ms=plan.offset_ms,
+                                     length_ms=plan.length_ms)
+                await store.upload(key, audio_path)
+            audio = AudioPart(path=None, uri=uri, duration_ms=plan.length_ms)
+        else:
+            if part_file is not None:
+                await cutter.cut(source, part_file, start_ms=plan.offset_ms,
+                                 length_ms=plan.length_ms)
+            audio = AudioPart(path=audio_path, uri=None, duration_ms=plan.length_ms)
+        limit = recognizer.time_limit_seconds(plan.length_ms)
+        try:
+            async with asyncio.timeout(limit):
+                submitted = await recognizer.submit(audio)
+        except TimeoutError:
+            raise TransientFailure(
+                f"recognition ran past its limit of {int(limit or 0)} s") from None
+    finally:
+        if part_file is not None:
+            part_file.unlink(missing_ok=True)
+    if submitted.payload is not None:
+        await save_payload(job, row, submitted.payload, ext=recognizer.payload_ext)
+    await job.writer.ask(SetExternalId(
+        recognition_id=row.id, record_id=job.record_id, token=job.token,
+        external_id=submitted.external_id, replace=again,
+    ))
+    log.info("recognition_submitted", record_id=job.record_id, part=plan.index,
+             provider=recognizer.provider)
+    return row
+
+
+async def save_payload(job: Job, row: Recognition, payload: bytes, *, ext: str) -> None:
+    """The raw provider answer as a file of the record (never a column), then its rows."""
+    file_id, temp = job.files.temp_path(job.record_id, ext)
+    try:
+        await asyncio.to_thread(temp.write_bytes, payload)
+        placed = await job.files.finalize(job.record_id, file_id, temp)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    try:
+        await job.writer.ask(SavePayload(
+            recognition_id=row.id, record_id=job.record_id, token=job.token,
+            file_id=placed.file_id, file_name=placed.file_name, size_bytes=placed.size_bytes,
+            format=placed.format,
+        ))
+    except PayloadAlreadySaved:
+        job.files.discard(placed)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            job.files.discard(placed)
+        raise

