@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 from aiohttp import web
 
 from transcriber import keys
 from transcriber.clock import Clock, SystemClock
+from transcriber.pipeline.engine import pipeline_ctx
+from transcriber.pipeline.step import Step
+from transcriber.ports import Notifier
 from transcriber.runtime import storage_ctx
 from transcriber.settings import Settings
+from transcriber.testing.steps import fake_steps_from_spec
 from transcriber.web import ops
 
 
@@ -19,13 +23,29 @@ async def _fatal_ctx(app: web.Application) -> AsyncIterator[None]:
     yield
 
 
-def build_app(settings: Settings, *, clock: Clock | None = None) -> web.Application:
+def build_app(
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    steps: Mapping[str, Step] | None = None,
+    notifier: Notifier | None = None,
+) -> web.Application:
     app = web.Application(client_max_size=settings.server.upload_max_bytes)
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock or SystemClock()
+    if steps is None and settings.pipeline.fake_steps:
+        # A hidden test mode: fake steps, so a real process runs without ffmpeg.
+        steps = fake_steps_from_spec(settings.pipeline.fake_steps)
+    if steps is not None:
+        app[keys.STEPS] = steps
+    if notifier is not None:
+        app[keys.NOTIFIER] = notifier
     # Startup runs in this order and cleanup in reverse: the writer, started
     # first, is the last to close and drains its mailbox when it does.
     app.cleanup_ctx.append(_fatal_ctx)
     app.cleanup_ctx.append(storage_ctx)
+    # The step actors start after storage (and after any context that sets
+    # the step table) and stop before the writer drains and closes.
+    app.cleanup_ctx.append(pipeline_ctx)
     ops.add_routes(app)
     return app

@@ -17,6 +17,7 @@ from transcriber.app import build_app
 from transcriber.db.migrate import migrate
 from transcriber.errors import ConfigError, MigrationError
 from transcriber.observability import configure_logging
+from transcriber.pipeline.resume import resume_command
 from transcriber.settings import Settings, load_settings
 from transcriber.status import print_status
 
@@ -34,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("serve", help="migrate, then serve HTTP and run the pipeline")
     sub.add_parser("migrate", help="apply pending migrations and exit")
     sub.add_parser("status", help="records by stage and halt reason")
+    resume = sub.add_parser("resume", help="resume a halted record (event origin human)")
+    resume.add_argument("record_id", help="the record's id")
     return parser
 
 
@@ -55,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(print_status(settings))
         if args.command == "serve":
             return asyncio.run(serve(settings))
+        if args.command == "resume":
+            return asyncio.run(resume_command(settings, args.record_id))
     except MigrationError as exc:
         log.critical("migration_failed", error=str(exc))
         return EXIT_FATAL

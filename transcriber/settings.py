@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from transcriber.errors import ConfigError
+from transcriber.stages import claimable_stages, step_names
 
 ENV_PREFIX = "TRANSCRIBER_"
 CONFIG_ENV = "TRANSCRIBER_CONFIG"
@@ -84,6 +85,11 @@ class PipelineSettings:
     own_work_limit_minutes: float = 60.0
     foreign_work_limit_minutes: float = 1440.0
     step_time_limit_minutes: float = 60.0
+    # Per-stage lease overrides, e.g. {"submitted": "30"} (seconds); others use lease_seconds.
+    stage_lease_seconds: Mapping[str, str] = field(default_factory=dict)
+    # Tests and load runs only: "normalize=5,poll=0.5" runs fake steps (seconds per run)
+    # instead of the real ones; empty runs the real steps.
+    fake_steps: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,6 +100,8 @@ class RecognizerSettings:
     beam_size: int = 5
     concurrency: int = 1
     cpu_threads: int = 0
+    # A local recognition may run this many seconds per second of audio (plus 2 min).
+    time_limit_factor: float = 0.5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -325,6 +333,7 @@ def _validate(settings: Settings) -> None:
     for key, ok, problem in checks:
         if not ok:
             raise ConfigError(key, problem)
+    _validate_pipeline(settings.pipeline)
     for telegram_id in settings.telegram.allowed:
         if not telegram_id.lstrip("-").isdigit():
             raise ConfigError("telegram.allowed", f"key {telegram_id!r} is not a Telegram user id")
@@ -333,6 +342,26 @@ def _validate(settings: Settings) -> None:
             "server.anonymous_user",
             "must be empty when server.host is not a loopback address",
         )
+
+
+def _validate_pipeline(pipeline: PipelineSettings) -> None:
+    claimable = {stage.value for stage in claimable_stages()}
+    for stage, seconds in pipeline.stage_lease_seconds.items():
+        if stage not in claimable:
+            raise ConfigError("pipeline.stage_lease_seconds", f"{stage!r} is not a claimable stage")
+        if not seconds.isdigit() or int(seconds) < 3:
+            raise ConfigError("pipeline.stage_lease_seconds",
+                              f"lease of {stage} must be an integer of at least 3 seconds")
+    for item in filter(None, (part.strip() for part in pipeline.fake_steps.split(","))):
+        name, sep, seconds = item.partition("=")
+        try:
+            valid = bool(sep) and float(seconds) >= 0
+        except ValueError:
+            valid = False
+        if not valid:
+            raise ConfigError("pipeline.fake_steps", f"{item!r} is not step=seconds")
+        if name.strip() not in step_names():
+            raise ConfigError("pipeline.fake_steps", f"{name.strip()!r} is not a step")
 
 
 def _is_loopback(host: str) -> bool:

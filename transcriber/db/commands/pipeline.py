@@ -1,0 +1,265 @@
+"""Writer commands of the pipeline: claim, heartbeat, outcomes, halt, resume.
+
+Every write by a claim holder is one statement conditional on its
+acquisition token (P3); a token that no longer matches writes nothing and the
+answer says `STALE`. Only `Resume` (a person) writes without a token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import ClassVar, Literal
+
+from transcriber.db import queries as q
+from transcriber.db.writer import Command, WriteContext
+from transcriber.errors import Conflict, NotFound
+from transcriber.ids import new_id
+from transcriber.pipeline.step import Effect
+from transcriber.policy import NoWork
+from transcriber.stages import HaltReason, Stage, spec_of, stage_of_step
+
+Origin = Literal["pipeline", "human"]
+EventOutcome = Literal["done", "failed", "halted", "resumed"]
+
+
+class Written(StrEnum):
+    """Whether a holder's write landed."""
+
+    APPLIED = "applied"
+    STALE = "stale"  # the token no longer matches: nothing was written
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Claimed:
+    """A claim's answer: the record id and this claim's token, plus the queue
+    bookkeeping the claimer needs to decide (never the record's content)."""
+
+    record_id: str
+    token: str
+    stage: Stage
+    attempts: int
+    state_entered_at: str
+    lease_taken_over: bool
+    lease_expires_at: str
+
+
+async def insert_event(
+    ctx: WriteContext,
+    *,
+    record_id: str,
+    origin: Origin,
+    step: str,
+    outcome: EventOutcome,
+    outcome_text: str | None = None,
+    duration_ms: int | None = None,
+) -> None:
+    """One journal row (P15): stage change, halt or resume; never content."""
+    await ctx.conn.execute(
+        q.pipeline.INSERT_EVENT,
+        {"id": new_id(), "record_id": record_id, "origin": origin, "step": step,
+         "outcome": outcome, "outcome_text": outcome_text, "duration_ms": duration_ms,
+         "now": ctx.now()},
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Claim(Command["Claimed | NoWork"]):
+    """Take the oldest eligible record (P2): one `UPDATE … RETURNING`.
+
+    `leases` gives the lease of every claimable stage in seconds; the query
+    picks the one of the record's own stage.
+    """
+
+    name: ClassVar[str] = "claim"
+    leases: Mapping[Stage, float]
+
+    async def execute(self, ctx: WriteContext) -> Claimed | NoWork:
+        token = new_id()
+        params: dict[str, object] = {"token": token, "now": ctx.now()}
+        for stage in q.pipeline.CLAIMABLE_STAGES:
+            seconds = self.leases[Stage(stage)]
+            params[q.pipeline.lease_param(stage)] = ctx.now(plus_seconds=seconds)
+        async with ctx.conn.execute(q.pipeline.CLAIM, params) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            return NoWork()
+        record_id: str = row["id"]
+        async with ctx.conn.execute(
+            q.pipeline.SELECT_CLAIMED, {"id": record_id, "token": row["acquisition_id"]}
+        ) as cursor:
+            state = await cursor.fetchone()
+        assert state is not None, "the claimed row vanished inside its own command"
+        return Claimed(
+            record_id=record_id,
+            token=row["acquisition_id"],
+            stage=Stage(state["state"]),
+            attempts=state["attempts"],
+            state_entered_at=state["state_entered_at"],
+            lease_taken_over=bool(state["lease_taken_over"]),
+            lease_expires_at=state["acquire_expires_at"],
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenewLease(Command[Written]):
+    """The heartbeat of a running step: push the lease forward (P4)."""
+
+    name: ClassVar[str] = "renew_lease"
+    record_id: str
+    token: str
+    lease_seconds: float
+
+    async def execute(self, ctx: WriteContext) -> Written:
+        cursor = await ctx.conn.execute(
+            q.pipeline.RENEW_LEASE,
+            {"id": self.record_id, "token": self.token,
+             "until": ctx.now(plus_seconds=self.lease_seconds)},
+        )
+        return Written.APPLIED if cursor.rowcount == 1 else Written.STALE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Advance(Command[Written]):
+    """The step succeeded: next stage, journal row, then the step's effects,
+    all in this command's savepoint (an effect that raises undoes it all)."""
+
+    name: ClassVar[str] = "advance"
+    record_id: str
+    token: str
+    step: str
+    effects: tuple[Effect, ...] = ()
+    duration_ms: int | None = None
+
+    async def execute(self, ctx: WriteContext) -> Written:
+        spec = spec_of(stage_of_step(self.step))
+        assert spec.next_stage is not None, "a step always has a next stage"
+        cursor = await ctx.conn.execute(
+            q.pipeline.ADVANCE,
+            {"id": self.record_id, "token": self.token, "stage": spec.stage.value,
+             "next_stage": spec.next_stage.value, "now": ctx.now()},
+        )
+        if cursor.rowcount != 1:
+            return Written.STALE
+        await insert_event(ctx, record_id=self.record_id, origin="pipeline", step=self.step,
+                           outcome="done", duration_ms=self.duration_ms)
+        for effect in self.effects:
+            await effect.apply(ctx, record_id=self.record_id, step=self.step)
+        return Written.APPLIED
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Defer(Command[Written]):
+    """Wait for a foreign operation (P12): delay, release, attempts back to 0;
+    stage, `state_entered_at` and the journal stay untouched."""
+
+    name: ClassVar[str] = "defer"
+    record_id: str
+    token: str
+    delay_seconds: float
+
+    async def execute(self, ctx: WriteContext) -> Written:
+        cursor = await ctx.conn.execute(
+            q.pipeline.DEFER,
+            {"id": self.record_id, "token": self.token,
+             "until": ctx.now(plus_seconds=self.delay_seconds)},
+        )
+        return Written.APPLIED if cursor.rowcount == 1 else Written.STALE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fail(Command[Written]):
+    """A transient failure (P5): backoff delay, release; the attempts stay."""
+
+    name: ClassVar[str] = "fail"
+    record_id: str
+    token: str
+    delay_seconds: float
+    error_text: str
+
+    async def execute(self, ctx: WriteContext) -> Written:
+        cursor = await ctx.conn.execute(
+            q.pipeline.FAIL,
+            {"id": self.record_id, "token": self.token, "error_text": self.error_text,
+             "until": ctx.now(plus_seconds=self.delay_seconds)},
+        )
+        return Written.APPLIED if cursor.rowcount == 1 else Written.STALE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Halt(Command[Written]):
+    """Set the halt flag (P9), written by the claim holder, with a journal row."""
+
+    name: ClassVar[str] = "halt"
+    record_id: str
+    token: str
+    reason: HaltReason
+    error_text: str
+    duration_ms: int | None = None
+
+    async def execute(self, ctx: WriteContext) -> Written:
+        async with ctx.conn.execute(
+            q.pipeline.HALT,
+            {"id": self.record_id, "token": self.token, "reason": self.reason.value,
+             "error_text": self.error_text, "now": ctx.now()},
+        ) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            return Written.STALE
+        step = spec_of(row["state"]).step or row["state"]
+        await insert_event(ctx, record_id=self.record_id, origin="pipeline", step=step,
+                           outcome="halted", outcome_text=self.reason.value,
+                           duration_ms=self.duration_ms)
+        return Written.APPLIED
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReleaseOnShutdown(Command[Written]):
+    """The service stops under a running step (P16): give the attempt back and
+    release the claim, without a verdict."""
+
+    name: ClassVar[str] = "release_on_shutdown"
+    record_id: str
+    token: str
+
+    async def execute(self, ctx: WriteContext) -> Written:
+        cursor = await ctx.conn.execute(
+            q.pipeline.RELEASE_ON_SHUTDOWN, {"id": self.record_id, "token": self.token}
+        )
+        return Written.APPLIED if cursor.rowcount == 1 else Written.STALE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resumed:
+    record_id: str
+    stage: Stage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resume(Command[Resumed]):
+    """A person resumes a halted record (P9): clear the flag, reset attempts,
+    delay and `state_entered_at`; any claim is released, so a step still
+    running under an old token writes nothing (P3). Journal origin `human`.
+
+    Raises `NotFound` (no such record, or `owner_id` given and not the
+    owner's) or `Conflict` (the record is not halted).
+    """
+
+    name: ClassVar[str] = "resume"
+    record_id: str
+    owner_id: str | None = None
+
+    async def execute(self, ctx: WriteContext) -> Resumed:
+        async with ctx.conn.execute(
+            q.pipeline.SELECT_FOR_RESUME, {"id": self.record_id}
+        ) as cursor:
+            row = await cursor.fetchone()
+        if row is None or (self.owner_id is not None and row["owner_id"] != self.owner_id):
+            raise NotFound(f"record {self.record_id} not found")
+        if row["halted_at"] is None:
+            raise Conflict(f"record {self.record_id} is not halted")
+        await ctx.conn.execute(q.pipeline.RESUME, {"id": self.record_id, "now": ctx.now()})
+        await insert_event(ctx, record_id=self.record_id, origin="human", step="resume",
+                           outcome="resumed")
+        return Resumed(record_id=self.record_id, stage=Stage(row["state"]))

@@ -1,0 +1,337 @@
+"""The step actor: claim → decide → run the stage's step → post the outcome.
+
+N identical actors run side by side (P14); none is bound to a stage. The
+actor does I/O only; every decision comes from `transcriber.policy`. While a
+step runs the actor renews its lease every lease/3 (P4), cancels the step
+when the lease is lost (its result would be discarded anyway) or when it runs
+past its time limit (a transient failure). A step cancelled because the
+service stops gives its attempt back through a write that survives the
+cancellation (P16).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import structlog
+
+from transcriber import policy
+from transcriber.clock import Clock, parse_time
+from transcriber.db.commands.pipeline import (
+    Advance,
+    Claim,
+    Claimed,
+    Defer,
+    Fail,
+    Halt,
+    ReleaseOnShutdown,
+    RenewLease,
+    Written,
+)
+from transcriber.db.readers import ReaderPool
+from transcriber.db.writer import Writer
+from transcriber.files import RecordFiles
+from transcriber.observability import (
+    CLAIM_SECONDS,
+    LEASE_EXPIRIES,
+    STEP_SECONDS,
+    WORKER_RUNS,
+)
+from transcriber.pipeline.notify import AfterCommit, Delivery
+from transcriber.pipeline.step import Advanced, Deferred, Job, Step
+from transcriber.settings import Settings
+from transcriber.stages import HaltReason, Stage
+
+log = structlog.get_logger(__name__)
+
+RunOutcome = Literal["empty", "success", "failure", "deferred", "halted", "stale", "lease_lost"]
+ClaimSource = Callable[[], Awaitable["Claimed | policy.NoWork"]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunReport:
+    """What one run of the actor did (for the loop and for tests)."""
+
+    outcome: RunOutcome
+    record_id: str | None = None
+    stage: Stage | None = None
+    step: str | None = None
+
+
+EMPTY = RunReport(outcome="empty")
+
+
+class LeaseLost(Exception):
+    """The heartbeat found the token gone: someone else holds the record now."""
+
+
+class StepActor:
+    def __init__(
+        self,
+        *,
+        name: str,
+        settings: Settings,
+        clock: Clock,
+        writer: Writer,
+        readers: ReaderPool,
+        files: RecordFiles,
+        steps: Mapping[str, Step],
+        delivery: Delivery,
+        rng: policy.Random = random.random,
+        claim: ClaimSource | None = None,
+        extras: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self._settings = settings
+        self._pipeline = settings.pipeline
+        self._clock = clock
+        self._writer = writer
+        self._readers = readers
+        self._files = files
+        self._steps = steps
+        self._delivery = delivery
+        self._rng = rng
+        self._claim_source = claim or self._claim
+        self._extras = extras or {}
+        self.empty_runs = 0
+        self.runs = 0
+
+    # -- the loop ---------------------------------------------------------------
+
+    async def run_forever(self, stopping: asyncio.Event) -> None:
+        """Run until `stopping` is set; an empty run sleeps on the clock (P1)."""
+        while not stopping.is_set():
+            try:
+                report = await self.run_once()
+            except Exception as exc:
+                # A bug or a dead writer; the actor itself must not die of it.
+                log.error("step_actor_error", actor=self.name, error=type(exc).__name__)
+                report = EMPTY
+            if report.outcome == "empty" and not stopping.is_set():
+                await self._idle(stopping)
+
+    async def _idle(self, stopping: asyncio.Event) -> None:
+        sleeper = asyncio.ensure_future(self._clock.sleep(self._pipeline.idle_sleep_seconds))
+        stop = asyncio.ensure_future(stopping.wait())
+        try:
+            await asyncio.wait({sleeper, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            stop.cancel()
+
+    # -- one run ------------------------------------------------------------------
+
+    async def run_once(self) -> RunReport:
+        claimed = await self._claim_guarded()
+        if claimed is None:
+            self.empty_runs += 1
+            return EMPTY
+        self.runs += 1
+        if claimed.lease_taken_over:
+            LEASE_EXPIRIES.inc()
+            log.warning("lease_taken_over", record_id=claimed.record_id,
+                        stage=claimed.stage.value, attempts=claimed.attempts)
+        verdict = policy.check_claim(
+            stage=claimed.stage,
+            attempts=claimed.attempts,
+            state_entered_at=parse_time(claimed.state_entered_at),
+            now=self._clock.now(),
+            settings=self._pipeline,
+        )
+        if isinstance(verdict, policy.HaltRecord):
+            return await self._halt(claimed, verdict.reason, verdict.error_text, step=None,
+                                    duration_ms=None)
+        return await self._run_step(claimed, self._steps[verdict.step])
+
+    async def _claim(self) -> Claimed | policy.NoWork:
+        return await self._writer.ask(Claim(leases=policy.lease_table(self._pipeline)))
+
+    async def _claim_guarded(self) -> Claimed | None:
+        """Claim; `None` is an empty run. A claim answered after the service
+        began to stop is released at once, so the record is not hidden."""
+        started = time.perf_counter()
+        pending = asyncio.ensure_future(self._claim_source())
+        try:
+            answer = await asyncio.shield(pending)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                late = await pending
+                if isinstance(late, Claimed):
+                    await self._writer.ask(
+                        ReleaseOnShutdown(record_id=late.record_id, token=late.token))
+            raise
+        except Exception as exc:
+            if policy.is_no_work(exc):
+                return None
+            raise
+        if policy.is_no_work(answer):
+            return None
+        CLAIM_SECONDS.observe(time.perf_counter() - started)
+        assert isinstance(answer, Claimed)
+        log.debug("claim_step", actor=self.name, record_id=answer.record_id,
+                  stage=answer.stage.value, attempts=answer.attempts)
+        return answer
+
+    async def _run_step(self, claimed: Claimed, step: Step) -> RunReport:
+        job = Job(
+            record_id=claimed.record_id, token=claimed.token, stage=claimed.stage,
+            attempts=claimed.attempts, settings=self._settings, clock=self._clock,
+            writer=self._writer, readers=self._readers, files=self._files, extras=self._extras,
+        )
+        started = self._clock.monotonic()
+        try:
+            result = await self._supervise(job, step)
+        except asyncio.CancelledError:
+            await self._release_on_shutdown(claimed)
+            raise
+        seconds = self._clock.monotonic() - started
+        STEP_SECONDS.labels(claimed.stage.value).observe(seconds)
+        duration_ms = int(seconds * 1000)
+        if isinstance(result, LeaseLost):
+            log.warning("lease_lost", record_id=claimed.record_id, stage=claimed.stage.value,
+                        step=step.name)
+            return self._report("lease_lost", claimed, step.name)
+        decision = policy.decide(result, attempts=claimed.attempts, settings=self._pipeline,
+                                 rng=self._rng)
+        return await self._apply(claimed, step.name, decision, duration_ms)
+
+    async def _supervise(self, job: Job, step: Step) -> Advanced | Deferred | BaseException:
+        """Run the step with its heartbeat and time limit; return its outcome or
+        its failure (never raise, except the actor's own cancellation)."""
+        limit = policy.step_time_limit(step.time_limit_seconds(job), self._pipeline)
+        lease = policy.lease_seconds(job.stage, self._pipeline)
+        interval = policy.renew_interval(lease)
+        task = asyncio.create_task(step.run(job), name=f"{self.name}:{step.name}:{job.record_id}")
+        started = self._clock.monotonic()
+        try:
+            while not task.done():
+                elapsed = self._clock.monotonic() - started
+                if elapsed >= limit:
+                    await _cancel(task)
+                    return policy.StepTimedOut(limit)
+                timer = asyncio.ensure_future(self._clock.sleep(min(interval, limit - elapsed)))
+                try:
+                    await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    timer.cancel()
+                if task.done() or self._clock.monotonic() - started >= limit:
+                    continue
+                renewed = await self._writer.ask(
+                    RenewLease(record_id=job.record_id, token=job.token, lease_seconds=lease))
+                if renewed is Written.STALE:
+                    await _cancel(task)
+                    return LeaseLost()
+        except asyncio.CancelledError:
+            await _cancel(task)
+            raise
+        if task.cancelled():
+            return policy.StepCancelled()
+        error = task.exception()
+        if error is not None:
+            return error
+        result: object = task.result()
+        if isinstance(result, Advanced | Deferred):
+            return result
+        return TypeError(f"step {step.name} returned {type(result).__name__}")
+
+    async def _apply(
+        self, claimed: Claimed, step: str, decision: policy.Decision, duration_ms: int
+    ) -> RunReport:
+        record_id, token, stage = claimed.record_id, claimed.token, claimed.stage.value
+        if isinstance(decision, policy.AdvanceDecision):
+            try:
+                written = await self._writer.ask(Advance(
+                    record_id=record_id, token=token, step=step, effects=decision.effects,
+                    duration_ms=duration_ms))
+            except Exception as exc:
+                # An effect refused to land: the whole advance rolled back; it is
+                # the step's failure like any other.
+                retry = policy.decide(exc, attempts=claimed.attempts, settings=self._pipeline,
+                                      rng=self._rng)
+                return await self._apply(claimed, step, retry, duration_ms)
+            if written is Written.STALE:
+                return self._stale(claimed, step)
+            WORKER_RUNS.labels(stage, "success").inc()
+            log.debug("step_done", record_id=record_id, stage=stage, step=step,
+                      duration_ms=duration_ms)
+            for effect in decision.effects:
+                if isinstance(effect, AfterCommit):
+                    await effect.after_commit(self._delivery, record_id=record_id)
+            return self._report("success", claimed, step)
+        if isinstance(decision, policy.DeferDecision):
+            written = await self._writer.ask(Defer(
+                record_id=record_id, token=token, delay_seconds=decision.delay_seconds))
+            if written is Written.STALE:
+                return self._stale(claimed, step)
+            WORKER_RUNS.labels(stage, "deferred").inc()
+            log.debug("step_deferred", record_id=record_id, stage=stage,
+                      delay_seconds=decision.delay_seconds)
+            return self._report("deferred", claimed, step)
+        if isinstance(decision, policy.RetryDecision):
+            written = await self._writer.ask(Fail(
+                record_id=record_id, token=token, delay_seconds=decision.delay_seconds,
+                error_text=decision.error_text))
+            if written is Written.STALE:
+                return self._stale(claimed, step)
+            WORKER_RUNS.labels(stage, "failure").inc()
+            log.warning("step_failed", record_id=record_id, stage=stage, step=step,
+                        error=decision.error_class, kind="transient", attempts=claimed.attempts,
+                        retry_in_seconds=round(decision.delay_seconds, 1))
+            return self._report("failure", claimed, step)
+        log.warning("step_failed", record_id=record_id, stage=stage, step=step,
+                    error=decision.error_class, kind="permanent", attempts=claimed.attempts)
+        return await self._halt(claimed, decision.reason, decision.error_text, step=step,
+                                duration_ms=duration_ms)
+
+    async def _halt(
+        self,
+        claimed: Claimed,
+        reason: HaltReason,
+        error_text: str,
+        *,
+        step: str | None,
+        duration_ms: int | None,
+    ) -> RunReport:
+        written = await self._writer.ask(Halt(
+            record_id=claimed.record_id, token=claimed.token, reason=reason,
+            error_text=error_text, duration_ms=duration_ms))
+        if written is Written.STALE:
+            return self._stale(claimed, step)
+        WORKER_RUNS.labels(claimed.stage.value, "halted").inc()
+        log.error("record_halted", record_id=claimed.record_id, stage=claimed.stage.value,
+                  reason=reason.value, attempts=claimed.attempts)
+        # After the halt is stored, exactly once; a failed delivery undoes nothing (P10, P6).
+        await self._delivery.halt_notice(claimed.record_id, reason)
+        return self._report("halted", claimed, step)
+
+    async def _release_on_shutdown(self, claimed: Claimed) -> None:
+        # `Writer.ask` enqueues before it awaits: the release is written even if
+        # this task is cancelled again while waiting for the answer.
+        written = await self._writer.ask(
+            ReleaseOnShutdown(record_id=claimed.record_id, token=claimed.token))
+        log.info("step_released_on_shutdown", record_id=claimed.record_id,
+                 stage=claimed.stage.value, released=written is Written.APPLIED)
+
+    def _stale(self, claimed: Claimed, step: str | None) -> RunReport:
+        log.warning("result_stale", record_id=claimed.record_id, stage=claimed.stage.value,
+                    step=step)
+        return self._report("stale", claimed, step)
+
+    @staticmethod
+    def _report(outcome: RunOutcome, claimed: Claimed, step: str | None) -> RunReport:
+        return RunReport(outcome=outcome, record_id=claimed.record_id, stage=claimed.stage,
+                         step=step)
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    """Cancel a step task and wait until it has really stopped."""
+    task.cancel()
+    await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()  # retrieved: the result is discarded on purpose

@@ -1,0 +1,47 @@
+"""`transcriber resume RECORD_ID`: a person resumes a halted record (P9).
+
+Runs its own short-lived writer on the database; with a server running the
+two writers take turns on SQLite's write lock (busy timeout).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from transcriber.clock import SystemClock
+from transcriber.db.commands.pipeline import Resume
+from transcriber.db.connection import database_path
+from transcriber.db.migrate import migrate
+from transcriber.db.writer import Writer
+from transcriber.errors import Conflict, NotFound
+from transcriber.ids import parse_id
+from transcriber.settings import Settings
+
+EXIT_REFUSED = 1
+
+
+async def resume_command(settings: Settings, raw_id: str) -> int:
+    record_id = parse_id(raw_id)
+    if record_id is None:
+        # A malformed id never reaches SQL; for the person it is simply unknown.
+        print(f"transcriber: record {raw_id!r} not found", file=sys.stderr)
+        return EXIT_REFUSED
+    clock = SystemClock()
+    migrate(settings.storage.data_dir, busy_timeout_ms=settings.storage.busy_timeout_ms,
+            clock=clock)
+    writer = Writer(database_path(settings.storage.data_dir), clock=clock,
+                    busy_timeout_ms=settings.storage.busy_timeout_ms)
+    await writer.start()
+    try:
+        resumed = await writer.ask(Resume(record_id=record_id))
+    except NotFound:
+        print(f"transcriber: record {record_id} not found", file=sys.stderr)
+        return EXIT_REFUSED
+    except Conflict:
+        print(f"transcriber: record {record_id} is not halted; nothing to resume",
+              file=sys.stderr)
+        return EXIT_REFUSED
+    finally:
+        await writer.stop()
+    print(f"resumed {resumed.record_id} at stage {resumed.stage.value}")
+    return 0
