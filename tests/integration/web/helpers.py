@@ -64,12 +64,13 @@ async def upload(
     client: Client,
     content: bytes = b"RIFF....WAVEfmt fake audio bytes",
     name: str = "talk.wav",
-    **headers: str,
+    headers: dict[str, str] | None = None,
 ) -> dict[str, object]:
     """Upload raw bytes; returns the 201 body."""
     response = await client.post(
         "/app/audiorecords", data=content,
-        headers={"X-Filename": name, "Content-Type": "application/octet-stream", **headers},
+        headers={"X-Filename": name, "Content-Type": "application/octet-stream",
+                 **(headers or {})},
     )
     assert response.status == 201, await response.text()
     body = await response.json()

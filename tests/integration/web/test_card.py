@@ -1,0 +1,84 @@
+"""GET /app/audiorecords/{id}: the card with files, transcript, utterances, timeline, polling."""
+
+from __future__ import annotations
+
+from tests.integration.web.conftest import Client
+from tests.integration.web.helpers import SPEECH, advance, halt, transcribe, upload
+from transcriber.ids import new_id
+from transcriber.pipeline.effects import AddFile, SetColumns
+
+
+async def _card(client: Client, record_id: object) -> dict[str, object]:
+    response = await client.get(f"/app/audiorecords/{record_id}")
+    assert response.status == 200, await response.text()
+    body = await response.json()
+    assert isinstance(body, dict)
+    return body
+
+
+async def test_fresh_record_card(client: Client) -> None:
+    record = await upload(client, b"0123456789", name="talk.wav")
+    card = await _card(client, record["id"])
+    assert {k: card[k] for k in record} == record
+    assert card["files"] == {
+        "original": {"size_bytes": 10, "format": "wav", "duration_ms": 1500},
+        "normalized": None,
+    }
+    assert card["transcript"] is None
+    assert card["utterances"] == []
+    assert card["timeline"] == []
+    # 1/8 of 120 requests per 60 s: one poll every 4 s.
+    assert card["poll_after_ms"] == 4000
+
+
+async def test_card_of_a_transcribed_record(client: Client) -> None:
+    record = await upload(client)
+    record_id = str(record["id"])
+    normalized_id = new_id()
+    await advance(client, record_id,
+                  AddFile(file_id=normalized_id, file_name=f"{normalized_id}.ogg",
+                          size_bytes=4, format="ogg", duration_ms=1490),
+                  SetColumns(values={"normalized_file_id": normalized_id}))
+    await advance(client, record_id)
+    await advance(client, record_id)  # poll: no transcript saved in this one
+    card = await _card(client, record_id)
+    assert card["stage"] == "transcribed"
+    assert card["files"]["normalized"] == {  # type: ignore[index]
+        "size_bytes": 4, "format": "ogg", "duration_ms": 1490}
+    assert [(e["step"], e["outcome"], e["origin"]) for e in card["timeline"]] == [  # type: ignore[attr-defined]
+        ("normalize", "done", "pipeline"), ("submit", "done", "pipeline"),
+        ("poll", "done", "pipeline")]
+    assert all(e["duration_ms"] == 7 for e in card["timeline"])  # type: ignore[attr-defined]
+    assert card["poll_after_ms"] == 4000
+
+
+async def test_card_transcript_and_utterances(client: Client) -> None:
+    record = await upload(client)
+    await transcribe(client, str(record["id"]))
+    await advance(client, str(record["id"]))  # finish → done
+    card = await _card(client, record["id"])
+    assert card["stage"] == "done"
+    assert card["transcript"] == "\n".join(u.text.strip() for u in SPEECH)
+    assert card["utterances"] == [
+        {"start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel, "text": u.text}
+        for u in SPEECH
+    ]
+    assert card["poll_after_ms"] is None  # nothing will change by itself
+
+
+async def test_halted_card_shows_the_halt_without_paths(client: Client) -> None:
+    record = await upload(client)
+    await halt(client, str(record["id"]),
+               "ffmpeg failed on /srv/data/records/01x/01y.wav (see https://s3.x/b/k)")
+    card = await _card(client, record["id"])
+    halt_info = card["halt"]
+    assert isinstance(halt_info, dict)
+    assert halt_info["reason"] == "step_failed"
+    assert halt_info["at"] == card["updated_at"] or halt_info["at"]
+    assert "/srv/data" not in halt_info["message"]
+    assert "s3.x" not in halt_info["message"]
+    assert halt_info["message"].startswith("ffmpeg failed on")
+    assert card["stage"] == "uploaded"
+    assert card["poll_after_ms"] is None
+    assert [(e["step"], e["outcome"]) for e in card["timeline"]] == [  # type: ignore[attr-defined]
+        ("normalize", "halted")]

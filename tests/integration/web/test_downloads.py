@@ -1,0 +1,232 @@
+"""File downloads with Range, transcript downloads in four formats, resume."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.integration.web.conftest import Client
+from tests.integration.web.helpers import SPEECH, advance, halt, stored_files, transcribe, upload
+from transcriber import keys
+from transcriber.ids import new_id
+from transcriber.pipeline.effects import AddFile, SetColumns
+from transcriber.ports import Utterance
+
+AUDIO = bytes(range(256)) * 4
+
+
+async def test_original_download_whole_file(client: Client, data_dir: Path) -> None:
+    record = await upload(client, AUDIO, name="%D0%B7%D0%B2%D0%BE%D0%BD%D0%BE%D0%BA 1.mp3")
+    response = await client.get(f"/app/audiorecords/{record['id']}/file")
+    assert response.status == 200
+    assert await response.read() == AUDIO
+    assert response.headers["Content-Type"] == "audio/mpeg"
+    assert response.headers["Accept-Ranges"] == "bytes"
+    disposition = response.headers["Content-Disposition"]
+    assert disposition.startswith('attachment; filename="')
+    assert "filename*=UTF-8''%D0%B7%D0%B2%D0%BE%D0%BD%D0%BE%D0%BA%201.mp3" in disposition
+    (stored,) = stored_files(data_dir)
+    assert stored.name not in str(dict(response.headers))
+
+
+@pytest.mark.parametrize(("range_header", "expected"), [
+    ("bytes=0-3", AUDIO[0:4]),
+    ("bytes=1000-", AUDIO[1000:]),
+    ("bytes=-10", AUDIO[-10:]),
+    ("bytes=1020-5000", AUDIO[1020:]),
+])
+async def test_range_requests(client: Client, range_header: str, expected: bytes) -> None:
+    record = await upload(client, AUDIO)
+    response = await client.get(f"/app/audiorecords/{record['id']}/file",
+                                headers={"Range": range_header})
+    assert response.status == 206
+    assert await response.read() == expected
+    assert response.headers["Content-Range"].endswith(f"/{len(AUDIO)}")
+
+
+@pytest.mark.parametrize("range_header", ["bytes=5000-", "bytes=1024-1030", "bytes=9-2",
+                                          "lines=1-2"])
+async def test_unsatisfiable_range_is_json_416(client: Client, range_header: str) -> None:
+    record = await upload(client, AUDIO)
+    response = await client.get(f"/app/audiorecords/{record['id']}/file",
+                                headers={"Range": range_header})
+    assert response.status == 416
+    assert response.headers["Content-Range"] == f"bytes */{len(AUDIO)}"
+    assert (await response.json())["error"]["code"] == "range_not_satisfiable"
+
+
+async def test_normalized_copy(client: Client) -> None:
+    record = await upload(client, AUDIO, name="talk.wav")
+    record_id = str(record["id"])
+    missing = await client.get(f"/app/audiorecords/{record_id}/file?copy=normalized")
+    assert missing.status == 404
+    assert "normalized" in (await missing.json())["error"]["message"]
+
+    file_id = new_id()
+    folder = client.app[keys.FILES].record_dir(record_id)
+    (folder / f"{file_id}.ogg").write_bytes(b"OggS normalized")
+    await advance(client, record_id,
+                  AddFile(file_id=file_id, file_name=f"{file_id}.ogg", size_bytes=15,
+                          format="ogg"),
+                  SetColumns(values={"normalized_file_id": file_id}))
+    response = await client.get(f"/app/audiorecords/{record_id}/file?copy=normalized")
+    assert response.status == 200
+    assert await response.read() == b"OggS normalized"
+    assert response.headers["Content-Type"] == "audio/ogg"
+    assert 'filename="talk.ogg"' in response.headers["Content-Disposition"]
+
+
+async def test_bad_copy_is_400(client: Client) -> None:
+    record = await upload(client)
+    response = await client.get(f"/app/audiorecords/{record['id']}/file?copy=../x")
+    assert response.status == 400
+
+
+async def test_file_gone_from_disk_is_404_without_the_path(
+    client: Client, data_dir: Path
+) -> None:
+    record = await upload(client)
+    (stored,) = stored_files(data_dir)
+    stored.unlink()
+    response = await client.get(f"/app/audiorecords/{record['id']}/file")
+    assert response.status == 404
+    assert stored.name not in await response.text()
+
+
+# --- transcripts ---------------------------------------------------------------
+
+_SRT_TIME = r"(\d{2}):(\d{2}):(\d{2}),(\d{3})"
+_VTT_TIME = r"(\d{2}):(\d{2}):(\d{2})\.(\d{3})"
+
+
+def _ms(h: str, m: str, s: str, ms: str) -> int:
+    return ((int(h) * 60 + int(m)) * 60 + int(s)) * 1000 + int(ms)
+
+
+def parse_srt(text: str) -> list[tuple[int, int, str]]:
+    """A strict SRT reader: numbered blocks, timing line, text, blank line."""
+    cues = []
+    blocks = [b for b in text.replace("\r\n", "\n").split("\n\n") if b.strip()]
+    for number, block in enumerate(blocks, start=1):
+        lines = block.strip("\n").split("\n")
+        assert lines[0] == str(number), block
+        timing = re.fullmatch(f"{_SRT_TIME} --> {_SRT_TIME}", lines[1])
+        assert timing, lines[1]
+        assert len(lines) > 2
+        assert all(line.strip() for line in lines[2:])
+        g = timing.groups()
+        cues.append((_ms(*g[:4]), _ms(*g[4:]), "\n".join(lines[2:])))
+    return cues
+
+
+def parse_vtt(text: str) -> list[tuple[int, int, str]]:
+    assert text.startswith("WEBVTT\n")
+    cues = []
+    blocks = [b for b in text.split("\n\n") if b.strip()][1:]
+    for block in blocks:
+        lines = block.strip("\n").split("\n")
+        timing = re.fullmatch(f"{_VTT_TIME} --> {_VTT_TIME}", lines[0])
+        assert timing, lines[0]
+        assert all(line.strip() and "-->" not in line for line in lines[1:])
+        g = timing.groups()
+        cues.append((_ms(*g[:4]), _ms(*g[4:]), "\n".join(lines[1:])))
+    return cues
+
+
+def _expected_cues() -> list[tuple[int, int, str]]:
+    return [(u.start_ms, u.end_ms,
+             "\n".join(line.strip() for line in u.text.splitlines() if line.strip())
+             .replace("-->", "->"))
+            for u in SPEECH]
+
+
+async def _transcribed(client: Client) -> str:
+    record = await upload(client, name="Board meeting.m4a")
+    await transcribe(client, str(record["id"]))
+    return str(record["id"])
+
+
+async def test_transcript_srt_parses_back(client: Client) -> None:
+    record_id = await _transcribed(client)
+    response = await client.get(f"/app/audiorecords/{record_id}/transcript?format=srt")
+    assert response.status == 200
+    assert response.headers["Content-Type"].startswith("application/x-subrip")
+    assert 'filename="Board meeting.srt"' in response.headers["Content-Disposition"]
+    assert parse_srt(await response.text()) == _expected_cues()
+
+
+async def test_transcript_vtt_parses_back(client: Client) -> None:
+    record_id = await _transcribed(client)
+    response = await client.get(f"/app/audiorecords/{record_id}/transcript?format=vtt")
+    assert response.headers["Content-Type"].startswith("text/vtt")
+    assert parse_vtt(await response.text()) == _expected_cues()
+
+
+async def test_transcript_txt_is_the_default(client: Client) -> None:
+    record_id = await _transcribed(client)
+    response = await client.get(f"/app/audiorecords/{record_id}/transcript")
+    assert response.headers["Content-Type"].startswith("text/plain")
+    assert 'filename="Board meeting.txt"' in response.headers["Content-Disposition"]
+    assert await response.text() == "\n".join(u.text.strip() for u in SPEECH) + "\n"
+
+
+async def test_transcript_json_is_the_structure(client: Client) -> None:
+    record_id = await _transcribed(client)
+    response = await client.get(f"/app/audiorecords/{record_id}/transcript?format=json")
+    assert response.headers["Content-Type"].startswith("application/json")
+    structure = orjson.loads(await response.read())
+    assert structure["version"] == 1
+    assert [Utterance(**u) for u in structure["utterances"]] == list(SPEECH)
+
+
+async def test_transcript_not_ready_is_409(client: Client) -> None:
+    record = await upload(client)
+    response = await client.get(f"/app/audiorecords/{record['id']}/transcript")
+    assert response.status == 409
+    assert (await response.json())["error"]["code"] == "not_ready"
+
+
+async def test_bad_transcript_format_is_400(client: Client) -> None:
+    record_id = await _transcribed(client)
+    response = await client.get(f"/app/audiorecords/{record_id}/transcript?format=docx")
+    assert response.status == 400
+
+
+# --- resume ----------------------------------------------------------------------
+
+
+async def test_owner_resumes_a_halted_record(client: Client) -> None:
+    record = await upload(client)
+    record_id = str(record["id"])
+    await halt(client, record_id)
+    response = await client.post(f"/app/audiorecords/{record_id}/resume")
+    assert response.status == 200
+    body = await response.json()
+    assert body["halt"] is None
+    assert body["stage"] == "uploaded"
+    card = await (await client.get(f"/app/audiorecords/{record_id}")).json()
+    assert [(e["step"], e["outcome"], e["origin"]) for e in card["timeline"]] == [
+        ("normalize", "halted", "pipeline"), ("resume", "resumed", "human")]
+    assert card["poll_after_ms"] == 4000
+    # The record is claimable again, from the same stage.
+    await advance(client, record_id)
+
+
+async def test_resume_of_a_running_record_is_409(client: Client) -> None:
+    record = await upload(client)
+    response = await client.post(f"/app/audiorecords/{record['id']}/resume")
+    assert response.status == 409
+    assert (await response.json())["error"]["code"] == "not_halted"
+
+
+async def test_resume_of_another_persons_record_is_404(client: Client) -> None:
+    record = await upload(client)
+    await halt(client, str(record["id"]))
+    response = await client.post(f"/app/audiorecords/{record['id']}/resume",
+                                 headers={"Remote-User": "bob"})
+    assert response.status == 404
+    card = await (await client.get(f"/app/audiorecords/{record['id']}")).json()
+    assert card["halt"] is not None

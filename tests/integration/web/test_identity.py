@@ -1,0 +1,143 @@
+"""Identity: trusted-proxy headers, the anonymous user, 401, limits, the first-request race."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.integration.web.conftest import Client, StartApi
+from transcriber.db.connection import database_path
+
+
+def _users(data_dir: Path) -> list[tuple[str, str, str]]:
+    with sqlite3.connect(database_path(data_dir)) as conn:
+        return list(conn.execute("SELECT provider_login, name, email FROM users ORDER BY 1"))
+
+
+async def test_headers_from_trusted_proxy_name_the_user(client: Client, data_dir: Path) -> None:
+    response = await client.get("/app/me", headers={
+        "Remote-User": "alice", "Remote-Name": "Alice A.", "Remote-Email": "alice@example.org"})
+    assert response.status == 200
+    me = await response.json()
+    assert (me["login"], me["name"], me["email"]) == ("alice", "Alice A.", "alice@example.org")
+    assert _users(data_dir) == [("alice", "Alice A.", "alice@example.org")]
+
+
+async def test_without_headers_the_anonymous_user_is_used(client: Client) -> None:
+    response = await client.get("/app/me")
+    assert response.status == 200
+    assert (await response.json())["login"] == "local"
+
+
+async def test_empty_anonymous_user_means_401(start_api: StartApi) -> None:
+    client = await start_api(server={"anonymous_user": ""})
+    response = await client.get("/app/me")
+    assert response.status == 401
+    assert (await response.json())["error"]["code"] == "unauthorized"
+    assert (await client.get("/app/me", headers={"Remote-User": "bob"})).status == 200
+
+
+async def test_headers_from_an_untrusted_peer_are_ignored(
+    start_api: StartApi, data_dir: Path
+) -> None:
+    client = await start_api(server={"anonymous_user": "",
+                                     "trusted_proxies": (ipaddress_net("10.0.0.0/8"),)})
+    response = await client.get("/app/me", headers={"Remote-User": "mallory"})
+    assert response.status == 401
+    assert _users(data_dir) == []
+
+
+async def test_untrusted_peer_with_anonymous_user_gets_the_anonymous_user(
+    start_api: StartApi,
+) -> None:
+    client = await start_api(server={"trusted_proxies": (ipaddress_net("10.0.0.0/8"),)})
+    response = await client.get("/app/me", headers={"Remote-User": "mallory"})
+    assert (await response.json())["login"] == "local"
+
+
+def ipaddress_net(text: str) -> object:
+    import ipaddress  # noqa: PLC0415
+
+    return ipaddress.ip_network(text)
+
+
+@pytest.mark.parametrize(("header", "value"), [
+    ("Remote-User", "x" * 256),
+    ("Remote-Name", "n" * 256),
+    ("Remote-Email", "e" * 250 + "@x.org"),
+])
+async def test_overlong_identity_is_refused(
+    client: Client, data_dir: Path, header: str, value: str
+) -> None:
+    headers = {"Remote-User": "alice", header: value}
+    response = await client.get("/app/me", headers=headers)
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert error["code"] == "bad_identity"
+    assert value not in error["message"]
+    assert _users(data_dir) == []
+
+
+async def test_longest_allowed_login_is_accepted(client: Client) -> None:
+    response = await client.get("/app/me", headers={"Remote-User": "x" * 255})
+    assert response.status == 200
+
+
+async def _raw_get(client: Client, extra_headers: bytes) -> bytes:
+    """A GET sent byte by byte: clients refuse to send control characters themselves."""
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    try:
+        writer.write(b"GET /app/me HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
+                     + extra_headers + b"\r\n")
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(), timeout=5)
+    finally:
+        writer.close()
+
+
+# HTTP allows a tab inside a header value; other control characters are refused
+# by aiohttp's parser before any handler runs.
+@pytest.mark.parametrize("headers", [
+    b"Remote-User: al\tice\r\n",
+    b"Remote-User: alice\r\nRemote-Name: Al\tA\r\n",
+    b"Remote-User: alice\r\nRemote-Email: a\tb@x.org\r\n",
+])
+async def test_control_characters_are_refused(
+    client: Client, data_dir: Path, headers: bytes
+) -> None:
+    answer = await _raw_get(client, headers)
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b'"bad_identity"' in answer
+    assert _users(data_dir) == []
+
+
+async def test_twenty_concurrent_first_requests_make_one_user(
+    client: Client, data_dir: Path
+) -> None:
+    responses = await asyncio.gather(*(
+        client.get("/app/me", headers={"Remote-User": "carol", "Remote-Email": "c@x.org"})
+        for _ in range(20)
+    ))
+    assert [r.status for r in responses] == [200] * 20
+    ids = {(await r.json())["id"] for r in responses}
+    assert len(ids) == 1
+    assert _users(data_dir) == [("carol", "", "c@x.org")]
+
+
+async def test_email_of_another_user_is_dropped_not_refused(
+    client: Client, data_dir: Path
+) -> None:
+    await client.get("/app/me", headers={"Remote-User": "dave", "Remote-Email": "d@x.org"})
+    response = await client.get("/app/me",
+                                headers={"Remote-User": "eve", "Remote-Email": "d@x.org"})
+    assert response.status == 200
+    assert (await response.json())["email"] == ""
+    assert _users(data_dir) == [("dave", "", "d@x.org"), ("eve", "", "")]
+
+
+async def test_openapi_needs_no_identity(start_api: StartApi) -> None:
+    client = await start_api(server={"anonymous_user": ""})
+    assert (await client.get("/app/openapi.json")).status == 200

@@ -1,0 +1,27 @@
+"""HTTP metrics are labelled by route pattern and status, never by raw path."""
+
+from __future__ import annotations
+
+from tests.integration.web.conftest import Client
+from tests.integration.web.helpers import upload
+
+
+async def test_requests_counted_by_route_pattern(client: Client) -> None:
+    record = await upload(client)
+    await client.get(f"/app/audiorecords/{record['id']}")
+    await client.get("/app/audiorecords/01arz3ndektsv4rrffq69g5fav")
+    await client.get("/no/such/path/01arz3ndektsv4rrffq69g5fav")
+    metrics = await (await client.get("/metrics")).text()
+    assert str(record["id"]) not in metrics
+    assert "01arz3ndektsv4rrffq69g5fav" not in metrics
+    assert "/no/such/path" not in metrics
+    lines = [line for line in metrics.splitlines() if line.startswith("transcriber_http_")]
+    assert any('route="/app/audiorecords/{id}"' in line and 'status="200"' in line
+               for line in lines)
+    assert any('route="/app/audiorecords/{id}"' in line and 'status="404"' in line
+               for line in lines)
+    assert any('route="/app/audiorecords"' in line and 'status="201"' in line
+               for line in lines)
+    assert any('route="unmatched"' in line and 'status="404"' in line for line in lines)
+    assert any(line.startswith("transcriber_http_request_seconds_bucket")
+               and 'route="/app/audiorecords"' in line for line in lines)

@@ -1,0 +1,68 @@
+"""Cursors, limits and search terms."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from transcriber.ids import new_id
+from transcriber.web.errors import ApiError
+from transcriber.web.paging import (
+    PageAfter,
+    SearchAfter,
+    decode_cursor,
+    encode_cursor,
+    match_expression,
+    parse_limit,
+)
+
+
+def test_cursors_round_trip() -> None:
+    page = PageAfter(created_at="2026-01-01T00:00:00Z", id=new_id())
+    search = SearchAfter(score=-1.2345678901234567, id=new_id())
+    assert decode_cursor(encode_cursor(page), search=False) == page
+    assert decode_cursor(encode_cursor(search), search=True) == search
+
+
+def test_cursor_of_the_other_kind_is_refused() -> None:
+    page = encode_cursor(PageAfter(created_at="2026-01-01T00:00:00Z", id=new_id()))
+    with pytest.raises(ApiError) as caught:
+        decode_cursor(page, search=True)
+    assert caught.value.status == 400
+
+
+@given(st.text(max_size=300))
+def test_any_cursor_text_is_a_key_or_a_400(raw: str) -> None:
+    for search in (False, True):
+        try:
+            decode_cursor(raw, search=search)
+        except ApiError as exc:
+            status = exc.status
+        else:
+            status = 200
+        assert status in (200, 400)
+
+
+@pytest.mark.parametrize("raw", ["0", "101", "-1", "1.5", "abc", "½", "٣"])
+def test_bad_limits(raw: str) -> None:
+    with pytest.raises(ApiError):
+        parse_limit(raw, default=30, maximum=100)
+
+
+def test_limits() -> None:
+    assert parse_limit(None, default=30, maximum=100) == 30
+    assert parse_limit("", default=30, maximum=100) == 30
+    assert parse_limit("100", default=30, maximum=100) == 100
+
+
+def test_every_word_becomes_a_quoted_prefix_term() -> None:
+    assert match_expression('budget "meeting') == '"budget"* "meeting"*'
+    assert match_expression("NEAR(a b) OR c*") == '"NEAR"* "a"* "b"* "OR"* "c"*'
+    assert match_expression("!!! ---") is None
+    assert match_expression("звонок") == '"звонок"*'
+
+
+def test_overlong_query_is_refused() -> None:
+    with pytest.raises(ApiError):
+        match_expression("a" * 201)
