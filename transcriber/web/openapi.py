@@ -143,7 +143,17 @@ _SCHEMAS: dict[str, Any] = {
 
 _ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
              "description": "The record id (a ULID); anything else is 404."}
-_COMMON = {"401": _error("No identity"), "429": _error("Rate limited (see Retry-After)")}
+_COMMON = {
+    "400": _error("Bad request (for every route: a malformed identity header)"),
+    "401": _error("No identity"),
+    "429": _error("Rate limited (see Retry-After)"),
+}
+_RECORD_LINKS = {
+    name: {"operationId": operation, "parameters": {"id": "$response.body#/id"}}
+    for name, operation in (("GetRecord", "getRecord"), ("DownloadFile", "downloadFile"),
+                            ("DownloadTranscript", "downloadTranscript"),
+                            ("ResumeRecord", "resumeRecord"))
+}
 
 
 def openapi_document(server: ServerSettings) -> dict[str, Any]:
@@ -165,8 +175,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     {"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 200},
                      "description": "Search titles, file names and transcripts (ranked)"},
                 ],
-                "responses": {"200": _json("A page", "RecordPage"),
-                              "400": _error("Bad limit, cursor or query"), **_COMMON},
+                "responses": {**_COMMON, "200": _json("A page", "RecordPage"),
+                              "400": _error("Bad limit, cursor or query")},
             },
             "post": {
                 "operationId": "uploadRecord",
@@ -184,12 +194,12 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                                                             "format": "binary"}},
                 }},
                 "responses": {
-                    "201": _json("The new record", "Record"),
+                    **_COMMON,
+                    "201": {**_json("The new record", "Record"), "links": _RECORD_LINKS},
                     "400": _error("Malformed, empty or incomplete upload"),
                     "413": _error("Larger than the limit"),
                     "415": _error("Not readable audio"),
                     "503": _error("The file could not be examined now"),
-                    **_COMMON,
                 },
             },
         },
@@ -212,8 +222,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 "206": {"description": "The requested range",
                         "content": {"audio/*": {"schema": {"type": "string",
                                                            "format": "binary"}}}},
-                "400": _error("Bad copy"), "404": _error("No such record or copy"),
-                "416": _error("Range not satisfiable"), **_COMMON,
+                **_COMMON, "400": _error("Bad copy"), "404": _error("No such record or copy"),
+                "416": _error("Range not satisfiable"),
             },
         }},
         "/app/audiorecords/{id}/transcript": {"get": {
@@ -227,8 +237,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     "text/vtt": {"schema": {"type": "string"}},
                     "application/json": {"schema": {"type": "object"}},
                 }},
-                "400": _error("Bad format"), "404": _error("No such record"),
-                "409": _error("No transcript yet"), **_COMMON,
+                **_COMMON, "400": _error("Bad format"), "404": _error("No such record"),
+                "409": _error("No transcript yet"),
             },
         }},
         "/app/audiorecords/{id}/resume": {"post": {

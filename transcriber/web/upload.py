@@ -69,7 +69,7 @@ async def _part_chunks(part: BodyPartReader) -> AsyncIterator[bytes]:
     while True:
         try:
             chunk = await part.read_chunk(CHUNK_BYTES)
-        except ValueError as exc:
+        except (ValueError, HttpProcessingError) as exc:
             raise MalformedUpload("malformed multipart body") from exc
         if not chunk:
             return
@@ -97,7 +97,7 @@ async def _multipart_file(request: web.Request) -> BodyPartReader:
             if part.name == FILE_FIELD:
                 return part
             await _skip_field(part)
-    except (ValueError, AssertionError, MalformedUpload) as exc:
+    except (ValueError, AssertionError, HttpProcessingError, MalformedUpload) as exc:
         raise ApiError(400, "bad_request", "the multipart body is malformed",
                        close=True) from exc
     raise ApiError(400, "bad_request", f"the form has no field named {FILE_FIELD!r}",

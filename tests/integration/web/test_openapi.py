@@ -1,0 +1,148 @@
+"""The OpenAPI document: it describes every route, and real responses match it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jsonschema
+import pytest
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from tests.integration.web.conftest import Client, StartApi
+from tests.integration.web.helpers import advance, halt, transcribe, upload
+from transcriber.testing.transcoder import NOT_AUDIO_MARKER
+
+DOC_URI = "urn:transcriber:openapi"
+
+
+async def _document(client: Client) -> dict[str, Any]:
+    response = await client.get("/app/openapi.json")
+    assert response.status == 200
+    document = await response.json()
+    assert isinstance(document, dict)
+    return document
+
+
+class Checker:
+    """Validates responses against the document's response schemas."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+        resource = Resource.from_contents(document, default_specification=DRAFT202012)
+        self.registry: Registry[Any] = Registry().with_resource(DOC_URI, resource)
+        self.checked: set[tuple[str, str, int]] = set()
+
+    def _operation(self, method: str, path: str) -> tuple[str, dict[str, Any]]:
+        for template, item in self.document["paths"].items():
+            pattern = "^" + re.sub(r"\{[^}]+\}", "[^/]+", template) + "$"
+            if re.match(pattern, path) and method.lower() in item:
+                return template, item[method.lower()]
+        raise AssertionError(f"{method} {path} is not in the document")
+
+    async def check(self, response: Any, method: str, path: str) -> None:
+        template, operation = self._operation(method, path.split("?", maxsplit=1)[0])
+        status = response.status
+        spec = operation["responses"].get(str(status))
+        assert spec is not None, f"{method} {template}: status {status} is not documented"
+        content_type = response.headers.get("Content-Type", "").split(";")[0]
+        if "content" not in spec:
+            return
+        media = spec["content"].get(content_type) or spec["content"].get(
+            content_type.split("/")[0] + "/*")
+        assert media is not None, f"{method} {template} {status}: {content_type} undocumented"
+        if content_type == "application/json":
+            schema = _rebase(media["schema"])
+            jsonschema.Draft202012Validator(schema, registry=self.registry).validate(
+                await response.json())
+        self.checked.add((method.upper(), template, status))
+
+
+
+def _rebase(schema: Any) -> Any:
+    """The schema with its `$ref`s pointing into the registered document."""
+    if isinstance(schema, dict):
+        return {k: (DOC_URI + v if k == "$ref" else _rebase(v)) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_rebase(v) for v in schema]
+    return schema
+
+
+async def test_document_is_valid_and_covers_every_api_route(client: Client) -> None:
+    document = await _document(client)
+    assert document["openapi"].startswith("3.1")
+    jsonschema.Draft202012Validator.check_schema(
+        {"$defs": document["components"]["schemas"]})
+    routes = {
+        (route.method, route.resource.canonical)
+        for route in client.app.router.routes()
+        if route.resource is not None and route.resource.canonical.startswith("/app/")
+        and route.method != "HEAD"
+    }
+    documented = {(m.upper(), p) for p, item in document["paths"].items() for m in item}
+    assert routes == documented
+    assert document["paths"]["/app/audiorecords"]["get"]["parameters"][0]["schema"][
+        "maximum"] == 100
+
+
+async def test_real_responses_match_the_document(start_api: StartApi) -> None:
+    client = await start_api(server={"upload_max_bytes": 10_000})
+    checker = Checker(await _document(client))
+
+    async def call(method: str, path: str, **kwargs: Any) -> Any:
+        response = await client.request(method, path, **kwargs)
+        await checker.check(response, method, path)
+        return response
+
+    await call("GET", "/app/me")
+    raw = {"X-Filename": "a.wav", "Content-Type": "application/octet-stream"}
+    created = await (await call("POST", "/app/audiorecords", data=b"audio", headers=raw)).json()
+    await call("POST", "/app/audiorecords", data=b"", headers=raw)
+    await call("POST", "/app/audiorecords", data=b"x" * 20_000, headers=raw)
+    await call("POST", "/app/audiorecords", data=NOT_AUDIO_MARKER, headers=raw)
+    record_id = created["id"]
+    await call("GET", "/app/audiorecords")
+    await call("GET", "/app/audiorecords?limit=0")
+    await call("GET", "/app/audiorecords?q=audio")
+    await call("GET", f"/app/audiorecords/{record_id}")
+    await call("GET", "/app/audiorecords/nope")
+    await call("GET", f"/app/audiorecords/{record_id}/file")
+    await call("GET", f"/app/audiorecords/{record_id}/file", headers={"Range": "bytes=0-1"})
+    await call("GET", f"/app/audiorecords/{record_id}/file", headers={"Range": "bytes=99-"})
+    await call("GET", f"/app/audiorecords/{record_id}/file?copy=normalized")
+    await call("GET", f"/app/audiorecords/{record_id}/file?copy=bad")
+    await call("GET", f"/app/audiorecords/{record_id}/transcript")
+    await call("POST", f"/app/audiorecords/{record_id}/resume")
+    await transcribe(client, record_id)
+    for fmt in ("txt", "srt", "vtt", "json"):
+        await call("GET", f"/app/audiorecords/{record_id}/transcript?format={fmt}")
+    await call("GET", f"/app/audiorecords/{record_id}/transcript?format=doc")
+    await advance(client, record_id)  # done
+    await call("GET", f"/app/audiorecords/{record_id}")
+    other = await upload(client)
+    await halt(client, str(other["id"]), "ffmpeg said no")
+    await call("GET", f"/app/audiorecords/{other['id']}")
+    await call("GET", "/app/audiorecords")
+    await call("POST", f"/app/audiorecords/{other['id']}/resume")
+    await call("GET", "/app/openapi.json")
+    statuses = {status for _, _, status in checker.checked}
+    assert statuses == {200, 201, 206, 400, 404, 409, 413, 415, 416}
+
+
+async def test_401_and_429_match_the_document(start_api: StartApi) -> None:
+    client = await start_api(server={"anonymous_user": "", "rate_limit_requests": 2})
+    checker = Checker(await _document(client))
+    for _ in range(2):
+        response = await client.get("/app/audiorecords")
+        await checker.check(response, "GET", "/app/audiorecords")
+    assert {s for _, _, s in checker.checked} == {401, 429}
+
+
+@pytest.mark.parametrize("path", ["/app/me", "/app/audiorecords"])
+async def test_documented_limits_follow_settings(start_api: StartApi, path: str) -> None:
+    client = await start_api(server={"page_max": 50, "page_default": 10})
+    document = await _document(client)
+    limit = document["paths"]["/app/audiorecords"]["get"]["parameters"][0]["schema"]
+    assert (limit["maximum"], limit["default"]) == (50, 10)
+    assert (await client.get(path)).status == 200
