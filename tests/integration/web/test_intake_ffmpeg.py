@@ -1,0 +1,71 @@
+"""Intake with the real transcoder: ffmpeg-made audio is measured, text is refused (415)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import imageio_ffmpeg
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from tests.conftest import SettingsFactory
+from tests.integration.web.helpers import stored_files
+from transcriber.app import build_app
+from transcriber.testing.clock import FakeClock
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "audio"
+
+
+@pytest.fixture
+async def real_client(
+    aiohttp_client: AiohttpClient, make_settings: SettingsFactory
+) -> TestClient[web.Request, web.Application]:
+    # No transcoder injected: the app builds the ffmpeg one from its settings.
+    app = build_app(make_settings(pipeline={"workers": 0}), clock=FakeClock())
+    return await aiohttp_client(app)
+
+
+def _tone(path: Path, seconds: float) -> Path:
+    subprocess.run(
+        [imageio_ffmpeg.get_ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-y",
+         "-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}",
+         "-ac", "1", "-ar", "16000", str(path)],
+        check=True, timeout=60,
+    )
+    return path
+
+
+async def test_real_audio_is_measured_at_intake(
+    real_client: TestClient[web.Request, web.Application], tmp_path: Path
+) -> None:
+    tone = _tone(tmp_path / "tone.wav", 2.5)
+    response = await real_client.post("/app/audiorecords", data=tone.read_bytes(),
+                                      headers={"X-Filename": "tone.wav"})
+    assert response.status == 201, await response.text()
+    body = await response.json()
+    assert abs(body["duration_ms"] - 2500) <= 50
+    assert body["size_bytes"] == tone.stat().st_size
+
+
+async def test_fixture_mp3_is_measured(
+    real_client: TestClient[web.Request, web.Application],
+) -> None:
+    clip = FIXTURES / "librivox_0880.mp3"
+    response = await real_client.post("/app/audiorecords", data=clip.read_bytes(),
+                                      headers={"X-Filename": clip.name})
+    assert response.status == 201, await response.text()
+    assert (await response.json())["duration_ms"] > 500
+
+
+async def test_text_file_is_refused_with_415_and_nothing_stays(
+    real_client: TestClient[web.Request, web.Application], data_dir: Path
+) -> None:
+    response = await real_client.post(
+        "/app/audiorecords", data=b"These are my meeting notes, not a recording.\n" * 50,
+        headers={"X-Filename": "notes.mp3"})
+    assert response.status == 415
+    assert (await response.json())["error"]["code"] == "not_audio"
+    assert stored_files(data_dir) == []
