@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,16 @@ def _status_body(code: int, message: str) -> bytes:
                          "error": {"code": code, "message": message, "details": []}})
 
 
+async def _http_head(uri: str) -> bytes | None:
+    try:
+        async with aiohttp.ClientSession() as session, session.get(uri) as response:
+            if response.status != 200:
+                return None
+            return await response.content.read(4096)
+    except aiohttp.ClientError:
+        return None
+
+
 def _pick(data: dict[str, Any], camel: str, snake: str) -> Any:
     return data.get(camel, data.get(snake))
 
@@ -68,6 +79,9 @@ class FakeSpeechkit:
     faults: dict[str, deque[Fault]] = field(default_factory=dict)
     fail_operations: deque[int] = field(default_factory=deque)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
+    # How the service reads the audio at `uri` (the real one uses its service account);
+    # None: a plain HTTP GET. Answers the first bytes, or None when unreadable.
+    read_object: Callable[[str], Awaitable[bytes | None]] | None = None
     _runner: web.AppRunner | None = None
     base_url: str = ""
 
@@ -138,12 +152,8 @@ class FakeSpeechkit:
                                  dumps=lambda o: orjson.dumps(o).decode())
 
     async def _check_audio(self, uri: str) -> dict[str, Any] | None:
-        try:
-            async with aiohttp.ClientSession() as session, session.get(uri) as response:
-                if response.status != 200:
-                    return {"code": 3, "message": "audio object is not readable", "details": []}
-                head = await response.content.read(4096)
-        except aiohttp.ClientError:
+        head = await (self.read_object or _http_head)(uri)
+        if head is None:
             return {"code": 3, "message": "audio object is not readable", "details": []}
         if not head.startswith(b"OggS") or b"OpusHead" not in head:
             return {"code": 3, "message": "audio is not OggOpus", "details": []}

@@ -17,6 +17,8 @@ class FakeObjectStore:
         self.heads: list[str] = []
         self.uploads: list[str] = []
         self.upload_faults: deque[BaseException] = deque()
+        # A fault raised once, by the first upload of that key.
+        self.upload_faults_by_key: dict[str, BaseException] = {}
 
     async def exists(self, key: str) -> bool:
         self.heads.append(key)
@@ -25,6 +27,8 @@ class FakeObjectStore:
     async def upload(self, key: str, source: Path) -> None:
         if self.upload_faults:
             raise self.upload_faults.popleft()
+        if key in self.upload_faults_by_key:
+            raise self.upload_faults_by_key.pop(key)
         self.uploads.append(key)
         self.objects[key] = await asyncio.to_thread(source.read_bytes)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -32,7 +34,7 @@ def test_parts_cover_everything_within_the_limit(duration: int, max_part: int,
     parts = plan_parts(duration, max_part_ms=max_part, overlap_ms=overlap)
     assert parts[0].offset_ms == 0
     assert parts[-1].offset_ms + parts[-1].length_ms == duration
-    for current, following in zip(parts, parts[1:], strict=False):
+    for current, following in itertools.pairwise(parts):
         assert current.length_ms <= max_part
         assert following.offset_ms <= current.offset_ms + current.length_ms  # no gap
 

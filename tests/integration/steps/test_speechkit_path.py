@@ -1,0 +1,226 @@
+"""The SpeechKit path: real ffmpeg, a real S3 server (moto, loopback) and the fake
+SpeechKit v3 server following the real wire formats; includes a > 4 h record split."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import boto3  # type: ignore[import-untyped]
+import pytest
+from moto.server import ThreadedMotoServer
+
+from tests.conftest import SettingsFactory
+from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, drive, record_row
+from transcriber.db import queries as q
+from transcriber.db.readers import ReaderPool
+from transcriber.pipeline.steps import build_step_table
+from transcriber.providers.ffmpeg import FfmpegTranscoder, ffmpeg_executable, probe_duration_ms
+from transcriber.providers.object_store import S3ObjectStore
+from transcriber.providers.quota import CallBudget
+from transcriber.providers.speechkit import SpeechkitRecognizer
+from transcriber.settings import FfmpegSettings, Secret, Settings
+from transcriber.stages import HaltReason, Stage
+from transcriber.testing.clock import FakeClock
+from transcriber.testing.fake_speechkit import FakeSpeechkit
+from transcriber.transcripts import load_structure
+
+HOUR_MS = 3_600_000
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def bucket(s3_endpoint: str) -> str:
+    name = f"transcriber-{uuid.uuid4().hex[:12]}"
+    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1",
+                          aws_access_key_id="test", aws_secret_access_key="test")
+    client.create_bucket(Bucket=name)
+    return name
+
+
+@pytest.fixture
+async def speechkit(s3_endpoint: str) -> AsyncIterator[FakeSpeechkit]:
+    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1",
+                          aws_access_key_id="test", aws_secret_access_key="test")
+
+    async def read_object(uri: str) -> bytes | None:
+        bucket, _, key = uri.removeprefix(f"{s3_endpoint}/").partition("/")
+        try:
+            answer = await asyncio.to_thread(client.get_object, Bucket=bucket, Key=key,
+                                             Range="bytes=0-4095")
+            return await asyncio.to_thread(answer["Body"].read)
+        except client.exceptions.NoSuchKey:
+            return None
+
+    fake = FakeSpeechkit(pending_polls=2, read_object=read_object)
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture
+def sk_settings(make_settings: SettingsFactory, s3_endpoint: str, bucket: str,
+                speechkit: FakeSpeechkit) -> Settings:
+    settings: Settings = make_settings(
+        recognizer={"provider": "speechkit"},
+        speechkit={"api_key": Secret(speechkit.api_key), "stt_url": speechkit.base_url,
+                   "operation_url": speechkit.base_url},
+        s3={"endpoint_url": s3_endpoint, "bucket": bucket, "region": "us-east-1",
+            "access_key_id": Secret("test"), "secret_access_key": Secret("test")},
+        pipeline={"backoff_base_seconds": 1.0, "backoff_cap_seconds": 1.0},
+    )
+    return settings
+
+
+class CopyTranscoder:
+    """Normalize by copying (the input already is OGG Opus, or must stay non-Opus)."""
+
+    async def normalize(self, source: Path, target: Path) -> None:
+        shutil.copyfile(source, target)
+
+    async def probe_duration_ms(self, path: Path) -> int:
+        return probe_duration_ms(path)
+
+
+@pytest.fixture
+async def store(sk_settings: Settings) -> AsyncIterator[S3ObjectStore]:
+    s3 = S3ObjectStore(sk_settings.s3)
+    await s3.start()
+    yield s3
+    await s3.close()
+
+
+@pytest.fixture
+async def recognizer(sk_settings: Settings, clock: FakeClock
+                     ) -> AsyncIterator[SpeechkitRecognizer]:
+    speechkit = SpeechkitRecognizer(sk_settings.speechkit, budget=CallBudget(
+        limit=sk_settings.speechkit.status_checks_per_hour, window_seconds=3600, clock=clock))
+    yield speechkit
+    await speechkit.close()
+
+
+def _table(recognizer: SpeechkitRecognizer, store: S3ObjectStore,
+           transcoder: object | None = None) -> dict:  # type: ignore[type-arg]
+    ffmpeg = FfmpegTranscoder(FfmpegSettings())
+    return build_step_table(transcoder=transcoder or ffmpeg,  # type: ignore[arg-type]
+                            cutter=ffmpeg, recognizer=recognizer, store=store)
+
+
+async def test_speechkit_pipeline_uploads_submits_polls_and_parses(
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
+    readers: ReaderPool, store: S3ObjectStore, speechkit: FakeSpeechkit,
+    recognizer: SpeechkitRecognizer, bucket: str,
+) -> None:
+    record_id = await add_record(FIXTURES / "librivox_0880.mp3")
+    reports = await drive(make_actor(_table(recognizer, store), sk_settings), clock,
+                          readers, record_id)
+    row = await record_row(readers, record_id)
+    assert row["state"] == Stage.DONE.value, row["error_text"]
+    key = f"transcriber/{record_id}/part-000.ogg"
+    assert await store.exists(key)
+    [body] = speechkit.submits
+    assert body["uri"] == f"{sk_settings.s3.endpoint_url}/{bucket}/{key}"
+    model = body["recognitionModel"]
+    assert model["audioFormat"]["containerAudio"]["containerAudioType"] == "OGG_OPUS"
+    assert model["textNormalization"]["literatureText"] is True
+    assert model["languageRestriction"]["languageCode"] == ["ru-RU"]
+    assert len(speechkit.polls) == 3  # two "not done", one done
+    assert [r.outcome for r in reports].count("deferred") >= 2
+    text = await readers.fetch_one(q.results.SELECT_TEXT,
+                                   {"record_id": record_id, "kind": "transcript"})
+    assert text is not None
+    # finalRefinement (capitalised) wins over the raw final text.
+    assert text["contents"].startswith("fake speech")
+
+
+async def test_p17_speechkit_rejects_non_opus_audio_permanently(
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
+    readers: ReaderPool, store: S3ObjectStore, speechkit: FakeSpeechkit,
+    recognizer: SpeechkitRecognizer,
+) -> None:
+    record_id = await add_record(FIXTURES / "librivox_0880.mp3")
+    table = _table(recognizer, store, transcoder=CopyTranscoder())  # MP3 stays MP3
+    await drive(make_actor(table, sk_settings), clock, readers, record_id)
+    row = await record_row(readers, record_id)
+    assert row["halt_reason"] == HaltReason.STEP_FAILED.value
+    assert row["state"] == Stage.SUBMITTED.value
+    assert "INVALID_ARGUMENT" in row["error_text"]
+    assert len(speechkit.submits) == 1
+
+
+async def test_p17_speechkit_429_and_503_are_retried(
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
+    readers: ReaderPool, store: S3ObjectStore, speechkit: FakeSpeechkit,
+    recognizer: SpeechkitRecognizer,
+) -> None:
+    speechkit.fail_next("recognize", 429, 8)
+    speechkit.fail_next("operation", 503, 14)
+    speechkit.fail_operations.append(14)  # the first operation ends UNAVAILABLE: submit again
+    record_id = await add_record(FIXTURES / "librivox_0880.mp3")
+    reports = await drive(make_actor(_table(recognizer, store), sk_settings), clock,
+                          readers, record_id)
+    row = await record_row(readers, record_id)
+    assert row["state"] == Stage.DONE.value, row["error_text"]
+    assert [r.outcome for r in reports].count("failure") == 2
+    assert len(speechkit.submits) == 2  # once more only for the failed operation
+    rows = await readers.fetch_all(q.recognition.SELECT_RECOGNITIONS, {"record_id": record_id})
+    assert len(rows) == 1
+    assert rows[0]["external_id"] == list(speechkit.operations)[-1]
+
+
+@pytest.fixture(scope="session")
+def silence_over_4h(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """4 h 5 min of OGG Opus silence: one minute encoded, then concatenated by stream copy."""
+    folder = tmp_path_factory.mktemp("long")
+    exe = ffmpeg_executable(FfmpegSettings())
+    minute = folder / "minute.ogg"
+    subprocess.run([exe, "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i",
+                    "anullsrc=r=48000:cl=mono", "-t", "60", "-c:a", "libopus", "-b:a", "6k",
+                    str(minute)], check=True)
+    listing = folder / "list.txt"
+    listing.write_text("".join(f"file '{minute}'\n" for _ in range(245)))
+    long = folder / "long.ogg"
+    subprocess.run([exe, "-nostdin", "-loglevel", "error", "-f", "concat", "-safe", "0",
+                    "-i", str(listing), "-c", "copy", str(long)], check=True)
+    return long
+
+
+async def test_p13_record_over_4h_is_split_into_overlapping_parts_and_stitched(
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
+    readers: ReaderPool, store: S3ObjectStore, speechkit: FakeSpeechkit,
+    recognizer: SpeechkitRecognizer,
+    silence_over_4h: Path,
+) -> None:
+    assert probe_duration_ms(silence_over_4h) > 4 * HOUR_MS
+    record_id = await add_record(silence_over_4h)
+    table = _table(recognizer, store, transcoder=CopyTranscoder())
+    await drive(make_actor(table, sk_settings), clock, readers, record_id)
+    row = await record_row(readers, record_id)
+    assert row["state"] == Stage.DONE.value, row["error_text"]
+    rows = await readers.fetch_all(q.recognition.SELECT_RECOGNITIONS, {"record_id": record_id})
+    overlap = sk_settings.speechkit.part_overlap_seconds * 1000
+    assert [(r["part_index"], r["offset_ms"]) for r in rows] == [(0, 0),
+                                                                 (1, 4 * HOUR_MS - overlap)]
+    assert len(speechkit.submits) == 2
+    for index in (0, 1):
+        assert await store.exists(f"transcriber/{record_id}/part-{index:03d}.ogg")
+    structure = await readers.fetch_one(q.results.SELECT_STRUCTURE,
+                                        {"record_id": record_id, "version": 1})
+    assert structure is not None
+    starts = [u.start_ms for u in load_structure(structure["contents"])]
+    # The fake answers 1.0–2.5 s and 4.0–6.0 s of every part. Part 1's first one lies in
+    # the overlap's first half, which belongs to part 0: dropped as a duplicate. Its
+    # second one is kept, shifted onto the record's timeline.
+    assert starts == [1000, 4000, 4 * HOUR_MS - overlap + 4000]
