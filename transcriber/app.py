@@ -12,6 +12,7 @@ from transcriber.clock import Clock, SystemClock
 from transcriber.pipeline.engine import pipeline_ctx
 from transcriber.pipeline.step import Step
 from transcriber.ports import Notifier
+from transcriber.providers.runtime import providers_ctx
 from transcriber.runtime import storage_ctx
 from transcriber.settings import Settings
 from transcriber.testing.steps import fake_steps_from_spec
@@ -44,6 +45,8 @@ def build_app(
     # first, is the last to close and drains its mailbox when it does.
     app.cleanup_ctx.append(_fatal_ctx)
     app.cleanup_ctx.append(storage_ctx)
+    # Transcoder, recognizer, object store and the step table (unless injected).
+    app.cleanup_ctx.append(providers_ctx)
     # The step actors start after storage (and after any context that sets
     # the step table) and stop before the writer drains and closes.
     app.cleanup_ctx.append(pipeline_ctx)
