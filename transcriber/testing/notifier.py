@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -22,20 +23,24 @@ class RecordingNotifier:
     """Every attempt lands in `attempts`; successful ones also in `sent`.
 
     `fail_with` makes every send raise `Undelivered(reason)`; `crash` makes
-    it raise an unexpected error (a broken door)."""
+    it raise an unexpected error (a broken door). `before_send` runs first on
+    every attempt (to observe the world at the moment of sending)."""
 
     fail_with: UndeliveredReason | None = None
     crash: bool = False
+    before_send: Callable[[Sent], Awaitable[None]] | None = None
     attempts: list[Sent] = field(default_factory=list)
     sent: list[Sent] = field(default_factory=list)
 
     async def send_transcript(self, address: ReplyAddress, text: str) -> None:
-        self._record(Sent(kind="transcript", address=address, text=text))
+        await self._record(Sent(kind="transcript", address=address, text=text))
 
     async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> None:
-        self._record(Sent(kind="halt_notice", address=address, reason=reason))
+        await self._record(Sent(kind="halt_notice", address=address, reason=reason))
 
-    def _record(self, item: Sent) -> None:
+    async def _record(self, item: Sent) -> None:
+        if self.before_send is not None:
+            await self.before_send(item)
         self.attempts.append(item)
         if self.crash:
             raise ConnectionError("fake notifier is down")
