@@ -17,6 +17,7 @@ from transcriber.runtime import storage_ctx
 from transcriber.settings import Settings
 from transcriber.testing.steps import fake_steps_from_spec
 from transcriber.web import ops
+from transcriber.web.api import setup_api
 
 
 async def _fatal_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -51,4 +52,5 @@ def build_app(
     # the step table) and stop before the writer drains and closes.
     app.cleanup_ctx.append(pipeline_ctx)
     ops.add_routes(app)
+    setup_api(app)
     return app

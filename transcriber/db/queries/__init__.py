@@ -4,6 +4,16 @@ One module per area; nothing outside this package writes SQL text (the
 migration files aside). Rows are read by column name (`sqlite3.Row`).
 """
 
-from transcriber.db.queries import migrations, pipeline, recognition, records, results, users
+from transcriber.db.queries import (
+    archive,
+    migrations,
+    pipeline,
+    recognition,
+    records,
+    results,
+    users,
+)
 
-__all__ = ["migrations", "pipeline", "recognition", "records", "results", "users"]
+__all__ = [
+    "archive", "migrations", "pipeline", "recognition", "records", "results", "users",
+]
