@@ -20,6 +20,8 @@ from transcriber.observability import configure_logging
 from transcriber.pipeline.resume import resume_command
 from transcriber.settings import Settings, load_settings
 from transcriber.status import print_status
+from transcriber.transcribe import transcribe
+from transcriber.transcripts import FORMATS
 
 log = structlog.get_logger(__name__)
 
@@ -37,6 +39,13 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("status", help="records by stage and halt reason")
     resume = sub.add_parser("resume", help="resume a halted record (event origin human)")
     resume.add_argument("record_id", help="the record's id")
+    transcribe = sub.add_parser(
+        "transcribe", help="accept files, run the pipeline in-process, print the transcripts")
+    transcribe.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    transcribe.add_argument("--format", choices=FORMATS, default="txt",
+                            help="transcript format (default: txt)")
+    transcribe.add_argument("--owner", default=None, metavar="LOGIN",
+                            help="whose records they become (default: server.anonymous_user)")
     return parser
 
 
@@ -60,6 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(serve(settings))
         if args.command == "resume":
             return asyncio.run(resume_command(settings, args.record_id))
+        if args.command == "transcribe":
+            if settings.logging.level.upper() in ("DEBUG", "INFO"):
+                # The progress display and the transcripts own the terminal.
+                configure_logging("WARNING", settings.logging.format)
+            return asyncio.run(transcribe(settings, args.files, fmt=args.format,
+                                          owner=args.owner))
     except MigrationError as exc:
         log.critical("migration_failed", error=str(exc))
         return EXIT_FATAL

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib.resources
+import logging
 import os
 import shutil
 import threading
@@ -173,6 +174,9 @@ class WhisperRecognizer:
             if self._model is None:
                 started = time.perf_counter()
                 from faster_whisper import WhisperModel  # noqa: PLC0415 - heavy import
+
+                # Its INFO lines ("Detected language ...") are not our events.
+                logging.getLogger("faster_whisper").setLevel(logging.WARNING)
 
                 folder = self._settings.model_dir or prepare_bundled_model(self._cache_dir)
                 try:

@@ -1,0 +1,184 @@
+"""`transcriber transcribe FILE...`: the archive and the pipeline, in-process, for a terminal.
+
+The files are accepted into the local archive exactly as uploads are (the
+shared intake), the service's own step actors run the pipeline until every
+record is `done` or halted, and the transcripts are printed in the chosen
+format. On a terminal a progress line per file shows its stage and the
+time spent. Exit 1 when any file could not be accepted or its record halted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from aiohttp import web
+
+from transcriber import keys
+from transcriber.app import build_app
+from transcriber.clock import Clock
+from transcriber.db import queries as q
+from transcriber.db.commands.users import EnsureUser
+from transcriber.db.readers import ReaderPool
+from transcriber.errors import StepFailure, TranscriberError
+from transcriber.intake import Intake, accept_stream
+from transcriber.settings import Settings
+from transcriber.stages import Stage
+from transcriber.transcripts import TranscriptFormat, load_structure, render
+
+DEFAULT_OWNER = "local"
+POLL_SECONDS = 0.25
+_CHUNK = 1024 * 1024
+
+
+@dataclass(slots=True)
+class Tracked:
+    path: Path
+    record_id: str | None = None
+    stage: str = "accepting"
+    halted: str | None = None
+    refused: str | None = None
+    started: float = 0.0
+    finished: float | None = None
+
+    @property
+    def settled(self) -> bool:
+        return self.refused is not None or self.halted is not None or self.stage == "done"
+
+
+async def _chunks(path: Path) -> AsyncIterator[bytes]:
+    handle = await asyncio.to_thread(path.open, "rb")
+    try:
+        while chunk := await asyncio.to_thread(handle.read, _CHUNK):
+            yield chunk
+    finally:
+        handle.close()
+
+
+async def transcribe(
+    settings: Settings,
+    paths: Sequence[Path],
+    *,
+    fmt: TranscriptFormat = "txt",
+    owner: str | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    clock: Clock | None = None,
+    app: web.Application | None = None,
+) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if settings.pipeline.workers < 1:
+        settings = dataclasses.replace(
+            settings, pipeline=dataclasses.replace(settings.pipeline, workers=1))
+    app = app or build_app(settings, clock=clock)
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()  # storage, providers and the step actors start here
+    try:
+        tracked = [Tracked(path=path, started=time.monotonic()) for path in paths]
+        login = owner or settings.server.anonymous_user or DEFAULT_OWNER
+        user = await app[keys.WRITER].ask(EnsureUser(login=login, display_name=login))
+        for item in tracked:
+            await _accept(app, settings, item, owner_id=user.id)
+        await _wait(app[keys.READERS], tracked, err=err, fatal=app[keys.FATAL])
+        return await _report(app[keys.READERS], tracked, fmt=fmt, out=out, err=err)
+    finally:
+        await runner.cleanup()
+
+
+async def _accept(app: web.Application, settings: Settings, item: Tracked, *,
+                  owner_id: str) -> None:
+    if not await asyncio.to_thread(item.path.is_file):
+        item.refused = "no such file"
+        item.finished = time.monotonic()
+        return
+    try:
+        accepted = await accept_stream(
+            Intake(owner_id=owner_id, original_name=item.path.name), _chunks(item.path),
+            files=app[keys.FILES], writer=app[keys.WRITER], transcoder=app[keys.TRANSCODER],
+            limit=settings.server.upload_max_bytes,
+        )
+    except StepFailure as exc:
+        item.refused = exc.reason
+        item.finished = time.monotonic()
+        return
+    except TranscriberError as exc:
+        item.refused = str(exc) or type(exc).__name__
+        item.finished = time.monotonic()
+        return
+    item.record_id = accepted.record_id
+    item.stage = Stage.UPLOADED.value
+
+
+async def _wait(readers: ReaderPool, tracked: list[Tracked], *, err: TextIO,
+                fatal: asyncio.Future[BaseException]) -> None:
+    live = err.isatty()
+    while True:
+        for item in tracked:
+            if item.record_id is None or item.finished is not None:
+                continue
+            row = await readers.fetch_one(q.records.SELECT_RECORD, {"id": item.record_id})
+            if row is None:
+                continue
+            item.stage = row["state"]
+            if row["halted_at"] is not None:
+                item.halted = f"{row['halt_reason']}: {row['error_text'] or ''}".rstrip(": ")
+            if item.settled:
+                item.finished = time.monotonic()
+        if live:
+            _progress(tracked, err)
+        if all(item.settled for item in tracked):
+            return
+        if fatal.done():
+            raise RuntimeError("the service stopped while transcribing")
+        await asyncio.sleep(POLL_SECONDS)
+
+
+def _progress(tracked: list[Tracked], err: TextIO) -> None:
+    now = time.monotonic()
+    lines = []
+    for item in tracked:
+        if item.refused is not None:
+            state = f"refused ({item.refused})"
+        elif item.halted is not None:
+            state = f"halted ({item.halted})"
+        else:
+            state = item.stage
+        elapsed = (item.finished or now) - item.started
+        lines.append(f"{item.path.name[:40]:<40} {state:<30} {elapsed:7.1f} s")
+    # Redraw the block in place: move up over the previous draw, clear each line.
+    err.write("".join(f"\r\x1b[2K{line}\n" for line in lines))
+    if not all(item.settled for item in tracked):
+        err.write(f"\x1b[{len(lines)}A")
+    err.flush()
+
+
+async def _report(readers: ReaderPool, tracked: list[Tracked], *, fmt: TranscriptFormat,
+                  out: TextIO, err: TextIO) -> int:
+    failed = False
+    done = [item for item in tracked if item.stage == "done" and item.halted is None]
+    for item in tracked:
+        if item.refused is not None:
+            failed = True
+            print(f"transcriber: {item.path.name}: refused: {item.refused}", file=err)
+        elif item.halted is not None:
+            failed = True
+            print(f"transcriber: {item.path.name}: halted ({item.halted}); "
+                  f"record {item.record_id}", file=err)
+    for item in done:
+        row = await readers.fetch_one(q.results.SELECT_STRUCTURE,
+                                      {"record_id": item.record_id, "version": 1})
+        utterances = load_structure(row["contents"]) if row is not None else []
+        if len(tracked) > 1:
+            out.write(f"==> {item.path.name} <==\n")
+        out.write(render(utterances, fmt))
+        if len(tracked) > 1 or fmt != "txt":
+            out.write("\n")
+    out.flush()
+    return 1 if failed else 0
