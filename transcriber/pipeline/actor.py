@@ -204,10 +204,14 @@ class StepActor:
     async def _supervise(self, job: Job, step: Step) -> Advanced | Deferred | BaseException:
         """Run the step with its heartbeat and time limit; return its outcome or
         its failure (never raise, except the actor's own cancellation)."""
-        limit = policy.step_time_limit(step.time_limit_seconds(job), self._pipeline)
         lease = policy.lease_seconds(job.stage, self._pipeline)
         interval = policy.renew_interval(lease)
-        task = asyncio.create_task(step.run(job), name=f"{self.name}:{step.name}:{job.record_id}")
+        try:
+            limit = policy.step_time_limit(step.time_limit_seconds(job), self._pipeline)
+            running = step.run(job)
+        except Exception as exc:  # a step broken before it started is still its failure
+            return exc
+        task = asyncio.create_task(running, name=f"{self.name}:{step.name}:{job.record_id}")
         started = self._clock.monotonic()
         try:
             while not task.done():

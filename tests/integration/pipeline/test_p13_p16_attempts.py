@@ -190,3 +190,19 @@ async def test_p16_a_record_that_passes_accumulates_no_attempts(
         await actor.run_once()
         row = await state_of(readers, record_id)
         assert (row["state"], row["attempts"]) == (stage, 0)
+
+
+async def test_p17_a_step_that_breaks_before_it_starts_fails_like_any_other(
+    make_actor: ActorFactory, writer: Writer, user: User, readers: ReaderPool,
+    steps: dict[str, FakeStep],
+) -> None:
+    class Broken(FakeStep):
+        def time_limit_seconds(self, job: Job) -> float | None:
+            raise ZeroDivisionError
+
+    record_id = await make_record(writer, user)
+    report = await make_actor(steps={**steps, "normalize": Broken(name="normalize")}).run_once()
+    assert report.outcome == "failure"
+    row = await state_of(readers, record_id)
+    assert (row["error_text"], row["acquisition_id"], row["attempts"]) == \
+        ("ZeroDivisionError", None, 1)
