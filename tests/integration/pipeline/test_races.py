@@ -4,8 +4,12 @@ cancellation at every awkward moment."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from pathlib import Path
 
 from tests.factories import make_record
 from tests.integration.pipeline.conftest import ActorFactory
@@ -19,6 +23,7 @@ from tests.integration.pipeline.support import (
 )
 from transcriber import policy
 from transcriber.clock import format_time
+from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import (
     Advance,
     Claimed,
@@ -30,6 +35,7 @@ from transcriber.db.commands.pipeline import (
     Written,
 )
 from transcriber.db.commands.users import User
+from transcriber.db.connection import open_sync
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.pipeline.actor import StepActor
@@ -203,3 +209,43 @@ async def test_p16_a_claim_answered_while_stopping_is_released(
 
     await until(released)
     assert isinstance(await claim(writer, settings), Claimed)
+
+
+async def test_p02_the_claim_statement_is_atomic_even_across_connections(
+    writer: Writer, settings: Settings, user: User, migrated: Path,
+) -> None:
+    """The single writer serialises claims, but the statement does not rely on it:
+    8 separate connections in 8 threads race the raw claim 200 times; exactly
+    one wins each time."""
+    record_id = await make_record(writer, user)
+    claimers, trials = 8, 200
+    params = {"now": "2026-01-01T00:00:00Z",
+              **{q.pipeline.lease_param(s): "2026-01-01T00:01:00Z"
+                 for s in q.pipeline.CLAIMABLE_STAGES}}
+
+    def race() -> list[int]:
+        connections = [open_sync(migrated, busy_timeout_ms=10_000) for _ in range(claimers)]
+        barrier = threading.Barrier(claimers)
+        winners: list[int] = []
+
+        def one(conn: sqlite3.Connection, token: str) -> bool:
+            barrier.wait()
+            return conn.execute(q.pipeline.CLAIM, {**params, "token": token}).fetchone() \
+                is not None
+
+        try:
+            with ThreadPoolExecutor(claimers) as pool:
+                for trial in range(trials):
+                    results = list(pool.map(one, connections,
+                                            [f"t{trial}-{n}" for n in range(claimers)]))
+                    winners.append(sum(results))
+                    connections[0].execute(
+                        "UPDATE audio_records SET acquisition_id = NULL, "
+                        "acquire_expires_at = NULL WHERE id = :id", {"id": record_id})
+        finally:
+            for conn in connections:
+                conn.close()
+        return winners
+
+    winners = await asyncio.to_thread(race)
+    assert winners == [1] * trials
