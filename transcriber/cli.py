@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import structlog
 from aiohttp import web
@@ -81,8 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 2  # pragma: no cover - argparse requires a command
 
 
-async def serve(settings: Settings) -> int:
-    app = build_app(settings)
+async def serve(settings: Settings, app: web.Application | None = None) -> int:
+    """Run until SIGTERM/SIGINT (exit 0) or a fatal error such as the writer's death (70)."""
+    if app is None:
+        app = build_app(settings)
     runner = web.AppRunner(
         app, handle_signals=False, access_log=None,
         shutdown_timeout=settings.server.shutdown_graceful_seconds,
@@ -98,7 +101,8 @@ async def serve(settings: Settings) -> int:
         await site.start()
         log.info("serve_started", host=settings.server.host, port=settings.server.port)
         stop_task = asyncio.create_task(stop.wait(), name="wait-for-signal")
-        await asyncio.wait({stop_task, fatal}, return_when=asyncio.FIRST_COMPLETED)
+        waiters: list[asyncio.Future[Any]] = [stop_task, fatal]
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         stop_task.cancel()
     finally:
         log.info("serve_stopping", reason="fatal" if fatal.done() else "signal")

@@ -218,7 +218,7 @@ def _build_section(
     return cls(**values)
 
 
-def _coerce(key: str, hint: Any, value: Any, *, from_env: bool) -> Any:  # noqa: PLR0911
+def _coerce(key: str, hint: Any, value: Any, *, from_env: bool) -> Any:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (types.UnionType, typing.Union) and type(None) in args:

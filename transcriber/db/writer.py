@@ -18,15 +18,16 @@ import asyncio
 import sqlite3
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
-import aiosqlite
 import structlog
 
 from transcriber.clock import Clock, stamp
-from transcriber.db.connection import open_writer
+from transcriber.db.connection import open_sync
+from transcriber.db.inline import InlineConnection
 from transcriber.errors import WriterUnavailable
 from transcriber.observability import (
     WRITER_BATCH_SIZE,
@@ -45,7 +46,7 @@ R_co = TypeVar("R_co", covariant=True)
 class WriteContext:
     """What a command may use while it runs inside the writer's transaction."""
 
-    conn: aiosqlite.Connection
+    conn: InlineConnection
     clock: Clock
 
     def now(self, *, plus_seconds: float = 0) -> str:
@@ -99,7 +100,10 @@ class Writer:
         self._batch_max = batch_max
         self._on_death = on_death
         self._mailbox: asyncio.Queue[Envelope[Any] | _Stop] = asyncio.Queue()
-        self._conn: aiosqlite.Connection | None = None
+        self._conn: InlineConnection | None = None
+        # Its own thread for BEGIN (may wait on another process's lock) and
+        # COMMIT (fsync), so busy default executors never delay a commit.
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
         self._task: asyncio.Task[None] | None = None
         self._accepting = False
 
@@ -111,8 +115,15 @@ class Writer:
     def mailbox_depth(self) -> int:
         return self._mailbox.qsize()
 
+    async def _in_thread(self, func: Callable[[], object]) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._thread, func)
+
     async def start(self) -> None:
-        self._conn = await open_writer(self._path, busy_timeout_ms=self._busy_timeout_ms)
+        raw = await asyncio.get_running_loop().run_in_executor(
+            self._thread,
+            lambda: open_sync(self._path, busy_timeout_ms=self._busy_timeout_ms),
+        )
+        self._conn = InlineConnection(raw)
         self._accepting = True
         self._task = asyncio.create_task(self._run(), name="db-writer")
         self._task.add_done_callback(self._task_done)
@@ -161,30 +172,32 @@ class Writer:
     async def _run_batch(self, batch: list[Envelope[Any]]) -> None:
         conn = self._conn
         assert conn is not None
+        raw = conn.raw
         ctx = WriteContext(conn=conn, clock=self._clock)
         outcomes: list[tuple[bool, Any]] = []
         try:
-            await conn.execute("BEGIN IMMEDIATE")
+            await self._in_thread(lambda: raw.execute("BEGIN IMMEDIATE"))
             for envelope in batch:
-                await conn.execute("SAVEPOINT command")
+                raw.execute("SAVEPOINT command")
                 try:
                     result = await envelope.command.execute(ctx)
                 except Exception as exc:
-                    await conn.execute("ROLLBACK TO command")
-                    await conn.execute("RELEASE command")
+                    raw.execute("ROLLBACK TO command")
+                    raw.execute("RELEASE command")
                     outcomes.append((False, exc))
                 else:
-                    await conn.execute("RELEASE command")
+                    raw.execute("RELEASE command")
                     outcomes.append((True, result))
-            await conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            # The transaction itself failed (disk full, I/O error): nothing of
-            # this batch is stored, and every caller hears so.
-            await self._rollback_quietly()
+            await self._in_thread(lambda: raw.execute("COMMIT"))
+        except sqlite3.OperationalError as exc:
+            # The transaction itself failed (locked past busy_timeout, disk
+            # full, I/O error): nothing of this batch is stored, every caller
+            # hears so, and the actor goes on with the next batch.
+            self._rollback_quietly()
             log.error("writer_batch_failed", error=type(exc).__name__, size=len(batch))
             outcomes = [(False, exc)] * len(batch)
         except BaseException:
-            await self._rollback_quietly()
+            self._rollback_quietly()
             for envelope in batch:
                 self._answer(envelope, False, WriterUnavailable("the DB writer stopped"))
             raise
@@ -203,19 +216,21 @@ class Writer:
         else:
             envelope.reply.set_exception(value)
 
-    async def _rollback_quietly(self) -> None:
+    def _rollback_quietly(self) -> None:
         assert self._conn is not None
         try:
             if self._conn.in_transaction:
-                await self._conn.execute("ROLLBACK")
+                self._conn.raw.execute("ROLLBACK")
         except Exception as exc:  # the connection itself may be gone
             log.error("writer_rollback_failed", error=type(exc).__name__)
 
     async def _close(self) -> None:
         self._accepting = False
         if self._conn is not None:
-            await self._conn.close()
+            raw = self._conn.raw
             self._conn = None
+            await self._in_thread(raw.close)
+        self._thread.shutdown(wait=False)
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         self._accepting = False

@@ -14,7 +14,6 @@ from prometheus_client import REGISTRY
 from tests.factories import make_record, make_user
 from transcriber.db import queries as q
 from transcriber.db.commands.users import EnsureUser, User
-from transcriber.db.connection import open_reader, open_writer
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
 from transcriber.errors import WriterUnavailable
@@ -56,24 +55,43 @@ async def _user_count(readers: ReaderPool) -> int:
     return int(row["n"])
 
 
-async def test_every_connection_gets_its_settings(migrated: Path) -> None:
-    writer = await open_writer(migrated, busy_timeout_ms=1234)
-    reader = await open_reader(migrated, busy_timeout_ms=4321)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadPragmas(Command[dict[str, object]]):
+    name: ClassVar[str] = "read_pragmas"
+
+    async def execute(self, ctx: WriteContext) -> dict[str, object]:
+        values: dict[str, object] = {}
+        for pragma in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous"):
+            async with ctx.conn.execute(f"PRAGMA {pragma}") as cursor:
+                row = await cursor.fetchone()
+            assert row is not None
+            values[pragma] = row[0]
+        return values
+
+
+async def test_every_connection_gets_its_settings(migrated: Path, clock: FakeClock) -> None:
+    writer = Writer(migrated, clock=clock, busy_timeout_ms=1234)
+    await writer.start()
     try:
-        for conn, timeout in ((writer, 1234), (reader, 4321)):
-            async with conn.execute("PRAGMA journal_mode") as cur:
-                assert (await cur.fetchone())[0] == "wal"  # type: ignore[index]
-            async with conn.execute("PRAGMA foreign_keys") as cur:
-                assert (await cur.fetchone())[0] == 1  # type: ignore[index]
-            async with conn.execute("PRAGMA busy_timeout") as cur:
-                assert (await cur.fetchone())[0] == timeout  # type: ignore[index]
-        async with writer.execute("PRAGMA synchronous") as cur:
-            assert (await cur.fetchone())[0] == 2  # type: ignore[index]  # FULL
-        with pytest.raises(sqlite3.OperationalError, match="readonly"):
-            await reader.execute("DELETE FROM users")
+        assert await writer.ask(ReadPragmas()) == {
+            "journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 1234, "synchronous": 2}
     finally:
-        await writer.close()
-        await reader.close()
+        await writer.stop()
+    pool = ReaderPool(migrated, size=3, busy_timeout_ms=4321)
+    await pool.open()
+    try:
+        for _ in range(3):  # every connection of the pool, not just one
+            async with pool.acquire() as conn:
+                for pragma, expected in (("journal_mode", "wal"), ("foreign_keys", 1),
+                                         ("busy_timeout", 4321)):
+                    async with conn.execute(f"PRAGMA {pragma}") as cur:
+                        row = await cur.fetchone()
+                    assert row is not None
+                    assert row[0] == expected
+                with pytest.raises(sqlite3.OperationalError, match="readonly"):
+                    await conn.execute("DELETE FROM users")
+    finally:
+        await pool.close()
 
 
 async def test_queued_commands_share_one_commit_and_get_their_own_answers(
@@ -179,7 +197,7 @@ async def test_writer_death_fails_waiting_callers_and_is_reported(
     await writer.start()
     conn = writer._conn
     assert conn is not None
-    await conn.close()  # the connection breaks underneath the actor
+    conn.raw.close()  # the connection breaks underneath the actor
     with pytest.raises(WriterUnavailable):
         await writer.ask(EnsureUser(login="x"))
     assert writer.task is not None

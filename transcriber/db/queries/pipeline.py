@@ -23,7 +23,9 @@ _LEASE_BY_STAGE = "CASE state " + " ".join(
     f"WHEN '{stage}' THEN :{lease_param(stage)}" for stage in CLAIMABLE_STAGES
 ) + " END"
 
-# One statement picks the oldest eligible record and marks it (P2). Column
+# One statement picks the oldest eligible record and marks it (P2). INDEXED BY:
+# the planner, seeing many eligible rows, may otherwise prefer a full scan;
+# the claim is the hottest query and must stay on its index (a test checks). Column
 # references on the right of SET read the row's old values, so
 # `lease_taken_over` tells whether the previous holder's lease had expired
 # (released records have no acquisition id).
@@ -34,7 +36,7 @@ SET acquisition_id = :token,
     attempts = attempts + 1,
     lease_taken_over = (acquisition_id IS NOT NULL)
 WHERE id = (
-    SELECT id FROM audio_records
+    SELECT id FROM audio_records INDEXED BY idx_audio_records_acquire
     WHERE state IN ({_IN_CLAIMABLE})
       AND halted_at IS NULL
       AND (delay_time IS NULL OR delay_time <= :now)
