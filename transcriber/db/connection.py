@@ -11,6 +11,8 @@ from pathlib import Path
 
 import aiosqlite
 
+from transcriber.db import queries as q
+
 DB_FILE_NAME = "transcriber.sqlite3"
 
 
@@ -20,13 +22,13 @@ def database_path(data_dir: Path) -> Path:
 
 def _pragmas(*, busy_timeout_ms: int, writer: bool) -> list[str]:
     statements = [
-        f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
-        "PRAGMA foreign_keys = ON",
-        "PRAGMA journal_mode = WAL",
+        q.control.PRAGMA_BUSY_TIMEOUT.format(milliseconds=int(busy_timeout_ms)),
+        q.control.PRAGMA_FOREIGN_KEYS_ON,
+        q.control.PRAGMA_JOURNAL_WAL,
     ]
     if writer:
         # FULL: an acknowledged write survives a power cut; group commit pays for it.
-        statements.append("PRAGMA synchronous = FULL")
+        statements.append(q.control.PRAGMA_SYNCHRONOUS_FULL)
     return statements
 
 

@@ -112,7 +112,7 @@ def migrate(
 def _apply(conn: sqlite3.Connection, migration: Migration, now: str) -> None:
     # executescript would COMMIT on its own; run statement by statement instead
     # so the file and its bookkeeping row share one transaction.
-    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(q.control.BEGIN_IMMEDIATE)
     try:
         for statement in _split_statements(migration.sql):
             conn.execute(statement)
@@ -121,9 +121,9 @@ def _apply(conn: sqlite3.Connection, migration: Migration, now: str) -> None:
             {"version": migration.version, "name": migration.name,
              "checksum": migration.checksum, "applied_at": now},
         )
-        conn.execute("COMMIT")
+        conn.execute(q.control.COMMIT)
     except sqlite3.Error as exc:
-        conn.execute("ROLLBACK")
+        conn.execute(q.control.ROLLBACK)
         raise MigrationError(f"migration {migration.version} failed: {exc}") from exc
 
 

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import structlog
 
 from transcriber.clock import Clock, stamp
+from transcriber.db import queries as q
 from transcriber.db.connection import open_sync
 from transcriber.db.inline import InlineConnection
 from transcriber.errors import WriterUnavailable
@@ -176,19 +177,19 @@ class Writer:
         ctx = WriteContext(conn=conn, clock=self._clock)
         outcomes: list[tuple[bool, Any]] = []
         try:
-            await self._in_thread(lambda: raw.execute("BEGIN IMMEDIATE"))
+            await self._in_thread(lambda: raw.execute(q.control.BEGIN_IMMEDIATE))
             for envelope in batch:
-                raw.execute("SAVEPOINT command")
+                raw.execute(q.control.SAVEPOINT)
                 try:
                     result = await envelope.command.execute(ctx)
                 except Exception as exc:
-                    raw.execute("ROLLBACK TO command")
-                    raw.execute("RELEASE command")
+                    raw.execute(q.control.ROLLBACK_TO_SAVEPOINT)
+                    raw.execute(q.control.RELEASE_SAVEPOINT)
                     outcomes.append((False, exc))
                 else:
-                    raw.execute("RELEASE command")
+                    raw.execute(q.control.RELEASE_SAVEPOINT)
                     outcomes.append((True, result))
-            await self._in_thread(lambda: raw.execute("COMMIT"))
+            await self._in_thread(lambda: raw.execute(q.control.COMMIT))
         except sqlite3.OperationalError as exc:
             # The transaction itself failed (locked past busy_timeout, disk
             # full, I/O error): nothing of this batch is stored, every caller
@@ -220,7 +221,7 @@ class Writer:
         assert self._conn is not None
         try:
             if self._conn.in_transaction:
-                self._conn.raw.execute("ROLLBACK")
+                self._conn.raw.execute(q.control.ROLLBACK)
         except Exception as exc:  # the connection itself may be gone
             log.error("writer_rollback_failed", error=type(exc).__name__)
 

@@ -31,7 +31,7 @@ async def healthz(request: web.Request) -> web.Response:
 async def readyz(request: web.Request) -> web.Response:
     if not _writer_alive(request.app) or keys.READERS not in request.app:
         return _json({"status": "starting"}, status=503)
-    await request.app[keys.READERS].fetch_one("SELECT 1 AS ok")
+    await request.app[keys.READERS].fetch_one(q.control.READY_PROBE)
     return _json({"status": "ready"})
 
 

@@ -6,6 +6,7 @@ migration files aside). Rows are read by column name (`sqlite3.Row`).
 
 from transcriber.db.queries import (
     archive,
+    control,
     migrations,
     pipeline,
     recognition,
@@ -15,5 +16,5 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "migrations", "pipeline", "recognition", "records", "results", "users",
+    "archive", "control", "migrations", "pipeline", "recognition", "records", "results", "users",
 ]
