@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import subprocess
 import sys
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from transcriber.errors import ConfigError
-from transcriber.settings import Secret, load_settings
+from transcriber.settings import Secret, Settings, load_settings
 
 
 def test_embedded_defaults_match_the_design() -> None:
@@ -110,3 +111,11 @@ def test_cli_reports_a_bad_setting_in_one_line_with_exit_2(tmp_path: Path) -> No
     assert len(lines) == 1
     assert "pipeline.workers" in lines[0]
     assert "Traceback" not in result.stderr
+
+
+def test_every_setting_is_documented() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "settings.md").read_text()
+    defaults = load_settings(environ={})
+    for section in dataclasses.fields(Settings):
+        for key in dataclasses.fields(getattr(defaults, section.name)):
+            assert f"`{section.name}.{key.name}`" in docs, f"{section.name}.{key.name}"
