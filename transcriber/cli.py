@@ -57,7 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"transcriber: bad setting {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    configure_logging(settings.logging.level, settings.logging.format)
+    level = settings.logging.level
+    if args.command in {"transcribe", "status", "resume"} and level.upper() == "INFO":
+        # One-shot commands print their own answer; the service's info events
+        # would only bury it. Warnings and errors still show.
+        level = "WARNING"
+    configure_logging(level, settings.logging.format)
     try:
         if args.command == "migrate":
             applied = migrate(settings.storage.data_dir,
