@@ -18,6 +18,7 @@ from transcriber.settings import Settings
 from transcriber.testing.steps import fake_steps_from_spec
 from transcriber.web import ops
 from transcriber.web.api import setup_api
+from transcriber.web.spa import setup_spa
 
 
 async def _fatal_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -53,4 +54,6 @@ def build_app(
     app.cleanup_ctx.append(pipeline_ctx)
     ops.add_routes(app)
     setup_api(app)
+    # The web app: `/`, its client-side routes and `/assets/<hashed name>`.
+    setup_spa(app)
     return app

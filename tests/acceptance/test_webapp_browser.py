@@ -1,0 +1,312 @@
+"""The web app in a real browser (headless Chromium) against the whole service on loopback.
+
+The service runs in this process with real storage, the real ffmpeg
+normalizer and the fake recognizer (so recognition takes milliseconds and its
+failures are scripted). Chromium comes from Debian (`/usr/bin/chromium`) and
+is driven through the `playwright` package; nothing is downloaded. Without
+the browser the tests skip, except under CI where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from aiohttp import web
+
+from tests.conftest import SettingsFactory
+from transcriber.app import build_app
+from transcriber.errors import PermanentFailure
+from transcriber.pipeline.steps import build_step_table
+from transcriber.ports import Utterance
+from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.testing.recognizer import FakeRecognizer
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Page
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+AUDIO = Path(__file__).parents[1] / "fixtures" / "audio"
+SPEECH = (
+    Utterance(start_ms=0, end_ms=1200, channel=0, text="He was not an ill disposed"),
+    Utterance(start_ms=1200, end_ms=2600, channel=0, text="young man, said the archivist."),
+)
+UPLOAD_LIMIT = 60_000
+# A card may be polled every 6000 / (120 · 1/8) = 400 ms.
+RATE_WINDOW_SECONDS = 6.0
+POLL_MS = 400
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _need_browser() -> None:
+    missing = []
+    if not CHROMIUM.exists():
+        missing.append(f"{CHROMIUM} (apt-get install chromium)")
+    try:
+        import playwright.async_api  # noqa: F401, PLC0415
+    except ImportError:
+        missing.append("the playwright package (pip install -e '.[test]')")
+    if missing:
+        reason = "the browser tests need " + " and ".join(missing)
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Service:
+    base: str
+    recognizer: FakeRecognizer
+    app: web.Application
+
+
+@pytest.fixture
+async def service(make_settings: SettingsFactory) -> AsyncIterator[Service]:
+    _need_browser()
+    port = _free_port()
+    settings = make_settings(
+        server={"port": port, "upload_max_bytes": UPLOAD_LIMIT, "page_default": 2,
+                "rate_limit_window_seconds": RATE_WINDOW_SECONDS},
+        # Recognition answers on the second check, 1.6 s after submission, so
+        # the card is seen (and polled) while the record waits at `submitted`.
+        pipeline={"workers": 1, "idle_sleep_seconds": 0.05, "poll_first_delay_seconds": 1.2,
+                  "poll_delay_seconds": 0.4},
+    )
+    recognizer = FakeRecognizer(utterances=SPEECH, finishes_in_submit=False, pending_checks=1)
+    transcoder = FfmpegTranscoder(settings.ffmpeg)
+    steps = build_step_table(transcoder=transcoder, cutter=transcoder, recognizer=recognizer,
+                             store=None)
+    app = build_app(settings, steps=steps)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        yield Service(base=f"http://127.0.0.1:{port}", recognizer=recognizer, app=app)
+    finally:
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def browser(service: Service) -> AsyncIterator[Browser]:
+    from playwright.async_api import async_playwright  # noqa: PLC0415
+
+    async with async_playwright() as driver:
+        launched = await driver.chromium.launch(executable_path=str(CHROMIUM),
+                                                args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@dataclass
+class Watch:
+    """What the page did that it must not: console errors, CSP violations, requests elsewhere."""
+
+    problems: list[str]
+    card_requests: list[float]
+
+
+async def _open(browser: Browser, service: Service) -> tuple[Page, Watch]:
+    page = await browser.new_page(viewport={"width": 1100, "height": 900})
+    page.set_default_timeout(10_000)
+    watch = Watch(problems=[], card_requests=[])
+
+    def on_console(message: Any) -> None:
+        if message.type == "error" and "Failed to load resource" not in message.text:
+            watch.problems.append(f"console: {message.text}")
+
+    def on_request(request: Any) -> None:
+        if not request.url.startswith(service.base):
+            watch.problems.append(f"request elsewhere: {request.url}")
+        path = request.url.removeprefix(service.base)
+        if (path.startswith("/app/audiorecords/") and path.count("/") == 3
+                and request.method == "GET"):
+            watch.card_requests.append(time.monotonic())
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: watch.problems.append(f"page error: {error}"))
+    page.on("request", on_request)
+    return page, watch
+
+
+async def _upload(page: Page, path: Path | dict[str, Any]) -> None:
+    await page.get_by_role("link", name="Upload", exact=True).first.click()
+    await page.wait_for_url("**/upload")
+    await page.locator("#file-input").set_input_files(path)  # type: ignore[arg-type]
+
+
+async def test_upload_follow_read_search_and_resume(
+    browser: Browser, service: Service, tmp_path: Path,
+) -> None:
+    from playwright.async_api import expect  # noqa: PLC0415
+
+    page, watch = await _open(browser, service)
+    await page.goto(service.base + "/")
+    await expect(page.locator("#who")).to_have_text("Signed in as local")
+    await expect(page.get_by_role("status")).to_contain_text("No recordings yet")
+
+    # Upload a real recording; the progress bar fills and the card is one click away.
+    await _upload(page, AUDIO / "librivox_0880.mp3")
+    first = page.locator(".upload").first
+    await expect(first).to_contain_text("Uploaded.")
+    assert await first.locator("progress").get_attribute("value") == "100"
+    await first.get_by_role("link", name="Open “librivox_0880.mp3”").click()
+    await page.wait_for_url("**/records/*")
+    record_id = page.url.rsplit("/", 1)[1]
+
+    # The card follows the pipeline to the end, then stops asking.
+    await expect(page.locator("h1")).to_have_text("librivox_0880.mp3")
+    await expect(page.get_by_role("status")).to_have_text(
+        "Working on it: waiting for recognition…")
+    await expect(page.locator(".stage-current")).to_have_attribute("data-stage", "transcribed")
+    await expect(page.locator(".transcript")).to_contain_text("appears here when recognition")
+    await expect(page.get_by_role("status")).to_have_text("Done.", timeout=20_000)
+    await expect(page.locator(".stage-achieved")).to_have_count(5)
+    utterances = page.locator("button.utterance")
+    await expect(utterances).to_have_count(2)
+    await expect(utterances.nth(1)).to_contain_text("0:01")
+    await expect(utterances.nth(1)).to_contain_text("young man, said the archivist.")
+    player = page.locator("audio")
+    assert (await player.get_attribute("src") or "").endswith(
+        f"/app/audiorecords/{record_id}/file?copy=normalized")
+    await utterances.nth(1).click()
+    await page.wait_for_function(
+        "Math.abs(document.querySelector('audio').currentTime - 1.2) < 0.05")
+    formats = page.locator(".downloads a[data-format]")
+    await expect(formats).to_have_text(["TXT", "SRT", "VTT", "JSON"])
+    srt = await page.request.get(service.base + (await formats.nth(1).get_attribute("href") or ""))
+    assert srt.status == 200
+    assert "young man, said the archivist." in await srt.text()
+    await expect(page.get_by_role("link", name="Original file")).to_have_attribute(
+        "href", f"/app/audiorecords/{record_id}/file?copy=original")
+    await page.locator(".history-panel summary").click()
+    await expect(page.locator(".history tbody tr")).to_have_count(4)
+    await page.screenshot(path=tmp_path / "card.png", full_page=True)
+    polls = len(watch.card_requests)
+    await page.wait_for_timeout(3 * POLL_MS)
+    assert len(watch.card_requests) == polls, "a done card is not polled"
+    gaps = [b - a for a, b in zip(watch.card_requests, watch.card_requests[1:], strict=False)]
+    assert len(gaps) >= 2, "the card was polled while the record moved"
+    assert all(gap >= POLL_MS / 1000 * 0.95 for gap in gaps), gaps
+
+    # The recognizer refuses the next recording: it halts, and Resume finishes it.
+    service.recognizer.submit_faults.append(PermanentFailure("the recognizer refused it"))
+    await _upload(page, AUDIO / "espeak_en.ogg")
+    await page.get_by_role("link", name="Open “espeak_en.ogg”").click()
+    halt = page.locator(".halt")
+    await expect(halt).to_contain_text("A step failed", timeout=20_000)
+    await expect(halt).to_contain_text("the recognizer refused it")
+    await expect(halt).to_contain_text("while sending it for recognition")
+    await expect(page.locator(".transcript")).to_have_text(
+        "No transcript: processing stopped before recognition finished.")
+    # Normalized was achieved; sending for recognition is where it stopped.
+    await expect(page.locator(".stage-achieved")).to_have_count(2)
+    await expect(page.locator(".stage-halted")).to_have_attribute("data-stage", "submitted")
+    await page.screenshot(path=tmp_path / "halted.png", full_page=True)
+    await halt.get_by_role("button", name="Resume").click()
+    await expect(page.get_by_role("status")).to_have_text("Done.", timeout=20_000)
+    await expect(halt).to_have_count(0)
+    await expect(utterances).to_have_count(2)
+
+    # Not audio, and too large: the API's own words are shown.
+    notes = tmp_path / "notes.txt"
+    notes.write_text("these are words, not sound\n" * 20)
+    await _upload(page, notes)
+    refused = page.locator(".upload-error").first
+    await expect(refused).to_contain_text("the file is not audio that can be read")
+    big = tmp_path / "huge.wav"
+    big.write_bytes(b"\0" * (UPLOAD_LIMIT * 3))
+    await page.locator("#file-input").set_input_files(big)
+    await expect(page.locator(".upload-error")).to_have_count(2)
+    await expect(page.locator(".upload-error").first).to_contain_text(
+        f"the file is larger than {UPLOAD_LIMIT} bytes")
+    await page.screenshot(path=tmp_path / "upload.png", full_page=True)
+
+    # A third recording, then the list: newest first, two a page, "Load more".
+    await page.locator("#file-input").set_input_files(AUDIO / "festival_ru.m4a")
+    # The upload list outlives the view: all three uploads are still listed.
+    await expect(page.locator(".upload-done")).to_have_count(3)
+    await page.get_by_role("link", name="Recordings", exact=True).click()
+    names = page.locator(".record-link")
+    await expect(names).to_have_text(["festival_ru.m4a", "espeak_en.ogg"])
+    await page.get_by_role("button", name="Load more").click()
+    await expect(names).to_have_text(["festival_ru.m4a", "espeak_en.ogg", "librivox_0880.mp3"])
+    await expect(page.get_by_role("button", name="Load more")).to_be_hidden()
+    await expect(page.locator(".record .badge").nth(2)).to_have_text("Done")
+    await page.screenshot(path=tmp_path / "list.png", full_page=True)
+
+    # Search by file name (typing) and by transcript words (Enter); the URL keeps it.
+    search = page.get_by_label("Search recordings")
+    await search.fill("librivox")
+    await expect(names).to_have_text(["librivox_0880.mp3"])
+    assert page.url.endswith("/?q=librivox")
+    await search.fill("archivist")
+    await search.press("Enter")
+    await expect(names).to_have_count(2)
+    await search.fill("nothing-like-this")
+    await search.press("Enter")
+    await expect(page.get_by_role("status")).to_have_text("Nothing matches “nothing-like-this”.")
+    await page.go_back()
+    await expect(names).to_have_count(2)
+
+    # A reload of a card's address is served by the app too.
+    await page.goto(f"{service.base}/records/{record_id}")
+    await expect(page.locator("h1")).to_have_text("librivox_0880.mp3")
+    assert watch.problems == []
+
+
+async def test_keyboard_small_screen_and_escaping(
+    browser: Browser, service: Service, tmp_path: Path,
+) -> None:
+    from playwright.async_api import expect  # noqa: PLC0415
+
+    page, watch = await _open(browser, service)
+    await page.set_viewport_size({"width": 380, "height": 800})
+    # A file name that would be markup if it were ever parsed as HTML.
+    hostile = tmp_path / "<img src=x onerror=alert(1)>.mp3"
+    shutil.copy(AUDIO / "librivox_0880.mp3", hostile)
+    await page.goto(service.base + "/upload")
+    await page.locator("#file-input").set_input_files(hostile)
+    await expect(page.locator(".upload-done")).to_have_count(1)
+
+    # Keyboard only: skip link, the list link, then Enter opens the card.
+    await page.goto(service.base + "/")
+    await page.keyboard.press("Tab")
+    await expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    link = page.locator(".record-link")
+    await expect(link).to_have_text("<img src=x onerror=alert(1)>.mp3")
+    await link.focus()
+    await page.keyboard.press("Enter")
+    await page.wait_for_url("**/records/*")
+    await expect(page.locator("h1")).to_be_focused()
+    await expect(page.locator("h1")).to_have_text("<img src=x onerror=alert(1)>.mp3")
+    assert await page.locator("main img").count() == 0
+    await expect(page.get_by_role("status")).to_have_text("Done.", timeout=20_000)
+    # The page fits a phone: nothing wider than the viewport.
+    overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+    await page.screenshot(path=tmp_path / "card-phone.png", full_page=True)
+
+    # An unknown record is a friendly page, not a crash.
+    await page.goto(service.base + "/records/01j0000000000000000000000z")
+    await expect(page.locator("h1")).to_have_text("Recording not found")
+    assert watch.problems == []

@@ -1,0 +1,127 @@
+// The archive API (`/app/`, docs/api.md). Every failure becomes an ApiError
+// carrying the server's `{"error": {"code", "message"}}`, or a code of our own
+// when no such answer arrived (network, not JSON).
+
+export class ApiError extends Error {
+  constructor(status, code, message, retryAfterSeconds = null) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+const RECORDS = "/app/audiorecords";
+
+export function recordPath(id) {
+  return `${RECORDS}/${encodeURIComponent(id)}`;
+}
+
+export function fileUrl(id, copy) {
+  return `${recordPath(id)}/file?copy=${encodeURIComponent(copy)}`;
+}
+
+export function transcriptUrl(id, format) {
+  return `${recordPath(id)}/transcript?format=${encodeURIComponent(format)}`;
+}
+
+function retryAfter(value) {
+  const seconds = Number.parseInt(value || "", 10);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : null;
+}
+
+/** The error of a non-2xx answer, from its JSON body when it has one. */
+export function errorFrom(status, bodyText, retryAfterHeader) {
+  let code = "http_" + status;
+  let message = `The server answered ${status}.`;
+  try {
+    const body = JSON.parse(bodyText);
+    if (body && body.error && typeof body.error.message === "string") {
+      code = String(body.error.code || code);
+      message = body.error.message;
+    }
+  } catch {
+    // Not JSON (a proxy's page): keep the generic message.
+  }
+  return new ApiError(status, code, message, retryAfter(retryAfterHeader));
+}
+
+async function request(method, path, signal) {
+  let response;
+  try {
+    response = await fetch(path, {
+      method, signal, headers: { Accept: "application/json" }, credentials: "same-origin",
+    });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ApiError(0, "network", "The server cannot be reached. Check your connection.");
+  }
+  const text = await response.text();
+  if (!response.ok) throw errorFrom(response.status, text, response.headers.get("Retry-After"));
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(response.status, "bad_answer", "The server sent an unreadable answer.");
+  }
+}
+
+export function me(signal) {
+  return request("GET", "/app/me", signal);
+}
+
+/** One page: {items, next_cursor}. `q` searches; `cursor` continues. */
+export function listRecords({ q = "", cursor = null, limit = null } = {}, signal) {
+  const params = new URLSearchParams();
+  if (limit) params.set("limit", String(limit));
+  if (q) params.set("q", q);
+  if (cursor) params.set("cursor", cursor);
+  const query = params.toString();
+  return request("GET", query ? `${RECORDS}?${query}` : RECORDS, signal);
+}
+
+export function card(id, signal) {
+  return request("GET", recordPath(id), signal);
+}
+
+export function resume(id) {
+  return request("POST", `${recordPath(id)}/resume`);
+}
+
+/**
+ * Upload one file as multipart/form-data (field `file`) with progress.
+ * Returns {promise, abort}; `onProgress(sent, total)` follows the upload.
+ * XHR, not fetch: fetch cannot report upload progress.
+ */
+export function upload(file, onProgress) {
+  const xhr = new XMLHttpRequest();
+  const promise = new Promise((resolve, reject) => {
+    xhr.open("POST", RECORDS);
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.upload.addEventListener("progress", (event) => {
+      if (event.lengthComputable) onProgress(event.loaded, event.total);
+    });
+    xhr.addEventListener("load", () => {
+      if (xhr.status === 201) {
+        try {
+          resolve(JSON.parse(xhr.responseText));
+        } catch {
+          reject(new ApiError(xhr.status, "bad_answer", "The server sent an unreadable answer."));
+        }
+      } else {
+        reject(errorFrom(xhr.status, xhr.responseText, xhr.getResponseHeader("Retry-After")));
+      }
+    });
+    xhr.addEventListener("error", () => {
+      // The server may cut a too-large body off before the browser sees its answer.
+      reject(new ApiError(0, "network",
+        "The upload was interrupted: the connection closed (the file may be too large)."));
+    });
+    xhr.addEventListener("abort", () => {
+      reject(new ApiError(0, "aborted", "The upload was cancelled."));
+    });
+    const form = new FormData();
+    form.append("file", file, file.name);
+    xhr.send(form);
+  });
+  return { promise, abort: () => xhr.abort() };
+}

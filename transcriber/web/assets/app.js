@@ -1,0 +1,96 @@
+// The web app's entry: the user from /app/me, a router on the history API,
+// and one view at a time in <main>. Views return a cleanup function that
+// stops their timers and requests when the user goes elsewhere.
+
+import * as api from "./api.js";
+import { replace, h } from "./dom.js";
+import { renderList } from "./list.js";
+import { renderUpload } from "./upload.js";
+import { renderCard } from "./card.js";
+
+const main = document.getElementById("main");
+const who = document.getElementById("who");
+let cleanup = () => {};
+
+// Paths the server answers with this page (transcriber/web/spa.py CLIENT_ROUTES).
+const ROUTES = [
+  { pattern: /^\/$/, nav: "list", view: (m, ctx) => renderList(main, ctx) },
+  { pattern: /^\/upload$/, nav: "upload", view: (m, ctx) => renderUpload(main, ctx) },
+  { pattern: /^\/records\/([^/]+)$/, nav: null,
+    view: (m, ctx) => renderCard(main, decodeURIComponent(m[1]), ctx) },
+];
+
+function match(pathname) {
+  for (const route of ROUTES) {
+    const found = route.pattern.exec(pathname);
+    if (found) return { route, found };
+  }
+  return null;
+}
+
+export function navigate(url, { replaceState = false } = {}) {
+  const target = new URL(url, window.location.href);
+  if (replaceState) window.history.replaceState(null, "", target);
+  else window.history.pushState(null, "", target);
+  render({ focus: true });
+}
+
+function markNav(nav) {
+  for (const link of document.querySelectorAll("[data-nav]")) {
+    if (link.dataset.nav === nav) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+function render({ focus }) {
+  cleanup();
+  cleanup = () => {};
+  const location = window.location;
+  const hit = match(location.pathname);
+  const ctx = { navigate, params: new URLSearchParams(location.search) };
+  if (!hit) {
+    markNav(null);
+    document.title = "Not found · Transcriber";
+    replace(main,
+      h("h1", { tabindex: "-1" }, "Page not found"),
+      h("p", {}, h("a", { href: "/" }, "Back to your recordings")));
+  } else {
+    markNav(hit.route.nav);
+    cleanup = hit.route.view(hit.found, ctx) || (() => {});
+  }
+  if (focus) {
+    // Move keyboard and screen reader focus to the new view's heading.
+    const heading = main.querySelector("h1");
+    (heading || main).focus({ preventScroll: false });
+    window.scrollTo(0, 0);
+  }
+}
+
+// Same-origin links to the app's own pages change the view without a reload.
+document.addEventListener("click", (event) => {
+  if (event.defaultPrevented || event.button !== 0) return;
+  if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  const link = event.target.closest("a[href]");
+  if (!link || link.hasAttribute("download") || link.target) return;
+  const url = new URL(link.href, window.location.href);
+  if (url.origin !== window.location.origin || !match(url.pathname)) return;
+  if (url.pathname === window.location.pathname && url.search === window.location.search
+      && url.hash) return;
+  event.preventDefault();
+  navigate(url);
+});
+
+window.addEventListener("popstate", () => render({ focus: true }));
+
+async function showUser() {
+  try {
+    const user = await api.me();
+    const name = user.name || user.login;
+    replace(who, "Signed in as ", h("strong", { title: user.login }, name));
+  } catch (error) {
+    replace(who, h("span", { class: "error-text" }, error.message));
+  }
+}
+
+showUser();
+render({ focus: false });

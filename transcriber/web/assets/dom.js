@@ -1,0 +1,39 @@
+// Building the page without ever parsing server strings as HTML: every
+// text goes through a text node, every attribute through setAttribute.
+
+/**
+ * h("a", {href: "/x", class: "link"}, "text", child) → an element.
+ * Attributes: `on<event>` (a function) adds a listener; `true` sets a
+ * boolean attribute; `false`, null and undefined leave it out.
+ * Children: strings and numbers become text nodes; null/false are skipped;
+ * arrays are flattened.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      el.addEventListener(key.slice(2), value);
+    } else if (value === true) {
+      el.setAttribute(key, "");
+    } else {
+      el.setAttribute(key, String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(parent, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return parent;
+}
+
+/** Replace everything inside `parent` with `children`. */
+export function replace(parent, ...children) {
+  parent.replaceChildren();
+  return append(parent, children);
+}
