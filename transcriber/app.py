@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Mapping
 from aiohttp import web
 
 from transcriber import keys
+from transcriber.bot.lifecycle import bot_ctx, telegram_ctx
 from transcriber.clock import Clock, SystemClock
 from transcriber.pipeline.engine import pipeline_ctx
 from transcriber.pipeline.step import Step
@@ -18,7 +19,6 @@ from transcriber.settings import Settings
 from transcriber.testing.steps import fake_steps_from_spec
 from transcriber.web import ops
 from transcriber.web.api import setup_api
-from transcriber.web.spa import setup_spa
 
 
 async def _fatal_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -49,11 +49,14 @@ def build_app(
     app.cleanup_ctx.append(storage_ctx)
     # Transcoder, recognizer, object store and the step table (unless injected).
     app.cleanup_ctx.append(providers_ctx)
+    # The Telegram notifier (when a token is set) before the step actors read it;
+    # its session closes after they stopped.
+    app.cleanup_ctx.append(telegram_ctx)
     # The step actors start after storage (and after any context that sets
     # the step table) and stop before the writer drains and closes.
     app.cleanup_ctx.append(pipeline_ctx)
+    # Telegram polling: starts last, stops first (before the pipeline and the writer).
+    app.cleanup_ctx.append(bot_ctx)
     ops.add_routes(app)
     setup_api(app)
-    # The web app: `/`, its client-side routes and `/assets/<hashed name>`.
-    setup_spa(app)
     return app

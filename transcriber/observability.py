@@ -70,6 +70,16 @@ HTTP_REQUEST_SECONDS = Histogram(
     buckets=_FAST_BUCKETS,
 )
 
+TELEGRAM_UPDATES = Counter(
+    "transcriber_telegram_updates_total",
+    "Telegram updates dealt with, by outcome (accepted, repeated, refused_<reason>, …)",
+    ["outcome"],
+)
+TELEGRAM_POLL_FAILURES = Counter(
+    "transcriber_telegram_poll_failures_total",
+    "Failed Bot API polls (getMe, getUpdates) that were retried", ["call"],
+)
+
 
 def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
     """Console rendering on a terminal, JSON lines otherwise (or as asked)."""

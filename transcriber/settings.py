@@ -141,6 +141,21 @@ class TelegramSettings:
     token: Secret | None = None
     api_base: str = "https://api.telegram.org"
     allowed: Mapping[str, str] = field(default_factory=dict)
+    # Long polling: how long one getUpdates waits for news on Telegram's side.
+    poll_timeout_seconds: int = 30
+    # Every other Bot API call (getFile, sendMessage, …).
+    request_timeout_seconds: int = 30
+    # A whole file download (20 MB over a slow link).
+    download_timeout_seconds: int = 600
+    # The Bot API lets bots download 20 MB; a local Bot API server allows more.
+    download_max_bytes: int = 20 * 1024 * 1024
+    # Backoff between failed polls and failed intake tries: base · 2^(n-1), capped.
+    retry_base_seconds: float = 1.0
+    retry_cap_seconds: float = 60.0
+    # Tries for one update before the sender is asked to send it again.
+    update_attempts: int = 5
+    # Tries for one reply (transcript or notice) before it counts as undelivered.
+    send_attempts: int = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -334,6 +349,7 @@ def _validate(settings: Settings) -> None:
         if not ok:
             raise ConfigError(key, problem)
     _validate_pipeline(settings.pipeline)
+    _validate_telegram(settings.telegram)
     for telegram_id in settings.telegram.allowed:
         if not telegram_id.lstrip("-").isdigit():
             raise ConfigError("telegram.allowed", f"key {telegram_id!r} is not a Telegram user id")
@@ -362,6 +378,19 @@ def _validate_pipeline(pipeline: PipelineSettings) -> None:
             raise ConfigError("pipeline.fake_steps", f"{item!r} is not step=seconds")
         if name.strip() not in step_names():
             raise ConfigError("pipeline.fake_steps", f"{name.strip()!r} is not a step")
+
+
+def _validate_telegram(telegram: TelegramSettings) -> None:
+    positive = ("poll_timeout_seconds", "request_timeout_seconds", "download_timeout_seconds",
+                "download_max_bytes", "retry_base_seconds", "update_attempts", "send_attempts")
+    for key in positive:
+        if getattr(telegram, key) <= 0:
+            raise ConfigError(f"telegram.{key}", "must be positive")
+    if telegram.retry_cap_seconds < telegram.retry_base_seconds:
+        raise ConfigError("telegram.retry_cap_seconds",
+                          "must not be below telegram.retry_base_seconds")
+    if not telegram.api_base.startswith(("http://", "https://")):
+        raise ConfigError("telegram.api_base", "must be an http:// or https:// URL")
 
 
 def _is_loopback(host: str) -> bool:

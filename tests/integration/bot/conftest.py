@@ -1,0 +1,155 @@
+"""Fixtures of the Telegram door tests: the fake Bot API on loopback, a real SQLite
+file, and the door either alone (on a fake clock) or inside the whole app."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from tests.conftest import SettingsFactory
+from transcriber import keys
+from transcriber.app import build_app
+from transcriber.bot.client import make_bot
+from transcriber.bot.door import DoorParts, TelegramDoor
+from transcriber.bot.lifecycle import stop_door
+from transcriber.db.readers import ReaderPool
+from transcriber.db.writer import Writer
+from transcriber.files import RecordFiles
+from transcriber.settings import Secret, Settings
+from transcriber.testing.clock import FakeClock
+from transcriber.testing.fake_telegram import FakeTelegram
+from transcriber.testing.transcoder import FakeTranscoder
+
+ALICE_ID = 111
+BOB_ID = 222
+STRANGER_ID = 999
+ALLOWED = {str(ALICE_ID): "alice", str(BOB_ID): "bob"}
+OGG = b"OggS" + bytes(range(256)) * 8  # bytes the fake transcoder takes for audio
+
+Client = TestClient[web.Request, web.Application]
+
+
+@pytest.fixture
+async def fake_tg() -> AsyncIterator[FakeTelegram]:
+    fake = FakeTelegram()
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture
+def tg_settings(make_settings: SettingsFactory, fake_tg: FakeTelegram) -> Callable[..., Settings]:
+    """Settings with the bot pointed at the fake; keyword args replace telegram fields."""
+
+    def factory(**telegram: Any) -> Settings:
+        sections = {name: telegram.pop(name) for name in ("pipeline", "server", "recognizer")
+                    if name in telegram}
+        values = {"token": Secret(fake_tg.token), "api_base": fake_tg.base_url,
+                  "allowed": ALLOWED, "poll_timeout_seconds": 2, **telegram}
+        return make_settings(telegram=values, **sections)
+
+    return factory
+
+
+@dataclass
+class DoorRun:
+    """One life of the door: started, then stopped gracefully or killed."""
+
+    door: TelegramDoor
+    task: asyncio.Task[None]
+    stopping: asyncio.Event
+    closed: bool = False
+
+    async def stop(self) -> None:
+        await stop_door(self.door, self.task, self.stopping, grace_seconds=5.0)
+        await self._close()
+
+    async def kill(self) -> None:
+        """A crash: the task dies where it is; nothing is confirmed on the way out."""
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+        await self._close()
+
+    async def _close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            await self.door._bot.session.close()
+
+
+@dataclass
+class DoorHarness:
+    settings: Settings
+    parts: DoorParts
+    runs: list[DoorRun] = field(default_factory=list)
+
+    def start(self) -> DoorRun:
+        bot = make_bot(self.settings.telegram)
+        door = TelegramDoor(bot, settings=self.settings.telegram, parts=self.parts)
+        stopping = asyncio.Event()
+        run = DoorRun(door=door, task=asyncio.create_task(door.run(stopping)),
+                      stopping=stopping)
+        self.runs.append(run)
+        return run
+
+
+@pytest.fixture
+def transcoder() -> FakeTranscoder:
+    return FakeTranscoder(duration_ms=3000)
+
+
+@pytest.fixture
+async def door_harness(
+    tg_settings: Callable[..., Settings], writer: Writer, readers: ReaderPool,
+    record_files: RecordFiles, transcoder: FakeTranscoder, clock: FakeClock,
+) -> AsyncIterator[Callable[..., DoorHarness]]:
+    """`door_harness(**telegram)`: the door alone on the storage fixtures and a fake clock."""
+    made: list[DoorHarness] = []
+
+    def factory(**telegram: Any) -> DoorHarness:
+        harness = DoorHarness(settings=tg_settings(**telegram), parts=DoorParts(
+            writer=writer, readers=readers, files=record_files, transcoder=transcoder,
+            clock=clock))
+        made.append(harness)
+        return harness
+
+    yield factory
+    for harness in made:
+        for run in harness.runs:
+            if not run.task.done():
+                await run.kill()
+            await run._close()
+
+
+StartService = Callable[..., Awaitable[Client]]
+
+
+@pytest.fixture
+def start_service(
+    fake_tg: FakeTelegram, aiohttp_client: AiohttpClient, tg_settings: Callable[..., Settings],
+    transcoder: FakeTranscoder,
+) -> StartService:
+    """The whole service (storage, providers with the fake recognizer, one step actor,
+    the bot) on the system clock with short delays; keyword args replace telegram fields.
+
+    Asks for the fake first, so the service stops before the fake does."""
+
+    async def start(**telegram: Any) -> Client:
+        pipeline = {"workers": 1, "idle_sleep_seconds": 0.02, "poll_first_delay_seconds": 0.0,
+                    "poll_delay_seconds": 0.02, **telegram.pop("pipeline", {})}
+        settings = tg_settings(pipeline=pipeline, recognizer={"provider": "fake"},
+                               server={"shutdown_graceful_seconds": 1.0},
+                               retry_base_seconds=0.01, **telegram)
+        app = build_app(settings)
+        app[keys.TRANSCODER] = transcoder
+        return await aiohttp_client(app)
+
+    return start

@@ -1,0 +1,100 @@
+"""The whole service with the bot: a voice message goes through the pipeline and the
+transcript comes back in the chat (P6, P10 on the Telegram side)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from tests.integration.bot.conftest import ALICE_ID, OGG, Client, StartService
+from tests.integration.pipeline.support import sample, until
+from transcriber import keys
+from transcriber.bot import texts
+from transcriber.bot.notifier import TelegramNotifier
+from transcriber.errors import PermanentFailure
+from transcriber.stages import HaltReason
+from transcriber.testing.fake_telegram import FakeTelegram, SentMessage
+from transcriber.testing.transcoder import FakeTranscoder
+
+TRANSCRIPT = "hello from the fake recognizer"  # what the fake recognizer hears
+
+
+async def _record(client: Client) -> dict[str, Any]:
+    rows = await client.app[keys.READERS].fetch_all(
+        "SELECT r.id, r.state, r.halted_at, r.halt_reason, r.source, r.tg_chat_id, "
+        "r.tg_message_id, u.provider_login AS login FROM audio_records r "
+        "JOIN users u ON u.id = r.owner_id", {})
+    [row] = rows
+    return dict(row)
+
+
+async def _sent(fake: FakeTelegram, count: int) -> list[SentMessage]:
+    async with asyncio.timeout(15):
+        return list(await fake.wait_sent(count))
+
+
+async def test_voice_message_is_transcribed_and_answered_in_reply_to_the_original(
+    start_service: StartService, fake_tg: FakeTelegram,
+) -> None:
+    client = await start_service()
+    assert isinstance(client.app[keys.NOTIFIER], TelegramNotifier)
+    _, message = fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
+    ack, reply = await _sent(fake_tg, 2)
+    assert ack.text == texts.ACCEPTED
+    assert reply.text == TRANSCRIPT
+    assert (reply.chat_id, reply.reply_to) == (ALICE_ID, message["message_id"])
+    record = await _record(client)
+    assert record["state"] == "done"
+    assert (record["source"], record["login"]) == ("telegram", "alice")
+    assert (record["tg_chat_id"], record["tg_message_id"]) == (ALICE_ID, message["message_id"])
+    assert not client.app[keys.FATAL].done()
+
+
+async def test_p10_a_halt_sends_exactly_one_failure_notice(
+    start_service: StartService, fake_tg: FakeTelegram, transcoder: FakeTranscoder,
+) -> None:
+    transcoder.normalize_failure = PermanentFailure("ffmpeg cannot decode the input")
+    client = await start_service()
+    _, message = fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
+    ack, notice = await _sent(fake_tg, 2)
+    assert ack.text == texts.ACCEPTED
+    assert notice.text == texts.halt_notice(HaltReason.STEP_FAILED)
+    assert notice.reply_to == message["message_id"]
+    record = await _record(client)
+    assert (record["state"], record["halt_reason"]) == ("uploaded", "step_failed")
+    # The halted record is never claimed again, so nothing more is said.
+    await asyncio.sleep(0.3)
+    assert len(fake_tg.sent) == 2
+
+
+async def test_p06_telegram_down_when_replying_leaves_the_record_done_and_counts_it(
+    start_service: StartService, fake_tg: FakeTelegram,
+) -> None:
+    def down_after_the_ack(method: str, params: dict[str, Any]) -> bool:
+        return method == "sendMessage" and params.get("text") != texts.ACCEPTED
+
+    fake_tg.drop_if = down_after_the_ack
+    before = sample("transcriber_replies_undelivered_total", {"reason": "send_failed"})
+    failures = sample("transcriber_worker_runs_total",
+                      {"stage": "transcribed", "outcome": "failure"})
+    client = await start_service(send_attempts=2)
+    fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
+    await until(lambda: sample("transcriber_replies_undelivered_total",
+                               {"reason": "send_failed"}) == before + 1)
+    record = await _record(client)
+    assert (record["state"], record["halted_at"]) == ("done", None)
+    attempts = [p for m, p in fake_tg.calls if m == "sendMessage" and p["text"] == TRANSCRIPT]
+    assert len(attempts) == 2  # tried send_attempts times, then given up
+    assert [m.text for m in fake_tg.sent] == [texts.ACCEPTED]
+    assert sample("transcriber_worker_runs_total",
+                  {"stage": "transcribed", "outcome": "failure"}) == failures
+    assert not client.app[keys.FATAL].done()
+
+
+async def test_without_a_token_no_bot_runs_and_the_null_notifier_stays(
+    start_service: StartService, fake_tg: FakeTelegram,
+) -> None:
+    client = await start_service(token=None)
+    assert keys.NOTIFIER not in client.app
+    await asyncio.sleep(0.1)
+    assert fake_tg.calls == []

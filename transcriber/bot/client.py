@@ -1,0 +1,34 @@
+"""The aiogram `Bot` of this service, pointed at `telegram.api_base`.
+
+The token travels in every URL path, so neither URLs nor the text of client
+errors (which can quote them) are ever logged: only error class names.
+"""
+
+from __future__ import annotations
+
+from aiogram import Bot
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+from aiogram.utils.token import TokenValidationError, validate_token
+
+from transcriber.errors import ConfigError
+from transcriber.settings import TelegramSettings
+
+
+def make_bot(settings: TelegramSettings) -> Bot:
+    if settings.token is None:
+        raise ConfigError("telegram.token", "is not set")
+    try:
+        validate_token(settings.token.value)
+    except TokenValidationError:
+        raise ConfigError("telegram.token", "is not a bot token (digits:letters)") from None
+    session = AiohttpSession(
+        api=TelegramAPIServer.from_base(settings.api_base.rstrip("/")),
+        timeout=settings.request_timeout_seconds,
+    )
+    return Bot(token=settings.token.value, session=session)
+
+
+def file_url(bot: Bot, file_path: str) -> str:
+    """`<api_base>/file/bot<token>/<file_path>`: where the Bot API serves a file."""
+    return bot.session.api.file_url(bot.token, file_path)

@@ -1,0 +1,242 @@
+"""The Telegram door: a long-polling actor that turns messages into records.
+
+At-least-once intake (DESIGN §4): an update is confirmed to Telegram (by the
+`offset` of the next `getUpdates`) only after it was dealt with — its record
+stored, or the sender refused. A crash before that makes Telegram deliver it
+again; a repeated update (same chat and message id) finds the record stored
+before and creates nothing (`AcceptRecord` dedups too, for a race).
+
+Updates are handled one at a time, in order. A failure a later try may not
+meet (network, Telegram's 5xx/429, a cut download, a busy disk) retries the
+same update with backoff; after `telegram.update_attempts` tries the sender
+is asked to send it again and the update is confirmed, so one poisoned update
+cannot block the queue forever. A programming error is not retried: it
+leaves `run` and the supervisor stops the service loudly, as does a token
+Telegram does not know (401).
+
+Logged: update ids, record ids, reasons and error class names; never the
+text, caption or name of what was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import structlog
+from aiogram import Bot
+from aiogram.exceptions import TelegramBadRequest, TelegramConflictError
+from aiogram.types import Message, ReplyParameters, Update
+
+from transcriber.bot import rules, texts
+from transcriber.bot.client import file_url
+from transcriber.clock import Clock
+from transcriber.db import queries as q
+from transcriber.db.commands.users import EnsureUser
+from transcriber.db.readers import ReaderPool
+from transcriber.db.writer import Writer
+from transcriber.errors import PermanentFailure, TooLarge
+from transcriber.files import RecordFiles
+from transcriber.intake import EmptyInput, Intake, accept_stream
+from transcriber.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
+from transcriber.ports import Transcoder
+from transcriber.settings import TelegramSettings
+
+log = structlog.get_logger(__name__)
+
+ALLOWED_UPDATES = ["message"]
+DOWNLOAD_CHUNK_BYTES = 64 * 1024
+CONFIRM_TIMEOUT_SECONDS = 5
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DoorParts:
+    """What the door needs from the rest of the service."""
+
+    writer: Writer
+    readers: ReaderPool
+    files: RecordFiles
+    transcoder: Transcoder
+    clock: Clock
+
+
+class TelegramDoor:
+    def __init__(self, bot: Bot, *, settings: TelegramSettings, parts: DoorParts) -> None:
+        self._bot = bot
+        self._settings = settings
+        self._parts = parts
+        self.offset: int | None = None
+        """The id after the last update dealt with: what the next poll confirms."""
+        self.busy = False
+        """True while an update is being dealt with (the stop waits for it)."""
+
+    # -- the loop -----------------------------------------------------------------------
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        """Poll until `stopping` is set (or the task is cancelled)."""
+        await self._retrying("get_me", self._bot.get_me, stopping)
+        log.info("telegram_polling_started", allowed_senders=len(self._settings.allowed))
+        while not stopping.is_set():
+            updates = await self._retrying("get_updates", self._poll, stopping)
+            for update in updates or ():
+                self.busy = True
+                try:
+                    await self._deal_with(update)
+                finally:
+                    self.busy = False
+                self.offset = update.update_id + 1
+                if stopping.is_set():
+                    return
+
+    async def confirm(self) -> None:
+        """Tell Telegram about the updates dealt with (on a graceful stop)."""
+        if self.offset is None:
+            return
+        try:
+            await self._bot.get_updates(offset=self.offset, timeout=0, limit=1,
+                                        allowed_updates=ALLOWED_UPDATES,
+                                        request_timeout=CONFIRM_TIMEOUT_SECONDS)
+        except rules.ANY_API_ERRORS as exc:
+            # Not fatal: those updates come again at the next start and are found stored.
+            log.warning("telegram_confirm_failed", offset=self.offset, error=type(exc).__name__)
+
+    async def _poll(self) -> list[Update]:
+        timeout = self._settings.poll_timeout_seconds
+        return await self._bot.get_updates(
+            offset=self.offset, timeout=timeout, allowed_updates=ALLOWED_UPDATES,
+            request_timeout=timeout + self._settings.request_timeout_seconds,
+        )
+
+    async def _retrying(
+        self, call: str, make: Callable[[], Awaitable[T]], stopping: asyncio.Event
+    ) -> T | None:
+        """Retry transient Bot API failures with backoff; None once `stopping` is set."""
+        failures = 0
+        while not stopping.is_set():
+            try:
+                result = await make()
+            except rules.TRANSIENT_API_ERRORS as exc:
+                failures += 1
+                TELEGRAM_POLL_FAILURES.labels(call).inc()
+                wait = rules.wait_before_retry(exc, failures,
+                                               base=self._settings.retry_base_seconds,
+                                               cap=self._settings.retry_cap_seconds)
+                # 409: another process polls with this token, or a webhook is set.
+                report = log.error if isinstance(exc, TelegramConflictError) else log.warning
+                report("telegram_poll_failed", call=call, failures=failures,
+                       error=type(exc).__name__, retry_in=wait)
+                await self._parts.clock.sleep(wait)
+                continue
+            if failures:
+                log.info("telegram_poll_recovered", call=call, failures=failures)
+            return result
+        return None
+
+    # -- one update ---------------------------------------------------------------------
+
+    async def _deal_with(self, update: Update) -> None:
+        message = update.message
+        if message is None:
+            return
+        tries = 0
+        while True:
+            try:
+                outcome = await self._handle(message)
+            except rules.TRANSIENT_INTAKE_ERRORS as exc:
+                tries += 1
+                if tries >= self._settings.update_attempts:
+                    TELEGRAM_UPDATES.labels("abandoned").inc()
+                    log.error("telegram_update_abandoned", update_id=update.update_id,
+                              tries=tries, error=type(exc).__name__)
+                    await self._reply(message, texts.TRY_AGAIN)
+                    return
+                wait = rules.wait_before_retry(exc, tries, base=self._settings.retry_base_seconds,
+                                               cap=self._settings.retry_cap_seconds)
+                log.warning("telegram_update_retry", update_id=update.update_id, tries=tries,
+                            error=type(exc).__name__, retry_in=wait)
+                await self._parts.clock.sleep(wait)
+                continue
+            TELEGRAM_UPDATES.labels(outcome).inc()
+            return
+
+    async def _handle(self, message: Message) -> str:
+        """Deal with one message; the answer is the outcome for the metric."""
+        decision = rules.inspect_message(message, allowed=self._settings.allowed,
+                                         max_bytes=self._settings.download_max_bytes)
+        if isinstance(decision, rules.Ignore):
+            return "ignored"
+        if isinstance(decision, rules.Answer):
+            await self._reply(message, decision.text)
+            return "answered"
+        if isinstance(decision, rules.Refuse):
+            return await self._refuse(message, decision.reason, decision.text)
+        return await self._take(message, decision)
+
+    async def _take(self, message: Message, decision: rules.TakeFile) -> str:
+        parts = self._parts
+        key = {"chat_id": message.chat.id, "message_id": message.message_id}
+        stored = await parts.readers.fetch_one(q.records.SELECT_RECORD_BY_TELEGRAM, key)
+        if stored is not None:
+            log.info("telegram_repeated_update", record_id=stored["id"])
+            await self._reply(message, texts.ACCEPTED)
+            return "repeated"
+        user = await parts.writer.ask(EnsureUser(login=decision.login))
+        try:
+            telegram_file = await self._bot.get_file(decision.file_id)
+        except TelegramBadRequest as exc:
+            if "too big" in exc.message.lower():
+                return await self._refuse(message, "too_large",
+                                          rules.too_large_text(self._settings.download_max_bytes))
+            return await self._refuse(message, "not_downloadable", texts.NOT_DOWNLOADABLE)
+        if not telegram_file.file_path:
+            return await self._refuse(message, "not_downloadable", texts.NOT_DOWNLOADABLE)
+        intake = Intake(owner_id=user.id, original_name=decision.file_name, source="telegram",
+                        title=decision.title, tg_chat_id=message.chat.id,
+                        tg_message_id=message.message_id)
+        stream = self._bot.session.stream_content(
+            file_url(self._bot, telegram_file.file_path),
+            timeout=self._settings.download_timeout_seconds,
+            chunk_size=DOWNLOAD_CHUNK_BYTES, raise_for_status=True,
+        )
+        try:
+            async with contextlib.aclosing(stream):
+                accepted = await accept_stream(
+                    intake, stream, files=parts.files, writer=parts.writer,
+                    transcoder=parts.transcoder, limit=self._settings.download_max_bytes,
+                    expected_size=decision.size_bytes or telegram_file.file_size,
+                )
+        except TooLarge:
+            return await self._refuse(message, "too_large",
+                                      rules.too_large_text(self._settings.download_max_bytes))
+        except EmptyInput:
+            return await self._refuse(message, "empty", texts.EMPTY)
+        except PermanentFailure:
+            return await self._refuse(message, "not_readable", texts.NOT_READABLE)
+        log.info("telegram_record_stored", record_id=accepted.record_id,
+                 created=accepted.created)
+        await self._reply(message, texts.ACCEPTED)
+        return "accepted" if accepted.created else "repeated"
+
+    async def _refuse(self, message: Message, reason: str, text: str) -> str:
+        log.info("telegram_refused", chat_id=message.chat.id, message_id=message.message_id,
+                 reason=reason)
+        await self._reply(message, text)
+        return f"refused_{reason}"
+
+    async def _reply(self, message: Message, text: str) -> None:
+        """Best effort: an answer that does not go out must not hold the queue."""
+        try:
+            await self._bot.send_message(
+                message.chat.id, text,
+                reply_parameters=ReplyParameters(message_id=message.message_id,
+                                                 allow_sending_without_reply=True),
+            )
+        except rules.ANY_API_ERRORS as exc:
+            log.warning("telegram_reply_failed", chat_id=message.chat.id,
+                        message_id=message.message_id, error=type(exc).__name__)
+

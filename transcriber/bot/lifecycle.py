@@ -1,0 +1,101 @@
+"""Start and stop of the Telegram door, as two aiohttp cleanup contexts.
+
+Both do nothing unless `telegram.token` is set (then the pipeline keeps its
+`NullNotifier`, and Telegram records are undelivered `bot_not_running`, P6).
+
+- `telegram_ctx`, before the pipeline: the `Bot` (one HTTP session) and the
+  notifier on `keys.NOTIFIER` (unless a test put one there), so the first
+  delivery of the step actors already finds it; closed after the pipeline
+  stopped, so replies of steps finishing during the stop still go out.
+- `bot_ctx`, after the pipeline: the polling task. Cleanup runs in reverse,
+  so intake stops first; the pipeline and then the writer stop after it.
+
+Supervision: the polling task retries Telegram's failures by itself, so a
+task that ends while the service is not stopping is a programming error or
+a token Telegram refuses: logged CRITICAL, and the service stops loudly
+(`fail_service`), like a dead writer or step actor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import structlog
+from aiogram import Bot
+from aiohttp import web
+
+from transcriber import keys
+from transcriber.bot.client import make_bot
+from transcriber.bot.door import DoorParts, TelegramDoor
+from transcriber.bot.notifier import TelegramNotifier
+from transcriber.runtime import fail_service
+
+log = structlog.get_logger(__name__)
+
+BOT = web.AppKey("telegram_bot", Bot)
+DOOR = web.AppKey("telegram_door", TelegramDoor)
+TASK_NAME = "telegram-door"
+
+
+async def telegram_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[keys.SETTINGS]
+    if settings.telegram.token is None:
+        log.info("telegram_disabled")
+        yield
+        return
+    bot = make_bot(settings.telegram)
+    app[BOT] = bot
+    if keys.NOTIFIER not in app:
+        app[keys.NOTIFIER] = TelegramNotifier(bot, settings=settings.telegram,
+                                              clock=app[keys.CLOCK])
+    try:
+        yield
+    finally:
+        await bot.session.close()
+
+
+async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
+    bot = app.get(BOT)
+    if bot is None:
+        yield
+        return
+    settings = app[keys.SETTINGS]
+    door = TelegramDoor(bot, settings=settings.telegram, parts=DoorParts(
+        writer=app[keys.WRITER], readers=app[keys.READERS], files=app[keys.FILES],
+        transcoder=app[keys.TRANSCODER], clock=app[keys.CLOCK],
+    ))
+    app[DOOR] = door
+    stopping = asyncio.Event()
+    task = asyncio.create_task(door.run(stopping), name=TASK_NAME)
+
+    def on_done(finished: asyncio.Task[None]) -> None:
+        if stopping.is_set() or finished.cancelled():
+            return
+        error = finished.exception() or RuntimeError(f"{TASK_NAME} ended")
+        log.critical("telegram_door_died", error=type(error).__name__)
+        fail_service(app, error)
+
+    task.add_done_callback(on_done)
+    try:
+        yield
+    finally:
+        await stop_door(door, task, stopping,
+                        grace_seconds=settings.server.shutdown_graceful_seconds)
+
+
+async def stop_door(door: TelegramDoor, task: asyncio.Task[None], stopping: asyncio.Event,
+                    *, grace_seconds: float) -> None:
+    """Let the update in hand finish (within the grace), then confirm what was done."""
+    stopping.set()
+    if not task.done() and door.busy:
+        await asyncio.wait({task}, timeout=max(grace_seconds, 0.0))
+    if not task.done():
+        task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.wait({task})
+    if not task.cancelled() and task.exception() is not None:
+        log.error("telegram_door_failed", error=type(task.exception()).__name__)
+    await door.confirm()
+    log.info("telegram_polling_stopped", offset=door.offset)

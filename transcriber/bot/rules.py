@@ -1,0 +1,201 @@
+"""Pure decisions of the Telegram door: no I/O here, only answers.
+
+What a message is (a file to take in, something to refuse, a command to
+answer, nothing to do), how long to wait before the next try, what kind an
+error from the Bot API is, and how a transcript goes back into the chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import PurePosixPath
+from typing import Literal
+
+import aiohttp
+from aiogram.exceptions import (
+    ClientDecodeError,
+    TelegramAPIError,
+    TelegramConflictError,
+    TelegramNetworkError,
+    TelegramRetryAfter,
+    TelegramServerError,
+)
+from aiogram.types import Message
+
+from transcriber import policy
+from transcriber.bot import texts
+from transcriber.errors import IncompleteInput, TransientFailure
+
+# Telegram's limit on a message, counted in UTF-16 code units.
+MESSAGE_MAX_UNITS = 4096
+AUDIO_EXTENSIONS = frozenset({
+    ".mp3", ".m4a", ".aac", ".ogg", ".oga", ".opus", ".wav", ".flac", ".wma", ".amr",
+    ".aif", ".aiff", ".mka", ".caf", ".3ga", ".weba",
+})
+AUDIO_MIME_EXTRA = frozenset({"application/ogg"})
+HELP_COMMANDS = frozenset({"/start", "/help"})
+
+RefusalReason = Literal["not_allowed", "not_audio", "too_large"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TakeFile:
+    """An allowed sender's audio: download it and store a record."""
+
+    login: str
+    file_id: str
+    file_name: str
+    size_bytes: int | None
+    title: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refuse:
+    reason: RefusalReason
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answer:
+    """A command from an allowed sender (`/start`, `/help`)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ignore:
+    """Nothing to answer (a service message, a message without a sender)."""
+
+
+MessageDecision = TakeFile | Refuse | Answer | Ignore
+
+
+def inspect_message(
+    message: Message, *, allowed: Mapping[str, str], max_bytes: int
+) -> MessageDecision:
+    sender = message.from_user
+    if sender is None or sender.is_bot:
+        return Ignore()
+    login = allowed.get(str(sender.id))
+    if login is None:
+        return Refuse(reason="not_allowed", text=texts.NOT_ALLOWED.format(user_id=sender.id))
+    candidate = _audio_of(message)
+    if candidate is None:
+        command = (message.text or "").split(maxsplit=1)[0].split("@")[0] if message.text else ""
+        if command in HELP_COMMANDS:
+            return Answer(text=texts.HELP.format(limit=texts.megabytes(max_bytes)))
+        if _is_service_message(message):
+            return Ignore()
+        return Refuse(reason="not_audio", text=texts.NOT_AUDIO)
+    file_id, file_name, size, title = candidate
+    if size is not None and size > max_bytes:
+        return Refuse(reason="too_large", text=too_large_text(max_bytes))
+    return TakeFile(login=login, file_id=file_id, file_name=file_name, size_bytes=size,
+                    title=_clean_title(message.caption or title))
+
+
+def too_large_text(max_bytes: int) -> str:
+    return texts.TOO_LARGE.format(limit=texts.megabytes(max_bytes))
+
+
+def is_audio_document(mime_type: str | None, file_name: str | None) -> bool:
+    mime = (mime_type or "").lower()
+    if mime.startswith("audio/") or mime in AUDIO_MIME_EXTRA:
+        return True
+    return PurePosixPath(file_name or "").suffix.lower() in AUDIO_EXTENSIONS
+
+
+def _audio_of(message: Message) -> tuple[str, str, int | None, str] | None:
+    """(file id, name to keep, declared size, title) of the message's audio, if any."""
+    if message.voice is not None:
+        voice = message.voice
+        return voice.file_id, voice_file_name(message.date), voice.file_size, ""
+    if message.audio is not None:
+        audio = message.audio
+        name = audio.file_name or f"audio{_extension_for(audio.mime_type)}"
+        title = " – ".join(part for part in (audio.performer, audio.title) if part)
+        return audio.file_id, name, audio.file_size, title
+    document = message.document
+    if document is not None and is_audio_document(document.mime_type, document.file_name):
+        name = document.file_name or f"audio{_extension_for(document.mime_type)}"
+        return document.file_id, name, document.file_size, ""
+    return None
+
+
+def voice_file_name(sent_at: datetime) -> str:
+    """Voice messages have no name; the time they were sent tells them apart."""
+    return f"voice-{sent_at.strftime('%Y-%m-%d_%H-%M-%S')}.ogg"
+
+
+_MIME_EXTENSIONS = {
+    "audio/mpeg": ".mp3", "audio/mp3": ".mp3", "audio/mp4": ".m4a", "audio/x-m4a": ".m4a",
+    "audio/aac": ".aac", "audio/ogg": ".ogg", "audio/opus": ".opus", "audio/wav": ".wav",
+    "audio/x-wav": ".wav", "audio/flac": ".flac", "audio/x-flac": ".flac",
+    "application/ogg": ".ogg",
+}
+
+
+def _extension_for(mime_type: str | None) -> str:
+    return _MIME_EXTENSIONS.get((mime_type or "").lower(), "")
+
+
+def _clean_title(raw: str) -> str:
+    single_line = " ".join(raw.split())
+    return "".join(ch for ch in single_line if ch.isprintable())[:255]
+
+
+def _is_service_message(message: Message) -> bool:
+    """A member joined, a title changed…: nothing the sender typed or sent."""
+    return not any((message.text, message.caption, message.photo, message.video,
+                    message.video_note, message.sticker, message.document, message.animation,
+                    message.contact, message.location, message.poll))
+
+
+# -- waiting and kinds of errors --------------------------------------------------------
+
+def retry_seconds(failures: int, *, base: float, cap: float) -> float:
+    """Pause after the `failures`-th failure in a row: `base · 2^(failures-1)`, capped."""
+    return policy.backoff_base_seconds(failures, base=base, cap=cap)
+
+
+TRANSIENT_API_ERRORS: tuple[type[BaseException], ...] = (
+    TelegramNetworkError, TelegramServerError, TelegramRetryAfter, TelegramConflictError,
+    ClientDecodeError,
+)
+"""Bot API failures worth another try: the network, Telegram's 5xx and 429, a
+concurrent poller during a restart (409), an answer that is not JSON."""
+
+ANY_API_ERRORS: tuple[type[BaseException], ...] = (TelegramAPIError, ClientDecodeError)
+"""Whatever a Bot API call can fail with, transient or not."""
+
+TRANSIENT_INTAKE_ERRORS: tuple[type[BaseException], ...] = (
+    *TRANSIENT_API_ERRORS, aiohttp.ClientError, asyncio.TimeoutError, TransientFailure,
+    IncompleteInput, OSError, sqlite3.OperationalError,
+)
+"""Failures while taking a file in that a later try may not meet: the download
+broke or was cut short, the disk is full, the database was busy."""
+
+
+def wait_before_retry(error: BaseException, failures: int, *, base: float, cap: float) -> float:
+    """Telegram's own `retry_after` when it sends one, else the backoff."""
+    if isinstance(error, TelegramRetryAfter):
+        return float(max(error.retry_after, 0))
+    return retry_seconds(failures, base=base, cap=cap)
+
+
+# -- transcripts back into the chat -----------------------------------------------------
+
+def utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def fits_in_message(text: str) -> bool:
+    return utf16_units(text) <= MESSAGE_MAX_UNITS
+
+
+def transcript_file_name(record_id: str) -> str:
+    return f"transcript-{record_id}.txt"
