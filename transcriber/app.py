@@ -19,6 +19,7 @@ from transcriber.settings import Settings
 from transcriber.testing.steps import fake_steps_from_spec
 from transcriber.web import ops
 from transcriber.web.api import setup_api
+from transcriber.web.spa import setup_spa
 
 
 async def _fatal_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -59,4 +60,6 @@ def build_app(
     app.cleanup_ctx.append(bot_ctx)
     ops.add_routes(app)
     setup_api(app)
+    # The web app: `/`, its client-side routes and `/assets/<hashed name>`.
+    setup_spa(app)
     return app
