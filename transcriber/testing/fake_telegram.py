@@ -361,7 +361,11 @@ class FakeTelegram:
 
     async def _send_document(self, params: dict[str, Any],
                              uploads: dict[str, tuple[str, bytes]]) -> web.Response:
-        upload = uploads.get("document")
+        # The file is the part named `document`, or the part `attach://<name>` points at.
+        reference = str(params.get("document", ""))
+        name_of_part = reference.removeprefix("attach://") if reference.startswith(
+            "attach://") else "document"
+        upload = uploads.get(name_of_part)
         if upload is None:
             return _error(400, "Bad Request: there is no document in the request")
         name, content = upload
