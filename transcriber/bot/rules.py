@@ -80,15 +80,20 @@ def inspect_message(
     sender = message.from_user
     if sender is None or sender.is_bot:
         return Ignore()
+    # In a group the bot may see every message: it speaks up only about audio
+    # from listed senders and about commands, never about the conversation.
+    private = message.chat.type == "private"
     login = allowed.get(str(sender.id))
     if login is None:
+        if not private:
+            return Ignore()
         return Refuse(reason="not_allowed", text=texts.NOT_ALLOWED.format(user_id=sender.id))
     candidate = _audio_of(message)
     if candidate is None:
         command = (message.text or "").split(maxsplit=1)[0].split("@")[0] if message.text else ""
         if command in HELP_COMMANDS:
             return Answer(text=texts.HELP.format(limit=texts.megabytes(max_bytes)))
-        if _is_service_message(message):
+        if _is_service_message(message) or not private:
             return Ignore()
         return Refuse(reason="not_audio", text=texts.NOT_AUDIO)
     file_id, file_name, size, title = candidate

@@ -15,8 +15,8 @@ Scriptable: `add_file`, `push_voice` / `push_audio` / `push_document` /
 `push_text` queue updates; `sent` records what the bot sent; `fail_next`
 answers a method with an error (500, 429 with `retry_after`, …), `drop_next`
 cuts the connection, `drop_if` cuts those a predicate picks, `down` cuts every
-connection; `before_call` runs before
-a method is answered (to act at an exact moment, e.g. kill the bot).
+connection; `before_call` runs before a method or a download (`"file"`) is
+answered (to act at an exact moment, e.g. kill the bot).
 """
 
 from __future__ import annotations
@@ -320,6 +320,8 @@ class FakeTelegram:
         if request.match_info["token"] != self.token:
             return _error(401, "Unauthorized")
         path = request.match_info["path"]
+        if self.before_call is not None:
+            await self.before_call("file", {"path": path})
         fault = self._fault("file", {"path": path})
         if fault is not None:
             return self._apply(request, fault)

@@ -15,9 +15,11 @@ ALLOWED = {"111": "alice"}
 LIMIT = 20 * 1024 * 1024
 
 
-def _message(sender: int | None = 111, *, is_bot: bool = False, **content: Any) -> Message:
-    data: dict[str, Any] = {"message_id": 7, "date": 1_767_225_600,
-                            "chat": {"id": 111, "type": "private"}, **content}
+def _message(sender: int | None = 111, *, is_bot: bool = False, group: bool = False,
+             **content: Any) -> Message:
+    chat = {"id": -100, "type": "supergroup", "title": "G"} if group else {"id": 111,
+                                                                          "type": "private"}
+    data: dict[str, Any] = {"message_id": 7, "date": 1_767_225_600, "chat": chat, **content}
     if sender is not None:
         data["from"] = {"id": sender, "is_bot": is_bot, "first_name": "S"}
     return Message.model_validate(data)
@@ -123,3 +125,11 @@ def test_message_length_is_counted_in_utf16_units() -> None:
     assert not rules.fits_in_message("a" * 4097)
     assert rules.fits_in_message("я" * 4096)  # Cyrillic: one unit each
     assert not rules.fits_in_message("🎙" * 2049)  # outside the BMP: two units each
+
+
+def test_in_a_group_only_audio_of_listed_senders_and_commands_get_answers() -> None:
+    voice = {"file_id": "V", "file_unique_id": "U", "duration": 2}
+    assert _inspect(_message(group=True, text="lunch?")) == rules.Ignore()
+    assert _inspect(_message(555, group=True, voice=voice)) == rules.Ignore()
+    assert isinstance(_inspect(_message(group=True, voice=voice)), rules.TakeFile)
+    assert isinstance(_inspect(_message(group=True, text="/help@transcriber_bot")), rules.Answer)
