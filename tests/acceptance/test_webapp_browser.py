@@ -9,11 +9,13 @@ the browser the tests skip, except under CI where they fail.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
+import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,6 +67,19 @@ def _need_browser() -> None:
         pytest.skip(reason)
 
 
+def test_a_missing_browser_fails_under_ci_and_skips_elsewhere(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM",
+                        tmp_path / "no-chromium")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="no-chromium"):
+        _need_browser()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium"):
+        _need_browser()
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -85,12 +100,13 @@ async def service(make_settings: SettingsFactory) -> AsyncIterator[Service]:
     settings = make_settings(
         server={"port": port, "upload_max_bytes": UPLOAD_LIMIT, "page_default": 2,
                 "rate_limit_window_seconds": RATE_WINDOW_SECONDS},
-        # Recognition answers on the second check, 1.6 s after submission, so
-        # the card is seen (and polled) while the record waits at `submitted`.
-        pipeline={"workers": 1, "idle_sleep_seconds": 0.05, "poll_first_delay_seconds": 1.2,
-                  "poll_delay_seconds": 0.4},
+        pipeline={"workers": 1, "idle_sleep_seconds": 0.05, "poll_first_delay_seconds": 0.2,
+                  "poll_delay_seconds": 0.2},
     )
-    recognizer = FakeRecognizer(utterances=SPEECH, finishes_in_submit=False, pending_checks=1)
+    # Recognition stays pending until a test sets `pending_checks = 0`, so the
+    # card can be watched while the record waits at `submitted`.
+    recognizer = FakeRecognizer(utterances=SPEECH, finishes_in_submit=False,
+                                pending_checks=10**9)
     transcoder = FfmpegTranscoder(settings.ffmpeg)
     steps = build_step_table(transcoder=transcoder, cutter=transcoder, recognizer=recognizer,
                              store=None)
@@ -148,6 +164,13 @@ async def _open(browser: Browser, service: Service) -> tuple[Page, Watch]:
     return page, watch
 
 
+async def _until(condition: Callable[[], bool], seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
 async def _upload(page: Page, path: Path | dict[str, Any]) -> None:
     await page.get_by_role("link", name="Upload", exact=True).first.click()
     await page.wait_for_url("**/upload")
@@ -179,6 +202,9 @@ async def test_upload_follow_read_search_and_resume(
         "Working on it: waiting for recognition…")
     await expect(page.locator(".stage-current")).to_have_attribute("data-stage", "transcribed")
     await expect(page.locator(".transcript")).to_contain_text("appears here when recognition")
+    seen = len(watch.card_requests)
+    await _until(lambda: len(watch.card_requests) >= seen + 2)
+    service.recognizer.pending_checks = 0
     await expect(page.get_by_role("status")).to_have_text("Done.", timeout=20_000)
     await expect(page.locator(".stage-achieved")).to_have_count(5)
     utterances = page.locator("button.utterance")
@@ -279,6 +305,7 @@ async def test_keyboard_small_screen_and_escaping(
 ) -> None:
     from playwright.async_api import expect  # noqa: PLC0415
 
+    service.recognizer.pending_checks = 0
     page, watch = await _open(browser, service)
     await page.set_viewport_size({"width": 380, "height": 800})
     # A file name that would be markup if it were ever parsed as HTML.
@@ -294,13 +321,30 @@ async def test_keyboard_small_screen_and_escaping(
     await expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
     link = page.locator(".record-link")
     await expect(link).to_have_text("<img src=x onerror=alert(1)>.mp3")
+    # The first card request is refused (429): the card says so and waits before asking again.
+    refused: list[float] = []
+
+    async def refuse_once(route: Any) -> None:
+        if refused:
+            await route.continue_()
+            return
+        refused.append(time.monotonic())
+        await route.fulfill(
+            status=429, headers={"Retry-After": "1"}, content_type="application/json",
+            body='{"error": {"code": "rate_limited", "message": "too many requests"}}')
+
+    await page.route("**/app/audiorecords/*", refuse_once)
     await link.focus()
     await page.keyboard.press("Enter")
     await page.wait_for_url("**/records/*")
     await expect(page.locator("h1")).to_be_focused()
+    await expect(page.get_by_role("status")).to_have_text(
+        "too many requests Trying again in 4 s.")
+    await expect(page.get_by_role("status")).to_have_text("Done.", timeout=20_000)
+    # Before the first answer the interval is unknown: the app waits the default 4 s.
+    assert watch.card_requests[-1] - refused[0] >= 3.9
     await expect(page.locator("h1")).to_have_text("<img src=x onerror=alert(1)>.mp3")
     assert await page.locator("main img").count() == 0
-    await expect(page.get_by_role("status")).to_have_text("Done.", timeout=20_000)
     # The page fits a phone: nothing wider than the viewport.
     overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0
