@@ -33,7 +33,10 @@ def build_app(
     clock: Clock | None = None,
     steps: Mapping[str, Step] | None = None,
     notifier: Notifier | None = None,
+    telegram_intake: bool = True,
 ) -> web.Application:
+    """The service. `telegram_intake=False` (one-shot commands) keeps the Telegram
+    notifier but never polls: a second poller would take the server's messages."""
     app = web.Application(client_max_size=settings.server.upload_max_bytes)
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock or SystemClock()
@@ -57,7 +60,8 @@ def build_app(
     # the step table) and stop before the writer drains and closes.
     app.cleanup_ctx.append(pipeline_ctx)
     # Telegram polling: starts last, stops first (before the pipeline and the writer).
-    app.cleanup_ctx.append(bot_ctx)
+    if telegram_intake:
+        app.cleanup_ctx.append(bot_ctx)
     ops.add_routes(app)
     setup_api(app)
     # The web app: `/`, its client-side routes and `/assets/<hashed name>`.

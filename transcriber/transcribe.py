@@ -77,7 +77,8 @@ async def transcribe(
     if settings.pipeline.workers < 1:
         settings = dataclasses.replace(
             settings, pipeline=dataclasses.replace(settings.pipeline, workers=1))
-    app = app or build_app(settings, clock=clock)
+    # Replies to Telegram records it finishes still go out; it never polls for messages.
+    app = app or build_app(settings, clock=clock, telegram_intake=False)
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
     await runner.setup()  # storage, providers and the step actors start here
     try:

@@ -4,7 +4,9 @@ step actors, a test's notifier is kept, and a stop lets the message in hand fini
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pytest_aiohttp import AiohttpClient
@@ -20,6 +22,9 @@ from transcriber.settings import Settings
 from transcriber.testing.fake_telegram import FakeTelegram
 from transcriber.testing.notifier import RecordingNotifier
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.transcribe import transcribe
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
 
 
 async def test_a_notifier_a_test_injected_is_kept_and_used(
@@ -69,3 +74,20 @@ async def test_a_stop_lets_the_message_in_hand_finish_and_confirms_it(
     assert row["n"] == 1
     assert fake_tg.confirmed_offset == update_id + 1
     assert [m.text for m in fake_tg.sent] == [texts.ACCEPTED]
+
+
+async def test_transcribe_command_never_polls_telegram(
+    fake_tg: FakeTelegram, tg_settings: Callable[..., Settings],
+) -> None:
+    """A one-shot `transcriber transcribe` with the server's config must not take the
+    server's messages (Telegram gives each update to one poller)."""
+    settings = tg_settings(recognizer={"provider": "fake"},
+                           pipeline={"idle_sleep_seconds": 0.02,
+                                     "poll_first_delay_seconds": 0.0})
+    fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
+    out = io.StringIO()
+    code = await transcribe(settings, [FIXTURES / "espeak_en.ogg"], out=out, err=io.StringIO())
+    assert code == 0
+    assert "hello from the fake recognizer" in out.getvalue()
+    assert [name for name, _ in fake_tg.calls] == []
+    assert fake_tg.answered == []
