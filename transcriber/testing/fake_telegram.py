@@ -335,7 +335,9 @@ class FakeTelegram:
         if isinstance(reply, dict) and "message_id" in reply:
             return int(reply["message_id"])
         legacy = params.get("reply_to_message_id")
-        return int(legacy) if legacy not in (None, "") else None
+        if legacy is None or legacy == "":
+            return None
+        return int(legacy)
 
     def _message_result(self, chat_id: int, reply_to: int | None, **content: Any
                         ) -> dict[str, Any]:
