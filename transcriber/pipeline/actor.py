@@ -43,6 +43,7 @@ from transcriber.observability import (
     STEP_SECONDS,
     WORKER_RUNS,
 )
+from transcriber.pipeline.effects import discard_unwritten
 from transcriber.pipeline.notify import AfterCommit, Delivery
 from transcriber.pipeline.step import Advanced, Deferred, Job, Step
 from transcriber.settings import Settings
@@ -256,10 +257,12 @@ class StepActor:
             except Exception as exc:
                 # An effect refused to land: the whole advance rolled back; it is
                 # the step's failure like any other.
+                discard_unwritten(decision.effects)
                 retry = policy.decide(exc, attempts=claimed.attempts, settings=self._pipeline,
                                       rng=self._rng)
                 return await self._apply(claimed, step, retry, duration_ms)
             if written is Written.STALE:
+                discard_unwritten(decision.effects)
                 return self._stale(claimed, step)
             WORKER_RUNS.labels(stage, "success").inc()
             log.debug("step_done", record_id=record_id, stage=stage, step=step,

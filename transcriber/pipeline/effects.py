@@ -9,8 +9,9 @@ record columns its stage owns (`StageSpec.owned_columns`): never `owner_id`,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 
 from transcriber.db import queries as q
@@ -45,11 +46,18 @@ class AddFile:
     size_bytes: int
     format: str
     duration_ms: int | None = None
+    # Where the file lies, so it can be removed when its row never lands.
+    path: Path | None = None
 
     @classmethod
     def of(cls, placed: PlacedFile, *, duration_ms: int | None = None) -> AddFile:
         return cls(file_id=placed.file_id, file_name=placed.file_name,
-                   size_bytes=placed.size_bytes, format=placed.format, duration_ms=duration_ms)
+                   size_bytes=placed.size_bytes, format=placed.format, duration_ms=duration_ms,
+                   path=placed.path)
+
+    def discard(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
 
     async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
         cursor = await ctx.conn.execute(
@@ -60,6 +68,14 @@ class AddFile:
         )
         if cursor.rowcount != 1:
             raise EffectMissedRecord(f"record {record_id} not found for its file row")
+
+
+def discard_unwritten(effects: Iterable[object]) -> None:
+    """Remove files whose rows did not land (the advance was stale or rolled
+    back): without a row nothing would ever find or clean them."""
+    for effect in effects:
+        if isinstance(effect, AddFile):
+            effect.discard()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

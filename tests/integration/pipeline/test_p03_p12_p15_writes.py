@@ -4,6 +4,7 @@ P15 (the event journal)."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from tests.factories import make_record
 from tests.integration.pipeline.support import (
@@ -18,7 +19,9 @@ from transcriber.db.commands.pipeline import Advance, Halt, Resume, Written
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.ids import new_id
 from transcriber.pipeline.actor import StepActor
+from transcriber.pipeline.effects import AddFile
 from transcriber.pipeline.notify import ReplyWithTranscript
 from transcriber.settings import Settings
 from transcriber.stages import HaltReason
@@ -196,3 +199,25 @@ async def test_p15_a_person_resuming_is_visible_in_the_journal(
     assert [(e["origin"], e["step"], e["outcome"]) for e in events] == [
         ("pipeline", "normalize", "halted"), ("human", "resume", "resumed")]
     assert events[0]["outcome_text"] == "step_failed"
+
+
+async def test_p03_a_stale_result_leaves_no_orphan_file(
+    actor: StepActor, writer: Writer, settings: Settings, steps: dict[str, FakeStep],
+    clock: FakeClock, readers: ReaderPool, user: User, tmp_path: Path,
+) -> None:
+    """The step placed a file for its result, but the claim went to another before
+    the result write: the file's row never lands, so the file is removed too."""
+    await make_record(writer, user)
+    placed = tmp_path / "normalized.ogg"
+    placed.write_bytes(b"OggS")
+    effect = AddFile(file_id=new_id(), file_name="x.ogg", size_bytes=4, format="ogg",
+                     path=placed)
+    lease = settings.pipeline.lease_seconds
+    steps["normalize"].then(Behaviour(seconds=lease + 1, effects=(effect,)))
+    run = asyncio.create_task(actor.run_once())
+    await until(lambda: clock.sleepers == 2)
+    clock.advance(lease + 1)
+    await claim_ok(writer, settings)
+    report = await run
+    assert report.outcome == "stale"
+    assert not placed.exists()
