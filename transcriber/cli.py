@@ -17,6 +17,7 @@ from transcriber import keys
 from transcriber.app import build_app
 from transcriber.db.migrate import migrate
 from transcriber.errors import ConfigError, MigrationError
+from transcriber.loadtest import LoadOptions, loadtest_command
 from transcriber.observability import configure_logging
 from transcriber.pipeline.resume import resume_command
 from transcriber.settings import Settings, load_settings
@@ -47,7 +48,49 @@ def _parser() -> argparse.ArgumentParser:
                             help="transcript format (default: txt)")
     transcribe.add_argument("--owner", default=None, metavar="LOGIN",
                             help="whose records they become (default: server.anonymous_user)")
+    load = sub.add_parser(
+        "loadtest", help="the real pipeline with simulated steps on a throwaway archive; "
+                         "checks its invariants (exit 1 when one is broken)")
+    load.add_argument("--records", type=_positive, default=1000, metavar="N",
+                      help="records to push through (default: 1000)")
+    load.add_argument("--workers", type=_positive, default=8, metavar="K",
+                      help="step actors (default: 8)")
+    load.add_argument("--json", action="store_true", help="print one JSON object")
+    load.add_argument("--keep", action="store_true",
+                      help="keep the temporary data folder (its path is printed)")
+    load.add_argument("--failure-share", type=_share, default=0.05, metavar="F",
+                      help="share of step runs that fail transiently (default: 0.05)")
+    load.add_argument("--defer-share", type=_share, default=0.05, metavar="D",
+                      help="share of step runs that defer (default: 0.05)")
+    load.add_argument("--step-ms", type=float, default=4.0, metavar="MS",
+                      help="a simulated step takes 0..MS milliseconds (default: 4)")
+    load.add_argument("--seed", type=int, default=None, help="seed of the simulation")
+    load.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                      help="give up (and fail) after this long (default: 300)")
     return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError("must be in [0, 1)")
+    return value
+
+
+def _load_options(args: argparse.Namespace) -> LoadOptions:
+    return LoadOptions(
+        records=args.records, workers=args.workers, keep=args.keep,
+        failure_share=args.failure_share, defer_share=args.defer_share,
+        step_seconds=(0.0, max(args.step_ms, 0.0) / 1000), seed=args.seed,
+        timeout_seconds=args.timeout,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -62,6 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # One-shot commands print their own answer; the service's info events
         # would only bury it. Warnings and errors still show.
         level = "WARNING"
+    if args.command == "loadtest" and level.upper() == "INFO":
+        # Its simulated failures log a warning each; the report says how many.
+        level = "ERROR"
     configure_logging(level, settings.logging.format)
     try:
         if args.command == "migrate":
@@ -75,6 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(serve(settings))
         if args.command == "resume":
             return asyncio.run(resume_command(settings, args.record_id))
+        if args.command == "loadtest":
+            return asyncio.run(loadtest_command(_load_options(args), settings,
+                                                as_json=args.json))
         if args.command == "transcribe":
             if settings.logging.level.upper() in ("DEBUG", "INFO"):
                 # The progress display and the transcripts own the terminal.

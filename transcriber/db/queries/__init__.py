@@ -7,6 +7,7 @@ migration files aside). Rows are read by column name (`sqlite3.Row`).
 from transcriber.db.queries import (
     archive,
     control,
+    loadtest,
     migrations,
     pipeline,
     recognition,
@@ -16,5 +17,6 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "control", "migrations", "pipeline", "recognition", "records", "results", "users",
+    "archive", "control", "loadtest", "migrations", "pipeline", "recognition", "records",
+    "results", "users",
 ]

@@ -1,0 +1,150 @@
+"""`transcriber loadtest`: a small real run, and proof that its checks can fail.
+
+The broken cases corrupt the database (or the leases, mid-run) through the
+real writer, the way a faulty pipeline would leave it; each must be reported
+by its own invariant, and only by it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import orjson
+import pytest
+import structlog
+
+from transcriber.cli import main
+from transcriber.db.writer import Command, WriteContext
+from transcriber.loadtest import LoadOptions, LoadRun, loadtest_command, run_loadtest
+
+SMALL = LoadOptions(records=40, workers=2, seed=7)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Corrupt(Command[int]):
+    """One raw statement, as a faulty writer command would run it."""
+
+    name: ClassVar[str] = "corrupt"
+    sql: str
+    params: dict[str, object]
+
+    async def execute(self, ctx: WriteContext) -> int:
+        cursor = await ctx.conn.execute(self.sql, self.params)
+        return int(cursor.rowcount)
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    """`main` points structlog at the captured stderr; put the old set-up back."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
+
+
+@pytest.fixture
+def temp_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the load test makes its temporary data folder, so a test can look."""
+    parent = tmp_path / "tmp"
+    parent.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(parent))
+    return parent
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_loadtest_json_reports_a_clean_run_and_leaves_no_folder(
+    temp_parent: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["loadtest", "--records", "200", "--workers", "4", "--json", "--seed", "1"])
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert len(printed) == 1  # one JSON object, nothing else on stdout
+    report = orjson.loads(printed[0])
+    assert code == 0, report["violations"]
+    assert report["ok"] is True
+    assert report["violations"] == []
+    assert (report["records"], report["workers"], report["done"], report["halted"]) == (
+        200, 4, 200, 0)
+    # The defaults exercise retries and deferrals (5 % each of at least 800 step runs).
+    assert report["retries"] > 0
+    assert report["deferrals"] > 0
+    assert report["records_per_second"] > 0
+    assert 0 < report["claim_p50_ms"] <= report["claim_p95_ms"] <= report["claim_p99_ms"]
+    assert report["writer_command_p95_ms"] > 0
+    # Step actors and intake doors are the writer's only callers.
+    assert 1 <= report["max_mailbox_depth"] <= 4 + 4
+    assert report["total_seconds"] > 0
+    assert report["timed_out"] is False
+    assert list(temp_parent.iterdir()) == []  # the throwaway archive is gone
+
+
+def test_loadtest_keep_leaves_the_archive_and_prints_text(temp_parent: Path) -> None:
+    out = io.StringIO()
+    code = asyncio.run(loadtest_command(
+        LoadOptions(records=20, workers=2, keep=True, parent_dir=temp_parent), out=out))
+    assert code == 0, out.getvalue()
+    kept = list(temp_parent.iterdir())
+    assert len(kept) == 1
+    assert (kept[0] / "transcriber.sqlite3").is_file()
+    text = out.getvalue()
+    assert "invariants: all hold" in text
+    assert str(kept[0]) in text
+
+
+def _first_record(sql: str) -> Callable[[LoadRun], Corrupt]:
+    return lambda run: Corrupt(sql=sql, params={"id": sorted(run.record_ids)[0]})
+
+
+CORRUPTIONS = {
+    "journal": _first_record(
+        "INSERT INTO record_events (id, record_id, origin, step, outcome, created_at) "
+        "SELECT id || 'x', record_id, origin, step, outcome, created_at FROM record_events "
+        "WHERE record_id = :id LIMIT 1"),
+    "done": _first_record("UPDATE audio_records SET state = 'transcribed' WHERE id = :id"),
+    "attempts": _first_record("UPDATE audio_records SET attempts = 2 WHERE id = :id"),
+    "leases": _first_record(
+        "UPDATE audio_records SET acquisition_id = 'stolen', "
+        "acquire_expires_at = '2999-01-01T00:00:00Z' WHERE id = :id"),
+}
+
+
+@pytest.mark.parametrize("invariant", sorted(CORRUPTIONS))
+async def test_loadtest_catches_a_corrupted_row(invariant: str, temp_parent: Path) -> None:
+    async def corrupt(run: LoadRun) -> None:
+        assert await run.writer.ask(CORRUPTIONS[invariant](run)) == 1
+
+    report = await run_loadtest(SMALL, before_check=corrupt)
+    assert not report.ok
+    assert [v.split(":")[0] for v in report.violations] == [invariant], report.violations
+    assert "1 record(s)" in report.violations[0]
+
+
+async def test_loadtest_catches_two_holders_of_one_record(temp_parent: Path) -> None:
+    """Leases that do not protect (here: expired under running steps, as a claim
+    ignoring them would) let a second actor take a record mid-step."""
+
+    async def expire_leases(run: LoadRun) -> None:
+        # A few times only, mid-step: each takeover spends an attempt, and the
+        # records must still finish (no halt) so only this invariant breaks.
+        for _ in range(3):
+            await asyncio.sleep(0.03)
+            await run.writer.ask(Corrupt(
+                sql="UPDATE audio_records SET acquire_expires_at = '2000-01-01T00:00:00Z' "
+                    "WHERE acquisition_id IS NOT NULL", params={}))
+
+    out = io.StringIO()
+    options = LoadOptions(records=30, workers=4, step_seconds=(0.02, 0.04), failure_share=0.0,
+                          defer_share=0.0, seed=3)
+    code = await loadtest_command(options, as_json=True, out=out, during_run=expire_leases)
+    report = orjson.loads(out.getvalue())
+    assert code == 1
+    assert report["ok"] is False
+    assert report["violations"]
+    assert all(v.startswith("exclusive claims:") for v in report["violations"])
+    # Only the holder's token writes (P3): the journal and the records stay right.
+    assert report["done"] == 30
+
