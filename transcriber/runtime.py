@@ -1,26 +1,36 @@
 """Lifecycle of the storage parts, as aiohttp cleanup contexts.
 
-Order at start: migrations → writer → readers (→ the pipeline and the doors,
-added by their own contexts). aiohttp runs cleanups in reverse, so the
+Order at start: migrations → writer → readers → the sweep of what a killed
+process left in the record folders (→ the pipeline and the doors, added by
+their own contexts). aiohttp runs cleanups in reverse, so the
 writer, started first, closes last and drains its mailbox before it does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
+import os
+import stat
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import structlog
 from aiohttp import web
 
 from transcriber import keys
+from transcriber.db import queries as q
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
+from transcriber.files import RECORDS_DIR, TEMP_SUFFIX, RecordFiles
 
 log = structlog.get_logger(__name__)
+
+INSTANCE_LOCK = "instance.lock"
 
 
 def fail_service(app: web.Application, error: BaseException) -> None:
@@ -30,9 +40,73 @@ def fail_service(app: web.Application, error: BaseException) -> None:
         fatal.set_result(error)
 
 
+def take_instance_lock(data_dir: Path) -> tuple[int, bool]:
+    """A shared lock held while this process uses the data folder; first tried
+    exclusively: `True` when no other process holds the folder (then a
+    start-up sweep cannot remove another process's half-written file)."""
+    fd = os.open(data_dir / INSTANCE_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        alone = False
+    else:
+        alone = True
+    return fd, alone
+
+
+def share_instance_lock(fd: int) -> None:
+    fcntl.flock(fd, fcntl.LOCK_SH)
+
+
+def sweep_record_folders(
+    data_dir: Path, keep: set[tuple[str, str]], *, before: float
+) -> tuple[int, int]:
+    """Remove what interrupted writes left in `records/*/`, modified before
+    `before`: temporary files, and files no `files` row names (a process killed
+    between placing a file and committing its row; it was never acknowledged).
+    Returns (temporary files, orphan files) removed."""
+    root = data_dir / RECORDS_DIR
+    if not root.is_dir():
+        return 0, 0
+    temps = orphans = 0
+    for folder in root.iterdir():
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        for path in folder.iterdir():
+            try:
+                info = path.lstat()
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(info.st_mode) or info.st_mtime >= before:
+                continue
+            if path.name.endswith(TEMP_SUFFIX):
+                temps += 1
+            elif (folder.name, path.name) not in keep:
+                orphans += 1
+            else:
+                continue
+            path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when nothing is left in it
+    return temps, orphans
+
+
+async def sweep_at_start(data_dir: Path, readers: ReaderPool, *, before: float) -> None:
+    keep = {(row["record_id"], row["file_name"])
+            for row in await readers.fetch_all(q.records.ALL_FILE_NAMES)}
+    temps, orphans = await asyncio.to_thread(sweep_record_folders, data_dir, keep,
+                                             before=before)
+    # Counts only: file names never reach the log.
+    if temps:
+        log.warning("stale_temp_removed", count=temps)
+    if orphans:
+        log.warning("orphan_files_removed", count=orphans)
+
+
 async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     data_dir = settings.storage.data_dir
+    started = time.time()
     await asyncio.to_thread(
         migrate, data_dir, busy_timeout_ms=settings.storage.busy_timeout_ms,
         clock=app[keys.CLOCK],
@@ -49,9 +123,19 @@ async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
         path, size=settings.storage.read_connections,
         busy_timeout_ms=settings.storage.busy_timeout_ms,
     )
-    await writer.start()
+    lock_fd, alone = await asyncio.to_thread(take_instance_lock, data_dir)
+    try:
+        await writer.start()
+    except BaseException:
+        os.close(lock_fd)
+        raise
     try:
         await readers.open()
+        if alone:
+            await sweep_at_start(data_dir, readers, before=started)
+        else:
+            log.warning("start_sweep_skipped", reason="another process uses the data folder")
+        await asyncio.to_thread(share_instance_lock, lock_fd)
         app[keys.WRITER] = writer
         app[keys.READERS] = readers
         app[keys.FILES] = RecordFiles(data_dir)
@@ -60,4 +144,5 @@ async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
     finally:
         await readers.close()
         await writer.stop()
+        os.close(lock_fd)  # releases the instance lock
         log.info("storage_stopped")

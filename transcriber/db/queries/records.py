@@ -41,3 +41,8 @@ COUNT_BY_HALT_REASON = """
 SELECT halt_reason, count(*) AS n FROM audio_records
 WHERE halted_at IS NOT NULL GROUP BY halt_reason
 """
+
+# Every stored file by its folder and name (the start-up sweep's list of files to keep).
+ALL_FILE_NAMES = """
+SELECT record_id, file_name FROM files
+"""
