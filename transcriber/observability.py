@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 import structlog
+from aiohttp.http_exceptions import HttpProcessingError
 from prometheus_client import Counter, Gauge, Histogram
 
 _FAST_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
@@ -103,3 +104,21 @@ def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
+    server_log = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, MalformedRequestFilter) for f in server_log.filters):
+        server_log.addFilter(MalformedRequestFilter())
+
+
+class MalformedRequestFilter(logging.Filter):
+    """aiohttp logs a malformed request (the client's fault) with a traceback
+    whose message quotes the request's bytes, where a header can carry a file
+    name. Such a record becomes one `bad_http_request` event with the error
+    class and status only; everything else passes untouched."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            structlog.get_logger("aiohttp.server").info(
+                "bad_http_request", error=type(error).__name__, status=error.code)
+            return False
+        return True
