@@ -64,6 +64,12 @@ async def insert_event(
     )
 
 
+async def holder_write(ctx: WriteContext, query: str, params: Mapping[str, object]) -> Written:
+    """One statement conditional on the holder's token (P3): did it land?"""
+    cursor = await ctx.conn.execute(query, params)
+    return Written.APPLIED if cursor.rowcount == 1 else Written.STALE
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Claim(Command["Claimed | NoWork"]):
     """Take the oldest eligible record (P2): one `UPDATE … RETURNING`.
@@ -112,12 +118,11 @@ class RenewLease(Command[Written]):
     lease_seconds: float
 
     async def execute(self, ctx: WriteContext) -> Written:
-        cursor = await ctx.conn.execute(
-            q.pipeline.RENEW_LEASE,
+        return await holder_write(
+            ctx, q.pipeline.RENEW_LEASE,
             {"id": self.record_id, "token": self.token,
              "until": ctx.now(plus_seconds=self.lease_seconds)},
         )
-        return Written.APPLIED if cursor.rowcount == 1 else Written.STALE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,12 +165,11 @@ class Defer(Command[Written]):
     delay_seconds: float
 
     async def execute(self, ctx: WriteContext) -> Written:
-        cursor = await ctx.conn.execute(
-            q.pipeline.DEFER,
+        return await holder_write(
+            ctx, q.pipeline.DEFER,
             {"id": self.record_id, "token": self.token,
              "until": ctx.now(plus_seconds=self.delay_seconds)},
         )
-        return Written.APPLIED if cursor.rowcount == 1 else Written.STALE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,12 +183,11 @@ class Fail(Command[Written]):
     error_text: str
 
     async def execute(self, ctx: WriteContext) -> Written:
-        cursor = await ctx.conn.execute(
-            q.pipeline.FAIL,
+        return await holder_write(
+            ctx, q.pipeline.FAIL,
             {"id": self.record_id, "token": self.token, "error_text": self.error_text,
              "until": ctx.now(plus_seconds=self.delay_seconds)},
         )
-        return Written.APPLIED if cursor.rowcount == 1 else Written.STALE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -224,10 +227,9 @@ class ReleaseOnShutdown(Command[Written]):
     token: str
 
     async def execute(self, ctx: WriteContext) -> Written:
-        cursor = await ctx.conn.execute(
-            q.pipeline.RELEASE_ON_SHUTDOWN, {"id": self.record_id, "token": self.token}
+        return await holder_write(
+            ctx, q.pipeline.RELEASE_ON_SHUTDOWN, {"id": self.record_id, "token": self.token}
         )
-        return Written.APPLIED if cursor.rowcount == 1 else Written.STALE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
