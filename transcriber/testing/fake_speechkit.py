@@ -28,6 +28,8 @@ import aiohttp
 import orjson
 from aiohttp import web
 
+from transcriber.testing.loopback import start_on_loopback
+
 HTTP_CODES = {3: 400, 5: 404, 7: 403, 8: 429, 13: 500, 14: 503, 16: 401}
 
 
@@ -97,12 +99,7 @@ class FakeSpeechkit:
         return app
 
     async def start(self) -> str:
-        self._runner = web.AppRunner(self.app(), access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{port}"
+        self._runner, self.base_url = await start_on_loopback(self.app())
         return self.base_url
 
     async def stop(self) -> None:

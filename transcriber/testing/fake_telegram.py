@@ -31,6 +31,8 @@ from typing import Any
 import orjson
 from aiohttp import BodyPartReader, web
 
+from transcriber.testing.loopback import start_on_loopback
+
 BOT_API_DOWNLOAD_MAX = 20 * 1024 * 1024
 BOT_USER = {"id": 777000111, "is_bot": True, "first_name": "Transcriber",
             "username": "transcriber_test_bot"}
@@ -213,12 +215,8 @@ class FakeTelegram:
         return app
 
     async def start(self) -> str:
-        self._runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{port}"
+        self._runner, self.base_url = await start_on_loopback(
+            self.app(), handler_cancellation=True)
         return self.base_url
 
     async def stop(self) -> None:
