@@ -33,6 +33,24 @@ class MigrationError(TranscriberError):
     """The schema cannot be brought up to date; the start is aborted."""
 
 
+class NoWork(TranscriberError):
+    """No record is eligible right now (P1).
+
+    Born only from the claim answer of the same run. It is a value (the claim
+    command returns an instance) and may also travel as an exception; either
+    way it is recognised by type at any depth of wrapping
+    (`pipeline.policy.is_no_work`).
+    """
+
+
+class ClaimLost(TranscriberError):
+    """The acquisition token no longer matches (P3): the lease expired and another
+    actor claimed the record, or a person resumed it. The write was not made."""
+
+    def __init__(self) -> None:
+        super().__init__("claim lost")
+
+
 class WriterUnavailable(TranscriberError):
     """The DB writer actor has stopped or died; no write can be made."""
 

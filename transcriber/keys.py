@@ -13,6 +13,7 @@ from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
 from transcriber.pipeline.step import Step
 from transcriber.ports import Notifier, Transcoder
+from transcriber.providers.recognizer import Recognizer
 from transcriber.settings import Settings
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -26,3 +27,4 @@ FATAL = web.AppKey("fatal", asyncio.Future[BaseException])
 STEPS = web.AppKey("steps", Mapping[str, Step])
 NOTIFIER = web.AppKey("notifier", Notifier)
 TRANSCODER = web.AppKey("transcoder", Transcoder)
+RECOGNIZER = web.AppKey("recognizer", Recognizer)

@@ -8,6 +8,7 @@ line and exit code 2. Secrets are `Secret` values whose repr hides them.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import ipaddress
 import os
 import tomllib
@@ -21,10 +22,13 @@ from typing import Any
 import orjson
 
 from transcriber.errors import ConfigError
-from transcriber.stages import claimable_stages, step_names
+from transcriber.stages import claimable_stages
 
 ENV_PREFIX = "TRANSCRIBER_"
 CONFIG_ENV = "TRANSCRIBER_CONFIG"
+# Variables under the prefix that are not settings (docs/settings.md lists them).
+NON_SETTING_ENV = frozenset({CONFIG_ENV})
+NON_SETTING_ENV_PREFIXES = ("TRANSCRIBER_BENCH_",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +91,6 @@ class PipelineSettings:
     step_time_limit_minutes: float = 60.0
     # Per-stage lease overrides, e.g. {"submitted": "30"} (seconds); others use lease_seconds.
     stage_lease_seconds: Mapping[str, str] = field(default_factory=dict)
-    # Tests and load runs only: "normalize=5,poll=0.5" runs fake steps (seconds per run)
-    # instead of the real ones; empty runs the real steps.
-    fake_steps: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -195,11 +196,40 @@ def load_settings(
     return _build(file_values, env)
 
 
+def setting_keys() -> dict[str, str]:
+    """Every `section.key`, with its environment variable."""
+    keys: dict[str, str] = {}
+    for section_field in dataclasses.fields(Settings):
+        section_cls = typing.get_type_hints(Settings)[section_field.name]
+        for key_field in dataclasses.fields(section_cls):
+            full = f"{section_field.name}.{key_field.name}"
+            keys[full] = f"{ENV_PREFIX}{section_field.name}_{key_field.name}".upper()
+    return keys
+
+
+def _unknown(name: str, known: list[str], what: str) -> ConfigError:
+    """A misspelt name must never be silently ignored: say so, with the closest one."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return ConfigError(name, f"unknown {what}{hint}")
+
+
+def _check_env_names(env: Mapping[str, str]) -> None:
+    known = sorted(setting_keys().values())
+    for name in env:
+        if (not name.startswith(ENV_PREFIX) or name in NON_SETTING_ENV
+                or name.startswith(NON_SETTING_ENV_PREFIXES)):
+            continue
+        if name not in known:
+            raise _unknown(name, known, "setting variable")
+
+
 def _build(file_values: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
-    known = {f.name for f in dataclasses.fields(Settings)}
+    _check_env_names(env)
+    known = [f.name for f in dataclasses.fields(Settings)]
     for section in file_values:
         if section not in known:
-            raise ConfigError(section, "unknown section")
+            raise _unknown(section, known, "section")
     sections: dict[str, Any] = {}
     for section_field in dataclasses.fields(Settings):
         section_cls = typing.get_type_hints(Settings)[section_field.name]
@@ -218,10 +248,12 @@ def _build_section(
     name: str, cls: type[Any], raw: Mapping[str, Any], env: Mapping[str, str]
 ) -> Any:
     hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = [f.name for f in dataclasses.fields(cls)]
     for key in raw:
         if key not in names:
-            raise ConfigError(f"{name}.{key}", "unknown setting")
+            close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+            hint = f"; did you mean {name}.{close[0]}?" if close else ""
+            raise ConfigError(f"{name}.{key}", f"unknown setting{hint}")
     values: dict[str, Any] = {}
     for key in names:
         env_name = f"{ENV_PREFIX}{name}_{key}".upper()
@@ -337,8 +369,8 @@ def _validate(settings: Settings) -> None:
         ("pipeline.backoff_jitter", 0 <= settings.pipeline.backoff_jitter < 1, "must be in [0, 1)"),
         ("pipeline.idle_sleep_seconds", settings.pipeline.idle_sleep_seconds > 0,
          "must be positive"),
-        ("recognizer.provider", settings.recognizer.provider in {"local", "speechkit", "fake"},
-         "must be one of local, speechkit, fake"),
+        ("recognizer.provider", settings.recognizer.provider in {"local", "speechkit"},
+         "must be one of local, speechkit"),
         ("recognizer.concurrency", settings.recognizer.concurrency >= 1, "must be at least 1"),
         ("logging.level", settings.logging.level.upper() in
          {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}, "must be a log level name"),
@@ -368,16 +400,6 @@ def _validate_pipeline(pipeline: PipelineSettings) -> None:
         if not seconds.isdigit() or int(seconds) < 3:
             raise ConfigError("pipeline.stage_lease_seconds",
                               f"lease of {stage} must be an integer of at least 3 seconds")
-    for item in filter(None, (part.strip() for part in pipeline.fake_steps.split(","))):
-        name, sep, seconds = item.partition("=")
-        try:
-            valid = bool(sep) and float(seconds) >= 0
-        except ValueError:
-            valid = False
-        if not valid:
-            raise ConfigError("pipeline.fake_steps", f"{item!r} is not step=seconds")
-        if name.strip() not in step_names():
-            raise ConfigError("pipeline.fake_steps", f"{name.strip()!r} is not a step")
 
 
 def _validate_telegram(telegram: TelegramSettings) -> None:

@@ -1,7 +1,7 @@
 """P4 + P16 with a real process: a holder killed with SIGKILL mid-step.
 
-`transcriber serve` runs the pipeline with fake steps (the hidden
-`pipeline.fake_steps` setting) and a short lease. The first process is
+`transcriber serve` runs the pipeline with fake steps (through the test entry
+point `tests/serve_with_fakes.py`) and a short lease. The first process is
 killed while its step runs; after a restart the record is claimed again only
 once the dead holder's lease has expired, the killed attempt was spent, and
 the record reaches `done`. Real (short) times: this is a real process.
@@ -77,7 +77,7 @@ def test_p16_a_holder_killed_mid_step_returns_its_record_after_the_lease(
     }
 
     port = free_port()
-    first = start_server(data_dir, port, TRANSCRIBER_PIPELINE_FAKE_STEPS="normalize=60",
+    first = start_server(data_dir, port, fake_steps="normalize=60",
                          **common)
     try:
         wait_ready(port, first)
@@ -97,7 +97,7 @@ def test_p16_a_holder_killed_mid_step_returns_its_record_after_the_lease(
     assert dead["acquire_expires_at"] >= held["acquire_expires_at"]  # renewed, not released
 
     port = free_port()
-    second = start_server(data_dir, port, TRANSCRIBER_PIPELINE_FAKE_STEPS="normalize=1",
+    second = start_server(data_dir, port, fake_steps="normalize=1",
                           **common)
     try:
         observed_before_expiry = 0

@@ -15,8 +15,9 @@ import aiohttp
 
 from tests.conftest import SettingsFactory
 from transcriber import keys
-from transcriber.app import build_app
-from transcriber.cli import EXIT_FATAL, serve
+from transcriber.cli.exits import EXIT_FATAL
+from transcriber.cli.serve import serve
+from transcriber.service.app import build_app
 
 
 def free_port() -> int:
@@ -25,7 +26,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(data_dir: Path, port: int, **env: str) -> subprocess.Popen[bytes]:
+def start_server(
+    data_dir: Path, port: int, *, fake_steps: str | None = None, **env: str
+) -> subprocess.Popen[bytes]:
+    """`transcriber serve` in a process of its own; with `fake_steps` (e.g.
+    "normalize=60"), the test entry point that injects fake steps instead."""
+    command = ([sys.executable, "-m", "transcriber.cli", "serve"] if fake_steps is None
+               else [sys.executable, "-m", "tests.serve_with_fakes", "--steps", fake_steps])
     environment = {
         **os.environ,
         "TRANSCRIBER_STORAGE_DATA_DIR": str(data_dir),
@@ -34,8 +41,7 @@ def start_server(data_dir: Path, port: int, **env: str) -> subprocess.Popen[byte
         **env,
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "transcriber.cli", "serve"],
-        env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
 
 

@@ -24,11 +24,11 @@ import pytest
 from aiohttp import web
 
 from tests.conftest import SettingsFactory
-from transcriber.app import build_app
 from transcriber.errors import PermanentFailure
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance
 from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.service.app import build_app
 from transcriber.testing.recognizer import FakeRecognizer
 
 if TYPE_CHECKING:

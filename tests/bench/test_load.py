@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import structlog
 
-from transcriber.loadtest import LoadOptions, LoadReport, run_loadtest
+from transcriber.loadtest.run import LoadOptions, LoadReport, run_loadtest
 from transcriber.observability import configure_logging
 
 RECORDS = int(os.environ.get("TRANSCRIBER_BENCH_LOAD_RECORDS", "5000"))

@@ -25,8 +25,8 @@ from transcriber.db.commands.pipeline import Advance, Claim
 from transcriber.db.connection import database_path, open_sync, open_writer
 from transcriber.db.migrate import migrate
 from transcriber.db.writer import Writer
+from transcriber.errors import NoWork
 from transcriber.ids import new_id
-from transcriber.policy import NoWork
 from transcriber.stages import Stage, claimable_stages, spec_of
 
 CALLERS = 64

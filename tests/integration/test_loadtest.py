@@ -21,7 +21,7 @@ import structlog
 
 from transcriber.cli import main
 from transcriber.db.writer import Command, WriteContext
-from transcriber.loadtest import LoadOptions, LoadRun, loadtest_command, run_loadtest
+from transcriber.loadtest.run import LoadOptions, LoadRun, loadtest_command, run_loadtest
 
 SMALL = LoadOptions(records=40, workers=2, seed=7)
 

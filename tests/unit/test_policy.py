@@ -1,4 +1,4 @@
-"""Pure pipeline decisions (transcriber.policy)."""
+"""Pure pipeline decisions (transcriber.pipeline.policy)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transcriber import policy
-from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.errors import NoWork, PermanentFailure, TransientFailure
+from transcriber.pipeline import policy
 from transcriber.pipeline.step import Advanced, Deferred
 from transcriber.ports import ReplyAddress
 from transcriber.settings import PipelineSettings
@@ -25,8 +25,8 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 def _wrapped_by_cause() -> Exception:
     try:
         try:
-            raise policy.NoWork
-        except policy.NoWork as inner:
+            raise NoWork
+        except NoWork as inner:
             raise RuntimeError("claim layer explained it") from inner
     except RuntimeError as outer:
         return outer
@@ -35,8 +35,8 @@ def _wrapped_by_cause() -> Exception:
 def _wrapped_by_context() -> Exception:
     try:
         try:
-            raise policy.NoWork
-        except policy.NoWork:
+            raise NoWork
+        except NoWork:
             raise LookupError("raised while handling") from None
     except LookupError as outer:
         # `from None` hides the context from tracebacks but keeps __context__.
@@ -46,8 +46,8 @@ def _wrapped_by_context() -> Exception:
 def _wrapped_by_context_implicit() -> BaseException:
     try:
         try:
-            raise policy.NoWork
-        except policy.NoWork:
+            raise NoWork
+        except NoWork:
             raise KeyError("while handling") # noqa: B904 - the implicit chain is the point
     except KeyError as outer:
         return outer
@@ -56,13 +56,13 @@ def _wrapped_by_context_implicit() -> BaseException:
 @pytest.mark.parametrize(
     "value",
     [
-        policy.NoWork(),
+        NoWork(),
         _wrapped_by_cause(),
         _wrapped_by_context(),
         _wrapped_by_context_implicit(),
-        ExceptionGroup("one", [ValueError("x"), policy.NoWork()]),
+        ExceptionGroup("one", [ValueError("x"), NoWork()]),
         ExceptionGroup("outer", [ExceptionGroup("inner", [_wrapped_by_cause()])]),
-        BaseExceptionGroup("base", [KeyboardInterrupt(), policy.NoWork()]),
+        BaseExceptionGroup("base", [KeyboardInterrupt(), NoWork()]),
     ],
     ids=["bare", "cause", "context-from-none", "context", "group", "nested-group", "base-group"],
 )

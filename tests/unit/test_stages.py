@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from transcriber import policy
 from transcriber.db import queries as q
 from transcriber.db.migrate import default_migrations_dir
+from transcriber.pipeline import policy
 from transcriber.pipeline.engine import MissingSteps, check_step_table
 from transcriber.settings import PipelineSettings
 from transcriber.stages import FIRST_STAGE, STAGES, HaltReason, Stage, claimable_stages, step_names

@@ -26,9 +26,9 @@ from aiogram.exceptions import (
 )
 from aiogram.types import Message
 
-from transcriber import policy
 from transcriber.bot import texts
 from transcriber.errors import IncompleteInput, TransientFailure
+from transcriber.pipeline import policy
 
 # Telegram's limit on a message, counted in UTF-16 code units.
 MESSAGE_MAX_UNITS = 4096

@@ -1,7 +1,7 @@
 """The step actor: claim → decide → run the stage's step → post the outcome.
 
 N identical actors run side by side (P14); none is bound to a stage. The
-actor does I/O only; every decision comes from `transcriber.policy`. While a
+actor does I/O only; every decision comes from `transcriber.pipeline.policy`. While a
 step runs the actor renews its lease every lease/3 (P4), cancels the step
 when the lease is lost (its result would be discarded anyway) or when it runs
 past its time limit (a transient failure). A step cancelled because the
@@ -21,7 +21,6 @@ from typing import Any, Literal
 
 import structlog
 
-from transcriber import policy
 from transcriber.clock import Clock, parse_time
 from transcriber.db.commands.pipeline import (
     Advance,
@@ -32,10 +31,10 @@ from transcriber.db.commands.pipeline import (
     Halt,
     ReleaseOnShutdown,
     RenewLease,
-    Written,
 )
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.errors import ClaimLost, NoWork
 from transcriber.files import RecordFiles
 from transcriber.observability import (
     CLAIM_SECONDS,
@@ -43,6 +42,7 @@ from transcriber.observability import (
     STEP_SECONDS,
     WORKER_RUNS,
 )
+from transcriber.pipeline import policy
 from transcriber.pipeline.effects import discard_unwritten
 from transcriber.pipeline.notify import AfterCommit, Delivery
 from transcriber.pipeline.step import Advanced, Deferred, Job, Step
@@ -52,7 +52,7 @@ from transcriber.stages import HaltReason, Stage
 log = structlog.get_logger(__name__)
 
 RunOutcome = Literal["empty", "success", "failure", "deferred", "halted", "stale", "lease_lost"]
-ClaimSource = Callable[[], Awaitable["Claimed | policy.NoWork"]]
+ClaimSource = Callable[[], Awaitable["Claimed | NoWork"]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,10 +66,6 @@ class RunReport:
 
 
 EMPTY = RunReport(outcome="empty")
-
-
-class LeaseLost(Exception):
-    """The heartbeat found the token gone: someone else holds the record now."""
 
 
 class StepActor:
@@ -150,7 +146,7 @@ class StepActor:
                                     duration_ms=None)
         return await self._run_step(claimed, self._steps[verdict.step])
 
-    async def _claim(self) -> Claimed | policy.NoWork:
+    async def _claim(self) -> Claimed | NoWork:
         return await self._writer.ask(Claim(leases=policy.lease_table(self._pipeline)))
 
     async def _claim_guarded(self) -> Claimed | None:
@@ -194,7 +190,7 @@ class StepActor:
         seconds = self._clock.monotonic() - started
         STEP_SECONDS.labels(claimed.stage.value).observe(seconds)
         duration_ms = int(seconds * 1000)
-        if isinstance(result, LeaseLost):
+        if isinstance(result, ClaimLost):
             log.warning("lease_lost", record_id=claimed.record_id, stage=claimed.stage.value,
                         step=step.name)
             return self._report("lease_lost", claimed, step.name)
@@ -227,11 +223,12 @@ class StepActor:
                     timer.cancel()
                 if task.done() or self._clock.monotonic() - started >= limit:
                     continue
-                renewed = await self._writer.ask(
-                    RenewLease(record_id=job.record_id, token=job.token, lease_seconds=lease))
-                if renewed is Written.STALE:
+                try:
+                    await self._writer.ask(RenewLease(
+                        record_id=job.record_id, token=job.token, lease_seconds=lease))
+                except ClaimLost as lost:
                     await _cancel(task)
-                    return LeaseLost()
+                    return lost
         except asyncio.CancelledError:
             await _cancel(task)
             raise
@@ -251,9 +248,12 @@ class StepActor:
         record_id, token, stage = claimed.record_id, claimed.token, claimed.stage.value
         if isinstance(decision, policy.AdvanceDecision):
             try:
-                written = await self._writer.ask(Advance(
+                await self._writer.ask(Advance(
                     record_id=record_id, token=token, step=step, effects=decision.effects,
                     duration_ms=duration_ms))
+            except ClaimLost:
+                discard_unwritten(decision.effects)
+                return self._stale(claimed, step)
             except Exception as exc:
                 # An effect refused to land: the whole advance rolled back; it is
                 # the step's failure like any other.
@@ -261,9 +261,6 @@ class StepActor:
                 retry = policy.decide(exc, attempts=claimed.attempts, settings=self._pipeline,
                                       rng=self._rng)
                 return await self._apply(claimed, step, retry, duration_ms)
-            if written is Written.STALE:
-                discard_unwritten(decision.effects)
-                return self._stale(claimed, step)
             WORKER_RUNS.labels(stage, "success").inc()
             log.debug("step_done", record_id=record_id, stage=stage, step=step,
                       duration_ms=duration_ms)
@@ -272,19 +269,21 @@ class StepActor:
                     await effect.after_commit(self._delivery, record_id=record_id)
             return self._report("success", claimed, step)
         if isinstance(decision, policy.DeferDecision):
-            written = await self._writer.ask(Defer(
-                record_id=record_id, token=token, delay_seconds=decision.delay_seconds))
-            if written is Written.STALE:
+            try:
+                await self._writer.ask(Defer(
+                    record_id=record_id, token=token, delay_seconds=decision.delay_seconds))
+            except ClaimLost:
                 return self._stale(claimed, step)
             WORKER_RUNS.labels(stage, "deferred").inc()
             log.debug("step_deferred", record_id=record_id, stage=stage,
                       delay_seconds=decision.delay_seconds)
             return self._report("deferred", claimed, step)
         if isinstance(decision, policy.RetryDecision):
-            written = await self._writer.ask(Fail(
-                record_id=record_id, token=token, delay_seconds=decision.delay_seconds,
-                error_text=decision.error_text))
-            if written is Written.STALE:
+            try:
+                await self._writer.ask(Fail(
+                    record_id=record_id, token=token, delay_seconds=decision.delay_seconds,
+                    error_text=decision.error_text))
+            except ClaimLost:
                 return self._stale(claimed, step)
             WORKER_RUNS.labels(stage, "failure").inc()
             log.warning("step_failed", record_id=record_id, stage=stage, step=step,
@@ -305,10 +304,11 @@ class StepActor:
         step: str | None,
         duration_ms: int | None,
     ) -> RunReport:
-        written = await self._writer.ask(Halt(
-            record_id=claimed.record_id, token=claimed.token, reason=reason,
-            error_text=error_text, duration_ms=duration_ms))
-        if written is Written.STALE:
+        try:
+            await self._writer.ask(Halt(
+                record_id=claimed.record_id, token=claimed.token, reason=reason,
+                error_text=error_text, duration_ms=duration_ms))
+        except ClaimLost:
             return self._stale(claimed, step)
         WORKER_RUNS.labels(claimed.stage.value, "halted").inc()
         log.error("record_halted", record_id=claimed.record_id, stage=claimed.stage.value,
@@ -320,10 +320,15 @@ class StepActor:
     async def _release_on_shutdown(self, claimed: Claimed) -> None:
         # `Writer.ask` enqueues before it awaits: the release is written even if
         # this task is cancelled again while waiting for the answer.
-        written = await self._writer.ask(
-            ReleaseOnShutdown(record_id=claimed.record_id, token=claimed.token))
+        try:
+            await self._writer.ask(
+                ReleaseOnShutdown(record_id=claimed.record_id, token=claimed.token))
+        except ClaimLost:
+            released = False
+        else:
+            released = True
         log.info("step_released_on_shutdown", record_id=claimed.record_id,
-                 stage=claimed.stage.value, released=written is Written.APPLIED)
+                 stage=claimed.stage.value, released=released)
 
     def _stale(self, claimed: Claimed, step: str | None) -> RunReport:
         log.warning("result_stale", record_id=claimed.record_id, stage=claimed.stage.value,

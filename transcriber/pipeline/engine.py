@@ -11,22 +11,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
-from aiohttp import web
 
-from transcriber import keys, policy
 from transcriber.clock import Clock
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
+from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
-from transcriber.pipeline.notify import Delivery, NotifierSource, NullNotifier
+from transcriber.pipeline.notify import Delivery, NotifierSource
 from transcriber.pipeline.step import Step
-from transcriber.ports import Notifier
-from transcriber.runtime import fail_service
 from transcriber.settings import Settings
 from transcriber.stages import step_names
 
@@ -111,32 +108,3 @@ class Engine:
             if error is not None:
                 log.error("step_actor_failed", actor=task.get_name(), error=type(error).__name__)
         log.info("pipeline_stopped", cancelled=len(pending))
-
-
-ENGINE = web.AppKey("pipeline_engine", Engine)
-
-
-def _notifier_of(app: web.Application) -> Notifier:
-    return app.get(keys.NOTIFIER) or NullNotifier()
-
-
-async def pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
-    """Start the step actors after storage (and stop them before it)."""
-    settings = app[keys.SETTINGS]
-    steps = app.get(keys.STEPS)
-    if steps is None:
-        if settings.pipeline.workers > 0:
-            log.error("pipeline_without_steps", workers=settings.pipeline.workers)
-        yield
-        return
-    engine = Engine(
-        settings=settings, clock=app[keys.CLOCK], writer=app[keys.WRITER],
-        readers=app[keys.READERS], files=app[keys.FILES], steps=steps,
-        notifier=lambda: _notifier_of(app),
-    )
-    app[ENGINE] = engine
-    engine.start(on_death=lambda exc: fail_service(app, exc))
-    try:
-        yield
-    finally:
-        await engine.stop()

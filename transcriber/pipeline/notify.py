@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import structlog
 
-from transcriber import policy
 from transcriber.db import queries as q
 from transcriber.observability import REPLIES_UNDELIVERED
+from transcriber.pipeline import policy
 from transcriber.ports import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.stages import HaltReason
 

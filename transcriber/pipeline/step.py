@@ -15,23 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from transcriber.clock import Clock
+from transcriber.db.commands.pipeline import Effect
+from transcriber.db.readers import ReaderPool
+from transcriber.db.writer import Writer
+from transcriber.files import RecordFiles
+from transcriber.settings import Settings
 from transcriber.stages import Stage
 
-if TYPE_CHECKING:
-    from transcriber.clock import Clock
-    from transcriber.db.readers import ReaderPool
-    from transcriber.db.writer import WriteContext, Writer
-    from transcriber.files import RecordFiles
-    from transcriber.settings import Settings
-
-
-class Effect(Protocol):
-    """A write that lands together with a stage change, inside the writer."""
-
-    async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
-        """Run the effect's statements; raise to roll the whole advance back."""
+__all__ = ["Advanced", "Deferred", "Effect", "Job", "Outcome", "Step"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -36,11 +36,6 @@ _PERMANENT_CODES = frozenset({
 })
 
 
-def object_key(prefix: str, record_id: str, part_index: int) -> str:
-    """Where a record's part lives in the bucket: ids only, never a sender's name."""
-    return f"{prefix}{record_id}/part-{part_index:03d}.ogg"
-
-
 def classify_s3_error(exc: BaseException, *, operation: str) -> StepFailure:
     """Pure: a sanitized failure for an SDK error (no URL, no key, no message)."""
     if isinstance(exc, ClientError):

@@ -10,6 +10,7 @@ it without asking anyone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -32,6 +33,10 @@ class Submitted:
     external_id: str
     # The raw answer, when the provider finished within the call.
     payload: bytes | None = None
+
+
+# Turns a provider's saved raw answer into utterances (pure).
+AnswerParser = Callable[[bytes], list[Utterance]]
 
 
 class OperationFailed(TransientFailure):

@@ -1,5 +1,5 @@
-"""Fake steps for tests and the load test: duration on the clock, scripted
-failures and deferrals, and a record of every call.
+"""Fake steps for tests: duration on the clock, scripted failures and
+deferrals, and a record of every call.
 
 A `FakeStep` plays its `script` one behaviour per run (then repeats the last
 one, or `default` when the script is empty). Each behaviour first sleeps its
@@ -9,12 +9,11 @@ the test says so), then succeeds, defers or raises the failure it names.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from transcriber.errors import ConfigError, PermanentFailure, TransientFailure
+from transcriber.errors import PermanentFailure, TransientFailure
 from transcriber.pipeline.step import Advanced, Deferred, Effect, Job, Outcome, Step
 from transcriber.stages import Stage, step_names
 
@@ -99,109 +98,14 @@ def fake_steps(
 def fake_steps_from_spec(spec: str) -> dict[str, Step]:
     """`"normalize=5,poll=0.5"` → fake steps taking that many seconds (others 0).
 
-    The hidden `pipeline.fake_steps` setting uses this, so a real
-    `transcriber serve` can run the pipeline without ffmpeg or a recognizer.
+    The test entry point `tests/serve_with_fakes.py` uses this, so a real
+    `transcriber serve` process can run the pipeline without ffmpeg or a recognizer.
     """
     defaults: dict[str, Behaviour] = {}
     for item in filter(None, (part.strip() for part in spec.split(","))):
         name, _, seconds = item.partition("=")
         name = name.strip()
         if name not in step_names():
-            raise ConfigError("pipeline.fake_steps", f"{name!r} is not a step")
+            raise ValueError(f"{name!r} is not a step")
         defaults[name] = Behaviour(seconds=float(seconds))
     return dict(fake_steps(defaults))
-
-
-# -- simulated work for the load test ------------------------------------------
-
-
-@dataclass(slots=True)
-class Holders:
-    """Which records have a step running right now, shared by a whole step table.
-
-    The load test's witness for "no record is held by two claimers at once": a
-    record entered while it is already running counts as an overlap.
-    """
-
-    running: dict[str, int] = field(default_factory=dict)
-    overlaps: int = 0
-    max_per_record: int = 0
-    max_running: int = 0
-
-    def enter(self, record_id: str) -> None:
-        held = self.running.get(record_id, 0) + 1
-        self.running[record_id] = held
-        if held > 1:
-            self.overlaps += 1
-        self.max_per_record = max(self.max_per_record, held)
-        self.max_running = max(self.max_running, sum(self.running.values()))
-
-    def leave(self, record_id: str) -> None:
-        held = self.running[record_id] - 1
-        if held:
-            self.running[record_id] = held
-        else:
-            del self.running[record_id]
-
-
-@dataclass(slots=True, kw_only=True)
-class SimulatedStep:
-    """A step that takes a random time from `seconds`, then fails transiently
-    (share `failure_share`), defers (share `defer_share`) or advances.
-
-    `advanced` counts, per record, the runs that returned `Advanced`: with one
-    holder per record it is 1 for every record that passed this step.
-    """
-
-    name: str
-    holders: Holders
-    rng: random.Random
-    seconds: tuple[float, float] = (0.0, 0.0)
-    failure_share: float = 0.0
-    defer_share: float = 0.0
-    defer_seconds: float = 0.0
-    advanced: dict[str, int] = field(default_factory=dict)
-    failures: int = 0
-    deferrals: int = 0
-
-    def time_limit_seconds(self, job: Job) -> float | None:
-        return None
-
-    async def run(self, job: Job) -> Outcome:
-        self.holders.enter(job.record_id)
-        try:
-            low, high = self.seconds
-            pause = self.rng.uniform(low, high)
-            if pause > 0:
-                await job.clock.sleep(pause)
-            roll = self.rng.random()
-        finally:
-            self.holders.leave(job.record_id)
-        if roll < self.failure_share:
-            self.failures += 1
-            raise TransientFailure(f"simulated {self.name} failure")
-        if roll < self.failure_share + self.defer_share:
-            self.deferrals += 1
-            return Deferred(delay_seconds=self.defer_seconds)
-        self.advanced[job.record_id] = self.advanced.get(job.record_id, 0) + 1
-        return Advanced()
-
-
-def simulated_steps(
-    *,
-    seconds: tuple[float, float],
-    failure_share: float,
-    defer_share: float,
-    defer_seconds: float,
-    seed: int | None = None,
-) -> tuple[dict[str, SimulatedStep], Holders]:
-    """A complete step table of `SimulatedStep`s sharing one `Holders`."""
-    holders = Holders()
-    rng = random.Random(seed)
-    table = {
-        name: SimulatedStep(name=name, holders=holders, rng=rng, seconds=seconds,
-                            failure_share=failure_share, defer_share=defer_share,
-                            defer_seconds=defer_seconds)
-        for name in step_names()
-    }
-    return table, holders

@@ -16,16 +16,17 @@ from pytest_aiohttp import AiohttpClient
 
 from tests.conftest import SettingsFactory
 from transcriber import keys
-from transcriber.app import build_app
 from transcriber.bot.client import make_bot
 from transcriber.bot.door import DoorParts, TelegramDoor
-from transcriber.bot.lifecycle import stop_door
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
+from transcriber.service.app import build_app
+from transcriber.service.telegram import stop_door
 from transcriber.settings import Secret, Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_telegram import FakeTelegram
+from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.transcoder import FakeTranscoder
 
 ALICE_ID = 111
@@ -145,10 +146,10 @@ def start_service(
     async def start(**telegram: Any) -> Client:
         pipeline = {"workers": 1, "idle_sleep_seconds": 0.02, "poll_first_delay_seconds": 0.0,
                     "poll_delay_seconds": 0.02, **telegram.pop("pipeline", {})}
-        settings = tg_settings(pipeline=pipeline, recognizer={"provider": "fake"},
+        settings = tg_settings(pipeline=pipeline,
                                server={"shutdown_graceful_seconds": 1.0},
                                retry_base_seconds=0.01, **telegram)
-        app = build_app(settings)
+        app = build_app(settings, recognizer=FakeRecognizer())
         app[keys.TRANSCODER] = transcoder
         return await aiohttp_client(app)
 

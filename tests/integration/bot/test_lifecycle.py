@@ -14,15 +14,16 @@ from pytest_aiohttp import AiohttpClient
 from tests.integration.bot.conftest import ALICE_ID, OGG, DoorHarness
 from tests.integration.pipeline.support import until
 from transcriber import keys
-from transcriber.app import build_app
 from transcriber.bot import texts
-from transcriber.bot.lifecycle import DOOR
+from transcriber.cli.transcribe import transcribe
 from transcriber.db.readers import ReaderPool
+from transcriber.service.app import build_app
+from transcriber.service.telegram import DOOR
 from transcriber.settings import Settings
 from transcriber.testing.fake_telegram import FakeTelegram
 from transcriber.testing.notifier import RecordingNotifier
+from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.transcoder import FakeTranscoder
-from transcriber.transcribe import transcribe
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
 
@@ -33,9 +34,8 @@ async def test_a_notifier_a_test_injected_is_kept_and_used(
 ) -> None:
     recording = RecordingNotifier()
     settings = tg_settings(pipeline={"workers": 1, "idle_sleep_seconds": 0.02,
-                                     "poll_first_delay_seconds": 0.0},
-                           recognizer={"provider": "fake"})
-    app = build_app(settings, notifier=recording)
+                                     "poll_first_delay_seconds": 0.0})
+    app = build_app(settings, notifier=recording, recognizer=FakeRecognizer())
     app[keys.TRANSCODER] = transcoder
     client = await aiohttp_client(app)
     assert client.app[keys.NOTIFIER] is recording
@@ -81,12 +81,12 @@ async def test_transcribe_command_never_polls_telegram(
 ) -> None:
     """A one-shot `transcriber transcribe` with the server's config must not take the
     server's messages (Telegram gives each update to one poller)."""
-    settings = tg_settings(recognizer={"provider": "fake"},
-                           pipeline={"idle_sleep_seconds": 0.02,
+    settings = tg_settings(pipeline={"idle_sleep_seconds": 0.02,
                                      "poll_first_delay_seconds": 0.0})
     fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
     out = io.StringIO()
-    code = await transcribe(settings, [FIXTURES / "espeak_en.ogg"], out=out, err=io.StringIO())
+    code = await transcribe(settings, [FIXTURES / "espeak_en.ogg"], out=out, err=io.StringIO(),
+                            recognizer=FakeRecognizer())
     assert code == 0
     assert "hello from the fake recognizer" in out.getvalue()
     assert [name for name, _ in fake_tg.calls] == []

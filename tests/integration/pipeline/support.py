@@ -10,13 +10,14 @@ from typing import Any, ClassVar
 
 from prometheus_client import REGISTRY
 
-from transcriber import policy
 from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Claim, Claimed
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
+from transcriber.errors import NoWork
 from transcriber.ids import new_id
 from transcriber.observability import WORKER_RUNS
+from transcriber.pipeline import policy
 from transcriber.settings import Settings
 
 
@@ -30,7 +31,7 @@ async def events_of(readers: ReaderPool, record_id: str) -> list[sqlite3.Row]:
     return await readers.fetch_all(q.pipeline.SELECT_EVENTS, {"record_id": record_id})
 
 
-async def claim(writer: Writer, settings: Settings) -> Claimed | policy.NoWork:
+async def claim(writer: Writer, settings: Settings) -> Claimed | NoWork:
     return await writer.ask(Claim(leases=policy.lease_table(settings.pipeline)))
 
 

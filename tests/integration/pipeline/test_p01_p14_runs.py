@@ -19,15 +19,17 @@ from tests.integration.pipeline.support import (
     until,
     worker_runs_total,
 )
-from transcriber import keys, policy
-from transcriber.app import build_app
+from transcriber import keys
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.errors import NoWork
 from transcriber.files import RecordFiles
 from transcriber.pipeline.actor import StepActor
-from transcriber.pipeline.engine import ENGINE, Engine
+from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
+from transcriber.service.app import build_app
+from transcriber.service.pipeline import ENGINE
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.steps import Behaviour, FakeStep, fake_steps
@@ -59,17 +61,17 @@ async def test_p01_no_work_marker_that_came_with_an_explanation_is_still_empty(
     """An intermediate layer added its own explanation to the "no work" marker:
     the run still counts as empty (no counter, no owner-level log)."""
 
-    async def explained_by_cause() -> policy.NoWork:
+    async def explained_by_cause() -> NoWork:
         try:
-            raise policy.NoWork
-        except policy.NoWork as exc:
+            raise NoWork
+        except NoWork as exc:
             raise RuntimeError("queue layer: nothing to hand out") from exc
 
-    async def grouped() -> policy.NoWork:
-        raise ExceptionGroup("claims", [ValueError("noise"), policy.NoWork()])
+    async def grouped() -> NoWork:
+        raise ExceptionGroup("claims", [ValueError("noise"), NoWork()])
 
-    async def as_value() -> policy.NoWork:
-        return policy.NoWork()
+    async def as_value() -> NoWork:
+        return NoWork()
 
     before = worker_runs_total()
     with capture_logs() as logs:
@@ -124,8 +126,8 @@ async def test_p01_a_step_failure_carrying_a_foreign_no_work_marker_is_a_failure
     class Confused(FakeStep):
         async def run(self, job):  # type: ignore[no-untyped-def]
             try:
-                raise policy.NoWork
-            except policy.NoWork as exc:
+                raise NoWork
+            except NoWork as exc:
                 raise RuntimeError("step broke") from exc
 
     record_id = await make_record(writer, user)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from tests.factories import make_record
 from tests.integration.pipeline.support import claim, state_of
-from transcriber import policy
 from transcriber.clock import parse_time
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.errors import NoWork
 from transcriber.pipeline.actor import StepActor
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
@@ -32,7 +32,7 @@ async def test_p05_failed_record_waits_out_its_pause(
     pause = await _pause(readers, record_id, clock)
     assert 4 <= pause <= 6  # base 5 s ± 10 %, stored to the second
     clock.advance(pause - 1)
-    assert isinstance(await claim(writer, settings), policy.NoWork)
+    assert isinstance(await claim(writer, settings), NoWork)
     clock.advance(1)
     report = await actor.run_once()
     assert (report.outcome, report.record_id) == ("success", record_id)

@@ -19,10 +19,10 @@ from tests.integration.pipeline.support import (
     state_of,
     undelivered,
 )
-from transcriber import policy
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.errors import NoWork
 from transcriber.pipeline.notify import NullNotifier, ReplyWithTranscript
 from transcriber.settings import Settings
 from transcriber.stages import HaltReason
@@ -234,4 +234,4 @@ async def test_p10_exactly_one_notice_per_halt_for_every_reason(
     expected_attempts = 0 if delivery == "no_bot" else 1
     assert len(recording.notices(record_id)) == expected_attempts
     assert halted_when_sent == [True] * expected_attempts
-    assert isinstance(await claim(writer, settings), policy.NoWork)
+    assert isinstance(await claim(writer, settings), NoWork)

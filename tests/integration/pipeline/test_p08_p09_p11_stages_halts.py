@@ -11,11 +11,11 @@ from tests.integration.pipeline.support import (
     claim_ok,
     state_of,
 )
-from transcriber import policy
 from transcriber.db.commands.pipeline import Fail, Halt, Resume
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.errors import NoWork
 from transcriber.pipeline.actor import StepActor
 from transcriber.settings import Settings
 from transcriber.stages import HaltReason
@@ -98,7 +98,7 @@ async def test_p09_a_halted_record_is_not_claimed(
                           reason=HaltReason.STEP_FAILED, error_text="x"))
     for step in (0, settings.pipeline.lease_seconds, DAY * 7):
         clock.advance(step)
-        assert isinstance(await claim(writer, settings), policy.NoWork)
+        assert isinstance(await claim(writer, settings), NoWork)
 
 
 async def test_p09_lifting_the_halt_resets_every_watchdog(

@@ -14,11 +14,10 @@ from tests.integration.pipeline.support import (
     state_of,
     until,
 )
-from transcriber import policy
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import TransientFailure
+from transcriber.errors import NoWork, TransientFailure
 from transcriber.files import RecordFiles
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.engine import Engine
@@ -102,7 +101,7 @@ async def test_p16_a_step_that_fails_on_every_attempt_ends_halted(
     assert len(steps["normalize"].calls) == limit  # the claim over the limit does not run
     row = await state_of(readers, record_id)
     assert (row["halt_reason"], row["state"]) == ("attempts_exhausted", "uploaded")
-    assert isinstance(await claim(writer, settings), policy.NoWork)
+    assert isinstance(await claim(writer, settings), NoWork)
     [notice] = notifier.sent
     assert notice.reason is HaltReason.ATTEMPTS_EXHAUSTED
 

@@ -11,13 +11,13 @@ import pytest
 
 from tests.factories import make_record, make_user
 from tests.integration.pipeline.support import claim_ok, events_of, state_of
+from transcriber.cli.resume import resume_command
 from transcriber.db.commands.pipeline import Halt, Resume
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import new_id
-from transcriber.pipeline.resume import resume_command
 from transcriber.settings import Settings
 from transcriber.stages import HaltReason
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from transcriber.files import RECORDS_DIR
-from transcriber.runtime import sweep_record_folders, take_instance_lock
+from transcriber.service.storage import sweep_record_folders, take_instance_lock
 
 
 def _file(path: Path, age_seconds: float) -> Path:

@@ -12,7 +12,7 @@ from pytest_aiohttp import AiohttpClient
 
 from tests.conftest import SettingsFactory
 from transcriber import keys
-from transcriber.app import build_app
+from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
 

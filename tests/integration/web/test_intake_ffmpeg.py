@@ -13,7 +13,7 @@ from pytest_aiohttp import AiohttpClient
 
 from tests.conftest import SettingsFactory
 from tests.integration.web.helpers import stored_files
-from transcriber.app import build_app
+from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "audio"

@@ -2,33 +2,31 @@
 
 Every write by a claim holder is one statement conditional on its
 acquisition token (P3); a token that no longer matches writes nothing and the
-answer says `STALE`. Only `Resume` (a person) writes without a token.
+command raises `ClaimLost`. Only `Resume` (a person) writes without a token.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Protocol
 
 from transcriber.db import queries as q
 from transcriber.db.writer import Command, WriteContext
-from transcriber.errors import Conflict, NotFound
+from transcriber.errors import ClaimLost, Conflict, NotFound, NoWork
 from transcriber.ids import new_id
-from transcriber.pipeline.step import Effect
-from transcriber.policy import NoWork
 from transcriber.stages import HaltReason, Stage, spec_of, stage_of_step
 
 Origin = Literal["pipeline", "human"]
 EventOutcome = Literal["done", "failed", "halted", "resumed"]
 
 
-class Written(StrEnum):
-    """Whether a holder's write landed."""
+class Effect(Protocol):
+    """A write that lands together with a stage change, inside the writer
+    (the pipeline's effects implement it: files rows, texts, a step's columns)."""
 
-    APPLIED = "applied"
-    STALE = "stale"  # the token no longer matches: nothing was written
+    async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
+        """Run the effect's statements; raise to roll the whole advance back."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,10 +62,11 @@ async def insert_event(
     )
 
 
-async def holder_write(ctx: WriteContext, query: str, params: Mapping[str, object]) -> Written:
-    """One statement conditional on the holder's token (P3): did it land?"""
+async def holder_write(ctx: WriteContext, query: str, params: Mapping[str, object]) -> None:
+    """One statement conditional on the holder's token (P3); `ClaimLost` if it did not land."""
     cursor = await ctx.conn.execute(query, params)
-    return Written.APPLIED if cursor.rowcount == 1 else Written.STALE
+    if cursor.rowcount != 1:
+        raise ClaimLost
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,7 +108,7 @@ class Claim(Command["Claimed | NoWork"]):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RenewLease(Command[Written]):
+class RenewLease(Command[None]):
     """The heartbeat of a running step: push the lease forward (P4)."""
 
     name: ClassVar[str] = "renew_lease"
@@ -117,8 +116,8 @@ class RenewLease(Command[Written]):
     token: str
     lease_seconds: float
 
-    async def execute(self, ctx: WriteContext) -> Written:
-        return await holder_write(
+    async def execute(self, ctx: WriteContext) -> None:
+        await holder_write(
             ctx, q.pipeline.RENEW_LEASE,
             {"id": self.record_id, "token": self.token,
              "until": ctx.now(plus_seconds=self.lease_seconds)},
@@ -126,7 +125,7 @@ class RenewLease(Command[Written]):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Advance(Command[Written]):
+class Advance(Command[None]):
     """The step succeeded: next stage, journal row, then the step's effects,
     all in this command's savepoint (an effect that raises undoes it all)."""
 
@@ -137,7 +136,7 @@ class Advance(Command[Written]):
     effects: tuple[Effect, ...] = ()
     duration_ms: int | None = None
 
-    async def execute(self, ctx: WriteContext) -> Written:
+    async def execute(self, ctx: WriteContext) -> None:
         spec = spec_of(stage_of_step(self.step))
         assert spec.next_stage is not None, "a step always has a next stage"
         cursor = await ctx.conn.execute(
@@ -146,16 +145,15 @@ class Advance(Command[Written]):
              "next_stage": spec.next_stage.value, "now": ctx.now()},
         )
         if cursor.rowcount != 1:
-            return Written.STALE
+            raise ClaimLost
         await insert_event(ctx, record_id=self.record_id, origin="pipeline", step=self.step,
                            outcome="done", duration_ms=self.duration_ms)
         for effect in self.effects:
             await effect.apply(ctx, record_id=self.record_id, step=self.step)
-        return Written.APPLIED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Defer(Command[Written]):
+class Defer(Command[None]):
     """Wait for a foreign operation (P12): delay, release, attempts back to 0;
     stage, `state_entered_at` and the journal stay untouched."""
 
@@ -164,8 +162,8 @@ class Defer(Command[Written]):
     token: str
     delay_seconds: float
 
-    async def execute(self, ctx: WriteContext) -> Written:
-        return await holder_write(
+    async def execute(self, ctx: WriteContext) -> None:
+        await holder_write(
             ctx, q.pipeline.DEFER,
             {"id": self.record_id, "token": self.token,
              "until": ctx.now(plus_seconds=self.delay_seconds)},
@@ -173,7 +171,7 @@ class Defer(Command[Written]):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Fail(Command[Written]):
+class Fail(Command[None]):
     """A transient failure (P5): backoff delay, release; the attempts stay."""
 
     name: ClassVar[str] = "fail"
@@ -182,8 +180,8 @@ class Fail(Command[Written]):
     delay_seconds: float
     error_text: str
 
-    async def execute(self, ctx: WriteContext) -> Written:
-        return await holder_write(
+    async def execute(self, ctx: WriteContext) -> None:
+        await holder_write(
             ctx, q.pipeline.FAIL,
             {"id": self.record_id, "token": self.token, "error_text": self.error_text,
              "until": ctx.now(plus_seconds=self.delay_seconds)},
@@ -191,7 +189,7 @@ class Fail(Command[Written]):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Halt(Command[Written]):
+class Halt(Command[None]):
     """Set the halt flag (P9), written by the claim holder, with a journal row."""
 
     name: ClassVar[str] = "halt"
@@ -201,7 +199,7 @@ class Halt(Command[Written]):
     error_text: str
     duration_ms: int | None = None
 
-    async def execute(self, ctx: WriteContext) -> Written:
+    async def execute(self, ctx: WriteContext) -> None:
         async with ctx.conn.execute(
             q.pipeline.HALT,
             {"id": self.record_id, "token": self.token, "reason": self.reason.value,
@@ -209,16 +207,15 @@ class Halt(Command[Written]):
         ) as cursor:
             row = await cursor.fetchone()
         if row is None:
-            return Written.STALE
+            raise ClaimLost
         step = spec_of(row["state"]).step or row["state"]
         await insert_event(ctx, record_id=self.record_id, origin="pipeline", step=step,
                            outcome="halted", outcome_text=self.reason.value,
                            duration_ms=self.duration_ms)
-        return Written.APPLIED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReleaseOnShutdown(Command[Written]):
+class ReleaseOnShutdown(Command[None]):
     """The service stops under a running step (P16): give the attempt back and
     release the claim, without a verdict."""
 
@@ -226,8 +223,8 @@ class ReleaseOnShutdown(Command[Written]):
     record_id: str
     token: str
 
-    async def execute(self, ctx: WriteContext) -> Written:
-        return await holder_write(
+    async def execute(self, ctx: WriteContext) -> None:
+        await holder_write(
             ctx, q.pipeline.RELEASE_ON_SHUTDOWN, {"id": self.record_id, "token": self.token}
         )
 

@@ -14,15 +14,8 @@ from typing import ClassVar
 
 from transcriber.db import queries as q
 from transcriber.db.writer import Command, WriteContext
-from transcriber.errors import TransientFailure
+from transcriber.errors import ClaimLost, TransientFailure
 from transcriber.ids import new_id
-
-
-class ClaimLost(TransientFailure):
-    """The acquisition token no longer matches: another holder owns the record now."""
-
-    def __init__(self) -> None:
-        super().__init__("claim lost")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from transcriber.pipeline.step import Step
 from transcriber.pipeline.steps.finish import FinishStep
 from transcriber.pipeline.steps.normalize import NormalizeStep
 from transcriber.pipeline.steps.poll import PollStep
 from transcriber.pipeline.steps.submit import SubmitStep
 from transcriber.ports import ObjectStore, Transcoder
-from transcriber.providers.recognizer import PartCutter, Recognizer
+from transcriber.providers.recognizer import AnswerParser, PartCutter, Recognizer
 from transcriber.stages import step_names
 
 
@@ -18,11 +20,13 @@ def build_step_table(
     cutter: PartCutter,
     recognizer: Recognizer,
     store: ObjectStore | None,
+    parsers: Mapping[str, AnswerParser] | None = None,
 ) -> dict[str, Step]:
+    """`parsers` read answers saved by other providers than `recognizer` (by name)."""
     steps: list[Step] = [
         NormalizeStep(transcoder),
         SubmitStep(recognizer, store=store, cutter=cutter),
-        PollStep(recognizer, store=store, cutter=cutter),
+        PollStep(recognizer, store=store, cutter=cutter, parsers=parsers or {}),
         FinishStep(),
     ]
     table = {step.name: step for step in steps}

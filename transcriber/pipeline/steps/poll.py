@@ -12,7 +12,7 @@ A record resumed after a `stuck` halt polls the same operations (P11).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import structlog
 
@@ -24,22 +24,17 @@ from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import file_name_of, load_recognitions, load_record
 from transcriber.pipeline.steps.submit import save_payload, submit_part
 from transcriber.ports import ObjectStore, Utterance
-from transcriber.providers.recognizer import OperationFailed, PartCutter, PollLater, Recognizer
-from transcriber.providers.speechkit import parse_results
+from transcriber.providers.recognizer import (
+    AnswerParser,
+    OperationFailed,
+    PartCutter,
+    PollLater,
+    Recognizer,
+)
 from transcriber.providers.structure import PartPlan, stitch
-from transcriber.providers.whisper import parse_local_payload
 from transcriber.transcripts import dump_structure, plain_text
 
 log = structlog.get_logger(__name__)
-
-Parser = Callable[[bytes], list[Utterance]]
-# The answer's format follows the provider that made it, whatever is configured now.
-PARSERS: Mapping[str, Parser] = {
-    "local": parse_local_payload,
-    "fake": parse_local_payload,
-    "speechkit": parse_results,
-}
-
 
 def plans_of(rows: Sequence[Recognition], *, duration_ms: int, overlap_ms: int) -> list[PartPlan]:
     """Pure: the parts' spans, rebuilt from the stored offsets."""
@@ -67,8 +62,11 @@ class PollStep:
     name = "poll"
 
     def __init__(self, recognizer: Recognizer, *, store: ObjectStore | None,
-                 cutter: PartCutter) -> None:
+                 cutter: PartCutter, parsers: Mapping[str, AnswerParser]) -> None:
         self._recognizer = recognizer
+        # A saved answer is parsed by the provider that made it, whatever is
+        # configured now (a record submitted before the provider changed).
+        self._parsers = {**parsers, recognizer.provider: recognizer.parse}
         self._store = store
         self._cutter = cutter
 
@@ -126,7 +124,7 @@ class PollStep:
         for row in rows:
             if row.payload_file is None:
                 raise PermanentFailure("a finished part lost its saved answer")
-            parser = PARSERS.get(row.provider)
+            parser = self._parsers.get(row.provider)
             if parser is None:
                 raise PermanentFailure(f"no parser for provider {row.provider}")
             name = await file_name_of(job, row.payload_file)

@@ -27,7 +27,6 @@ from transcriber.pipeline.effects import SetColumns
 from transcriber.pipeline.step import Advanced, Job, Outcome
 from transcriber.pipeline.steps._common import load_record
 from transcriber.ports import ObjectStore
-from transcriber.providers.object_store import object_key
 from transcriber.providers.recognizer import AudioPart, PartCutter, Recognizer
 from transcriber.providers.structure import PartPlan, plan_parts
 
@@ -35,6 +34,11 @@ log = structlog.get_logger(__name__)
 
 # The longest record the service accepts (DESIGN §1); bounds a run whose duration is unknown.
 LONGEST_RECORD_MS = 6 * 3600 * 1000
+
+
+def object_key(prefix: str, record_id: str, part_index: int) -> str:
+    """Where a record's part lives in the bucket: ids only, never a sender's name."""
+    return f"{prefix}{record_id}/part-{part_index:03d}.ogg"
 
 
 class SubmitStep:

@@ -9,6 +9,7 @@ time spent. Exit 1 when any file could not be accepted or its record halted.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import dataclasses
 import sys
@@ -21,13 +22,14 @@ from typing import TextIO
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.app import build_app
 from transcriber.clock import Clock
 from transcriber.db import queries as q
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.errors import StepFailure, TranscriberError
 from transcriber.intake import Intake, accept_stream
+from transcriber.providers.recognizer import Recognizer
+from transcriber.service.app import build_app
 from transcriber.settings import Settings
 from transcriber.stages import Stage
 from transcriber.transcripts import TranscriptFormat, load_structure, render
@@ -71,6 +73,7 @@ async def transcribe(
     err: TextIO | None = None,
     clock: Clock | None = None,
     app: web.Application | None = None,
+    recognizer: Recognizer | None = None,
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -78,7 +81,8 @@ async def transcribe(
         settings = dataclasses.replace(
             settings, pipeline=dataclasses.replace(settings.pipeline, workers=1))
     # Replies to Telegram records it finishes still go out; it never polls for messages.
-    app = app or build_app(settings, clock=clock, telegram_intake=False)
+    app = app or build_app(settings, clock=clock, recognizer=recognizer,
+                          telegram_intake=False)
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
     await runner.setup()  # storage, providers and the step actors start here
     try:
@@ -183,3 +187,7 @@ async def _report(readers: ReaderPool, tracked: list[Tracked], *, fmt: Transcrip
             out.write("\n")
     out.flush()
     return 1 if failed else 0
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    return asyncio.run(transcribe(settings, args.files, fmt=args.format, owner=args.owner))

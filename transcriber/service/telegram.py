@@ -21,21 +21,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import structlog
-from aiogram import Bot
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.bot.client import make_bot
-from transcriber.bot.door import DoorParts, TelegramDoor
-from transcriber.bot.notifier import TelegramNotifier
-from transcriber.runtime import fail_service
+from transcriber.service.fatal import fail_service
+
+if TYPE_CHECKING:
+    from aiogram import Bot
+
+    from transcriber.bot.door import TelegramDoor
 
 log = structlog.get_logger(__name__)
 
-BOT = web.AppKey("telegram_bot", Bot)
-DOOR = web.AppKey("telegram_door", TelegramDoor)
+BOT: web.AppKey[Bot] = web.AppKey("telegram_bot")
+DOOR: web.AppKey[TelegramDoor] = web.AppKey("telegram_door")
 TASK_NAME = "telegram-door"
 
 
@@ -45,6 +47,10 @@ async def telegram_ctx(app: web.Application) -> AsyncIterator[None]:
         log.info("telegram_disabled")
         yield
         return
+    # aiogram is imported only when a bot is configured (it is slow to import).
+    from transcriber.bot.client import make_bot  # noqa: PLC0415
+    from transcriber.bot.notifier import TelegramNotifier  # noqa: PLC0415
+
     bot = make_bot(settings.telegram)
     app[BOT] = bot
     if keys.NOTIFIER not in app:
@@ -61,6 +67,8 @@ async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
     if bot is None:
         yield
         return
+    from transcriber.bot.door import DoorParts, TelegramDoor  # noqa: PLC0415 - see telegram_ctx
+
     settings = app[keys.SETTINGS]
     door = TelegramDoor(bot, settings=settings.telegram, parts=DoorParts(
         writer=app[keys.WRITER], readers=app[keys.READERS], files=app[keys.FILES],

@@ -6,8 +6,11 @@ two writers take turns on SQLite's write lock (busy timeout).
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import sys
 
+from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.clock import SystemClock
 from transcriber.db.commands.pipeline import Resume
 from transcriber.db.connection import database_path
@@ -16,8 +19,6 @@ from transcriber.db.writer import Writer
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
 from transcriber.settings import Settings
-
-EXIT_REFUSED = 1
 
 
 async def resume_command(settings: Settings, raw_id: str) -> int:
@@ -45,3 +46,7 @@ async def resume_command(settings: Settings, raw_id: str) -> int:
         await writer.stop()
     print(f"resumed {resumed.record_id} at stage {resumed.stage.value}")
     return 0
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    return asyncio.run(resume_command(settings, args.record_id))

@@ -27,17 +27,12 @@ from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RECORDS_DIR, TEMP_SUFFIX, RecordFiles
+from transcriber.service.fatal import fail_service
 
 log = structlog.get_logger(__name__)
 
 INSTANCE_LOCK = "instance.lock"
 
-
-def fail_service(app: web.Application, error: BaseException) -> None:
-    """Ask the serving loop to stop with a non-zero exit."""
-    fatal = app[keys.FATAL]
-    if not fatal.done():
-        fatal.set_result(error)
 
 
 def take_instance_lock(data_dir: Path) -> tuple[int, bool]:

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from transcriber.errors import PermanentFailure, StepFailure, TranscriberError, TransientFailure
-from transcriber.pipeline.step import Advanced, Deferred, Effect
+from transcriber.db.commands.pipeline import Effect
+from transcriber.errors import NoWork, PermanentFailure, StepFailure, TransientFailure
+from transcriber.pipeline.step import Advanced, Deferred
 from transcriber.ports import ReplyAddress, UndeliveredReason
 from transcriber.settings import PipelineSettings
 from transcriber.stages import HaltReason, LimitKind, Stage, claimable_stages, spec_of
@@ -39,15 +40,6 @@ ERROR_TEXT_MAX = 500
 
 
 # -- P1: "no work" ----------------------------------------------------------
-
-
-class NoWork(TranscriberError):
-    """No record is eligible right now (P1).
-
-    Born only from the claim answer of the same run. It is a value (the claim
-    command returns an instance) and may also travel as an exception; either
-    way it is recognised by type at any depth of wrapping.
-    """
 
 
 def _chain(value: BaseException) -> Iterator[BaseException]:

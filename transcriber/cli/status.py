@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+
 import aiohttp
 
 from transcriber.db import queries as q
@@ -63,3 +66,7 @@ async def print_status(settings: Settings) -> int:
     else:
         print(f"server: running, writer mailbox depth {int(depth)}")
     return 0
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    return asyncio.run(print_status(settings))

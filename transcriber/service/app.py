@@ -1,30 +1,31 @@
-"""The composition root: one aiohttp application holding the whole service."""
+"""`build_app`: one aiohttp application holding the whole service.
+
+Startup runs the lifecycle contexts in the order listed and cleanup in
+reverse: the writer, started first, is the last to close and drains its
+mailbox when it does. Parts given here (a clock, a step table, a notifier, a recognizer)
+replace the ones the contexts would build; tests inject fakes this way.
+"""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.bot.lifecycle import bot_ctx, telegram_ctx
 from transcriber.clock import Clock, SystemClock
-from transcriber.pipeline.engine import pipeline_ctx
 from transcriber.pipeline.step import Step
 from transcriber.ports import Notifier
-from transcriber.providers.runtime import providers_ctx
-from transcriber.runtime import storage_ctx
+from transcriber.providers.recognizer import Recognizer
+from transcriber.service.fatal import fatal_ctx
+from transcriber.service.pipeline import pipeline_ctx
+from transcriber.service.providers import providers_ctx
+from transcriber.service.storage import storage_ctx
+from transcriber.service.telegram import bot_ctx, telegram_ctx
 from transcriber.settings import Settings
-from transcriber.testing.steps import fake_steps_from_spec
 from transcriber.web import ops
 from transcriber.web.api import setup_api
 from transcriber.web.spa import setup_spa
-
-
-async def _fatal_ctx(app: web.Application) -> AsyncIterator[None]:
-    app[keys.FATAL] = asyncio.get_running_loop().create_future()
-    yield
 
 
 def build_app(
@@ -33,6 +34,7 @@ def build_app(
     clock: Clock | None = None,
     steps: Mapping[str, Step] | None = None,
     notifier: Notifier | None = None,
+    recognizer: Recognizer | None = None,
     telegram_intake: bool = True,
 ) -> web.Application:
     """The service. `telegram_intake=False` (one-shot commands) keeps the Telegram
@@ -40,24 +42,19 @@ def build_app(
     app = web.Application(client_max_size=settings.server.upload_max_bytes)
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock or SystemClock()
-    if steps is None and settings.pipeline.fake_steps:
-        # A hidden test mode: fake steps, so a real process runs without ffmpeg.
-        steps = fake_steps_from_spec(settings.pipeline.fake_steps)
     if steps is not None:
         app[keys.STEPS] = steps
     if notifier is not None:
         app[keys.NOTIFIER] = notifier
-    # Startup runs in this order and cleanup in reverse: the writer, started
-    # first, is the last to close and drains its mailbox when it does.
-    app.cleanup_ctx.append(_fatal_ctx)
+    if recognizer is not None:
+        app[keys.RECOGNIZER] = recognizer
+    app.cleanup_ctx.append(fatal_ctx)
     app.cleanup_ctx.append(storage_ctx)
     # Transcoder, recognizer, object store and the step table (unless injected).
     app.cleanup_ctx.append(providers_ctx)
     # The Telegram notifier (when a token is set) before the step actors read it;
     # its session closes after they stopped.
     app.cleanup_ctx.append(telegram_ctx)
-    # The step actors start after storage (and after any context that sets
-    # the step table) and stop before the writer drains and closes.
     app.cleanup_ctx.append(pipeline_ctx)
     # Telegram polling: starts last, stops first (before the pipeline and the writer).
     if telegram_intake:

@@ -41,11 +41,11 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, Writer
 from transcriber.files import RecordFiles
 from transcriber.ids import new_id
+from transcriber.loadtest.simulated import Holders, SimulatedStep, simulated_steps
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
 from transcriber.settings import PipelineSettings, Settings
 from transcriber.stages import Stage, step_names
-from transcriber.testing.steps import Holders, SimulatedStep, simulated_steps
 
 R = TypeVar("R")
 

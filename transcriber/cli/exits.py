@@ -1,0 +1,5 @@
+"""Exit codes shared by the commands."""
+
+EXIT_REFUSED = 1  # the command ran and said no (a halted record, a broken invariant)
+EXIT_CONFIG = 2  # a bad setting or argument, said in one line
+EXIT_FATAL = 70  # the service could not go on (EX_SOFTWARE)

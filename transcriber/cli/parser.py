@@ -1,0 +1,84 @@
+"""The argument parser of `transcriber`, in one place.
+
+`--config FILE` is accepted before the command (`transcriber --config F
+migrate`) and after it (`transcriber migrate --config F`), as the contract
+writes it. Nothing here imports the service: `--help` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from transcriber.transcripts import FORMATS
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError("must be in [0, 1)")
+    return value
+
+
+def _config_options(*, top_level: bool) -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False)
+    # The command's own --config must not overwrite one given before the command
+    # with its default, hence SUPPRESS below the top level.
+    options.add_argument(
+        "--config", type=Path, metavar="FILE",
+        default=None if top_level else argparse.SUPPRESS,
+        help="TOML settings file (default: $TRANSCRIBER_CONFIG or none)")
+    return options
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="transcriber", description="The transcriber archive and its pipeline.",
+        parents=[_config_options(top_level=True)])
+    common = [_config_options(top_level=False)]
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("serve", parents=common, help="migrate, then serve HTTP and run the pipeline")
+    sub.add_parser("migrate", parents=common, help="apply pending migrations and exit")
+    sub.add_parser("status", parents=common, help="records by stage and halt reason")
+    resume = sub.add_parser("resume", parents=common,
+                            help="resume a halted record (event origin human)")
+    resume.add_argument("record_id", help="the record's id")
+    transcribe = sub.add_parser(
+        "transcribe", parents=common,
+        help="accept files, run the pipeline in-process, print the transcripts")
+    transcribe.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    transcribe.add_argument("--format", choices=FORMATS, default="txt",
+                            help="transcript format (default: txt)")
+    transcribe.add_argument("--owner", default=None, metavar="LOGIN",
+                            help="whose records they become (default: server.anonymous_user)")
+    _add_loadtest(sub.add_parser(
+        "loadtest", parents=common,
+        help="the real pipeline with simulated steps on a throwaway archive; "
+             "checks its invariants (exit 1 when one is broken)"))
+    return parser
+
+
+def _add_loadtest(load: argparse.ArgumentParser) -> None:
+    load.add_argument("--records", type=_positive, default=1000, metavar="N",
+                      help="records to push through (default: 1000)")
+    load.add_argument("--workers", type=_positive, default=8, metavar="K",
+                      help="step actors (default: 8)")
+    load.add_argument("--json", action="store_true", help="print one JSON object")
+    load.add_argument("--keep", action="store_true",
+                      help="keep the temporary data folder (its path is printed)")
+    load.add_argument("--failure-share", type=_share, default=0.05, metavar="F",
+                      help="share of step runs that fail transiently (default: 0.05)")
+    load.add_argument("--defer-share", type=_share, default=0.05, metavar="D",
+                      help="share of step runs that defer (default: 0.05)")
+    load.add_argument("--step-ms", type=float, default=4.0, metavar="MS",
+                      help="a simulated step takes 0..MS milliseconds (default: 4)")
+    load.add_argument("--seed", type=int, default=None, help="seed of the simulation")
+    load.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                      help="give up (and fail) after this long (default: 300)")

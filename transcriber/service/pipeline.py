@@ -1,0 +1,45 @@
+"""Lifecycle of the step actors: they start after storage and the providers
+(which put the step table on the app) and stop before the writer drains."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import structlog
+from aiohttp import web
+
+from transcriber import keys
+from transcriber.pipeline.engine import Engine
+from transcriber.pipeline.notify import NullNotifier
+from transcriber.ports import Notifier
+from transcriber.service.fatal import fail_service
+
+log = structlog.get_logger(__name__)
+
+ENGINE = web.AppKey("pipeline_engine", Engine)
+
+
+def _notifier_of(app: web.Application) -> Notifier:
+    # Read at each delivery: the Telegram context may set the notifier after this one.
+    return app.get(keys.NOTIFIER) or NullNotifier()
+
+
+async def pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[keys.SETTINGS]
+    steps = app.get(keys.STEPS)
+    if steps is None:
+        if settings.pipeline.workers > 0:
+            log.error("pipeline_without_steps", workers=settings.pipeline.workers)
+        yield
+        return
+    engine = Engine(
+        settings=settings, clock=app[keys.CLOCK], writer=app[keys.WRITER],
+        readers=app[keys.READERS], files=app[keys.FILES], steps=steps,
+        notifier=lambda: _notifier_of(app),
+    )
+    app[ENGINE] = engine
+    engine.start(on_death=lambda exc: fail_service(app, exc))
+    try:
+        yield
+    finally:
+        await engine.stop()

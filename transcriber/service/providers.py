@@ -1,0 +1,83 @@
+"""Lifecycle of the providers: transcoder, recognizer, object store and the step table.
+
+`providers_ctx` runs after storage and before the pipeline. Parts already on
+the app (`keys.TRANSCODER`, `keys.RECOGNIZER`, `keys.STEPS`, put there by
+`build_app`'s arguments in tests) are kept as they are; everything built here
+is closed on cleanup. A provider's client library is imported only when that
+provider is configured (aiobotocore for SpeechKit; faster-whisper when the
+local model first loads).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import structlog
+from aiohttp import web
+
+from transcriber import keys
+from transcriber.clock import Clock
+from transcriber.pipeline.steps import build_step_table
+from transcriber.ports import ObjectStore
+from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.recognizer import AnswerParser, Recognizer
+from transcriber.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+MODELS_DIR = "models"
+STATUS_CHECK_WINDOW_SECONDS = 3600.0
+
+
+def build_recognizer(settings: Settings, *, clock: Clock) -> Recognizer:
+    # Imported by provider: see the module's docstring.
+    if settings.recognizer.provider == "speechkit":
+        from transcriber.providers.quota import CallBudget  # noqa: PLC0415
+        from transcriber.providers.speechkit import SpeechkitRecognizer  # noqa: PLC0415
+
+        budget = CallBudget(limit=settings.speechkit.status_checks_per_hour,
+                            window_seconds=STATUS_CHECK_WINDOW_SECONDS, clock=clock)
+        return SpeechkitRecognizer(settings.speechkit, budget=budget)
+    from transcriber.providers.whisper import WhisperRecognizer  # noqa: PLC0415
+
+    return WhisperRecognizer(
+        settings.recognizer,
+        cache_dir=settings.storage.data_dir / MODELS_DIR / "whisper-base",
+        default_time_limit_seconds=settings.pipeline.step_time_limit_minutes * 60,
+    )
+
+
+def saved_answer_parsers() -> dict[str, AnswerParser]:
+    """Every provider's answer format, by the name `recognitions.provider` keeps."""
+    from transcriber.providers.speechkit import parse_results  # noqa: PLC0415
+    from transcriber.providers.whisper import parse_local_payload  # noqa: PLC0415
+
+    return {"local": parse_local_payload, "speechkit": parse_results}
+
+
+async def providers_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[keys.SETTINGS]
+    async with contextlib.AsyncExitStack() as stack:
+        ffmpeg = FfmpegTranscoder(settings.ffmpeg)
+        if keys.TRANSCODER not in app:
+            app[keys.TRANSCODER] = ffmpeg
+        if keys.STEPS not in app:
+            recognizer = app.get(keys.RECOGNIZER)
+            if recognizer is None:
+                recognizer = build_recognizer(settings, clock=app[keys.CLOCK])
+                app[keys.RECOGNIZER] = recognizer
+                stack.push_async_callback(recognizer.close)
+            store: ObjectStore | None = None
+            if recognizer.needs_object_store:
+                from transcriber.providers.object_store import S3ObjectStore  # noqa: PLC0415
+
+                s3 = S3ObjectStore(settings.s3)
+                await s3.start()
+                stack.push_async_callback(s3.close)
+                store = s3
+            app[keys.STEPS] = build_step_table(
+                transcoder=app[keys.TRANSCODER], cutter=ffmpeg, recognizer=recognizer,
+                store=store, parsers=saved_answer_parsers())
+            log.info("providers_started", recognizer=recognizer.provider)
+        yield
