@@ -3,6 +3,8 @@ bounded)."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.factories import make_record
 from tests.integration.pipeline.conftest import ActorFactory
 from tests.integration.pipeline.support import (
@@ -15,7 +17,7 @@ from transcriber.db.commands.pipeline import Fail, Halt, Resume
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import NoWork
+from transcriber.errors import ClaimLost, NoWork
 from transcriber.pipeline.actor import StepActor
 from transcriber.settings import Settings
 from transcriber.stages import HaltReason
@@ -121,8 +123,9 @@ async def test_p09_lifting_the_halt_resets_every_watchdog(
     held = await claim_ok(writer, settings)
     await writer.ask(Halt(record_id=record_id, token=held.token,
                           reason=HaltReason.STEP_FAILED, error_text="x"))
-    await writer.ask(Fail(record_id=record_id, token=held.token, delay_seconds=900,
-                          error_text="late"))  # stale: the halt released the claim
+    with pytest.raises(ClaimLost):  # stale: the halt released the claim
+        await writer.ask(Fail(record_id=record_id, token=held.token, delay_seconds=900,
+                              error_text="late"))
     clock.advance(settings.pipeline.own_work_limit_minutes * 60 * 2)
     before = await state_of(readers, record_id)
     assert before["attempts"] == 5
