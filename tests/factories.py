@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from transcriber.db.commands.records import AcceptRecord, StoredFile
+from transcriber.db.commands.files import StoredFile
+from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.commands.users import EnsureUser, User
 from transcriber.db.writer import Writer
 from transcriber.ids import new_id

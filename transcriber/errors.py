@@ -1,7 +1,7 @@
 """One error root for the whole service.
 
 Failures carry their kind as a type: a *transient* failure is retried with
-backoff, a *permanent* one halts the record at once (DESIGN P17). Anything
+backoff, a *permanent* one halts the record at once (P17, openspec/specs/pipeline/spec.md). Anything
 that is not a `TranscriberError` is treated as transient by the step actor.
 """
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import structlog
 
-from transcriber.db.commands.records import Accepted, AcceptRecord, Source, StoredFile
+from transcriber.db.commands.files import StoredFile
+from transcriber.db.commands.records import Accepted, AcceptRecord, Source
 from transcriber.db.writer import Writer
 from transcriber.errors import TranscriberError
 from transcriber.files import PlacedFile, RecordFiles, clean_original_name, extension_of

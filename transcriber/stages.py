@@ -3,7 +3,7 @@
 A stage names what has been *achieved*. From each non-final stage exactly one
 step runs; its success moves the record to `next_stage`. The claimable set,
 the lease expression of the claim query, the stuck limits, the step table and
-the schema's CHECK list are all computed from this table (DESIGN P8).
+the schema's CHECK list are all computed from this table (P8, openspec/specs/pipeline/spec.md).
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def _prepare(folder: Path, records: int) -> Path:
                                   "now": now})
     for _ in range(records):
         record_id, file_id = new_id(), new_id()
-        conn.execute(q.records.INSERT_FILE, {
+        conn.execute(q.files.INSERT, {
             "id": file_id, "owner_id": "u", "record_id": record_id, "file_name": "x.wav",
             "size_bytes": 1, "format": "wav", "duration_ms": 1, "now": now})
         conn.execute(q.records.INSERT_RECORD, {

@@ -1,6 +1,6 @@
 """The Telegram door: a long-polling actor that turns messages into records.
 
-At-least-once intake (DESIGN §4): an update is confirmed to Telegram (by the
+At-least-once intake (docs/telegram.md): an update is confirmed to Telegram (by the
 `offset` of the next `getUpdates`) only after it was dealt with — its record
 stored, or the sender refused. A crash before that makes Telegram deliver it
 again; a repeated update (same chat and message id) finds the record stored

@@ -32,8 +32,9 @@ import orjson
 
 from transcriber.clock import SystemClock
 from transcriber.db import queries as q
+from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.pipeline import Claim, Claimed
-from transcriber.db.commands.records import AcceptRecord, StoredFile
+from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate

@@ -9,12 +9,14 @@ record columns its stage owns (`StageSpec.owned_columns`): never `owner_id`,
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
 from transcriber.db import queries as q
+from transcriber.db.commands.files import StoredFile, insert_file
 from transcriber.db.writer import WriteContext
 from transcriber.errors import TranscriberError
 from transcriber.files import PlacedFile
@@ -41,18 +43,15 @@ def owned_columns(step: str) -> tuple[str, ...]:
 class AddFile:
     """The `files` row of a file the step placed in the record folder."""
 
-    file_id: str
-    file_name: str
-    size_bytes: int
-    format: str
-    duration_ms: int | None = None
+    file: StoredFile
     # Where the file lies, so it can be removed when its row never lands.
     path: Path | None = None
 
     @classmethod
     def of(cls, placed: PlacedFile, *, duration_ms: int | None = None) -> AddFile:
-        return cls(file_id=placed.file_id, file_name=placed.file_name,
-                   size_bytes=placed.size_bytes, format=placed.format, duration_ms=duration_ms,
+        return cls(file=StoredFile(id=placed.file_id, file_name=placed.file_name,
+                                   size_bytes=placed.size_bytes, format=placed.format,
+                                   duration_ms=duration_ms),
                    path=placed.path)
 
     def discard(self) -> None:
@@ -60,14 +59,10 @@ class AddFile:
             self.path.unlink(missing_ok=True)
 
     async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
-        cursor = await ctx.conn.execute(
-            q.results.INSERT_RECORD_FILE,
-            {"id": self.file_id, "record_id": record_id, "file_name": self.file_name,
-             "size_bytes": self.size_bytes, "format": self.format,
-             "duration_ms": self.duration_ms, "now": ctx.now()},
-        )
-        if cursor.rowcount != 1:
-            raise EffectMissedRecord(f"record {record_id} not found for its file row")
+        try:
+            await insert_file(ctx, self.file, record_id=record_id)
+        except sqlite3.IntegrityError as exc:  # no record row: no owner for the file
+            raise EffectMissedRecord(f"record {record_id} not found for its file row") from exc
 
 
 def discard_unwritten(effects: Iterable[object]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import orjson
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -10,11 +9,7 @@ from transcriber import keys
 from transcriber.db import queries as q
 from transcriber.observability import RECORDS_BY_STAGE, RECORDS_HALTED, WRITER_MAILBOX_DEPTH
 from transcriber.stages import STAGES, HaltReason
-
-
-def _json(payload: object, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(payload), status=status,
-                        content_type="application/json")
+from transcriber.web.responses import json_response
 
 
 def _writer_alive(app: web.Application) -> bool:
@@ -24,15 +19,15 @@ def _writer_alive(app: web.Application) -> bool:
 
 async def healthz(request: web.Request) -> web.Response:
     if request.app[keys.FATAL].done() or not _writer_alive(request.app):
-        return _json({"status": "failing"}, status=503)
-    return _json({"status": "ok"})
+        return json_response({"status": "failing"}, status=503)
+    return json_response({"status": "ok"})
 
 
 async def readyz(request: web.Request) -> web.Response:
     if not _writer_alive(request.app) or keys.READERS not in request.app:
-        return _json({"status": "starting"}, status=503)
+        return json_response({"status": "starting"}, status=503)
     await request.app[keys.READERS].fetch_one(q.control.READY_PROBE)
-    return _json({"status": "ready"})
+    return json_response({"status": "ready"})
 
 
 async def metrics(request: web.Request) -> web.Response:

@@ -1,5 +1,5 @@
 """The door takes audio in from allowed senders: one record per message, the sender
-answered in the chat, nothing stored for anything else (DESIGN §1, §4)."""
+answered in the chat, nothing stored for anything else (docs/telegram.md)."""
 
 from __future__ import annotations
 

@@ -212,7 +212,7 @@ async def test_p07_bot_record_is_processed_like_the_others(
 ) -> None:
     """A record accepted by the bot is processed like any other.
 
-    Departure from the seed (DESIGN §4): bot records have an owner (the sender's
+    Departure from the seed (docs/storage.md): bot records have an owner (the sender's
     mapped login), so "a record without an owner" becomes "a Telegram record"."""
     owner = await make_user(writer, "carol")
     record_id = await make_record(writer, owner, source="telegram", tg_chat_id=10,

@@ -17,6 +17,7 @@ from tests.integration.pipeline.support import (
     state_of,
     until,
 )
+from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.pipeline import Advance, Halt, Resume
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
@@ -213,8 +214,8 @@ async def test_p03_a_stale_result_leaves_no_orphan_file(
     await make_record(writer, user)
     placed = tmp_path / "normalized.ogg"
     placed.write_bytes(b"OggS")
-    effect = AddFile(file_id=new_id(), file_name="x.ogg", size_bytes=4, format="ogg",
-                     path=placed)
+    effect = AddFile(file=StoredFile(id=new_id(), file_name="x.ogg", size_bytes=4,
+                                     format="ogg"), path=placed)
     lease = settings.pipeline.lease_seconds
     steps["normalize"].then(Behaviour(seconds=lease + 1, effects=(effect,)))
     run = asyncio.create_task(actor.run_once())

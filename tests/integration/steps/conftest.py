@@ -16,7 +16,8 @@ import pytest
 
 from tests.factories import make_user
 from transcriber.db import queries as q
-from transcriber.db.commands.records import AcceptRecord, StoredFile
+from transcriber.db.commands.files import StoredFile
+from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.integration.web.conftest import Client
 from tests.integration.web.helpers import SPEECH, advance, halt, transcribe, upload
+from transcriber.db.commands.files import StoredFile
 from transcriber.ids import new_id
 from transcriber.pipeline.effects import AddFile, SetColumns
 
@@ -36,8 +37,8 @@ async def test_card_of_a_transcribed_record(client: Client) -> None:
     record_id = str(record["id"])
     normalized_id = new_id()
     await advance(client, record_id,
-                  AddFile(file_id=normalized_id, file_name=f"{normalized_id}.ogg",
-                          size_bytes=4, format="ogg", duration_ms=1490),
+                  AddFile(file=StoredFile(id=normalized_id, file_name=f"{normalized_id}.ogg",
+                                     size_bytes=4, format="ogg", duration_ms=1490)),
                   SetColumns(values={"normalized_file_id": normalized_id}))
     await advance(client, record_id)
     await advance(client, record_id)  # poll: no transcript saved in this one

@@ -11,6 +11,7 @@ import pytest
 from tests.integration.web.conftest import Client
 from tests.integration.web.helpers import SPEECH, advance, halt, stored_files, transcribe, upload
 from transcriber import keys
+from transcriber.db.commands.files import StoredFile
 from transcriber.ids import new_id
 from transcriber.pipeline.effects import AddFile, SetColumns
 from transcriber.ports import Utterance
@@ -69,8 +70,8 @@ async def test_normalized_copy(client: Client) -> None:
     folder = client.app[keys.FILES].record_dir(record_id)
     (folder / f"{file_id}.ogg").write_bytes(b"OggS normalized")
     await advance(client, record_id,
-                  AddFile(file_id=file_id, file_name=f"{file_id}.ogg", size_bytes=15,
-                          format="ogg"),
+                  AddFile(file=StoredFile(id=file_id, file_name=f"{file_id}.ogg", size_bytes=15,
+                                     format="ogg")),
                   SetColumns(values={"normalized_file_id": file_id}))
     response = await client.get(f"/app/audiorecords/{record_id}/file?copy=normalized")
     assert response.status == 200

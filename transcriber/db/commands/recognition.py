@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from transcriber.db import queries as q
+from transcriber.db.commands.files import StoredFile, insert_file
 from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import ClaimLost, TransientFailure
 from transcriber.ids import new_id
@@ -109,24 +110,15 @@ class SavePayload(Command[bool]):
     recognition_id: str
     record_id: str
     token: str
-    file_id: str
-    file_name: str
-    size_bytes: int
-    format: str
+    file: StoredFile
 
     async def execute(self, ctx: WriteContext) -> bool:
         await _require_claim(ctx, self.record_id, self.token)
-        now = ctx.now()
-        await ctx.conn.execute(
-            q.results.INSERT_RECORD_FILE,
-            {"id": self.file_id, "record_id": self.record_id, "file_name": self.file_name,
-             "size_bytes": self.size_bytes, "format": self.format, "duration_ms": None,
-             "now": now},
-        )
+        await insert_file(ctx, self.file, record_id=self.record_id)
         cursor = await ctx.conn.execute(
             q.recognition.SET_PAYLOAD_FILE,
             {"id": self.recognition_id, "record_id": self.record_id, "token": self.token,
-             "payload_file": self.file_id, "now": now},
+             "payload_file": self.file.id, "now": ctx.now()},
         )
         if cursor.rowcount != 1:
             # Already finished by an earlier run: keep that answer, drop this files row.

@@ -6,21 +6,11 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from transcriber.db import queries as q
+from transcriber.db.commands.files import StoredFile, insert_file
 from transcriber.db.writer import Command, WriteContext
 from transcriber.stages import FIRST_STAGE
 
 Source = Literal["http", "telegram"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoredFile:
-    """A file already placed in the record folder, described for its `files` row."""
-
-    id: str
-    file_name: str
-    size_bytes: int
-    format: str
-    duration_ms: int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,13 +46,7 @@ class AcceptRecord(Command[Accepted]):
             if existing is not None:
                 return Accepted(record_id=existing["id"], created=False)
         now = ctx.now()
-        await ctx.conn.execute(
-            q.records.INSERT_FILE,
-            {"id": self.original.id, "owner_id": self.owner_id, "record_id": self.record_id,
-             "file_name": self.original.file_name, "size_bytes": self.original.size_bytes,
-             "format": self.original.format, "duration_ms": self.original.duration_ms,
-             "now": now},
-        )
+        await insert_file(ctx, self.original, record_id=self.record_id, owner_id=self.owner_id)
         await ctx.conn.execute(
             q.records.INSERT_RECORD,
             {"id": self.record_id, "owner_id": self.owner_id, "title": self.title,

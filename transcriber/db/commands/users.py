@@ -1,4 +1,4 @@
-"""Users: created by their first request (DESIGN §5)."""
+"""Users: created by their first request (docs/api.md, identity)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,3 @@
-INSERT_FILE = """
-INSERT INTO files (id, owner_id, record_id, file_name, size_bytes, format, duration_ms, created_at)
-VALUES (:id, :owner_id, :record_id, :file_name, :size_bytes, :format, :duration_ms, :now)
-"""
-
 SELECT_FILE = """
 SELECT id, owner_id, record_id, file_name, size_bytes, format, duration_ms, created_at
 FROM files WHERE id = :id

@@ -6,12 +6,6 @@ from collections.abc import Sequence
 
 from transcriber.stages import STAGES
 
-INSERT_RECORD_FILE = """
-INSERT INTO files (id, owner_id, record_id, file_name, size_bytes, format, duration_ms, created_at)
-SELECT :id, owner_id, id, :file_name, :size_bytes, :format, :duration_ms, :now
-FROM audio_records WHERE id = :record_id
-"""
-
 UPSERT_TEXT = """
 INSERT INTO texts (id, record_id, kind, contents, created_at, updated_at)
 VALUES (:id, :record_id, :kind, :contents, :now, :now)

@@ -15,6 +15,7 @@ import contextlib
 
 import structlog
 
+from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.recognition import (
     PayloadAlreadySaved,
     Recognition,
@@ -32,7 +33,7 @@ from transcriber.providers.structure import PartPlan, plan_parts
 
 log = structlog.get_logger(__name__)
 
-# The longest record the service accepts (DESIGN §1); bounds a run whose duration is unknown.
+# The longest record the service accepts (docs/operations.md); bounds a run of unknown length.
 LONGEST_RECORD_MS = 6 * 3600 * 1000
 
 
@@ -148,8 +149,8 @@ async def save_payload(job: Job, row: Recognition, payload: bytes, *, ext: str) 
     try:
         await job.writer.ask(SavePayload(
             recognition_id=row.id, record_id=job.record_id, token=job.token,
-            file_id=placed.file_id, file_name=placed.file_name, size_bytes=placed.size_bytes,
-            format=placed.format,
+            file=StoredFile(id=placed.file_id, file_name=placed.file_name,
+                            size_bytes=placed.size_bytes, format=placed.format),
         ))
     except PayloadAlreadySaved:
         job.files.discard(placed)
