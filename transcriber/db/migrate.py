@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import importlib.resources
 import re
 import sqlite3
 from collections.abc import Iterator
+from importlib.resources.abc import Traversable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,9 +32,18 @@ _NAME_RE = re.compile(r"^(\d+)_([a-z0-9_]+)\.sql$")
 LOCK_FILE_NAME = "migrate.lock"
 
 
-def default_migrations_dir() -> Path:
-    """`migrations/` at the project root, beside the package."""
-    return Path(__file__).resolve().parents[2] / "migrations"
+MIGRATIONS_PACKAGE = "transcriber.migrations"
+
+
+def default_migrations_dir() -> Traversable:
+    """The migration files shipped with the package: the top-level `migrations/`
+    folder, installed as the data package `transcriber.migrations` (by the wheel,
+    or mapped onto the checkout by an editable install). A source tree run
+    without any install reads the folder beside the package."""
+    try:
+        return importlib.resources.files(MIGRATIONS_PACKAGE)
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parents[2] / "migrations"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +57,7 @@ class Migration:
         return hashlib.sha256(self.sql.encode()).hexdigest()
 
 
-def discover(directory: Path) -> list[Migration]:
+def discover(directory: Traversable) -> list[Migration]:
     if not directory.is_dir():
         raise MigrationError(f"migrations folder {directory} does not exist")
     found: dict[int, Migration] = {}
@@ -76,7 +87,7 @@ def _exclusive_lock(data_dir: Path) -> Iterator[None]:
 def migrate(
     data_dir: Path,
     *,
-    migrations_dir: Path | None = None,
+    migrations_dir: Traversable | None = None,
     busy_timeout_ms: int = 5000,
     clock: Clock | None = None,
 ) -> list[int]:
