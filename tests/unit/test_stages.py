@@ -8,7 +8,6 @@ these tests fail if any one of them is forgotten.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -89,4 +88,4 @@ def test_p08_stage_names_say_what_is_achieved() -> None:
 
 
 def test_migrations_folder_exists() -> None:
-    assert Path(default_migrations_dir(), "0002_pipeline_lease_takeover.sql").is_file()
+    assert default_migrations_dir().joinpath("0002_pipeline_lease_takeover.sql").is_file()

@@ -15,8 +15,8 @@ import importlib.resources
 import re
 import sqlite3
 from collections.abc import Iterator
-from importlib.resources.abc import Traversable
 from dataclasses import dataclass
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import structlog

@@ -44,7 +44,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_wheel_carries_the_migrations_and_the_assets(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
-    shipped = sorted(n.rsplit("/", 1)[-1] for n in names if n.startswith("transcriber/migrations/"))
+    prefix = "transcriber/migrations/"
+    shipped = sorted(n.removeprefix(prefix) for n in names if n.startswith(prefix))
     assert shipped == sorted(p.name for p in (ROOT / "migrations").glob("*.sql"))
     assert "transcriber/py.typed" in names
     assert "transcriber/web/assets/index.html" in names
@@ -76,4 +77,4 @@ def test_an_installed_wheel_migrates_and_transcribes(wheel: Path, tmp_path: Path
     assert migrated.stdout.strip() == f"applied {count} migration(s)"
     assert (work / "data" / "transcriber.sqlite3").exists()
     done = _run(script, "transcribe", CLIP, cwd=work, env=env, timeout=600)
-    assert "ill" in done.stdout.lower() and "young man" in done.stdout.lower(), done.stdout
+    assert "young man" in done.stdout.lower(), done.stdout

@@ -14,8 +14,9 @@ from transcriber.errors import MigrationError
 def _copy_migrations(tmp_path: Path) -> Path:
     folder = tmp_path / "migrations"
     folder.mkdir()
-    for path in default_migrations_dir().glob("*.sql"):
-        (folder / path.name).write_text(path.read_text())
+    for path in default_migrations_dir().iterdir():
+        if path.name.endswith(".sql"):
+            (folder / path.name).write_text(path.read_text())
     return folder
 
 
