@@ -61,8 +61,10 @@ def test_an_installed_wheel_migrates_and_transcribes(wheel: Path, tmp_path: Path
     # The dependencies, as a plain path entry: .pth files there are not processed.
     deps = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
     (purelib / "test_dependencies.pth").write_text("\n".join(dict.fromkeys(deps)) + "\n")
-    _run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--ignore-installed", "-q", wheel,
-         cwd=tmp_path)
+    # --ignore-installed: the editable dist-info on the dependency path must not
+    # make pip skip (or, worse, uninstall) anything.
+    _run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps",
+         "--ignore-installed", "-q", wheel, cwd=tmp_path)
     work = tmp_path / "elsewhere"
     work.mkdir()
     env = {key: value for key, value in os.environ.items()
