@@ -82,21 +82,42 @@ TELEGRAM_POLL_FAILURES = Counter(
 )
 
 
+def renders_json(fmt: str, *, terminal: bool) -> bool:
+    """Pure: JSON lines unless asked for the console, or `auto` on a terminal."""
+    return fmt == "json" or (fmt == "auto" and not terminal)
+
+
+class _ServiceHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The one stdlib handler this module installs (replaced, never stacked)."""
+
+
 def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
-    """Console rendering on a terminal, JSON lines otherwise (or as asked)."""
-    use_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
+    """Console rendering on a terminal, JSON lines otherwise (or as asked), for
+    structlog events and for the stdlib records of libraries (aiohttp, asyncio)."""
+    terminal = sys.stderr.isatty()
     renderer: Any = (
         structlog.processors.JSONRenderer()
-        if use_json
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        if renders_json(fmt, terminal=terminal)
+        else structlog.dev.ConsoleRenderer(colors=terminal)
     )
     numeric_level = logging.getLevelNamesMapping()[level.upper()]
-    logging.basicConfig(level=numeric_level, stream=sys.stderr, format="%(message)s")
+    stamp = structlog.processors.TimeStamper(fmt="iso", utc=True)
+    handler = _ServiceHandler(sys.stderr)
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        foreign_pre_chain=[structlog.stdlib.add_log_level, structlog.stdlib.add_logger_name,
+                           stamp, structlog.processors.format_exc_info],
+    ))
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if isinstance(h, _ServiceHandler)]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(numeric_level)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            stamp,
             structlog.processors.format_exc_info,
             renderer,
         ],

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -119,3 +120,48 @@ def test_every_setting_is_documented() -> None:
     for section in dataclasses.fields(Settings):
         for key in dataclasses.fields(getattr(defaults, section.name)):
             assert f"`{section.name}.{key.name}`" in docs, f"{section.name}.{key.name}"
+
+
+@pytest.mark.parametrize(("environ", "named", "closest"), [
+    ({"TRANSCRIBER_PIPELINE_WORKER": "0"}, "TRANSCRIBER_PIPELINE_WORKER",
+     "TRANSCRIBER_PIPELINE_WORKERS"),
+    ({"TRANSCRIBER_SEVRER_PORT": "1"}, "TRANSCRIBER_SEVRER_PORT", "TRANSCRIBER_SERVER_PORT"),
+])
+def test_a_misspelt_variable_is_refused_with_the_closest_name(
+    environ: dict[str, str], named: str, closest: str,
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_settings(environ=environ)
+    assert refused.value.key == named
+    assert f"did you mean {closest}?" in str(refused.value)
+
+
+def test_variables_that_are_not_settings_stay_allowed() -> None:
+    load_settings(environ={"TRANSCRIBER_CONFIG": "", "TRANSCRIBER_BENCH_CYCLES": "10",
+                           "OTHER_PIPELINE_WORKER": "x"})
+
+
+def test_a_misspelt_toml_key_is_refused_with_the_closest_one(tmp_path: Path) -> None:
+    config = tmp_path / "t.toml"
+    config.write_text("[pipeline]\nworker = 0\n")
+    with pytest.raises(ConfigError, match=r"pipeline\.worker: unknown setting; "
+                                          r"did you mean pipeline\.workers\?"):
+        load_settings(config, environ={})
+    config.write_text("[pipelines]\nworkers = 0\n")
+    with pytest.raises(ConfigError, match=r"did you mean pipeline\?"):
+        load_settings(config, environ={})
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_config_is_taken_before_or_after_the_command(tmp_path: Path, where: str) -> None:
+    data = tmp_path / "from-config"
+    config = tmp_path / "t.toml"
+    config.write_text(f'[storage]\ndata_dir = "{data}"\n')
+    args = (["--config", str(config), "migrate"] if where == "before"
+            else ["migrate", "--config", str(config)])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSCRIBER_")}
+    result = subprocess.run([sys.executable, "-m", "transcriber.cli", *args],
+                            env=env, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert (data / "transcriber.sqlite3").exists()
