@@ -3,8 +3,9 @@
 Placement is atomic: content goes to a temporary name in the same folder, is
 fsynced, and is renamed only after the whole stream was read without error.
 The caller inserts the `files` row afterwards and calls `discard` if that
-fails. The sender's file name never becomes a path: only ids and a cleaned
-extension do.
+fails. The sender's file name never becomes a path, nor its extension:
+only ids and an extension decided from the content (`retype`) do. File ids
+are not derivable from record ids (`new_unguessable_id`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from transcriber.errors import IncompleteInput, TooLarge
-from transcriber.ids import new_id
+from transcriber.ids import new_unguessable_id
 
 RECORDS_DIR = "records"
 TEMP_SUFFIX = ".part"
@@ -72,7 +73,7 @@ class RecordFiles:
         """A fresh file id and a temporary path for it in the record folder."""
         folder = self.record_dir(record_id)
         folder.mkdir(parents=True, exist_ok=True)
-        file_id = new_id()
+        file_id = new_unguessable_id()
         return file_id, folder / f".{file_id}{ext}{TEMP_SUFFIX}"
 
     async def finalize(self, record_id: str, file_id: str, temp: Path) -> PlacedFile:
@@ -112,6 +113,15 @@ class RecordFiles:
             self.remove_dir_if_empty(record_id)
             raise
 
+    async def retype(self, placed: PlacedFile, ext: str) -> PlacedFile:
+        """Rename a placed file to the extension its content was found to have."""
+        final = placed.path.with_name(f"{placed.file_id}{ext}")
+        if final == placed.path:
+            return placed
+        await asyncio.to_thread(_rename_durably, placed.path, final)
+        return PlacedFile(record_id=placed.record_id, file_id=placed.file_id,
+                          file_name=final.name, path=final, size_bytes=placed.size_bytes)
+
     def discard(self, placed: PlacedFile) -> None:
         placed.path.unlink(missing_ok=True)
         self.remove_dir_if_empty(placed.record_id)
@@ -127,7 +137,11 @@ def _fsync_and_rename(temp: Path, final: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-    temp.rename(final)
+    _rename_durably(temp, final)
+
+
+def _rename_durably(source: Path, final: Path) -> None:
+    source.rename(final)
     dir_fd = os.open(final.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

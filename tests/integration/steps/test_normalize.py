@@ -103,7 +103,7 @@ async def test_cancelling_normalize_kills_ffmpeg(tmp_path: Path) -> None:
     os.mkfifo(fifo)  # ffmpeg blocks on it forever: only a kill ends it
     target = tmp_path / "out.ogg"
     transcoder = FfmpegTranscoder(FfmpegSettings())
-    task = asyncio.create_task(transcoder.normalize(fifo, target))
+    task = asyncio.create_task(transcoder.normalize(fifo, target, max_seconds=60))
     for _ in range(200):
         if _ffmpeg_pids_writing(target):
             break

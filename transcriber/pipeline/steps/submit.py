@@ -33,10 +33,6 @@ from transcriber.providers.structure import PartPlan, plan_parts
 
 log = structlog.get_logger(__name__)
 
-# The longest record the service accepts (DESIGN §1); bounds a run whose duration is unknown.
-LONGEST_RECORD_MS = 6 * 3600 * 1000
-
-
 class SubmitStep:
     name = "submit"
 
@@ -49,9 +45,10 @@ class SubmitStep:
         self._cutter = cutter
 
     def time_limit_seconds(self, job: Job) -> float | None:
-        # The actor asks before the record is read: bound by the longest record here,
-        # and by the actual duration inside `run` (a local recognition scales with it).
-        return self._recognizer.time_limit_seconds(LONGEST_RECORD_MS)
+        # The actor asks before the record is read: bound by the longest record accepted
+        # (the normalized copy stops there) here, and inside `run` by each part's length,
+        # which comes from the duration measured on the normalized copy.
+        return self._recognizer.time_limit_seconds(job.settings.server.record_max_seconds * 1000)
 
     async def run(self, job: Job) -> Outcome:
         record = await load_record(job)
