@@ -10,6 +10,7 @@ import pytest
 
 from tests.integration.web.conftest import Client
 from tests.integration.web.helpers import SPEECH, advance, halt, stored_files, transcribe, upload
+from transcriber.testing.transcoder import FakeTranscoder
 from transcriber import keys
 from transcriber.ids import new_id
 from transcriber.pipeline.effects import AddFile, SetColumns
@@ -18,7 +19,9 @@ from transcriber.ports import Utterance
 AUDIO = bytes(range(256)) * 4
 
 
-async def test_original_download_whole_file(client: Client, data_dir: Path) -> None:
+async def test_original_download_whole_file(client: Client, data_dir: Path,
+                                            transcoder: FakeTranscoder) -> None:
+    transcoder.extension = ".mp3"  # what the probe found in the content
     record = await upload(client, AUDIO, name="%D0%B7%D0%B2%D0%BE%D0%BD%D0%BE%D0%BA 1.mp3")
     response = await client.get(f"/app/audiorecords/{record['id']}/file")
     assert response.status == 200

@@ -34,6 +34,7 @@ def _nothing_stored(data_dir: Path) -> None:
 async def test_multipart_upload_creates_record_and_file(
     client: Client, data_dir: Path, transcoder: FakeTranscoder
 ) -> None:
+    transcoder.extension = ".mp3"  # what the probe found in the content
     form = aiohttp.FormData()
     form.add_field("note", "ignored field")
     form.add_field("file", b"multipart audio bytes", filename="Interview 1.MP3",
@@ -53,12 +54,15 @@ async def test_multipart_upload_creates_record_and_file(
     assert files[0].parent.name == body["id"]
     assert files[0].suffix == ".mp3"
     assert files[0].read_bytes() == b"multipart audio bytes"
-    assert transcoder.probed == files
+    # The probe saw the file without the sender's extension (it would steer the demuxer).
+    assert [p.with_suffix(".mp3") for p in transcoder.probed] == files
+    assert transcoder.probed[0].suffix == ""
     # The disk name is nowhere in the answer.
     assert files[0].name not in await response.text()
 
 
 async def test_raw_upload_with_percent_encoded_name(client: Client, data_dir: Path) -> None:
+    # The fake transcoder finds OGG in every file.
     body = await upload(client, b"raw bytes", name="%D0%B7%D0%B2%D0%BE%D0%BD%D0%BE%D0%BA.ogg")
     assert body["original_filename"] == "звонок.ogg"
     assert [p.suffix for p in stored_files(data_dir)] == [".ogg"]
@@ -73,10 +77,14 @@ async def test_sender_name_is_cleaned_and_never_a_path(client: Client, data_dir:
     assert stored.parent.parent == data_dir / "records"
 
 
-async def test_long_extension_is_dropped(client: Client, data_dir: Path) -> None:
-    await upload(client, b"bytes", name="a." + "e" * 33)
+@pytest.mark.parametrize("name", ["a." + "e" * 33, "evil.m3u8", "list.ffconcat", "a.srt"])
+async def test_stored_extension_is_the_contents_never_the_senders(
+    client: Client, data_dir: Path, transcoder: FakeTranscoder, name: str
+) -> None:
+    transcoder.extension = ".flac"
+    await upload(client, b"bytes", name=name)
     (stored,) = stored_files(data_dir)
-    assert stored.suffix == ""
+    assert stored.suffix == ".flac"
 
 
 async def test_declared_length_over_limit_is_refused_before_reading(
