@@ -132,8 +132,11 @@ async def test_a_probe_past_its_deadline_is_killed_and_refused(tmp_path: Path) -
     with pytest.raises(PermanentFailure):
         await ffmpeg.probe(path)
     assert 1.0 <= time.monotonic() - started < 5
-    pid = int(Path(f"{path}.pid").read_text())
-    assert not Path(f"/proc/{pid}").exists()  # killed and reaped
+    assert not _alive(Path(f"{path}.pid"))  # killed and reaped
+
+
+def _alive(pid_file: Path) -> bool:
+    return Path(f"/proc/{int(pid_file.read_text())}").exists()
 
 
 def test_the_allow_list_holds_audio_containers_only() -> None:

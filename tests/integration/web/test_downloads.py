@@ -10,11 +10,11 @@ import pytest
 
 from tests.integration.web.conftest import Client
 from tests.integration.web.helpers import SPEECH, advance, halt, stored_files, transcribe, upload
-from transcriber.testing.transcoder import FakeTranscoder
 from transcriber import keys
 from transcriber.ids import new_id
 from transcriber.pipeline.effects import AddFile, SetColumns
 from transcriber.ports import Utterance
+from transcriber.testing.transcoder import FakeTranscoder
 
 AUDIO = bytes(range(256)) * 4
 

@@ -277,3 +277,38 @@ async def test_upload_streams_without_buffering(client: Client, data_dir: Path) 
     assert stored.stat().st_size == size
     # Client and server share this process; neither may hold the file.
     assert peak < size // 4, f"peak {peak} bytes while moving {size}"
+
+
+async def test_audio_over_record_max_seconds_is_refused_with_413(
+    client: Client, data_dir: Path, transcoder: FakeTranscoder
+) -> None:
+    transcoder.duration_ms = 6 * 3600 * 1000 + 1  # the default limit is 6 h
+    response = await client.post("/app/audiorecords", data=b"long audio",
+                                 headers={"X-Filename": "long.wav"})
+    assert response.status == 413
+    error = (await response.json())["error"]
+    assert error["code"] == "too_long"
+    assert "21600 s" in error["message"]
+    _nothing_stored(data_dir)
+
+
+async def test_audio_sampled_below_8_khz_is_refused_with_415(
+    client: Client, data_dir: Path, transcoder: FakeTranscoder
+) -> None:
+    transcoder.sample_rate = 1  # the 1 Hz WAV that declares 27.8 h
+    response = await client.post("/app/audiorecords", data=b"slow audio",
+                                 headers={"X-Filename": "slow.wav"})
+    assert response.status == 415
+    assert (await response.json())["error"]["code"] == "sample_rate_too_low"
+    _nothing_stored(data_dir)
+
+
+async def test_record_max_seconds_is_a_setting(
+    start_api: StartApi, data_dir: Path, transcoder: FakeTranscoder
+) -> None:
+    client = await start_api(server={"record_max_seconds": 1})
+    transcoder.duration_ms = 1001
+    response = await client.post("/app/audiorecords", data=b"audio",
+                                 headers={"X-Filename": "a.wav"})
+    assert response.status == 413
+    _nothing_stored(data_dir)
