@@ -29,6 +29,12 @@ def hls_playlist(segment: str, *, live: bool = False) -> bytes:
     return (f"#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10.0,\n{segment}\n{end}").encode()
 
 
+def live_playlist() -> bytes:
+    """54 bytes: a live playlist whose segment never appears; ffmpeg's HLS demuxer waits for it
+    in its reload loop forever."""
+    return b"#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\nsegment0.ts\n"
+
+
 def ffconcat(target: str) -> bytes:
     return f"ffconcat version 1.0\nfile '{target}'\n".encode()
 

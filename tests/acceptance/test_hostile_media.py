@@ -32,7 +32,9 @@ from transcriber.files import RECORDS_DIR, TEMP_SUFFIX
 from transcriber.testing.fake_telegram import FakeTelegram
 
 ALICE_TG = 111
-MAX_SECONDS = 2  # lowered so that "too long" costs a few KB
+MAX_SECONDS = 4  # lowered so that "too long" costs a few KB
+# HLS takes MP3 segments ("packed audio"): the victim's original is an MP3 (about 3 s).
+VICTIM = Path(__file__).resolve().parents[1] / "fixtures" / "audio" / "librivox_0880.mp3"
 LIVE_PLAYLISTS = 8  # more than asyncio's default thread pool has threads on a small machine
 
 
@@ -94,11 +96,12 @@ async def test_hostile_media_is_refused_and_never_reads_another_users_recording(
     timeout = aiohttp.ClientTimeout(total=30)
     async with _serve(data_dir, fake_tg) as (base, _), aiohttp.ClientSession(
             timeout=timeout) as session:
-        status, victim = await _post(session, base, "victim", "private.wav", hm.wav(seconds=1))
+        status, victim = await _post(session, base, "victim", "private.mp3",
+                                     await asyncio.to_thread(VICTIM.read_bytes))
         assert status == 201, victim
         (original,) = await asyncio.to_thread(_stored, data_dir)
         assert original.parent.name == victim["id"]
-        assert original.suffix == ".wav"
+        assert original.suffix == ".mp3"
         assert original.stem != victim["id"]
         relative = f"../{original.parent.name}/{original.name}"
         attacks = {
@@ -133,10 +136,7 @@ async def test_live_playlists_do_not_wedge_uploads_or_the_telegram_door(
     timeout = aiohttp.ClientTimeout(total=20)
     async with _serve(data_dir, fake_tg) as (base, output), aiohttp.ClientSession(
             timeout=timeout) as session:
-        status, _ = await _post(session, base, "victim", "private.wav", hm.wav(seconds=1))
-        assert status == 201
-        (original,) = await asyncio.to_thread(_stored, data_dir)
-        live = hm.hls_playlist(f"../{original.parent.name}/{original.name}", live=True)
+        live = hm.live_playlist()
         # The door gets a live playlist first, then ordinary voice notes behind it.
         playlist_file = fake_tg.add_file(live, folder="documents", ext=".m3u8")
         fake_tg.push_document(sender_id=ALICE_TG, file_id=playlist_file, file_name="live.m3u8",
@@ -156,6 +156,6 @@ async def test_live_playlists_do_not_wedge_uploads_or_the_telegram_door(
             assert resp.status == 200
     stored = await asyncio.to_thread(_stored, data_dir)
     assert not [p for p in stored if p.name.endswith(TEMP_SUFFIX)]
-    assert len(stored) == 1 + 3 + 5
-    assert _rows(data_dir, "SELECT count(*) FROM audio_records") == [(9,)]
+    assert len(stored) == 3 + 5
+    assert _rows(data_dir, "SELECT count(*) FROM audio_records") == [(8,)]
     assert "Traceback" not in output[0]

@@ -75,6 +75,7 @@ def _hostile(victim: Path) -> dict[str, bytes]:
         "hls_file_url": hm.hls_playlist(f"file://{victim}"),
         "hls_absolute": hm.hls_playlist(str(victim)),
         "hls_live": hm.hls_playlist(f"../{victim.parent.name}/{victim.name}", live=True),
+        "hls_live_missing_segment": hm.live_playlist(),
         "ffconcat": hm.ffconcat(str(victim)),
         "subtitle": hm.SUBTITLE,
         "image": hm.png(),
