@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import unicodedata
 from collections.abc import AsyncIterable
 from dataclasses import dataclass
@@ -25,8 +24,6 @@ from transcriber.ids import new_unguessable_id
 RECORDS_DIR = "records"
 TEMP_SUFFIX = ".part"
 ORIGINAL_NAME_MAX = 255
-EXTENSION_MAX = 32
-_EXT_RE = re.compile(r"^[a-z0-9]+$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,14 +46,6 @@ def clean_original_name(raw: str | None) -> str:
     name = raw.replace("\\", "/").rsplit("/", 1)[-1]
     name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")
     return name.strip()[:ORIGINAL_NAME_MAX]
-
-
-def extension_of(original_name: str) -> str:
-    """A safe lowercase extension with its dot, or '' when there is none to trust."""
-    suffix = Path(original_name).suffix.lower().lstrip(".")
-    if not suffix or len(suffix) > EXTENSION_MAX or not _EXT_RE.match(suffix):
-        return ""
-    return f".{suffix}"
 
 
 class RecordFiles:
