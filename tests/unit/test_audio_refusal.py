@@ -1,9 +1,11 @@
-"""Intake's pure decision on readable audio: the promised 6 h, and speech-capable sampling."""
+"""The bounds on media: intake's pure decision on readable audio (the promised 6 h,
+speech-capable sampling), unguessable file ids, the submit step's outer time limit."""
 
 from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from ulid import ULID
@@ -11,7 +13,11 @@ from ulid import ULID
 from transcriber.files import RecordFiles
 from transcriber.ids import new_id, new_unguessable_id
 from transcriber.intake import MIN_SAMPLE_RATE, audio_refusal
+from transcriber.pipeline.steps.submit import SubmitStep
 from transcriber.ports import AudioProbe
+from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.settings import FfmpegSettings, load_settings
+from transcriber.testing.recognizer import FakeRecognizer
 
 SIX_HOURS = 6 * 3600
 
@@ -48,3 +54,17 @@ def test_unguessable_ids_are_far_apart_even_within_one_millisecond() -> None:
 
 def _number(value: str) -> int:
     return int(ULID.from_str(value.upper()))
+
+
+def test_submit_steps_outer_time_limit_follows_record_max_seconds() -> None:
+    asked: list[int | None] = []
+
+    class Recognizer(FakeRecognizer):
+        def time_limit_seconds(self, duration_ms: int | None) -> float | None:
+            asked.append(duration_ms)
+            return 1.0
+
+    step = SubmitStep(Recognizer(), store=None, cutter=FfmpegTranscoder(FfmpegSettings()))
+    settings = load_settings(environ={"TRANSCRIBER_SERVER_RECORD_MAX_SECONDS": "60"})
+    step.time_limit_seconds(SimpleNamespace(settings=settings))  # type: ignore[arg-type]
+    assert asked == [60_000]

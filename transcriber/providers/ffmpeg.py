@@ -134,7 +134,7 @@ class FfmpegTranscoder:
             except BaseException:
                 await _kill(process)
                 raise
-        return _probe_answer(process.returncode, output)
+        return read_probe_answer(process.returncode, output)
 
     async def _run(self, args: list[str]) -> None:
         command = [self.executable, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *args]
@@ -170,7 +170,7 @@ async def _kill(process: asyncio.subprocess.Process) -> None:
     await asyncio.shield(process.wait())
 
 
-def _probe_answer(returncode: int | None, output: bytes) -> AudioProbe:
+def read_probe_answer(returncode: int | None, output: bytes) -> AudioProbe:
     """Pure: the child's answer, or the failure it stands for."""
     if returncode != 0:
         # A crash in a demuxer (a signal) or an unusable child: not a verdict on the file.

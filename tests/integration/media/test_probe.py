@@ -15,9 +15,14 @@ import av
 import pytest
 
 from tests import hostile_media as hm
-from transcriber.errors import PermanentFailure
+from transcriber.errors import PermanentFailure, TransientFailure
 from transcriber.providers import media
-from transcriber.providers.ffmpeg import TOO_SLOW, FfmpegTranscoder, classify_ffmpeg_failure
+from transcriber.providers.ffmpeg import (
+    TOO_SLOW,
+    FfmpegTranscoder,
+    classify_ffmpeg_failure,
+    read_probe_answer,
+)
 from transcriber.settings import FfmpegSettings
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
@@ -153,3 +158,16 @@ def test_the_allow_list_holds_audio_containers_only() -> None:
 def test_whitelist_refusals_are_not_audio() -> None:
     failure = classify_ffmpeg_failure(234, "[in#0] Format not on whitelist 'wav,mp3'\n")
     assert isinstance(failure, PermanentFailure)
+
+
+@pytest.mark.parametrize(("returncode", "output", "kind"), [
+    (-9, b"", TransientFailure),  # killed (out of memory): no verdict on the file
+    (0, b"not json", TransientFailure),
+    (0, b'{"container": "hls", "duration_ms": 1, "sample_rate": 8000}', TransientFailure),
+    (0, b'{"error": "permanent", "reason": "not audio"}', PermanentFailure),
+    (0, b'{"error": "transient", "reason": "audio file missing"}', TransientFailure),
+])
+def test_the_probes_answer_is_read_strictly(returncode: int, output: bytes,
+                                            kind: type[Exception]) -> None:
+    with pytest.raises(kind):
+        read_probe_answer(returncode, output)
