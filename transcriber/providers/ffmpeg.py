@@ -108,12 +108,15 @@ class FfmpegTranscoder:
         ])
 
     async def probe(self, path: Path) -> AudioProbe:
-        return await self._probe(path)
+        return await self._probe(path, too_slow=PermanentFailure)
 
     async def probe_duration_ms(self, path: Path) -> int:
-        return (await self._probe(path)).duration_ms
+        # Our own normalized copy: running out of time says the machine is busy, not
+        # that the file is hostile.
+        return (await self._probe(path, too_slow=TransientFailure)).duration_ms
 
-    async def _probe(self, path: Path) -> AudioProbe:
+    async def _probe(self, path: Path,
+                     too_slow: type[PermanentFailure] | type[TransientFailure]) -> AudioProbe:
         async with self._probes:
             try:
                 process = await asyncio.create_subprocess_exec(
@@ -130,7 +133,7 @@ class FfmpegTranscoder:
             except TimeoutError:
                 await _kill(process)
                 log.warning("probe_timed_out", seconds=self._settings.probe_timeout_seconds)
-                raise PermanentFailure(TOO_SLOW) from None
+                raise too_slow(TOO_SLOW) from None
             except BaseException:
                 await _kill(process)
                 raise
