@@ -24,22 +24,26 @@ from typing import Any
 
 import orjson
 
-# Demuxer name as ffmpeg reports it -> the extension the original is stored under.
-# Telegram sends OGG Opus (voice notes), MP3 and M4A; recorders add WAV, FLAC, WMA, AMR, CAF.
-AUDIO_CONTAINERS: Mapping[str, str] = MappingProxyType({
-    "wav": ".wav",
-    "w64": ".w64",
-    "mp3": ".mp3",
-    "ogg": ".ogg",
-    "flac": ".flac",
-    "mov,mp4,m4a,3gp,3g2,mj2": ".m4a",
-    "matroska,webm": ".mka",
-    "aac": ".aac",
-    "amr": ".amr",
-    "asf": ".wma",
-    "aiff": ".aiff",
-    "caf": ".caf",
+# Demuxer name as ffmpeg reports it -> the extension the original is stored under and the
+# type it is served as. Telegram sends OGG Opus (voice notes), MP3 and M4A; recorders add
+# WAV, FLAC, WMA, AMR, CAF.
+AUDIO_CONTAINERS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "wav": (".wav", "audio/wav"),
+    "w64": (".w64", "audio/x-w64"),
+    "mp3": (".mp3", "audio/mpeg"),
+    "ogg": (".ogg", "audio/ogg"),
+    "flac": (".flac", "audio/flac"),
+    "mov,mp4,m4a,3gp,3g2,mj2": (".m4a", "audio/mp4"),
+    "matroska,webm": (".mka", "audio/x-matroska"),
+    "aac": (".aac", "audio/aac"),
+    "amr": (".amr", "audio/amr"),
+    "asf": (".wma", "audio/x-ms-wma"),
+    "aiff": (".aiff", "audio/aiff"),
+    "caf": (".caf", "audio/x-caf"),
 })
+# Media types by stored format (extension without its dot), for serving originals.
+MEDIA_TYPES: Mapping[str, str] = MappingProxyType(
+    {ext.lstrip("."): mime for ext, mime in AUDIO_CONTAINERS.values()})
 # ffmpeg matches a whitelist entry against any of a demuxer's comma-separated names.
 FORMAT_WHITELIST = ",".join(name.split(",")[0] for name in AUDIO_CONTAINERS)
 PROTOCOL_WHITELIST = "file"
@@ -52,13 +56,14 @@ NOT_AUDIO = "not audio"
 
 def extension_for(demuxer: str) -> str | None:
     """The stored extension (with its dot) of a detected demuxer; None: not an audio container."""
-    return AUDIO_CONTAINERS.get(demuxer)
+    known = AUDIO_CONTAINERS.get(demuxer)
+    return known[0] if known else None
 
 
 def demuxer_for(extension: str) -> str | None:
     """The demuxer to force for a stored file, by its extension (None: unknown, let ffmpeg
     detect within the whitelist; originals stored before the allow-list)."""
-    for demuxer, ext in AUDIO_CONTAINERS.items():
+    for demuxer, (ext, _) in AUDIO_CONTAINERS.items():
         if ext == extension.lower():
             return demuxer.split(",")[0]
     return None
