@@ -8,10 +8,16 @@
 -- Now record_search_keys gives each record a stable integer (an INTEGER
 -- PRIMARY KEY, which VACUUM never renumbers, unlike the implicit rowid of
 -- audio_records) and the FTS5 row of the record has that rowid: every
--- trigger reaches its row by two b-tree lookups. The indexed text is
+-- trigger reaches its row by b-tree lookups. The indexed text is
 -- `search_terms(owner_id, text)` (transcriber/db/search.py): each word
 -- carries its owner's key, so one owner's match touches only their terms.
--- The index is rebuilt here from the records and transcripts themselves.
+--
+-- The FTS5 table is contentless (content=''): the words live in
+-- audio_records and texts, the index keeps no second copy. A contentless row
+-- is changed by the 'delete' command with exactly the values it was indexed
+-- with, then a fresh insert: the triggers recompute those values from OLD.*
+-- and the unchanged columns (search_terms is deterministic). The index is
+-- rebuilt here from the records and transcripts themselves.
 
 DROP TRIGGER audio_records_search_insert;
 DROP TRIGGER audio_records_search_update;
@@ -28,6 +34,7 @@ CREATE VIRTUAL TABLE record_search USING fts5 (
     title,
     original_filename,
     transcript,
+    content = '',
     tokenize = 'unicode61 remove_diacritics 2'
 );
 
@@ -53,57 +60,83 @@ BEGIN
             search_terms(NEW.owner_id, NEW.original_filename), '');
 END;
 
--- WHEN: a statement that names the columns but leaves them unchanged does not
--- rewrite the index row.
-CREATE TRIGGER audio_records_search_update AFTER UPDATE OF title, original_filename
-ON audio_records
+-- One trigger for all three columns, so a statement changing several removes
+-- the row's old terms once, with the old values of each. WHEN: a statement
+-- that names the columns but leaves them unchanged does not touch the index.
+CREATE TRIGGER audio_records_search_update
+AFTER UPDATE OF title, original_filename, owner_id ON audio_records
 WHEN NEW.title IS NOT OLD.title OR NEW.original_filename IS NOT OLD.original_filename
+  OR NEW.owner_id IS NOT OLD.owner_id
 BEGIN
-    UPDATE record_search
-    SET title = search_terms(NEW.owner_id, NEW.title),
-        original_filename = search_terms(NEW.owner_id, NEW.original_filename)
-    WHERE rowid = (SELECT k.id FROM record_search_keys AS k WHERE k.record_id = NEW.id);
-END;
-
--- The owner is part of every term: a record that changes hands is indexed again.
-CREATE TRIGGER audio_records_search_owner AFTER UPDATE OF owner_id ON audio_records
-WHEN NEW.owner_id IS NOT OLD.owner_id
-BEGIN
-    UPDATE record_search
-    SET title = search_terms(NEW.owner_id, NEW.title),
-        original_filename = search_terms(NEW.owner_id, NEW.original_filename),
-        transcript = search_terms(NEW.owner_id, coalesce(
-            (SELECT t.contents FROM texts AS t
-             WHERE t.record_id = NEW.id AND t.kind = 'transcript'), ''))
-    WHERE rowid = (SELECT k.id FROM record_search_keys AS k WHERE k.record_id = NEW.id);
+    INSERT INTO record_search (record_search, rowid, title, original_filename, transcript)
+    SELECT 'delete', k.id, search_terms(OLD.owner_id, OLD.title),
+           search_terms(OLD.owner_id, OLD.original_filename),
+           search_terms(OLD.owner_id, coalesce(
+               (SELECT t.contents FROM texts AS t
+                WHERE t.record_id = OLD.id AND t.kind = 'transcript'), ''))
+    FROM record_search_keys AS k WHERE k.record_id = OLD.id;
+    INSERT INTO record_search (rowid, title, original_filename, transcript)
+    SELECT k.id, search_terms(NEW.owner_id, NEW.title),
+           search_terms(NEW.owner_id, NEW.original_filename),
+           search_terms(NEW.owner_id, coalesce(
+               (SELECT t.contents FROM texts AS t
+                WHERE t.record_id = NEW.id AND t.kind = 'transcript'), ''))
+    FROM record_search_keys AS k WHERE k.record_id = NEW.id;
 END;
 
 CREATE TRIGGER audio_records_search_delete AFTER DELETE ON audio_records
 BEGIN
-    DELETE FROM record_search
-    WHERE rowid = (SELECT k.id FROM record_search_keys AS k WHERE k.record_id = OLD.id);
+    INSERT INTO record_search (record_search, rowid, title, original_filename, transcript)
+    SELECT 'delete', k.id, search_terms(OLD.owner_id, OLD.title),
+           search_terms(OLD.owner_id, OLD.original_filename),
+           search_terms(OLD.owner_id, coalesce(
+               (SELECT t.contents FROM texts AS t
+                WHERE t.record_id = OLD.id AND t.kind = 'transcript'), ''))
+    FROM record_search_keys AS k WHERE k.record_id = OLD.id;
     DELETE FROM record_search_keys WHERE record_id = OLD.id;
 END;
 
+-- The transcript triggers replace the row: its old transcript terms (none
+-- before the first transcript), then all of its terms anew.
 CREATE TRIGGER texts_search_insert AFTER INSERT ON texts WHEN NEW.kind = 'transcript'
 BEGIN
-    UPDATE record_search
-    SET transcript = search_terms(
-        (SELECT r.owner_id FROM audio_records AS r WHERE r.id = NEW.record_id), NEW.contents)
-    WHERE rowid = (SELECT k.id FROM record_search_keys AS k WHERE k.record_id = NEW.record_id);
+    INSERT INTO record_search (record_search, rowid, title, original_filename, transcript)
+    SELECT 'delete', k.id, search_terms(r.owner_id, r.title),
+           search_terms(r.owner_id, r.original_filename), ''
+    FROM audio_records AS r JOIN record_search_keys AS k ON k.record_id = r.id
+    WHERE r.id = NEW.record_id;
+    INSERT INTO record_search (rowid, title, original_filename, transcript)
+    SELECT k.id, search_terms(r.owner_id, r.title),
+           search_terms(r.owner_id, r.original_filename), search_terms(r.owner_id, NEW.contents)
+    FROM audio_records AS r JOIN record_search_keys AS k ON k.record_id = r.id
+    WHERE r.id = NEW.record_id;
 END;
 
 CREATE TRIGGER texts_search_update AFTER UPDATE OF contents ON texts
 WHEN NEW.kind = 'transcript' AND NEW.contents IS NOT OLD.contents
 BEGIN
-    UPDATE record_search
-    SET transcript = search_terms(
-        (SELECT r.owner_id FROM audio_records AS r WHERE r.id = NEW.record_id), NEW.contents)
-    WHERE rowid = (SELECT k.id FROM record_search_keys AS k WHERE k.record_id = NEW.record_id);
+    INSERT INTO record_search (record_search, rowid, title, original_filename, transcript)
+    SELECT 'delete', k.id, search_terms(r.owner_id, r.title),
+           search_terms(r.owner_id, r.original_filename), search_terms(r.owner_id, OLD.contents)
+    FROM audio_records AS r JOIN record_search_keys AS k ON k.record_id = r.id
+    WHERE r.id = OLD.record_id;
+    INSERT INTO record_search (rowid, title, original_filename, transcript)
+    SELECT k.id, search_terms(r.owner_id, r.title),
+           search_terms(r.owner_id, r.original_filename), search_terms(r.owner_id, NEW.contents)
+    FROM audio_records AS r JOIN record_search_keys AS k ON k.record_id = r.id
+    WHERE r.id = NEW.record_id;
 END;
 
 CREATE TRIGGER texts_search_delete AFTER DELETE ON texts WHEN OLD.kind = 'transcript'
 BEGIN
-    UPDATE record_search SET transcript = ''
-    WHERE rowid = (SELECT k.id FROM record_search_keys AS k WHERE k.record_id = OLD.record_id);
+    INSERT INTO record_search (record_search, rowid, title, original_filename, transcript)
+    SELECT 'delete', k.id, search_terms(r.owner_id, r.title),
+           search_terms(r.owner_id, r.original_filename), search_terms(r.owner_id, OLD.contents)
+    FROM audio_records AS r JOIN record_search_keys AS k ON k.record_id = r.id
+    WHERE r.id = OLD.record_id;
+    INSERT INTO record_search (rowid, title, original_filename, transcript)
+    SELECT k.id, search_terms(r.owner_id, r.title),
+           search_terms(r.owner_id, r.original_filename), ''
+    FROM audio_records AS r JOIN record_search_keys AS k ON k.record_id = r.id
+    WHERE r.id = OLD.record_id;
 END;
