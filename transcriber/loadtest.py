@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import math
 import shutil
 import sys
 import tempfile
@@ -32,16 +31,20 @@ import orjson
 
 from transcriber.clock import SystemClock
 from transcriber.db import queries as q
-from transcriber.db.commands.pipeline import Claim, Claimed, Written
 from transcriber.db.commands.records import AcceptRecord, StoredFile
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
-from transcriber.db.writer import Command, Writer
 from transcriber.files import RecordFiles
 from transcriber.ids import new_id
-from transcriber.loadtest_baselines import naive_aiosqlite, prepare, raw_sqlite3
+from transcriber.loadtest_measures import (
+    MeasuredWriter,
+    naive_aiosqlite,
+    percentile,
+    prepare,
+    raw_sqlite3,
+)
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
 from transcriber.settings import PipelineSettings, Settings
@@ -90,40 +93,6 @@ def load_pipeline_settings(workers: int) -> PipelineSettings:
         backoff_cap_seconds=0.5, idle_sleep_seconds=0.02,
         poll_first_delay_seconds=0.05, poll_delay_seconds=0.05,
     )
-
-
-class MeasuredWriter(Writer):
-    """The real writer, timing every command from its caller's side.
-
-    It also counts holder writes that landed although a newer claim of the
-    record had already been answered when they were sent (a stale token that
-    the P3 condition should have refused): `stale_writes_applied`.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.command_seconds: list[float] = []
-        self.claim_seconds: list[float] = []
-        self.max_depth = 0
-        self.current_token: dict[str, str] = {}
-        self.stale_writes_applied = 0
-
-    async def ask(self, command: Command[R]) -> R:
-        # `Writer.ask` enqueues before its first await: the depth it leaves is this + 1.
-        self.max_depth = max(self.max_depth, self.mailbox_depth + 1)
-        token = getattr(command, "token", None)
-        record_id = getattr(command, "record_id", None)
-        held = self.current_token.get(record_id) if isinstance(record_id, str) else None
-        started = time.perf_counter()
-        answer = await super().ask(command)
-        seconds = time.perf_counter() - started
-        self.command_seconds.append(seconds)
-        if isinstance(command, Claim) and isinstance(answer, Claimed):
-            self.claim_seconds.append(seconds)
-            self.current_token[answer.record_id] = answer.token
-        elif answer is Written.APPLIED and held is not None and token != held:
-            self.stale_writes_applied += 1
-        return answer
 
 
 @dataclass(slots=True, kw_only=True)
@@ -188,15 +157,6 @@ class LoadReport:
 
 def _ratio(mine: float, base: float | None) -> float | None:
     return round(mine / base, 3) if base else None
-
-
-def percentile(samples: list[float], share: float) -> float:
-    """Nearest-rank percentile (0 when there are no samples)."""
-    if not samples:
-        return 0.0
-    ordered = sorted(samples)
-    rank = max(math.ceil(share * len(ordered)), 1)
-    return ordered[rank - 1]
 
 
 async def run_loadtest(

@@ -183,6 +183,7 @@ def measure(archive: Archive) -> dict[str, float]:
 
 
 @pytest.mark.bench
+@pytest.mark.timeout(1800)  # building the large archive takes minutes on 2 cores
 def test_archive_scale_5k_vs_200k(tmp_path: Path) -> None:
     small = build_archive(tmp_path / "small", SMALL)
     large = build_archive(tmp_path / "large", LARGE)

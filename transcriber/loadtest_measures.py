@@ -1,6 +1,9 @@
-"""The two baselines `transcriber loadtest` measures beside the real writer path.
+"""What `transcriber loadtest` measures: the real writer, and two baselines beside it.
 
-Both run the pipeline's own claim, read and result statements (the named
+`MeasuredWriter` is the real writer actor timing every command from its
+caller's side and counting stale holder writes that landed.
+
+The two baselines both run the pipeline's own claim, read and result statements (the named
 queries `pipeline.CLAIM`, `SELECT_CLAIMED`, `ADVANCE`, `INSERT_EVENT`) on a
 fresh archive built by the migrations, with the same durability (WAL,
 `synchronous=FULL`), records accepted through the intake statements:
@@ -18,17 +21,66 @@ A cycle is one claim and its result write, like a step run of the pipeline.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from pathlib import Path
+from typing import Any, TypeVar
 
 from transcriber.clock import SystemClock, stamp
 from transcriber.db import queries as q
+from transcriber.db.commands.pipeline import Claim, Claimed, Written
 from transcriber.db.connection import database_path, open_sync, open_writer
 from transcriber.db.migrate import migrate
+from transcriber.db.writer import Command, Writer
 from transcriber.ids import new_id
 from transcriber.stages import Stage, spec_of
 
+R = TypeVar("R")
+
 OWNER = "baseline"
+
+
+class MeasuredWriter(Writer):
+    """The real writer, timing every command from its caller's side.
+
+    It also counts holder writes that landed although a newer claim of the
+    record had already been answered when they were sent (a stale token that
+    the P3 condition should have refused): `stale_writes_applied`.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.command_seconds: list[float] = []
+        self.claim_seconds: list[float] = []
+        self.max_depth = 0
+        self.current_token: dict[str, str] = {}
+        self.stale_writes_applied = 0
+
+    async def ask(self, command: Command[R]) -> R:
+        # `Writer.ask` enqueues before its first await: the depth it leaves is this + 1.
+        self.max_depth = max(self.max_depth, self.mailbox_depth + 1)
+        token = getattr(command, "token", None)
+        record_id = getattr(command, "record_id", None)
+        held = self.current_token.get(record_id) if isinstance(record_id, str) else None
+        started = time.perf_counter()
+        answer = await super().ask(command)
+        seconds = time.perf_counter() - started
+        self.command_seconds.append(seconds)
+        if isinstance(command, Claim) and isinstance(answer, Claimed):
+            self.claim_seconds.append(seconds)
+            self.current_token[answer.record_id] = answer.token
+        elif answer is Written.APPLIED and held is not None and token != held:
+            self.stale_writes_applied += 1
+        return answer
+
+
+def percentile(samples: list[float], share: float) -> float:
+    """Nearest-rank percentile (0 when there are no samples)."""
+    if not samples:
+        return 0.0
+    ordered = sorted(samples)
+    rank = max(math.ceil(share * len(ordered)), 1)
+    return ordered[rank - 1]
 
 
 def prepare(folder: Path, records: int, *, busy_timeout_ms: int) -> Path:
