@@ -13,6 +13,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from transcriber.db import queries as q
 from transcriber.db.connection import database_path, open_sync
@@ -165,4 +167,59 @@ def test_upgrade_rebuilds_the_index_of_an_existing_archive(tmp_path: Path) -> No
     assert "r07" not in _search(conn, "u1", "elephants")
     assert _search(conn, "u1", "giraffes") == ["r07"]
     assert "r99" in _search(conn, "u1", "elephants")
+    conn.close()
+
+
+_WORDS = ("alpha", "bravo", "charlie", "delta")
+_EDITS = st.lists(st.tuples(
+    st.sampled_from(["title", "transcript", "drop_transcript", "owner"]),
+    st.integers(0, 2),
+    st.lists(st.sampled_from(_WORDS), max_size=3)), max_size=20)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data_dir = tmp_path_factory.mktemp("template")
+    migrate(data_dir)
+    return database_path(data_dir)
+
+
+@settings(max_examples=40, deadline=None)
+@given(edits=_EDITS)
+def test_the_index_matches_a_model_after_any_edits(
+    template: Path, tmp_path_factory: pytest.TempPathFactory,
+    edits: list[tuple[str, int, list[str]]],
+) -> None:
+    """Every row replaced through the 'delete' command leaves no stale term behind."""
+    path = tmp_path_factory.mktemp("model") / "db.sqlite3"
+    shutil.copy(template, path)
+    conn = open_sync(path, busy_timeout_ms=1000)
+    _user(conn, "u1")
+    _user(conn, "u2")
+    model: dict[str, dict[str, object]] = {}
+    for n in range(3):
+        _record(conn, f"r{n}", "u1", title="alpha")
+        model[f"r{n}"] = {"owner": "u1", "title": {"alpha"}, "transcript": set()}
+    for kind, n, words in edits:
+        rid, row = f"r{n}", model[f"r{n}"]
+        if kind == "title":
+            conn.execute("UPDATE audio_records SET title = ? WHERE id = ?", (" ".join(words), rid))
+            row["title"] = set(words)
+        elif kind == "transcript":
+            _transcript(conn, rid, " ".join(words))
+            row["transcript"] = set(words)
+        elif kind == "drop_transcript":
+            conn.execute("DELETE FROM texts WHERE record_id = ?", (rid,))
+            row["transcript"] = set()
+        else:
+            owner = "u2" if row["owner"] == "u1" else "u1"
+            conn.execute("UPDATE audio_records SET owner_id = ? WHERE id = ?", (owner, rid))
+            row["owner"] = owner
+    for owner in ("u1", "u2"):
+        for word in _WORDS:
+            expected = sorted(rid for rid, row in model.items() if row["owner"] == owner
+                              and word in row["title"] | row["transcript"])  # type: ignore[operator]
+            assert sorted(_search(conn, owner, word)) == expected, (owner, word)
+    # The FTS5 structure itself is sound.
+    conn.execute("INSERT INTO record_search (record_search) VALUES ('integrity-check')")
     conn.close()
