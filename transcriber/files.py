@@ -3,8 +3,9 @@
 Placement is atomic: content goes to a temporary name in the same folder, is
 fsynced, and is renamed only after the whole stream was read without error.
 The caller inserts the `files` row afterwards and calls `discard` if that
-fails. The sender's file name never becomes a path: only ids and a cleaned
-extension do.
+fails. The sender's file name never becomes a path, nor its extension:
+only ids and an extension decided from the content (`retype`) do. File ids
+are not derivable from record ids (`new_unguessable_id`).
 """
 
 from __future__ import annotations
@@ -12,20 +13,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import unicodedata
 from collections.abc import AsyncIterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from transcriber.errors import IncompleteInput, TooLarge
-from transcriber.ids import new_id
+from transcriber.ids import new_unguessable_id
 
 RECORDS_DIR = "records"
 TEMP_SUFFIX = ".part"
 ORIGINAL_NAME_MAX = 255
-EXTENSION_MAX = 32
-_EXT_RE = re.compile(r"^[a-z0-9]+$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,14 +48,6 @@ def clean_original_name(raw: str | None) -> str:
     return name.strip()[:ORIGINAL_NAME_MAX]
 
 
-def extension_of(original_name: str) -> str:
-    """A safe lowercase extension with its dot, or '' when there is none to trust."""
-    suffix = Path(original_name).suffix.lower().lstrip(".")
-    if not suffix or len(suffix) > EXTENSION_MAX or not _EXT_RE.match(suffix):
-        return ""
-    return f".{suffix}"
-
-
 class RecordFiles:
     def __init__(self, data_dir: Path) -> None:
         self._root = data_dir / RECORDS_DIR
@@ -72,7 +62,7 @@ class RecordFiles:
         """A fresh file id and a temporary path for it in the record folder."""
         folder = self.record_dir(record_id)
         folder.mkdir(parents=True, exist_ok=True)
-        file_id = new_id()
+        file_id = new_unguessable_id()
         return file_id, folder / f".{file_id}{ext}{TEMP_SUFFIX}"
 
     async def finalize(self, record_id: str, file_id: str, temp: Path) -> PlacedFile:
@@ -112,6 +102,15 @@ class RecordFiles:
             self.remove_dir_if_empty(record_id)
             raise
 
+    async def retype(self, placed: PlacedFile, ext: str) -> PlacedFile:
+        """Rename a placed file to the extension its content was found to have."""
+        final = placed.path.with_name(f"{placed.file_id}{ext}")
+        if final == placed.path:
+            return placed
+        await asyncio.to_thread(_rename_durably, placed.path, final)
+        return PlacedFile(record_id=placed.record_id, file_id=placed.file_id,
+                          file_name=final.name, path=final, size_bytes=placed.size_bytes)
+
     def discard(self, placed: PlacedFile) -> None:
         placed.path.unlink(missing_ok=True)
         self.remove_dir_if_empty(placed.record_id)
@@ -127,7 +126,11 @@ def _fsync_and_rename(temp: Path, final: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-    temp.rename(final)
+    _rename_durably(temp, final)
+
+
+def _rename_durably(source: Path, final: Path) -> None:
+    source.rename(final)
     dir_fd = os.open(final.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

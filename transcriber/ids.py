@@ -28,6 +28,16 @@ def new_id() -> str:
     return str(ULID.from_int(candidate)).lower()
 
 
+def new_unguessable_id() -> str:
+    """A fresh lowercase ULID with all 80 random bits random (no monotonic step).
+
+    For names a sender must not be able to guess from an id it was shown
+    (file ids: a record's original would otherwise be its id plus one).
+    """
+    now_ms = time.time_ns() // 1_000_000
+    return str(ULID.from_int((now_ms << _RANDOM_BITS) | secrets.randbits(_RANDOM_BITS))).lower()
+
+
 def parse_id(raw: str | None) -> str | None:
     """Strict parse at the boundary: the id in lower case, or None (= not found)."""
     if raw is None:

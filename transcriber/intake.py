@@ -2,7 +2,9 @@
 
 Shared by both doors (the web upload and the Telegram bot). The stream goes
 straight into the record folder (`RecordFiles.place_stream`: a temporary
-name, renamed when complete; never held in memory), its duration is probed,
+name, renamed when complete; never held in memory), it is probed (only
+audio containers are opened; the container decides the stored extension),
+audio that is too long or sampled too slowly is refused (`audio_refusal`),
 and the `files` and record rows are written in one writer transaction
 (`AcceptRecord`). On any failure nothing stays behind: no row, no file, no
 temporary file.
@@ -18,16 +20,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterable
 from dataclasses import dataclass
+from typing import Literal
 
 import structlog
 
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import Accepted, AcceptRecord, Source
 from transcriber.db.writer import Writer
-from transcriber.errors import TranscriberError
-from transcriber.files import PlacedFile, RecordFiles, clean_original_name, extension_of
+from transcriber.errors import PermanentFailure, TranscriberError
+from transcriber.files import PlacedFile, RecordFiles, clean_original_name
 from transcriber.ids import new_id
-from transcriber.ports import Transcoder
+from transcriber.ports import AudioProbe, Transcoder
 
 log = structlog.get_logger(__name__)
 
@@ -35,8 +38,37 @@ log = structlog.get_logger(__name__)
 _IN_FLIGHT: set[asyncio.Task[Accepted]] = set()
 
 
+# Below this the audio cannot carry speech a recognizer understands (the telephone band).
+MIN_SAMPLE_RATE = 8000
+
+Refusal = Literal["too_long", "sample_rate_too_low"]
+
+
 class EmptyInput(TranscriberError):
     """The stream carried no bytes at all."""
+
+
+class AudioRefused(PermanentFailure):
+    """Readable audio the service does not take: too long, or sampled too slowly."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(_REASONS[refusal])
+        self.refusal: Refusal = refusal
+
+
+_REASONS: dict[Refusal, str] = {
+    "too_long": "longer than the longest accepted recording",
+    "sample_rate_too_low": f"sampled below {MIN_SAMPLE_RATE} Hz",
+}
+
+
+def audio_refusal(probe: AudioProbe, *, max_seconds: int) -> Refusal | None:
+    """Pure: why this audio is refused at intake, or None."""
+    if probe.sample_rate < MIN_SAMPLE_RATE:
+        return "sample_rate_too_low"
+    if probe.duration_ms > max_seconds * 1000:
+        return "too_long"
+    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,21 +91,24 @@ async def accept_stream(
     writer: Writer,
     transcoder: Transcoder,
     limit: int,
+    max_seconds: int,
     expected_size: int | None = None,
 ) -> Accepted:
     """Store the stream as a new record.
 
-    Raises `TooLarge`, `IncompleteInput`, `EmptyInput`, the transcoder's
-    `PermanentFailure` (not audio) or `TransientFailure`, or the writer's
-    errors; in every case after removing what was stored.
+    Raises `TooLarge`, `IncompleteInput`, `EmptyInput`, `AudioRefused`, the
+    transcoder's `PermanentFailure` (not audio) or `TransientFailure`, or the
+    writer's errors; in every case after removing what was stored.
     """
     record_id = new_id()
     name = clean_original_name(intake.original_name)
+    # No extension until the content decides one: the sender's would steer the probe.
     placed = await files.place_stream(
-        record_id, chunks, ext=extension_of(name), limit=limit, expected_size=expected_size
+        record_id, chunks, ext="", limit=limit, expected_size=expected_size
     )
     task = asyncio.create_task(
-        _register(intake, placed, name, files=files, writer=writer, transcoder=transcoder),
+        _register(intake, placed, name, files=files, writer=writer, transcoder=transcoder,
+                  max_seconds=max_seconds),
         name=f"intake_register:{record_id}",
     )
     _IN_FLIGHT.add(task)
@@ -89,12 +124,18 @@ async def _register(
     files: RecordFiles,
     writer: Writer,
     transcoder: Transcoder,
+    max_seconds: int,
 ) -> Accepted:
     keep = False
     try:
         if placed.size_bytes == 0:
             raise EmptyInput("the file is empty")
-        duration_ms = await transcoder.probe_duration_ms(placed.path)
+        probe = await transcoder.probe(placed.path)
+        refusal = audio_refusal(probe, max_seconds=max_seconds)
+        if refusal is not None:
+            raise AudioRefused(refusal)
+        placed = await files.retype(placed, probe.extension)
+        duration_ms = probe.duration_ms
         accepted = await writer.ask(AcceptRecord(
             record_id=placed.record_id,
             owner_id=intake.owner_id,

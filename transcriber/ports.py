@@ -50,9 +50,23 @@ class Utterance:
     text: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AudioProbe:
+    """What a probe found in an audio file."""
+
+    extension: str
+    """The extension (with its dot) the file is stored under, decided from its content."""
+    duration_ms: int
+    sample_rate: int
+
+
 class Transcoder(Protocol):
-    async def normalize(self, source: Path, target: Path) -> None:
-        """Convert to OGG Opus mono at `target` (raise a StepFailure kind)."""
+    async def normalize(self, source: Path, target: Path, *, max_seconds: int) -> None:
+        """Convert to OGG Opus mono at `target`, at most `max_seconds` long
+        (raise a StepFailure kind)."""
+
+    async def probe(self, path: Path) -> AudioProbe:
+        """Examine an upload (PermanentFailure if it is not audio, or too slow to examine)."""
 
     async def probe_duration_ms(self, path: Path) -> int:
         """Duration of the audio in milliseconds (PermanentFailure if not audio)."""

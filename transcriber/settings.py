@@ -57,6 +57,7 @@ class ServerSettings:
     )
     anonymous_user: str = "local"
     upload_max_bytes: int = 8 * 1024**3
+    record_max_seconds: int = 6 * 3600
     rate_limit_requests: int = 120
     rate_limit_window_seconds: float = 60.0
     rate_limit_idle_seconds: float = 600.0
@@ -109,6 +110,8 @@ class RecognizerSettings:
 class FfmpegSettings:
     path: Path | None = None
     bitrate: str = "32k"
+    probe_timeout_seconds: float = 30.0
+    probe_concurrency: int = 2
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -352,6 +355,12 @@ def _validate(settings: Settings) -> None:
     checks: list[tuple[str, bool, str]] = [
         ("server.port", 0 <= settings.server.port <= 65535, "must be 0..65535"),
         ("server.upload_max_bytes", settings.server.upload_max_bytes > 0, "must be positive"),
+        ("server.record_max_seconds", settings.server.record_max_seconds > 0,
+         "must be positive"),
+        ("ffmpeg.probe_timeout_seconds", settings.ffmpeg.probe_timeout_seconds > 0,
+         "must be positive"),
+        ("ffmpeg.probe_concurrency", settings.ffmpeg.probe_concurrency >= 1,
+         "must be at least 1"),
         ("server.rate_limit_requests", settings.server.rate_limit_requests > 0, "must be positive"),
         ("server.page_default", 1 <= settings.server.page_default <= settings.server.page_max,
          "must be between 1 and server.page_max"),

@@ -3,10 +3,11 @@
 A few hundred requests: random bytes as uploads, truncated and malformed
 multipart bodies, empty files, a declared huge length followed by a hang-up,
 file names with NUL, control characters, path traversal and 4 KB of
-unicode, malformed ids, cursors, limits and ranges, deeply wrong JSON and
-broken HTTP. Afterwards the service is healthy, never answered 5xx, left no
-temporary or orphan file, and its captured output names none of the files
-sent and holds no traceback.
+unicode, playlists and concat lists pointing at other files, a subtitle, an
+image and a 1 Hz WAV (refused with 415), malformed ids, cursors, limits and
+ranges, deeply wrong JSON and broken HTTP. Afterwards the service is
+healthy, never answered 5xx, left no temporary or orphan file, and its
+captured output names none of the files sent and holds no traceback.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from urllib.parse import quote
 
 import aiohttp
 
+from tests import hostile_media as hm
 from tests.acceptance.test_serve import free_port, start_server, wait_ready
 from transcriber.db.connection import database_path
 from transcriber.files import RECORDS_DIR, TEMP_SUFFIX
@@ -122,6 +124,16 @@ async def _attack(port: int, audio: bytes, rng: random.Random) -> tuple[list[int
             status = await _raw(port, _post(_multipart(MARK.encode() + b".wav", junk),
                                             multipart))
             statuses.extend([status] if status is not None else [])
+        # Media that makes ffmpeg read other files, or is no audio container (see also
+        # test_hostile_media.py): refused as not audio whatever it is named.
+        for content in (hm.hls_playlist(f"file://{AUDIO}"), hm.hls_playlist(str(AUDIO)),
+                        hm.live_playlist(), hm.ffconcat(str(AUDIO)), hm.SUBTITLE, hm.png(),
+                        hm.one_hertz_wav()):
+            for name in (f"{MARK}.m3u8", f"{MARK}.mp3", f"{MARK}.ffconcat"):
+                async with session.post(base + "/app/audiorecords", data=content,
+                                        headers={"X-Filename": name}) as resp:
+                    statuses.append(resp.status)
+                    assert resp.status == 415, await resp.text()
         await call("POST", "/app/audiorecords", data=b"", headers={"X-Filename": f"{MARK}.mp3"})
         for body in (_multipart(b"empty.mp3", b""), b"--XyZ\r\n", b"--XyZ--\r\n", b"garbage",
                      b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nabc"):

@@ -8,6 +8,7 @@ by its own invariant, and only by it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import tempfile
 from collections.abc import Callable, Iterator
@@ -79,6 +80,14 @@ def test_loadtest_json_reports_a_clean_run_and_leaves_no_folder(
     assert 1 <= report["max_mailbox_depth"] <= 4 + 4
     assert report["total_seconds"] > 0
     assert report["timed_out"] is False
+    assert (report["lost_records"], report["stale_writes_applied"]) == (0, 0)
+    # The baselines ran in this run, on their own archives, beside the real path.
+    assert report["cycles_per_second"] > 0
+    for baseline in ("raw_sqlite3", "naive_aiosqlite"):
+        rate = report[f"{baseline}_cycles_per_second"]
+        assert rate > 0
+        assert report[f"ratio_vs_{baseline}"] == pytest.approx(
+            report["cycles_per_second"] / rate, rel=0.01, abs=0.001)
     assert list(temp_parent.iterdir()) == []  # the throwaway archive is gone
 
 
@@ -121,6 +130,35 @@ async def test_loadtest_catches_a_corrupted_row(invariant: str, temp_parent: Pat
     assert not report.ok
     assert [v.split(":")[0] for v in report.violations] == [invariant], report.violations
     assert "1 record(s)" in report.violations[0]
+    assert report.lost_records == (1 if invariant == "done" else 0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForgedWrite(Command[None]):
+    """A holder write whose token condition is broken: it lands (raises no ClaimLost)."""
+
+    name: ClassVar[str] = "forged_write"
+    record_id: str
+    token: str
+
+    async def execute(self, ctx: WriteContext) -> None:
+        return None
+
+
+async def test_loadtest_counts_a_stale_write_that_landed(temp_parent: Path) -> None:
+    async def write_with_an_old_token(run: LoadRun) -> None:
+        for _ in range(5000):  # until the first claim is answered
+            if run.writer.current_token:
+                break
+            await asyncio.sleep(0.001)
+        record_id = next(iter(run.writer.current_token))
+        await run.writer.ask(ForgedWrite(record_id=record_id, token="old"))
+
+    report = await run_loadtest(dataclasses.replace(SMALL, baselines=False),
+                                during_run=write_with_an_old_token)
+    assert report.stale_writes_applied == 1
+    assert [v.split(":")[0] for v in report.violations] == ["stale writes"], report.violations
+    assert report.raw_sqlite3_cycles_per_second is None
 
 
 async def test_loadtest_catches_two_holders_of_one_record(temp_parent: Path) -> None:

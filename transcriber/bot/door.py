@@ -40,7 +40,7 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.errors import PermanentFailure, TooLarge
 from transcriber.files import RecordFiles
-from transcriber.intake import EmptyInput, Intake, accept_stream
+from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
 from transcriber.ports import Transcoder
 from transcriber.settings import TelegramSettings
@@ -63,6 +63,7 @@ class DoorParts:
     files: RecordFiles
     transcoder: Transcoder
     clock: Clock
+    record_max_seconds: int
 
 
 class TelegramDoor:
@@ -208,6 +209,7 @@ class TelegramDoor:
                 accepted = await accept_stream(
                     intake, stream, files=parts.files, writer=parts.writer,
                     transcoder=parts.transcoder, limit=self._settings.download_max_bytes,
+                    max_seconds=parts.record_max_seconds,
                     expected_size=decision.size_bytes or telegram_file.file_size,
                 )
         except TooLarge:
@@ -215,6 +217,9 @@ class TelegramDoor:
                                       rules.too_large_text(self._settings.download_max_bytes))
         except EmptyInput:
             return await self._refuse(message, "empty", texts.EMPTY)
+        except AudioRefused as exc:
+            return await self._refuse(message, exc.refusal,
+                                      texts.audio_refused(exc.refusal, parts.record_max_seconds))
         except PermanentFailure:
             return await self._refuse(message, "not_readable", texts.NOT_READABLE)
         log.info("telegram_record_stored", record_id=accepted.record_id,

@@ -24,6 +24,13 @@ TOO_LARGE = (
     "Please upload it through the web archive instead, or send a shorter or more "
     "compressed recording."
 )
+TOO_LONG = (
+    "This recording is longer than {limit}, the longest I transcribe. Nothing was stored. "
+    "Please send it in shorter pieces."
+)
+SAMPLE_RATE_TOO_LOW = (
+    "This recording is sampled too coarsely to carry speech (below 8 kHz). Nothing was stored."
+)
 NOT_DOWNLOADABLE = "Telegram did not let me download this file. Nothing was stored."
 TRY_AGAIN = (
     "I could not take this recording in right now (a temporary problem). "
@@ -52,3 +59,14 @@ def halt_notice(reason: HaltReason) -> str:
 
 def megabytes(size_bytes: int) -> str:
     return f"{size_bytes / (1024 * 1024):g} MB"
+
+
+def audio_refused(refusal: str, max_seconds: int) -> str:
+    """The answer to readable audio refused at intake (`intake.Refusal`)."""
+    if refusal == "too_long":
+        return TOO_LONG.format(limit=hours(max_seconds))
+    return SAMPLE_RATE_TOO_LOW
+
+
+def hours(seconds: int) -> str:
+    return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds:g} s"

@@ -108,6 +108,7 @@ async def _accept(app: web.Application, settings: Settings, item: Tracked, *,
             Intake(owner_id=owner_id, original_name=item.path.name), _chunks(item.path),
             files=app[keys.FILES], writer=app[keys.WRITER], transcoder=app[keys.TRANSCODER],
             limit=settings.server.upload_max_bytes,
+            max_seconds=settings.server.record_max_seconds,
         )
     except StepFailure as exc:
         item.refused = exc.reason

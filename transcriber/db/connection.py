@@ -2,6 +2,9 @@
 
 Two of the three settings (foreign_keys, busy_timeout) belong to the
 connection, not the database, so they are applied to each one, never once.
+So does the SQL function `search_terms` the search triggers call: a
+connection opened elsewhere (the sqlite3 shell) can read, but a write that
+fires a search trigger fails loudly there instead of indexing wrong terms.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from pathlib import Path
 import aiosqlite
 
 from transcriber.db import queries as q
+from transcriber.db import search
 
 DB_FILE_NAME = "transcriber.sqlite3"
 
@@ -36,6 +40,7 @@ def open_sync(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
     """A blocking write connection (migrations, benchmarks, CLI one-shots)."""
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
+    conn.create_function(search.SQL_FUNCTION, 2, search.search_terms, deterministic=True)
     for statement in _pragmas(busy_timeout_ms=busy_timeout_ms, writer=True):
         conn.execute(statement)
     return conn
@@ -44,6 +49,7 @@ def open_sync(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
 async def open_writer(path: Path, *, busy_timeout_ms: int) -> aiosqlite.Connection:
     conn = await aiosqlite.connect(path, isolation_level=None)
     conn.row_factory = sqlite3.Row
+    await conn.create_function(search.SQL_FUNCTION, 2, search.search_terms, deterministic=True)
     for statement in _pragmas(busy_timeout_ms=busy_timeout_ms, writer=True):
         await conn.execute(statement)
     return conn

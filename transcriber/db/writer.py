@@ -107,6 +107,9 @@ class Writer:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
         self._task: asyncio.Task[None] | None = None
         self._accepting = False
+        # The labelled metric children per command name, looked up once
+        # (`labels()` takes a lock and builds a key on every call).
+        self._metrics: dict[str, tuple[Any, Any, Any]] = {}
 
     @property
     def task(self) -> asyncio.Task[None] | None:
@@ -208,8 +211,14 @@ class Writer:
 
     def _answer(self, envelope: Envelope[Any], ok: bool, value: Any) -> None:
         name = envelope.command.name
-        WRITER_COMMAND_SECONDS.labels(name).observe(time.perf_counter() - envelope.enqueued_at)
-        WRITER_COMMANDS.labels(name, "ok" if ok else "error").inc()
+        children = self._metrics.get(name)
+        if children is None:
+            children = self._metrics[name] = (
+                WRITER_COMMAND_SECONDS.labels(name), WRITER_COMMANDS.labels(name, "ok"),
+                WRITER_COMMANDS.labels(name, "error"))
+        seconds, succeeded, failed = children
+        seconds.observe(time.perf_counter() - envelope.enqueued_at)
+        (succeeded if ok else failed).inc()
         if envelope.reply.done():
             return
         if ok:

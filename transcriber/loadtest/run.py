@@ -2,7 +2,7 @@
 
 The real writer actor, reader pool and pipeline engine (K step actors) run on
 a fresh temporary data folder (never the configured archive; removed
-afterwards unless kept). The steps are simulated (`testing.steps.SimulatedStep`):
+afterwards unless kept). The steps are simulated (`loadtest.simulated.SimulatedStep`):
 a short random duration, then a transient failure, a deferral or an advance,
 so retries and deferrals happen on every run. N records enter through the
 real `AcceptRecord` command (a fictitious original file; no audio is read)
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import math
 import shutil
 import sys
 import tempfile
@@ -33,15 +32,20 @@ import orjson
 from transcriber.clock import SystemClock
 from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile
-from transcriber.db.commands.pipeline import Claim, Claimed
 from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
-from transcriber.db.writer import Command, Writer
 from transcriber.files import RecordFiles
 from transcriber.ids import new_id
+from transcriber.loadtest.measures import (
+    MeasuredWriter,
+    naive_aiosqlite,
+    percentile,
+    prepare,
+    raw_sqlite3,
+)
 from transcriber.loadtest.simulated import Holders, SimulatedStep, simulated_steps
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
@@ -54,6 +58,10 @@ LOGIN = "loadtest"
 # Simultaneous intake callers, like that many uploads arriving at once.
 DOORS = 4
 PROGRESS_SECONDS = 0.05
+# The baselines' cycles: enough for a steady rate, few enough that the slow
+# one (a commit per command) stays a few seconds.
+RAW_MAX_CYCLES = 20_000
+NAIVE_MAX_CYCLES = 2_000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +76,7 @@ class LoadOptions:
     timeout_seconds: float = 300.0
     keep: bool = False
     parent_dir: Path | None = None  # where the temporary data folder is made
+    baselines: bool = True  # also measure raw_sqlite3 and naive_aiosqlite
 
     def check(self) -> None:
         """Raise `ValueError` for options that could never finish."""
@@ -85,27 +94,6 @@ def load_pipeline_settings(workers: int) -> PipelineSettings:
         backoff_cap_seconds=0.5, idle_sleep_seconds=0.02,
         poll_first_delay_seconds=0.05, poll_delay_seconds=0.05,
     )
-
-
-class MeasuredWriter(Writer):
-    """The real writer, timing every command from its caller's side."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.command_seconds: list[float] = []
-        self.claim_seconds: list[float] = []
-        self.max_depth = 0
-
-    async def ask(self, command: Command[R]) -> R:
-        # `Writer.ask` enqueues before its first await: the depth it leaves is this + 1.
-        self.max_depth = max(self.max_depth, self.mailbox_depth + 1)
-        started = time.perf_counter()
-        answer = await super().ask(command)
-        seconds = time.perf_counter() - started
-        self.command_seconds.append(seconds)
-        if isinstance(command, Claim) and isinstance(answer, Claimed):
-            self.claim_seconds.append(seconds)
-        return answer
 
 
 @dataclass(slots=True, kw_only=True)
@@ -141,6 +129,21 @@ class LoadReport:
     timed_out: bool
     violations: tuple[str, ...]
     data_dir: str | None  # only when kept
+    lost_records: int  # accepted but neither done nor halted
+    stale_writes_applied: int
+    # claim + result cycles per second: the real writer path and the baselines
+    # (loadtest_baselines) on the same schema and durability, in this run.
+    cycles_per_second: float
+    raw_sqlite3_cycles_per_second: float | None = None
+    naive_aiosqlite_cycles_per_second: float | None = None
+
+    @property
+    def ratio_vs_raw_sqlite3(self) -> float | None:
+        return _ratio(self.cycles_per_second, self.raw_sqlite3_cycles_per_second)
+
+    @property
+    def ratio_vs_naive_aiosqlite(self) -> float | None:
+        return _ratio(self.cycles_per_second, self.naive_aiosqlite_cycles_per_second)
 
     @property
     def ok(self) -> bool:
@@ -149,16 +152,12 @@ class LoadReport:
     def as_dict(self) -> dict[str, Any]:
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         fields["violations"] = list(self.violations)
-        return {**fields, "ok": self.ok}
+        return {**fields, "ratio_vs_raw_sqlite3": self.ratio_vs_raw_sqlite3,
+                "ratio_vs_naive_aiosqlite": self.ratio_vs_naive_aiosqlite, "ok": self.ok}
 
 
-def percentile(samples: list[float], share: float) -> float:
-    """Nearest-rank percentile (0 when there are no samples)."""
-    if not samples:
-        return 0.0
-    ordered = sorted(samples)
-    rank = max(math.ceil(share * len(ordered)), 1)
-    return ordered[rank - 1]
+def _ratio(mine: float, base: float | None) -> float | None:
+    return round(mine / base, 3) if base else None
 
 
 async def run_loadtest(
@@ -181,6 +180,8 @@ async def run_loadtest(
             pipeline=load_pipeline_settings(options.workers),
         )
         report = await _run(settings, options, during_run, before_check)
+        if options.baselines:
+            report = await _with_baselines(report, settings, options, folder)
     finally:
         if not options.keep:
             await asyncio.to_thread(shutil.rmtree, folder, ignore_errors=True)
@@ -240,6 +241,24 @@ async def _run(
         await writer.stop()
 
 
+async def _with_baselines(report: LoadReport, settings: Settings, options: LoadOptions,
+                          folder: Path) -> LoadReport:
+    """The baselines on fresh archives of the same size beside the real run's."""
+    busy = settings.storage.busy_timeout_ms
+    raw_cycles = min(4 * options.records, RAW_MAX_CYCLES)
+    naive_cycles = min(4 * options.records, NAIVE_MAX_CYCLES)
+    raw_path = await asyncio.to_thread(prepare, folder / "raw_sqlite3", -(-raw_cycles // 4),
+                                       busy_timeout_ms=busy)
+    raw = await asyncio.to_thread(raw_sqlite3, raw_path, raw_cycles,
+                                  batch=settings.storage.writer_batch_max, busy_timeout_ms=busy)
+    naive_path = await asyncio.to_thread(prepare, folder / "naive_aiosqlite",
+                                         -(-naive_cycles // 4), busy_timeout_ms=busy)
+    naive = await naive_aiosqlite(naive_path, naive_cycles, workers=options.workers,
+                                  busy_timeout_ms=busy)
+    return dataclasses.replace(report, raw_sqlite3_cycles_per_second=raw,
+                               naive_aiosqlite_cycles_per_second=naive)
+
+
 async def _accept(run: LoadRun, records: int) -> None:
     """N records through the real intake command, from a few doors at once."""
     owner = await run.writer.ask(EnsureUser(login=LOGIN, display_name=LOGIN))
@@ -278,6 +297,9 @@ async def _report(run: LoadRun, options: LoadOptions, *, total: float,
     totals = await run.readers.fetch_one(q.loadtest.RECORD_TOTALS, {"done": Stage.DONE.value})
     assert totals is not None
     violations = await _violations(run, options.records, totals)
+    if run.writer.stale_writes_applied:
+        violations.append(f"stale writes: {run.writer.stale_writes_applied} holder write(s) "
+                          "landed for a token no longer current")
     if timed_out:
         violations.insert(0, f"timed out after {options.timeout_seconds:g} s")
     writer = run.writer
@@ -293,6 +315,9 @@ async def _report(run: LoadRun, options: LoadOptions, *, total: float,
         writer_command_p95_ms=_ms(percentile(writer.command_seconds, 0.95)),
         max_mailbox_depth=writer.max_depth, total_seconds=round(total, 3),
         timed_out=timed_out, violations=tuple(violations), data_dir=None,
+        lost_records=len(run.record_ids) - totals["done"] - totals["halted"],
+        stale_writes_applied=writer.stale_writes_applied,
+        cycles_per_second=round(len(writer.claim_seconds) / total, 1) if total > 0 else 0.0,
     )
 
 
@@ -351,7 +376,15 @@ def render(report: LoadReport) -> str:
         f"  writer command p95     {report.writer_command_p95_ms:.2f} ms",
         f"  max writer mailbox     {report.max_mailbox_depth}",
         f"  total time             {report.total_seconds:.2f} s",
+        f"  claim+result cycles    {report.cycles_per_second:.0f}/s",
+        f"  lost / stale applied   {report.lost_records} / {report.stale_writes_applied}",
     ]
+    if report.raw_sqlite3_cycles_per_second is not None:
+        lines.append(f"  raw_sqlite3            {report.raw_sqlite3_cycles_per_second:.0f}"
+                     f" cycles/s (ratio {report.ratio_vs_raw_sqlite3})")
+    if report.naive_aiosqlite_cycles_per_second is not None:
+        lines.append(f"  naive_aiosqlite        {report.naive_aiosqlite_cycles_per_second:.0f}"
+                     f" cycles/s (ratio {report.ratio_vs_naive_aiosqlite})")
     if report.data_dir:
         lines.append(f"  data folder kept       {report.data_dir}")
     if report.ok:

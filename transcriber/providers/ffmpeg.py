@@ -1,4 +1,4 @@
-"""ffmpeg as a subprocess: normalization to OGG Opus mono, part cutting, duration probes.
+"""ffmpeg as a subprocess: normalization to OGG Opus mono, part cutting, probes.
 
 The binary comes from the `imageio-ffmpeg` wheel (a static build with
 libopus) unless `[ffmpeg] path` names another, so `pip install` is enough.
@@ -7,6 +7,12 @@ time limit, a shutdown). Failure kinds are decided here, where ffmpeg's
 answer is understood (P17): input it cannot decode is permanent ("not
 audio"); a crash, a full disk or anything unclassified is transient.
 Reasons never carry paths or ffmpeg's own text (it names files).
+
+Every input is opened through `media.ffmpeg_input_args` (the `file`
+protocol and the audio demuxers only). Probes run `providers.media` as a
+child process, at most `ffmpeg.probe_concurrency` at once, each killed at
+`ffmpeg.probe_timeout_seconds`: a hostile file costs at most that, in a
+process, never a thread of the service's pools.
 """
 
 from __future__ import annotations
@@ -15,18 +21,23 @@ import asyncio
 import contextlib
 import errno
 import re
+import sys
 from pathlib import Path
 
-import av
+import orjson
 import structlog
 
 from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.ports import AudioProbe
+from transcriber.providers import media
 from transcriber.settings import FfmpegSettings
 
 log = structlog.get_logger(__name__)
 
-NOT_AUDIO = "not audio"
+NOT_AUDIO = media.NOT_AUDIO
+TOO_SLOW = "not audio (it could not be examined in time)"
 _STDERR_KEEP = 8192
+_PROBE_OUTPUT_MAX = 4096
 
 # ffmpeg's wording when the input is not something it can decode as audio.
 _UNDECODABLE = re.compile(
@@ -36,7 +47,9 @@ _UNDECODABLE = re.compile(
     r"|could not find codec parameters"
     r"|Decoder \(codec [^)]*\) not found"
     r"|Unknown input format"
-    r"|Failed to find two consecutive MPEG audio frames",
+    r"|Failed to find two consecutive MPEG audio frames"
+    r"|Format not on whitelist"
+    r"|Protocol not on whitelist",
     re.IGNORECASE,
 )
 _DISK_FULL = re.compile(r"No space left on device|Disk quota exceeded", re.IGNORECASE)
@@ -67,6 +80,9 @@ class FfmpegTranscoder:
     def __init__(self, settings: FfmpegSettings) -> None:
         self._settings = settings
         self._exe: str | None = None
+        self._probes = asyncio.Semaphore(settings.probe_concurrency)
+        self.probe_command: list[str] = [sys.executable, "-m", "transcriber.providers.media"]
+        """The child that probes one file (its path appended); tests replace it."""
 
     @property
     def executable(self) -> str:
@@ -74,10 +90,11 @@ class FfmpegTranscoder:
             self._exe = ffmpeg_executable(self._settings)
         return self._exe
 
-    async def normalize(self, source: Path, target: Path) -> None:
-        """OGG Opus, mono, speech bitrate; the first audio stream only."""
+    async def normalize(self, source: Path, target: Path, *, max_seconds: int) -> None:
+        """OGG Opus, mono, speech bitrate; the first audio stream only, cut at `max_seconds`."""
         await self._run([
-            "-i", str(source), "-map", "0:a:0", "-vn", "-sn", "-dn",
+            *media.ffmpeg_input_args(source), "-map", "0:a:0", "-vn", "-sn", "-dn",
+            "-t", str(max_seconds),
             "-ac", "1", "-c:a", "libopus", "-b:a", self._settings.bitrate,
             "-application", "voip", "-f", "ogg", str(target),
         ])
@@ -86,11 +103,41 @@ class FfmpegTranscoder:
         """A part of an OGG Opus file by stream copy (no re-encoding)."""
         await self._run([
             "-ss", f"{start_ms / 1000:.3f}", "-t", f"{length_ms / 1000:.3f}",
-            "-i", str(source), "-map", "0:a:0", "-c", "copy", "-f", "ogg", str(target),
+            *media.ffmpeg_input_args(source), "-map", "0:a:0", "-c", "copy", "-f", "ogg",
+            str(target),
         ])
 
+    async def probe(self, path: Path) -> AudioProbe:
+        return await self._probe(path, too_slow=PermanentFailure)
+
     async def probe_duration_ms(self, path: Path) -> int:
-        return await asyncio.to_thread(probe_duration_ms, path)
+        # Our own normalized copy: running out of time says the machine is busy, not
+        # that the file is hostile.
+        return (await self._probe(path, too_slow=TransientFailure)).duration_ms
+
+    async def _probe(self, path: Path,
+                     too_slow: type[PermanentFailure] | type[TransientFailure]) -> AudioProbe:
+        async with self._probes:
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    *self.probe_command, str(path),
+                    stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.DEVNULL,
+                )
+            except OSError as exc:
+                raise TransientFailure(f"the probe could not start ({type(exc).__name__})"
+                                       ) from None
+            try:
+                async with asyncio.timeout(self._settings.probe_timeout_seconds):
+                    output, _ = await process.communicate()
+            except TimeoutError:
+                await _kill(process)
+                log.warning("probe_timed_out", seconds=self._settings.probe_timeout_seconds)
+                raise too_slow(TOO_SLOW) from None
+            except BaseException:
+                await _kill(process)
+                raise
+        return read_probe_answer(process.returncode, output)
 
     async def _run(self, args: list[str]) -> None:
         command = [self.executable, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *args]
@@ -126,40 +173,24 @@ async def _kill(process: asyncio.subprocess.Process) -> None:
     await asyncio.shield(process.wait())
 
 
-def probe_duration_ms(path: Path) -> int:
-    """Duration of the first audio stream in ms, by PyAV (no ffprobe needed).
-
-    Raises `PermanentFailure("not audio")` when the file is not readable audio.
-    """
+def read_probe_answer(returncode: int | None, output: bytes) -> AudioProbe:
+    """Pure: the child's answer, or the failure it stands for."""
+    if returncode != 0:
+        # A crash in a demuxer (a signal) or an unusable child: not a verdict on the file.
+        raise TransientFailure(f"the probe failed with exit code {returncode}")
     try:
-        with av.open(str(path)) as container:
-            streams = container.streams.audio
-            if not streams:
-                raise PermanentFailure(NOT_AUDIO)
-            if container.duration is not None and container.duration > 0:
-                return int(container.duration * 1000 // av.time_base)
-            stream = streams[0]
-            if stream.duration is not None and stream.time_base is not None:
-                return int(stream.duration * stream.time_base * 1000)
-            return _decode_duration_ms(container)
-    except PermanentFailure:
-        raise
-    except FileNotFoundError:
-        raise TransientFailure("audio file missing") from None
-    except OSError as exc:
-        if exc.errno in (errno.ENOSPC, errno.EIO):
-            raise TransientFailure(f"cannot read audio ({type(exc).__name__})") from None
-        raise PermanentFailure(NOT_AUDIO) from None
-    except (av.FFmpegError, ValueError, IndexError):
-        raise PermanentFailure(NOT_AUDIO) from None
-
-
-def _decode_duration_ms(container: av.container.InputContainer) -> int:
-    """Last resort for streams without a declared duration: read the packets."""
-    end = 0.0
-    for packet in container.demux(container.streams.audio[0]):
-        if packet.pts is not None and packet.duration is not None and packet.time_base:
-            end = max(end, float((packet.pts + packet.duration) * packet.time_base))
-    if end <= 0:
-        raise PermanentFailure(NOT_AUDIO)
-    return int(end * 1000)
+        answer = orjson.loads(output[:_PROBE_OUTPUT_MAX])
+    except orjson.JSONDecodeError:
+        raise TransientFailure("the probe answered nonsense") from None
+    if not isinstance(answer, dict):
+        raise TransientFailure("the probe answered nonsense")
+    error = answer.get("error")
+    if error == "permanent":
+        raise PermanentFailure(str(answer.get("reason", NOT_AUDIO)))
+    if error is not None:
+        raise TransientFailure(str(answer.get("reason", "the probe failed")))
+    extension = media.extension_for(str(answer.get("container")))
+    duration_ms, sample_rate = answer.get("duration_ms"), answer.get("sample_rate")
+    if extension is None or not isinstance(duration_ms, int) or not isinstance(sample_rate, int):
+        raise TransientFailure("the probe answered nonsense")
+    return AudioProbe(extension=extension, duration_ms=duration_ms, sample_rate=sample_rate)

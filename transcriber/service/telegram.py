@@ -73,6 +73,7 @@ async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
     door = TelegramDoor(bot, settings=settings.telegram, parts=DoorParts(
         writer=app[keys.WRITER], readers=app[keys.READERS], files=app[keys.FILES],
         transcoder=app[keys.TRANSCODER], clock=app[keys.CLOCK],
+        record_max_seconds=settings.server.record_max_seconds,
     ))
     app[DOOR] = door
     stopping = asyncio.Event()

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 from transcriber.errors import PermanentFailure, StepFailure
+from transcriber.ports import AudioProbe
 
 NOT_AUDIO_MARKER = b"NOT AUDIO"
 
@@ -18,8 +19,11 @@ class FakeTranscoder:
     make every call fail with the given failure instead.
     """
 
-    def __init__(self, *, duration_ms: int = 1000) -> None:
+    def __init__(self, *, duration_ms: int = 1000, sample_rate: int = 16000,
+                 extension: str = ".ogg") -> None:
         self.duration_ms = duration_ms
+        self.sample_rate = sample_rate
+        self.extension = extension
         self.probe_failure: StepFailure | None = None
         self.normalize_failure: StepFailure | None = None
         self.probed: list[Path] = []
@@ -34,7 +38,12 @@ class FakeTranscoder:
                 raise PermanentFailure("not audio")
         return self.duration_ms
 
-    async def normalize(self, source: Path, target: Path) -> None:
+    async def probe(self, path: Path) -> AudioProbe:
+        duration_ms = await self.probe_duration_ms(path)
+        return AudioProbe(extension=self.extension, duration_ms=duration_ms,
+                          sample_rate=self.sample_rate)
+
+    async def normalize(self, source: Path, target: Path, *, max_seconds: int) -> None:
         self.normalized.append((source, target))
         if self.normalize_failure is not None:
             raise self.normalize_failure

@@ -62,7 +62,7 @@ async def list_records(request: web.Request) -> web.Response:
     query = request.query.get("q", "").strip()
     params: dict[str, Any] = {"owner_id": owner_id, "limit": limit + 1}
     if query:
-        match = match_expression(query)
+        match = match_expression(query, owner_id)
         after = decode_cursor(raw_cursor, search=True) if raw_cursor else None
         if match is None:
             return json_response({"items": [], "next_cursor": None})

@@ -8,24 +8,18 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from transcriber.providers import media
 from transcriber.web.errors import ApiError
 
 AUDIO_TYPES = {
-    "aac": "audio/aac",
+    **media.MEDIA_TYPES,
+    # Formats originals were stored under before the content decided them (the sender's).
     "aif": "audio/aiff",
-    "aiff": "audio/aiff",
-    "amr": "audio/amr",
-    "flac": "audio/flac",
-    "m4a": "audio/mp4",
-    "mp3": "audio/mpeg",
     "mp4": "audio/mp4",
     "oga": "audio/ogg",
-    "ogg": "audio/ogg",
     "opus": "audio/ogg",
-    "wav": "audio/wav",
     "weba": "audio/webm",
     "webm": "audio/webm",
-    "wma": "audio/x-ms-wma",
 }
 FALLBACK_TYPE = "application/octet-stream"
 

@@ -197,8 +197,9 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     **_COMMON,
                     "201": {**_json("The new record", "Record"), "links": _RECORD_LINKS},
                     "400": _error("Malformed, empty or incomplete upload"),
-                    "413": _error("Larger than the limit"),
-                    "415": _error("Not readable audio"),
+                    "413": _error("Larger than the limit, or longer than "
+                                  "server.record_max_seconds"),
+                    "415": _error("Not readable audio, or sampled below 8 kHz"),
                     "503": _error("The file could not be examined now"),
                 },
             },

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from transcriber.db.search import owner_match
 from transcriber.ids import parse_id
 from transcriber.web.errors import bad_request
 
@@ -79,16 +80,17 @@ def decode_cursor(raw: str, *, search: bool) -> PageAfter | SearchAfter:
     raise invalid
 
 
-def match_expression(query: str) -> str | None:
+def match_expression(query: str, owner_id: str) -> str | None:
     """An FTS5 expression for what a person typed, or None when nothing is searchable.
 
     Every word becomes a quoted prefix term, all of them required, so no
     input can be read as FTS5 syntax (a stray quote or `NEAR(` would
-    otherwise be a syntax error).
+    otherwise be a syntax error); the terms are the owner's own (see
+    `transcriber.db.search`).
     """
     if len(query) > QUERY_MAX:
         raise bad_request(f"q is longer than {QUERY_MAX} characters")
     terms = _TERM_RE.findall(query)[:_TERMS_MAX]
     if not terms:
         return None
-    return " ".join(f'"{term}"*' for term in terms)
+    return owner_match(owner_id, terms)

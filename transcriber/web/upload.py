@@ -19,7 +19,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from transcriber import keys
 from transcriber.db import queries as q
 from transcriber.errors import IncompleteInput, PermanentFailure, TooLarge, TransientFailure
-from transcriber.intake import EmptyInput, Intake, accept_stream
+from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.web.errors import ApiError, error_response
 from transcriber.web.identity import current_user
 from transcriber.web.responses import json_response
@@ -39,6 +39,14 @@ class MalformedUpload(IncompleteInput):
 def _too_large(limit: int) -> ApiError:
     return ApiError(413, "payload_too_large", f"the file is larger than {limit} bytes",
                     close=True)
+
+
+def _refused(exc: AudioRefused, max_seconds: int) -> ApiError:
+    if exc.refusal == "too_long":
+        return ApiError(413, "too_long",
+                        f"the recording is longer than {max_seconds} s, the longest accepted")
+    return ApiError(415, "sample_rate_too_low",
+                    "the audio is sampled below 8 kHz, too coarse to carry speech")
 
 
 def _declared_too_large(request: web.Request, limit: int) -> bool:
@@ -105,7 +113,8 @@ async def _multipart_file(request: web.Request) -> BodyPartReader:
 
 
 async def upload(request: web.Request) -> web.Response:
-    limit = request.app[keys.SETTINGS].server.upload_max_bytes
+    server = request.app[keys.SETTINGS].server
+    limit = server.upload_max_bytes
     if _declared_too_large(request, limit):
         raise _too_large(limit)
     owner = current_user(request)
@@ -127,7 +136,8 @@ async def upload(request: web.Request) -> web.Response:
         accepted = await accept_stream(
             Intake(owner_id=owner.id, original_name=name), chunks,
             files=request.app[keys.FILES], writer=request.app[keys.WRITER],
-            transcoder=request.app[keys.TRANSCODER], limit=limit, expected_size=expected,
+            transcoder=request.app[keys.TRANSCODER], limit=limit,
+            max_seconds=server.record_max_seconds, expected_size=expected,
         )
     except TooLarge:
         raise _too_large(limit) from None
@@ -136,6 +146,8 @@ async def upload(request: web.Request) -> web.Response:
                        "the upload ended before the whole file arrived", close=True) from None
     except EmptyInput:
         raise ApiError(400, "empty_file", "the file is empty") from None
+    except AudioRefused as exc:
+        raise _refused(exc, server.record_max_seconds) from None
     except PermanentFailure:
         raise ApiError(415, "not_audio",
                        "the file is not audio that can be read (no audio stream found)"

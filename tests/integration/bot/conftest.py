@@ -116,9 +116,10 @@ async def door_harness(
     made: list[DoorHarness] = []
 
     def factory(**telegram: Any) -> DoorHarness:
-        harness = DoorHarness(settings=tg_settings(**telegram), parts=DoorParts(
+        settings = tg_settings(**telegram)
+        harness = DoorHarness(settings=settings, parts=DoorParts(
             writer=writer, readers=readers, files=record_files, transcoder=transcoder,
-            clock=clock))
+            clock=clock, record_max_seconds=settings.server.record_max_seconds))
         made.append(harness)
         return harness
 

@@ -12,7 +12,7 @@ from tests.integration.pipeline.support import sample, until
 from transcriber.bot import texts
 from transcriber.db.readers import ReaderPool
 from transcriber.testing.fake_telegram import FakeTelegram, SentMessage
-from transcriber.testing.transcoder import NOT_AUDIO_MARKER
+from transcriber.testing.transcoder import NOT_AUDIO_MARKER, FakeTranscoder
 
 Harness = Callable[..., DoorHarness]
 
@@ -223,3 +223,22 @@ async def test_a_crash_after_storing_before_confirming_redelivers_without_duplic
     assert fake_tg.confirmed_offset == update_id + 1
     assert len(await _records(readers)) == 1
     assert len(_files_on_disk(data_dir)) == 1
+
+
+async def test_too_long_or_too_coarse_audio_is_refused_with_a_clear_answer(
+    door_harness: Harness, fake_tg: FakeTelegram, readers: ReaderPool, data_dir: Path,
+    transcoder: FakeTranscoder,
+) -> None:
+    transcoder.duration_ms = 6 * 3600 * 1000 + 1  # one millisecond over the promised 6 h
+    fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
+    run = door_harness().start()
+    [answer] = await _answers(fake_tg, 1)
+    assert answer.text == texts.TOO_LONG.format(limit="6 h")
+    transcoder.duration_ms, transcoder.sample_rate = 1000, 1
+    fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
+    [_, answer] = await _answers(fake_tg, 2)
+    assert answer.text == texts.SAMPLE_RATE_TOO_LOW
+    assert await _count(readers, "audio_records") == 0
+    assert await _count(readers, "files") == 0
+    assert _files_on_disk(data_dir) == []
+    await run.stop()

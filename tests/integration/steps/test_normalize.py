@@ -103,7 +103,7 @@ async def test_cancelling_normalize_kills_ffmpeg(tmp_path: Path) -> None:
     os.mkfifo(fifo)  # ffmpeg blocks on it forever: only a kill ends it
     target = tmp_path / "out.ogg"
     transcoder = FfmpegTranscoder(FfmpegSettings())
-    task = asyncio.create_task(transcoder.normalize(fifo, target))
+    task = asyncio.create_task(transcoder.normalize(fifo, target, max_seconds=60))
     for _ in range(200):
         if _ffmpeg_pids_writing(target):
             break
@@ -113,3 +113,18 @@ async def test_cancelling_normalize_kills_ffmpeg(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert _ffmpeg_pids_writing(target) == []
+
+
+async def test_normalized_copy_stops_at_record_max_seconds_and_its_duration_is_measured(
+    add_record: AddRecord, make_actor: MakeActor, make_settings: SettingsFactory,
+    clock: FakeClock, readers: ReaderPool,
+) -> None:
+    """A record over the limit that got in (stored before the limit, or lying in its header)
+    costs downstream at most the limit: the recognizers' time limits follow this duration."""
+    settings = make_settings(server={"record_max_seconds": 1})
+    record_id = await add_record(FIXTURES / "librivox_0880.mp3")  # about 3 s
+    await drive(make_actor(_steps(), settings), clock, readers, record_id,
+                until=Stage.NORMALIZED)
+    row = await record_row(readers, record_id)
+    assert row["halted_at"] is None
+    assert 900 <= row["duration_ms"] <= 1100

@@ -19,7 +19,8 @@ from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, dri
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.pipeline.steps import build_step_table
-from transcriber.providers.ffmpeg import FfmpegTranscoder, ffmpeg_executable, probe_duration_ms
+from transcriber.providers import media
+from transcriber.providers.ffmpeg import FfmpegTranscoder, ffmpeg_executable
 from transcriber.providers.object_store import S3ObjectStore
 from transcriber.providers.quota import CallBudget
 from transcriber.providers.speechkit import SpeechkitRecognizer
@@ -87,11 +88,15 @@ def sk_settings(make_settings: SettingsFactory, s3_endpoint: str, bucket: str,
 class CopyTranscoder:
     """Normalize by copying (the input already is OGG Opus, or must stay non-Opus)."""
 
-    async def normalize(self, source: Path, target: Path) -> None:
+    async def normalize(self, source: Path, target: Path, *, max_seconds: int) -> None:
         shutil.copyfile(source, target)
 
     async def probe_duration_ms(self, path: Path) -> int:
         return probe_duration_ms(path)
+
+
+def probe_duration_ms(path: Path) -> int:
+    return int(media.probe(path)["duration_ms"])
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from transcriber.errors import IncompleteInput, TooLarge
-from transcriber.files import RecordFiles, clean_original_name, extension_of
+from transcriber.files import RecordFiles, clean_original_name
 from transcriber.ids import new_id
 
 
@@ -96,15 +96,3 @@ async def test_discard_removes_the_file_and_its_empty_folder(
 )
 def test_sender_names_are_cleaned(raw: str | None, cleaned: str) -> None:
     assert clean_original_name(raw) == cleaned
-
-
-@pytest.mark.parametrize(
-    ("name", "ext"),
-    [
-        ("talk.MP3", ".mp3"), ("noext", ""), ("x." + "a" * 33, ""),
-        ("x.a" + "b" * 31, ".a" + "b" * 31), ("evil.m p3", ""), ("evil.mp3/", ".mp3"),
-        ("dots...", ""),
-    ],
-)
-def test_extensions_are_short_and_plain(name: str, ext: str) -> None:
-    assert extension_of(name) == ext

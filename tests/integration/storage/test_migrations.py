@@ -143,17 +143,3 @@ def test_schema_has_no_current_time_defaults(conn: sqlite3.Connection) -> None:
             assert "CURRENT_" not in default, (table, column["name"])
             assert "DATETIME" not in default
             assert "STRFTIME" not in default
-
-
-def test_search_index_follows_titles_and_transcripts(conn: sqlite3.Connection) -> None:
-    _user(conn, "u1", "alice")
-    _record(conn, "r1", "u1")
-    conn.execute("UPDATE audio_records SET title = 'Quarterly planning' WHERE id = 'r1'")
-    conn.execute("INSERT INTO texts (id, record_id, kind, contents, created_at, updated_at)"
-                 " VALUES ('x1', 'r1', 'transcript', 'the budget for elephants', 't', 't')")
-    hits = conn.execute(
-        "SELECT record_id FROM record_search WHERE record_search MATCH 'elephants'").fetchall()
-    assert [h["record_id"] for h in hits] == ["r1"]
-    hits = conn.execute(
-        "SELECT record_id FROM record_search WHERE record_search MATCH 'quarterly'").fetchall()
-    assert [h["record_id"] for h in hits] == ["r1"]

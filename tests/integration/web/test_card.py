@@ -22,7 +22,7 @@ async def test_fresh_record_card(client: Client) -> None:
     card = await _card(client, record["id"])
     assert {k: card[k] for k in record} == record
     assert card["files"] == {
-        "original": {"size_bytes": 10, "format": "wav", "duration_ms": 1500},
+        "original": {"size_bytes": 10, "format": "ogg", "duration_ms": 1500},
         "normalized": None,
     }
     assert card["transcript"] is None

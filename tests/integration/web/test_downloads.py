@@ -15,11 +15,14 @@ from transcriber.db.commands.files import StoredFile
 from transcriber.ids import new_id
 from transcriber.pipeline.effects import AddFile, SetColumns
 from transcriber.ports import Utterance
+from transcriber.testing.transcoder import FakeTranscoder
 
 AUDIO = bytes(range(256)) * 4
 
 
-async def test_original_download_whole_file(client: Client, data_dir: Path) -> None:
+async def test_original_download_whole_file(client: Client, data_dir: Path,
+                                            transcoder: FakeTranscoder) -> None:
+    transcoder.extension = ".mp3"  # what the probe found in the content
     record = await upload(client, AUDIO, name="%D0%B7%D0%B2%D0%BE%D0%BD%D0%BE%D0%BA 1.mp3")
     response = await client.get(f"/app/audiorecords/{record['id']}/file")
     assert response.status == 200

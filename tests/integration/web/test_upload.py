@@ -34,6 +34,7 @@ def _nothing_stored(data_dir: Path) -> None:
 async def test_multipart_upload_creates_record_and_file(
     client: Client, data_dir: Path, transcoder: FakeTranscoder
 ) -> None:
+    transcoder.extension = ".mp3"  # what the probe found in the content
     form = aiohttp.FormData()
     form.add_field("note", "ignored field")
     form.add_field("file", b"multipart audio bytes", filename="Interview 1.MP3",
@@ -53,12 +54,15 @@ async def test_multipart_upload_creates_record_and_file(
     assert files[0].parent.name == body["id"]
     assert files[0].suffix == ".mp3"
     assert files[0].read_bytes() == b"multipart audio bytes"
-    assert transcoder.probed == files
+    # The probe saw the file without the sender's extension (it would steer the demuxer).
+    assert [p.with_suffix(".mp3") for p in transcoder.probed] == files
+    assert transcoder.probed[0].suffix == ""
     # The disk name is nowhere in the answer.
     assert files[0].name not in await response.text()
 
 
 async def test_raw_upload_with_percent_encoded_name(client: Client, data_dir: Path) -> None:
+    # The fake transcoder finds OGG in every file.
     body = await upload(client, b"raw bytes", name="%D0%B7%D0%B2%D0%BE%D0%BD%D0%BE%D0%BA.ogg")
     assert body["original_filename"] == "звонок.ogg"
     assert [p.suffix for p in stored_files(data_dir)] == [".ogg"]
@@ -73,10 +77,14 @@ async def test_sender_name_is_cleaned_and_never_a_path(client: Client, data_dir:
     assert stored.parent.parent == data_dir / "records"
 
 
-async def test_long_extension_is_dropped(client: Client, data_dir: Path) -> None:
-    await upload(client, b"bytes", name="a." + "e" * 33)
+@pytest.mark.parametrize("name", ["a." + "e" * 33, "evil.m3u8", "list.ffconcat", "a.srt"])
+async def test_stored_extension_is_the_contents_never_the_senders(
+    client: Client, data_dir: Path, transcoder: FakeTranscoder, name: str
+) -> None:
+    transcoder.extension = ".flac"
+    await upload(client, b"bytes", name=name)
     (stored,) = stored_files(data_dir)
-    assert stored.suffix == ""
+    assert stored.suffix == ".flac"
 
 
 async def test_declared_length_over_limit_is_refused_before_reading(
@@ -269,3 +277,38 @@ async def test_upload_streams_without_buffering(client: Client, data_dir: Path) 
     assert stored.stat().st_size == size
     # Client and server share this process; neither may hold the file.
     assert peak < size // 4, f"peak {peak} bytes while moving {size}"
+
+
+async def test_audio_over_record_max_seconds_is_refused_with_413(
+    client: Client, data_dir: Path, transcoder: FakeTranscoder
+) -> None:
+    transcoder.duration_ms = 6 * 3600 * 1000 + 1  # the default limit is 6 h
+    response = await client.post("/app/audiorecords", data=b"long audio",
+                                 headers={"X-Filename": "long.wav"})
+    assert response.status == 413
+    error = (await response.json())["error"]
+    assert error["code"] == "too_long"
+    assert "21600 s" in error["message"]
+    _nothing_stored(data_dir)
+
+
+async def test_audio_sampled_below_8_khz_is_refused_with_415(
+    client: Client, data_dir: Path, transcoder: FakeTranscoder
+) -> None:
+    transcoder.sample_rate = 1  # the 1 Hz WAV that declares 27.8 h
+    response = await client.post("/app/audiorecords", data=b"slow audio",
+                                 headers={"X-Filename": "slow.wav"})
+    assert response.status == 415
+    assert (await response.json())["error"]["code"] == "sample_rate_too_low"
+    _nothing_stored(data_dir)
+
+
+async def test_record_max_seconds_is_a_setting(
+    start_api: StartApi, data_dir: Path, transcoder: FakeTranscoder
+) -> None:
+    client = await start_api(server={"record_max_seconds": 1})
+    transcoder.duration_ms = 1001
+    response = await client.post("/app/audiorecords", data=b"audio",
+                                 headers={"X-Filename": "a.wav"})
+    assert response.status == 413
+    _nothing_stored(data_dir)

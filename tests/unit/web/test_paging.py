@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from transcriber.db.search import owner_key
 from transcriber.ids import new_id
 from transcriber.web.errors import ApiError
 from transcriber.web.paging import (
@@ -56,13 +57,19 @@ def test_limits() -> None:
     assert parse_limit("100", default=30, maximum=100) == 100
 
 
-def test_every_word_becomes_a_quoted_prefix_term() -> None:
-    assert match_expression('budget "meeting') == '"budget"* "meeting"*'
-    assert match_expression("NEAR(a b) OR c*") == '"NEAR"* "a"* "b"* "OR"* "c"*'
-    assert match_expression("!!! ---") is None
-    assert match_expression("звонок") == '"звонок"*'
+def test_every_word_becomes_a_quoted_prefix_term_of_the_owner() -> None:
+    k = owner_key("u1")
+    assert match_expression('budget "meeting', "u1") == f'"{k}budget"* "{k}meeting"*'
+    assert match_expression("NEAR(a b) OR c*", "u1") == (
+        f'"{k}NEAR"* "{k}a"* "{k}b"* "{k}OR"* "{k}c"*')
+    assert match_expression("!!! ---", "u1") is None
+    assert match_expression("___", "u1") is None
+    assert match_expression("звонок", "u1") == f'"{k}звонок"*'
+    # One typed word that holds several stays one phrase, each word the owner's.
+    assert match_expression("e_mail", "u1") == f'"{k}e {k}mail"*'
+    assert owner_key("u2") != k
 
 
 def test_overlong_query_is_refused() -> None:
     with pytest.raises(ApiError):
-        match_expression("a" * 201)
+        match_expression("a" * 201, "u1")

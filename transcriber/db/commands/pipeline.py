@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import ClassVar, Literal, Protocol
 
+from transcriber.clock import format_time
 from transcriber.db import queries as q
 from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import ClaimLost, Conflict, NotFound, NoWork
@@ -82,10 +84,16 @@ class Claim(Command["Claimed | NoWork"]):
 
     async def execute(self, ctx: WriteContext) -> Claimed | NoWork:
         token = new_id()
-        params: dict[str, object] = {"token": token, "now": ctx.now()}
+        # One reading of the clock for the claim and every lease (stages
+        # usually share a lease length: each distinct one is formatted once).
+        moment = ctx.clock.now()
+        formatted: dict[float, str] = {}
+        params: dict[str, object] = {"token": token, "now": format_time(moment)}
         for stage in q.pipeline.CLAIMABLE_STAGES:
             seconds = self.leases[Stage(stage)]
-            params[q.pipeline.lease_param(stage)] = ctx.now(plus_seconds=seconds)
+            if seconds not in formatted:
+                formatted[seconds] = format_time(moment + timedelta(seconds=seconds))
+            params[q.pipeline.lease_param(stage)] = formatted[seconds]
         async with ctx.conn.execute(q.pipeline.CLAIM, params) as cursor:
             row = await cursor.fetchone()
         if row is None:

@@ -32,20 +32,28 @@ ORDER BY r.created_at DESC, r.id DESC
 LIMIT :limit
 """
 
-# bm25 weights by column: record_id (unindexed), title, original_filename, transcript.
-# Lower scores are better matches.
+# bm25 weights by column: title, original_filename, transcript. Lower scores
+# are better matches. `:match` comes from `transcriber.db.search.owner_match`:
+# its terms carry the owner's key, so the match (and bm25) reads only the
+# owner's rows; the `owner_id` filter stays as the authority.
 _SEARCH_HITS = """
 WITH hits AS (
-    SELECT record_id, bm25(record_search, 0.0, 10.0, 5.0, 1.0) AS score
+    SELECT rowid AS search_rowid, bm25(record_search, 10.0, 5.0, 1.0) AS score
     FROM record_search
     WHERE record_search MATCH :match
 )
 """
 
+_SEARCH_FROM = """
+FROM hits
+JOIN record_search_keys AS k ON k.id = hits.search_rowid
+JOIN audio_records AS r ON r.id = k.record_id
+"""
+
 SEARCH_FIRST = f"""
 {_SEARCH_HITS}
 SELECT {_RECORD_COLUMNS}, hits.score AS score
-FROM hits JOIN audio_records AS r ON r.id = hits.record_id
+{_SEARCH_FROM}
 WHERE r.owner_id = :owner_id
 ORDER BY hits.score, r.id
 LIMIT :limit
@@ -54,7 +62,7 @@ LIMIT :limit
 SEARCH_AFTER = f"""
 {_SEARCH_HITS}
 SELECT {_RECORD_COLUMNS}, hits.score AS score
-FROM hits JOIN audio_records AS r ON r.id = hits.record_id
+{_SEARCH_FROM}
 WHERE r.owner_id = :owner_id
   AND (hits.score > :after_score OR (hits.score = :after_score AND r.id > :after_id))
 ORDER BY hits.score, r.id

@@ -31,7 +31,10 @@ class NormalizeStep:
             raise PermanentFailure("the original file is missing")
         file_id, temp = job.files.temp_path(job.record_id, NORMALIZED_EXT)
         try:
-            await self._transcoder.normalize(source, temp)
+            # The cut bounds what a header declaring days of audio can cost downstream;
+            # the duration measured on the copy is what recognizers' limits follow.
+            await self._transcoder.normalize(
+                source, temp, max_seconds=job.settings.server.record_max_seconds)
             duration_ms = await self._transcoder.probe_duration_ms(temp)
             placed = await job.files.finalize(job.record_id, file_id, temp)
         except BaseException:

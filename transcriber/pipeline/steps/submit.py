@@ -33,10 +33,6 @@ from transcriber.providers.structure import PartPlan, plan_parts
 
 log = structlog.get_logger(__name__)
 
-# The longest record the service accepts (docs/operations.md); bounds a run of unknown length.
-LONGEST_RECORD_MS = 6 * 3600 * 1000
-
-
 def object_key(prefix: str, record_id: str, part_index: int) -> str:
     """Where a record's part lives in the bucket: ids only, never a sender's name."""
     return f"{prefix}{record_id}/part-{part_index:03d}.ogg"
@@ -54,9 +50,10 @@ class SubmitStep:
         self._cutter = cutter
 
     def time_limit_seconds(self, job: Job) -> float | None:
-        # The actor asks before the record is read: bound by the longest record here,
-        # and by the actual duration inside `run` (a local recognition scales with it).
-        return self._recognizer.time_limit_seconds(LONGEST_RECORD_MS)
+        # The actor asks before the record is read: bound by the longest record accepted
+        # (the normalized copy stops there) here, and inside `run` by each part's length,
+        # which comes from the duration measured on the normalized copy.
+        return self._recognizer.time_limit_seconds(job.settings.server.record_max_seconds * 1000)
 
     async def run(self, job: Job) -> Outcome:
         record = await load_record(job)

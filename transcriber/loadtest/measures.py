@@ -1,0 +1,209 @@
+"""What `transcriber loadtest` measures: the real writer, and two baselines beside it.
+
+`MeasuredWriter` is the real writer actor timing every command from its
+caller's side and counting stale holder writes that landed.
+
+The two baselines both run the pipeline's own claim, read and result statements (the named
+queries `pipeline.CLAIM`, `SELECT_CLAIMED`, `ADVANCE`, `INSERT_EVENT`) on a
+fresh archive built by the migrations, with the same durability (WAL,
+`synchronous=FULL`), records accepted through the intake statements:
+
+- `raw_sqlite3`: one plain sqlite3 loop in a thread, `batch` cycles per
+  transaction (what the hardware and SQLite allow: the ceiling);
+- `naive_aiosqlite`: `workers` concurrent callers on one aiosqlite
+  connection, every statement awaited one by one, one transaction per
+  command (claim+read, result+journal), as an actor without group commit
+  and without the inline connection would do.
+
+A cycle is one claim and its result write, like a step run of the pipeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from pathlib import Path
+from typing import Any, TypeVar
+
+from transcriber.clock import SystemClock, stamp
+from transcriber.db import queries as q
+from transcriber.db.commands.pipeline import Claim, Claimed
+from transcriber.db.connection import database_path, open_sync, open_writer
+from transcriber.db.migrate import migrate
+from transcriber.db.writer import Command, Writer
+from transcriber.ids import new_id
+from transcriber.stages import Stage, spec_of
+
+R = TypeVar("R")
+
+OWNER = "baseline"
+
+
+class MeasuredWriter(Writer):
+    """The real writer, timing every command from its caller's side.
+
+    It also counts holder writes that landed although a newer claim of the
+    record had already been answered when they were sent (a stale token that
+    the P3 condition should have refused): `stale_writes_applied`.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.command_seconds: list[float] = []
+        self.claim_seconds: list[float] = []
+        self.max_depth = 0
+        self.current_token: dict[str, str] = {}
+        self.stale_writes_applied = 0
+
+    async def ask(self, command: Command[R]) -> R:
+        # `Writer.ask` enqueues before its first await: the depth it leaves is this + 1.
+        self.max_depth = max(self.max_depth, self.mailbox_depth + 1)
+        token = getattr(command, "token", None)
+        record_id = getattr(command, "record_id", None)
+        held = self.current_token.get(record_id) if isinstance(record_id, str) else None
+        started = time.perf_counter()
+        answer = await super().ask(command)
+        seconds = time.perf_counter() - started
+        self.command_seconds.append(seconds)
+        if isinstance(command, Claim) and isinstance(answer, Claimed):
+            self.claim_seconds.append(seconds)
+            self.current_token[answer.record_id] = answer.token
+        elif token is not None and held is not None and token != held:
+            # A holder write that returned (a lost claim raises ClaimLost) landed.
+            self.stale_writes_applied += 1
+        return answer
+
+
+def percentile(samples: list[float], share: float) -> float:
+    """Nearest-rank percentile (0 when there are no samples)."""
+    if not samples:
+        return 0.0
+    ordered = sorted(samples)
+    rank = max(math.ceil(share * len(ordered)), 1)
+    return ordered[rank - 1]
+
+
+def prepare(folder: Path, records: int, *, busy_timeout_ms: int) -> Path:
+    """A migrated archive holding `records` records at the first stage."""
+    migrate(folder, busy_timeout_ms=busy_timeout_ms)
+    path = database_path(folder)
+    conn = open_sync(path, busy_timeout_ms=busy_timeout_ms)
+    now = stamp(SystemClock())
+    conn.execute(q.control.BEGIN_IMMEDIATE)
+    conn.execute(q.users.INSERT, {"id": OWNER, "login": OWNER, "name": "", "email": "",
+                                  "now": now})
+    for _ in range(records):
+        record_id, file_id = new_id(), new_id()
+        conn.execute(q.files.INSERT, {
+            "id": file_id, "owner_id": OWNER, "record_id": record_id, "file_name": "x.wav",
+            "size_bytes": 1, "format": "wav", "duration_ms": 1, "now": now})
+        conn.execute(q.records.INSERT_RECORD, {
+            "id": record_id, "owner_id": OWNER, "title": "", "original_filename": "x.wav",
+            "duration_ms": 1, "size_bytes": 1, "source": "http", "tg_chat_id": None,
+            "tg_message_id": None, "state": Stage.UPLOADED.value,
+            "original_file_id": file_id, "now": now})
+    conn.execute(q.control.COMMIT)
+    conn.close()
+    return path
+
+
+def _claim_params(clock: SystemClock) -> tuple[str, dict[str, object]]:
+    now = stamp(clock)
+    params: dict[str, object] = {"token": new_id(), "now": now}
+    for stage in q.pipeline.CLAIMABLE_STAGES:
+        params[q.pipeline.lease_param(stage)] = stamp(clock, plus_seconds=60)
+    return now, params
+
+
+def _result_params(record_id: str, token: str, stage: str,
+                   now: str) -> tuple[dict[str, object], dict[str, object]]:
+    spec = spec_of(Stage(stage))
+    assert spec.next_stage is not None
+    assert spec.step is not None
+    advance: dict[str, object] = {
+        "id": record_id, "token": token, "stage": stage, "next_stage": spec.next_stage.value,
+        "now": now}
+    event: dict[str, object] = {
+        "id": new_id(), "record_id": record_id, "origin": "pipeline", "step": spec.step,
+        "outcome": "done", "outcome_text": None, "duration_ms": 0, "now": now}
+    return advance, event
+
+
+def raw_sqlite3(path: Path, cycles: int, *, batch: int, busy_timeout_ms: int) -> float:
+    """Cycles per second of the plain loop (blocking: run it in a thread)."""
+    conn = open_sync(path, busy_timeout_ms=busy_timeout_ms)
+    clock = SystemClock()
+    done = 0
+    started = time.perf_counter()
+    try:
+        while done < cycles:
+            conn.execute(q.control.BEGIN_IMMEDIATE)
+            for _ in range(min(batch, cycles - done)):
+                now, params = _claim_params(clock)
+                row = conn.execute(q.pipeline.CLAIM, params).fetchone()
+                if row is None:
+                    break
+                state = conn.execute(q.pipeline.SELECT_CLAIMED, {
+                    "id": row["id"], "token": row["acquisition_id"]}).fetchone()
+                advance, event = _result_params(row["id"], row["acquisition_id"],
+                                                state["state"], now)
+                conn.execute(q.pipeline.ADVANCE, advance)
+                conn.execute(q.pipeline.INSERT_EVENT, event)
+                done += 1
+            else:
+                conn.execute(q.control.COMMIT)
+                continue
+            conn.execute(q.control.COMMIT)
+            break  # no work left
+    finally:
+        conn.close()
+    return _rate(done, time.perf_counter() - started)
+
+
+async def naive_aiosqlite(path: Path, cycles: int, *, workers: int,
+                          busy_timeout_ms: int) -> float:
+    """Cycles per second of concurrent callers awaiting each statement."""
+    conn = await open_writer(path, busy_timeout_ms=busy_timeout_ms)
+    clock = SystemClock()
+    one_at_a_time = asyncio.Lock()  # one connection: its transactions cannot interleave
+    done = 0
+
+    async def command(statements: list[tuple[str, dict[str, object]]]) -> None:
+        async with one_at_a_time:
+            await conn.execute(q.control.BEGIN_IMMEDIATE)
+            for sql, params in statements:
+                await conn.execute(sql, params)
+            await conn.execute(q.control.COMMIT)
+
+    async def caller() -> None:
+        nonlocal done
+        while done < cycles:
+            now, params = _claim_params(clock)
+            async with one_at_a_time:
+                await conn.execute(q.control.BEGIN_IMMEDIATE)
+                cursor = await conn.execute(q.pipeline.CLAIM, params)
+                row = await cursor.fetchone()
+                state = None
+                if row is not None:
+                    cursor = await conn.execute(q.pipeline.SELECT_CLAIMED, {
+                        "id": row["id"], "token": row["acquisition_id"]})
+                    state = await cursor.fetchone()
+                await conn.execute(q.control.COMMIT)
+            if row is None or state is None:
+                return
+            advance, event = _result_params(row["id"], row["acquisition_id"], state["state"],
+                                            now)
+            await command([(q.pipeline.ADVANCE, advance), (q.pipeline.INSERT_EVENT, event)])
+            done += 1
+
+    started = time.perf_counter()
+    try:
+        await asyncio.gather(*(caller() for _ in range(workers)))
+    finally:
+        await conn.close()
+    return _rate(done, time.perf_counter() - started)
+
+
+def _rate(cycles: int, seconds: float) -> float:
+    return round(cycles / seconds, 1) if seconds > 0 else 0.0
