@@ -24,6 +24,7 @@ from transcriber.settings import Settings, load_settings
 from transcriber.status import print_status
 from transcriber.transcribe import transcribe
 from transcriber.transcripts import FORMATS
+from transcriber.web.connections import install_accept_failure_log
 
 log = structlog.get_logger(__name__)
 
@@ -140,13 +141,18 @@ async def serve(settings: Settings, app: web.Application | None = None) -> int:
     """Run until SIGTERM/SIGINT (exit 0) or a fatal error such as the writer's death (70)."""
     if app is None:
         app = build_app(settings)
+    # aiohttp closes a connection still waiting for a request head when its
+    # keep-alive timer fires, from the moment it opens: that timer is the
+    # header-read timeout (it also ends idle keep-alive connections).
     runner = web.AppRunner(
         app, handle_signals=False, access_log=None,
         shutdown_timeout=settings.server.shutdown_graceful_seconds,
+        keepalive_timeout=settings.server.header_read_timeout_seconds,
     )
     await runner.setup()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    install_accept_failure_log(loop)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     fatal = app[keys.FATAL]

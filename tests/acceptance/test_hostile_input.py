@@ -89,7 +89,7 @@ def _multipart(filename: bytes, content: bytes, *, boundary: bytes = b"XyZ") -> 
 def _post(body: bytes, headers: dict[str, str], *, length: int | None = None) -> bytes:
     head = "".join(f"{key}: {value}\r\n" for key, value in headers.items())
     size = len(body) if length is None else length
-    return (f"POST /app/audiorecords HTTP/1.1\r\nHost: x\r\nContent-Length: {size}\r\n"
+    return (f"POST /app/audiorecords HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {size}\r\n"
             f"{head}Connection: close\r\n\r\n").encode() + body
 
 
@@ -161,9 +161,9 @@ async def _attack(port: int, audio: bytes, rng: random.Random) -> tuple[list[int
             await call("POST", f"{record}/resume", data=b"{\"deep\": " * 5000,
                        headers={"Content-Type": "application/json"})
     for junk_request in (b"\x00\x01\x02\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n",
-                         b"GET /app/me HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 20000 + b"\r\n\r\n",
+                         b"GET /app/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n",
                          b"GET /app/me HTTP/1.1\r\nBad Header\r\n\r\n",
-                         b"POST /app/audiorecords HTTP/1.1\r\nHost: x\r\n"
+                         b"POST /app/audiorecords HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                          b"Transfer-Encoding: chunked\r\n\r\nzz\r\n"):
         status = await _raw(port, junk_request)
         statuses.extend([status] if status is not None else [])

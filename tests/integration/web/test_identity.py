@@ -90,7 +90,7 @@ async def _raw_get(client: Client, extra_headers: bytes) -> bytes:
     """A GET sent byte by byte: clients refuse to send control characters themselves."""
     reader, writer = await asyncio.open_connection(client.host, client.port)
     try:
-        writer.write(b"GET /app/me HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
+        writer.write(b"GET /app/me HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                      + extra_headers + b"\r\n")
         await writer.drain()
         return await asyncio.wait_for(reader.read(), timeout=5)
