@@ -47,15 +47,16 @@ class UploadSlots:
 
     @asynccontextmanager
     async def hold(self, user_id: str) -> AsyncIterator[None]:
-        if self.receiving >= self._total:
-            raise ApiError(503, "busy", "too many uploads are arriving; try again shortly",
-                           headers={"Retry-After": str(RETRY_AFTER_SECONDS)}, close=True)
+        # The sender's own cap first: it is theirs to wait for.
         if self._by_user[user_id] >= self._per_user:
             raise ApiError(429, "too_many_uploads",
                            f"at most {self._per_user} uploads at once; "
                            "wait for one to finish", headers={"Retry-After":
                                                               str(RETRY_AFTER_SECONDS)},
                            close=True)
+        if self.receiving >= self._total:
+            raise ApiError(503, "busy", "too many uploads are arriving; try again shortly",
+                           headers={"Retry-After": str(RETRY_AFTER_SECONDS)}, close=True)
         self._by_user[user_id] += 1
         try:
             yield
