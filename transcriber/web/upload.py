@@ -119,9 +119,17 @@ async def upload(request: web.Request) -> web.Response:
         try:
             return await _receive(request, owner.id, limit)
         except UploadTooSlow:
-            raise ApiError(408, "upload_too_slow",
-                           "the upload stalled or came too slowly; send it again",
-                           close=True) from None
+            pass
+    # The body's stream now holds the watchdog's error, which aiohttp would
+    # meet (and log with a traceback) draining the rest of the body after
+    # the answer: send the answer here and close instead.
+    response = error_response(408, "upload_too_slow",
+                              "the upload stalled or came too slowly; send it again")
+    response.force_close()
+    await response.prepare(request)
+    await response.write_eof()
+    request.protocol.force_close()  # the transport flushes the answer, then closes
+    return response
 
 
 async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Response:
