@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import ipaddress
 import os
+import re
 import tomllib
 import types
 import typing
@@ -25,6 +26,9 @@ from transcriber.errors import ConfigError
 from transcriber.stages import claimable_stages
 
 ENV_PREFIX = "TRANSCRIBER_"
+# The shape aiogram checks when a Bot is made (its error is a traceback):
+# the bot's numeric id, a colon, the secret, no white space.
+_BOT_TOKEN = re.compile(r"[0-9]+:\S+")
 CONFIG_ENV = "TRANSCRIBER_CONFIG"
 # Variables under the prefix that are not settings (docs/settings.md lists them).
 NON_SETTING_ENV = frozenset({CONFIG_ENV})
@@ -66,6 +70,16 @@ class ServerSettings:
     page_max: int = 100
     shutdown_graceful_seconds: float = 5.0
     shutdown_forced_seconds: float = 20.0
+    # Hostile pages and connections (docs/operations.md says why and the numbers).
+    # Host names besides localhost, 127.0.0.1, ::1 and `host` ("*": any).
+    allowed_hosts: tuple[str, ...] = ()
+    header_read_timeout_seconds: float = 15.0
+    uploads_max: int = 16
+    uploads_per_user_max: int = 4
+    upload_idle_seconds: float = 60.0
+    upload_min_bytes_per_second: int = 8192
+    upload_rate_window_seconds: float = 120.0
+    rate_limit_table_max: int = 10000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -298,7 +312,10 @@ def _coerce(key: str, hint: Any, value: Any, *, from_env: bool) -> Any:
         items = value.split(",") if isinstance(value, str) else value
         if not isinstance(items, list | tuple):
             raise ConfigError(key, "must be a list or a comma-separated string")
-        return tuple(_to_network(key, str(item).strip()) for item in items if str(item).strip())
+        texts = [str(item).strip() for item in items if str(item).strip()]
+        if args and args[0] is str:
+            return tuple(texts)
+        return tuple(_to_network(key, text) for text in texts)
     if origin is Mapping:
         return _to_mapping(key, value)
     raise ConfigError(key, f"unsupported setting type {hint!r}")  # pragma: no cover
@@ -362,6 +379,20 @@ def _validate(settings: Settings) -> None:
         ("ffmpeg.probe_concurrency", settings.ffmpeg.probe_concurrency >= 1,
          "must be at least 1"),
         ("server.rate_limit_requests", settings.server.rate_limit_requests > 0, "must be positive"),
+        ("server.header_read_timeout_seconds", settings.server.header_read_timeout_seconds > 0,
+         "must be positive"),
+        ("server.uploads_max", settings.server.uploads_max >= 1, "must be at least 1"),
+        ("server.uploads_per_user_max",
+         1 <= settings.server.uploads_per_user_max <= settings.server.uploads_max,
+         "must be between 1 and server.uploads_max"),
+        ("server.upload_idle_seconds", settings.server.upload_idle_seconds > 0,
+         "must be positive"),
+        ("server.upload_min_bytes_per_second", settings.server.upload_min_bytes_per_second >= 0,
+         "must not be negative"),
+        ("server.upload_rate_window_seconds", settings.server.upload_rate_window_seconds > 0,
+         "must be positive"),
+        ("server.rate_limit_table_max", settings.server.rate_limit_table_max >= 1,
+         "must be at least 1"),
         ("server.page_default", 1 <= settings.server.page_default <= settings.server.page_max,
          "must be between 1 and server.page_max"),
         ("storage.read_connections", settings.storage.read_connections >= 1, "must be at least 1"),
@@ -420,6 +451,9 @@ def _validate_telegram(telegram: TelegramSettings) -> None:
     if telegram.retry_cap_seconds < telegram.retry_base_seconds:
         raise ConfigError("telegram.retry_cap_seconds",
                           "must not be below telegram.retry_base_seconds")
+    if telegram.token is not None and not _BOT_TOKEN.fullmatch(telegram.token.value):
+        # Never the value: it is a secret even when malformed.
+        raise ConfigError("telegram.token", "is not a bot token (digits, a colon, the secret)")
     if not telegram.api_base.startswith(("http://", "https://")):
         raise ConfigError("telegram.api_base", "must be an http:// or https:// URL")
 

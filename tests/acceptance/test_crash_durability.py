@@ -105,7 +105,8 @@ async def test_an_acknowledged_upload_survives_sigkill_and_temporaries_are_swept
 ) -> None:
     data = AUDIO.read_bytes()
     port = free_port()
-    first = start_server(data_dir, port)
+    # Eight uploads at once by one (anonymous) user: above the default per-user cap.
+    first = start_server(data_dir, port, TRANSCRIBER_SERVER_UPLOADS_PER_USER_MAX="8")
     try:
         await asyncio.to_thread(wait_ready, port, first)
         acked = await _upload_until_killed(port, first, data)

@@ -8,6 +8,11 @@ image and a 1 Hz WAV (refused with 415), malformed ids, cursors, limits and
 ranges, deeply wrong JSON and broken HTTP. Afterwards the service is
 healthy, never answered 5xx, left no temporary or orphan file, and its
 captured output names none of the files sent and holds no traceback.
+
+Then hostile pages and connections: cross-site POSTs, a rebound Host name,
+zero-byte, partial-header and stalled-body connections (closed by the
+timeouts while /healthz and an ordinary upload keep working), descriptor
+exhaustion (one structured event, no tracebacks) and a malformed bot token.
 """
 
 from __future__ import annotations
@@ -15,9 +20,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import os
 import random
 import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import quote
 
@@ -91,7 +99,7 @@ def _multipart(filename: bytes, content: bytes, *, boundary: bytes = b"XyZ") -> 
 def _post(body: bytes, headers: dict[str, str], *, length: int | None = None) -> bytes:
     head = "".join(f"{key}: {value}\r\n" for key, value in headers.items())
     size = len(body) if length is None else length
-    return (f"POST /app/audiorecords HTTP/1.1\r\nHost: x\r\nContent-Length: {size}\r\n"
+    return (f"POST /app/audiorecords HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {size}\r\n"
             f"{head}Connection: close\r\n\r\n").encode() + body
 
 
@@ -173,9 +181,10 @@ async def _attack(port: int, audio: bytes, rng: random.Random) -> tuple[list[int
             await call("POST", f"{record}/resume", data=b"{\"deep\": " * 5000,
                        headers={"Content-Type": "application/json"})
     for junk_request in (b"\x00\x01\x02\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n",
-                         b"GET /app/me HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 20000 + b"\r\n\r\n",
+                         b"GET /app/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"a" * 20000
+                         + b"\r\n\r\n",
                          b"GET /app/me HTTP/1.1\r\nBad Header\r\n\r\n",
-                         b"POST /app/audiorecords HTTP/1.1\r\nHost: x\r\n"
+                         b"POST /app/audiorecords HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                          b"Transfer-Encoding: chunked\r\n\r\nzz\r\n"):
         status = await _raw(port, junk_request)
         statuses.extend([status] if status is not None else [])
@@ -240,3 +249,147 @@ async def test_hostile_input_leaves_the_service_healthy_clean_and_quiet(
     assert [line for line in output.splitlines() if MARK in line] == []
     assert [line for line in output.splitlines() if "Traceback" in line] == []
     assert proc.returncode == 0, output[-2000:]
+
+
+async def _hold(port: int, payload: bytes) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    if payload:
+        writer.write(payload)
+        await writer.drain()
+    return reader, writer
+
+
+async def _closed_by_server(reader: asyncio.StreamReader, within: float) -> bytes | None:
+    """What the server sent before closing, or None when it kept the connection open."""
+    try:
+        return await asyncio.wait_for(reader.read(), within)
+    except TimeoutError:
+        return None
+    except ConnectionError:
+        return b""
+
+
+def _stalled_upload(user: str) -> bytes:
+    return (f"POST /app/audiorecords HTTP/1.1\r\nHost: 127.0.0.1\r\nRemote-User: {user}\r\n"
+            f"X-Filename: {MARK}.mp3\r\nContent-Length: 100000000\r\n\r\n").encode() \
+        + b"\0" * 1000
+
+
+async def test_hostile_pages_and_stalled_connections_are_refused_and_closed(
+    data_dir: Path,
+) -> None:
+    port = free_port()
+    proc = start_server(data_dir, port, TRANSCRIBER_SERVER_HEADER_READ_TIMEOUT_SECONDS="1.5",
+                        TRANSCRIBER_SERVER_UPLOAD_IDLE_SECONDS="1.5")
+    base = f"http://127.0.0.1:{port}"
+    audio = AUDIO.read_bytes()
+    held: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    try:
+        await asyncio.to_thread(wait_ready, port, proc)
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
+            for headers in ({"Origin": "https://evil.example", "Content-Type": "text/plain"},
+                            {"Sec-Fetch-Site": "cross-site", "Content-Type": "text/plain"}):
+                async with session.post(base + "/app/audiorecords", data=audio,
+                                        headers=headers) as resp:
+                    assert resp.status == 403
+            form = aiohttp.FormData()
+            form.add_field("file", audio, filename="a.mp3")
+            async with session.post(base + "/app/audiorecords", data=form,
+                                    headers={"Origin": "https://evil.example",
+                                             "Sec-Fetch-Site": "cross-site"}) as resp:
+                assert resp.status == 403
+            async with session.get(base + "/app/audiorecords",
+                                   headers={"Host": "rebind.evil.example"}) as resp:
+                assert resp.status == 421
+            assert _records(data_dir) == {}
+            zero = [await _hold(port, b"") for _ in range(30)]
+            partial = [await _hold(port, b"GET /app/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-S")
+                       for _ in range(30)]
+            stalled = [await _hold(port, _stalled_upload(f"user{n}")) for n in range(5)]
+            held = zero + partial + stalled
+            # Throughout, the service answers and accepts an ordinary upload.
+            async with session.get(base + "/healthz") as resp:
+                assert resp.status == 200
+            async with session.post(base + "/app/audiorecords", data=audio,
+                                    headers={"X-Filename": "ordinary.mp3"}) as resp:
+                assert resp.status == 201
+            endings = await asyncio.gather(*(_closed_by_server(reader, 10)
+                                             for reader, _ in held))
+            assert all(ending is not None for ending in endings), "a connection stayed open"
+            assert all(ending == b"" for ending in endings[:60])  # closed, nothing said
+            assert all(ending is not None and ending.startswith(b"HTTP/1.1 408")
+                       for ending in endings[60:])
+            async with session.get(base + "/healthz") as resp:
+                assert resp.status == 200
+        on_disk, rows = await asyncio.to_thread(_files_and_rows, data_dir)
+    finally:
+        for _, writer in held:
+            writer.close()
+        proc.send_signal(signal.SIGTERM)
+        output = (await asyncio.to_thread(proc.communicate, timeout=20))[0].decode(
+            "utf-8", "replace")
+    assert len(_records(data_dir)) == 1
+    assert on_disk == rows
+    assert "Traceback" not in output
+    assert MARK not in output
+
+
+# `transcriber serve` with at most 96 descriptors (the issue's attack at 256, scaled).
+_FEW_DESCRIPTORS = ("import resource, runpy, sys; "
+                    "resource.setrlimit(resource.RLIMIT_NOFILE, (96, 96)); "
+                    "sys.argv = ['transcriber', 'serve']; "
+                    "runpy.run_module('transcriber.cli', run_name='__main__')")
+
+
+def _start_with_few_descriptors(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _FEW_DESCRIPTORS],
+        env={**os.environ, "TRANSCRIBER_STORAGE_DATA_DIR": str(data_dir),
+             "TRANSCRIBER_SERVER_PORT": str(port), "TRANSCRIBER_PIPELINE_WORKERS": "0",
+             "TRANSCRIBER_SERVER_HEADER_READ_TIMEOUT_SECONDS": "3"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+
+
+async def test_descriptor_exhaustion_is_one_event_and_the_service_recovers(
+    data_dir: Path,
+) -> None:
+    port = free_port()
+    proc = _start_with_few_descriptors(data_dir, port)
+    held: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    try:
+        await asyncio.to_thread(wait_ready, port, proc)
+        for _ in range(150):  # more than the server's descriptors allow
+            with contextlib.suppress(OSError):
+                held.append(await _hold(port, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"))
+        await asyncio.sleep(2.5)  # asyncio retries accept() every second meanwhile
+        await asyncio.gather(*(_closed_by_server(reader, 10) for reader, _ in held))
+        for _ in range(100):  # the header timeout freed the descriptors
+            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                async with (aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2))
+                            as session, session.get(f"http://127.0.0.1:{port}/healthz")
+                            as resp):
+                    if resp.status == 200:
+                        break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("/healthz did not recover")
+    finally:
+        for _, writer in held:
+            writer.close()
+        proc.send_signal(signal.SIGTERM)
+        output = (await asyncio.to_thread(proc.communicate, timeout=20))[0].decode(
+            "utf-8", "replace")
+    events = [line for line in output.splitlines() if "accept_failed" in line]
+    assert 1 <= len(events) <= 2, output[-3000:]
+    assert "Traceback" not in output
+    assert "out of system resource" not in output
+
+
+def test_a_malformed_bot_token_exits_2_with_one_line(data_dir: Path) -> None:
+    proc = start_server(data_dir, free_port(), TRANSCRIBER_TELEGRAM_TOKEN="not-a-token-SECRET")
+    output = proc.communicate(timeout=30)[0].decode()
+    assert proc.returncode == 2, output
+    assert output.strip().splitlines() == [
+        "transcriber: bad setting telegram.token: is not a bot token "
+        "(digits, a colon, the secret)"]

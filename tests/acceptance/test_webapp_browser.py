@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from aiohttp import web
+from aiohttp import ClientSession, web
 
 from tests.conftest import SettingsFactory
 from transcriber.errors import PermanentFailure
@@ -356,4 +356,65 @@ async def test_keyboard_small_screen_and_escaping(
     # An unknown record is a friendly page, not a crash.
     await page.goto(service.base + "/records/01j0000000000000000000000z")
     await expect(page.locator("h1")).to_have_text("Recording not found")
+    assert watch.problems == []
+
+
+_EVIL_PAGE = """<!doctype html><meta charset="utf-8"><title>evil</title><script>
+const target = "TARGET/app/audiorecords";
+window.done = fetch("/a.mp3").then(r => r.blob()).then(audio => {
+  const form = new FormData();
+  form.append("file", audio, "planted.mp3");
+  return Promise.allSettled([
+    fetch(target, {method: "POST", mode: "no-cors", body: audio,
+                   headers: {"Content-Type": "text/plain"}}),
+    fetch(target, {method: "POST", mode: "no-cors", body: form, credentials: "include"}),
+    fetch(target, {method: "POST", mode: "cors", body: form,
+                   headers: {"X-Transcriber-Client": "web"}}),
+  ]);
+}).then(results => results.map(r => r.status));
+</script>"""
+
+
+async def test_another_sites_page_cannot_upload_and_our_page_marks_its_calls(
+    browser: Browser, service: Service,
+) -> None:
+    # The hostile page lives on another origin (another port of loopback).
+    evil = web.Application()
+    html = _EVIL_PAGE.replace("TARGET", service.base)
+
+    async def evil_page(_: web.Request) -> web.Response:
+        return web.Response(text=html, content_type="text/html")
+
+    async def evil_audio(_: web.Request) -> web.Response:
+        return web.Response(body=(AUDIO / "librivox_0880.mp3").read_bytes(),
+                            content_type="audio/mpeg")
+
+    evil.router.add_get("/", evil_page)
+    evil.router.add_get("/a.mp3", evil_audio)
+    runner = web.AppRunner(evil)
+    await runner.setup()
+    port = _free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        page = await browser.new_page()
+        await page.goto(f"http://127.0.0.1:{port}/")
+        outcomes = await page.evaluate("window.done")
+        # no-cors fetches resolve opaquely; the one with our header fails its preflight.
+        assert outcomes == ["fulfilled", "fulfilled", "rejected"]
+        await page.close()
+    finally:
+        await runner.cleanup()
+    async with (ClientSession() as session,
+                session.get(service.base + "/app/audiorecords") as resp):
+        assert (await resp.json())["items"] == [], "another site's page stored a record"
+    page, watch = await _open(browser, service)
+    sent: list[dict[str, str]] = []
+    page.on("request", lambda request: sent.append(request.headers)
+            if "/app/" in request.url else None)
+    await page.goto(service.base + "/")
+    from playwright.async_api import expect  # noqa: PLC0415
+
+    await expect(page.get_by_role("status")).to_contain_text("No recordings yet")
+    assert sent
+    assert all(headers.get("x-transcriber-client") == "web" for headers in sent)
     assert watch.problems == []

@@ -165,3 +165,24 @@ def test_config_is_taken_before_or_after_the_command(tmp_path: Path, where: str)
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     assert (data / "transcriber.sqlite3").exists()
+
+
+@pytest.mark.parametrize("token", ["garbage", "123456", ":abc", "12 34:abc", "123:a b",
+                                   "abc:def"])
+def test_a_malformed_bot_token_is_a_bad_setting_that_hides_the_value(token: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_settings(environ={"TRANSCRIBER_TELEGRAM_TOKEN": token})
+    assert err.value.key == "telegram.token"
+    assert token not in str(err.value)
+
+
+def test_allowed_hosts_is_a_list_of_names() -> None:
+    s = load_settings(environ={"TRANSCRIBER_SERVER_ALLOWED_HOSTS": "a.example, b.example"})
+    assert s.server.allowed_hosts == ("a.example", "b.example")
+    assert load_settings(environ={}).server.allowed_hosts == ()
+
+
+def test_per_user_upload_cap_cannot_exceed_the_total() -> None:
+    with pytest.raises(ConfigError, match="uploads_per_user_max"):
+        load_settings(environ={"TRANSCRIBER_SERVER_UPLOADS_MAX": "2",
+                               "TRANSCRIBER_SERVER_UPLOADS_PER_USER_MAX": "3"})

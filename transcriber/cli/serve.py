@@ -15,6 +15,7 @@ from transcriber import keys
 from transcriber.cli.exits import EXIT_FATAL
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
+from transcriber.web.connections import install_accept_failure_log
 
 log = structlog.get_logger(__name__)
 
@@ -28,13 +29,18 @@ async def serve(settings: Settings, app: web.Application | None = None) -> int:
     a fatal error; a test entry point passes an app built with injected parts."""
     if app is None:
         app = build_app(settings)
+    # aiohttp closes a connection still waiting for a request head when its
+    # keep-alive timer fires, from the moment it opens: that timer is the
+    # header-read timeout (it also ends idle keep-alive connections).
     runner = web.AppRunner(
         app, handle_signals=False, access_log=None,
         shutdown_timeout=settings.server.shutdown_graceful_seconds,
+        keepalive_timeout=settings.server.header_read_timeout_seconds,
     )
     await runner.setup()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    install_accept_failure_log(loop)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     fatal = app[keys.FATAL]

@@ -1,7 +1,8 @@
 """The web app's API under `/app/`: middlewares and routes, registered by `build_app`.
 
 Middlewares, outermost first: metrics (sees every final status), errors
-(one JSON shape), rate limit (before any work, before identity touches the
+(one JSON shape), the host check (DNS rebinding) and the same-origin check
+(hostile pages), rate limit (before any work, before identity touches the
 database), identity.
 """
 
@@ -15,7 +16,9 @@ from transcriber.web.errors import error_middleware
 from transcriber.web.identity import USERS, UserDirectory, identity_middleware
 from transcriber.web.metrics import metrics_middleware
 from transcriber.web.openapi import serve_openapi
+from transcriber.web.origin import host_middleware, same_origin_middleware, setup_origin_checks
 from transcriber.web.ratelimit import RATE_LIMITER, RateLimiter, rate_limit_middleware
+from transcriber.web.uploadguard import UPLOAD_SLOTS, UploadSlots
 
 RECORD = "/app/audiorecords/{id}"
 
@@ -23,8 +26,11 @@ RECORD = "/app/audiorecords/{id}"
 def setup_api(app: web.Application) -> None:
     app[RATE_LIMITER] = RateLimiter.from_settings(app[keys.SETTINGS].server, app[keys.CLOCK])
     app[USERS] = UserDirectory()
+    app[UPLOAD_SLOTS] = UploadSlots.from_settings(app[keys.SETTINGS].server)
+    setup_origin_checks(app)
     app.middlewares.extend([
-        metrics_middleware, error_middleware, rate_limit_middleware, identity_middleware,
+        metrics_middleware, error_middleware, host_middleware, same_origin_middleware,
+        rate_limit_middleware, identity_middleware,
     ])
     router = app.router
     router.add_get("/app/openapi.json", serve_openapi)

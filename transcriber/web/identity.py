@@ -12,6 +12,7 @@ through a reader and a small in-process cache (users are never rewritten).
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -40,30 +41,48 @@ class Claimed:
     email: str = ""
 
 
-def _has_control(text: str) -> bool:
-    return any(unicodedata.category(ch) == "Cc" for ch in text)
+IDENTITY_HEADERS = ("Remote-User", "Remote-Name", "Remote-Email")
+# Control characters break logs and layouts; format characters (U+200B,
+# U+202E, U+FEFF…) are invisible or reorder text, so "alice" and
+# "ali\u200bce" would be two people who look the same.
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf"})
 
 
-def _checked(header: str, value: str) -> str:
-    value = value.strip()
+def _bad(message: str) -> ApiError:
+    return ApiError(400, "bad_identity", message)
+
+
+def _checked(header: str, values: Sequence[str]) -> str:
+    if len(values) > 1:
+        # A proxy that appends instead of replacing would let the client's
+        # own header through beside the proxy's: believe neither.
+        raise _bad(f"{header} is given more than once")
+    value = values[0] if values else ""
+    # aiohttp decodes header bytes as UTF-8 with surrogateescape: a surrogate
+    # here is a byte that was not UTF-8.
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        raise _bad(f"{header} is not valid UTF-8")
+    value = unicodedata.normalize("NFC", value.strip())
     if len(value) > IDENTITY_MAX:
-        raise ApiError(400, "bad_identity", f"{header} is longer than {IDENTITY_MAX} characters")
-    if _has_control(value):
-        raise ApiError(400, "bad_identity", f"{header} contains control characters")
+        raise _bad(f"{header} is longer than {IDENTITY_MAX} characters")
+    if any(unicodedata.category(ch) in _REFUSED_CATEGORIES for ch in value):
+        raise _bad(f"{header} contains control or format characters")
     return value
 
 
 def claimed_identity(
-    peer: str | None, headers: dict[str, str], settings: ServerSettings
+    peer: str | None, headers: Mapping[str, Sequence[str]], settings: ServerSettings
 ) -> Claimed | None:
-    """Pure: the identity of a request, or None when it has none (→ 401)."""
+    """Pure: the identity of a request, or None when it has none (→ 401).
+
+    `headers` holds every value of each identity header, repeats included."""
     if is_trusted(parse_address(peer), settings.trusted_proxies):
-        login = _checked("Remote-User", headers.get("Remote-User", ""))
+        login = _checked("Remote-User", headers.get("Remote-User", ()))
         if login:
             return Claimed(
                 login=login,
-                display_name=_checked("Remote-Name", headers.get("Remote-Name", "")),
-                email=_checked("Remote-Email", headers.get("Remote-Email", "")),
+                display_name=_checked("Remote-Name", headers.get("Remote-Name", ())),
+                email=_checked("Remote-Email", headers.get("Remote-Email", ())),
             )
     if settings.anonymous_user:
         return Claimed(login=settings.anonymous_user, display_name=settings.anonymous_user)
@@ -107,8 +126,7 @@ async def identity_middleware(request: web.Request, handler: Handler) -> web.Str
     if not request.path.startswith(API_PREFIX) or request.path in PUBLIC_PATHS:
         return await handler(request)
     claimed = claimed_identity(
-        request.remote, {k: request.headers.get(k, "") for k in
-                         ("Remote-User", "Remote-Name", "Remote-Email")},
+        request.remote, {k: request.headers.getall(k, []) for k in IDENTITY_HEADERS},
         request.app[keys.SETTINGS].server,
     )
     if claimed is None:

@@ -146,8 +146,12 @@ _ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "s
 _COMMON = {
     "400": _error("Bad request (for every route: a malformed identity header)"),
     "401": _error("No identity"),
+    "421": _error("Host is not one this service answers for (server.allowed_hosts)"),
     "429": _error("Rate limited (see Retry-After)"),
 }
+# State-changing calls: a browser's cross-site request without the web app's
+# X-Transcriber-Client header is refused.
+_CROSS_SITE = {"403": _error("Cross-site request (send X-Transcriber-Client: web)")}
 _RECORD_LINKS = {
     name: {"operationId": operation, "parameters": {"id": "$response.body#/id"}}
     for name, operation in (("GetRecord", "getRecord"), ("DownloadFile", "downloadFile"),
@@ -194,13 +198,17 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                                                             "format": "binary"}},
                 }},
                 "responses": {
-                    **_COMMON,
+                    **_COMMON, **_CROSS_SITE,
                     "201": {**_json("The new record", "Record"), "links": _RECORD_LINKS},
                     "400": _error("Malformed, empty or incomplete upload"),
+                    "408": _error("The body stalled or came too slowly"),
                     "413": _error("Larger than the limit, or longer than "
                                   "server.record_max_seconds"),
                     "415": _error("Not readable audio, or sampled below 8 kHz"),
-                    "503": _error("The file could not be examined now"),
+                    "429": _error("Rate limited, or too many uploads at once by this user "
+                                  "(see Retry-After)"),
+                    "503": _error("The file could not be examined now, or too many uploads "
+                                  "at once (see Retry-After)"),
                 },
             },
         },
@@ -247,7 +255,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             "parameters": [_ID_PARAM],
             "responses": {"200": _json("The record", "Record"),
                           "404": _error("No such record"), "409": _error("Not halted"),
-                          **_COMMON},
+                          **_COMMON, **_CROSS_SITE},
         }},
         "/app/openapi.json": {"get": {
             "operationId": "openapi", "summary": "This document", "security": [],

@@ -3,7 +3,9 @@
 Each address may make `requests` requests per `window` seconds, with bursts
 up to the whole budget; a refused request learns when the next one will be
 allowed (`Retry-After`). Buckets idle longer than `idle` seconds are
-dropped, so the table does not grow with every address ever seen. Time
+dropped, and the table holds at most `table_max` buckets (the least
+recently seen goes first), so neither every address ever seen nor a flood
+of distinct `X-Forwarded-For` values from a trusted proxy can grow it. Time
 comes from the application clock, so tests drive it with the fake clock.
 """
 
@@ -38,11 +40,13 @@ class Verdict:
 
 class RateLimiter:
     def __init__(
-        self, *, requests: int, window_seconds: float, idle_seconds: float, clock: Clock
+        self, *, requests: int, window_seconds: float, idle_seconds: float, clock: Clock,
+        table_max: int = 10_000,
     ) -> None:
         self._capacity = float(requests)
         self._rate = requests / window_seconds
         self._idle = idle_seconds
+        self._table_max = table_max
         self._clock = clock
         self._buckets: dict[str, _Bucket] = {}
         self._last_sweep = clock.monotonic()
@@ -51,7 +55,8 @@ class RateLimiter:
     def from_settings(cls, settings: ServerSettings, clock: Clock) -> RateLimiter:
         return cls(requests=settings.rate_limit_requests,
                    window_seconds=settings.rate_limit_window_seconds,
-                   idle_seconds=settings.rate_limit_idle_seconds, clock=clock)
+                   idle_seconds=settings.rate_limit_idle_seconds, clock=clock,
+                   table_max=settings.rate_limit_table_max)
 
     @property
     def tracked(self) -> int:
@@ -60,13 +65,17 @@ class RateLimiter:
     def hit(self, key: str) -> Verdict:
         now = self._clock.monotonic()
         self._sweep(now)
-        bucket = self._buckets.get(key)
+        # Popped and put back: the dict's order is least recently seen first.
+        bucket = self._buckets.pop(key, None)
         if bucket is None:
-            bucket = self._buckets[key] = _Bucket(tokens=self._capacity, updated=now)
+            while len(self._buckets) >= self._table_max:
+                del self._buckets[next(iter(self._buckets))]
+            bucket = _Bucket(tokens=self._capacity, updated=now)
         else:
             elapsed = max(now - bucket.updated, 0.0)
             bucket.tokens = min(self._capacity, bucket.tokens + elapsed * self._rate)
             bucket.updated = now
+        self._buckets[key] = bucket
         if bucket.tokens >= 1.0:
             bucket.tokens -= 1.0
             return Verdict(allowed=True)

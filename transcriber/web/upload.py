@@ -3,13 +3,15 @@
 Two ways in: `multipart/form-data` with the file in the field `file` (what a
 browser form sends), or the raw body with the name in `X-Filename`
 (percent-encoded UTF-8 allowed; what `curl --data-binary` sends). The body
-is never held in memory and has no read timeout: it streams through
-`intake.accept_stream` into the record folder. A declared length above the
+is never held in memory: it streams through `intake.accept_stream` into the
+record folder, while `uploadguard` bounds how many arrive at once and how
+slowly a body may come. A declared length above the
 limit is refused before anything is read, even before `100 Continue`.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from urllib.parse import unquote
 
@@ -23,6 +25,7 @@ from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.web.errors import ApiError, error_response
 from transcriber.web.identity import current_user
 from transcriber.web.responses import json_response
+from transcriber.web.uploadguard import UPLOAD_SLOTS, Pace, UploadTooSlow, paced_body
 from transcriber.web.views import record_summary
 
 CHUNK_BYTES = 256 * 1024
@@ -118,6 +121,27 @@ async def upload(request: web.Request) -> web.Response:
     if _declared_too_large(request, limit):
         raise _too_large(limit)
     owner = current_user(request)
+    # Before a byte of the body is read: a refused upload costs nothing.
+    async with (request.app[UPLOAD_SLOTS].hold(owner.id),
+                paced_body(request, Pace.from_settings(request.app[keys.SETTINGS].server),
+                           asyncio.get_running_loop().time)):
+        try:
+            return await _receive(request, owner.id, limit)
+        except UploadTooSlow:
+            pass
+    # The body's stream now holds the watchdog's error, which aiohttp would
+    # meet (and log with a traceback) draining the rest of the body after
+    # the answer: send the answer here and close instead.
+    response = error_response(408, "upload_too_slow",
+                              "the upload stalled or came too slowly; send it again")
+    response.force_close()
+    await response.prepare(request)
+    await response.write_eof()
+    request.protocol.force_close()  # the transport flushes the answer, then closes
+    return response
+
+
+async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Response:
     expected: int | None = None
     if request.content_type == "multipart/form-data":
         part = await _multipart_file(request)
@@ -134,11 +158,13 @@ async def upload(request: web.Request) -> web.Response:
         expected = request.content_length
     try:
         accepted = await accept_stream(
-            Intake(owner_id=owner.id, original_name=name), chunks,
+            Intake(owner_id=owner_id, original_name=name), chunks,
             files=request.app[keys.FILES], writer=request.app[keys.WRITER],
             transcoder=request.app[keys.TRANSCODER], limit=limit,
             max_seconds=server.record_max_seconds, expected_size=expected,
         )
+    except UploadTooSlow:
+        raise
     except TooLarge:
         raise _too_large(limit) from None
     except (IncompleteInput, HttpProcessingError, ConnectionResetError):
@@ -156,7 +182,7 @@ async def upload(request: web.Request) -> web.Response:
         raise ApiError(503, "unavailable", "the file could not be examined now; try again",
                        headers={"Retry-After": "30"}) from None
     row = await request.app[keys.READERS].fetch_one(
-        q.archive.CARD, {"id": accepted.record_id, "owner_id": owner.id})
+        q.archive.CARD, {"id": accepted.record_id, "owner_id": owner_id})
     if row is None:  # pragma: no cover - the writer has just committed it
         raise ApiError(500, "internal", "internal error")
     return json_response(record_summary(row), status=201,

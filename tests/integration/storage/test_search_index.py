@@ -129,9 +129,9 @@ def test_a_deleted_transcript_leaves_the_index(conn: sqlite3.Connection) -> None
 def test_upgrade_rebuilds_the_index_of_an_existing_archive(tmp_path: Path) -> None:
     old = tmp_path / "old_migrations"
     old.mkdir()
-    for path in sorted(default_migrations_dir().glob("*.sql")):
-        if int(path.name.split("_")[0]) <= 2:
-            shutil.copy(path, old / path.name)
+    for path in default_migrations_dir().iterdir():
+        if path.name.endswith(".sql") and int(path.name.split("_")[0]) <= 2:
+            (old / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
     data_dir = tmp_path / "data"
     assert migrate(data_dir, migrations_dir=old) == [1, 2]
 

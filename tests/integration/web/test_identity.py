@@ -90,7 +90,7 @@ async def _raw_get(client: Client, extra_headers: bytes) -> bytes:
     """A GET sent byte by byte: clients refuse to send control characters themselves."""
     reader, writer = await asyncio.open_connection(client.host, client.port)
     try:
-        writer.write(b"GET /app/me HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
+        writer.write(b"GET /app/me HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                      + extra_headers + b"\r\n")
         await writer.drain()
         return await asyncio.wait_for(reader.read(), timeout=5)
@@ -141,3 +141,55 @@ async def test_email_of_another_user_is_dropped_not_refused(
 async def test_openapi_needs_no_identity(start_api: StartApi) -> None:
     client = await start_api(server={"anonymous_user": ""})
     assert (await client.get("/app/openapi.json")).status == 200
+
+
+@pytest.mark.parametrize("headers", [
+    b"Remote-User: al\xffice\r\n",
+    b"Remote-User: alice\r\nRemote-Name: \xc3\x28\r\n",
+    b"Remote-User: alice\r\nRemote-Email: a\xed\xa0\x80@x.org\r\n",  # an encoded surrogate
+])
+async def test_invalid_utf8_is_400_not_500(client: Client, data_dir: Path, headers: bytes) -> None:
+    answer = await _raw_get(client, headers)
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b'"bad_identity"' in answer
+    assert _users(data_dir) == []
+
+
+@pytest.mark.parametrize("headers", [
+    b"Remote-User: alice\r\nRemote-User: mallory\r\n",
+    b"Remote-User: alice\r\nRemote-Name: A\r\nRemote-Name: B\r\n",
+    b"Remote-User: alice\r\nRemote-Email: a@x.org\r\nRemote-Email: m@x.org\r\n",
+])
+async def test_a_repeated_identity_header_is_400(
+    client: Client, data_dir: Path, headers: bytes
+) -> None:
+    answer = await _raw_get(client, headers)
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b"more than once" in answer
+    assert _users(data_dir) == []
+
+
+@pytest.mark.parametrize("login", ["ali\u200bce", "alice\u202e", "\ufeffalice", "al\u2066ice"])
+async def test_format_characters_in_a_login_are_refused(
+    client: Client, data_dir: Path, login: str
+) -> None:
+    answer = await _raw_get(client, b"Remote-User: " + login.encode() + b"\r\n")
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert _users(data_dir) == []
+
+
+async def test_logins_are_nfc_normalized(client: Client, data_dir: Path) -> None:
+    composed = await _raw_get(client, "Remote-User: jos\u00e9\r\n".encode())
+    decomposed = await _raw_get(client, "Remote-User: jose\u0301\r\n".encode())
+    assert composed.startswith(b"HTTP/1.1 200")
+    assert decomposed.startswith(b"HTTP/1.1 200")
+    assert _users(data_dir) == [("jos\u00e9", "", "")]
+
+
+async def test_repeats_from_an_untrusted_peer_are_ignored_like_the_rest(
+    start_api: StartApi,
+) -> None:
+    client = await start_api(server={"trusted_proxies": (ipaddress_net("10.0.0.0/8"),)})
+    answer = await _raw_get(client, b"Remote-User: a\r\nRemote-User: b\r\n")
+    assert answer.startswith(b"HTTP/1.1 200")
+    assert b'"login":"local"' in answer

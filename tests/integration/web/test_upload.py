@@ -151,7 +151,7 @@ async def test_body_shorter_than_declared_leaves_nothing(client: Client, data_di
         return sum(_requests_counted("/app/audiorecords", s) for s in ("400", "499"))
 
     before = ended()
-    head = (b"POST /app/audiorecords HTTP/1.1\r\nHost: t\r\nX-Filename: a.wav\r\n"
+    head = (b"POST /app/audiorecords HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filename: a.wav\r\n"
             b"Content-Type: application/octet-stream\r\nContent-Length: 100000\r\n\r\n")
     _, writer = await asyncio.open_connection(client.host, client.port)
     writer.write(head + b"only a little")
@@ -171,7 +171,7 @@ async def test_expect_continue_over_limit_is_refused_without_the_body(
     start_api: StartApi, data_dir: Path
 ) -> None:
     client = await start_api(server={"upload_max_bytes": 100})
-    head = (b"POST /app/audiorecords HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\n"
+    head = (b"POST /app/audiorecords HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
             b"Content-Type: application/octet-stream\r\nContent-Length: 5000\r\n\r\n")
     answer = await _raw_exchange(client, head)
     assert answer.startswith(b"HTTP/1.1 413")

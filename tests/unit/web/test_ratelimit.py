@@ -70,3 +70,20 @@ def test_poll_interval_is_the_card_share_of_the_budget() -> None:
     assert poll_after_ms(ServerSettings(rate_limit_requests=60,
                                         rate_limit_poll_share=0.25)) == 4000
     assert poll_after_ms(ServerSettings(rate_limit_requests=1000)) == 480
+
+
+def test_the_table_is_bounded_and_forgets_the_least_recently_seen() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(requests=2, window_seconds=60, idle_seconds=600, clock=clock,
+                          table_max=100)
+    limiter.hit("steady")
+    limiter.hit("steady")
+    assert not limiter.hit("steady").allowed
+    for n in range(99):  # distinct forwarded addresses, all within the idle time
+        limiter.hit(f"10.0.{n // 256}.{n % 256}")
+        if n % 10 == 0:
+            assert not limiter.hit("steady").allowed  # still remembered: seen recently
+    for n in range(10_000):
+        limiter.hit(f"10.1.{n // 256}.{n % 256}")
+        assert limiter.tracked <= 100
+    assert limiter.tracked == 100

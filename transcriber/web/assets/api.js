@@ -46,11 +46,16 @@ export function errorFrom(status, bodyText, retryAfterHeader) {
   return new ApiError(status, code, message, retryAfter(retryAfterHeader));
 }
 
+// Sent on every API call: a custom header needs a CORS preflight that the
+// server never grants, so another site's page cannot send it (the server's
+// same-origin rule accepts it as proof the request is ours).
+const CLIENT_HEADERS = { "X-Transcriber-Client": "web" };
+
 async function request(method, path, signal) {
   let response;
   try {
     response = await fetch(path, {
-      method, signal, headers: { Accept: "application/json" }, credentials: "same-origin",
+      method, signal, headers: { Accept: "application/json", ...CLIENT_HEADERS }, credentials: "same-origin",
     });
   } catch (error) {
     if (error.name === "AbortError") throw error;
@@ -97,6 +102,7 @@ export function upload(file, onProgress) {
   const promise = new Promise((resolve, reject) => {
     xhr.open("POST", RECORDS);
     xhr.setRequestHeader("Accept", "application/json");
+    for (const [name, value] of Object.entries(CLIENT_HEADERS)) xhr.setRequestHeader(name, value);
     xhr.upload.addEventListener("progress", (event) => {
       if (event.lengthComputable) onProgress(event.loaded, event.total);
     });

@@ -1,0 +1,116 @@
+"""Hostile pages: requests that a browser sent on behalf of another site.
+
+Two checks, both pure functions with a thin middleware each:
+
+- `Host` must name this service (`[server] allowed_hosts`, plus the loopback
+  names and the bound host). A page on `rebind.evil.example` whose name was
+  re-pointed at 127.0.0.1 (DNS rebinding) is same-origin with itself, so
+  only its `Host` header gives it away: such requests get 421.
+- A state-changing request under `/app/` must come from our own pages. The
+  web app sends `X-Transcriber-Client: web`; a custom header makes a
+  cross-site request need a CORS preflight, which this service never grants,
+  so another site cannot send it. Otherwise a browser's own markers decide:
+  `Sec-Fetch-Site` other than `same-origin`/`none`, or an `Origin` that is
+  not this request's own, is refused with 403. A request with neither marker
+  (curl, scripts) is no browser's cross-site request and passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from urllib.parse import urlsplit
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from transcriber import keys
+from transcriber.settings import ServerSettings
+from transcriber.web.errors import ApiError
+from transcriber.web.ratelimit import API_PREFIX
+
+CLIENT_HEADER = "X-Transcriber-Client"
+CLIENT_VALUE = "web"
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+# Liveness probes come from orchestrators by address or container name and
+# read nothing of anybody's; everything else (the web app, /metrics) is checked.
+HOST_EXEMPT = frozenset({"/healthz", "/readyz"})
+_SAME_ORIGIN_SITES = frozenset({"same-origin", "none"})
+
+
+class AllowedHosts(frozenset[str]):
+    """The host names this service answers for (an AppKey needs its own type)."""
+
+
+ALLOWED_HOSTS = web.AppKey("allowed_hosts", AllowedHosts)
+
+
+def allowed_hosts(settings: ServerSettings) -> frozenset[str]:
+    names = {*LOOPBACK_NAMES, settings.host, *settings.allowed_hosts}
+    return frozenset(name.strip().lower().strip("[]") for name in names if name.strip())
+
+
+def host_name(host_header: str) -> str:
+    """The name in a `Host` value, without its port: `[::1]:8080` → `::1`."""
+    value = host_header.strip().lower()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else value
+    if value.count(":") == 1:
+        value = value.split(":", 1)[0]
+    return value.rstrip(".")
+
+
+def host_allowed(host_header: str | None, allowed: Collection[str]) -> bool:
+    """Pure. A request without `Host` (HTTP/1.0 tools) is no browser's."""
+    if host_header is None or "*" in allowed:
+        return True
+    return host_name(host_header) in allowed
+
+
+def cross_site(
+    *, method: str, host_header: str | None, origin: str | None, fetch_site: str | None,
+    client: str | None,
+) -> str | None:
+    """Pure: why a request is refused as cross-site, or None when it may pass."""
+    if method not in STATE_CHANGING:
+        return None
+    if fetch_site is not None and fetch_site.strip().lower() not in _SAME_ORIGIN_SITES:
+        return "the browser says this request comes from another site"
+    if client == CLIENT_VALUE:
+        return None
+    if origin is not None:
+        parts = urlsplit(origin.strip())
+        if origin.strip() == "null" or not parts.netloc:
+            return "the request comes from a page without an origin"
+        if host_header is None or parts.netloc.lower() != host_header.strip().lower():
+            return "the request comes from another site's page"
+    return None
+
+
+@web.middleware
+async def host_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    allowed: AllowedHosts = request.app[ALLOWED_HOSTS]
+    if request.path not in HOST_EXEMPT and not host_allowed(request.headers.get("Host"), allowed):
+        raise ApiError(421, "unknown_host",
+                       "this service does not answer for that host name; "
+                       "an operator may add it to server.allowed_hosts")
+    return await handler(request)
+
+
+@web.middleware
+async def same_origin_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.path.startswith(API_PREFIX):
+        reason = cross_site(
+            method=request.method, host_header=request.headers.get("Host"),
+            origin=request.headers.get("Origin"),
+            fetch_site=request.headers.get("Sec-Fetch-Site"),
+            client=request.headers.get(CLIENT_HEADER),
+        )
+        if reason is not None:
+            # Close: the body of a refused upload is not worth draining.
+            raise ApiError(403, "cross_site", reason, close=True)
+    return await handler(request)
+
+
+def setup_origin_checks(app: web.Application) -> None:
+    app[ALLOWED_HOSTS] = AllowedHosts(allowed_hosts(app[keys.SETTINGS].server))
