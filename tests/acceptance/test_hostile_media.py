@@ -53,6 +53,9 @@ async def _serve(data_dir: Path, fake_tg: FakeTelegram) -> AsyncIterator[tuple[s
         data_dir, port,
         TRANSCRIBER_SERVER_RECORD_MAX_SECONDS=str(MAX_SECONDS),
         TRANSCRIBER_SERVER_RATE_LIMIT_REQUESTS="100000",
+        # One anonymous user sends every upload at once: room for all of them.
+        TRANSCRIBER_SERVER_UPLOADS_MAX="32",
+        TRANSCRIBER_SERVER_UPLOADS_PER_USER_MAX="32",
         TRANSCRIBER_TELEGRAM_TOKEN=fake_tg.token,
         TRANSCRIBER_TELEGRAM_API_BASE=fake_tg.base_url,
         TRANSCRIBER_TELEGRAM_ALLOWED=f'{{"{ALICE_TG}": "alice"}}',

@@ -29,14 +29,10 @@ from aiogram.types import Message
 from transcriber.bot import texts
 from transcriber.errors import IncompleteInput, TransientFailure
 from transcriber.pipeline import policy
+from transcriber.providers import media
 
 # Telegram's limit on a message, counted in UTF-16 code units.
 MESSAGE_MAX_UNITS = 4096
-AUDIO_EXTENSIONS = frozenset({
-    ".mp3", ".m4a", ".aac", ".ogg", ".oga", ".opus", ".wav", ".flac", ".wma", ".amr",
-    ".aif", ".aiff", ".mka", ".caf", ".3ga", ".weba",
-})
-AUDIO_MIME_EXTRA = frozenset({"application/ogg"})
 HELP_COMMANDS = frozenset({"/start", "/help"})
 
 RefusalReason = Literal["not_allowed", "not_audio", "too_large"]
@@ -109,9 +105,9 @@ def too_large_text(max_bytes: int) -> str:
 
 def is_audio_document(mime_type: str | None, file_name: str | None) -> bool:
     mime = (mime_type or "").lower()
-    if mime.startswith("audio/") or mime in AUDIO_MIME_EXTRA:
+    if mime.startswith("audio/") or mime in media.SENDER_MEDIA_TYPES:
         return True
-    return PurePosixPath(file_name or "").suffix.lower() in AUDIO_EXTENSIONS
+    return PurePosixPath(file_name or "").suffix.lower() in media.SENDER_EXTENSIONS
 
 
 def _audio_of(message: Message) -> tuple[str, str, int | None, str] | None:
@@ -136,16 +132,8 @@ def voice_file_name(sent_at: datetime) -> str:
     return f"voice-{sent_at.strftime('%Y-%m-%d_%H-%M-%S')}.ogg"
 
 
-_MIME_EXTENSIONS = {
-    "audio/mpeg": ".mp3", "audio/mp3": ".mp3", "audio/mp4": ".m4a", "audio/x-m4a": ".m4a",
-    "audio/aac": ".aac", "audio/ogg": ".ogg", "audio/opus": ".opus", "audio/wav": ".wav",
-    "audio/x-wav": ".wav", "audio/flac": ".flac", "audio/x-flac": ".flac",
-    "application/ogg": ".ogg",
-}
-
-
 def _extension_for(mime_type: str | None) -> str:
-    return _MIME_EXTENSIONS.get((mime_type or "").lower(), "")
+    return media.SENDER_MEDIA_TYPES.get((mime_type or "").lower(), "")
 
 
 def _clean_title(raw: str) -> str:

@@ -18,32 +18,71 @@ from __future__ import annotations
 import errno
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import orjson
 
-# Demuxer name as ffmpeg reports it -> the extension the original is stored under and the
-# type it is served as. Telegram sends OGG Opus (voice notes), MP3 and M4A; recorders add
-# WAV, FLAC, WMA, AMR, CAF.
-AUDIO_CONTAINERS: Mapping[str, tuple[str, str]] = MappingProxyType({
-    "wav": (".wav", "audio/wav"),
-    "w64": (".w64", "audio/x-w64"),
-    "mp3": (".mp3", "audio/mpeg"),
-    "ogg": (".ogg", "audio/ogg"),
-    "flac": (".flac", "audio/flac"),
-    "mov,mp4,m4a,3gp,3g2,mj2": (".m4a", "audio/mp4"),
-    "matroska,webm": (".mka", "audio/x-matroska"),
-    "aac": (".aac", "audio/aac"),
-    "amr": (".amr", "audio/amr"),
-    "asf": (".wma", "audio/x-ms-wma"),
-    "aiff": (".aiff", "audio/aiff"),
-    "caf": (".caf", "audio/x-caf"),
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AudioType:
+    """One audio container: how ffmpeg names its demuxer, the extension an
+    original of it is stored under, the type it is served as, and the other
+    names senders give it (media types and extensions), which only help to
+    recognise an audio document before its content is probed."""
+
+    demuxer: str
+    extension: str
+    media_type: str
+    other_media_types: tuple[str, ...] = ()
+    other_extensions: tuple[str, ...] = ()
+    # Formats originals of this type were stored under before the content
+    # decided them (the sender's extension, which may also name video).
+    earlier_formats: tuple[str, ...] = ()
+
+
+# The one audio type table. Telegram sends OGG Opus (voice notes), MP3 and M4A;
+# recorders add WAV, FLAC, WMA, AMR, CAF.
+AUDIO_TYPES: tuple[AudioType, ...] = (
+    AudioType(demuxer="wav", extension=".wav", media_type="audio/wav",
+              other_media_types=("audio/x-wav", "audio/wave")),
+    AudioType(demuxer="w64", extension=".w64", media_type="audio/x-w64"),
+    AudioType(demuxer="mp3", extension=".mp3", media_type="audio/mpeg",
+              other_media_types=("audio/mp3",)),
+    AudioType(demuxer="ogg", extension=".ogg", media_type="audio/ogg",
+              other_media_types=("audio/opus", "application/ogg"),
+              other_extensions=(".oga", ".opus")),
+    AudioType(demuxer="flac", extension=".flac", media_type="audio/flac",
+              other_media_types=("audio/x-flac",)),
+    AudioType(demuxer="mov,mp4,m4a,3gp,3g2,mj2", extension=".m4a", media_type="audio/mp4",
+              other_media_types=("audio/x-m4a", "audio/m4a"),
+              other_extensions=(".3ga",), earlier_formats=("mp4",)),
+    AudioType(demuxer="matroska,webm", extension=".mka", media_type="audio/x-matroska",
+              other_media_types=("audio/webm",), other_extensions=(".weba",),
+              earlier_formats=("webm",)),
+    AudioType(demuxer="aac", extension=".aac", media_type="audio/aac"),
+    AudioType(demuxer="amr", extension=".amr", media_type="audio/amr"),
+    AudioType(demuxer="asf", extension=".wma", media_type="audio/x-ms-wma"),
+    AudioType(demuxer="aiff", extension=".aiff", media_type="audio/aiff",
+              other_extensions=(".aif",)),
+    AudioType(demuxer="caf", extension=".caf", media_type="audio/x-caf"),
+)
+AUDIO_CONTAINERS: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {t.demuxer: (t.extension, t.media_type) for t in AUDIO_TYPES})
+# Media types by stored format (extension without its dot), for serving originals,
+# including those stored before the content decided the extension.
+MEDIA_TYPES: Mapping[str, str] = MappingProxyType({
+    **{ext.lstrip("."): t.media_type for t in AUDIO_TYPES
+       for ext in (*t.other_extensions, *t.earlier_formats)},
+    **{t.extension.lstrip("."): t.media_type for t in AUDIO_TYPES},
 })
-# Media types by stored format (extension without its dot), for serving originals.
-MEDIA_TYPES: Mapping[str, str] = MappingProxyType(
-    {ext.lstrip("."): mime for ext, mime in AUDIO_CONTAINERS.values()})
+# What a sender may call audio: for recognising a Telegram document as audio.
+SENDER_EXTENSIONS = frozenset(
+    ext for t in AUDIO_TYPES for ext in (t.extension, *t.other_extensions))
+SENDER_MEDIA_TYPES: Mapping[str, str] = MappingProxyType(
+    {mime: t.extension for t in AUDIO_TYPES for mime in (t.media_type, *t.other_media_types)})
 # ffmpeg matches a whitelist entry against any of a demuxer's comma-separated names.
 FORMAT_WHITELIST = ",".join(name.split(",")[0] for name in AUDIO_CONTAINERS)
 PROTOCOL_WHITELIST = "file"

@@ -11,21 +11,11 @@ from aiohttp import web
 from transcriber.providers import media
 from transcriber.web.errors import ApiError
 
-AUDIO_TYPES = {
-    **media.MEDIA_TYPES,
-    # Formats originals were stored under before the content decided them (the sender's).
-    "aif": "audio/aiff",
-    "mp4": "audio/mp4",
-    "oga": "audio/ogg",
-    "opus": "audio/ogg",
-    "weba": "audio/webm",
-    "webm": "audio/webm",
-}
 FALLBACK_TYPE = "application/octet-stream"
 
 
 def audio_type(fmt: str) -> str:
-    return AUDIO_TYPES.get(fmt.lower(), FALLBACK_TYPE)
+    return media.MEDIA_TYPES.get(fmt.lower(), FALLBACK_TYPE)
 
 
 def download_name(original_filename: str, record_id: str, ext: str) -> str:

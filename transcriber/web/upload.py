@@ -123,7 +123,7 @@ async def upload(request: web.Request) -> web.Response:
     owner = current_user(request)
     # Before a byte of the body is read: a refused upload costs nothing.
     async with (request.app[UPLOAD_SLOTS].hold(owner.id),
-                paced_body(request, Pace.from_settings(request.app[keys.SETTINGS].server),
+                paced_body(request, Pace.from_settings(server),
                            asyncio.get_running_loop().time)):
         try:
             return await _receive(request, owner.id, limit)
@@ -142,6 +142,7 @@ async def upload(request: web.Request) -> web.Response:
 
 
 async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Response:
+    server = request.app[keys.SETTINGS].server
     expected: int | None = None
     if request.content_type == "multipart/form-data":
         part = await _multipart_file(request)
