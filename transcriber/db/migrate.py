@@ -33,17 +33,17 @@ LOCK_FILE_NAME = "migrate.lock"
 
 
 MIGRATIONS_PACKAGE = "transcriber.migrations"
+MIGRATIONS_FOLDER = "migrations"
 
 
 def default_migrations_dir() -> Traversable:
-    """The migration files shipped with the package: the top-level `migrations/`
-    folder, installed as the data package `transcriber.migrations` (by the wheel,
-    or mapped onto the checkout by an editable install). A source tree run
-    without any install reads the folder beside the package."""
-    try:
-        return importlib.resources.files(MIGRATIONS_PACKAGE)
-    except ModuleNotFoundError:
-        return Path(__file__).resolve().parents[2] / "migrations"
+    """The migration files of this copy of the package: in a checkout the
+    top-level `migrations/` folder beside it; installed from the wheel, the
+    data package `transcriber.migrations` it ships as (importlib.resources)."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and (root / MIGRATIONS_FOLDER).is_dir():
+        return root / MIGRATIONS_FOLDER
+    return importlib.resources.files(MIGRATIONS_PACKAGE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
