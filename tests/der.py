@@ -37,12 +37,13 @@ class Score:
 def _grid(segments: Sequence[Segment], names: list[str], frames: int) -> npt.NDArray[np.bool_]:
     grid = np.zeros((len(names), frames), dtype=bool)
     for s in segments:
-        grid[names.index(s.speaker), s.start_ms // FRAME_MS:s.end_ms // FRAME_MS] = True
+        grid[names.index(s.speaker), s.start_ms // FRAME_MS : s.end_ms // FRAME_MS] = True
     return grid
 
 
-def diarization_error(reference: Sequence[Segment], hypothesis: Sequence[Segment], *,
-                      collar_ms: int = 250) -> Score:
+def diarization_error(
+    reference: Sequence[Segment], hypothesis: Sequence[Segment], *, collar_ms: int = 250
+) -> Score:
     ref_names = sorted({s.speaker for s in reference})
     hyp_names = sorted({s.speaker for s in hypothesis})
     end = max([s.end_ms for s in [*reference, *hypothesis]], default=0)
@@ -53,7 +54,7 @@ def diarization_error(reference: Sequence[Segment], hypothesis: Sequence[Segment
     collar = collar_ms // FRAME_MS
     for s in reference:
         for edge in (s.start_ms // FRAME_MS, s.end_ms // FRAME_MS):
-            scored[max(0, edge - collar):edge + collar] = False
+            scored[max(0, edge - collar) : edge + collar] = False
     ref, hyp = ref[:, scored], hyp[:, scored]
     n_ref, n_hyp = ref.sum(axis=0), hyp.sum(axis=0)
     total = float(n_ref.sum())
@@ -70,8 +71,13 @@ def diarization_error(reference: Sequence[Segment], hypothesis: Sequence[Segment
     false_alarm = float(np.maximum(n_hyp - n_ref, 0).sum())
     confusion = float(np.minimum(n_ref, n_hyp).sum()) - best
     if total == 0:
-        return Score(der=0.0, missed=0.0, false_alarm=0.0, confusion=0.0,
-                     found_speakers=len(hyp_names))
-    return Score(der=(missed + false_alarm + confusion) / total, missed=missed / total,
-                 false_alarm=false_alarm / total, confusion=confusion / total,
-                 found_speakers=len(hyp_names))
+        return Score(
+            der=0.0, missed=0.0, false_alarm=0.0, confusion=0.0, found_speakers=len(hyp_names)
+        )
+    return Score(
+        der=(missed + false_alarm + confusion) / total,
+        missed=missed / total,
+        false_alarm=false_alarm / total,
+        confusion=confusion / total,
+        found_speakers=len(hyp_names),
+    )

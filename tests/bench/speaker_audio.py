@@ -46,9 +46,24 @@ RUSSIAN = [
 
 def decode(path: Path) -> Floats:
     out = subprocess.run(
-        [imageio_ffmpeg.get_ffmpeg_exe(), "-v", "error", "-i", str(path), "-ac", "1",
-         "-ar", str(SAMPLE_RATE), "-f", "f32le", "-"],
-        check=True, capture_output=True, timeout=120).stdout
+        [
+            imageio_ffmpeg.get_ffmpeg_exe(),
+            "-v",
+            "error",
+            "-i",
+            str(path),
+            "-ac",
+            "1",
+            "-ar",
+            str(SAMPLE_RATE),
+            "-f",
+            "f32le",
+            "-",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    ).stdout
     return np.frombuffer(out, dtype=np.float32).copy()
 
 
@@ -68,11 +83,13 @@ def _assemble(turns: list[tuple[str, Floats]], seed: int) -> tuple[Floats, list[
         reference.append(Segment(start_ms=start, end_ms=at * 1000 // SAMPLE_RATE, speaker=speaker))
     audio = np.concatenate(pieces)
     # A faint noise floor, as any real recording has between words.
-    audio += noise.normal(0, 1e-4, audio.shape[0]).astype(np.float32)
+    audio += 1e-4 * noise.standard_normal(audio.shape[0], dtype=np.float32)
     return audio, reference
 
 
-def real_two_speakers(target_seconds: float = 150.0, seed: int = 13) -> tuple[Floats, list[Segment]] | None:
+def real_two_speakers(
+    target_seconds: float = 150.0, seed: int = 13
+) -> tuple[Floats, list[Segment]] | None:
     reader = sorted((POCKETSPHINX / "librivox").glob("*.wav"))
     cards = sorted((POCKETSPHINX / "cards").glob("*.wav"))
     if not reader or not cards:
@@ -92,16 +109,24 @@ def real_two_speakers(target_seconds: float = 150.0, seed: int = 13) -> tuple[Fl
 
 
 def _espeak(text: str, voice: str, out: Path) -> Path:
-    subprocess.run(["espeak-ng", "-v", voice, "-s", "150", "-w", str(out), text],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        ["espeak-ng", "-v", voice, "-s", "150", "-w", str(out), text],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return out
 
 
 def _festival(text: str, out: Path) -> Path:
     source = out.with_suffix(".txt")
     source.write_text(text, encoding="utf-8")
-    subprocess.run(["text2wave", "-eval", "(voice_msu_ru_nsh_clunits)", str(source), "-o", str(out)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        ["text2wave", "-eval", "(voice_msu_ru_nsh_clunits)", str(source), "-o", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return out
 
 

@@ -58,29 +58,37 @@ def _db(power: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return 10 * np.log10(power + 1e-12)
 
 
-def compare_channels(left: npt.NDArray[np.float32], right: npt.NDArray[np.float32],
-                     sample_rate: int) -> ChannelReport:
+def compare_channels(
+    left: npt.NDArray[np.float32], right: npt.NDArray[np.float32], sample_rate: int
+) -> ChannelReport:
     """Measure the two channels of one recording (float samples, full scale 1.0)."""
     size = max(1, int(sample_rate * FRAME_SECONDS))
     count = min(left.shape[0], right.shape[0]) // size
-    a = left[:count * size].astype(np.float64).reshape(count, size)
-    b = right[:count * size].astype(np.float64).reshape(count, size)
-    power_a, power_b = (a ** 2).mean(axis=1), (b ** 2).mean(axis=1)
+    a = left[: count * size].astype(np.float64).reshape(count, size)
+    b = right[: count * size].astype(np.float64).reshape(count, size)
+    power_a, power_b = (a**2).mean(axis=1), (b**2).mean(axis=1)
     level_a, level_b = _db(power_a), _db(power_b)
     if count == 0 or level_a.max() < SILENCE_DBFS or level_b.max() < SILENCE_DBFS:
         silent = count > 0 and (level_a.max() >= SILENCE_DBFS or level_b.max() >= SILENCE_DBFS)
-        return ChannelReport(verdict=Verdict.ONE_SILENT if silent else Verdict.SAME,
-                             correlation=0.0, level_spread_db=0.0, active_frames=0)
+        return ChannelReport(
+            verdict=Verdict.ONE_SILENT if silent else Verdict.SAME,
+            correlation=0.0,
+            level_spread_db=0.0,
+            active_frames=0,
+        )
     loudest = np.maximum(level_a, level_b)
     active = (loudest > SILENCE_DBFS) & (loudest > loudest.max() - ACTIVE_RANGE_DB)
     a, b = a[active], b[active]
     a -= a.mean(axis=1, keepdims=True)
     b -= b.mean(axis=1, keepdims=True)
-    denominator = np.sqrt((a ** 2).sum(axis=1) * (b ** 2).sum(axis=1)) + 1e-20
+    denominator = np.sqrt((a**2).sum(axis=1) * (b**2).sum(axis=1)) + 1e-20
     correlation = float(np.median(np.abs((a * b).sum(axis=1)) / denominator))
     difference = level_a[active] - level_b[active]
     spread = float(np.percentile(difference, 90) - np.percentile(difference, 10))
     different = correlation < CORRELATION_SAME or spread > LEVEL_SPREAD_DB
-    return ChannelReport(verdict=Verdict.DIFFERENT if different else Verdict.SAME,
-                         correlation=round(correlation, 4), level_spread_db=round(spread, 2),
-                         active_frames=int(active.sum()))
+    return ChannelReport(
+        verdict=Verdict.DIFFERENT if different else Verdict.SAME,
+        correlation=round(correlation, 4),
+        level_spread_db=round(spread, 2),
+        active_frames=int(active.sum()),
+    )

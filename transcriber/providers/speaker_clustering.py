@@ -24,9 +24,13 @@ def cosine_distances(embeddings: npt.NDArray[np.float32]) -> npt.NDArray[np.floa
     return np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0)
 
 
-def agglomerate(embeddings: npt.NDArray[np.float32], *, num_speakers: int | None = None,
-                threshold: float = DEFAULT_THRESHOLD,
-                max_speakers: int = MAX_SPEAKERS) -> list[int]:
+def agglomerate(
+    embeddings: npt.NDArray[np.float32],
+    *,
+    num_speakers: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    max_speakers: int = MAX_SPEAKERS,
+) -> list[int]:
     """A cluster index per embedding, numbered in order of first appearance.
 
     With `num_speakers`, merge until exactly that many clusters remain (fewer

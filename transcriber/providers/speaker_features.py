@@ -46,12 +46,14 @@ def mel_to_hz(mel: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return np.where(mel >= _MIN_LOG_MEL, logpart, linear)
 
 
-def mel_filterbank(*, sample_rate: int = SAMPLE_RATE, n_fft: int = N_FFT,
-                   n_mels: int = N_MELS) -> npt.NDArray[np.float64]:
+def mel_filterbank(
+    *, sample_rate: int = SAMPLE_RATE, n_fft: int = N_FFT, n_mels: int = N_MELS
+) -> npt.NDArray[np.float64]:
     """(n_mels, 1 + n_fft // 2) triangular filters, Slaney-normalised (librosa's default)."""
     fft_freqs = np.fft.rfftfreq(n_fft, d=1.0 / sample_rate)
-    mel_points = mel_to_hz(np.linspace(hz_to_mel(np.array(0.0)), hz_to_mel(np.array(sample_rate / 2)),
-                                       n_mels + 2))
+    mel_points = mel_to_hz(
+        np.linspace(hz_to_mel(np.array(0.0)), hz_to_mel(np.array(sample_rate / 2)), n_mels + 2)
+    )
     widths = np.diff(mel_points)
     ramps = mel_points[:, None] - fft_freqs[None, :]
     lower = -ramps[:-2] / widths[:-1, None]
@@ -82,5 +84,5 @@ def log_mel(samples: Floats) -> Floats:
         return np.zeros((0, N_MELS), dtype=np.float32)
     frames = np.lib.stride_tricks.sliding_window_view(samples, N_FFT)[::HOP_LENGTH]
     spectrum = np.fft.rfft(frames * _WINDOW, axis=1)
-    power = (spectrum.real ** 2 + spectrum.imag ** 2).astype(np.float32)
-    return np.log10(power @ _FILTERS.T + LOG_FLOOR).astype(np.float32)
+    power = (spectrum.real**2 + spectrum.imag**2).astype(np.float32)
+    return np.asarray(np.log10(power @ _FILTERS.T + LOG_FLOOR), dtype=np.float32)

@@ -77,8 +77,9 @@ def split_by_speaker(segments: Sequence[Segment], turns: Sequence[Turn]) -> list
     names: dict[int, str] = {}
     result: list[LabelledUtterance] = []
     for segment in segments:
-        words = segment.words or (Word(start_ms=segment.start_ms, end_ms=segment.end_ms,
-                                       text=segment.text),)
+        words = segment.words or (
+            Word(start_ms=segment.start_ms, end_ms=segment.end_ms, text=segment.text),
+        )
         runs: list[tuple[int | None, list[Word]]] = []
         for word in words:
             speaker = speaker_of(word, ordered, starts)

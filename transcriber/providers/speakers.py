@@ -14,6 +14,7 @@ The pure parts (windowing, turns from labelled windows) are plain functions;
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +67,9 @@ class WindowPlan:
 
 def bundled_model_path(*, expected_sha256: str = MODEL_SHA256) -> Path:
     try:
-        path = Path(str(importlib.metadata.distribution(MODEL_DISTRIBUTION).locate_file(MODEL_FILE)))
+        path = Path(
+            str(importlib.metadata.distribution(MODEL_DISTRIBUTION).locate_file(MODEL_FILE))
+        )
     except importlib.metadata.PackageNotFoundError:
         raise SpeakerModelUnavailable(f"package {MODEL_DISTRIBUTION} is not installed") from None
     if not path.is_file():
@@ -97,8 +100,9 @@ def plan_windows(speech: Sequence[Span], plan: WindowPlan = WindowPlan()) -> lis
     return windows
 
 
-def turns_from_windows(speech: Sequence[Span], windows: Sequence[Span],
-                       labels: Sequence[int]) -> list[Turn]:
+def turns_from_windows(
+    speech: Sequence[Span], windows: Sequence[Span], labels: Sequence[int]
+) -> list[Turn]:
     """Cut each speech region between window centres and merge neighbours of one speaker.
 
     Each stretch of a region belongs to the window whose centre is nearest, so a
@@ -111,7 +115,7 @@ def turns_from_windows(speech: Sequence[Span], windows: Sequence[Span],
         if inside.size == 0:
             continue
         cuts = [region.start_ms]
-        cuts += [int((centres[i] + centres[j]) / 2) for i, j in zip(inside[:-1], inside[1:], strict=True)]
+        cuts += [int((centres[i] + centres[j]) / 2) for i, j in itertools.pairwise(inside)]
         cuts.append(region.end_ms)
         for k, index in enumerate(inside):
             _append(turns, Turn(start_ms=cuts[k], end_ms=cuts[k + 1], speaker=labels[int(index)]))
@@ -140,14 +144,14 @@ def subwindows(features: Floats, window: Span) -> Floats:
     # The stride may leave the window's tail out; the last input ends where the window ends.
     if starts[-1] + SUBWINDOW_FRAMES < chunk.shape[0]:
         starts.append(chunk.shape[0] - SUBWINDOW_FRAMES)
-    return np.stack([chunk[s:s + SUBWINDOW_FRAMES] for s in starts])
+    return np.stack([chunk[s : s + SUBWINDOW_FRAMES] for s in starts])
 
 
 class SpeakerEmbedder:
     """The d-vector ONNX model behind onnxruntime, one intra-op thread by default."""
 
     def __init__(self, model_path: Path | None = None, *, threads: int = 1) -> None:
-        import onnxruntime
+        import onnxruntime  # noqa: PLC0415 - loaded only when separation runs
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
@@ -155,7 +159,8 @@ class SpeakerEmbedder:
         path = model_path if model_path is not None else bundled_model_path()
         try:
             self._session: Any = onnxruntime.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"])
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
         except Exception as error:  # onnxruntime raises its own untyped errors
             raise SpeakerModelUnavailable("the speaker embedder cannot be loaded") from error
 
@@ -170,10 +175,12 @@ class SpeakerEmbedder:
         if not inputs:
             return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
         stacked = np.stack(inputs)
-        outputs = np.concatenate([
-            self._session.run(None, {"mel_window": stacked[i:i + batch]})[0]
-            for i in range(0, stacked.shape[0], batch)
-        ])
+        outputs = np.concatenate(
+            [
+                self._session.run(None, {"mel_window": stacked[i : i + batch]})[0]
+                for i in range(0, stacked.shape[0], batch)
+            ]
+        )
         outputs /= np.linalg.norm(outputs, axis=1, keepdims=True) + 1e-12
         sums = np.zeros((len(windows), outputs.shape[1]), dtype=np.float64)
         np.add.at(sums, np.array(owners), outputs)
@@ -183,7 +190,10 @@ class SpeakerEmbedder:
 
 def speech_regions(samples: Floats, *, min_silence_ms: int = 300) -> list[Span]:
     """Speech stretches found by the Silero VAD that faster-whisper ships (ONNX, bundled)."""
-    from faster_whisper.vad import VadOptions, get_speech_timestamps
+    from faster_whisper.vad import (  # noqa: PLC0415 - faster-whisper loads when used
+        VadOptions,
+        get_speech_timestamps,
+    )
 
     options = VadOptions(min_silence_duration_ms=min_silence_ms, speech_pad_ms=100)
     found = get_speech_timestamps(np.ascontiguousarray(samples, dtype=np.float32), options)
@@ -191,9 +201,15 @@ def speech_regions(samples: Floats, *, min_silence_ms: int = 300) -> list[Span]:
     return [Span(start_ms=int(r["start"] * scale), end_ms=int(r["end"] * scale)) for r in found]
 
 
-def diarize(samples: Floats, embedder: SpeakerEmbedder, *,
-            speech: Sequence[Span] | None = None, num_speakers: int | None = None,
-            threshold: float = DEFAULT_THRESHOLD, plan: WindowPlan = WindowPlan()) -> list[Turn]:
+def diarize(
+    samples: Floats,
+    embedder: SpeakerEmbedder,
+    *,
+    speech: Sequence[Span] | None = None,
+    num_speakers: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    plan: WindowPlan = WindowPlan(),
+) -> list[Turn]:
     """Speaker turns of 16 kHz mono `samples`; `speech` defaults to the VAD's regions."""
     regions = list(speech) if speech is not None else speech_regions(samples)
     windows = plan_windows(regions, plan)

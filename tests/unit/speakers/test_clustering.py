@@ -9,7 +9,9 @@ import pytest
 from transcriber.providers.speaker_clustering import agglomerate, first_appearance
 
 
-def _speakers(counts: list[int], *, spread: float = 0.25, seed: int = 0) -> tuple[npt.NDArray[np.float32], list[int]]:
+def _speakers(
+    counts: list[int], *, spread: float = 0.25, seed: int = 0
+) -> tuple[npt.NDArray[np.float32], list[int]]:
     """Points around `len(counts)` random directions in 256 dims, interleaved in time."""
     rng = np.random.default_rng(seed)
     centres = rng.normal(0, 1, (len(counts), 256))

@@ -36,7 +36,9 @@ def test_one_speaker_for_everything_is_half_wrong() -> None:
 
 
 def test_missed_speech_and_false_alarm_count() -> None:
-    score = diarization_error([_s(0, 10_000, "A")], [_s(0, 5_000, "x"), _s(12_000, 14_000, "x")], collar_ms=0)
+    score = diarization_error(
+        [_s(0, 10_000, "A")], [_s(0, 5_000, "x"), _s(12_000, 14_000, "x")], collar_ms=0
+    )
     assert score.missed == pytest.approx(0.5)
     assert score.false_alarm == pytest.approx(0.2)
     assert score.der == pytest.approx(0.7)

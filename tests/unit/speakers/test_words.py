@@ -39,9 +39,19 @@ def test_a_word_outside_every_turn_takes_the_nearest() -> None:
 
 def test_a_segment_spanning_three_turns_is_split_in_three() -> None:
     # Whisper merged "Hello there. Hi. How are you?" of two people into one segment.
-    segment = Segment(start_ms=0, end_ms=3000, text="", words=_words(
-        (0, 400, " Hello"), (400, 900, " there."), (1100, 1400, " Hi."),
-        (1700, 2000, " How"), (2000, 2300, " are"), (2300, 2900, " you?")))
+    segment = Segment(
+        start_ms=0,
+        end_ms=3000,
+        text="",
+        words=_words(
+            (0, 400, " Hello"),
+            (400, 900, " there."),
+            (1100, 1400, " Hi."),
+            (1700, 2000, " How"),
+            (2000, 2300, " are"),
+            (2300, 2900, " you?"),
+        ),
+    )
     turns = _turns((0, 1000, 1), (1000, 1600, 0), (1600, 3000, 1))
     assert split_by_speaker([segment], turns) == [
         LabelledUtterance(start_ms=0, end_ms=900, text="Hello there.", speaker="S1"),
@@ -51,14 +61,24 @@ def test_a_segment_spanning_three_turns_is_split_in_three() -> None:
 
 
 def test_a_segment_of_one_speaker_keeps_its_own_bounds() -> None:
-    segment = Segment(start_ms=0, end_ms=1500, text="", words=_words((100, 600, " One"), (700, 1400, " two.")))
+    segment = Segment(
+        start_ms=0, end_ms=1500, text="", words=_words((100, 600, " One"), (700, 1400, " two."))
+    )
     assert split_by_speaker([segment], _turns((0, 2000, 3))) == [
-        LabelledUtterance(start_ms=0, end_ms=1500, text="One two.", speaker="S1")]
+        LabelledUtterance(start_ms=0, end_ms=1500, text="One two.", speaker="S1")
+    ]
 
 
 def test_labels_follow_first_appearance_not_cluster_numbers() -> None:
-    segments = [Segment(start_ms=i * 1000, end_ms=i * 1000 + 900, text="",
-                        words=_words((i * 1000, i * 1000 + 900, f" w{i}"))) for i in range(4)]
+    segments = [
+        Segment(
+            start_ms=i * 1000,
+            end_ms=i * 1000 + 900,
+            text="",
+            words=_words((i * 1000, i * 1000 + 900, f" w{i}")),
+        )
+        for i in range(4)
+    ]
     turns = _turns((0, 1000, 2), (1000, 2000, 0), (2000, 3000, 2), (3000, 4000, 1))
     assert [u.speaker for u in split_by_speaker(segments, turns)] == ["S1", "S2", "S1", "S3"]
 
@@ -75,7 +95,9 @@ def test_a_segment_without_words_takes_its_overlap_and_no_turns_means_one_speake
 
 
 def test_empty_words_leave_no_empty_utterances() -> None:
-    segment = Segment(start_ms=0, end_ms=2000, text="", words=_words((0, 500, " Ok."), (1200, 1300, " ")))
+    segment = Segment(
+        start_ms=0, end_ms=2000, text="", words=_words((0, 500, " Ok."), (1200, 1300, " "))
+    )
     result = split_by_speaker([segment], _turns((0, 1000, 0), (1000, 2000, 1)))
     assert [u.text for u in result] == ["Ok."]
 
