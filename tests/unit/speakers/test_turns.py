@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from transcriber.providers.speakers import (
     Span,
     Turn,
     WindowPlan,
     plan_windows,
-    subwindows,
+    subwindow_spans,
     turns_from_windows,
 )
 
@@ -56,11 +54,10 @@ def test_neighbouring_regions_of_one_speaker_stay_apart_across_silence() -> None
     ]
 
 
-def test_subwindows_are_80_frames_and_reach_the_windows_end() -> None:
-    features = np.arange(500 * 40, dtype=np.float32).reshape(500, 40)
-    stack = subwindows(features, Span(start_ms=0, end_ms=1500))
-    assert stack.shape == (3, 80, 40)
-    assert stack[-1][-1][0] == features[149][0]
-    short = subwindows(features, Span(start_ms=0, end_ms=500))
-    assert short.shape == (1, 80, 40)
-    assert (short[0][50:] == 0).all()
+def test_embedder_inputs_tile_each_window_and_reach_its_end() -> None:
+    assert subwindow_spans(Span(start_ms=0, end_ms=1600), 500) == [(0, 80), (80, 160)]
+    assert subwindow_spans(Span(start_ms=800, end_ms=2400), 500) == [(80, 160), (160, 240)]
+    assert subwindow_spans(Span(start_ms=0, end_ms=1500), 500) == [(0, 80), (70, 150)]
+    assert subwindow_spans(Span(start_ms=0, end_ms=500), 500) == [(0, 50)]
+    # The features end before the window does (the last frames need a full FFT).
+    assert subwindow_spans(Span(start_ms=4000, end_ms=5200), 480) == [(400, 480)]
