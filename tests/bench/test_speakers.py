@@ -13,6 +13,7 @@ Run: `PYTHONPATH=$PWD pytest -m bench -s -p no:cacheprovider tests/bench/test_sp
 from __future__ import annotations
 
 import importlib.metadata
+import statistics
 import time
 from pathlib import Path
 
@@ -77,13 +78,15 @@ def test_speaker_separation_against_the_goals(tmp_path: Path) -> None:
                                    word_timestamps=True)
     words = sum(len(s.words or []) for s in segments)
     recognition = time.perf_counter() - started
-    _, diarization = _score(audio, real[1], embedder, None)
+    # The median of three runs: the machine is shared, and one run swings by 2x.
+    diarization = statistics.median(_score(audio, real[1], embedder, None)[1] for _ in range(3))
     share = diarization / recognition
     print()
     print(f"{'corpus':<22}{'length':>9}{'DER':>9}{'found':>6}{'DER, count given':>18}"
           f"{'goal':>6}{'time':>11}")
     print("\n".join(rows))
     print(f"real, 2 speakers: Whisper base (word timestamps, {words} words) {recognition:.1f} s, "
-          f"diarization {diarization:.1f} s = {share:.1%} of recognition (goal ≤ {TIME_GOAL:.0%})")
+          f"diarization (VAD included, median of 3) {diarization:.1f} s = {share:.1%} "
+          f"of recognition (goal ≤ {TIME_GOAL:.0%})")
     assert not failures, f"DER or count goal missed on {failures}"
     assert share <= TIME_GOAL
