@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-import numpy.typing as npt
 
 from transcriber.errors import TranscriberError
 from transcriber.providers.speaker_clustering import DEFAULT_THRESHOLD, agglomerate
@@ -225,6 +224,3 @@ def diarize(
     labels = agglomerate(embeddings, num_speakers=num_speakers, threshold=threshold)
     return turns_from_windows(regions, windows, labels)
 
-
-def as_floats(samples: npt.ArrayLike) -> Floats:
-    return np.ascontiguousarray(samples, dtype=np.float32)
