@@ -168,7 +168,7 @@ class TelegramDoor:
     async def _handle(self, message: Message) -> str:
         """Deal with one message; the answer is the outcome for the metric."""
         decision = rules.inspect_message(message, allowed=self._settings.allowed,
-                                         max_bytes=self._settings.download_max_bytes)
+                                         max_bytes=self._settings.download_limit)
         if isinstance(decision, rules.Ignore):
             return "ignored"
         if isinstance(decision, rules.Answer):
@@ -192,7 +192,7 @@ class TelegramDoor:
         except TelegramBadRequest as exc:
             if "too big" in exc.message.lower():
                 return await self._refuse(message, "too_large",
-                                          rules.too_large_text(self._settings.download_max_bytes))
+                                          rules.too_large_text(self._settings.download_limit))
             return await self._refuse(message, "not_downloadable", texts.NOT_DOWNLOADABLE)
         if not telegram_file.file_path:
             return await self._refuse(message, "not_downloadable", texts.NOT_DOWNLOADABLE)
@@ -208,13 +208,13 @@ class TelegramDoor:
             async with contextlib.aclosing(stream):
                 accepted = await accept_stream(
                     intake, stream, files=parts.files, writer=parts.writer,
-                    transcoder=parts.transcoder, limit=self._settings.download_max_bytes,
+                    transcoder=parts.transcoder, limit=self._settings.download_limit,
                     max_seconds=parts.record_max_seconds,
                     expected_size=decision.size_bytes or telegram_file.file_size,
                 )
         except TooLarge:
             return await self._refuse(message, "too_large",
-                                      rules.too_large_text(self._settings.download_max_bytes))
+                                      rules.too_large_text(self._settings.download_limit))
         except EmptyInput:
             return await self._refuse(message, "empty", texts.EMPTY)
         except AudioRefused as exc:
