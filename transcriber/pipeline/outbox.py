@@ -35,6 +35,7 @@ from transcriber.pipeline import policy
 from transcriber.ports import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.settings import TelegramSettings
 from transcriber.stages import HaltReason
+from transcriber.transcripts import STRUCTURE_VERSION, BadStructure, load_structure, reply_text
 
 if TYPE_CHECKING:
     import sqlite3
@@ -117,10 +118,8 @@ class Outbox:
         kind: str = row["kind"]
         try:
             if kind == "transcript":
-                text_row = await self._readers.fetch_one(q.pipeline.SELECT_TRANSCRIPT,
-                                                         {"record_id": record_id})
                 message_id = await notifier.send_transcript(
-                    address, text_row["contents"] if text_row is not None else "")
+                    address, await transcript_for_reply(self._readers, record_id))
             else:
                 message_id = await notifier.send_halt_notice(address,
                                                              HaltReason(row["halt_reason"]))
@@ -159,3 +158,17 @@ class Outbox:
 
     def _now(self) -> str:
         return format_time(self._clock.now())
+
+
+async def transcript_for_reply(readers: ReaderPool, record_id: str) -> str:
+    """The reply's text, made from the utterances (`transcripts.reply_text`); the
+    stored plain text when the record has no readable structure."""
+    row = await readers.fetch_one(q.archive.STRUCTURE, {
+        "record_id": record_id, "version": STRUCTURE_VERSION})
+    if row is not None:
+        try:
+            return reply_text(load_structure(row["contents"]))
+        except BadStructure:
+            log.warning("reply_structure_unreadable", record_id=record_id)
+    text = await readers.fetch_one(q.pipeline.SELECT_TRANSCRIPT, {"record_id": record_id})
+    return str(text["contents"]) if text is not None else ""

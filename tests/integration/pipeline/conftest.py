@@ -15,8 +15,8 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
 from transcriber.pipeline.actor import StepActor
+from transcriber.pipeline.notify import Delivery, running_notifier
 from transcriber.pipeline.outbox import Outbox
-from transcriber.pipeline.notify import running_notifier, Delivery
 from transcriber.ports import Notifier
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
