@@ -102,7 +102,7 @@ async def test_telegram_down_when_replying_keeps_the_reply_pending_until_it_is_b
     assert (row["kind"], row["state"]) == ("transcript", "pending")
     assert [m.text for m in fake_tg.sent] == [en(T.ACCEPTED)]
     fake_tg.drop_if = None
-    ack, reply = await _sent(fake_tg, 2)
+    _, reply = await _sent(fake_tg, 2)
     assert reply.text == TRANSCRIPT
     await until(lambda: _all_sent(client))
     [row] = await _outbox(client)
@@ -140,10 +140,8 @@ async def test_a_reply_failing_past_the_delivery_window_ends_as_window_passed(
     client = await start_service(send_attempts=1, delivery_window_hours=0.0002,
                                  delivery_poll_seconds=0.05)
     fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
-    async with asyncio.timeout(15):
-        while sample("transcriber_replies_undelivered_total",
-                     {"reason": "window_passed"}) != before + 1:
-            await asyncio.sleep(0.05)
+    await until(lambda: sample("transcriber_replies_undelivered_total",
+                               {"reason": "window_passed"}) == before + 1, within=15)
     [row] = await _outbox(client)
     assert (row["state"], row["end_reason"]) == ("ended", "window_passed")
     assert row["attempts"] >= 2
