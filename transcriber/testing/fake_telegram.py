@@ -123,6 +123,8 @@ class FakeTelegram:
     before_call: Hook | None = None
     base_url: str = ""
     edits: list[EditedMessage] = field(default_factory=list)
+    # Errors the fake's own methods answered (bad parameters, not modified, …).
+    errors: list[tuple[str, int]] = field(default_factory=list)
     commands: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # Local Bot API mode: files live under this folder and getFile answers absolute paths.
     local_dir: Path | None = None
@@ -263,7 +265,11 @@ class FakeTelegram:
         fault = self._fault(name, params)
         if fault is not None:
             return self._apply(request, fault)
-        return await handler(params, uploads)
+        response = await handler(params, uploads)
+        if response.status >= 400:
+            # Not an injected fault: the bot called wrongly (tests assert there is none).
+            self.errors.append((name, response.status))
+        return response
 
     def _fault(self, name: str, params: dict[str, Any]) -> Fault | None:
         if self.down or (self.drop_if is not None and self.drop_if(name, params)):

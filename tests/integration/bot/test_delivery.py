@@ -154,3 +154,35 @@ async def test_without_a_token_no_bot_runs_and_the_null_notifier_stays(
     assert keys.NOTIFIER not in client.app
     await asyncio.sleep(0.1)
     assert fake_tg.calls == []
+
+
+async def test_a_russian_sender_reads_russian_and_the_status_message_ends_with_the_halt(
+    start_service: StartService, fake_tg: FakeTelegram, transcoder: FakeTranscoder,
+) -> None:
+    transcoder.normalize_failure = PermanentFailure("ffmpeg cannot decode the input")
+    await start_service(status_edit_seconds=0.0, status_poll_seconds=0.05)
+    _, message = fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
+    message["from"]["language_code"] = "ru"
+    ack, notice = await _sent(fake_tg, 2)
+    assert ack.text == texts.say("ru", T.ACCEPTED)
+    assert notice.text == texts.halt_notice("ru", HaltReason.STEP_FAILED)
+    halted = texts.say("ru", T.STATUS_MESSAGE, stage=texts.say(
+        "ru", T.STAGE_HALTED, why=texts.say("ru", T.HALT_STEP_FAILED)))
+    await until(lambda: fake_tg.shown_text(ALICE_ID, ack.message_id) == halted)
+    assert fake_tg.errors == []
+
+
+async def test_the_status_message_follows_the_record_to_done_without_an_api_error(
+    start_service: StartService, fake_tg: FakeTelegram,
+) -> None:
+    await start_service(status_edit_seconds=0.0, status_poll_seconds=0.05)
+    fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
+    ack, reply = await _sent(fake_tg, 2)
+    assert reply.text == TRANSCRIPT
+    done = en(T.STATUS_MESSAGE, stage=en(T.STAGE_DONE))
+    await until(lambda: fake_tg.shown_text(ALICE_ID, ack.message_id) == done)
+    await asyncio.sleep(0.3)
+    assert fake_tg.edits[-1].text == done
+    assert len([e for e in fake_tg.edits if e.text == done]) == 1
+    assert fake_tg.errors == []
+    assert len(fake_tg.commands) == 2
