@@ -17,18 +17,27 @@ from transcriber.cli.exits import EXIT_CONFIG
 from transcriber.cli.serve import serve
 from transcriber.errors import ConfigError
 from transcriber.observability import configure_logging
+from transcriber.pipeline.notify import ReplyWithTranscript
 from transcriber.service.app import build_app
 from transcriber.settings import Settings, load_settings
-from transcriber.testing.steps import fake_steps_from_spec
+from transcriber.testing.steps import Behaviour, FakeStep, fake_steps_from_spec
 
 
-async def _serve(settings: Settings, spec: str) -> int:
-    return await serve(settings, build_app(settings, steps=fake_steps_from_spec(spec)))
+async def _serve(settings: Settings, spec: str, *, reply: bool) -> int:
+    steps = fake_steps_from_spec(spec)
+    if reply:
+        # The real finish step's effect: a Telegram record's reply goes into the outbox.
+        finish = steps["finish"]
+        assert isinstance(finish, FakeStep)
+        finish.default = Behaviour(effects=(ReplyWithTranscript(),))
+    return await serve(settings, build_app(settings, steps=steps))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="serve_with_fakes")
     parser.add_argument("--steps", default="", help='e.g. "normalize=60,poll=0.5" (seconds)')
+    parser.add_argument("--reply", action="store_true",
+                        help="the finish step replies to Telegram records, as the real one")
     args = parser.parse_args()
     try:
         settings = load_settings()
@@ -36,7 +45,7 @@ def main() -> int:
         print(f"transcriber: bad setting {exc}", file=sys.stderr)
         return EXIT_CONFIG
     configure_logging(settings.logging.level, settings.logging.format)
-    return asyncio.run(_serve(settings, args.steps))
+    return asyncio.run(_serve(settings, args.steps, reply=args.reply))
 
 
 if __name__ == "__main__":

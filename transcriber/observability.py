@@ -51,6 +51,9 @@ RECORDS_BY_STAGE = Gauge(
 RECORDS_HALTED = Gauge(
     "transcriber_records_halted", "Halted records by reason (read on scrape)", ["reason"]
 )
+OUTBOX_DEPTH = Gauge(
+    "transcriber_outbox_depth", "Telegram replies and halt notices waiting in the outbox"
+)
 REPLIES_UNDELIVERED = Counter(
     "transcriber_replies_undelivered_total", "Replies and notices that could not be delivered",
     ["reason"],

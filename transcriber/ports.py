@@ -13,7 +13,11 @@ from typing import Literal, Protocol
 from transcriber.errors import TranscriberError
 from transcriber.stages import HaltReason
 
-UndeliveredReason = Literal["bot_not_running", "chat_missing"]
+UndeliveredReason = Literal["bot_not_running", "chat_missing", "blocked", "chat_not_found",
+                            "refused", "window_passed"]
+"""`bot_not_running`, `chat_missing`: P6, never sent later. `blocked` (403),
+`chat_not_found` and `refused` (other 4xx): Telegram's permanent refusal.
+`window_passed`: `telegram.delivery_window_hours` of failed tries."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -24,6 +28,8 @@ class ReplyAddress:
     source: Literal["http", "telegram"]
     tg_chat_id: int | None = None
     tg_message_id: int | None = None
+    language: str = ""
+    """The sender's catalogue (`ru`, `en`); empty: the bot's default."""
 
 
 class Undelivered(TranscriberError):
@@ -35,11 +41,14 @@ class Undelivered(TranscriberError):
 
 
 class Notifier(Protocol):
-    async def send_transcript(self, address: ReplyAddress, text: str) -> None:
-        """Answer the sender with the finished transcript (raise Undelivered)."""
+    async def send_transcript(self, address: ReplyAddress, text: str) -> int | None:
+        """Answer the sender with the finished transcript; the sent message's id.
 
-    async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> None:
-        """Tell the sender the record stopped and why (raise Undelivered)."""
+        Raise `Undelivered` for a refusal no later try can change; anything
+        else is tried again by the outbox."""
+
+    async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> int | None:
+        """Tell the sender the record stopped and why (raises like `send_transcript`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -154,6 +154,11 @@ class S3Settings:
     read_timeout_seconds: float = 120.0
 
 
+CLOUD_DOWNLOAD_MAX_BYTES = 20 * 1024 * 1024
+LOCAL_DOWNLOAD_MAX_BYTES = 2 * 1024 * 1024 * 1024
+TELEGRAM_LANGUAGES = ("", "ru", "en")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TelegramSettings:
     token: Secret | None = None
@@ -165,15 +170,33 @@ class TelegramSettings:
     request_timeout_seconds: int = 30
     # A whole file download (20 MB over a slow link).
     download_timeout_seconds: int = 600
-    # The Bot API lets bots download 20 MB; a local Bot API server allows more.
-    download_max_bytes: int = 20 * 1024 * 1024
+    # Largest file taken in; unset: the Bot API's 20 MB, or 2 GB with a local server.
+    download_max_bytes: int | None = None
+    # `api_base` is a local `telegram-bot-api --local`: files are read in place.
+    local_mode: bool = False
     # Backoff between failed polls and failed intake tries: base · 2^(n-1), capped.
     retry_base_seconds: float = 1.0
     retry_cap_seconds: float = 60.0
     # Tries for one update before the sender is asked to send it again.
     update_attempts: int = 5
-    # Tries for one reply (transcript or notice) before it counts as undelivered.
+    # Quick tries of one send (network, 5xx, a short 429) before the outbox backs off.
     send_attempts: int = 3
+    # How long the outbox keeps trying a reply before it ends it undelivered.
+    delivery_window_hours: float = 24.0
+    # The outbox's round when nothing wakes it (retries due, rows of an earlier run).
+    delivery_poll_seconds: float = 5.0
+    # Force one catalogue ("ru" or "en"); empty: by the sender's language_code.
+    language: str = ""
+    # The living status message: least time between two edits in one chat, and
+    # how often the records behind the live messages are looked at.
+    status_edit_seconds: float = 3.0
+    status_poll_seconds: float = 1.0
+
+    @property
+    def download_limit(self) -> int:
+        if self.download_max_bytes is not None:
+            return self.download_max_bytes
+        return LOCAL_DOWNLOAD_MAX_BYTES if self.local_mode else CLOUD_DOWNLOAD_MAX_BYTES
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -444,10 +467,16 @@ def _validate_pipeline(pipeline: PipelineSettings) -> None:
 
 def _validate_telegram(telegram: TelegramSettings) -> None:
     positive = ("poll_timeout_seconds", "request_timeout_seconds", "download_timeout_seconds",
-                "download_max_bytes", "retry_base_seconds", "update_attempts", "send_attempts")
+                "download_limit", "retry_base_seconds", "update_attempts", "send_attempts",
+                "delivery_window_hours", "delivery_poll_seconds", "status_poll_seconds")
     for key in positive:
         if getattr(telegram, key) <= 0:
-            raise ConfigError(f"telegram.{key}", "must be positive")
+            name = "download_max_bytes" if key == "download_limit" else key
+            raise ConfigError(f"telegram.{name}", "must be positive")
+    if telegram.status_edit_seconds < 0:
+        raise ConfigError("telegram.status_edit_seconds", "must not be negative")
+    if telegram.language not in TELEGRAM_LANGUAGES:
+        raise ConfigError("telegram.language", "must be empty (by the sender), ru or en")
     if telegram.retry_cap_seconds < telegram.retry_base_seconds:
         raise ConfigError("telegram.retry_cap_seconds",
                           "must not be below telegram.retry_base_seconds")

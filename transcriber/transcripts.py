@@ -129,3 +129,11 @@ def render(utterances: Sequence[Utterance], fmt: TranscriptFormat) -> str:
     if fmt == "json":
         return dump_structure(utterances)
     raise ValueError(f"unknown transcript format {fmt!r}")
+
+
+def reply_text(utterances: Sequence[Utterance]) -> str:
+    """The transcript as the bot sends it back: the one place its text is made.
+
+    Speaker names ("Name: text" when a recording has several speakers) are to
+    come here with the speakers issue; until then it is the plain transcript."""
+    return plain_text(utterances)

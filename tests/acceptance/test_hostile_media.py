@@ -26,7 +26,7 @@ import pytest
 
 from tests import hostile_media as hm
 from tests.acceptance.test_serve import free_port, start_server, wait_ready
-from transcriber.bot import texts
+from tests.integration.bot.texts import T, en
 from transcriber.db.connection import database_path
 from transcriber.files import RECORDS_DIR, TEMP_SUFFIX
 from transcriber.testing.fake_telegram import FakeTelegram
@@ -154,7 +154,7 @@ async def test_live_playlists_do_not_wedge_uploads_or_the_telegram_door(
         assert [status for status, _ in await asyncio.gather(*hostile)] == [415] * LIVE_PLAYLISTS
         async with asyncio.timeout(30):
             answers = await fake_tg.wait_sent(6)
-        assert [a.text for a in answers] == [texts.NOT_READABLE] + [texts.ACCEPTED] * 5
+        assert [a.text for a in answers] == [en(T.NOT_READABLE)] + [en(T.ACCEPTED)] * 5
         async with session.get(f"{base}/healthz") as resp:
             assert resp.status == 200
     stored = await asyncio.to_thread(_stored, data_dir)

@@ -6,6 +6,10 @@ errors (which can quote them) are ever logged: only error class names.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncGenerator
+from pathlib import Path
+
 from aiogram import Bot
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
@@ -32,3 +36,16 @@ def make_bot(settings: TelegramSettings) -> Bot:
 def file_url(bot: Bot, file_path: str) -> str:
     """`<api_base>/file/bot<token>/<file_path>`: where the Bot API serves a file."""
     return bot.session.api.file_url(bot.token, file_path)
+
+
+async def local_file_chunks(path: Path, chunk_size: int) -> AsyncGenerator[bytes]:
+    """A file a local Bot API server (`--local`) keeps on this machine, read in place.
+
+    Its `getFile` answers the absolute path instead of serving the bytes; they
+    are streamed from there (no 20 MB limit), off the event loop."""
+    handle = await asyncio.to_thread(path.open, "rb")
+    try:
+        while chunk := await asyncio.to_thread(handle.read, chunk_size):
+            yield chunk
+    finally:
+        handle.close()

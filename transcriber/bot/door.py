@@ -22,19 +22,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 import structlog
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramConflictError
-from aiogram.types import Message, ReplyParameters, Update
+from aiogram.types import BotCommand, Message, ReplyParameters, Update
 
-from transcriber.bot import rules, texts
-from transcriber.bot.client import file_url
+from transcriber.bot import commands, rules, texts
+from transcriber.bot.client import file_url, local_file_chunks
+from transcriber.bot.texts import T as Text
 from transcriber.clock import Clock
 from transcriber.db import queries as q
+from transcriber.db.commands.telegram import NoteStatus
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
@@ -81,6 +84,7 @@ class TelegramDoor:
     async def run(self, stopping: asyncio.Event) -> None:
         """Poll until `stopping` is set (or the task is cancelled)."""
         await self._retrying("get_me", self._bot.get_me, stopping)
+        await self.register_commands()
         log.info("telegram_polling_started", allowed_senders=len(self._settings.allowed))
         while not stopping.is_set():
             updates = await self._retrying("get_updates", self._poll, stopping)
@@ -93,6 +97,18 @@ class TelegramDoor:
                 self.offset = update.update_id + 1
                 if stopping.is_set():
                     return
+
+    async def register_commands(self) -> None:
+        """`setMyCommands` in English (the default) and in Russian; best effort."""
+        for lang in texts.LANGUAGES:
+            listed = [BotCommand(command=name, description=texts.say(lang, key))
+                      for name, key in commands.MENU]
+            try:
+                await self._bot.set_my_commands(listed,
+                                                language_code=None if lang == "en" else lang)
+            except rules.ANY_API_ERRORS as exc:
+                log.warning("telegram_commands_not_set", language=lang,
+                            error=type(exc).__name__)
 
     async def confirm(self) -> None:
         """Tell Telegram about the updates dealt with (on a graceful stop)."""
@@ -154,7 +170,7 @@ class TelegramDoor:
                     TELEGRAM_UPDATES.labels("abandoned").inc()
                     log.error("telegram_update_abandoned", update_id=update.update_id,
                               tries=tries, error=type(exc).__name__)
-                    await self._reply(message, texts.TRY_AGAIN)
+                    await self._reply(message, texts.say(self._language(message), Text.TRY_AGAIN))
                     return
                 wait = rules.wait_before_retry(exc, tries, base=self._settings.retry_base_seconds,
                                                cap=self._settings.retry_cap_seconds)
@@ -168,7 +184,8 @@ class TelegramDoor:
     async def _handle(self, message: Message) -> str:
         """Deal with one message; the answer is the outcome for the metric."""
         decision = rules.inspect_message(message, allowed=self._settings.allowed,
-                                         max_bytes=self._settings.download_max_bytes)
+                                         max_bytes=self._settings.download_limit,
+                                         forced_language=self._settings.language)
         if isinstance(decision, rules.Ignore):
             return "ignored"
         if isinstance(decision, rules.Answer):
@@ -176,56 +193,77 @@ class TelegramDoor:
             return "answered"
         if isinstance(decision, rules.Refuse):
             return await self._refuse(message, decision.reason, decision.text)
+        if isinstance(decision, rules.RunCommand):
+            await commands.answer(self._bot, message, decision, settings=self._settings,
+                                  readers=self._parts.readers, writer=self._parts.writer,
+                                  clock=self._parts.clock)
+            return "answered"
         return await self._take(message, decision)
 
+    def _language(self, message: Message) -> texts.Language:
+        code = message.from_user.language_code if message.from_user is not None else None
+        return texts.language_for(code, forced=self._settings.language)
+
     async def _take(self, message: Message, decision: rules.TakeFile) -> str:
-        parts = self._parts
+        parts, lang = self._parts, decision.language
         key = {"chat_id": message.chat.id, "message_id": message.message_id}
         stored = await parts.readers.fetch_one(q.records.SELECT_RECORD_BY_TELEGRAM, key)
         if stored is not None:
             log.info("telegram_repeated_update", record_id=stored["id"])
-            await self._reply(message, texts.ACCEPTED)
+            await self._reply(message, texts.say(lang, Text.ACCEPTED))
             return "repeated"
         user = await parts.writer.ask(EnsureUser(login=decision.login))
+        limit = self._settings.download_limit
         try:
             telegram_file = await self._bot.get_file(decision.file_id)
         except TelegramBadRequest as exc:
             if "too big" in exc.message.lower():
-                return await self._refuse(message, "too_large",
-                                          rules.too_large_text(self._settings.download_max_bytes))
-            return await self._refuse(message, "not_downloadable", texts.NOT_DOWNLOADABLE)
+                return await self._refuse(message, "too_large", texts.too_large(lang, limit))
+            return await self._refuse(message, "not_downloadable",
+                                      texts.say(lang, Text.NOT_DOWNLOADABLE))
         if not telegram_file.file_path:
-            return await self._refuse(message, "not_downloadable", texts.NOT_DOWNLOADABLE)
+            return await self._refuse(message, "not_downloadable",
+                                      texts.say(lang, Text.NOT_DOWNLOADABLE))
         intake = Intake(owner_id=user.id, original_name=decision.file_name, source="telegram",
                         title=decision.title, tg_chat_id=message.chat.id,
                         tg_message_id=message.message_id)
-        stream = self._bot.session.stream_content(
-            file_url(self._bot, telegram_file.file_path),
-            timeout=self._settings.download_timeout_seconds,
-            chunk_size=DOWNLOAD_CHUNK_BYTES, raise_for_status=True,
-        )
         try:
-            async with contextlib.aclosing(stream):
+            async with contextlib.aclosing(self._download(telegram_file.file_path)) as stream:
                 accepted = await accept_stream(
                     intake, stream, files=parts.files, writer=parts.writer,
-                    transcoder=parts.transcoder, limit=self._settings.download_max_bytes,
+                    transcoder=parts.transcoder, limit=limit,
                     max_seconds=parts.record_max_seconds,
                     expected_size=decision.size_bytes or telegram_file.file_size,
                 )
         except TooLarge:
-            return await self._refuse(message, "too_large",
-                                      rules.too_large_text(self._settings.download_max_bytes))
+            return await self._refuse(message, "too_large", texts.too_large(lang, limit))
         except EmptyInput:
-            return await self._refuse(message, "empty", texts.EMPTY)
+            return await self._refuse(message, "empty", texts.say(lang, Text.EMPTY))
         except AudioRefused as exc:
-            return await self._refuse(message, exc.refusal,
-                                      texts.audio_refused(exc.refusal, parts.record_max_seconds))
+            return await self._refuse(message, exc.refusal, texts.audio_refused(
+                lang, exc.refusal, parts.record_max_seconds))
         except PermanentFailure:
-            return await self._refuse(message, "not_readable", texts.NOT_READABLE)
+            return await self._refuse(message, "not_readable", texts.say(lang, Text.NOT_READABLE))
         log.info("telegram_record_stored", record_id=accepted.record_id,
                  created=accepted.created)
-        await self._reply(message, texts.ACCEPTED)
+        first = texts.say(lang, Text.ACCEPTED)
+        answer = await self._reply(message, first)
+        if accepted.created:
+            # The first answer becomes the record's living status message (bot/status.py);
+            # without one the row still keeps the sender's language for the reply.
+            await parts.writer.ask(NoteStatus(
+                record_id=accepted.record_id, chat_id=message.chat.id,
+                message_id=answer.message_id if answer is not None else None,
+                language=lang, shown_text=first))
         return "accepted" if accepted.created else "repeated"
+
+    def _download(self, file_path: str) -> AsyncGenerator[bytes]:
+        """The file's bytes: read in place from a local Bot API server's disk, or over HTTP."""
+        if self._settings.local_mode and PurePosixPath(file_path).is_absolute():
+            return local_file_chunks(Path(file_path), DOWNLOAD_CHUNK_BYTES)
+        return self._bot.session.stream_content(
+            file_url(self._bot, file_path), timeout=self._settings.download_timeout_seconds,
+            chunk_size=DOWNLOAD_CHUNK_BYTES, raise_for_status=True)
 
     async def _refuse(self, message: Message, reason: str, text: str) -> str:
         log.info("telegram_refused", chat_id=message.chat.id, message_id=message.message_id,
@@ -233,10 +271,10 @@ class TelegramDoor:
         await self._reply(message, text)
         return f"refused_{reason}"
 
-    async def _reply(self, message: Message, text: str) -> None:
+    async def _reply(self, message: Message, text: str) -> Message | None:
         """Best effort: an answer that does not go out must not hold the queue."""
         try:
-            await self._bot.send_message(
+            return await self._bot.send_message(
                 message.chat.id, text,
                 reply_parameters=ReplyParameters(message_id=message.message_id,
                                                  allow_sending_without_reply=True),
@@ -244,4 +282,5 @@ class TelegramDoor:
         except rules.ANY_API_ERRORS as exc:
             log.warning("telegram_reply_failed", chat_id=message.chat.id,
                         message_id=message.message_id, error=type(exc).__name__)
+            return None
 

@@ -8,9 +8,12 @@ hundred messages or run into Telegram's per-chat rate limits.
 
 A send is tried `telegram.send_attempts` times on network errors, Telegram's
 5xx and 429 (waiting its `retry_after`, when that is short); then it raises
-`ReplyFailed`, which the delivery helper counts as undelivered (P6: it never
-fails the step). A refusal (the sender blocked the bot, the chat is gone) is
-not retried. Nothing of the text is logged.
+`ReplyFailed` (transient: the outbox tries again later, with backoff). A
+refusal another try cannot change raises `Undelivered`: 403 (the sender
+blocked the bot) `blocked`, 400 "chat not found" `chat_not_found`, any other
+4xx `refused`. The sent message's id is returned for the outbox row. Texts
+come from the sender's catalogue (`address.language`). Nothing of the text
+is logged.
 """
 
 from __future__ import annotations
@@ -19,13 +22,18 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 from aiogram import Bot
-from aiogram.exceptions import TelegramAPIError, TelegramRetryAfter
-from aiogram.types import BufferedInputFile, LinkPreviewOptions, ReplyParameters
+from aiogram.exceptions import (
+    TelegramAPIError,
+    TelegramBadRequest,
+    TelegramForbiddenError,
+    TelegramRetryAfter,
+)
+from aiogram.types import BufferedInputFile, LinkPreviewOptions, Message, ReplyParameters
 
 from transcriber.bot import rules, texts
 from transcriber.clock import Clock
-from transcriber.errors import TranscriberError
-from transcriber.ports import ReplyAddress, Undelivered
+from transcriber.errors import TransientFailure
+from transcriber.ports import ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.settings import TelegramSettings
 from transcriber.stages import HaltReason
 
@@ -35,11 +43,11 @@ log = structlog.get_logger(__name__)
 RETRY_AFTER_MAX_SECONDS = 30.0
 
 
-class ReplyFailed(TranscriberError):
-    """Telegram did not take the reply; `error` names the last failure's class."""
+class ReplyFailed(TransientFailure):
+    """Telegram did not take the reply this time; `error` names the last failure's class."""
 
-    def __init__(self, error: str) -> None:
-        super().__init__(f"telegram refused or failed the reply ({error})")
+    def __init__(self, error: str, *, retry_after: float | None = None) -> None:
+        super().__init__(f"telegram failed the reply ({error})", retry_after=retry_after)
         self.error = error
 
 
@@ -49,31 +57,35 @@ class TelegramNotifier:
         self._settings = settings
         self._clock = clock
 
-    async def send_transcript(self, address: ReplyAddress, text: str) -> None:
+    def _language(self, address: ReplyAddress) -> texts.Language:
+        return texts.as_language(address.language, forced=self._settings.language)
+
+    async def send_transcript(self, address: ReplyAddress, text: str) -> int | None:
         chat_id, reply = _target(address)
-        body = text.strip() or texts.EMPTY_TRANSCRIPT
+        lang = self._language(address)
+        body = text.strip() or texts.say(lang, texts.T.EMPTY_TRANSCRIPT)
         if rules.fits_in_message(body):
-            await self._send(address, "transcript", lambda: self._bot.send_message(
+            return await self._send(address, "transcript", lambda: self._bot.send_message(
                 chat_id, body, reply_parameters=reply,
                 link_preview_options=LinkPreviewOptions(is_disabled=True)))
-            return
         document = BufferedInputFile(body.encode("utf-8"),
                                      filename=rules.transcript_file_name(address.record_id))
-        caption = texts.TRANSCRIPT_AS_FILE.format(chars=len(body))
-        await self._send(address, "transcript_file", lambda: self._bot.send_document(
+        caption = texts.say(lang, texts.T.TRANSCRIPT_AS_FILE, chars=len(body))
+        return await self._send(address, "transcript_file", lambda: self._bot.send_document(
             chat_id, document, caption=caption, reply_parameters=reply))
 
-    async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> None:
+    async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> int | None:
         chat_id, reply = _target(address)
-        await self._send(address, "halt_notice", lambda: self._bot.send_message(
-            chat_id, texts.halt_notice(reason), reply_parameters=reply))
+        text = texts.halt_notice(self._language(address), reason)
+        return await self._send(address, "halt_notice", lambda: self._bot.send_message(
+            chat_id, text, reply_parameters=reply))
 
     async def _send(self, address: ReplyAddress, kind: str,
-                    call: Callable[[], Awaitable[object]]) -> None:
+                    call: Callable[[], Awaitable[Message]]) -> int | None:
         attempts = self._settings.send_attempts
         for attempt in range(1, attempts + 1):
             try:
-                await call()
+                sent = await call()
             except rules.TRANSIENT_API_ERRORS as exc:
                 wait = rules.wait_before_retry(exc, attempt, base=self._settings.retry_base_seconds,
                                                cap=self._settings.retry_cap_seconds)
@@ -83,16 +95,27 @@ class TelegramNotifier:
                             attempt=attempt, error=type(exc).__name__,
                             retry_in=None if last or too_long else wait)
                 if last or too_long:
-                    raise ReplyFailed(type(exc).__name__) from None
+                    asked = float(exc.retry_after) if isinstance(exc, TelegramRetryAfter) else None
+                    raise ReplyFailed(type(exc).__name__, retry_after=asked) from None
                 await self._clock.sleep(wait)
             except TelegramAPIError as exc:
-                # Blocked by the user, chat not found, bad request: another try cannot help.
+                reason = refusal_reason(exc)
                 log.warning("telegram_send_refused", record_id=address.record_id, kind=kind,
-                            error=type(exc).__name__)
-                raise ReplyFailed(type(exc).__name__) from None
+                            error=type(exc).__name__, reason=reason)
+                raise Undelivered(reason) from None
             else:
                 log.info("telegram_sent", record_id=address.record_id, kind=kind)
-                return
+                return sent.message_id
+        raise AssertionError("unreachable: the last attempt raises")  # pragma: no cover
+
+
+def refusal_reason(error: TelegramAPIError) -> UndeliveredReason:
+    """A permanent refusal by its kind (no text of Telegram's answer is kept)."""
+    if isinstance(error, TelegramForbiddenError):
+        return "blocked"
+    if isinstance(error, TelegramBadRequest) and "chat not found" in error.message.lower():
+        return "chat_not_found"
+    return "refused"
 
 
 def _target(address: ReplyAddress) -> tuple[int, ReplyParameters | None]:

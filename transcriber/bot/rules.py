@@ -34,6 +34,7 @@ from transcriber.providers import media
 # Telegram's limit on a message, counted in UTF-16 code units.
 MESSAGE_MAX_UNITS = 4096
 HELP_COMMANDS = frozenset({"/start", "/help"})
+QUERY_COMMANDS = frozenset({"/status", "/last"})
 
 RefusalReason = Literal["not_allowed", "not_audio", "too_large"]
 
@@ -47,6 +48,7 @@ class TakeFile:
     file_name: str
     size_bytes: int | None
     title: str
+    language: texts.Language = "en"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,19 +65,29 @@ class Answer:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RunCommand:
+    """`/status` or `/last` from an allowed sender: answered from the archive."""
+
+    command: Literal["/status", "/last"]
+    login: str
+    language: texts.Language
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Ignore:
     """Nothing to answer (a service message, a message without a sender)."""
 
 
-MessageDecision = TakeFile | Refuse | Answer | Ignore
+MessageDecision = TakeFile | Refuse | Answer | RunCommand | Ignore
 
 
 def inspect_message(
-    message: Message, *, allowed: Mapping[str, str], max_bytes: int
+    message: Message, *, allowed: Mapping[str, str], max_bytes: int, forced_language: str = ""
 ) -> MessageDecision:
     sender = message.from_user
     if sender is None or sender.is_bot:
         return Ignore()
+    lang = texts.language_for(sender.language_code, forced=forced_language)
     # In a group the bot may see every message: it speaks up only about audio
     # from listed senders and about commands, never about the conversation.
     private = message.chat.type == "private"
@@ -83,24 +95,32 @@ def inspect_message(
     if login is None:
         if not private:
             return Ignore()
-        return Refuse(reason="not_allowed", text=texts.NOT_ALLOWED.format(user_id=sender.id))
+        return Refuse(reason="not_allowed",
+                      text=texts.say(lang, texts.T.NOT_ALLOWED, user_id=sender.id))
     candidate = _audio_of(message)
     if candidate is None:
-        command = (message.text or "").split(maxsplit=1)[0].split("@")[0] if message.text else ""
+        command = command_of(message.text)
         if command in HELP_COMMANDS:
-            return Answer(text=texts.HELP.format(limit=texts.megabytes(max_bytes)))
+            return Answer(text=texts.help_text(lang, max_bytes))
+        if command == "/status":
+            return RunCommand(command="/status", login=login, language=lang)
+        if command == "/last":
+            return RunCommand(command="/last", login=login, language=lang)
         if _is_service_message(message) or not private:
             return Ignore()
-        return Refuse(reason="not_audio", text=texts.NOT_AUDIO)
+        return Refuse(reason="not_audio", text=texts.say(lang, texts.T.NOT_AUDIO))
     file_id, file_name, size, title = candidate
     if size is not None and size > max_bytes:
-        return Refuse(reason="too_large", text=too_large_text(max_bytes))
+        return Refuse(reason="too_large", text=texts.too_large(lang, max_bytes))
     return TakeFile(login=login, file_id=file_id, file_name=file_name, size_bytes=size,
-                    title=_clean_title(message.caption or title))
+                    title=_clean_title(message.caption or title), language=lang)
 
 
-def too_large_text(max_bytes: int) -> str:
-    return texts.TOO_LARGE.format(limit=texts.megabytes(max_bytes))
+def command_of(text: str | None) -> str:
+    """`/status@some_bot extra` → `/status`; not a command → empty."""
+    if not text or not text.startswith("/"):
+        return ""
+    return text.split(maxsplit=1)[0].split("@")[0].lower()
 
 
 def is_audio_document(mime_type: str | None, file_name: str | None) -> bool:

@@ -1,72 +1,288 @@
-"""Everything the bot says, in one place (plain text: nothing is parsed as markup)."""
+"""Everything the bot says, per language (plain text: nothing is parsed as markup).
+
+Two catalogues, English and Russian, keyed by `T`; `tests/unit/bot/test_texts.py`
+fails on a key missing from either, or on a text whose `{fields}` differ
+between them. The language of a sender comes from their Telegram
+`language_code` (`language_for`), unless `telegram.language` forces one.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Literal
+
 from transcriber.stages import HaltReason
 
-ACCEPTED = "Accepted, transcribing… I will reply here with the transcript."
-HELP = (
-    "Send me a voice message, an audio file or an audio document (up to {limit}) "
-    "and I will reply with its transcript. Your recordings also appear in the web archive."
-)
-NOT_ALLOWED = (
-    "Sorry, this bot transcribes recordings only for the people its owner has listed. "
-    "If you should have access, ask the owner to add your Telegram id {user_id}."
-)
-NOT_AUDIO = (
-    "I can only transcribe voice messages, audio files and audio documents "
-    "(mp3, m4a, ogg, opus, wav, flac, …). Nothing was stored."
-)
-NOT_READABLE = "This file does not contain audio I can read. Nothing was stored."
-EMPTY = "This file is empty. Nothing was stored."
-TOO_LARGE = (
-    "This file is larger than {limit}, the most a Telegram bot may download. "
-    "Please upload it through the web archive instead, or send a shorter or more "
-    "compressed recording."
-)
-TOO_LONG = (
-    "This recording is longer than {limit}, the longest I transcribe. Nothing was stored. "
-    "Please send it in shorter pieces."
-)
-SAMPLE_RATE_TOO_LOW = (
-    "This recording is sampled too coarsely to carry speech (below 8 kHz). Nothing was stored."
-)
-NOT_DOWNLOADABLE = "Telegram did not let me download this file. Nothing was stored."
-TRY_AGAIN = (
-    "I could not take this recording in right now (a temporary problem). "
-    "Please send it again in a few minutes."
-)
-EMPTY_TRANSCRIPT = "The recording is transcribed, but no speech was recognised in it."
-TRANSCRIPT_AS_FILE = (
-    "The transcript is too long for a message ({chars} characters), so it is attached as a file."
-)
+Language = Literal["ru", "en"]
+LANGUAGES: tuple[Language, ...] = ("en", "ru")
+# Senders whose Telegram is set to one of these read Russian most easily.
+RUSSIAN_READERS = frozenset({"ru", "uk", "be", "kk"})
+
+
+class T(StrEnum):
+    ACCEPTED = "accepted"
+    HELP = "help"
+    NOT_ALLOWED = "not_allowed"
+    NOT_AUDIO = "not_audio"
+    NOT_READABLE = "not_readable"
+    EMPTY = "empty"
+    TOO_LARGE = "too_large"
+    TOO_LONG = "too_long"
+    SAMPLE_RATE_TOO_LOW = "sample_rate_too_low"
+    NOT_DOWNLOADABLE = "not_downloadable"
+    TRY_AGAIN = "try_again"
+    EMPTY_TRANSCRIPT = "empty_transcript"
+    TRANSCRIPT_AS_FILE = "transcript_as_file"
+    HALT_NOTICE = "halt_notice"
+    HALT_STEP_FAILED = "halt_step_failed"
+    HALT_ATTEMPTS_EXHAUSTED = "halt_attempts_exhausted"
+    HALT_STUCK = "halt_stuck"
+    HALT_UNKNOWN = "halt_unknown"
+    STAGE_UPLOADED = "stage_uploaded"
+    STAGE_NORMALIZED = "stage_normalized"
+    STAGE_SUBMITTED = "stage_submitted"
+    STAGE_TRANSCRIBED = "stage_transcribed"
+    STAGE_DONE = "stage_done"
+    STAGE_HALTED = "stage_halted"
+    STATUS_MESSAGE = "status_message"
+    PROGRESS = "progress"
+    PROGRESS_ETA = "progress_eta"
+    STATUS_HEADER = "status_header"
+    STATUS_LINE = "status_line"
+    STATUS_NONE = "status_none"
+    LAST_NONE = "last_none"
+    UNTITLED = "untitled"
+    COMMAND_START = "command_start"
+    COMMAND_HELP = "command_help"
+    COMMAND_STATUS = "command_status"
+    COMMAND_LAST = "command_last"
+    MEGABYTES = "megabytes"
+    GIGABYTES = "gigabytes"
+    HOURS = "hours"
+    MINUTES = "minutes"
+    SECONDS = "seconds"
+
+
+EN: Mapping[T, str] = {
+    T.ACCEPTED: "Accepted, transcribing… I will reply here with the transcript.",
+    T.HELP: (
+        "Send me a voice message, an audio file or an audio document (up to {limit}) "
+        "and I will reply with its transcript. Your recordings also appear in the web "
+        "archive.\n\n/status — your last five recordings\n/last — the latest transcript again"
+    ),
+    T.NOT_ALLOWED: (
+        "Sorry, this bot transcribes recordings only for the people its owner has listed. "
+        "If you should have access, ask the owner to add your Telegram id {user_id}."
+    ),
+    T.NOT_AUDIO: (
+        "I can only transcribe voice messages, audio files and audio documents "
+        "(mp3, m4a, ogg, opus, wav, flac, …). Nothing was stored."
+    ),
+    T.NOT_READABLE: "This file does not contain audio I can read. Nothing was stored.",
+    T.EMPTY: "This file is empty. Nothing was stored.",
+    T.TOO_LARGE: (
+        "This file is larger than {limit}, the most this bot may download. "
+        "Please upload it through the web archive instead, or send a shorter or more "
+        "compressed recording."
+    ),
+    T.TOO_LONG: (
+        "This recording is longer than {limit}, the longest I transcribe. Nothing was stored. "
+        "Please send it in shorter pieces."
+    ),
+    T.SAMPLE_RATE_TOO_LOW: (
+        "This recording is sampled too coarsely to carry speech (below 8 kHz). "
+        "Nothing was stored."
+    ),
+    T.NOT_DOWNLOADABLE: "Telegram did not let me download this file. Nothing was stored.",
+    T.TRY_AGAIN: (
+        "I could not take this recording in right now (a temporary problem). "
+        "Please send it again in a few minutes."
+    ),
+    T.EMPTY_TRANSCRIPT: "The recording is transcribed, but no speech was recognised in it.",
+    T.TRANSCRIPT_AS_FILE: (
+        "The transcript is too long for a message ({chars} characters), "
+        "so it is attached as a file."
+    ),
+    T.HALT_NOTICE: (
+        "Sorry, I could not transcribe this recording: {why}. "
+        "The service owner has been told and can retry it."
+    ),
+    T.HALT_STEP_FAILED: (
+        "the recording could not be processed (the file may be damaged or not supported)"
+    ),
+    T.HALT_ATTEMPTS_EXHAUSTED: "transcription kept failing after several attempts",
+    T.HALT_STUCK: "transcription took far longer than it should",
+    T.HALT_UNKNOWN: "an unexpected problem",
+    T.STAGE_UPLOADED: "received, waiting to be prepared",
+    T.STAGE_NORMALIZED: "prepared, waiting for recognition",
+    T.STAGE_SUBMITTED: "being recognised",
+    T.STAGE_TRANSCRIBED: "recognised, finishing",
+    T.STAGE_DONE: "done",
+    T.STAGE_HALTED: "stopped: {why}",
+    T.STATUS_MESSAGE: "Recording: {stage}",
+    T.PROGRESS: "{stage}, {percent}%",
+    T.PROGRESS_ETA: "{stage}, {percent}%, about {eta} left",
+    T.STATUS_HEADER: "Your latest recordings:",
+    T.STATUS_LINE: "• {name} — {stage}",
+    T.STATUS_NONE: "You have no recordings yet. Send me a voice message or an audio file.",
+    T.LAST_NONE: "You have no finished transcript yet.",
+    T.UNTITLED: "untitled recording",
+    T.COMMAND_START: "What this bot does",
+    T.COMMAND_HELP: "How to use it and the size limit",
+    T.COMMAND_STATUS: "Your last five recordings",
+    T.COMMAND_LAST: "The latest transcript again",
+    T.MEGABYTES: "{n} MB",
+    T.GIGABYTES: "{n} GB",
+    T.HOURS: "{n} h",
+    T.MINUTES: "{n} min",
+    T.SECONDS: "{n} s",
+}
+
+RU: Mapping[T, str] = {
+    T.ACCEPTED: "Принято, расшифровываю… Пришлю расшифровку ответом сюда.",
+    T.HELP: (
+        "Пришлите голосовое сообщение, аудиофайл или аудиодокумент (до {limit}), "
+        "и я отвечу его расшифровкой. Ваши записи также появляются в веб-архиве.\n\n"
+        "/status — пять последних записей\n/last — последняя расшифровка ещё раз"
+    ),
+    T.NOT_ALLOWED: (
+        "Извините, этот бот расшифровывает записи только для тех, кого указал его владелец. "
+        "Если у вас должен быть доступ, попросите владельца добавить ваш Telegram id {user_id}."
+    ),
+    T.NOT_AUDIO: (
+        "Я расшифровываю только голосовые сообщения, аудиофайлы и аудиодокументы "
+        "(mp3, m4a, ogg, opus, wav, flac, …). Ничего не сохранено."
+    ),
+    T.NOT_READABLE: "В этом файле нет звука, который я могу прочитать. Ничего не сохранено.",
+    T.EMPTY: "Этот файл пуст. Ничего не сохранено.",
+    T.TOO_LARGE: (
+        "Этот файл больше {limit} — это предел, который бот может скачать. "
+        "Загрузите его через веб-архив или пришлите запись короче или сильнее сжатую."
+    ),
+    T.TOO_LONG: (
+        "Эта запись длиннее {limit} — это самая длинная запись, которую я расшифровываю. "
+        "Ничего не сохранено. Пришлите её частями покороче."
+    ),
+    T.SAMPLE_RATE_TOO_LOW: (
+        "У этой записи слишком низкая частота дискретизации для речи (ниже 8 кГц). "
+        "Ничего не сохранено."
+    ),
+    T.NOT_DOWNLOADABLE: "Telegram не дал мне скачать этот файл. Ничего не сохранено.",
+    T.TRY_AGAIN: (
+        "Сейчас я не смог принять эту запись (временная неполадка). "
+        "Пришлите её ещё раз через несколько минут."
+    ),
+    T.EMPTY_TRANSCRIPT: "Запись расшифрована, но речи в ней не найдено.",
+    T.TRANSCRIPT_AS_FILE: (
+        "Расшифровка слишком длинная для сообщения ({chars} символов), поэтому она во вложении."
+    ),
+    T.HALT_NOTICE: (
+        "Извините, не получилось расшифровать эту запись: {why}. "
+        "Владелец сервиса уже знает и может запустить её снова."
+    ),
+    T.HALT_STEP_FAILED: (
+        "запись не удалось обработать (файл может быть повреждён или не поддерживается)"
+    ),
+    T.HALT_ATTEMPTS_EXHAUSTED: "расшифровка не удалась после нескольких попыток",
+    T.HALT_STUCK: "расшифровка шла намного дольше, чем должна",
+    T.HALT_UNKNOWN: "непредвиденная неполадка",
+    T.STAGE_UPLOADED: "получена, ждёт подготовки",
+    T.STAGE_NORMALIZED: "подготовлена, ждёт распознавания",
+    T.STAGE_SUBMITTED: "распознаётся",
+    T.STAGE_TRANSCRIBED: "распознана, завершаю",
+    T.STAGE_DONE: "готово",
+    T.STAGE_HALTED: "остановлена: {why}",
+    T.STATUS_MESSAGE: "Запись: {stage}",
+    T.PROGRESS: "{stage}, {percent}%",
+    T.PROGRESS_ETA: "{stage}, {percent}%, осталось около {eta}",
+    T.STATUS_HEADER: "Ваши последние записи:",
+    T.STATUS_LINE: "• {name} — {stage}",
+    T.STATUS_NONE: "У вас пока нет записей. Пришлите голосовое сообщение или аудиофайл.",
+    T.LAST_NONE: "У вас пока нет готовой расшифровки.",
+    T.UNTITLED: "запись без названия",
+    T.COMMAND_START: "Что умеет этот бот",
+    T.COMMAND_HELP: "Как пользоваться и предел размера",
+    T.COMMAND_STATUS: "Пять последних записей",
+    T.COMMAND_LAST: "Последняя расшифровка ещё раз",
+    T.MEGABYTES: "{n} МБ",
+    T.GIGABYTES: "{n} ГБ",
+    T.HOURS: "{n} ч",
+    T.MINUTES: "{n} мин",
+    T.SECONDS: "{n} с",
+}
+
+CATALOGUES: Mapping[Language, Mapping[T, str]] = {"en": EN, "ru": RU}
 
 _HALTS = {
-    HaltReason.STEP_FAILED: "the recording could not be processed (the file may be damaged "
-                            "or not supported)",
-    HaltReason.ATTEMPTS_EXHAUSTED: "transcription kept failing after several attempts",
-    HaltReason.STUCK: "transcription took far longer than it should",
+    HaltReason.STEP_FAILED: T.HALT_STEP_FAILED,
+    HaltReason.ATTEMPTS_EXHAUSTED: T.HALT_ATTEMPTS_EXHAUSTED,
+    HaltReason.STUCK: T.HALT_STUCK,
 }
 
 
-def halt_notice(reason: HaltReason) -> str:
-    why = _HALTS.get(reason, "an unexpected problem")
-    return (
-        f"Sorry, I could not transcribe this recording: {why}. "
-        "The service owner has been told and can retry it."
-    )
+def language_for(language_code: str | None, *, forced: str = "") -> Language:
+    """Russian for `ru`, `uk`, `be`, `kk` (any region), English otherwise."""
+    if forced in LANGUAGES:
+        return "ru" if forced == "ru" else "en"
+    base = (language_code or "").split("-")[0].lower()
+    return "ru" if base in RUSSIAN_READERS else "en"
 
 
-def megabytes(size_bytes: int) -> str:
-    return f"{size_bytes / (1024 * 1024):g} MB"
+def as_language(value: str, *, forced: str = "") -> Language:
+    """A stored catalogue name back to a `Language` (empty: the default)."""
+    if forced in LANGUAGES:
+        return "ru" if forced == "ru" else "en"
+    return "ru" if value == "ru" else "en"
 
 
-def audio_refused(refusal: str, max_seconds: int) -> str:
+def say(lang: Language, key: T, **fields: object) -> str:
+    text = CATALOGUES[lang][key]
+    return text.format(**fields) if fields else text
+
+
+def halt_reason_text(lang: Language, reason: str | None) -> str:
+    try:
+        key = _HALTS[HaltReason(reason or "")]
+    except (ValueError, KeyError):
+        key = T.HALT_UNKNOWN
+    return say(lang, key)
+
+
+def halt_notice(lang: Language, reason: HaltReason) -> str:
+    return say(lang, T.HALT_NOTICE, why=halt_reason_text(lang, reason))
+
+
+def megabytes(lang: Language, size_bytes: int) -> str:
+    if size_bytes >= 1024 ** 3:
+        return say(lang, T.GIGABYTES, n=f"{size_bytes / 1024 ** 3:g}")
+    return say(lang, T.MEGABYTES, n=f"{size_bytes / (1024 * 1024):g}")
+
+
+def duration(lang: Language, seconds: float) -> str:
+    if seconds >= 3600:
+        return say(lang, T.HOURS, n=f"{seconds / 3600:.3g}")
+    if seconds >= 60:
+        return say(lang, T.MINUTES, n=f"{round(seconds / 60):d}")
+    return say(lang, T.SECONDS, n=f"{round(seconds):d}")
+
+
+def hours(lang: Language, seconds: int) -> str:
+    if seconds >= 3600:
+        return say(lang, T.HOURS, n=f"{seconds / 3600:g}")
+    return say(lang, T.SECONDS, n=f"{seconds:g}")
+
+
+def audio_refused(lang: Language, refusal: str, max_seconds: int) -> str:
     """The answer to readable audio refused at intake (`intake.Refusal`)."""
     if refusal == "too_long":
-        return TOO_LONG.format(limit=hours(max_seconds))
-    return SAMPLE_RATE_TOO_LOW
+        return say(lang, T.TOO_LONG, limit=hours(lang, max_seconds))
+    return say(lang, T.SAMPLE_RATE_TOO_LOW)
 
 
-def hours(seconds: int) -> str:
-    return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds:g} s"
+def too_large(lang: Language, max_bytes: int) -> str:
+    return say(lang, T.TOO_LARGE, limit=megabytes(lang, max_bytes))
+
+
+def help_text(lang: Language, max_bytes: int) -> str:
+    return say(lang, T.HELP, limit=megabytes(lang, max_bytes))

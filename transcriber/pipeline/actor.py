@@ -247,10 +247,11 @@ class StepActor:
     ) -> RunReport:
         record_id, token, stage = claimed.record_id, claimed.token, claimed.stage.value
         if isinstance(decision, policy.AdvanceDecision):
+            effects = self._delivery.bind(decision.effects)
             try:
                 await self._writer.ask(Advance(
-                    record_id=record_id, token=token, step=step, effects=decision.effects,
-                    duration_ms=duration_ms))
+                    record_id=record_id, token=token, step=step,
+                    effects=effects, duration_ms=duration_ms))
             except ClaimLost:
                 discard_unwritten(decision.effects)
                 return self._stale(claimed, step)
@@ -264,7 +265,7 @@ class StepActor:
             WORKER_RUNS.labels(stage, "success").inc()
             log.debug("step_done", record_id=record_id, stage=stage, step=step,
                       duration_ms=duration_ms)
-            for effect in decision.effects:
+            for effect in effects:
                 if isinstance(effect, AfterCommit):
                     await effect.after_commit(self._delivery, record_id=record_id)
             return self._report("success", claimed, step)
@@ -307,7 +308,8 @@ class StepActor:
         try:
             await self._writer.ask(Halt(
                 record_id=claimed.record_id, token=claimed.token, reason=reason,
-                error_text=error_text, duration_ms=duration_ms))
+                error_text=error_text, duration_ms=duration_ms,
+                notify=self._delivery.bot_running()))
         except ClaimLost:
             return self._stale(claimed, step)
         WORKER_RUNS.labels(claimed.stage.value, "halted").inc()

@@ -22,7 +22,8 @@ from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
 from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
-from transcriber.pipeline.notify import Delivery, NotifierSource
+from transcriber.pipeline.notify import Delivery, NotifierSource, running_notifier
+from transcriber.pipeline.outbox import Outbox
 from transcriber.pipeline.step import Step
 from transcriber.settings import Settings
 from transcriber.stages import step_names
@@ -61,7 +62,10 @@ class Engine:
         self._settings = settings
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self.delivery = Delivery(readers, notifier)
+        self._outbox_task: asyncio.Task[None] | None = None
+        self.outbox = Outbox(writer=writer, readers=readers, clock=clock,
+                             notifier=running_notifier(notifier), settings=settings.telegram)
+        self.delivery = Delivery(readers, notifier, self.outbox)
         self.actors = [
             StepActor(
                 name=f"step-actor-{number}", settings=settings, clock=clock, writer=writer,
@@ -81,6 +85,11 @@ class Engine:
             task = asyncio.create_task(actor.run_forever(self._stopping), name=actor.name)
             task.add_done_callback(functools.partial(self._actor_done, on_death=on_death))
             self._tasks.append(task)
+        # The delivery actor runs with the pipeline: its rows are written by the steps.
+        self._outbox_task = asyncio.create_task(self.outbox.run(self._stopping),
+                                                name="telegram-outbox")
+        self._outbox_task.add_done_callback(
+            functools.partial(self._actor_done, on_death=on_death))
         log.info("pipeline_started", workers=len(self.actors))
 
     def _actor_done(self, task: asyncio.Task[None], on_death: OnDeath | None) -> None:
@@ -95,6 +104,11 @@ class Engine:
     async def stop(self) -> None:
         """Stop claiming, give running steps the graceful time, then cancel them."""
         self._stopping.set()
+        if self._outbox_task is not None:
+            # A send in flight finishes or is cut; its row stays pending for the next run.
+            await asyncio.wait({self._outbox_task}, timeout=1.0)
+            self._outbox_task.cancel()
+            await asyncio.wait({self._outbox_task})
         if not self._tasks:
             return
         grace = self._settings.server.shutdown_graceful_seconds

@@ -1,14 +1,19 @@
-"""Replies and halt notices: best effort, after the fact (P6, P10).
+"""Replies and halt notices through the durable outbox (P6, P10).
 
-A reply goes out only *after* the stage it reports is stored, and a notice
-only after the halt is stored; so a delivery that fails cannot undo either
-and never fails a step. What is logged: the record id and the reason, never
-transcript text or sender messages.
+The outbox row of a reply is written in the transaction of `done`
+(`ReplyWithTranscript.apply`), that of a halt notice in the transaction of
+the halt (`Halt(notify=True)`), and only in a run with the bot: a record that
+finishes while the bot does not run is `bot_not_running` (WARN) and is not
+sent later; a Telegram record without a chat is `chat_missing` (ERROR). After
+the commit the step actor asks the outbox to send at once; a failed send
+undoes nothing and never fails a step. What is logged: the record id and the
+reason, never transcript text or sender messages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -16,33 +21,33 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import structlog
 
 from transcriber.db import queries as q
+from transcriber.db.commands.telegram import enqueue_reply
 from transcriber.observability import REPLIES_UNDELIVERED
 from transcriber.pipeline import policy
 from transcriber.ports import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.stages import HaltReason
 
 if TYPE_CHECKING:
+    from transcriber.db.commands.pipeline import Effect
     from transcriber.db.readers import ReaderPool
     from transcriber.db.writer import WriteContext
+    from transcriber.pipeline.outbox import Outbox
 
 log = structlog.get_logger(__name__)
-
-SEND_FAILED = "send_failed"
-"""Metric reason for a notifier that broke with an unexpected error."""
 
 
 class NullNotifier:
     """The notifier of a run without the bot: every send is `bot_not_running`."""
 
-    async def send_transcript(self, address: ReplyAddress, text: str) -> None:
+    async def send_transcript(self, address: ReplyAddress, text: str) -> int | None:
         raise Undelivered("bot_not_running")
 
-    async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> None:
+    async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> int | None:
         raise Undelivered("bot_not_running")
 
 
 class Delivered(StrEnum):
-    SENT = "sent"
+    QUEUED = "queued"  # in the outbox (sent at once, or later by the delivery actor)
     NO_REPLY = "no_reply"  # an HTTP record: nobody to answer, nothing logged
     UNDELIVERED = "undelivered"
 
@@ -51,33 +56,41 @@ NotifierSource = Callable[[], Notifier]
 """Read at each delivery, so a bot started after the pipeline is still used."""
 
 
+def running_notifier(source: NotifierSource) -> Callable[[], Notifier | None]:
+    """The notifier, or None in a run without the bot (the outbox then waits)."""
+
+    def current() -> Notifier | None:
+        notifier = source()
+        return None if isinstance(notifier, NullNotifier) else notifier
+
+    return current
+
+
 class Delivery:
-    def __init__(self, readers: ReaderPool, notifier_source: NotifierSource) -> None:
+    def __init__(self, readers: ReaderPool, notifier_source: NotifierSource,
+                 outbox: Outbox | None = None) -> None:
         self._readers = readers
         self._source = notifier_source
+        self.outbox = outbox
+
+    def bot_running(self) -> bool:
+        return self.outbox is not None and not isinstance(self._source(), NullNotifier)
+
+    def bind(self, effects: tuple[Effect, ...]) -> tuple[Effect, ...]:
+        """The effects as this run writes them: no outbox row without the bot."""
+        running = self.bot_running()
+        return tuple(dataclasses.replace(e, enqueue=running)
+                     if isinstance(e, ReplyWithTranscript) else e for e in effects)
 
     async def halt_notice(self, record_id: str, reason: HaltReason) -> Delivered:
-        """Tell the sender the record stopped; call once, after the halt is stored."""
-        return await self._deliver(
-            record_id, "halt_notice",
-            lambda notifier, address: notifier.send_halt_notice(address, reason),
-        )
+        """After the halt (and its outbox row) is stored: send it, or say why not."""
+        return await self._deliver(record_id, "halt_notice")
 
     async def transcript(self, record_id: str) -> Delivered:
-        """Send the stored transcript; call after the record's advance landed."""
-        row = await self._readers.fetch_one(q.pipeline.SELECT_TRANSCRIPT, {"record_id": record_id})
-        text: str = row["contents"] if row is not None else ""
-        return await self._deliver(
-            record_id, "transcript",
-            lambda notifier, address: notifier.send_transcript(address, text),
-        )
+        """After `done` (and its outbox row) is stored: send it, or say why not."""
+        return await self._deliver(record_id, "transcript")
 
-    async def _deliver(
-        self,
-        record_id: str,
-        kind: str,
-        send: Callable[[Notifier, ReplyAddress], Awaitable[None]],
-    ) -> Delivered:
+    async def _deliver(self, record_id: str, kind: str) -> Delivered:
         row = await self._readers.fetch_one(q.pipeline.SELECT_REPLY_ADDRESS, {"id": record_id})
         if row is None:
             return Delivered.NO_REPLY
@@ -87,22 +100,19 @@ class Delivery:
             tg_chat_id=row["tg_chat_id"],
             tg_message_id=row["tg_message_id"],
         )
-        notifier = self._source()
-        plan = policy.delivery_plan(address, bot_running=not isinstance(notifier, NullNotifier))
+        plan = policy.delivery_plan(address, bot_running=self.bot_running())
         if isinstance(plan, policy.NoReply):
             return Delivered.NO_REPLY
         if isinstance(plan, policy.Undeliverable):
             return _undelivered(record_id, kind, plan.reason)
+        assert self.outbox is not None
         try:
-            await send(notifier, address)
-        except Undelivered as exc:
-            return _undelivered(record_id, kind, exc.reason)
-        except Exception as exc:
-            REPLIES_UNDELIVERED.labels(SEND_FAILED).inc()
-            log.warning("reply_undelivered", record_id=record_id, kind=kind,
-                        reason=SEND_FAILED, error=type(exc).__name__)
-            return Delivered.UNDELIVERED
-        return Delivered.SENT
+            await self.outbox.deliver_record(record_id)
+        except Exception as exc:  # the row stays pending; the delivery actor tries again
+            log.warning("reply_send_deferred", record_id=record_id, kind=kind,
+                        error=type(exc).__name__)
+            self.outbox.wake()
+        return Delivered.QUEUED
 
 
 def _undelivered(record_id: str, kind: str, reason: UndeliveredReason) -> Delivered:
@@ -130,13 +140,16 @@ class AfterCommit(Protocol):
 class ReplyWithTranscript:
     """Effect for the final step: answer the sender with the stored transcript.
 
-    Writes nothing in the transaction; after the advance lands it hands the
-    transcript to the notifier through `Delivery` (P6: never fails the step).
-    Put it after the effect that saves the transcript.
+    In the transaction of `done` it writes the outbox row (`enqueue`: set by
+    `Delivery.bind`, False in a run without the bot); after the advance lands
+    it asks for the row to be sent (P6: never fails the step).
     """
 
+    enqueue: bool = True
+
     async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
-        return None
+        if self.enqueue:
+            await enqueue_reply(ctx, record_id=record_id, kind="transcript")
 
     async def after_commit(self, delivery: Delivery, *, record_id: str) -> None:
         await delivery.transcript(record_id)

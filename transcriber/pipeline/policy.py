@@ -314,7 +314,7 @@ DeliveryPlan = NoReply | SendReply | Undeliverable
 def undelivered_level(reason: UndeliveredReason) -> Literal["warning", "error"]:
     """A bot not configured is a declared mode (WARN); a Telegram record without
     a chat is corruption (ERROR) and must not drown among the former."""
-    return "error" if reason == "chat_missing" else "warning"
+    return "error" if reason in ("chat_missing", "window_passed") else "warning"
 
 
 def delivery_plan(address: ReplyAddress, *, bot_running: bool) -> DeliveryPlan:

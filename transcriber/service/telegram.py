@@ -7,8 +7,10 @@ Both do nothing unless `telegram.token` is set (then the pipeline keeps its
   notifier on `keys.NOTIFIER` (unless a test put one there), so the first
   delivery of the step actors already finds it; closed after the pipeline
   stopped, so replies of steps finishing during the stop still go out.
-- `bot_ctx`, after the pipeline: the polling task. Cleanup runs in reverse,
-  so intake stops first; the pipeline and then the writer stop after it.
+- `bot_ctx`, after the pipeline: the polling task and the status task (the
+  living status messages, `bot/status.py`). Cleanup runs in reverse, so
+  intake stops first; the pipeline (and its outbox) and then the writer stop
+  after it.
 
 Supervision: the polling task retries Telegram's failures by itself, so a
 task that ends while the service is not stopping is a programming error or
@@ -39,6 +41,7 @@ log = structlog.get_logger(__name__)
 BOT: web.AppKey[Bot] = web.AppKey("telegram_bot")
 DOOR: web.AppKey[TelegramDoor] = web.AppKey("telegram_door")
 TASK_NAME = "telegram-door"
+STATUS_TASK_NAME = "telegram-status"
 
 
 async def telegram_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -68,6 +71,7 @@ async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
         yield
         return
     from transcriber.bot.door import DoorParts, TelegramDoor  # noqa: PLC0415 - see telegram_ctx
+    from transcriber.bot.status import StatusActor  # noqa: PLC0415 - see telegram_ctx
 
     settings = app[keys.SETTINGS]
     door = TelegramDoor(bot, settings=settings.telegram, parts=DoorParts(
@@ -87,11 +91,18 @@ async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
         fail_service(app, error)
 
     task.add_done_callback(on_done)
+    status = StatusActor(bot, settings=settings.telegram, readers=app[keys.READERS],
+                         writer=app[keys.WRITER], clock=app[keys.CLOCK])
+    status_task = asyncio.create_task(status.run(stopping), name=STATUS_TASK_NAME)
     try:
         yield
     finally:
         await stop_door(door, task, stopping,
                         grace_seconds=settings.server.shutdown_graceful_seconds)
+        # An edit in flight is cut: the next start shows the record's stage again.
+        status_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await status_task
 
 
 async def stop_door(door: TelegramDoor, task: asyncio.Task[None], stopping: asyncio.Event,

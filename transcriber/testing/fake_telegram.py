@@ -9,7 +9,13 @@
   on the real service; `timeout` long-polls until an update arrives),
   `getFile` (400 "file is too big" above 20 MB), `sendMessage`,
   `sendDocument` (multipart upload).
+- `editMessageText` (400 "message is not modified" for the same text, 400
+  "message to edit not found" for an unknown message; `edits` records each),
+  `setMyCommands` (`commands` keeps the menu per language code).
 - `/file/bot<token>/<file_path>`: the file's bytes.
+- Local mode (`local_dir` set, as `telegram-bot-api --local`): `getFile`
+  answers an absolute path under `local_dir`, where the file is written, and
+  has no 20 MB limit; the bot reads the file in place.
 
 Scriptable: `add_file`, `push_voice` / `push_audio` / `push_document` /
 `push_text` queue updates; `sent` records what the bot sent; `fail_next`
@@ -26,6 +32,7 @@ import itertools
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -49,6 +56,13 @@ class SentMessage:
     caption: str | None = None
     document_name: str | None = None
     document: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EditedMessage:
+    message_id: int
+    chat_id: int
+    text: str
 
 
 @dataclass(slots=True)
@@ -108,6 +122,13 @@ class FakeTelegram:
     drop_if: Callable[[str, dict[str, Any]], bool] | None = None
     before_call: Hook | None = None
     base_url: str = ""
+    edits: list[EditedMessage] = field(default_factory=list)
+    # Errors the fake's own methods answered (bad parameters, not modified, …).
+    errors: list[tuple[str, int]] = field(default_factory=list)
+    commands: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # Local Bot API mode: files live under this folder and getFile answers absolute paths.
+    local_dir: Path | None = None
+    _texts: dict[tuple[int, int], str] = field(default_factory=dict)
     _update_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1000))
     _message_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(5000))
     _file_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -131,9 +152,15 @@ class FakeTelegram:
                  folder: str = "voice", ext: str = ".oga") -> str:
         number = next(self._file_ids)
         file_id = f"AwACAgIAAxkBAAI{number:06d}"
+        file_path = f"{folder}/file_{number}{ext}"
+        if self.local_dir is not None:
+            local = self.local_dir / self.token / file_path
+            local.parent.mkdir(parents=True, exist_ok=True)
+            local.write_bytes(content)
+            file_path = str(local)
         self.files[file_id] = StoredFile(
             file_id=file_id, file_unique_id=f"AgAD{number:06d}",
-            file_path=f"{folder}/file_{number}{ext}", content=content,
+            file_path=file_path, content=content,
             declared_size=len(content) if declared_size is None else declared_size)
         return file_id
 
@@ -238,7 +265,11 @@ class FakeTelegram:
         fault = self._fault(name, params)
         if fault is not None:
             return self._apply(request, fault)
-        return await handler(params, uploads)
+        response = await handler(params, uploads)
+        if response.status >= 400:
+            # Not an injected fault: the bot called wrongly (tests assert there is none).
+            self.errors.append((name, response.status))
+        return response
 
     def _fault(self, name: str, params: dict[str, Any]) -> Fault | None:
         if self.down or (self.drop_if is not None and self.drop_if(name, params)):
@@ -259,7 +290,8 @@ class FakeTelegram:
                                              Awaitable[web.Response]]]:
         return {"getme": self._get_me, "getupdates": self._get_updates,
                 "getfile": self._get_file, "sendmessage": self._send_message,
-                "senddocument": self._send_document}
+                "senddocument": self._send_document, "editmessagetext": self._edit_text,
+                "setmycommands": self._set_my_commands}
 
     @staticmethod
     async def _params(request: web.Request
@@ -309,7 +341,7 @@ class FakeTelegram:
         stored = self.files.get(str(params.get("file_id", "")))
         if stored is None:
             return _error(400, "Bad Request: invalid file_id")
-        if stored.declared_size > BOT_API_DOWNLOAD_MAX:
+        if stored.declared_size > BOT_API_DOWNLOAD_MAX and self.local_dir is None:
             return _error(400, "Bad Request: file is too big")
         return _ok({"file_id": stored.file_id, "file_unique_id": stored.file_unique_id,
                     "file_size": stored.declared_size, "file_path": stored.file_path})
@@ -359,7 +391,39 @@ class FakeTelegram:
         result = self._message_result(chat_id, reply_to, text=text)
         self._record_sent(SentMessage(method="sendMessage", message_id=result["message_id"],
                                      chat_id=chat_id, text=text, reply_to=reply_to))
+        self._texts[(chat_id, result["message_id"])] = text
         return _ok(result)
+
+    async def _edit_text(self, params: dict[str, Any], uploads: Any) -> web.Response:
+        chat_id, message_id = int(params["chat_id"]), int(params["message_id"])
+        text = str(params.get("text", ""))
+        shown = self._texts.get((chat_id, message_id))
+        if shown is None:
+            return _error(400, "Bad Request: message to edit not found")
+        if not text:
+            return _error(400, "Bad Request: message text is empty")
+        if shown == text:
+            return _error(400, "Bad Request: message is not modified: specified new message "
+                          "content and reply markup are exactly the same as a current content "
+                          "and reply markup of the message")
+        self._texts[(chat_id, message_id)] = text
+        self.edits.append(EditedMessage(message_id=message_id, chat_id=chat_id, text=text))
+        self._sent_changed.set()
+        result = {"message_id": message_id, "date": BASE_DATE + message_id, "from": BOT_USER,
+                  "chat": {"id": chat_id, "type": "private", "first_name": "Sender"},
+                  "text": text, "edit_date": BASE_DATE + message_id + 1}
+        return _ok(result)
+
+    def shown_text(self, chat_id: int, message_id: int) -> str | None:
+        """What the chat shows now for a message the bot sent (after its edits)."""
+        return self._texts.get((chat_id, message_id))
+
+    async def _set_my_commands(self, params: dict[str, Any], uploads: Any) -> web.Response:
+        commands = params.get("commands")
+        if not isinstance(commands, list) or not commands:
+            return _error(400, "Bad Request: commands must be a non-empty list")
+        self.commands[str(params.get("language_code") or "")] = commands
+        return _ok(True)
 
     async def _send_document(self, params: dict[str, Any],
                              uploads: dict[str, tuple[str, bytes]]) -> web.Response:

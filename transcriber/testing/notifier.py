@@ -32,11 +32,13 @@ class RecordingNotifier:
     attempts: list[Sent] = field(default_factory=list)
     sent: list[Sent] = field(default_factory=list)
 
-    async def send_transcript(self, address: ReplyAddress, text: str) -> None:
+    async def send_transcript(self, address: ReplyAddress, text: str) -> int | None:
         await self._record(Sent(kind="transcript", address=address, text=text))
+        return len(self.sent)
 
-    async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> None:
+    async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> int | None:
         await self._record(Sent(kind="halt_notice", address=address, reason=reason))
+        return len(self.sent)
 
     async def _record(self, item: Sent) -> None:
         if self.before_send is not None:

@@ -12,9 +12,9 @@ from typing import Any
 from pytest_aiohttp import AiohttpClient
 
 from tests.integration.bot.conftest import ALICE_ID, OGG, DoorHarness
+from tests.integration.bot.texts import T, en
 from tests.integration.pipeline.support import until
 from transcriber import keys
-from transcriber.bot import texts
 from transcriber.cli.transcribe import transcribe
 from transcriber.db.readers import ReaderPool
 from transcriber.service.app import build_app
@@ -44,7 +44,7 @@ async def test_a_notifier_a_test_injected_is_kept_and_used(
     await until(lambda: recording.sent)
     [sent] = recording.sent
     assert (sent.kind, sent.address.tg_message_id) == ("transcript", message["message_id"])
-    assert [m.text for m in fake_tg.sent] == [texts.ACCEPTED]
+    assert [m.text for m in fake_tg.sent] == [en(T.ACCEPTED)]
 
 
 async def test_a_stop_lets_the_message_in_hand_finish_and_confirms_it(
@@ -73,7 +73,7 @@ async def test_a_stop_lets_the_message_in_hand_finish_and_confirms_it(
     assert row is not None
     assert row["n"] == 1
     assert fake_tg.confirmed_offset == update_id + 1
-    assert [m.text for m in fake_tg.sent] == [texts.ACCEPTED]
+    assert [m.text for m in fake_tg.sent] == [en(T.ACCEPTED)]
 
 
 async def test_transcribe_command_never_polls_telegram(

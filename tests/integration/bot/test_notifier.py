@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
+from tests.integration.bot.texts import T, en
 from tests.integration.pipeline.support import until
 from transcriber.bot import rules, texts
 from transcriber.bot.client import make_bot
@@ -53,14 +54,14 @@ async def test_a_long_transcript_is_sent_as_a_text_file(
     assert (sent.method, sent.chat_id, sent.reply_to) == ("sendDocument", CHAT, 77)
     assert sent.document_name == f"transcript-{ADDRESS.record_id}.txt"
     assert sent.document == text.encode("utf-8")
-    assert sent.caption == texts.TRANSCRIPT_AS_FILE.format(chars=2100)
+    assert sent.caption == en(T.TRANSCRIPT_AS_FILE, chars=2100)
 
 
 async def test_an_empty_transcript_says_no_speech_was_found(
     notifier: TelegramNotifier, fake_tg: FakeTelegram,
 ) -> None:
     await notifier.send_transcript(ADDRESS, "  \n")
-    assert [m.text for m in fake_tg.sent] == [texts.EMPTY_TRANSCRIPT]
+    assert [m.text for m in fake_tg.sent] == [en(T.EMPTY_TRANSCRIPT)]
 
 
 async def test_halt_notice_names_the_reason_and_replies_to_the_original(
@@ -68,7 +69,7 @@ async def test_halt_notice_names_the_reason_and_replies_to_the_original(
 ) -> None:
     await notifier.send_halt_notice(ADDRESS, HaltReason.STUCK)
     [sent] = fake_tg.sent
-    assert sent.text == texts.halt_notice(HaltReason.STUCK)
+    assert sent.text == texts.halt_notice("en", HaltReason.STUCK)
     assert sent.reply_to == 77
 
 
@@ -103,9 +104,32 @@ async def test_a_refusal_is_not_retried(
     notifier: TelegramNotifier, fake_tg: FakeTelegram,
 ) -> None:
     fake_tg.fail_next("sendMessage", 403, "Forbidden: bot was blocked by the user")
-    with pytest.raises(ReplyFailed):
+    with pytest.raises(Undelivered) as caught:
         await notifier.send_transcript(ADDRESS, "short")
+    assert caught.value.reason == "blocked"
     assert len([c for c in fake_tg.calls if c[0] == "sendMessage"]) == 1
+
+
+async def test_a_chat_telegram_does_not_know_is_chat_not_found(
+    notifier: TelegramNotifier, fake_tg: FakeTelegram,
+) -> None:
+    fake_tg.fail_next("sendMessage", 400, "Bad Request: chat not found")
+    with pytest.raises(Undelivered) as caught:
+        await notifier.send_halt_notice(ADDRESS, HaltReason.STUCK)
+    assert caught.value.reason == "chat_not_found"
+
+
+async def test_the_sent_message_id_is_returned_and_texts_follow_the_language(
+    notifier: TelegramNotifier, fake_tg: FakeTelegram,
+) -> None:
+    russian = ReplyAddress(record_id=ADDRESS.record_id, source="telegram",
+                           tg_chat_id=ADDRESS.tg_chat_id, tg_message_id=ADDRESS.tg_message_id,
+                           language="ru")
+    message_id = await notifier.send_halt_notice(russian, HaltReason.STUCK)
+    [sent] = fake_tg.sent
+    assert message_id == sent.message_id
+    assert sent.text == texts.halt_notice("ru", HaltReason.STUCK)
+    assert "Извините" in (sent.text or "")
 
 
 async def test_a_telegram_record_without_a_chat_is_chat_missing(

@@ -13,9 +13,10 @@ from aiogram.exceptions import TelegramUnauthorizedError
 from structlog.testing import capture_logs
 
 from tests.integration.bot.conftest import ALICE_ID, OGG, DoorHarness, StartService
+from tests.integration.bot.texts import T, en
 from tests.integration.pipeline.support import named, sample, until
 from transcriber import keys
-from transcriber.bot import rules, texts
+from transcriber.bot import rules
 from transcriber.db.readers import ReaderPool
 from transcriber.settings import Secret
 from transcriber.testing.clock import FakeClock
@@ -73,7 +74,7 @@ async def test_a_broken_download_is_retried_and_the_record_stored_once(
     await _advance_when_waiting(clock, 2)
     async with asyncio.timeout(10):
         [answer] = await fake_tg.wait_sent(1)
-    assert answer.text == texts.ACCEPTED
+    assert answer.text == en(T.ACCEPTED)
     assert await _record_count(readers) == 1
     assert len([p for p in (data_dir / "records").rglob("*") if p.is_file()]) == 1
     await run.stop()
@@ -91,7 +92,7 @@ async def test_an_update_that_keeps_failing_is_given_up_and_the_sender_asked_aga
     await _advance_when_waiting(clock, 2)
     async with asyncio.timeout(10):
         [answer] = await fake_tg.wait_sent(1)
-    assert answer.text == texts.TRY_AGAIN
+    assert answer.text == en(T.TRY_AGAIN)
     assert await _record_count(readers) == 0
     assert [p for p in (data_dir / "records").rglob("*") if p.is_file()] == []
     assert sample("transcriber_telegram_updates_total", {"outcome": "abandoned"}) == before + 1

@@ -15,7 +15,8 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
 from transcriber.pipeline.actor import StepActor
-from transcriber.pipeline.notify import Delivery
+from transcriber.pipeline.notify import Delivery, running_notifier
+from transcriber.pipeline.outbox import Outbox
 from transcriber.ports import Notifier
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
@@ -58,7 +59,10 @@ def make_actor(
         parts: dict[str, Any] = {
             "name": "step-actor-test", "settings": settings, "clock": clock,
             "writer": writer, "readers": readers, "files": record_files, "steps": steps,
-            "delivery": Delivery(readers, lambda: chosen_notifier),
+            "delivery": Delivery(readers, lambda: chosen_notifier, Outbox(
+                writer=writer, readers=readers, clock=clock,
+                notifier=running_notifier(lambda: chosen_notifier),
+                settings=settings.telegram)),
             "rng": random.Random(7).random,
         }
         parts.update(overrides)

@@ -9,6 +9,7 @@ from aiogram.exceptions import TelegramNetworkError, TelegramRetryAfter
 from aiogram.methods import GetUpdates
 from aiogram.types import Message
 
+from tests.integration.bot.texts import T, en
 from transcriber.bot import rules, texts
 
 ALLOWED = {"111": "alice"}
@@ -50,7 +51,7 @@ def test_unknown_sender_is_refused_with_their_id_whatever_they_send() -> None:
     decision = _inspect(_message(555, voice={"file_id": "V", "file_unique_id": "U",
                                              "duration": 2}))
     assert decision == rules.Refuse(reason="not_allowed",
-                                    text=texts.NOT_ALLOWED.format(user_id=555))
+                                    text=en(T.NOT_ALLOWED, user_id=555))
 
 
 @pytest.mark.parametrize("message", [_message(None, text="x"), _message(111, is_bot=True,
@@ -77,7 +78,7 @@ def test_documents_are_taken_when_audio_by_type_or_extension(
     decision = _inspect(_message(document=_doc(name, mime)))
     assert isinstance(decision, rules.TakeFile) is taken
     if not taken:
-        assert decision == rules.Refuse(reason="not_audio", text=texts.NOT_AUDIO)
+        assert decision == rules.Refuse(reason="not_audio", text=en(T.NOT_AUDIO))
 
 
 def test_a_nameless_audio_document_gets_a_name_from_its_type() -> None:
@@ -96,8 +97,8 @@ def test_audio_title_comes_from_performer_and_title_unless_captioned() -> None:
 
 def test_a_declared_size_over_the_limit_is_refused() -> None:
     decision = _inspect(_message(document=_doc("a.mp3", "audio/mpeg", size=LIMIT + 1)))
-    assert decision == rules.Refuse(reason="too_large", text=rules.too_large_text(LIMIT))
-    assert "20 MB" in rules.too_large_text(LIMIT)
+    assert decision == rules.Refuse(reason="too_large", text=texts.too_large("en", LIMIT))
+    assert "20 MB" in texts.too_large("en", LIMIT)
 
 
 @pytest.mark.parametrize("text", ["/start", "/help", "/start@transcriber_bot", "/help me"])
@@ -107,7 +108,7 @@ def test_help_commands_are_answered(text: str) -> None:
 
 def test_other_text_is_refused_as_not_audio() -> None:
     assert _inspect(_message(text="hello")) == rules.Refuse(reason="not_audio",
-                                                           text=texts.NOT_AUDIO)
+                                                           text=en(T.NOT_AUDIO))
 
 
 def test_retry_waits_grow_to_the_cap_and_retry_after_wins() -> None:

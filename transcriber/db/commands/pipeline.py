@@ -14,6 +14,7 @@ from typing import ClassVar, Literal, Protocol
 
 from transcriber.clock import format_time
 from transcriber.db import queries as q
+from transcriber.db.commands.telegram import enqueue_reply
 from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import ClaimLost, Conflict, NotFound, NoWork
 from transcriber.ids import new_id
@@ -206,6 +207,8 @@ class Halt(Command[None]):
     reason: HaltReason
     error_text: str
     duration_ms: int | None = None
+    # Write the halt notice's outbox row in this transaction (a run with the bot).
+    notify: bool = False
 
     async def execute(self, ctx: WriteContext) -> None:
         async with ctx.conn.execute(
@@ -220,6 +223,9 @@ class Halt(Command[None]):
         await insert_event(ctx, record_id=self.record_id, origin="pipeline", step=step,
                            outcome="halted", outcome_text=self.reason.value,
                            duration_ms=self.duration_ms)
+        if self.notify:
+            await enqueue_reply(ctx, record_id=self.record_id, kind="halt_notice",
+                                halt_reason=self.reason.value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

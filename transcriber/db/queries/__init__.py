@@ -14,10 +14,11 @@ from transcriber.db.queries import (
     recognition,
     records,
     results,
+    telegram,
     users,
 )
 
 __all__ = [
     "archive", "control", "files", "loadtest", "migrations", "pipeline", "recognition", "records",
-    "results", "users",
+    "results", "telegram", "users",
 ]

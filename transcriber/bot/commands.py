@@ -1,0 +1,90 @@
+"""`/status` and `/last`: the sender's records, answered from the archive.
+
+`/start` and `/help` are plain answers decided in `rules`; these two read the
+database. `/status` lists the sender's last five records with their stage
+(or halt reason); `/last` sends the latest finished transcript again, as the
+outbox would (text, or a `.txt` document when it does not fit a message),
+directly: it is an answer to a command, not a delivery to make durable.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+import structlog
+from aiogram import Bot
+from aiogram.types import Message, ReplyParameters
+
+from transcriber.bot import rules, texts
+from transcriber.bot.notifier import TelegramNotifier
+from transcriber.bot.status import stage_text
+from transcriber.bot.texts import T
+from transcriber.clock import Clock
+from transcriber.db import queries as q
+from transcriber.db.commands.users import EnsureUser
+from transcriber.db.readers import ReaderPool
+from transcriber.db.writer import Writer
+from transcriber.errors import TranscriberError
+from transcriber.pipeline.outbox import transcript_for_reply
+from transcriber.ports import ReplyAddress
+from transcriber.settings import TelegramSettings
+
+log = structlog.get_logger(__name__)
+
+STATUS_RECORDS = 5
+NAME_MAX_CHARS = 60
+
+# The menu registered with setMyCommands, each with its description's text.
+MENU: tuple[tuple[str, T], ...] = (
+    ("start", T.COMMAND_START), ("help", T.COMMAND_HELP),
+    ("status", T.COMMAND_STATUS), ("last", T.COMMAND_LAST),
+)
+
+
+async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
+                 settings: TelegramSettings, readers: ReaderPool, writer: Writer,
+                 clock: Clock) -> None:
+    lang = decision.language
+    user = await writer.ask(EnsureUser(login=decision.login))
+    if decision.command == "/status":
+        rows = await readers.fetch_all(q.telegram.LATEST_OF_OWNER,
+                                       {"owner_id": user.id, "limit": STATUS_RECORDS})
+        await _send(bot, message, status_list(lang, rows))
+        return
+    row = await readers.fetch_one(q.telegram.LATEST_TRANSCRIPT_OF_OWNER, {"owner_id": user.id})
+    if row is None:
+        await _send(bot, message, texts.say(lang, T.LAST_NONE))
+        return
+    address = ReplyAddress(record_id=row["id"], source="telegram", tg_chat_id=message.chat.id,
+                           tg_message_id=message.message_id, language=lang)
+    notifier = TelegramNotifier(bot, settings=settings, clock=clock)
+    try:
+        await notifier.send_transcript(address, await transcript_for_reply(readers, row["id"]))
+    except TranscriberError as exc:
+        log.warning("telegram_last_not_sent", record_id=row["id"], error=type(exc).__name__)
+
+
+def status_list(lang: texts.Language, rows: Sequence[sqlite3.Row]) -> str:
+    """The `/status` answer: one line per record, newest first."""
+    if not rows:
+        return texts.say(lang, T.STATUS_NONE)
+    lines = [texts.say(lang, T.STATUS_HEADER)]
+    for row in rows:
+        get = row.__getitem__
+        name: str = get("title") or get("original_filename") or texts.say(lang, T.UNTITLED)
+        if len(name) > NAME_MAX_CHARS:
+            name = name[:NAME_MAX_CHARS - 1] + "…"
+        stage = stage_text(lang, state=get("state"), halted=get("halted_at") is not None,
+                           halt_reason=get("halt_reason"))
+        lines.append(texts.say(lang, T.STATUS_LINE, name=name, stage=stage))
+    return "\n".join(lines)
+
+
+async def _send(bot: Bot, message: Message, text: str) -> None:
+    try:
+        await bot.send_message(message.chat.id, text, reply_parameters=ReplyParameters(
+            message_id=message.message_id, allow_sending_without_reply=True))
+    except rules.ANY_API_ERRORS as exc:
+        log.warning("telegram_reply_failed", chat_id=message.chat.id,
+                    message_id=message.message_id, error=type(exc).__name__)

@@ -1,0 +1,174 @@
+"""The delivery actor: sends the Telegram outbox, in order per chat.
+
+A row is written in the writer transaction of `done` or of a halt
+(`db.commands.telegram.enqueue_reply`), so neither a crash nor a retry of the
+step can lose or double it. Right after that commit the step actor asks for
+the record's chat to be sent at once (`deliver_record`); whatever could not go
+then (network, 429, 5xx, a process killed before the send) is sent by `run`,
+which looks for due rows every `telegram.delivery_poll_seconds`, and so
+after a restart sends what is still pending.
+
+Per chat one send at a time, oldest first: a row waiting for its retry holds
+the later rows of its chat back. A failure is retried with backoff (a
+`retry_after` asked for wins) until `telegram.delivery_window_hours` have
+passed since the row was written; a refusal (`Undelivered`: 403, chat not
+found) ends the row at once. Ended rows are logged and counted by reason.
+
+Known window: a process killed after Telegram took a message but before
+`MarkSent` landed sends it again after the restart (one round trip wide).
+Nothing of the text is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import structlog
+
+from transcriber.clock import Clock, format_time, parse_time
+from transcriber.db import queries as q
+from transcriber.db.commands.telegram import MarkEnded, MarkRetry, MarkSent
+from transcriber.observability import OUTBOX_DEPTH, REPLIES_UNDELIVERED
+from transcriber.pipeline import policy
+from transcriber.ports import Notifier, ReplyAddress, Undelivered, UndeliveredReason
+from transcriber.settings import TelegramSettings
+from transcriber.stages import HaltReason
+from transcriber.transcripts import STRUCTURE_VERSION, BadStructure, load_structure, reply_text
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable
+
+    from transcriber.db.readers import ReaderPool
+    from transcriber.db.writer import Writer
+
+log = structlog.get_logger(__name__)
+
+ROWS_PER_ROUND = 100
+
+
+class Outbox:
+    def __init__(self, *, writer: Writer, readers: ReaderPool, clock: Clock,
+                 notifier: Callable[[], Notifier | None], settings: TelegramSettings) -> None:
+        self._writer = writer
+        self._readers = readers
+        self._clock = clock
+        self._notifier = notifier
+        self._settings = settings
+        self._locks: dict[int, asyncio.Lock] = {}
+        self._wake = asyncio.Event()
+
+    async def deliver_record(self, record_id: str) -> None:
+        """Send the record's pending rows now (with the earlier rows of its chat)."""
+        row = await self._readers.fetch_one(q.telegram.CHAT_OF_RECORD, {"record_id": record_id})
+        if row is not None:
+            await self.deliver_chat(int(row["chat_id"]))
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        """Send due rows until `stopping` is set."""
+        while not stopping.is_set():
+            try:
+                await self.round()
+            except Exception as exc:  # a dead writer or a bug: keep the actor alive
+                log.error("outbox_round_failed", error=type(exc).__name__)
+            self._wake.clear()
+            sleeper = asyncio.ensure_future(
+                self._clock.sleep(self._settings.delivery_poll_seconds))
+            woken = asyncio.ensure_future(self._wake.wait())
+            stop = asyncio.ensure_future(stopping.wait())
+            try:
+                await asyncio.wait({sleeper, woken, stop}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiter in (sleeper, woken, stop):
+                    waiter.cancel()
+
+    async def round(self) -> None:
+        """One look for due rows; every chat found is sent in order."""
+        if self._notifier() is not None:
+            rows = await self._readers.fetch_all(q.telegram.DUE_CHATS, {
+                "now": self._now(), "limit": ROWS_PER_ROUND})
+            for row in rows:
+                await self.deliver_chat(int(row["chat_id"]))
+        depth = await self._readers.fetch_one(q.telegram.OUTBOX_DEPTH, {})
+        OUTBOX_DEPTH.set(depth["n"] if depth is not None else 0)
+
+    async def deliver_chat(self, chat_id: int) -> None:
+        lock = self._locks.setdefault(chat_id, asyncio.Lock())
+        async with lock:
+            rows = await self._readers.fetch_all(q.telegram.PENDING_OF_CHAT, {
+                "chat_id": chat_id, "limit": ROWS_PER_ROUND})
+            for row in rows:
+                if row["next_attempt_at"] > self._now() or not await self._send(row):
+                    return  # the chat waits for this row: none overtakes it
+
+    async def _send(self, row: sqlite3.Row) -> bool:
+        """Try one row; False when it stays pending (the chat waits for it)."""
+        notifier = self._notifier()
+        if notifier is None:
+            return False
+        record_id: str = row["record_id"]
+        address = ReplyAddress(record_id=record_id, source="telegram",
+                               tg_chat_id=row["chat_id"], tg_message_id=row["reply_to"],
+                               language=row["language"])
+        kind: str = row["kind"]
+        try:
+            if kind == "transcript":
+                message_id = await notifier.send_transcript(
+                    address, await transcript_for_reply(self._readers, record_id))
+            else:
+                message_id = await notifier.send_halt_notice(address,
+                                                             HaltReason(row["halt_reason"]))
+        except Undelivered as exc:
+            await self._end(row, exc.reason)
+            return True
+        except Exception as exc:
+            return await self._retry_or_end(row, exc)
+        await self._writer.ask(MarkSent(outbox_id=row["id"], message_id=message_id))
+        log.info("reply_delivered", record_id=record_id, kind=kind,
+                 attempts=row["attempts"] + 1)
+        return True
+
+    async def _retry_or_end(self, row: sqlite3.Row, error: Exception) -> bool:
+        window = timedelta(hours=self._settings.delivery_window_hours)
+        if self._clock.now() >= parse_time(row["created_at"]) + window:
+            await self._end(row, "window_passed")
+            return True
+        failures = row["attempts"] + 1
+        wait = policy.backoff_base_seconds(failures, base=self._settings.retry_base_seconds,
+                                           cap=self._settings.retry_cap_seconds)
+        asked = getattr(error, "retry_after", None)
+        if isinstance(asked, int | float):
+            wait = max(wait, float(asked))
+        await self._writer.ask(MarkRetry(outbox_id=row["id"], delay_seconds=wait))
+        log.warning("reply_retry", record_id=row["record_id"], kind=row["kind"],
+                    attempts=failures, error=type(error).__name__, retry_in=wait)
+        return False
+
+    async def _end(self, row: sqlite3.Row, reason: UndeliveredReason) -> None:
+        await self._writer.ask(MarkEnded(outbox_id=row["id"], reason=reason))
+        REPLIES_UNDELIVERED.labels(reason).inc()
+        report = log.error if policy.undelivered_level(reason) == "error" else log.warning
+        report("reply_undelivered", record_id=row["record_id"], kind=row["kind"], reason=reason,
+               attempts=row["attempts"] + 1)
+
+    def _now(self) -> str:
+        return format_time(self._clock.now())
+
+
+async def transcript_for_reply(readers: ReaderPool, record_id: str) -> str:
+    """The reply's text, made from the utterances (`transcripts.reply_text`); the
+    stored plain text when the record has no readable structure."""
+    row = await readers.fetch_one(q.archive.STRUCTURE, {
+        "record_id": record_id, "version": STRUCTURE_VERSION})
+    if row is not None:
+        try:
+            return reply_text(load_structure(row["contents"]))
+        except BadStructure:
+            log.warning("reply_structure_unreadable", record_id=record_id)
+    text = await readers.fetch_one(q.pipeline.SELECT_TRANSCRIPT, {"record_id": record_id})
+    return str(text["contents"]) if text is not None else ""
