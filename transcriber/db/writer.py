@@ -158,15 +158,20 @@ class Writer:
         await asyncio.wait({self._task})
 
     async def ask(self, command: Command[R]) -> R:
+        # Not shielded: a cancelled caller cancels only its reply future; the
+        # command is already queued and runs whole (the actor skips done replies).
+        return await self.submit(command)
+
+    def submit(self, command: Command[R]) -> asyncio.Future[R]:
+        """Queue `command` now; its answer comes in the returned future (for a
+        caller that must still read the answer after being cancelled)."""
         if not self._accepting:
             raise WriterUnavailable("the DB writer is not running")
         future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
         self._mailbox.put_nowait(
             Envelope(command=command, reply=future, enqueued_at=time.perf_counter())
         )
-        # Not shielded: a cancelled caller cancels only its reply future; the
-        # command is already queued and runs whole (the actor skips done replies).
-        return await future
+        return future
 
     async def _run(self) -> None:
         try:

@@ -56,23 +56,30 @@ class MeasuredWriter(Writer):
         self.current_token: dict[str, str] = {}
         self.stale_writes_applied = 0
 
-    async def ask(self, command: Command[R]) -> R:
-        # `Writer.ask` enqueues before its first await: the depth it leaves is this + 1.
+    def submit(self, command: Command[R]) -> asyncio.Future[R]:
+        # `Writer.submit` enqueues at once: the depth it leaves is this + 1.
         self.max_depth = max(self.max_depth, self.mailbox_depth + 1)
         token = getattr(command, "token", None)
         record_id = getattr(command, "record_id", None)
         held = self.current_token.get(record_id) if isinstance(record_id, str) else None
         started = time.perf_counter()
-        answer = await super().ask(command)
-        seconds = time.perf_counter() - started
-        self.command_seconds.append(seconds)
-        if isinstance(command, Claim) and isinstance(answer, Claimed):
-            self.claim_seconds.append(seconds)
-            self.current_token[answer.record_id] = answer.token
-        elif token is not None and held is not None and token != held:
-            # A holder write that returned (a lost claim raises ClaimLost) landed.
-            self.stale_writes_applied += 1
-        return answer
+        reply = super().submit(command)
+
+        def answered(future: asyncio.Future[R]) -> None:
+            if future.cancelled() or future.exception() is not None:
+                return  # a lost claim (ClaimLost) or a failure: nothing landed
+            seconds = time.perf_counter() - started
+            self.command_seconds.append(seconds)
+            answer = future.result()
+            if isinstance(command, Claim) and isinstance(answer, Claimed):
+                self.claim_seconds.append(seconds)
+                self.current_token[answer.record_id] = answer.token
+            elif token is not None and held is not None and token != held:
+                # A holder write that returned (a lost claim raises ClaimLost) landed.
+                self.stale_writes_applied += 1
+
+        reply.add_done_callback(answered)
+        return reply
 
 
 def percentile(samples: list[float], share: float) -> float:

@@ -80,6 +80,9 @@ class Claim(Command["Claimed | NoWork"]):
     """
 
     name: ClassVar[str] = "claim"
+    # One write (the UPDATE); after it only a read of the same row, which
+    # fails only with the database itself (the writer then fails the batch).
+    savepoint: ClassVar[bool] = False
     leases: Mapping[Stage, float]
 
     async def execute(self, ctx: WriteContext) -> Claimed | NoWork:
@@ -120,6 +123,7 @@ class RenewLease(Command[None]):
     """The heartbeat of a running step: push the lease forward (P4)."""
 
     name: ClassVar[str] = "renew_lease"
+    savepoint: ClassVar[bool] = False  # one holder write: lands whole or not at all
     record_id: str
     token: str
     lease_seconds: float
@@ -166,6 +170,7 @@ class Defer(Command[None]):
     stage, `state_entered_at` and the journal stay untouched."""
 
     name: ClassVar[str] = "defer"
+    savepoint: ClassVar[bool] = False  # one holder write: lands whole or not at all
     record_id: str
     token: str
     delay_seconds: float
@@ -183,6 +188,7 @@ class Fail(Command[None]):
     """A transient failure (P5): backoff delay, release; the attempts stay."""
 
     name: ClassVar[str] = "fail"
+    savepoint: ClassVar[bool] = False  # one holder write: lands whole or not at all
     record_id: str
     token: str
     delay_seconds: float
@@ -228,6 +234,7 @@ class ReleaseOnShutdown(Command[None]):
     release the claim, without a verdict."""
 
     name: ClassVar[str] = "release_on_shutdown"
+    savepoint: ClassVar[bool] = False  # one holder write: lands whole or not at all
     record_id: str
     token: str
 
