@@ -38,6 +38,26 @@ class CreateThenFail(Command[None]):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MissThenFail(Command[None]):
+    """Declared savepoint-less: a conditional write that matches nothing, then a failure."""
+
+    name: ClassVar[str] = "miss_then_fail"
+    savepoint: ClassVar[bool] = False
+
+    async def execute(self, ctx: WriteContext) -> None:
+        await ctx.conn.execute("UPDATE users SET email = 'x' WHERE id = 'nobody'")
+        raise Boom("missed")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BareCreateThenFail(CreateThenFail):
+    """Breaks its savepoint-less declaration: it writes, then fails."""
+
+    name: ClassVar[str] = "bare_create_then_fail"
+    savepoint: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SlowCommand(Command[str]):
     name: ClassVar[str] = "slow"
     gate: asyncio.Event
@@ -124,6 +144,39 @@ async def test_a_failing_command_rolls_back_only_itself(
     assert isinstance(results[2], User)
     rows = await readers.fetch_all("SELECT provider_login FROM users ORDER BY provider_login")
     assert [r["provider_login"] for r in rows] == ["after", "before"]
+
+
+async def test_a_savepoint_less_command_failing_before_any_write_undoes_nothing(
+    writer: Writer, readers: ReaderPool
+) -> None:
+    results = await asyncio.gather(
+        writer.ask(EnsureUser(login="before")),
+        writer.ask(MissThenFail()),
+        writer.ask(EnsureUser(login="after")),
+        return_exceptions=True,
+    )
+    assert isinstance(results[0], User)
+    assert isinstance(results[1], Boom)
+    assert isinstance(results[2], User)
+    assert await _user_count(readers) == 2
+
+
+async def test_a_savepoint_less_command_failing_after_a_write_fails_its_whole_batch(
+    writer: Writer, readers: ReaderPool
+) -> None:
+    # Without a savepoint its write cannot be undone alone: committing the
+    # batch would keep half a command, so nothing of the batch is stored.
+    results = await asyncio.gather(
+        writer.ask(EnsureUser(login="before")),
+        writer.ask(BareCreateThenFail(login="doomed")),
+        writer.ask(EnsureUser(login="after")),
+        return_exceptions=True,
+    )
+    assert all(isinstance(result, sqlite3.OperationalError) for result in results), results
+    assert await _user_count(readers) == 0
+    # The writer goes on with the next batch.
+    await writer.ask(EnsureUser(login="later"))
+    assert await _user_count(readers) == 1
 
 
 async def test_a_cancelled_caller_does_not_cancel_its_command(
