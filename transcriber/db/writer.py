@@ -19,17 +19,19 @@ called so the service stops loudly.
 from __future__ import annotations
 
 import asyncio
+import math
 import sqlite3
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 import structlog
 
-from transcriber.clock import Clock, stamp
+from transcriber.clock import Clock, format_time
 from transcriber.db import queries as q
 from transcriber.db.connection import open_sync
 from transcriber.db.inline import InlineConnection
@@ -49,13 +51,29 @@ R_co = TypeVar("R_co", covariant=True)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WriteContext:
-    """What a command may use while it runs inside the writer's transaction."""
+    """What a command may use while it runs inside the writer's transaction.
+
+    One context per transaction: `memo` holds what the commands of this one
+    transaction may reuse (see `Claim`), and formatted times are kept per
+    whole second (a stored time has second resolution), so a batch formats
+    each distinct second once instead of once per statement.
+    """
 
     conn: InlineConnection
     clock: Clock
+    memo: dict[str, object] = field(default_factory=dict)
+    _stamps: dict[int, str] = field(default_factory=dict)
 
     def now(self, *, plus_seconds: float = 0) -> str:
-        return stamp(self.clock, plus_seconds=plus_seconds)
+        return self.format(self.clock.now() + timedelta(seconds=plus_seconds))
+
+    def format(self, moment: datetime) -> str:
+        """`clock.format_time(moment)`, formatted once per second of this transaction."""
+        second = math.floor(moment.timestamp())  # exact: µs count over 1e6, correctly rounded
+        text = self._stamps.get(second)
+        if text is None:
+            text = self._stamps[second] = format_time(moment)
+        return text
 
 
 class Command(Generic[R_co]):

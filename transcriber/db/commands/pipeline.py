@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import ClassVar, Literal, Protocol
 
-from transcriber.clock import format_time
 from transcriber.db import queries as q
 from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import ClaimLost, Conflict, NotFound, NoWork
@@ -71,6 +70,11 @@ async def holder_write(ctx: WriteContext, query: str, params: Mapping[str, objec
         raise ClaimLost
 
 
+_EMPTY_CLAIM = "claim.empty"  # WriteContext.memo: (now, total_changes) of an empty claim
+_LEASE_PARAMS = tuple((Stage(stage), q.pipeline.lease_param(stage))
+                      for stage in q.pipeline.CLAIMABLE_STAGES)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Claim(Command["Claimed | NoWork"]):
     """Take the oldest eligible record (P2): one `UPDATE … RETURNING`.
@@ -86,20 +90,22 @@ class Claim(Command["Claimed | NoWork"]):
     leases: Mapping[Stage, float]
 
     async def execute(self, ctx: WriteContext) -> Claimed | NoWork:
-        token = new_id()
-        # One reading of the clock for the claim and every lease (stages
-        # usually share a lease length: each distinct one is formatted once).
+        # One reading of the clock for the claim and every lease.
         moment = ctx.clock.now()
-        formatted: dict[float, str] = {}
-        params: dict[str, object] = {"token": token, "now": format_time(moment)}
-        for stage in q.pipeline.CLAIMABLE_STAGES:
-            seconds = self.leases[Stage(stage)]
-            if seconds not in formatted:
-                formatted[seconds] = format_time(moment + timedelta(seconds=seconds))
-            params[q.pipeline.lease_param(stage)] = formatted[seconds]
+        now = ctx.format(moment)
+        # Eligibility depends only on the rows and on `now` (whole seconds):
+        # an empty claim stays empty for the same second while this
+        # transaction, which holds the write lock, has changed no row since.
+        raw = ctx.conn.raw
+        if ctx.memo.get(_EMPTY_CLAIM) == (now, raw.total_changes):
+            return NoWork()
+        params: dict[str, object] = {"token": new_id(), "now": now}
+        for stage, param in _LEASE_PARAMS:
+            params[param] = ctx.format(moment + timedelta(seconds=self.leases[stage]))
         async with ctx.conn.execute(q.pipeline.CLAIM, params) as cursor:
             row = await cursor.fetchone()
         if row is None:
+            ctx.memo[_EMPTY_CLAIM] = (now, raw.total_changes)
             return NoWork()
         record_id: str = row["id"]
         async with ctx.conn.execute(
