@@ -13,10 +13,15 @@ from prometheus_client import REGISTRY
 
 from tests.factories import make_record, make_user
 from transcriber.db import queries as q
+from transcriber.db.commands.files import StoredFile
+from transcriber.db.commands.pipeline import Claim, Claimed
+from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.commands.users import EnsureUser, User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.errors import WriterUnavailable
+from transcriber.errors import NoWork, WriterUnavailable
+from transcriber.ids import new_id
+from transcriber.stages import claimable_stages
 from transcriber.testing.clock import FakeClock
 
 
@@ -177,6 +182,34 @@ async def test_a_savepoint_less_command_failing_after_a_write_fails_its_whole_ba
     # The writer goes on with the next batch.
     await writer.ask(EnsureUser(login="later"))
     assert await _user_count(readers) == 1
+
+
+async def test_an_empty_claim_is_redone_once_the_transaction_changed_rows(
+    writer: Writer, readers: ReaderPool
+) -> None:
+    owner = await make_user(writer)
+    record_id, file_id = new_id(), new_id()
+    accept = AcceptRecord(
+        record_id=record_id, owner_id=owner.id,
+        original=StoredFile(id=file_id, file_name=f"{file_id}.wav", size_bytes=1, format="wav",
+                            duration_ms=1000),
+        original_filename="a.wav", duration_ms=1000)
+    leases = dict.fromkeys(claimable_stages(), 60.0)
+    batches_before = REGISTRY.get_sample_value("transcriber_writer_batch_size_count") or 0
+    # One batch, one second: the second empty claim may reuse the first's
+    # answer, the one after the intake may not.
+    answers = await asyncio.gather(
+        writer.ask(Claim(leases=leases)), writer.ask(Claim(leases=leases)),
+        writer.ask(accept),
+        writer.ask(Claim(leases=leases)), writer.ask(Claim(leases=leases)))
+    batches = (REGISTRY.get_sample_value("transcriber_writer_batch_size_count") or 0)
+    assert batches - batches_before == 1
+    assert isinstance(answers[0], NoWork)
+    assert isinstance(answers[1], NoWork)
+    claimed = answers[3]
+    assert isinstance(claimed, Claimed)
+    assert claimed.record_id == record_id
+    assert isinstance(answers[4], NoWork)
 
 
 async def test_a_cancelled_caller_does_not_cancel_its_command(
