@@ -1,31 +1,37 @@
 """The DB writer actor: the only write connection of the process.
 
 Callers send typed commands (frozen dataclasses subclassing `Command[R]`) and
-await the answer. The actor takes whatever is queued (up to a batch size),
-runs each command inside its own SAVEPOINT of one transaction, commits once
-(group commit: one fsync for many commands), then answers each caller as if
-its command had run alone. A failing command rolls back only its savepoint.
+await the answer. The actor opens one transaction, then takes whatever is
+queued (up to a batch size), runs each command in it, commits once (group
+commit: one fsync for many commands), then answers each caller as if its
+command had run alone. A failing command undoes only itself: a command that
+may fail after a write runs inside its own SAVEPOINT; one that declares it
+cannot (`Command.savepoint = False`: a single write, nothing fallible after
+it) runs bare, and the writer checks the declaration when it fails.
 
 A caller cancelled while waiting does not cancel its command: the envelope is
-already in the mailbox and the reply future is shielded, so the write happens
-(or rolls back) as a whole. If the actor dies, every waiting caller gets
-`WriterUnavailable` and `on_death` is called so the service stops loudly.
+already in the mailbox when `ask` first awaits, and the actor runs every
+envelope it takes; it only skips answering a reply nobody waits for. If the
+actor dies, every waiting caller gets `WriterUnavailable` and `on_death` is
+called so the service stops loudly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import sqlite3
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 import structlog
 
-from transcriber.clock import Clock, stamp
+from transcriber.clock import Clock, format_time
 from transcriber.db import queries as q
 from transcriber.db.connection import open_sync
 from transcriber.db.inline import InlineConnection
@@ -45,20 +51,44 @@ R_co = TypeVar("R_co", covariant=True)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WriteContext:
-    """What a command may use while it runs inside the writer's transaction."""
+    """What a command may use while it runs inside the writer's transaction.
+
+    One context per transaction: `memo` holds what the commands of this one
+    transaction may reuse (see `Claim`), and formatted times are kept per
+    whole second (a stored time has second resolution), so a batch formats
+    each distinct second once instead of once per statement.
+    """
 
     conn: InlineConnection
     clock: Clock
+    memo: dict[str, object] = field(default_factory=dict)
+    _stamps: dict[int, str] = field(default_factory=dict)
 
     def now(self, *, plus_seconds: float = 0) -> str:
-        return stamp(self.clock, plus_seconds=plus_seconds)
+        return self.format(self.clock.now() + timedelta(seconds=plus_seconds))
+
+    def format(self, moment: datetime) -> str:
+        """`clock.format_time(moment)`, formatted once per second of this transaction."""
+        second = math.floor(moment.timestamp())  # exact: µs count over 1e6, correctly rounded
+        text = self._stamps.get(second)
+        if text is None:
+            text = self._stamps[second] = format_time(moment)
+        return text
 
 
 class Command(Generic[R_co]):
-    """Base of writer commands. Subclasses are frozen, slotted, kw-only dataclasses."""
+    """Base of writer commands. Subclasses are frozen, slotted, kw-only dataclasses.
+
+    `savepoint = False` declares that the command cannot fail after it wrote:
+    at most one write statement, and nothing that can raise once it landed
+    (SQLite undoes a failed statement by itself). Such a command skips the
+    SAVEPOINT/RELEASE pair; if it fails having changed rows anyway, the
+    writer fails the whole batch rather than commit half a command.
+    """
 
     __slots__ = ()
     name: ClassVar[str] = "command"
+    savepoint: ClassVar[bool] = True
 
     async def execute(self, ctx: WriteContext) -> R_co:
         raise NotImplementedError
@@ -78,11 +108,16 @@ class _Stop:
     """Drain everything queued before this, then close."""
 
 
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    # A caller cancelled while waiting never reads its future; read it here so
-    # asyncio does not log "exception was never retrieved".
-    if not future.cancelled():
-        future.exception()
+class _HalfWritten(sqlite3.OperationalError):
+    """A command declared without a savepoint failed after changing rows: the
+    batch cannot be committed without half of it, so none of it is."""
+
+
+def _fail(future: asyncio.Future[Any], error: BaseException) -> None:
+    future.set_exception(error)
+    # Marked as read: a caller cancelled just after the answer never reads it,
+    # and asyncio would log "exception was never retrieved".
+    future.exception()
 
 
 class Writer:
@@ -141,15 +176,20 @@ class Writer:
         await asyncio.wait({self._task})
 
     async def ask(self, command: Command[R]) -> R:
+        # Not shielded: a cancelled caller cancels only its reply future; the
+        # command is already queued and runs whole (the actor skips done replies).
+        return await self.submit(command)
+
+    def submit(self, command: Command[R]) -> asyncio.Future[R]:
+        """Queue `command` now; its answer comes in the returned future (for a
+        caller that must still read the answer after being cancelled)."""
         if not self._accepting:
             raise WriterUnavailable("the DB writer is not running")
         future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
-        future.add_done_callback(_retrieve)
         self._mailbox.put_nowait(
             Envelope(command=command, reply=future, enqueued_at=time.perf_counter())
         )
-        WRITER_MAILBOX_DEPTH.set(self._mailbox.qsize())
-        return await asyncio.shield(future)
+        return future
 
     async def _run(self) -> None:
         try:
@@ -163,40 +203,40 @@ class Writer:
             first = await self._mailbox.get()
             if isinstance(first, _Stop):
                 break
-            batch: list[Envelope[Any]] = [first]
-            while len(batch) < self._batch_max and not self._mailbox.empty():
-                item = self._mailbox.get_nowait()
-                if isinstance(item, _Stop):
-                    stopping = True
-                    break
-                batch.append(item)
-            WRITER_MAILBOX_DEPTH.set(self._mailbox.qsize())
-            await self._run_batch(batch)
+            stopping = await self._run_batch(first)
 
-    async def _run_batch(self, batch: list[Envelope[Any]]) -> None:
+    def _take(self, first: Envelope[Any]) -> tuple[list[Envelope[Any]], bool]:
+        """The batch: `first` and whatever is queued now; True when a stop was met."""
+        batch: list[Envelope[Any]] = [first]
+        mailbox = self._mailbox
+        WRITER_MAILBOX_DEPTH.set(mailbox.qsize())
+        while len(batch) < self._batch_max and not mailbox.empty():
+            item = mailbox.get_nowait()
+            if isinstance(item, _Stop):
+                return batch, True
+            batch.append(item)
+        return batch, False
+
+    async def _run_batch(self, first: Envelope[Any]) -> bool:
         conn = self._conn
         assert conn is not None
         raw = conn.raw
         ctx = WriteContext(conn=conn, clock=self._clock)
         outcomes: list[tuple[bool, Any]] = []
+        batch, stopping = [first], False
         try:
             await self._in_thread(lambda: raw.execute(q.control.BEGIN_IMMEDIATE))
+            # Taken after BEGIN: the callers answered by the previous batch ran
+            # during that hop, so their next commands join this batch instead
+            # of waiting a whole commit for the next one.
+            batch, stopping = self._take(first)
             for envelope in batch:
-                raw.execute(q.control.SAVEPOINT)
-                try:
-                    result = await envelope.command.execute(ctx)
-                except Exception as exc:
-                    raw.execute(q.control.ROLLBACK_TO_SAVEPOINT)
-                    raw.execute(q.control.RELEASE_SAVEPOINT)
-                    outcomes.append((False, exc))
-                else:
-                    raw.execute(q.control.RELEASE_SAVEPOINT)
-                    outcomes.append((True, result))
+                outcomes.append(await self._execute(envelope.command, ctx, raw))
             await self._in_thread(lambda: raw.execute(q.control.COMMIT))
         except sqlite3.OperationalError as exc:
             # The transaction itself failed (locked past busy_timeout, disk
-            # full, I/O error): nothing of this batch is stored, every caller
-            # hears so, and the actor goes on with the next batch.
+            # full, I/O error) or cannot be kept: nothing of this batch is
+            # stored, every caller hears so, and the actor goes on.
             self._rollback_quietly()
             log.error("writer_batch_failed", error=type(exc).__name__, size=len(batch))
             outcomes = [(False, exc)] * len(batch)
@@ -208,6 +248,32 @@ class Writer:
         WRITER_BATCH_SIZE.observe(len(batch))
         for envelope, (ok, value) in zip(batch, outcomes, strict=True):
             self._answer(envelope, ok, value)
+        return stopping
+
+    @staticmethod
+    async def _execute(
+        command: Command[Any], ctx: WriteContext, raw: sqlite3.Connection
+    ) -> tuple[bool, Any]:
+        """Run one command in the open transaction; its failure undoes only itself."""
+        if not command.savepoint:
+            before = raw.total_changes
+            try:
+                return True, await command.execute(ctx)
+            except Exception as exc:
+                if raw.total_changes != before:
+                    raise _HalfWritten(f"{command.name} failed after a write") from exc
+                if not raw.in_transaction:
+                    raise sqlite3.OperationalError("the transaction was rolled back") from exc
+                return False, exc
+        raw.execute(q.control.SAVEPOINT)
+        try:
+            result = await command.execute(ctx)
+        except Exception as exc:
+            raw.execute(q.control.ROLLBACK_TO_SAVEPOINT)
+            raw.execute(q.control.RELEASE_SAVEPOINT)
+            return False, exc
+        raw.execute(q.control.RELEASE_SAVEPOINT)
+        return True, result
 
     def _answer(self, envelope: Envelope[Any], ok: bool, value: Any) -> None:
         name = envelope.command.name
@@ -219,12 +285,12 @@ class Writer:
         seconds, succeeded, failed = children
         seconds.observe(time.perf_counter() - envelope.enqueued_at)
         (succeeded if ok else failed).inc()
-        if envelope.reply.done():
+        if envelope.reply.done():  # its caller was cancelled: nobody to answer
             return
         if ok:
             envelope.reply.set_result(value)
         else:
-            envelope.reply.set_exception(value)
+            _fail(envelope.reply, value)
 
     def _rollback_quietly(self) -> None:
         assert self._conn is not None
@@ -248,7 +314,7 @@ class Writer:
         while not self._mailbox.empty():
             item = self._mailbox.get_nowait()
             if isinstance(item, Envelope) and not item.reply.done():
-                item.reply.set_exception(error)
+                _fail(item.reply, error)
         WRITER_MAILBOX_DEPTH.set(0)
         if task.cancelled():
             log.critical("writer_died", error="CancelledError")

@@ -31,7 +31,7 @@ from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Claim, Claimed
 from transcriber.db.connection import database_path, open_sync, open_writer
 from transcriber.db.migrate import migrate
-from transcriber.db.writer import Command, Writer
+from transcriber.db.writer import Command, Envelope, Writer
 from transcriber.ids import new_id
 from transcriber.stages import Stage, spec_of
 
@@ -41,7 +41,7 @@ OWNER = "baseline"
 
 
 class MeasuredWriter(Writer):
-    """The real writer, timing every command from its caller's side.
+    """The real writer, timing every command from its enqueueing to its answer.
 
     It also counts holder writes that landed although a newer claim of the
     record had already been answered when they were sent (a stale token that
@@ -55,24 +55,33 @@ class MeasuredWriter(Writer):
         self.max_depth = 0
         self.current_token: dict[str, str] = {}
         self.stale_writes_applied = 0
+        self._sent_under: dict[asyncio.Future[Any], str | None] = {}
 
-    async def ask(self, command: Command[R]) -> R:
-        # `Writer.ask` enqueues before its first await: the depth it leaves is this + 1.
+    def submit(self, command: Command[R]) -> asyncio.Future[R]:
+        # `Writer.submit` enqueues at once: the depth it leaves is this + 1.
         self.max_depth = max(self.max_depth, self.mailbox_depth + 1)
+        reply = super().submit(command)
         token = getattr(command, "token", None)
-        record_id = getattr(command, "record_id", None)
-        held = self.current_token.get(record_id) if isinstance(record_id, str) else None
-        started = time.perf_counter()
-        answer = await super().ask(command)
-        seconds = time.perf_counter() - started
+        if token is not None:
+            # The record's latest answered claim token when this holder write was sent.
+            self._sent_under[reply] = self.current_token.get(getattr(command, "record_id", ""))
+        return reply
+
+    def _answer(self, envelope: Envelope[Any], ok: bool, value: Any) -> None:
+        # Read here, as the writer answers (no callback per command on the loop).
+        reply, command = envelope.reply, envelope.command
+        held = self._sent_under.pop(reply, None)
+        super()._answer(envelope, ok, value)
+        if not ok or reply.cancelled():
+            return  # a lost claim (ClaimLost) or a failure: nothing landed
+        seconds = time.perf_counter() - envelope.enqueued_at
         self.command_seconds.append(seconds)
-        if isinstance(command, Claim) and isinstance(answer, Claimed):
+        if isinstance(command, Claim) and isinstance(value, Claimed):
             self.claim_seconds.append(seconds)
-            self.current_token[answer.record_id] = answer.token
-        elif token is not None and held is not None and token != held:
+            self.current_token[value.record_id] = value.token
+        elif held is not None and getattr(command, "token", None) != held:
             # A holder write that returned (a lost claim raises ClaimLost) landed.
             self.stale_writes_applied += 1
-        return answer
 
 
 def percentile(samples: list[float], share: float) -> float:

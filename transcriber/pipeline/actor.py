@@ -96,6 +96,9 @@ class StepActor:
         self._rng = rng
         self._claim_source = claim or self._claim
         self._extras = extras or {}
+        # Fixed for the actor's life: computed once, not per claim.
+        self._leases = policy.lease_table(self._pipeline)
+        self._metrics: dict[tuple[Any, tuple[str, ...]], Any] = {}
         self.empty_runs = 0
         self.runs = 0
 
@@ -103,24 +106,27 @@ class StepActor:
 
     async def run_forever(self, stopping: asyncio.Event) -> None:
         """Run until `stopping` is set; an empty run sleeps on the clock (P1)."""
-        while not stopping.is_set():
-            try:
-                report = await self.run_once()
-            except Exception as exc:
-                # A bug or a dead writer; the actor itself must not die of it.
-                log.error("step_actor_error", actor=self.name, error=type(exc).__name__)
-                report = EMPTY
-            if report.outcome == "empty" and not stopping.is_set():
-                await self._idle(stopping)
-
-    async def _idle(self, stopping: asyncio.Event) -> None:
-        sleeper = asyncio.ensure_future(self._clock.sleep(self._pipeline.idle_sleep_seconds))
+        # One waiter on `stopping` for the actor's life, not one per idle sleep.
         stop = asyncio.ensure_future(stopping.wait())
+        try:
+            while not stopping.is_set():
+                try:
+                    report = await self.run_once()
+                except Exception as exc:
+                    # A bug or a dead writer; the actor itself must not die of it.
+                    log.error("step_actor_error", actor=self.name, error=type(exc).__name__)
+                    report = EMPTY
+                if report.outcome == "empty" and not stopping.is_set():
+                    await self._idle(stop)
+        finally:
+            stop.cancel()
+
+    async def _idle(self, stop: asyncio.Future[Any]) -> None:
+        sleeper = asyncio.ensure_future(self._clock.sleep(self._pipeline.idle_sleep_seconds))
         try:
             await asyncio.wait({sleeper, stop}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             sleeper.cancel()
-            stop.cancel()
 
     # -- one run ------------------------------------------------------------------
 
@@ -146,8 +152,9 @@ class StepActor:
                                     duration_ms=None)
         return await self._run_step(claimed, self._steps[verdict.step])
 
-    async def _claim(self) -> Claimed | NoWork:
-        return await self._writer.ask(Claim(leases=policy.lease_table(self._pipeline)))
+    def _claim(self) -> asyncio.Future[Claimed | NoWork]:
+        # The writer's own reply future: shielding it below needs no task.
+        return self._writer.submit(Claim(leases=self._leases))
 
     async def _claim_guarded(self) -> Claimed | None:
         """Claim; `None` is an empty run. A claim answered after the service
@@ -188,7 +195,7 @@ class StepActor:
             await self._release_on_shutdown(claimed)
             raise
         seconds = self._clock.monotonic() - started
-        STEP_SECONDS.labels(claimed.stage.value).observe(seconds)
+        self._metric(STEP_SECONDS, claimed.stage.value).observe(seconds)
         duration_ms = int(seconds * 1000)
         if isinstance(result, ClaimLost):
             log.warning("lease_lost", record_id=claimed.record_id, stage=claimed.stage.value,
@@ -201,8 +208,6 @@ class StepActor:
     async def _supervise(self, job: Job, step: Step) -> Advanced | Deferred | BaseException:
         """Run the step with its heartbeat and time limit; return its outcome or
         its failure (never raise, except the actor's own cancellation)."""
-        lease = policy.lease_seconds(job.stage, self._pipeline)
-        interval = policy.renew_interval(lease)
         try:
             limit = policy.step_time_limit(step.time_limit_seconds(job), self._pipeline)
             running = step.run(job)
@@ -211,36 +216,45 @@ class StepActor:
         task = asyncio.create_task(running, name=f"{self.name}:{step.name}:{job.record_id}")
         started = self._clock.monotonic()
         try:
-            while not task.done():
-                elapsed = self._clock.monotonic() - started
-                if elapsed >= limit:
-                    await _cancel(task)
-                    return policy.StepTimedOut(limit)
-                timer = asyncio.ensure_future(self._clock.sleep(min(interval, limit - elapsed)))
-                try:
-                    await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    timer.cancel()
-                if task.done() or self._clock.monotonic() - started >= limit:
-                    continue
-                try:
-                    await self._writer.ask(RenewLease(
-                        record_id=job.record_id, token=job.token, lease_seconds=lease))
-                except ClaimLost as lost:
-                    await _cancel(task)
-                    return lost
+            # One turn of the loop first: the step task runs up to its first
+            # real wait. A step that is already done by then (no I/O) needs no
+            # timer and no heartbeat; it cannot have outlived a lease.
+            await asyncio.sleep(0)
+            if not task.done():
+                outcome = await self._watch(task, job, limit, started)
+                if outcome is not None:
+                    return outcome
         except asyncio.CancelledError:
             await _cancel(task)
             raise
-        if task.cancelled():
-            return policy.StepCancelled()
-        error = task.exception()
-        if error is not None:
-            return error
-        result: object = task.result()
-        if isinstance(result, Advanced | Deferred):
-            return result
-        return TypeError(f"step {step.name} returned {type(result).__name__}")
+        return _outcome(task, step)
+
+    async def _watch(
+        self, task: asyncio.Task[Any], job: Job, limit: float, started: float
+    ) -> BaseException | None:
+        """Heartbeat and time limit of a running step, until it ends (`None`)
+        or is stopped (the reason: timed out, or the claim was lost)."""
+        lease = policy.lease_seconds(job.stage, self._pipeline)
+        interval = policy.renew_interval(lease)
+        while not task.done():
+            elapsed = self._clock.monotonic() - started
+            if elapsed >= limit:
+                await _cancel(task)
+                return policy.StepTimedOut(limit)
+            timer = asyncio.ensure_future(self._clock.sleep(min(interval, limit - elapsed)))
+            try:
+                await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                timer.cancel()
+            if task.done() or self._clock.monotonic() - started >= limit:
+                continue
+            try:
+                await self._writer.ask(RenewLease(
+                    record_id=job.record_id, token=job.token, lease_seconds=lease))
+            except ClaimLost as lost:
+                await _cancel(task)
+                return lost
+        return None
 
     async def _apply(
         self, claimed: Claimed, step: str, decision: policy.Decision, duration_ms: int
@@ -262,7 +276,7 @@ class StepActor:
                 retry = policy.decide(exc, attempts=claimed.attempts, settings=self._pipeline,
                                       rng=self._rng)
                 return await self._apply(claimed, step, retry, duration_ms)
-            WORKER_RUNS.labels(stage, "success").inc()
+            self._metric(WORKER_RUNS, stage, "success").inc()
             log.debug("step_done", record_id=record_id, stage=stage, step=step,
                       duration_ms=duration_ms)
             for effect in effects:
@@ -275,7 +289,7 @@ class StepActor:
                     record_id=record_id, token=token, delay_seconds=decision.delay_seconds))
             except ClaimLost:
                 return self._stale(claimed, step)
-            WORKER_RUNS.labels(stage, "deferred").inc()
+            self._metric(WORKER_RUNS, stage, "deferred").inc()
             log.debug("step_deferred", record_id=record_id, stage=stage,
                       delay_seconds=decision.delay_seconds)
             return self._report("deferred", claimed, step)
@@ -286,7 +300,7 @@ class StepActor:
                     error_text=decision.error_text))
             except ClaimLost:
                 return self._stale(claimed, step)
-            WORKER_RUNS.labels(stage, "failure").inc()
+            self._metric(WORKER_RUNS, stage, "failure").inc()
             log.warning("step_failed", record_id=record_id, stage=stage, step=step,
                         error=decision.error_class, kind="transient", attempts=claimed.attempts,
                         retry_in_seconds=round(decision.delay_seconds, 1))
@@ -312,7 +326,7 @@ class StepActor:
                 notify=self._delivery.bot_running()))
         except ClaimLost:
             return self._stale(claimed, step)
-        WORKER_RUNS.labels(claimed.stage.value, "halted").inc()
+        self._metric(WORKER_RUNS, claimed.stage.value, "halted").inc()
         log.error("record_halted", record_id=claimed.record_id, stage=claimed.stage.value,
                   reason=reason.value, attempts=claimed.attempts)
         # After the halt is stored, exactly once; a failed delivery undoes nothing (P10, P6).
@@ -337,10 +351,30 @@ class StepActor:
                     step=step)
         return self._report("stale", claimed, step)
 
+    def _metric(self, family: Any, *labels: str) -> Any:
+        # `labels()` takes a lock and builds a key on every call: once per label set.
+        child = self._metrics.get((family, labels))
+        if child is None:
+            child = self._metrics[family, labels] = family.labels(*labels)
+        return child
+
     @staticmethod
     def _report(outcome: RunOutcome, claimed: Claimed, step: str | None) -> RunReport:
         return RunReport(outcome=outcome, record_id=claimed.record_id, stage=claimed.stage,
                          step=step)
+
+
+def _outcome(task: asyncio.Task[Any], step: Step) -> Advanced | Deferred | BaseException:
+    """What a finished step task gives the policy."""
+    if task.cancelled():
+        return policy.StepCancelled()
+    error = task.exception()
+    if error is not None:
+        return error
+    result: object = task.result()
+    if isinstance(result, Advanced | Deferred):
+        return result
+    return TypeError(f"step {step.name} returned {type(result).__name__}")
 
 
 async def _cancel(task: asyncio.Task[Any]) -> None:

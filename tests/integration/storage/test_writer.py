@@ -13,10 +13,15 @@ from prometheus_client import REGISTRY
 
 from tests.factories import make_record, make_user
 from transcriber.db import queries as q
+from transcriber.db.commands.files import StoredFile
+from transcriber.db.commands.pipeline import Claim, Claimed
+from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.commands.users import EnsureUser, User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.errors import WriterUnavailable
+from transcriber.errors import NoWork, WriterUnavailable
+from transcriber.ids import new_id
+from transcriber.stages import claimable_stages
 from transcriber.testing.clock import FakeClock
 
 
@@ -35,6 +40,26 @@ class CreateThenFail(Command[None]):
         await ctx.conn.execute(q.users.INSERT, {"id": self.login, "login": self.login,
                                                 "name": "", "email": "", "now": ctx.now()})
         raise Boom(self.login)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MissThenFail(Command[None]):
+    """Declared savepoint-less: a conditional write that matches nothing, then a failure."""
+
+    name: ClassVar[str] = "miss_then_fail"
+    savepoint: ClassVar[bool] = False
+
+    async def execute(self, ctx: WriteContext) -> None:
+        await ctx.conn.execute("UPDATE users SET email = 'x' WHERE id = 'nobody'")
+        raise Boom("missed")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BareCreateThenFail(CreateThenFail):
+    """Breaks its savepoint-less declaration: it writes, then fails."""
+
+    name: ClassVar[str] = "bare_create_then_fail"
+    savepoint: ClassVar[bool] = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,6 +149,67 @@ async def test_a_failing_command_rolls_back_only_itself(
     assert isinstance(results[2], User)
     rows = await readers.fetch_all("SELECT provider_login FROM users ORDER BY provider_login")
     assert [r["provider_login"] for r in rows] == ["after", "before"]
+
+
+async def test_a_savepoint_less_command_failing_before_any_write_undoes_nothing(
+    writer: Writer, readers: ReaderPool
+) -> None:
+    results = await asyncio.gather(
+        writer.ask(EnsureUser(login="before")),
+        writer.ask(MissThenFail()),
+        writer.ask(EnsureUser(login="after")),
+        return_exceptions=True,
+    )
+    assert isinstance(results[0], User)
+    assert isinstance(results[1], Boom)
+    assert isinstance(results[2], User)
+    assert await _user_count(readers) == 2
+
+
+async def test_a_savepoint_less_command_failing_after_a_write_fails_its_whole_batch(
+    writer: Writer, readers: ReaderPool
+) -> None:
+    # Without a savepoint its write cannot be undone alone: committing the
+    # batch would keep half a command, so nothing of the batch is stored.
+    results = await asyncio.gather(
+        writer.ask(EnsureUser(login="before")),
+        writer.ask(BareCreateThenFail(login="doomed")),
+        writer.ask(EnsureUser(login="after")),
+        return_exceptions=True,
+    )
+    assert all(isinstance(result, sqlite3.OperationalError) for result in results), results
+    assert await _user_count(readers) == 0
+    # The writer goes on with the next batch.
+    await writer.ask(EnsureUser(login="later"))
+    assert await _user_count(readers) == 1
+
+
+async def test_an_empty_claim_is_redone_once_the_transaction_changed_rows(
+    writer: Writer, readers: ReaderPool
+) -> None:
+    owner = await make_user(writer)
+    record_id, file_id = new_id(), new_id()
+    accept = AcceptRecord(
+        record_id=record_id, owner_id=owner.id,
+        original=StoredFile(id=file_id, file_name=f"{file_id}.wav", size_bytes=1, format="wav",
+                            duration_ms=1000),
+        original_filename="a.wav", duration_ms=1000)
+    leases = dict.fromkeys(claimable_stages(), 60.0)
+    batches_before = REGISTRY.get_sample_value("transcriber_writer_batch_size_count") or 0
+    # One batch, one second: the second empty claim may reuse the first's
+    # answer, the one after the intake may not.
+    answers = await asyncio.gather(
+        writer.ask(Claim(leases=leases)), writer.ask(Claim(leases=leases)),
+        writer.ask(accept),
+        writer.ask(Claim(leases=leases)), writer.ask(Claim(leases=leases)))
+    batches = (REGISTRY.get_sample_value("transcriber_writer_batch_size_count") or 0)
+    assert batches - batches_before == 1
+    assert isinstance(answers[0], NoWork)
+    assert isinstance(answers[1], NoWork)
+    claimed = answers[3]
+    assert isinstance(claimed, Claimed)
+    assert claimed.record_id == record_id
+    assert isinstance(answers[4], NoWork)
 
 
 async def test_a_cancelled_caller_does_not_cancel_its_command(

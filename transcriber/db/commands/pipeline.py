@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import ClassVar, Literal, Protocol
 
-from transcriber.clock import format_time
 from transcriber.db import queries as q
 from transcriber.db.commands.telegram import enqueue_reply
 from transcriber.db.writer import Command, WriteContext
@@ -72,6 +71,11 @@ async def holder_write(ctx: WriteContext, query: str, params: Mapping[str, objec
         raise ClaimLost
 
 
+_EMPTY_CLAIM = "claim.empty"  # WriteContext.memo: (now, total_changes) of an empty claim
+_LEASE_PARAMS = tuple((Stage(stage), q.pipeline.lease_param(stage))
+                      for stage in q.pipeline.CLAIMABLE_STAGES)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Claim(Command["Claimed | NoWork"]):
     """Take the oldest eligible record (P2): one `UPDATE … RETURNING`.
@@ -81,23 +85,28 @@ class Claim(Command["Claimed | NoWork"]):
     """
 
     name: ClassVar[str] = "claim"
+    # One write (the UPDATE); after it only a read of the same row, which
+    # fails only with the database itself (the writer then fails the batch).
+    savepoint: ClassVar[bool] = False
     leases: Mapping[Stage, float]
 
     async def execute(self, ctx: WriteContext) -> Claimed | NoWork:
-        token = new_id()
-        # One reading of the clock for the claim and every lease (stages
-        # usually share a lease length: each distinct one is formatted once).
+        # One reading of the clock for the claim and every lease.
         moment = ctx.clock.now()
-        formatted: dict[float, str] = {}
-        params: dict[str, object] = {"token": token, "now": format_time(moment)}
-        for stage in q.pipeline.CLAIMABLE_STAGES:
-            seconds = self.leases[Stage(stage)]
-            if seconds not in formatted:
-                formatted[seconds] = format_time(moment + timedelta(seconds=seconds))
-            params[q.pipeline.lease_param(stage)] = formatted[seconds]
+        now = ctx.format(moment)
+        # Eligibility depends only on the rows and on `now` (whole seconds):
+        # an empty claim stays empty for the same second while this
+        # transaction, which holds the write lock, has changed no row since.
+        raw = ctx.conn.raw
+        if ctx.memo.get(_EMPTY_CLAIM) == (now, raw.total_changes):
+            return NoWork()
+        params: dict[str, object] = {"token": new_id(), "now": now}
+        for stage, param in _LEASE_PARAMS:
+            params[param] = ctx.format(moment + timedelta(seconds=self.leases[stage]))
         async with ctx.conn.execute(q.pipeline.CLAIM, params) as cursor:
             row = await cursor.fetchone()
         if row is None:
+            ctx.memo[_EMPTY_CLAIM] = (now, raw.total_changes)
             return NoWork()
         record_id: str = row["id"]
         async with ctx.conn.execute(
@@ -121,6 +130,7 @@ class RenewLease(Command[None]):
     """The heartbeat of a running step: push the lease forward (P4)."""
 
     name: ClassVar[str] = "renew_lease"
+    savepoint: ClassVar[bool] = False  # one holder write: lands whole or not at all
     record_id: str
     token: str
     lease_seconds: float
@@ -167,6 +177,7 @@ class Defer(Command[None]):
     stage, `state_entered_at` and the journal stay untouched."""
 
     name: ClassVar[str] = "defer"
+    savepoint: ClassVar[bool] = False  # one holder write: lands whole or not at all
     record_id: str
     token: str
     delay_seconds: float
@@ -184,6 +195,7 @@ class Fail(Command[None]):
     """A transient failure (P5): backoff delay, release; the attempts stay."""
 
     name: ClassVar[str] = "fail"
+    savepoint: ClassVar[bool] = False  # one holder write: lands whole or not at all
     record_id: str
     token: str
     delay_seconds: float
@@ -234,6 +246,7 @@ class ReleaseOnShutdown(Command[None]):
     release the claim, without a verdict."""
 
     name: ClassVar[str] = "release_on_shutdown"
+    savepoint: ClassVar[bool] = False  # one holder write: lands whole or not at all
     record_id: str
     token: str
 
