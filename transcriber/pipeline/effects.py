@@ -118,6 +118,11 @@ class SaveTranscript:
             structure_row = await cursor.fetchone()
         assert text_row is not None
         assert structure_row is not None
+        # A new recognizer transcript (a re-transcription): the corrections
+        # were of the old one, and a correction still open against it must
+        # meet a new revision (409), not overwrite this.
+        await ctx.conn.execute(q.edits.CLEAR_CORRECTIONS, {"record_id": record_id})
+        await ctx.conn.execute(q.edits.NEXT_REVISION, {"record_id": record_id})
         await SetColumns(values={"transcript_text_id": text_row["id"],
                                  "structure_id": structure_row["id"]}).apply(
             ctx, record_id=record_id, step=step)

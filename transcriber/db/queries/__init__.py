@@ -7,6 +7,7 @@ migration files aside). Rows are read by column name (`sqlite3.Row`).
 from transcriber.db.queries import (
     archive,
     control,
+    edits,
     files,
     loadtest,
     migrations,
@@ -18,6 +19,6 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "control", "files", "loadtest", "migrations", "pipeline", "recognition", "records",
+    "archive", "control", "edits", "files", "loadtest", "migrations", "pipeline", "recognition", "records",
     "results", "users",
 ]
