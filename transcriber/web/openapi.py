@@ -81,7 +81,49 @@ _SCHEMAS: dict[str, Any] = {
             "size_bytes": {"type": "integer", "minimum": 0},
             "created_at": _TIME,
             "updated_at": _TIME,
+            "brief": {"type": "string", "maxLength": 2000},
+            "topics": {"type": "array", "maxItems": 5,
+                       "items": {"type": "string", "minLength": 1, "maxLength": 64}},
         },
+    },
+    "RecordEdit": {
+        "type": "object",
+        "additionalProperties": False,
+        "minProperties": 1,
+        "properties": {
+            "title": {"type": "string", "maxLength": 255},
+            "brief": {"type": "string", "maxLength": 2000},
+            "topics": {"type": "array", "maxItems": 5, "description":
+                       "The record's topics (replaces them); the owner's names, created on "
+                       "first use",
+                       "items": {"type": "string", "minLength": 1, "maxLength": 64}},
+        },
+    },
+    "TranscriptEdit": {
+        "type": "object",
+        "required": ["revision", "utterances"],
+        "additionalProperties": False,
+        "properties": {
+            "revision": {"type": "integer", "minimum": 0,
+                         "description": "The card's `revision` the correction was made on"},
+            "utterances": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "required": ["index"], "additionalProperties": False,
+                "properties": {"index": {"type": "integer", "minimum": 0},
+                               "text": {"type": "string", "maxLength": 5000}},
+            }},
+        },
+    },
+    "Topic": {
+        "type": "object",
+        "required": ["name", "records"],
+        "additionalProperties": False,
+        "properties": {"name": {"type": "string"}, "records": {"type": "integer", "minimum": 0}},
+    },
+    "TopicList": {
+        "type": "object",
+        "required": ["items"],
+        "additionalProperties": False,
+        "properties": {"items": {"type": "array", "items": _ref("Topic")}},
     },
     "RecordPage": {
         "type": "object",
@@ -100,9 +142,10 @@ _SCHEMAS: dict[str, Any] = {
     },
     "Utterance": {
         "type": "object",
-        "required": ["start_ms", "end_ms", "channel", "text"],
+        "required": ["index", "start_ms", "end_ms", "channel", "text"],
         "additionalProperties": False,
-        "properties": {"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
+        "properties": {"index": {"type": "integer", "minimum": 0},
+                       "start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
                        "channel": {"type": "integer"}, "text": {"type": "string"}},
     },
     "TimelineEvent": {
@@ -120,8 +163,18 @@ _SCHEMAS: dict[str, Any] = {
     "Card": {
         "allOf": [_ref("Record"), {
             "type": "object",
-            "required": ["files", "transcript", "utterances", "timeline", "poll_after_ms"],
+            "required": ["files", "transcript", "utterances", "timeline", "poll_after_ms",
+                         "revision", "language"],
             "properties": {
+                "revision": {"type": "integer", "minimum": 0,
+                             "description": "The transcript's revision: send it back with "
+                                            "a correction"},
+                "language": {
+                    "type": "object", "required": ["requested", "detected"],
+                    "additionalProperties": False,
+                    "properties": {"requested": {"type": "string"},
+                                   "detected": {"type": ["string", "null"]}},
+                },
                 "files": {
                     "type": "object", "required": ["original", "normalized"],
                     "additionalProperties": False,
@@ -177,10 +230,13 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     {"name": "cursor", "in": "query", "schema": {"type": "string"},
                      "description": "`next_cursor` of the previous page"},
                     {"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 200},
-                     "description": "Search titles, file names and transcripts (ranked)"},
+                     "description": "Search titles, briefs, file names and transcripts "
+                                    "(ranked)"},
+                    {"name": "topic", "in": "query", "schema": {"type": "string"},
+                     "description": "Only the records carrying this topic (not with `q`)"},
                 ],
                 "responses": {**_COMMON, "200": _json("A page", "RecordPage"),
-                              "400": _error("Bad limit, cursor or query")},
+                              "400": _error("Bad limit, cursor or query, or q with topic")},
             },
             "post": {
                 "operationId": "uploadRecord",
@@ -212,11 +268,35 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 },
             },
         },
-        "/app/audiorecords/{id}": {"get": {
-            "operationId": "getRecord", "summary": "The record card",
-            "parameters": [_ID_PARAM],
-            "responses": {"200": _json("The card", "Card"), "404": _error("No such record"),
-                          **_COMMON},
+        "/app/audiorecords/{id}": {
+            "get": {
+                "operationId": "getRecord", "summary": "The record card",
+                "parameters": [_ID_PARAM],
+                "responses": {"200": _json("The card", "Card"),
+                              "404": _error("No such record"), **_COMMON},
+            },
+            "patch": {
+                "operationId": "editRecord", "summary": "Set title, brief or topics",
+                "parameters": [_ID_PARAM],
+                "requestBody": {"required": True, "content": {
+                    _JSON: {"schema": _ref("RecordEdit")}}},
+                "responses": {**_COMMON, **_CROSS_SITE,
+                              "200": _json("The updated card", "Card"),
+                              "400": _error("Unknown field, value too long, a sixth topic"),
+                              "404": _error("No such record"),
+                              "415": _error("Not JSON")},
+            },
+            "delete": {
+                "operationId": "deleteRecord",
+                "summary": "Delete the record with its files, in any stage",
+                "parameters": [_ID_PARAM],
+                "responses": {**_COMMON, **_CROSS_SITE, "204": {"description": "Deleted"},
+                              "404": _error("No such record")},
+            },
+        },
+        "/app/topics": {"get": {
+            "operationId": "listTopics", "summary": "The user's topics with record counts",
+            "responses": {"200": _json("The topics", "TopicList"), **_COMMON},
         }},
         "/app/audiorecords/{id}/file": {"get": {
             "operationId": "downloadFile", "summary": "The audio, with Range support",
@@ -238,7 +318,10 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
         "/app/audiorecords/{id}/transcript": {"get": {
             "operationId": "downloadTranscript", "summary": "The transcript as a download",
             "parameters": [_ID_PARAM, {"name": "format", "in": "query", "schema": {
-                "type": "string", "enum": list(transcripts.FORMATS), "default": "txt"}}],
+                "type": "string", "enum": list(transcripts.FORMATS), "default": "txt"}},
+                {"name": "version", "in": "query", "schema": {
+                    "type": "string", "enum": ["current", "original"], "default": "current"},
+                 "description": "`original`: the recognizer's, without corrections"}],
             "responses": {
                 "200": {"description": "The transcript", "content": {
                     "text/plain": {"schema": {"type": "string"}},
@@ -246,9 +329,21 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     "text/vtt": {"schema": {"type": "string"}},
                     "application/json": {"schema": {"type": "object"}},
                 }},
-                **_COMMON, "400": _error("Bad format"), "404": _error("No such record"),
-                "409": _error("No transcript yet"),
+                **_COMMON, "400": _error("Bad format or version"),
+                "404": _error("No such record"), "409": _error("No transcript yet"),
             },
+        }, "patch": {
+            "operationId": "correctTranscript",
+            "summary": "Correct utterances: a new revision of the transcript",
+            "parameters": [_ID_PARAM],
+            "requestBody": {"required": True, "content": {
+                _JSON: {"schema": _ref("TranscriptEdit")}}},
+            "responses": {**_COMMON, **_CROSS_SITE,
+                          "200": _json("The updated card", "Card"),
+                          "400": _error("Malformed correction, unknown utterance or field"),
+                          "404": _error("No such record"),
+                          "409": _error("Stale revision (conflict) or no transcript yet"),
+                          "415": _error("Not JSON")},
         }},
         "/app/audiorecords/{id}/resume": {"post": {
             "operationId": "resumeRecord", "summary": "Resume a halted record",

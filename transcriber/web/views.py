@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
-
-import orjson
 from collections.abc import Sequence
 from typing import Any
+
+import orjson
 
 from transcriber.ports import Utterance
 

@@ -19,6 +19,6 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "control", "edits", "files", "loadtest", "migrations", "pipeline", "recognition", "records",
-    "results", "users",
+    "archive", "control", "edits", "files", "loadtest", "migrations", "pipeline", "recognition",
+    "records", "results", "users",
 ]
