@@ -9,6 +9,7 @@ record columns its stage owns (`StageSpec.owned_columns`): never `owner_id`,
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +58,10 @@ class AddFile:
     def discard(self) -> None:
         if self.path is not None:
             self.path.unlink(missing_ok=True)
+            # The record may be gone (deleted under the step): its folder goes
+            # with its last file, not left for the next start's sweep.
+            with contextlib.suppress(OSError):
+                self.path.parent.rmdir()
 
     async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
         try:

@@ -15,10 +15,12 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import structlog
 from pytest_aiohttp import AiohttpClient
 
 from tests.conftest import SettingsFactory
-from tests.integration.web.helpers import upload
+from tests.integration.web.conftest import Client
+from tests.integration.web.helpers import stored_files, upload
 from transcriber import keys
 from transcriber.db.connection import database_path
 from transcriber.pipeline.steps import build_step_table
@@ -33,7 +35,12 @@ WAIT_SECONDS = 20
 
 
 class HeldTranscoder(FakeTranscoder):
-    """Normalizes only once `release` is set; `entered` says the step is inside."""
+    """Normalizes only once `release` is set; `entered` says the step is inside.
+
+    The output is written from what the source held when the step entered,
+    into a folder made anew if need be (as ffmpeg writing its output would),
+    so a record deleted meanwhile still gets a file placed afterwards.
+    """
 
     def __init__(self) -> None:
         super().__init__(duration_ms=1500)
@@ -41,9 +48,27 @@ class HeldTranscoder(FakeTranscoder):
         self.release = asyncio.Event()
 
     async def normalize(self, source: Path, target: Path, *, max_seconds: int) -> None:
+        content = source.read_bytes()
         self.entered.set()
         await self.release.wait()
-        await super().normalize(source, target, max_seconds=max_seconds)
+        self.normalized.append((source, target))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+
+
+async def _held_app(
+    aiohttp_client: AiohttpClient, make_settings: SettingsFactory
+) -> tuple[Client, HeldTranscoder]:
+    settings = make_settings(pipeline={"workers": 1, "idle_sleep_seconds": 0.05})
+    transcoder = HeldTranscoder()
+    recognizer = FakeRecognizer(utterances=(
+        Utterance(start_ms=0, end_ms=900, channel=0, text="the step's own words"),))
+    steps = build_step_table(transcoder=transcoder, cutter=FfmpegTranscoder(settings.ffmpeg),
+                             recognizer=recognizer, store=None,
+                             parsers={"fake": parse_local_payload})
+    app = build_app(settings, steps=steps, recognizer=recognizer)
+    app[keys.TRANSCODER] = transcoder
+    return await aiohttp_client(app), transcoder
 
 
 def _claim_of(data_dir: Path, record_id: str) -> tuple[str, str | None]:
@@ -56,17 +81,7 @@ def _claim_of(data_dir: Path, record_id: str) -> tuple[str, str | None]:
 async def test_an_edit_while_a_real_step_holds_the_record_keeps_both(
     aiohttp_client: AiohttpClient, make_settings: SettingsFactory, data_dir: Path
 ) -> None:
-    settings = make_settings(pipeline={"workers": 1, "idle_sleep_seconds": 0.05})
-    transcoder = HeldTranscoder()
-    recognizer = FakeRecognizer(utterances=(
-        Utterance(start_ms=0, end_ms=900, channel=0, text="the step's own words"),))
-    steps = build_step_table(transcoder=transcoder, cutter=FfmpegTranscoder(settings.ffmpeg),
-                             recognizer=recognizer, store=None,
-                             parsers={"fake": parse_local_payload})
-    app = build_app(settings, steps=steps, recognizer=recognizer)
-    app[keys.TRANSCODER] = transcoder
-    client = await aiohttp_client(app)
-
+    client, transcoder = await _held_app(aiohttp_client, make_settings)
     record_id = str((await upload(client))["id"])
     await asyncio.wait_for(transcoder.entered.wait(), WAIT_SECONDS)
     stage, token = _claim_of(data_dir, record_id)
@@ -97,3 +112,28 @@ async def test_an_edit_while_a_real_step_holds_the_record_keeps_both(
         "Renamed mid-step", "edited while normalizing", ["live"])
     search = await (await client.get("/app/audiorecords?q=renamed")).json()
     assert [item["id"] for item in search["items"]] == [record_id]
+
+
+async def test_a_record_deleted_under_a_real_step_stays_deleted(
+    aiohttp_client: AiohttpClient, make_settings: SettingsFactory, data_dir: Path
+) -> None:
+    client, transcoder = await _held_app(aiohttp_client, make_settings)
+    record_id = str((await upload(client))["id"])
+    await asyncio.wait_for(transcoder.entered.wait(), WAIT_SECONDS)
+
+    assert (await client.delete(f"/app/audiorecords/{record_id}")).status == 204
+    with structlog.testing.capture_logs() as logs:
+        transcoder.release.set()
+        for _ in range(WAIT_SECONDS * 20):
+            if any(e["event"] == "result_stale" for e in logs):
+                break
+            await asyncio.sleep(0.05)
+    # The step finished its work, placed its file, and its advance found the token gone.
+    assert [e["event"] for e in logs if e.get("record_id") == record_id] == ["result_stale"]
+    assert len(transcoder.normalized) == 1
+    assert stored_files(data_dir) == []  # its file was removed, not orphaned
+    assert not (data_dir / "records" / record_id).exists()
+    with sqlite3.connect(database_path(data_dir)) as conn:
+        assert conn.execute("SELECT count(*) FROM audio_records").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+    assert (await client.get(f"/app/audiorecords/{record_id}")).status == 404
