@@ -48,12 +48,12 @@ class HeldTranscoder(FakeTranscoder):
         self.release = asyncio.Event()
 
     async def normalize(self, source: Path, target: Path, *, max_seconds: int) -> None:
-        content = source.read_bytes()
+        content = await asyncio.to_thread(source.read_bytes)
         self.entered.set()
         await self.release.wait()
         self.normalized.append((source, target))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
+        await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
+        await asyncio.to_thread(target.write_bytes, content)
 
 
 async def _held_app(
