@@ -45,3 +45,4 @@ def setup_api(app: web.Application) -> None:
     router.add_get(f"{RECORD}/file", archive.download_file)
     router.add_get(f"{RECORD}/transcript", archive.download_transcript)
     router.add_post(f"{RECORD}/resume", archive.resume)
+    router.add_post(f"{RECORD}/retranscribe", edits.retranscribe)

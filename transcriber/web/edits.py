@@ -19,12 +19,14 @@ from aiohttp import web
 from transcriber import keys, transcripts
 from transcriber.db import queries as q
 from transcriber.db.commands.edits import CorrectTranscript, DeleteRecord, EditRecord
+from transcriber.db.commands.retranscribe import Retranscribe
 from transcriber.errors import Conflict, NotFound, TranscriberError
 from transcriber.ids import parse_id
 from transcriber.pipeline.steps.submit import object_key
 from transcriber.web.archive import card_body, current_utterances
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
+from transcriber.web.language import check_language
 from transcriber.web.responses import json_response
 
 log = structlog.get_logger(__name__)
@@ -192,3 +194,28 @@ async def list_topics(request: web.Request) -> web.Response:
         q.edits.OWNER_TOPICS, {"owner_id": current_user(request).id})
     return json_response({"items": [{"name": r["name"], "records": r["records"]}
                                     for r in rows]})
+
+
+async def retranscribe(request: web.Request) -> web.Response:
+    record_id = record_id_of(request)
+    owner_id = current_user(request).id
+    language = request.query.get("language")
+    if request.can_read_body:
+        data = await read_json(request)
+        if not isinstance(data, dict) or set(data) - {"language"}:
+            raise bad_request("the body may hold only language")
+        value = data.get("language", language)
+        if value is not None and not isinstance(value, str):
+            raise bad_request("language must be a string")
+        language = value
+    try:
+        await request.app[keys.WRITER].ask(Retranscribe(
+            record_id=record_id, owner_id=owner_id,
+            language=check_language(request.app, language)))
+    except NotFound:
+        raise not_found() from None
+    except Conflict:
+        raise ApiError(409, "not_settled", "only a done or halted record can be "
+                                           "transcribed again") from None
+    log.info("record_retranscribed", record_id=record_id, origin="human")
+    return json_response(await card_body(request, record_id))

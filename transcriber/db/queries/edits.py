@@ -104,3 +104,22 @@ DELETE_RECORD_IN_ORDER: tuple[str, ...] = (
     DELETE_RECORD_TOPICS, CLEAR_CORRECTIONS, DELETE_TEXTS, DELETE_STRUCTURES,
     DELETE_RECOGNITIONS, DELETE_EVENTS, DELETE_RECORD, DELETE_FILES,
 )
+
+# --- re-transcription ----------------------------------------------------------
+
+SELECT_FOR_RETRANSCRIBE = """
+SELECT r.id, r.owner_id, r.state, r.halted_at, r.normalized_file_id
+FROM audio_records AS r WHERE r.id = :id
+"""
+
+# Back to the stage whose step starts a recognition (or to normalization when
+# there is no normalized copy yet), as a fresh entry: flag, attempts, delay
+# and any claim cleared. Transcript and structure stay until the new ones land.
+RETRANSCRIBE = """
+UPDATE audio_records
+SET state = :stage, state_entered_at = :now, halted_at = NULL, halt_reason = NULL,
+    error_text = NULL, acquisition_id = NULL, acquire_expires_at = NULL, delay_time = NULL,
+    attempts = 0, lease_taken_over = 0, recognition_id = NULL,
+    language = coalesce(:language, language), updated_at = :now
+WHERE id = :id
+"""
