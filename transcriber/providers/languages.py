@@ -8,6 +8,8 @@ Pure tables: no provider is loaded to answer.
 
 from __future__ import annotations
 
+import orjson
+
 AUTO = "auto"
 
 # faster-whisper's own list (faster_whisper.tokenizer), copied so that
@@ -39,12 +41,11 @@ def supported_languages(provider: str) -> tuple[str, ...]:
 
 
 def speechkit_language_codes(language: str | None, default: str) -> list[str]:
-    """The request's `languageCode` list: the record's language, else the setting;
-    `auto` lets SpeechKit decide."""
+    """The request's `languageCode` list: the record's language, else (`auto`)
+    the `speechkit.language` setting, the operator's choice for this provider
+    and what records stored before languages existed were recognized in."""
     if language and language != AUTO:
         return [SPEECHKIT_CODES.get(language, language)]
-    if language == AUTO:
-        return ["auto"]
     return [default]
 
 
@@ -52,3 +53,14 @@ def whisper_language(language: str | None, default: str) -> str | None:
     """faster-whisper's `language`: None detects it."""
     chosen = language if language is not None else default
     return None if not chosen or chosen == AUTO else chosen
+
+
+def reported_language(payload: bytes) -> str | None:
+    """The language a saved answer says it heard (the local recognizer's
+    `language`); None when the answer does not say."""
+    try:
+        data = orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return None
+    language = data.get("language") if isinstance(data, dict) else None
+    return language if isinstance(language, str) and 0 < len(language) <= 16 else None

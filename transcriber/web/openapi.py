@@ -194,6 +194,11 @@ _SCHEMAS: dict[str, Any] = {
     },
 }
 
+_LANGUAGE_PARAM = {
+    "name": "language", "in": "query", "required": False, "schema": {"type": "string"},
+    "description": "`auto` or a code the active recognizer supports (`en`, `ru`, …); "
+                   "an unknown one is 400 with the list",
+}
 _ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
              "description": "The record id (a ULID); anything else is 404."}
 _COMMON = {
@@ -241,14 +246,18 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             "post": {
                 "operationId": "uploadRecord",
                 "summary": "Upload a recording (streamed, at most the configured size)",
-                "parameters": [{"name": "X-Filename", "in": "header", "required": False,
+                "parameters": [_LANGUAGE_PARAM,
+                               {"name": "X-Filename", "in": "header", "required": False,
                                 "schema": {"type": "string"},
                                 "description": "The file's name for a raw body "
                                                "(percent-encoded UTF-8 allowed)"}],
                 "requestBody": {"required": True, "content": {
                     "multipart/form-data": {"schema": {
                         "type": "object", "required": ["file"],
-                        "properties": {"file": {"type": "string", "format": "binary"}},
+                        "properties": {
+                            "language": {"type": "string", "description":
+                                         "As the `language` parameter; before the file"},
+                            "file": {"type": "string", "format": "binary"}},
                     }},
                     "application/octet-stream": {"schema": {"type": "string",
                                                             "format": "binary"}},
@@ -256,7 +265,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 "responses": {
                     **_COMMON, **_CROSS_SITE,
                     "201": {**_json("The new record", "Record"), "links": _RECORD_LINKS},
-                    "400": _error("Malformed, empty or incomplete upload"),
+                    "400": _error("Malformed, empty or incomplete upload, or an unknown "
+                                  "language"),
                     "408": _error("The body stalled or came too slowly"),
                     "413": _error("Larger than the limit, or longer than "
                                   "server.record_max_seconds"),
@@ -350,6 +360,21 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             "parameters": [_ID_PARAM],
             "responses": {"200": _json("The record", "Record"),
                           "404": _error("No such record"), "409": _error("Not halted"),
+                          **_COMMON, **_CROSS_SITE},
+        }},
+        "/app/audiorecords/{id}/retranscribe": {"post": {
+            "operationId": "retranscribeRecord",
+            "summary": "Transcribe a done or halted record again, optionally in another language",
+            "parameters": [_ID_PARAM, _LANGUAGE_PARAM],
+            "requestBody": {"required": False, "content": {_JSON: {"schema": {
+                "type": "object", "additionalProperties": False,
+                "properties": {"language": {"type": "string"}}}}}},
+            "responses": {"200": _json("The card (the old transcript until the new one)",
+                                       "Card"),
+                          "400": _error("Unknown language (the message lists them)"),
+                          "404": _error("No such record"),
+                          "409": _error("Neither done nor halted"),
+                          "415": _error("A body that is not JSON"),
                           **_COMMON, **_CROSS_SITE},
         }},
         "/app/openapi.json": {"get": {

@@ -37,6 +37,7 @@ class AcceptRecord(Command[Accepted]):
     source: Source = "http"
     tg_chat_id: int | None = None
     tg_message_id: int | None = None
+    language: str = "auto"
 
     async def execute(self, ctx: WriteContext) -> Accepted:
         if self.tg_chat_id is not None and self.tg_message_id is not None:
@@ -53,6 +54,7 @@ class AcceptRecord(Command[Accepted]):
              "original_filename": self.original_filename, "duration_ms": self.duration_ms,
              "size_bytes": self.original.size_bytes, "source": self.source,
              "tg_chat_id": self.tg_chat_id, "tg_message_id": self.tg_message_id,
-             "state": FIRST_STAGE.value, "original_file_id": self.original.id, "now": now},
+             "state": FIRST_STAGE.value, "original_file_id": self.original.id,
+             "language": self.language, "now": now},
         )
         return Accepted(record_id=self.record_id, created=True)
