@@ -214,7 +214,9 @@ _RECORD_LINKS = {
     name: {"operationId": operation, "parameters": {"id": "$response.body#/id"}}
     for name, operation in (("GetRecord", "getRecord"), ("DownloadFile", "downloadFile"),
                             ("DownloadTranscript", "downloadTranscript"),
-                            ("ResumeRecord", "resumeRecord"))
+                            ("ResumeRecord", "resumeRecord"), ("EditRecord", "editRecord"),
+                            ("CorrectTranscript", "correctTranscript"),
+                            ("RetranscribeRecord", "retranscribeRecord"))
 }
 
 

@@ -54,7 +54,9 @@ class AcceptRecord(Command[Accepted]):
              "original_filename": self.original_filename, "duration_ms": self.duration_ms,
              "size_bytes": self.original.size_bytes, "source": self.source,
              "tg_chat_id": self.tg_chat_id, "tg_message_id": self.tg_message_id,
-             "state": FIRST_STAGE.value, "original_file_id": self.original.id,
-             "language": self.language, "now": now},
+             "state": FIRST_STAGE.value, "original_file_id": self.original.id, "now": now},
         )
+        if self.language != "auto":
+            await ctx.conn.execute(q.records.SET_LANGUAGE,
+                                   {"id": self.record_id, "language": self.language})
         return Accepted(record_id=self.record_id, created=True)

@@ -7,12 +7,17 @@ INSERT_RECORD = """
 INSERT INTO audio_records (
     id, owner_id, title, original_filename, duration_ms, size_bytes, source,
     tg_chat_id, tg_message_id, state, state_entered_at, attempts,
-    original_file_id, language, created_at, updated_at
+    original_file_id, created_at, updated_at
 ) VALUES (
     :id, :owner_id, :title, :original_filename, :duration_ms, :size_bytes, :source,
     :tg_chat_id, :tg_message_id, :state, :now, 0,
-    :original_file_id, :language, :now, :now
+    :original_file_id, :now, :now
 )
+"""
+
+# The spoken language asked for at intake (the column's default is 'auto').
+SET_LANGUAGE = """
+UPDATE audio_records SET language = :language WHERE id = :id
 """
 
 SELECT_RECORD = """
