@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import unicodedata
 from collections.abc import AsyncIterable
 from dataclasses import dataclass
@@ -114,6 +115,10 @@ class RecordFiles:
     def discard(self, placed: PlacedFile) -> None:
         placed.path.unlink(missing_ok=True)
         self.remove_dir_if_empty(placed.record_id)
+
+    async def remove_record(self, record_id: str) -> None:
+        """The record's folder with everything in it (a deleted record's)."""
+        await asyncio.to_thread(shutil.rmtree, self.record_dir(record_id), ignore_errors=True)
 
     def remove_dir_if_empty(self, record_id: str) -> None:
         with contextlib.suppress(OSError):

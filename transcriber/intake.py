@@ -81,6 +81,7 @@ class Intake:
     title: str = ""
     tg_chat_id: int | None = None
     tg_message_id: int | None = None
+    language: str = "auto"
 
 
 async def accept_stream(
@@ -148,6 +149,7 @@ async def _register(
             source=intake.source,
             tg_chat_id=intake.tg_chat_id,
             tg_message_id=intake.tg_message_id,
+            language=intake.language,
         ))
         # A repeated Telegram message answers with the record stored before;
         # the copy just received is not needed.

@@ -12,7 +12,7 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
 from transcriber.pipeline.step import Step
-from transcriber.ports import Notifier, Transcoder
+from transcriber.ports import Notifier, ObjectStore, Transcoder
 from transcriber.providers.recognizer import Recognizer
 from transcriber.settings import Settings
 
@@ -28,3 +28,5 @@ STEPS = web.AppKey("steps", Mapping[str, Step])
 NOTIFIER = web.AppKey("notifier", Notifier)
 TRANSCODER = web.AppKey("transcoder", Transcoder)
 RECOGNIZER = web.AppKey("recognizer", Recognizer)
+# Set only when the recognizer stores audio in Object Storage (deletion removes it there too).
+OBJECT_STORE = web.AppKey("object_store", ObjectStore)

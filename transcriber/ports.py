@@ -86,4 +86,7 @@ class ObjectStore(Protocol):
 
     async def upload(self, key: str, source: Path) -> None: ...
 
+    async def delete(self, key: str) -> None:
+        """Remove the object; a missing one is not an error."""
+
     def uri(self, key: str) -> str: ...

@@ -56,7 +56,7 @@ STAGES: tuple[StageSpec, ...] = (
               owned_columns=("recognition_id",)),
     StageSpec(stage=Stage.SUBMITTED, step="poll", next_stage=Stage.TRANSCRIBED,
               limit=LimitKind.FOREIGN_OPERATION,
-              owned_columns=("transcript_text_id", "structure_id")),
+              owned_columns=("transcript_text_id", "structure_id", "detected_language")),
     StageSpec(stage=Stage.TRANSCRIBED, step="finish", next_stage=Stage.DONE,
               limit=LimitKind.OWN_WORK),
     StageSpec(stage=Stage.DONE, step=None, next_stage=None, limit=None),

@@ -11,7 +11,8 @@ Everything here is pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal, get_args
 
 import orjson
@@ -137,3 +138,40 @@ def reply_text(utterances: Sequence[Utterance]) -> str:
     Speaker names ("Name: text" when a recording has several speakers) are to
     come here with the speakers issue; until then it is the plain transcript."""
     return plain_text(utterances)
+
+
+class BadCorrection(TranscriberError):
+    """A correction names an utterance that does not exist, or a field that cannot change."""
+
+
+# The fields of an utterance a person may correct, with their limit. The
+# speaker (issue 13) joins here as one more entry, and the request schema
+# and `apply_corrections` follow.
+CORRECTABLE_FIELDS: dict[str, int] = {"text": 5000}
+
+
+def apply_corrections(
+    utterances: Sequence[Utterance], corrections: Sequence[Mapping[str, object]]
+) -> list[Utterance]:
+    """The utterances with each correction `{"index": i, <field>: value}` applied.
+
+    Times and channels never change: a correction is of what was said, and
+    the exports keep their cues. Raises `BadCorrection` on an unknown index
+    or field (pure: the caller turns it into a 400).
+    """
+    result = list(utterances)
+    for correction in corrections:
+        index = correction.get("index")
+        if not isinstance(index, int) or isinstance(index, bool) or not (
+                0 <= index < len(result)):
+            raise BadCorrection(f"no utterance {index!r}")
+        changes = {key: value for key, value in correction.items() if key != "index"}
+        unknown = sorted(set(changes) - set(CORRECTABLE_FIELDS))
+        if unknown:
+            raise BadCorrection(f"cannot correct {', '.join(unknown)}")
+        for key, value in changes.items():
+            if not isinstance(value, str) or len(value) > CORRECTABLE_FIELDS[key]:
+                raise BadCorrection(
+                    f"{key} must be a string of at most {CORRECTABLE_FIELDS[key]} characters")
+        result[index] = replace(result[index], **changes)  # type: ignore[arg-type]
+    return result

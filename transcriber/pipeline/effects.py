@@ -9,6 +9,7 @@ record columns its stage owns (`StageSpec.owned_columns`): never `owner_id`,
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +58,10 @@ class AddFile:
     def discard(self) -> None:
         if self.path is not None:
             self.path.unlink(missing_ok=True)
+            # The record may be gone (deleted under the step): its folder goes
+            # with its last file, not left for the next start's sweep.
+            with contextlib.suppress(OSError):
+                self.path.parent.rmdir()
 
     async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
         try:
@@ -118,6 +123,11 @@ class SaveTranscript:
             structure_row = await cursor.fetchone()
         assert text_row is not None
         assert structure_row is not None
+        # A new recognizer transcript (a re-transcription): the corrections
+        # were of the old one, and a correction still open against it must
+        # meet a new revision (409), not overwrite this.
+        await ctx.conn.execute(q.edits.CLEAR_CORRECTIONS, {"record_id": record_id})
+        await ctx.conn.execute(q.edits.NEXT_REVISION, {"record_id": record_id})
         await SetColumns(values={"transcript_text_id": text_row["id"],
                                  "structure_id": structure_row["id"]}).apply(
             ctx, record_id=record_id, step=step)

@@ -103,6 +103,16 @@ class S3ObjectStore:
             PROVIDER_CALL_SECONDS.labels("s3", "head").observe(time.perf_counter() - started)
         return True
 
+    async def delete(self, key: str) -> None:
+        started = time.perf_counter()
+        try:
+            # S3 answers 204 for a key that does not exist: deleting twice is fine.
+            await self._require_client().delete_object(Bucket=self._settings.bucket, Key=key)
+        except (ClientError, BotoCoreError) as exc:
+            raise self._failure(exc, "delete") from None
+        finally:
+            PROVIDER_CALL_SECONDS.labels("s3", "delete").observe(time.perf_counter() - started)
+
     async def upload(self, key: str, source: Path) -> None:
         started = time.perf_counter()
         try:

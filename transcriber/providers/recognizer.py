@@ -26,6 +26,8 @@ class AudioPart:
     path: Path | None
     uri: str | None
     duration_ms: int
+    # The record's spoken language (`auto` or a code); None: the provider's setting.
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

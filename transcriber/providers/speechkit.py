@@ -23,6 +23,7 @@ import structlog
 from transcriber.errors import ConfigError, PermanentFailure, StepFailure, TransientFailure
 from transcriber.observability import PROVIDER_CALL_SECONDS
 from transcriber.ports import Utterance
+from transcriber.providers.languages import speechkit_language_codes
 from transcriber.providers.quota import CallBudget
 from transcriber.providers.recognizer import AudioPart, OperationFailed, PollLater, Submitted
 from transcriber.settings import SpeechkitSettings
@@ -182,7 +183,7 @@ class SpeechkitRecognizer:
             self._session = aiohttp.ClientSession(timeout=timeout)
         return self._session
 
-    def request_body(self, uri: str) -> dict[str, Any]:
+    def request_body(self, uri: str, language: str | None = None) -> dict[str, Any]:
         settings = self._settings
         return {
             "uri": uri,
@@ -196,7 +197,7 @@ class SpeechkitRecognizer:
                 },
                 "languageRestriction": {
                     "restrictionType": "WHITELIST",
-                    "languageCode": [settings.language],
+                    "languageCode": speechkit_language_codes(language, settings.language),
                 },
                 "audioProcessingType": "FULL_DATA",
             },
@@ -207,7 +208,7 @@ class SpeechkitRecognizer:
             raise PermanentFailure("SpeechKit needs the object's uri")
         url = f"{self._settings.stt_url.rstrip('/')}/stt/v3/recognizeFileAsync"
         body = await self._request("POST", url, call="recognizeFileAsync",
-                                   json_body=self.request_body(part.uri))
+                                   json_body=self.request_body(part.uri, part.language))
         operation = _json_object(body, call="recognizeFileAsync")
         operation_id = operation.get("id")
         if not isinstance(operation_id, str) or not operation_id:

@@ -33,6 +33,7 @@ from transcriber.errors import PermanentFailure, TranscriberError, TransientFail
 from transcriber.ids import new_id
 from transcriber.observability import PROVIDER_CALL_SECONDS
 from transcriber.ports import Utterance
+from transcriber.providers.languages import whisper_language
 from transcriber.providers.recognizer import AudioPart, Submitted
 from transcriber.settings import RecognizerSettings
 
@@ -147,7 +148,9 @@ class WhisperRecognizer:
         cancel = threading.Event()
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
-        future = loop.run_in_executor(self._executor, self._recognize, part.path, cancel)
+        language = whisper_language(part.language, self._settings.language)
+        future = loop.run_in_executor(self._executor, self._recognize, part.path, cancel,
+                                      language)
         try:
             payload = await future
         except asyncio.CancelledError:
@@ -193,7 +196,8 @@ class WhisperRecognizer:
                          model=self.model)
             return self._model
 
-    def _recognize(self, path: Path, cancel: threading.Event) -> bytes:
+    def _recognize(self, path: Path, cancel: threading.Event,
+                   language: str | None = None) -> bytes:
         try:
             model = self.load()
         except ModelUnavailable as exc:
@@ -202,7 +206,7 @@ class WhisperRecognizer:
         try:
             segments, info = model.transcribe(
                 str(path),
-                language=options.language or None,
+                language=language,
                 beam_size=options.beam_size,
                 temperature=0.0,
                 vad_filter=True,

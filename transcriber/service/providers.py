@@ -76,6 +76,7 @@ async def providers_ctx(app: web.Application) -> AsyncIterator[None]:
                 await s3.start()
                 stack.push_async_callback(s3.close)
                 store = s3
+                app[keys.OBJECT_STORE] = s3
             app[keys.STEPS] = build_step_table(
                 transcoder=app[keys.TRANSCODER], cutter=ffmpeg, recognizer=recognizer,
                 store=store, parsers=saved_answer_parsers())

@@ -16,6 +16,7 @@ class FakeObjectStore:
         self.objects: dict[str, bytes] = {}
         self.heads: list[str] = []
         self.uploads: list[str] = []
+        self.deletes: list[str] = []
         self.upload_faults: deque[BaseException] = deque()
         # A fault raised once, by the first upload of that key.
         self.upload_faults_by_key: dict[str, BaseException] = {}
@@ -31,6 +32,10 @@ class FakeObjectStore:
             raise self.upload_faults_by_key.pop(key)
         self.uploads.append(key)
         self.objects[key] = await asyncio.to_thread(source.read_bytes)
+
+    async def delete(self, key: str) -> None:
+        self.deletes.append(key)
+        self.objects.pop(key, None)
 
     def uri(self, key: str) -> str:
         return f"{self.endpoint_url}/{self.bucket}/{key}"

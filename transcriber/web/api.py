@@ -11,7 +11,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.web import archive, upload
+from transcriber.web import archive, edits, upload
 from transcriber.web.errors import error_middleware
 from transcriber.web.identity import USERS, UserDirectory, identity_middleware
 from transcriber.web.metrics import metrics_middleware
@@ -38,6 +38,11 @@ def setup_api(app: web.Application) -> None:
     router.add_get("/app/audiorecords", archive.list_records)
     router.add_post("/app/audiorecords", upload.upload, expect_handler=upload.expect_handler)
     router.add_get(RECORD, archive.card)
+    router.add_patch(RECORD, edits.patch_record)
+    router.add_delete(RECORD, edits.delete_record)
+    router.add_patch(f"{RECORD}/transcript", edits.patch_transcript)
+    router.add_get("/app/topics", edits.list_topics)
     router.add_get(f"{RECORD}/file", archive.download_file)
     router.add_get(f"{RECORD}/transcript", archive.download_transcript)
     router.add_post(f"{RECORD}/resume", archive.resume)
+    router.add_post(f"{RECORD}/retranscribe", edits.retranscribe)

@@ -37,6 +37,7 @@ from transcriber.web.views import record_card, record_summary
 log = structlog.get_logger(__name__)
 
 COPIES = ("original", "normalized")
+TRANSCRIPT_VERSIONS = ("current", "original")
 
 
 def _record_id(request: web.Request) -> str:
@@ -60,8 +61,19 @@ async def list_records(request: web.Request) -> web.Response:
                         maximum=server.page_max)
     raw_cursor = request.query.get("cursor") or None
     query = request.query.get("q", "").strip()
+    topic = request.query.get("topic")
     params: dict[str, Any] = {"owner_id": owner_id, "limit": limit + 1}
-    if query:
+    if topic is not None and query:
+        raise bad_request("q and topic cannot be combined")
+    if topic is not None:
+        params["topic"] = topic
+        after = decode_cursor(raw_cursor, search=False) if raw_cursor else None
+        if isinstance(after, PageAfter):
+            params.update(after_created_at=after.created_at, after_id=after.id)
+            rows = await readers.fetch_all(q.archive.TOPIC_PAGE_AFTER, params)
+        else:
+            rows = await readers.fetch_all(q.archive.TOPIC_PAGE_FIRST, params)
+    elif query:
         match = match_expression(query, owner_id)
         after = decode_cursor(raw_cursor, search=True) if raw_cursor else None
         if match is None:
@@ -91,8 +103,17 @@ async def list_records(request: web.Request) -> web.Response:
                           "next_cursor": next_cursor})
 
 
-async def _utterances(request: web.Request, record_id: str) -> list[Utterance] | None:
-    row = await request.app[keys.READERS].fetch_one(
+async def current_utterances(
+    request: web.Request, record_id: str, *, original: bool = False
+) -> list[Utterance] | None:
+    """The owner's latest correction, else (or with `original`) the recognizer's own."""
+    readers = request.app[keys.READERS]
+    if not original:
+        corrected = await readers.fetch_one(q.archive.CORRECTED_STRUCTURE,
+                                            {"record_id": record_id})
+        if corrected is not None:
+            return transcripts.load_structure(corrected["contents"])
+    row = await readers.fetch_one(
         q.archive.STRUCTURE, {"record_id": record_id, "version": transcripts.STRUCTURE_VERSION}
     )
     if row is None:
@@ -102,6 +123,10 @@ async def _utterances(request: web.Request, record_id: str) -> list[Utterance] |
 
 async def card(request: web.Request) -> web.Response:
     record_id = _record_id(request)
+    return json_response(await card_body(request, record_id))
+
+
+async def card_body(request: web.Request, record_id: str) -> dict[str, Any]:
     readers = request.app[keys.READERS]
     row = await readers.fetch_one(q.archive.CARD,
                                   {"id": record_id, "owner_id": current_user(request).id})
@@ -110,16 +135,16 @@ async def card(request: web.Request) -> web.Response:
     timeline = await readers.fetch_all(q.archive.TIMELINE, {"record_id": record_id})
     text = await readers.fetch_one(q.archive.TRANSCRIPT_TEXT, {"record_id": record_id})
     try:
-        utterances = await _utterances(request, record_id)
+        utterances = await current_utterances(request, record_id)
     except transcripts.BadStructure:
         log.error("card_bad_structure", record_id=record_id)
         utterances = None
     settled = row["halted_at"] is not None or row["state"] == Stage.DONE.value
     poll = None if settled else poll_after_ms(request.app[keys.SETTINGS].server)
-    return json_response(record_card(
+    return record_card(
         row, timeline=timeline, transcript=None if text is None else text["contents"],
         utterances=utterances, poll_after_ms=poll,
-    ))
+    )
 
 
 async def download_file(request: web.Request) -> web.StreamResponse:
@@ -161,8 +186,12 @@ async def download_transcript(request: web.Request) -> web.Response:
         q.archive.CARD, {"id": record_id, "owner_id": current_user(request).id})
     if row is None:
         raise not_found()
+    version = request.query.get("version", "current")
+    if version not in TRANSCRIPT_VERSIONS:
+        raise bad_request("version must be current or original")
     try:
-        utterances = await _utterances(request, record_id)
+        utterances = await current_utterances(request, record_id,
+                                              original=version == "original")
     except transcripts.BadStructure:
         log.error("transcript_bad_structure", record_id=record_id)
         raise ApiError(500, "internal", "the stored transcript cannot be read") from None

@@ -81,7 +81,49 @@ _SCHEMAS: dict[str, Any] = {
             "size_bytes": {"type": "integer", "minimum": 0},
             "created_at": _TIME,
             "updated_at": _TIME,
+            "brief": {"type": "string", "maxLength": 2000},
+            "topics": {"type": "array", "maxItems": 5,
+                       "items": {"type": "string", "minLength": 1, "maxLength": 64}},
         },
+    },
+    "RecordEdit": {
+        "type": "object",
+        "additionalProperties": False,
+        "minProperties": 1,
+        "properties": {
+            "title": {"type": "string", "maxLength": 255},
+            "brief": {"type": "string", "maxLength": 2000},
+            "topics": {"type": "array", "maxItems": 5, "description":
+                       "The record's topics (replaces them); the owner's names, created on "
+                       "first use",
+                       "items": {"type": "string", "minLength": 1, "maxLength": 64}},
+        },
+    },
+    "TranscriptEdit": {
+        "type": "object",
+        "required": ["revision", "utterances"],
+        "additionalProperties": False,
+        "properties": {
+            "revision": {"type": "integer", "minimum": 0,
+                         "description": "The card's `revision` the correction was made on"},
+            "utterances": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "required": ["index"], "additionalProperties": False,
+                "properties": {"index": {"type": "integer", "minimum": 0},
+                               "text": {"type": "string", "maxLength": 5000}},
+            }},
+        },
+    },
+    "Topic": {
+        "type": "object",
+        "required": ["name", "records"],
+        "additionalProperties": False,
+        "properties": {"name": {"type": "string"}, "records": {"type": "integer", "minimum": 0}},
+    },
+    "TopicList": {
+        "type": "object",
+        "required": ["items"],
+        "additionalProperties": False,
+        "properties": {"items": {"type": "array", "items": _ref("Topic")}},
     },
     "RecordPage": {
         "type": "object",
@@ -100,9 +142,10 @@ _SCHEMAS: dict[str, Any] = {
     },
     "Utterance": {
         "type": "object",
-        "required": ["start_ms", "end_ms", "channel", "text"],
+        "required": ["index", "start_ms", "end_ms", "channel", "text"],
         "additionalProperties": False,
-        "properties": {"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
+        "properties": {"index": {"type": "integer", "minimum": 0},
+                       "start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
                        "channel": {"type": "integer"}, "text": {"type": "string"}},
     },
     "TimelineEvent": {
@@ -120,8 +163,18 @@ _SCHEMAS: dict[str, Any] = {
     "Card": {
         "allOf": [_ref("Record"), {
             "type": "object",
-            "required": ["files", "transcript", "utterances", "timeline", "poll_after_ms"],
+            "required": ["files", "transcript", "utterances", "timeline", "poll_after_ms",
+                         "revision", "language"],
             "properties": {
+                "revision": {"type": "integer", "minimum": 0,
+                             "description": "The transcript's revision: send it back with "
+                                            "a correction"},
+                "language": {
+                    "type": "object", "required": ["requested", "detected"],
+                    "additionalProperties": False,
+                    "properties": {"requested": {"type": "string"},
+                                   "detected": {"type": ["string", "null"]}},
+                },
                 "files": {
                     "type": "object", "required": ["original", "normalized"],
                     "additionalProperties": False,
@@ -141,6 +194,11 @@ _SCHEMAS: dict[str, Any] = {
     },
 }
 
+_LANGUAGE_PARAM = {
+    "name": "language", "in": "query", "required": False, "schema": {"type": "string"},
+    "description": "`auto` or a code the active recognizer supports (`en`, `ru`, …); "
+                   "an unknown one is 400 with the list",
+}
 _ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
              "description": "The record id (a ULID); anything else is 404."}
 _COMMON = {
@@ -156,7 +214,9 @@ _RECORD_LINKS = {
     name: {"operationId": operation, "parameters": {"id": "$response.body#/id"}}
     for name, operation in (("GetRecord", "getRecord"), ("DownloadFile", "downloadFile"),
                             ("DownloadTranscript", "downloadTranscript"),
-                            ("ResumeRecord", "resumeRecord"))
+                            ("ResumeRecord", "resumeRecord"), ("EditRecord", "editRecord"),
+                            ("CorrectTranscript", "correctTranscript"),
+                            ("RetranscribeRecord", "retranscribeRecord"))
 }
 
 
@@ -177,22 +237,29 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     {"name": "cursor", "in": "query", "schema": {"type": "string"},
                      "description": "`next_cursor` of the previous page"},
                     {"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 200},
-                     "description": "Search titles, file names and transcripts (ranked)"},
+                     "description": "Search titles, briefs, file names and transcripts "
+                                    "(ranked)"},
+                    {"name": "topic", "in": "query", "schema": {"type": "string"},
+                     "description": "Only the records carrying this topic (not with `q`)"},
                 ],
                 "responses": {**_COMMON, "200": _json("A page", "RecordPage"),
-                              "400": _error("Bad limit, cursor or query")},
+                              "400": _error("Bad limit, cursor or query, or q with topic")},
             },
             "post": {
                 "operationId": "uploadRecord",
                 "summary": "Upload a recording (streamed, at most the configured size)",
-                "parameters": [{"name": "X-Filename", "in": "header", "required": False,
+                "parameters": [_LANGUAGE_PARAM,
+                               {"name": "X-Filename", "in": "header", "required": False,
                                 "schema": {"type": "string"},
                                 "description": "The file's name for a raw body "
                                                "(percent-encoded UTF-8 allowed)"}],
                 "requestBody": {"required": True, "content": {
                     "multipart/form-data": {"schema": {
                         "type": "object", "required": ["file"],
-                        "properties": {"file": {"type": "string", "format": "binary"}},
+                        "properties": {
+                            "language": {"type": "string", "description":
+                                         "As the `language` parameter; before the file"},
+                            "file": {"type": "string", "format": "binary"}},
                     }},
                     "application/octet-stream": {"schema": {"type": "string",
                                                             "format": "binary"}},
@@ -200,7 +267,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 "responses": {
                     **_COMMON, **_CROSS_SITE,
                     "201": {**_json("The new record", "Record"), "links": _RECORD_LINKS},
-                    "400": _error("Malformed, empty or incomplete upload"),
+                    "400": _error("Malformed, empty or incomplete upload, or an unknown "
+                                  "language"),
                     "408": _error("The body stalled or came too slowly"),
                     "413": _error("Larger than the limit, or longer than "
                                   "server.record_max_seconds"),
@@ -212,11 +280,35 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 },
             },
         },
-        "/app/audiorecords/{id}": {"get": {
-            "operationId": "getRecord", "summary": "The record card",
-            "parameters": [_ID_PARAM],
-            "responses": {"200": _json("The card", "Card"), "404": _error("No such record"),
-                          **_COMMON},
+        "/app/audiorecords/{id}": {
+            "get": {
+                "operationId": "getRecord", "summary": "The record card",
+                "parameters": [_ID_PARAM],
+                "responses": {"200": _json("The card", "Card"),
+                              "404": _error("No such record"), **_COMMON},
+            },
+            "patch": {
+                "operationId": "editRecord", "summary": "Set title, brief or topics",
+                "parameters": [_ID_PARAM],
+                "requestBody": {"required": True, "content": {
+                    _JSON: {"schema": _ref("RecordEdit")}}},
+                "responses": {**_COMMON, **_CROSS_SITE,
+                              "200": _json("The updated card", "Card"),
+                              "400": _error("Unknown field, value too long, a sixth topic"),
+                              "404": _error("No such record"),
+                              "415": _error("Not JSON")},
+            },
+            "delete": {
+                "operationId": "deleteRecord",
+                "summary": "Delete the record with its files, in any stage",
+                "parameters": [_ID_PARAM],
+                "responses": {**_COMMON, **_CROSS_SITE, "204": {"description": "Deleted"},
+                              "404": _error("No such record")},
+            },
+        },
+        "/app/topics": {"get": {
+            "operationId": "listTopics", "summary": "The user's topics with record counts",
+            "responses": {"200": _json("The topics", "TopicList"), **_COMMON},
         }},
         "/app/audiorecords/{id}/file": {"get": {
             "operationId": "downloadFile", "summary": "The audio, with Range support",
@@ -238,7 +330,10 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
         "/app/audiorecords/{id}/transcript": {"get": {
             "operationId": "downloadTranscript", "summary": "The transcript as a download",
             "parameters": [_ID_PARAM, {"name": "format", "in": "query", "schema": {
-                "type": "string", "enum": list(transcripts.FORMATS), "default": "txt"}}],
+                "type": "string", "enum": list(transcripts.FORMATS), "default": "txt"}},
+                {"name": "version", "in": "query", "schema": {
+                    "type": "string", "enum": ["current", "original"], "default": "current"},
+                 "description": "`original`: the recognizer's, without corrections"}],
             "responses": {
                 "200": {"description": "The transcript", "content": {
                     "text/plain": {"schema": {"type": "string"}},
@@ -246,15 +341,42 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     "text/vtt": {"schema": {"type": "string"}},
                     "application/json": {"schema": {"type": "object"}},
                 }},
-                **_COMMON, "400": _error("Bad format"), "404": _error("No such record"),
-                "409": _error("No transcript yet"),
+                **_COMMON, "400": _error("Bad format or version"),
+                "404": _error("No such record"), "409": _error("No transcript yet"),
             },
+        }, "patch": {
+            "operationId": "correctTranscript",
+            "summary": "Correct utterances: a new revision of the transcript",
+            "parameters": [_ID_PARAM],
+            "requestBody": {"required": True, "content": {
+                _JSON: {"schema": _ref("TranscriptEdit")}}},
+            "responses": {**_COMMON, **_CROSS_SITE,
+                          "200": _json("The updated card", "Card"),
+                          "400": _error("Malformed correction, unknown utterance or field"),
+                          "404": _error("No such record"),
+                          "409": _error("Stale revision (conflict) or no transcript yet"),
+                          "415": _error("Not JSON")},
         }},
         "/app/audiorecords/{id}/resume": {"post": {
             "operationId": "resumeRecord", "summary": "Resume a halted record",
             "parameters": [_ID_PARAM],
             "responses": {"200": _json("The record", "Record"),
                           "404": _error("No such record"), "409": _error("Not halted"),
+                          **_COMMON, **_CROSS_SITE},
+        }},
+        "/app/audiorecords/{id}/retranscribe": {"post": {
+            "operationId": "retranscribeRecord",
+            "summary": "Transcribe a done or halted record again, optionally in another language",
+            "parameters": [_ID_PARAM, _LANGUAGE_PARAM],
+            "requestBody": {"required": False, "content": {_JSON: {"schema": {
+                "type": "object", "additionalProperties": False,
+                "properties": {"language": {"type": "string"}}}}}},
+            "responses": {"200": _json("The card (the old transcript until the new one)",
+                                       "Card"),
+                          "400": _error("Unknown language (the message lists them)"),
+                          "404": _error("No such record"),
+                          "409": _error("Neither done nor halted"),
+                          "415": _error("A body that is not JSON"),
                           **_COMMON, **_CROSS_SITE},
         }},
         "/app/openapi.json": {"get": {

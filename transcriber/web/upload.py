@@ -24,6 +24,7 @@ from transcriber.errors import IncompleteInput, PermanentFailure, TooLarge, Tran
 from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.web.errors import ApiError, error_response
 from transcriber.web.identity import current_user
+from transcriber.web.language import check_language, default_language
 from transcriber.web.responses import json_response
 from transcriber.web.uploadguard import UPLOAD_SLOTS, Pace, UploadTooSlow, paced_body
 from transcriber.web.views import record_summary
@@ -33,6 +34,7 @@ CHUNK_BYTES = 256 * 1024
 MULTIPART_SLACK = 64 * 1024
 FIELD_MAX = 64 * 1024
 FILE_FIELD = "file"
+LANGUAGE_FIELD = "language"
 
 
 class MalformedUpload(IncompleteInput):
@@ -87,16 +89,35 @@ async def _part_chunks(part: BodyPartReader) -> AsyncIterator[bytes]:
         yield chunk
 
 
-async def _skip_field(part: BodyPartReader) -> None:
+async def _read_field(part: BodyPartReader, *, keep: bool = True) -> bytes:
+    """A form field before the file, at most FIELD_MAX bytes (kept or only counted)."""
+    content = bytearray()
     size = 0
     async for chunk in _part_chunks(part):
         size += len(chunk)
         if size > FIELD_MAX:
             raise ApiError(400, "bad_request", "form fields other than the file are too large",
                            close=True)
+        if keep:
+            content += chunk
+    return bytes(content)
 
 
-async def _multipart_file(request: web.Request) -> BodyPartReader:
+async def _skip_field(part: BodyPartReader) -> None:
+    await _read_field(part, keep=False)
+
+
+def _language(request: web.Request, value: str | None) -> str | None:
+    try:
+        return check_language(request.app, value)
+    except ApiError as exc:
+        exc.close = True  # the body is not read any further
+        raise
+
+
+async def _multipart_file(request: web.Request) -> tuple[BodyPartReader, str | None]:
+    """The file's part, and the `language` field when it came before the file."""
+    language: str | None = None
     try:
         reader = await request.multipart()
         while True:
@@ -106,7 +127,10 @@ async def _multipart_file(request: web.Request) -> BodyPartReader:
             if not isinstance(part, BodyPartReader):
                 raise MalformedUpload("nested multipart body")
             if part.name == FILE_FIELD:
-                return part
+                return part, language
+            if part.name == LANGUAGE_FIELD:
+                language = (await _read_field(part)).decode("utf-8", errors="replace")
+                continue
             await _skip_field(part)
     except (ValueError, AssertionError, HttpProcessingError, MalformedUpload) as exc:
         raise ApiError(400, "bad_request", "the multipart body is malformed",
@@ -144,8 +168,11 @@ async def upload(request: web.Request) -> web.Response:
 async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Response:
     server = request.app[keys.SETTINGS].server
     expected: int | None = None
+    language = _language(request, request.query.get("language"))
     if request.content_type == "multipart/form-data":
-        part = await _multipart_file(request)
+        part, field = await _multipart_file(request)
+        if field is not None:
+            language = _language(request, field)
         # Browsers escape only quotes and line breaks; other clients
         # (aiohttp, some libraries) percent-encode the whole name.
         name = unquote(part.filename or "", errors="replace")
@@ -159,7 +186,8 @@ async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Respo
         expected = request.content_length
     try:
         accepted = await accept_stream(
-            Intake(owner_id=owner_id, original_name=name), chunks,
+            Intake(owner_id=owner_id, original_name=name,
+                   language=language or default_language(request.app)), chunks,
             files=request.app[keys.FILES], writer=request.app[keys.WRITER],
             transcoder=request.app[keys.TRANSCODER], limit=limit,
             max_seconds=server.record_max_seconds, expected_size=expected,

@@ -13,6 +13,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from transcriber.ports import Utterance
 
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
@@ -45,6 +47,8 @@ def record_summary(row: sqlite3.Row) -> dict[str, Any]:
         "size_bytes": row["size_bytes"],
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
+        "brief": row["brief"],
+        "topics": sorted(orjson.loads(row["topics_json"] or "[]")),
     }
 
 
@@ -71,9 +75,12 @@ def record_card(
     }
     card["transcript"] = transcript
     card["utterances"] = [
-        {"start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel, "text": u.text}
-        for u in utterances or ()
+        {"index": index, "start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel,
+         "text": u.text}
+        for index, u in enumerate(utterances or ())
     ]
+    card["revision"] = row["revision"]
+    card["language"] = {"requested": row["language"], "detected": row["detected_language"]}
     card["timeline"] = [
         {"at": e["created_at"], "origin": e["origin"], "step": e["step"],
          "outcome": e["outcome"], "duration_ms": e["duration_ms"]}

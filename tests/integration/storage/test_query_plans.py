@@ -26,7 +26,8 @@ from transcriber.db.migrate import migrate
 from transcriber.stages import STAGES
 
 GROWING = ("audio_records", "texts", "structures", "files", "recognitions", "record_events",
-           "record_search", "record_search_keys", "telegram_outbox", "telegram_status")
+           "record_search", "record_search_keys", "telegram_outbox", "telegram_status",
+           "topics", "record_topics", "structure_revisions")
 
 # name -> why a whole-table read is right there.
 EXCEPTIONS: dict[str, str] = {

@@ -3,7 +3,8 @@
 Everything goes through the named queries and `owner_match`, as the web
 route does. The upgrade test builds an archive with the previous schema
 (migrations 0001-0002, whose triggers filled the old index) and checks that
-migration 0003 rebuilds the index so search still finds every record.
+migrations 0003 and 0005 (the brief's column) rebuild the index so search
+still finds every record.
 """
 
 from __future__ import annotations
@@ -71,6 +72,21 @@ def test_index_follows_titles_file_names_and_transcripts(conn: sqlite3.Connectio
     conn.execute("UPDATE audio_records SET title = 'Retro' WHERE id = 'r1'")
     assert _search(conn, "u1", "quarterly") == []
     assert _search(conn, "u1", "retro") == ["r1"]
+
+
+def test_the_brief_is_searchable(conn: sqlite3.Connection) -> None:
+    _record(conn, "r1", "u1", title="Standup")
+    conn.execute(q.edits.UPDATE_TITLE_BRIEF, {"id": "r1", "owner_id": "u1", "title": None,
+                                              "brief": "hiring plans for winter", "now": "t"})
+    assert _search(conn, "u1", "winter") == ["r1"]
+    assert _search(conn, "u1", "standup", "hiring") == ["r1"]
+    conn.execute(q.edits.UPDATE_TITLE_BRIEF, {"id": "r1", "owner_id": "u1", "title": "Retro",
+                                              "brief": None, "now": "t"})
+    assert _search(conn, "u1", "standup") == []
+    assert _search(conn, "u1", "retro", "winter") == ["r1"]
+    conn.execute(q.edits.DELETE_RECORD, {"record_id": "r1"})
+    assert _search(conn, "u1", "winter") == []
+    conn.execute("INSERT INTO record_search (record_search) VALUES ('integrity-check')")
 
 
 def test_diacritics_and_non_latin_words_match(conn: sqlite3.Connection) -> None:
@@ -150,8 +166,8 @@ def test_upgrade_rebuilds_the_index_of_an_existing_archive(tmp_path: Path) -> No
     assert len(old_hits) == 30
     conn.close()
 
-    # Later migrations (of other issues) may follow; the search ones are 3 and 4.
-    assert [v for v in migrate(data_dir) if v <= 4] == [3, 4]
+    # Later migrations (of other issues) may follow; the search ones are 3, 4 and 5.
+    assert [v for v in migrate(data_dir) if v <= 5] == [3, 4, 5]
     conn = open_sync(database_path(data_dir), busy_timeout_ms=1000)
     u1 = sorted(f"r{n:02d}" for n in range(30) if n % 3)
     u2 = sorted(f"r{n:02d}" for n in range(30) if not n % 3)
@@ -173,7 +189,7 @@ def test_upgrade_rebuilds_the_index_of_an_existing_archive(tmp_path: Path) -> No
 
 _WORDS = ("alpha", "bravo", "charlie", "delta")
 _EDITS = st.lists(st.tuples(
-    st.sampled_from(["title", "transcript", "drop_transcript", "owner"]),
+    st.sampled_from(["title", "brief", "transcript", "drop_transcript", "owner"]),
     st.integers(0, 2),
     st.lists(st.sampled_from(_WORDS), max_size=3)), max_size=20)
 
@@ -200,12 +216,16 @@ def test_the_index_matches_a_model_after_any_edits(
     model: dict[str, dict[str, object]] = {}
     for n in range(3):
         _record(conn, f"r{n}", "u1", title="alpha")
-        model[f"r{n}"] = {"owner": "u1", "title": {"alpha"}, "transcript": set()}
+        model[f"r{n}"] = {"owner": "u1", "title": {"alpha"}, "brief": set(),
+                          "transcript": set()}
     for kind, n, words in edits:
         rid, row = f"r{n}", model[f"r{n}"]
         if kind == "title":
             conn.execute("UPDATE audio_records SET title = ? WHERE id = ?", (" ".join(words), rid))
             row["title"] = set(words)
+        elif kind == "brief":
+            conn.execute("UPDATE audio_records SET brief = ? WHERE id = ?", (" ".join(words), rid))
+            row["brief"] = set(words)
         elif kind == "transcript":
             _transcript(conn, rid, " ".join(words))
             row["transcript"] = set(words)
@@ -219,7 +239,7 @@ def test_the_index_matches_a_model_after_any_edits(
     for owner in ("u1", "u2"):
         for word in _WORDS:
             expected = sorted(rid for rid, row in model.items() if row["owner"] == owner
-                              and word in row["title"] | row["transcript"])  # type: ignore[operator]
+                              and word in row["title"] | row["brief"] | row["transcript"])  # type: ignore[operator]
             assert sorted(_search(conn, owner, word)) == expected, (owner, word)
     # The FTS5 structure itself is sound.
     conn.execute("INSERT INTO record_search (record_search) VALUES ('integrity-check')")

@@ -61,9 +61,11 @@ async def test_card_transcript_and_utterances(client: Client) -> None:
     assert card["stage"] == "done"
     assert card["transcript"] == "\n".join(u.text.strip() for u in SPEECH)
     assert card["utterances"] == [
-        {"start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel, "text": u.text}
-        for u in SPEECH
+        {"index": i, "start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel,
+         "text": u.text}
+        for i, u in enumerate(SPEECH)
     ]
+    assert card["revision"] == 1  # the recognizer's transcript is the first revision
     assert card["poll_after_ms"] is None  # nothing will change by itself
 
 

@@ -92,7 +92,8 @@ async def test_list_item_shape(client: Client) -> None:
     body = await (await client.get("/app/audiorecords")).json()
     assert body == {"items": [record], "next_cursor": None}
     assert set(record) == {"id", "title", "original_filename", "source", "stage", "halt",
-                           "duration_ms", "size_bytes", "created_at", "updated_at"}
+                           "duration_ms", "size_bytes", "created_at", "updated_at", "brief",
+                           "topics"}
 
 
 @pytest.mark.parametrize("params", [

@@ -37,6 +37,7 @@ class AcceptRecord(Command[Accepted]):
     source: Source = "http"
     tg_chat_id: int | None = None
     tg_message_id: int | None = None
+    language: str = "auto"
 
     async def execute(self, ctx: WriteContext) -> Accepted:
         if self.tg_chat_id is not None and self.tg_message_id is not None:
@@ -55,4 +56,7 @@ class AcceptRecord(Command[Accepted]):
              "tg_chat_id": self.tg_chat_id, "tg_message_id": self.tg_message_id,
              "state": FIRST_STAGE.value, "original_file_id": self.original.id, "now": now},
         )
+        if self.language != "auto":
+            await ctx.conn.execute(q.records.SET_LANGUAGE,
+                                   {"id": self.record_id, "language": self.language})
         return Accepted(record_id=self.record_id, created=True)

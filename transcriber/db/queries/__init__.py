@@ -7,6 +7,7 @@ migration files aside). Rows are read by column name (`sqlite3.Row`).
 from transcriber.db.queries import (
     archive,
     control,
+    edits,
     files,
     loadtest,
     migrations,
@@ -19,6 +20,6 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "control", "files", "loadtest", "migrations", "pipeline", "recognition", "records",
-    "results", "telegram", "users",
+    "archive", "control", "edits", "files", "loadtest", "migrations", "pipeline", "recognition",
+    "records", "results", "telegram", "users",
 ]

@@ -11,7 +11,10 @@ from __future__ import annotations
 # The columns of a record as the API shows it (a list item and the card's head).
 _RECORD_COLUMNS = """
 r.id, r.title, r.original_filename, r.source, r.state, r.halted_at, r.halt_reason,
-r.error_text, r.duration_ms, r.size_bytes, r.created_at, r.updated_at
+r.error_text, r.duration_ms, r.size_bytes, r.created_at, r.updated_at,
+r.brief, r.language, r.detected_language, r.revision,
+(SELECT json_group_array(t.name) FROM record_topics AS rt JOIN topics AS t ON t.id = rt.topic_id
+ WHERE rt.record_id = r.id) AS topics_json
 """
 
 PAGE_FIRST = f"""
@@ -32,13 +35,38 @@ ORDER BY r.created_at DESC, r.id DESC
 LIMIT :limit
 """
 
-# bm25 weights by column: title, original_filename, transcript. Lower scores
+# One topic's records, keyset pages as above: the topic's own rows
+# (idx_record_topics_topic), sorted, never the whole archive.
+_TOPIC_FROM = """
+FROM topics AS t
+JOIN record_topics AS rt ON rt.topic_id = t.id
+JOIN audio_records AS r ON r.id = rt.record_id
+WHERE t.owner_id = :owner_id AND t.name = :topic AND r.owner_id = :owner_id
+"""
+
+TOPIC_PAGE_FIRST = f"""
+SELECT {_RECORD_COLUMNS}
+{_TOPIC_FROM}
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT :limit
+"""
+
+TOPIC_PAGE_AFTER = f"""
+SELECT {_RECORD_COLUMNS}
+{_TOPIC_FROM}
+  AND (r.created_at < :after_created_at
+       OR (r.created_at = :after_created_at AND r.id < :after_id))
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT :limit
+"""
+
+# bm25 weights by column: title, brief, original_filename, transcript. Lower scores
 # are better matches. `:match` comes from `transcriber.db.search.owner_match`:
 # its terms carry the owner's key, so the match (and bm25) reads only the
 # owner's rows; the `owner_id` filter stays as the authority.
 _SEARCH_HITS = """
 WITH hits AS (
-    SELECT rowid AS search_rowid, bm25(record_search, 10.0, 5.0, 1.0) AS score
+    SELECT rowid AS search_rowid, bm25(record_search, 10.0, 3.0, 5.0, 1.0) AS score
     FROM record_search
     WHERE record_search MATCH :match
 )
@@ -93,6 +121,14 @@ ORDER BY e.created_at, e.id
 
 TRANSCRIPT_TEXT = """
 SELECT t.contents FROM texts AS t WHERE t.record_id = :record_id AND t.kind = 'transcript'
+"""
+
+# The owner's latest correction, when there is one (else the recognizer's structure).
+CORRECTED_STRUCTURE = """
+SELECT s.revision, s.contents FROM structure_revisions AS s
+WHERE s.record_id = :record_id
+ORDER BY s.revision DESC
+LIMIT 1
 """
 
 STRUCTURE = """

@@ -15,6 +15,11 @@ INSERT INTO audio_records (
 )
 """
 
+# The spoken language asked for at intake (the column's default is 'auto').
+SET_LANGUAGE = """
+UPDATE audio_records SET language = :language WHERE id = :id
+"""
+
 SELECT_RECORD = """
 SELECT id, owner_id, title, brief, original_filename, duration_ms, size_bytes, source,
        tg_chat_id, tg_message_id, state, state_entered_at, halted_at, halt_reason,

@@ -18,12 +18,14 @@ class StepRecord:
     source: str
     original_file_name: str | None
     normalized_file_name: str | None
+    language: str = "auto"
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> StepRecord:
         return cls(id=row["id"], duration_ms=row["duration_ms"], source=row["source"],
                    original_file_name=row["original_file_name"],
-                   normalized_file_name=row["normalized_file_name"])
+                   normalized_file_name=row["normalized_file_name"],
+                   language=row["language"])
 
 
 async def load_record(job: Job) -> StepRecord:

@@ -19,11 +19,12 @@ import structlog
 from transcriber.clock import parse_time
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
-from transcriber.pipeline.effects import SaveTranscript
+from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import file_name_of, load_recognitions, load_record
 from transcriber.pipeline.steps.submit import save_payload, submit_part
 from transcriber.ports import ObjectStore, Utterance
+from transcriber.providers.languages import reported_language
 from transcriber.providers.recognizer import (
     AnswerParser,
     OperationFailed,
@@ -107,7 +108,8 @@ class PollStep:
                 await submit_part(job, plans[row.part_index], recognizer=self._recognizer,
                                   store=self._store, cutter=self._cutter,
                                   normalized=record.normalized_file_name or "",
-                                  whole=len(rows) == 1, again=True)
+                                  whole=len(rows) == 1, again=True,
+                                  language=record.language)
                 waits.append(pipeline.poll_first_delay_seconds)
                 continue
             if payload is None:
@@ -121,6 +123,7 @@ class PollStep:
     async def _transcribed(self, job: Job, plans: Mapping[int, PartPlan]) -> Outcome:
         rows = await load_recognitions(job)  # re-read: payload files were just saved
         parts: list[tuple[PartPlan, list[Utterance]]] = []
+        detected: str | None = None
         for row in rows:
             if row.payload_file is None:
                 raise PermanentFailure("a finished part lost its saved answer")
@@ -134,8 +137,10 @@ class PollStep:
             except FileNotFoundError:
                 raise PermanentFailure("a saved recognition answer is missing") from None
             parts.append((plans[row.part_index], parser(payload)))
+            detected = detected or reported_language(payload)
         utterances = stitch(parts)
         log.info("recognition_finished", record_id=job.record_id, parts=len(parts),
                  utterances=len(utterances))
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
-                                                structure_json=dump_structure(utterances)),))
+                                                structure_json=dump_structure(utterances)),
+                                 SetColumns(values={"detected_language": detected})))

@@ -66,7 +66,7 @@ class SubmitStep:
         for plan in plans:
             row = await submit_part(job, plan, recognizer=self._recognizer, store=self._store,
                                     cutter=self._cutter, normalized=record.normalized_file_name,
-                                    whole=len(plans) == 1)
+                                    whole=len(plans) == 1, language=record.language)
             first = first or row
         assert first is not None
         return Advanced(effects=(SetColumns(values={"recognition_id": first.id}),))
@@ -82,6 +82,7 @@ async def submit_part(
     normalized: str,
     whole: bool,
     again: bool = False,
+    language: str | None = None,
 ) -> Recognition:
     """Register, make readable, start; `again` restarts a part whose operation failed."""
     key = object_key(job.settings.s3.prefix, job.record_id, plan.index)
@@ -107,12 +108,14 @@ async def submit_part(
                     await cutter.cut(source, part_file, start_ms=plan.offset_ms,
                                      length_ms=plan.length_ms)
                 await store.upload(key, audio_path)
-            audio = AudioPart(path=None, uri=uri, duration_ms=plan.length_ms)
+            audio = AudioPart(path=None, uri=uri, duration_ms=plan.length_ms,
+                              language=language)
         else:
             if part_file is not None:
                 await cutter.cut(source, part_file, start_ms=plan.offset_ms,
                                  length_ms=plan.length_ms)
-            audio = AudioPart(path=audio_path, uri=None, duration_ms=plan.length_ms)
+            audio = AudioPart(path=audio_path, uri=None, duration_ms=plan.length_ms,
+                              language=language)
         limit = recognizer.time_limit_seconds(plan.length_ms)
         try:
             async with asyncio.timeout(limit):

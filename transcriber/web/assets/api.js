@@ -1,6 +1,9 @@
 // The archive API (`/app/`, docs/api.md). Every failure becomes an ApiError
 // carrying the server's `{"error": {"code", "message"}}`, or a code of our own
-// when no such answer arrived (network, not JSON).
+// when no such answer arrived (network, not JSON). Codes stay English; the
+// messages the server words are shown as it words them.
+
+import { t } from "./i18n.js";
 
 export class ApiError extends Error {
   constructor(status, code, message, retryAfterSeconds = null) {
@@ -33,7 +36,7 @@ function retryAfter(value) {
 /** The error of a non-2xx answer, from its JSON body when it has one. */
 export function errorFrom(status, bodyText, retryAfterHeader) {
   let code = "http_" + status;
-  let message = `The server answered ${status}.`;
+  let message = t("error.status", { status });
   try {
     const body = JSON.parse(bodyText);
     if (body && body.error && typeof body.error.message === "string") {
@@ -51,22 +54,26 @@ export function errorFrom(status, bodyText, retryAfterHeader) {
 // same-origin rule accepts it as proof the request is ours).
 const CLIENT_HEADERS = { "X-Transcriber-Client": "web" };
 
-async function request(method, path, signal) {
+async function request(method, path, signal, body = undefined) {
   let response;
+  const headers = { Accept: "application/json", ...CLIENT_HEADERS };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
   try {
     response = await fetch(path, {
-      method, signal, headers: { Accept: "application/json", ...CLIENT_HEADERS }, credentials: "same-origin",
+      method, signal, headers, credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (error) {
     if (error.name === "AbortError") throw error;
-    throw new ApiError(0, "network", "The server cannot be reached. Check your connection.");
+    throw new ApiError(0, "network", t("error.network"));
   }
   const text = await response.text();
   if (!response.ok) throw errorFrom(response.status, text, response.headers.get("Retry-After"));
+  if (response.status === 204) return null;
   try {
     return JSON.parse(text);
   } catch {
-    throw new ApiError(response.status, "bad_answer", "The server sent an unreadable answer.");
+    throw new ApiError(response.status, "bad_answer", t("error.bad_answer"));
   }
 }
 
@@ -75,10 +82,11 @@ export function me(signal) {
 }
 
 /** One page: {items, next_cursor}. `q` searches; `cursor` continues. */
-export function listRecords({ q = "", cursor = null, limit = null } = {}, signal) {
+export function listRecords({ q = "", topic = "", cursor = null, limit = null } = {}, signal) {
   const params = new URLSearchParams();
   if (limit) params.set("limit", String(limit));
   if (q) params.set("q", q);
+  else if (topic) params.set("topic", topic);
   if (cursor) params.set("cursor", cursor);
   const query = params.toString();
   return request("GET", query ? `${RECORDS}?${query}` : RECORDS, signal);
@@ -92,12 +100,35 @@ export function resume(id) {
   return request("POST", `${recordPath(id)}/resume`);
 }
 
+/** Any of {title, brief, topics}; answers the updated card. */
+export function editRecord(id, fields) {
+  return request("PATCH", recordPath(id), undefined, fields);
+}
+
+/** Corrections [{index, text}] made on `revision`; 409 `conflict` when it moved on. */
+export function correctTranscript(id, revision, utterances) {
+  return request("PATCH", `${recordPath(id)}/transcript`, undefined, { revision, utterances });
+}
+
+export function retranscribe(id, language) {
+  return request("POST", `${recordPath(id)}/retranscribe`, undefined,
+    language ? { language } : {});
+}
+
+export function deleteRecord(id) {
+  return request("DELETE", recordPath(id));
+}
+
+export function topics(signal) {
+  return request("GET", "/app/topics", signal);
+}
+
 /**
  * Upload one file as multipart/form-data (field `file`) with progress.
  * Returns {promise, abort}; `onProgress(sent, total)` follows the upload.
  * XHR, not fetch: fetch cannot report upload progress.
  */
-export function upload(file, onProgress) {
+export function upload(file, onProgress, language = "") {
   const xhr = new XMLHttpRequest();
   const promise = new Promise((resolve, reject) => {
     xhr.open("POST", RECORDS);
@@ -111,7 +142,7 @@ export function upload(file, onProgress) {
         try {
           resolve(JSON.parse(xhr.responseText));
         } catch {
-          reject(new ApiError(xhr.status, "bad_answer", "The server sent an unreadable answer."));
+          reject(new ApiError(xhr.status, "bad_answer", t("error.bad_answer")));
         }
       } else {
         reject(errorFrom(xhr.status, xhr.responseText, xhr.getResponseHeader("Retry-After")));
@@ -119,13 +150,14 @@ export function upload(file, onProgress) {
     });
     xhr.addEventListener("error", () => {
       // The server may cut a too-large body off before the browser sees its answer.
-      reject(new ApiError(0, "network",
-        "The upload was interrupted: the connection closed (the file may be too large)."));
+      reject(new ApiError(0, "network", t("error.upload_interrupted")));
     });
     xhr.addEventListener("abort", () => {
-      reject(new ApiError(0, "aborted", "The upload was cancelled."));
+      reject(new ApiError(0, "aborted", t("error.upload_cancelled")));
     });
     const form = new FormData();
+    // Before the file: the server reads the form as a stream.
+    if (language) form.append("language", language);
     form.append("file", file, file.name);
     xhr.send(form);
   });

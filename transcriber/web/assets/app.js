@@ -7,6 +7,7 @@ import { replace, h } from "./dom.js";
 import { renderList } from "./list.js";
 import { renderUpload } from "./upload.js";
 import { renderCard } from "./card.js";
+import { LANGUAGES, language, setLanguage, t, translatePage } from "./i18n.js";
 
 const main = document.getElementById("main");
 const who = document.getElementById("who");
@@ -50,10 +51,10 @@ function render({ focus }) {
   const ctx = { navigate, params: new URLSearchParams(location.search) };
   if (!hit) {
     markNav(null);
-    document.title = "Not found · Transcriber";
+    document.title = t("title.not_found");
     replace(main,
-      h("h1", { tabindex: "-1" }, "Page not found"),
-      h("p", {}, h("a", { href: "/" }, "Back to your recordings")));
+      h("h1", { tabindex: "-1" }, t("page.not_found")),
+      h("p", {}, h("a", { href: "/" }, t("common.back_to_list"))));
   } else {
     markNav(hit.route.nav);
     cleanup = hit.route.view(hit.found, ctx) || (() => {});
@@ -82,15 +83,36 @@ document.addEventListener("click", (event) => {
 
 window.addEventListener("popstate", () => render({ focus: true }));
 
-async function showUser() {
-  try {
-    const user = await api.me();
-    const name = user.name || user.login;
-    replace(who, "Signed in as ", h("strong", { title: user.login }, name));
-  } catch (error) {
-    replace(who, h("span", { class: "error-text" }, error.message));
+let user = null;
+
+function showUser(error = null) {
+  if (error) replace(who, h("span", { class: "error-text" }, error.message));
+  else if (user) {
+    replace(who, t("nav.signed_in"), h("strong", { title: user.login }, user.name || user.login));
   }
 }
 
-showUser();
+async function loadUser() {
+  try {
+    user = await api.me();
+    showUser();
+  } catch (error) {
+    showUser(error);
+  }
+}
+
+// The language switch: remembered in this browser, applied to the view at once.
+const picker = document.getElementById("language");
+for (const [code, name] of LANGUAGES) {
+  picker.append(h("option", { value: code, selected: code === language() }, name));
+}
+picker.addEventListener("change", () => {
+  setLanguage(picker.value);
+  translatePage();
+  showUser();
+  render({ focus: false });
+});
+
+translatePage();
+loadUser();
 render({ focus: false });

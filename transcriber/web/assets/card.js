@@ -2,37 +2,36 @@
 // Resume button), the audio, the transcript with clickable times, downloads
 // and the history. While the record moves the card is asked again after the
 // server's `poll_after_ms`, never sooner, and only once the last answer came.
+// The owner edits the title, brief and topics (card-edit.js), corrects an
+// utterance in place, transcribes again or deletes.
 
 import * as api from "./api.js";
+import { editors } from "./card-edit.js";
 import { h, replace } from "./dom.js";
 import {
-  STAGES, STEP_LABELS, duration, haltLabel, isSettled, recordName, size, stageLabel, when,
+  STAGES, duration, haltLabel, isSettled, recordName, size, stageLabel, stepLabel, when,
 } from "./format.js";
+import { t } from "./i18n.js";
 
 const FALLBACK_POLL_MS = 4000;
 const MAX_ERROR_POLL_MS = 60000;
 // What the pipeline does after reaching each stage.
-const WORK = {
-  uploaded: "normalizing the audio",
-  normalized: "sending it for recognition",
-  submitted: "waiting for recognition",
-  transcribed: "finishing",
-};
-const TRANSCRIPT_FORMATS = [
-  ["txt", "Text"], ["srt", "SRT subtitles"], ["vtt", "WebVTT subtitles"], ["json", "JSON"],
-];
+const WORKING = ["uploaded", "normalized", "submitted", "transcribed"];
+function work(stage) {
+  return WORKING.includes(stage) ? t(`work.${stage}`) : t("work.other");
+}
+const TRANSCRIPT_FORMATS = ["txt", "srt", "vtt", "json"];
 
 // A stage names what has been achieved, so the step in progress (or the one
 // that stopped) is the one leading to the next stage.
 function stageTimeline(record) {
   const reached = STAGES.indexOf(record.stage);
-  return h("ol", { class: "stages", "aria-label": "Progress" },
+  return h("ol", { class: "stages", "aria-label": t("card.progress") },
     STAGES.map((stage, index) => {
       let state = "pending";
       if (index <= reached) state = "achieved";
       else if (index === reached + 1) state = record.halt ? "halted" : "current";
-      const note = { achieved: "done", current: "in progress", halted: "stopped here",
-        pending: "not yet" }[state];
+      const note = t(`stage_note.${state}`);
       return h("li", {
         class: `stage stage-${state}`,
         "aria-current": state === "current" || state === "halted" ? "step" : null,
@@ -44,34 +43,41 @@ function stageTimeline(record) {
 }
 
 function facts(record) {
+  const language = record.language || { requested: "auto", detected: null };
   const rows = [
-    ["Stage", record.halt ? `${stageLabel(record.stage)} · halted` : stageLabel(record.stage)],
-    ["Duration", duration(record.duration_ms) || "not measured yet"],
-    ["Size", size(record.size_bytes)],
-    ["File", record.original_filename || "—"],
-    ["Uploaded", h("time", { datetime: record.created_at }, when(record.created_at))],
-    ["From", record.source === "telegram" ? "Telegram" : "Web upload"],
+    [t("facts.stage"), record.halt ? t("facts.stage_halted", { stage: stageLabel(record.stage) })
+      : stageLabel(record.stage)],
+    [t("facts.duration"), duration(record.duration_ms) || t("facts.not_measured")],
+    [t("facts.size"), size(record.size_bytes)],
+    [t("facts.file"), record.original_filename || "—"],
+    [t("facts.uploaded"), h("time", { datetime: record.created_at }, when(record.created_at))],
+    [t("facts.from"), record.source === "telegram" ? t("facts.telegram") : t("facts.web")],
+    [t("facts.language"), language.detected
+      ? t("facts.language_detected", { requested: language.requested,
+        detected: language.detected })
+      : language.requested],
   ];
   return h("dl", { class: "facts" },
     rows.map(([term, value]) => h("div", {}, h("dt", {}, term), h("dd", {}, value))));
 }
 
 function history(timeline) {
-  if (!timeline.length) return h("p", { class: "muted" }, "Nothing has happened yet.");
+  if (!timeline.length) return h("p", { class: "muted" }, t("history.empty"));
   return h("table", { class: "history" },
     h("thead", {}, h("tr", {},
-      h("th", { scope: "col" }, "When"), h("th", { scope: "col" }, "Step"),
-      h("th", { scope: "col" }, "Outcome"), h("th", { scope: "col" }, "Took"),
-      h("th", { scope: "col" }, "By"))),
+      h("th", { scope: "col" }, t("history.when")), h("th", { scope: "col" }, t("history.step")),
+      h("th", { scope: "col" }, t("history.outcome")), h("th", { scope: "col" }, t("history.took")),
+      h("th", { scope: "col" }, t("history.by")))),
     h("tbody", {}, timeline.map((event) => h("tr", {},
       h("td", {}, h("time", { datetime: event.at }, when(event.at))),
-      h("td", {}, STEP_LABELS[event.step] || event.step),
-      h("td", {}, event.outcome),
-      h("td", {}, event.duration_ms === null ? "" : `${(event.duration_ms / 1000).toFixed(1)} s`),
-      h("td", {}, event.origin === "human" ? "a person" : "the pipeline")))));
+      h("td", {}, stepLabel(event.step)),
+      h("td", {}, t(`outcome.${event.outcome}`)),
+      h("td", {}, event.duration_ms === null ? ""
+        : t("history.seconds", { seconds: (event.duration_ms / 1000).toFixed(1) })),
+      h("td", {}, event.origin === "human" ? t("history.person") : t("history.pipeline"))))));
 }
 
-export function renderCard(main, id) {
+export function renderCard(main, id, { navigate } = {}) {
   let stopped = false;
   let timer = null;
   let inFlight = false;
@@ -81,31 +87,43 @@ export function renderCard(main, id) {
   let errorDelayMs = 0;
   let shownTranscript = null;
   let utteranceButtons = [];
+  let current = null;
+  let editing = 0; // utterance editors open: the transcript is not redrawn under them
 
-  const title = h("h1", { tabindex: "-1" }, "Recording");
-  const status = h("p", { class: "status", role: "status", "aria-live": "polite" }, "Loading…");
+  const title = h("h1", { tabindex: "-1" }, t("card.heading"));
+  const status = h("p", { class: "status", role: "status", "aria-live": "polite" },
+    t("common.loading"));
   const progress = h("div", { class: "progress" });
   const halt = h("div", { class: "halt-slot" });
   const factsSlot = h("div");
   const audio = h("audio", { controls: true, preload: "metadata", class: "player" });
   const listen = h("section", { class: "panel", "aria-labelledby": "listen-h", hidden: true },
-    h("h2", { id: "listen-h" }, "Listen"), audio);
+    h("h2", { id: "listen-h" }, t("card.listen")), audio);
   const downloads = h("ul", { class: "downloads" });
   const downloadPanel = h("section", { class: "panel", "aria-labelledby": "download-h",
-    hidden: true }, h("h2", { id: "download-h" }, "Download"), downloads);
+    hidden: true }, h("h2", { id: "download-h" }, t("card.download")), downloads);
   const transcript = h("div", { class: "transcript" });
   const transcriptPanel = h("section", { class: "panel panel-wide",
     "aria-labelledby": "transcript-h", hidden: true },
-  h("h2", { id: "transcript-h" }, "Transcript"), transcript);
+  h("h2", { id: "transcript-h" }, t("card.transcript")), transcript);
+  const transcriptNote = h("p", { class: "transcript-note", "aria-live": "polite" });
+  transcriptPanel.append(transcriptNote);
   const historyBody = h("div");
   const historyPanel = h("details", { class: "panel panel-wide history-panel", hidden: true },
-    h("summary", {}, "History"), historyBody);
+    h("summary", {}, t("card.history")), historyBody);
+  const edit = editors({
+    id, title, t,
+    saved: (record) => show(record),
+    retranscribed: () => schedule(0),
+    deleted: () => (navigate ? navigate("/") : window.location.assign("/")),
+  });
 
   replace(main,
-    h("p", { class: "back" }, h("a", { href: "/" }, "← All recordings")),
-    title, status, progress, halt,
+    h("p", { class: "back" }, h("a", { href: "/" }, t("card.back"))),
+    h("div", { class: "title-row" }, title, edit.titleButton), edit.titleForm,
+    status, progress, halt,
     h("div", { class: "card-grid" },
-      h("section", { class: "panel", "aria-label": "Details" }, factsSlot),
+      h("section", { class: "panel", "aria-label": t("card.details") }, factsSlot, edit.panel),
       listen, downloadPanel, transcriptPanel, historyPanel));
 
   // The normalized copy is smaller and always playable; the original is the fallback.
@@ -139,46 +157,102 @@ export function renderCard(main, id) {
     if (playing) playing.catch(() => {}); // autoplay rules or no audio device: the seek stays
   }
 
+  // Click the text, type, Enter saves (a new revision), Esc cancels. A
+  // correction made on an older revision is refused (409) and said so.
+  function editUtterance(item, u) {
+    if (item.querySelector("input")) return;
+    editing += 1;
+    const input = h("input", { type: "text", class: "utterance-input", value: u.text,
+      "aria-label": t("transcript.edit_label", { time: duration(u.start_ms) }) });
+    const shown = item.querySelector(".utterance-text-edit");
+    shown.hidden = true;
+    item.append(input);
+    input.focus();
+    const close = () => {
+      input.remove();
+      shown.hidden = false;
+      editing -= 1;
+    };
+    input.addEventListener("keydown", async (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        close();
+      } else if (event.key === "Enter") {
+        event.preventDefault();
+        input.disabled = true;
+        try {
+          const record = await api.correctTranscript(id, current.revision,
+            [{ index: u.index, text: input.value }]);
+          close();
+          transcriptNote.textContent = t("transcript.saved");
+          shownTranscript = null;
+          show(record);
+        } catch (error) {
+          input.disabled = false;
+          transcriptNote.textContent = error.code === "conflict"
+            ? t("transcript.conflict") : error.message;
+          if (error.code === "conflict") {
+            close();
+            shownTranscript = null;
+            schedule(0);
+          }
+        }
+      }
+    });
+  }
+
   function renderTranscript(record) {
-    const key = JSON.stringify([record.transcript, record.utterances.length, !!record.halt]);
-    if (key === shownTranscript) return;
+    const key = JSON.stringify([record.transcript, record.utterances.length, !!record.halt,
+      record.revision]);
+    if (key === shownTranscript || editing) return;
     shownTranscript = key;
     if (record.utterances.length) {
-      utteranceButtons = record.utterances.map((u) => h("button", {
-        type: "button", class: "utterance", "data-start": u.start_ms, "data-end": u.end_ms,
-        "aria-label": `Play from ${duration(u.start_ms)}: ${u.text}`,
-        onclick: () => seek(u.start_ms),
-      }, h("span", { class: "utterance-time" }, duration(u.start_ms)),
-      h("span", { class: "utterance-text" }, u.text)));
-      replace(transcript, h("ol", { class: "utterances" },
-        utteranceButtons.map((button) => h("li", {}, button))));
+      const items = record.utterances.map((u) => {
+        const button = h("button", {
+          type: "button", class: "utterance", "data-start": u.start_ms, "data-end": u.end_ms,
+          "aria-label": t("transcript.play_from", { time: duration(u.start_ms), text: u.text }),
+          onclick: () => seek(u.start_ms),
+        }, h("span", { class: "utterance-time" }, duration(u.start_ms)),
+        h("span", { class: "utterance-text" }, u.text));
+        const item = h("li", { "data-index": u.index }, button);
+        const fix = h("span", { class: "utterance-text-edit", role: "button", tabindex: "0",
+          title: t("transcript.edit_hint") }, t("transcript.edit"));
+        fix.addEventListener("click", () => editUtterance(item, u));
+        fix.addEventListener("keydown", (event) => {
+          if (event.key === "Enter") editUtterance(item, u);
+        });
+        item.append(fix);
+        return { button, item };
+      });
+      utteranceButtons = items.map((x) => x.button);
+      replace(transcript, h("ol", { class: "utterances" }, items.map((x) => x.item)));
     } else if (record.transcript) {
       utteranceButtons = [];
       replace(transcript, record.transcript.split("\n").map((line) => h("p", {}, line)));
     } else {
       utteranceButtons = [];
       replace(transcript, h("p", { class: "muted" }, record.halt
-        ? "No transcript: processing stopped before recognition finished."
-        : "The transcript appears here when recognition finishes."));
+        ? t("transcript.none_halted") : t("transcript.pending")));
     }
   }
 
   function renderDownloads(record) {
     const items = [
-      h("li", {}, h("a", { href: api.fileUrl(id, "original"), download: "" }, "Original file"),
+      h("li", {}, h("a", { href: api.fileUrl(id, "original"), download: "" },
+        t("download.original")),
         " ", h("span", { class: "muted" }, size(record.files?.original?.size_bytes))),
     ];
     if (record.files?.normalized) {
       items.push(h("li", {},
-        h("a", { href: api.fileUrl(id, "normalized"), download: "" }, "Normalized copy (OGG Opus)"),
+        h("a", { href: api.fileUrl(id, "normalized"), download: "" }, t("download.normalized")),
         " ", h("span", { class: "muted" }, size(record.files.normalized.size_bytes))));
     }
     if (record.utterances.length || record.transcript) {
-      items.push(h("li", {}, "Transcript: ",
-        TRANSCRIPT_FORMATS.map(([format, label], index) => [
+      items.push(h("li", {}, t("download.transcript"),
+        TRANSCRIPT_FORMATS.map((format, index) => [
           index ? ", " : "",
           h("a", { href: api.transcriptUrl(id, format), download: "",
-            "data-format": format, title: label }, format.toUpperCase()),
+            "data-format": format, title: t(`format.${format}`) }, format.toUpperCase()),
         ])));
     }
     replace(downloads, items);
@@ -189,38 +263,41 @@ export function renderCard(main, id) {
       halt.replaceChildren();
       return;
     }
-    const button = h("button", { type: "button", class: "button button-primary" }, "Resume");
+    const button = h("button", { type: "button", class: "button button-primary" },
+      t("halt.resume"));
     const note = h("p", { class: "resume-note", "aria-live": "polite" });
     button.addEventListener("click", async () => {
       button.disabled = true;
-      button.textContent = "Resuming…";
+      button.textContent = t("halt.resuming");
       try {
         await api.resume(id);
-        note.textContent = "Resumed: processing continues from where it stopped.";
+        note.textContent = t("halt.resumed");
         schedule(0);
       } catch (error) {
         button.disabled = false;
-        button.textContent = "Resume";
+        button.textContent = t("halt.resume");
         replace(note, h("span", { class: "error-text" }, error.message));
         if (error.code === "not_halted") schedule(0);
       }
     });
     replace(halt, h("section", { class: "halt", "aria-labelledby": "halt-h" },
-      h("h2", { id: "halt-h" }, "Processing stopped"),
+      h("h2", { id: "halt-h" }, t("halt.heading")),
       h("p", {}, h("strong", {}, haltLabel(record.halt.reason)),
-        ` while ${WORK[record.stage] || "working"} · `,
+        t("halt.while", { work: work(record.stage) }),
         h("time", { datetime: record.halt.at }, when(record.halt.at))),
       record.halt.message ? h("p", { class: "halt-message" }, record.halt.message) : null,
-      h("p", {}, "Resume to try again from the same stage."),
+      h("p", {}, t("halt.hint")),
       h("div", { class: "actions" }, button), note));
   }
 
   function show(record) {
-    document.title = `${recordName(record)} · Transcriber`;
+    current = record;
+    document.title = t("title.record", { name: recordName(record) });
     title.textContent = recordName(record);
-    if (record.halt) status.textContent = "Processing stopped.";
-    else if (record.stage === "done") status.textContent = "Done.";
-    else status.textContent = `Working on it: ${WORK[record.stage] || "processing"}…`;
+    edit.show(record);
+    if (record.halt) status.textContent = t("card.stopped");
+    else if (record.stage === "done") status.textContent = t("card.done");
+    else status.textContent = t("card.working", { work: work(record.stage) });
     replace(progress, stageTimeline(record));
     replace(factsSlot, facts(record));
     renderHalt(record);
@@ -262,17 +339,17 @@ export function renderCard(main, id) {
     } catch (error) {
       if (stopped || error.name === "AbortError") return;
       if (error.status === 404) {
-        document.title = "Not found · Transcriber";
-        title.textContent = "Recording not found";
-        replace(status, "There is no such recording in your archive. ",
-          h("a", { href: "/" }, "Back to your recordings"));
+        document.title = t("title.not_found");
+        title.textContent = t("card.not_found");
+        replace(status, t("card.not_found_text"),
+          h("a", { href: "/" }, t("common.back_to_list")));
         return;
       }
       // Try again later, slower each time, never sooner than the server allows.
       errorDelayMs = Math.min(Math.max(errorDelayMs * 2, lastPollMs), MAX_ERROR_POLL_MS);
       const wait = Math.max(errorDelayMs, (error.retryAfterSeconds || 0) * 1000);
       replace(status, h("span", { class: "error-text" },
-        `${error.message} Trying again in ${Math.round(wait / 1000)} s.`));
+        t("card.retrying", { message: error.message, seconds: Math.round(wait / 1000) })));
       schedule(wait);
     } finally {
       inFlight = false;

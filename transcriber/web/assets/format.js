@@ -1,35 +1,23 @@
 // Plain formatting of what the API sends; no HTML here.
 
+import { language, t } from "./i18n.js";
+
 export const STAGES = ["uploaded", "normalized", "submitted", "transcribed", "done"];
 
-export const STAGE_LABELS = {
-  uploaded: "Uploaded",
-  normalized: "Normalized",
-  submitted: "Sent for recognition",
-  transcribed: "Transcribed",
-  done: "Done",
-};
-
-export const HALT_REASONS = {
-  step_failed: "A step failed",
-  attempts_exhausted: "Too many failed attempts",
-  stuck: "Stuck for too long",
-};
-
-export const STEP_LABELS = {
-  normalize: "Normalize",
-  submit: "Submit",
-  poll: "Recognize",
-  finish: "Finish",
-  resume: "Resume",
-};
-
 export function stageLabel(stage) {
-  return STAGE_LABELS[stage] || stage;
+  return STAGES.includes(stage) ? t(`stage.${stage}`) : stage;
 }
 
+const HALT_REASONS = ["step_failed", "attempts_exhausted", "stuck"];
+
 export function haltLabel(reason) {
-  return HALT_REASONS[reason] || reason;
+  return HALT_REASONS.includes(reason) ? t(`halt.${reason}`) : reason;
+}
+
+const STEPS = ["normalize", "submit", "poll", "finish", "resume", "retranscribe"];
+
+export function stepLabel(step) {
+  return STEPS.includes(step) ? t(`step.${step}`) : step;
 }
 
 /** 3723000 → "1:02:03", 65000 → "1:05", null → "". */
@@ -42,7 +30,7 @@ export function duration(ms) {
   return hours ? `${hours}:${String(minutes).padStart(2, "0")}:${seconds}` : `${minutes}:${seconds}`;
 }
 
-const UNITS = ["B", "KB", "MB", "GB", "TB"];
+const UNITS = ["unit.b", "unit.kb", "unit.mb", "unit.gb", "unit.tb"];
 
 export function size(bytes) {
   if (bytes === null || bytes === undefined) return "";
@@ -52,7 +40,7 @@ export function size(bytes) {
     value /= 1024;
     unit += 1;
   }
-  return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${UNITS[unit]}`;
+  return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${t(UNITS[unit])}`;
 }
 
 /** "2026-01-01T10:00:00Z" → the reader's local date and time. */
@@ -60,13 +48,13 @@ export function when(stamp) {
   if (!stamp) return "";
   const date = new Date(stamp);
   if (Number.isNaN(date.getTime())) return stamp;
-  return date.toLocaleString(undefined, {
+  return date.toLocaleString(language(), {
     year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
   });
 }
 
 export function recordName(record) {
-  return record.title || record.original_filename || `Record ${record.id}`;
+  return record.title || record.original_filename || t("record.unnamed", { id: record.id });
 }
 
 export function isSettled(record) {

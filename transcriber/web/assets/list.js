@@ -1,23 +1,30 @@
 // The record list: the user's recordings newest first (or best match first
-// when searching), one keyset page at a time with "Load more". The page size
-// is the server's default (`server.page_default`).
+// when searching, or one topic's), one keyset page at a time with "Load
+// more". The page size is the server's default (`server.page_default`).
 
 import * as api from "./api.js";
 import { append, h, replace } from "./dom.js";
 import { duration, haltLabel, recordName, size, stageLabel, when } from "./format.js";
+import { t } from "./i18n.js";
 
 const TYPING_PAUSE_MS = 500;
 
 export function stageBadge(record) {
   if (record.halt) {
     return h("span", { class: "badge badge-halted", title: haltLabel(record.halt.reason) },
-      "Halted");
+      t("list.halted"));
   }
   return h("span", { class: `badge badge-${record.stage}` }, stageLabel(record.stage));
 }
 
+export function topicChip(name, { current = false } = {}) {
+  return h("a", { class: "chip", href: `/?topic=${encodeURIComponent(name)}`,
+    "aria-current": current ? "true" : null, "data-topic": name }, name);
+}
+
 function recordItem(record) {
   const facts = [duration(record.duration_ms), size(record.size_bytes)].filter(Boolean);
+  const topics = record.topics || [];
   return h("li", { class: "record", "data-id": record.id },
     h("div", { class: "record-main" },
       h("a", { class: "record-link", href: `/records/${encodeURIComponent(record.id)}` },
@@ -26,32 +33,55 @@ function recordItem(record) {
     h("div", { class: "record-meta" },
       h("time", { datetime: record.created_at }, when(record.created_at)),
       facts.length ? ` · ${facts.join(" · ")}` : "",
-      record.source === "telegram" ? " · from Telegram" : ""));
+      record.source === "telegram" ? t("list.from_telegram") : ""),
+    topics.length ? h("div", { class: "chips" }, topics.map((name) => topicChip(name))) : null);
+}
+
+function titleFor(query, topic) {
+  if (query) return t("title.search", { query });
+  if (topic) return t("title.topic", { topic });
+  return t("title.list");
 }
 
 export function renderList(main, { params }) {
   let query = (params.get("q") || "").trim();
+  const topic = query ? "" : (params.get("topic") || "").trim();
   let cursor = null;
   let controller = null;
   let typingTimer = null;
 
-  document.title = query ? `“${query}” · Transcriber` : "Recordings · Transcriber";
+  document.title = titleFor(query, topic);
   const input = h("input", {
     id: "search", type: "search", name: "q", value: query, autocomplete: "off",
-    placeholder: "Words from a title, file name or transcript", maxlength: "200",
+    placeholder: t("list.search_placeholder"), maxlength: "200",
   });
   const form = h("form", { class: "search", role: "search" },
-    h("label", { for: "search" }, "Search recordings"),
-    h("div", { class: "search-row" }, input, h("button", { type: "submit" }, "Search")));
+    h("label", { for: "search" }, t("list.search_label")),
+    h("div", { class: "search-row" }, input, h("button", { type: "submit" }, t("list.search"))));
+  const topicBar = h("nav", { class: "chips topic-bar", "aria-label": t("list.topics") });
+  const filter = topic
+    ? h("p", { class: "topic-filter" }, t("list.filtered_by"), " ", h("strong", {}, topic), " ",
+      h("a", { href: "/", class: "button-quiet" }, t("list.clear_filter")))
+    : null;
   const status = h("p", { class: "status", role: "status", "aria-live": "polite" });
-  const list = h("ul", { class: "records", "aria-label": "Recordings" });
-  const more = h("button", { type: "button", class: "more", hidden: true }, "Load more");
+  const list = h("ul", { class: "records", "aria-label": t("list.aria") });
+  const more = h("button", { type: "button", class: "more", hidden: true }, t("list.more"));
 
   replace(main,
     h("div", { class: "view-head" },
-      h("h1", { tabindex: "-1" }, "Your recordings"),
-      h("a", { class: "button button-primary", href: "/upload" }, "Upload")),
-    form, status, list, more);
+      h("h1", { tabindex: "-1" }, t("list.heading")),
+      h("a", { class: "button button-primary", href: "/upload" }, t("nav.upload"))),
+    form, topicBar, filter, status, list, more);
+
+  async function loadTopics() {
+    try {
+      const answer = await api.topics(controller?.signal);
+      replace(topicBar, answer.items.filter((item) => item.records > 0)
+        .map((item) => topicChip(item.name, { current: item.name === topic })));
+    } catch {
+      topicBar.replaceChildren(); // the list itself says what went wrong
+    }
+  }
 
   async function load({ reset }) {
     controller?.abort();
@@ -59,23 +89,24 @@ export function renderList(main, { params }) {
     const { signal } = controller;
     if (reset) cursor = null;
     more.disabled = true;
-    status.textContent = reset ? "Loading…" : "Loading more…";
+    status.textContent = reset ? t("common.loading") : t("list.loading_more");
     try {
-      const page = await api.listRecords({ q: query, cursor }, signal);
+      const page = await api.listRecords({ q: query, topic, cursor }, signal);
       if (reset) list.replaceChildren();
       append(list, page.items.map(recordItem));
       cursor = page.next_cursor;
       more.hidden = !cursor;
       more.disabled = false;
       const shown = list.children.length;
+      const count = `${shown}${cursor ? "+" : ""}`;
       if (shown === 0) {
-        replace(status, query
-          ? `Nothing matches “${query}”.`
-          : ["No recordings yet. ", h("a", { href: "/upload" }, "Upload one"), "."]);
+        if (query) replace(status, t("list.no_match", { query }));
+        else if (topic) replace(status, t("list.no_topic", { topic }));
+        else replace(status, t("list.empty"), h("a", { href: "/upload" }, t("list.empty_link")), ".");
       } else if (query) {
-        status.textContent = `${shown}${cursor ? "+" : ""} found for “${query}”.`;
+        status.textContent = t("list.found", { count, query });
       } else {
-        status.textContent = `${shown}${cursor ? "+" : ""} recordings.`;
+        status.textContent = t("list.count", { count });
       }
     } catch (error) {
       if (error.name === "AbortError") return;
@@ -91,7 +122,7 @@ export function renderList(main, { params }) {
     const url = query ? `/?q=${encodeURIComponent(query)}` : "/";
     if (pushHistory) window.history.pushState(null, "", url);
     else window.history.replaceState(null, "", url);
-    document.title = query ? `“${query}” · Transcriber` : "Recordings · Transcriber";
+    document.title = titleFor(query, "");
     load({ reset: true });
   }
 
@@ -107,6 +138,7 @@ export function renderList(main, { params }) {
   more.addEventListener("click", () => load({ reset: false }));
 
   load({ reset: true });
+  loadTopics();
   return () => {
     clearTimeout(typingTimer);
     controller?.abort();

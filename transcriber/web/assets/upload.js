@@ -6,6 +6,19 @@
 import * as api from "./api.js";
 import { h, replace } from "./dom.js";
 import { recordName, size } from "./format.js";
+import { t } from "./i18n.js";
+
+// The spoken languages offered; `auto` lets the recognizer decide. The
+// server checks the code against the recognizer it runs.
+export const SPOKEN = ["auto", "en", "ru", "de", "fr", "es", "it", "uk", "kk", "pl", "tr"];
+
+export function spokenSelect(id, selected = "auto") {
+  return h("select", { id, name: "language" },
+    SPOKEN.map((code) => h("option", { value: code, selected: code === selected },
+      t(`spoken.${code}`))));
+}
+
+let spoken = "auto";
 
 const queue = [];
 const rows = [];
@@ -36,26 +49,26 @@ async function next() {
     return;
   }
   running = entry;
-  entry.state.textContent = "Uploading…";
-  live.textContent = `Uploading ${entry.file.name}`;
+  entry.state.textContent = t("upload.uploading");
+  live.textContent = t("upload.live_uploading", { name: entry.file.name });
   const { promise, abort } = api.upload(entry.file, (sent, total) => {
     const percent = Math.floor((sent / total) * 100);
     entry.progress.value = percent;
     entry.state.textContent = percent < 100
-      ? `Uploading… ${percent}% of ${size(total)}`
-      : "Checking the audio…";
-  });
+      ? t("upload.progress", { percent, total: size(total) })
+      : t("upload.checking");
+  }, entry.language === "auto" ? "" : entry.language);
   entry.abort = abort;
   try {
     const record = await promise;
     entry.progress.value = 100;
-    finish(entry, "done", "Uploaded. ",
+    finish(entry, "done", t("upload.done"),
       h("a", { href: `/records/${encodeURIComponent(record.id)}` },
-        `Open “${recordName(record)}”`));
-    live.textContent = `${entry.file.name} uploaded`;
+        t("upload.open", { name: recordName(record) })));
+    live.textContent = t("upload.live_done", { name: entry.file.name });
   } catch (error) {
     finish(entry, "error", error.message);
-    live.textContent = `${entry.file.name} was not uploaded: ${error.message}`;
+    live.textContent = t("upload.live_failed", { name: entry.file.name, message: error.message });
   } finally {
     running = null;
     next();
@@ -64,19 +77,21 @@ async function next() {
 
 function add(files, list) {
   for (const file of files) {
-    const progress = h("progress", { max: "100", value: "0", "aria-label": `Upload of ${file.name}` });
-    const state = h("p", { class: "upload-state" }, "Waiting…");
-    const cancel = h("button", { type: "button", class: "button-quiet" }, "Cancel");
+    const progress = h("progress", { max: "100", value: "0",
+      "aria-label": t("upload.progress_label", { name: file.name }) });
+    const state = h("p", { class: "upload-state" }, t("upload.waiting"));
+    const cancel = h("button", { type: "button", class: "button-quiet" }, t("common.cancel"));
     const row = h("li", { class: "upload" },
       h("div", { class: "upload-head" },
         h("span", { class: "upload-name" }, file.name),
         h("span", { class: "muted" }, size(file.size)), cancel),
       progress, state);
-    const entry = { file, row, progress, state, cancel, abort: null, cancelled: false };
+    const entry = { file, row, progress, state, cancel, abort: null, cancelled: false,
+      language: spoken };
     cancel.addEventListener("click", () => {
       entry.cancelled = true;
       if (entry.abort) entry.abort();
-      else finish(entry, "error", "Cancelled.");
+      else finish(entry, "error", t("upload.cancelled"));
     });
     rows.unshift(row);
     list.prepend(row);
@@ -86,23 +101,26 @@ function add(files, list) {
 }
 
 export function renderUpload(main) {
-  document.title = "Upload · Transcriber";
+  document.title = t("title.upload");
   const picker = h("input", {
     id: "file-input", type: "file", multiple: true, accept: "audio/*,video/*",
     class: "visually-hidden",
   });
   const zone = h("div", { class: "drop", "data-testid": "drop-zone" },
-    h("p", { class: "drop-title" }, "Drop recordings here"),
-    h("p", {}, "or"),
-    h("label", { for: "file-input", class: "button button-primary" }, "Choose files"),
+    h("p", { class: "drop-title" }, t("upload.drop")),
+    h("p", {}, t("upload.or")),
+    h("label", { for: "file-input", class: "button button-primary" }, t("upload.choose")),
     picker,
-    h("p", { class: "muted small" },
-      "Calls, lectures, interviews: any audio or video file up to 6 hours."));
-  const list = h("ul", { class: "uploads", "aria-label": "Uploads" }, rows);
+    h("p", { class: "muted small" }, t("upload.hint")));
+  const languageSelect = spokenSelect("upload-language", spoken);
+  languageSelect.addEventListener("change", () => { spoken = languageSelect.value; });
+  const languageRow = h("p", { class: "upload-language" },
+    h("label", { for: "upload-language" }, t("upload.language")), " ", languageSelect);
+  const list = h("ul", { class: "uploads", "aria-label": t("upload.list") }, rows);
 
   replace(main,
-    h("div", { class: "view-head" }, h("h1", { tabindex: "-1" }, "Upload recordings")),
-    zone, live, list);
+    h("div", { class: "view-head" }, h("h1", { tabindex: "-1" }, t("upload.heading"))),
+    languageRow, zone, live, list);
 
   picker.addEventListener("change", () => {
     add([...picker.files], list);

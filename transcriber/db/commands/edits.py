@@ -1,0 +1,142 @@
+"""Writer commands of a person's edits: title, brief, topics, corrections, deletion.
+
+None of them takes, waits for or checks a claim: they touch only the
+person's own fields, so a step holding the record keeps its claim and writes
+its result. `DeleteRecord` removes the row the claim lives on: the holder's
+next token-conditional write finds nothing and raises `ClaimLost`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from transcriber.db import queries as q
+from transcriber.db.writer import Command, WriteContext
+from transcriber.errors import Conflict, NotFound
+from transcriber.ids import new_id
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EditRecord(Command[None]):
+    """Set any of title, brief and topics (`None`: leave as is).
+
+    `topics` replaces the record's set; names are the owner's, created on
+    first use. Raises `NotFound` for a record that is not the owner's.
+    """
+
+    name: ClassVar[str] = "edit_record"
+    record_id: str
+    owner_id: str
+    title: str | None = None
+    brief: str | None = None
+    topics: tuple[str, ...] | None = None
+
+    async def execute(self, ctx: WriteContext) -> None:
+        now = ctx.now()
+        ids = {"id": self.record_id, "owner_id": self.owner_id, "now": now}
+        if self.title is None and self.brief is None:
+            cursor = await ctx.conn.execute(q.edits.TOUCH_RECORD, ids)
+        else:
+            cursor = await ctx.conn.execute(
+                q.edits.UPDATE_TITLE_BRIEF, {**ids, "title": self.title, "brief": self.brief})
+        if cursor.rowcount != 1:
+            raise NotFound(f"record {self.record_id} not found")
+        if self.topics is None:
+            return
+        await ctx.conn.execute(q.edits.DELETE_RECORD_TOPICS, {"record_id": self.record_id})
+        for topic in dict.fromkeys(self.topics):
+            async with ctx.conn.execute(
+                q.edits.UPSERT_TOPIC,
+                {"id": new_id(), "owner_id": self.owner_id, "name": topic, "now": now},
+            ) as topic_cursor:
+                row = await topic_cursor.fetchone()
+            assert row is not None, "an upsert with RETURNING answers a row"
+            # The schema's own trigger refuses a sixth topic (IntegrityError).
+            await ctx.conn.execute(q.edits.INSERT_RECORD_TOPIC,
+                                   {"record_id": self.record_id, "topic_id": row["id"]})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Corrected:
+    revision: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CorrectTranscript(Command[Corrected]):
+    """Store a corrected structure as the next revision, and its plain text
+    (the search index follows through the texts trigger).
+
+    `revision` is the one the person corrected: another answers `Conflict`
+    and writes nothing. `NotFound` when the record is not the owner's or has
+    no transcript yet (the caller tells the two apart).
+    """
+
+    name: ClassVar[str] = "correct_transcript"
+    record_id: str
+    owner_id: str
+    revision: int
+    structure_json: str
+    text: str
+
+    async def execute(self, ctx: WriteContext) -> Corrected:
+        now = ctx.now()
+        async with ctx.conn.execute(
+            q.edits.BUMP_REVISION,
+            {"id": self.record_id, "owner_id": self.owner_id, "revision": self.revision,
+             "now": now},
+        ) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            async with ctx.conn.execute(
+                q.edits.SELECT_OWNED, {"id": self.record_id, "owner_id": self.owner_id}
+            ) as cursor:
+                found = await cursor.fetchone()
+            if found is None:
+                raise NotFound(f"record {self.record_id} not found")
+            raise Conflict(f"record {self.record_id} is at another revision")
+        revision: int = row["revision"]
+        await ctx.conn.execute(q.edits.INSERT_CORRECTION,
+                               {"record_id": self.record_id, "revision": revision,
+                                "contents": self.structure_json, "now": now})
+        cursor = await ctx.conn.execute(q.edits.UPDATE_TRANSCRIPT_TEXT,
+                                        {"record_id": self.record_id, "contents": self.text,
+                                         "now": now})
+        if cursor.rowcount != 1:
+            raise NotFound(f"record {self.record_id} has no transcript")
+        return Corrected(revision=revision)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Deleted:
+    """What lies outside the database and goes after the rows: the parts'
+    objects in Object Storage (by part index; the folder goes whole)."""
+
+    record_id: str
+    part_indexes: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteRecord(Command[Deleted]):
+    """Every row of the record, in this command's savepoint, in any stage.
+
+    A step holding the record loses its claim with the row. Raises
+    `NotFound` for a record that is not the owner's (nothing is removed).
+    """
+
+    name: ClassVar[str] = "delete_record"
+    record_id: str
+    owner_id: str
+
+    async def execute(self, ctx: WriteContext) -> Deleted:
+        async with ctx.conn.execute(
+            q.edits.SELECT_OWNED, {"id": self.record_id, "owner_id": self.owner_id}
+        ) as cursor:
+            if await cursor.fetchone() is None:
+                raise NotFound(f"record {self.record_id} not found")
+        params = {"record_id": self.record_id}
+        async with ctx.conn.execute(q.edits.RECORD_PARTS, params) as cursor:
+            parts = tuple(sorted(row["part_index"] for row in await cursor.fetchall()))
+        for statement in q.edits.DELETE_RECORD_IN_ORDER:
+            await ctx.conn.execute(statement, params)
+        return Deleted(record_id=self.record_id, part_indexes=parts)

@@ -1,0 +1,125 @@
+"""What a person changes in the archive: title, brief, topics, corrections, deletion.
+
+None of these statements reads or writes the claim columns
+(`acquisition_id`, `acquire_expires_at`): an edit never waits for, takes or
+breaks a step's claim. Deletion is the one exception by design: with the
+record row gone, the holder's next token-conditional write finds nothing.
+"""
+
+from __future__ import annotations
+
+# The head of an editable record, owner-scoped (another person's is not found).
+SELECT_OWNED = """
+SELECT r.id, r.owner_id, r.state, r.halted_at, r.revision, r.transcript_text_id
+FROM audio_records AS r WHERE r.id = :id AND r.owner_id = :owner_id
+"""
+
+# NULL leaves a field as it is: one statement for any mix of the two.
+UPDATE_TITLE_BRIEF = """
+UPDATE audio_records
+SET title = coalesce(:title, title), brief = coalesce(:brief, brief), updated_at = :now
+WHERE id = :id AND owner_id = :owner_id
+"""
+
+TOUCH_RECORD = """
+UPDATE audio_records SET updated_at = :now WHERE id = :id AND owner_id = :owner_id
+"""
+
+# DO UPDATE (not DO NOTHING) so RETURNING answers for an existing topic too.
+UPSERT_TOPIC = """
+INSERT INTO topics (id, owner_id, name, created_at, updated_at)
+VALUES (:id, :owner_id, :name, :now, :now)
+ON CONFLICT (owner_id, name) DO UPDATE SET updated_at = topics.updated_at
+RETURNING id
+"""
+
+DELETE_RECORD_TOPICS = """
+DELETE FROM record_topics WHERE record_id = :record_id
+"""
+
+INSERT_RECORD_TOPIC = """
+INSERT INTO record_topics (record_id, topic_id) VALUES (:record_id, :topic_id)
+"""
+
+RECORD_TOPICS = """
+SELECT t.name FROM record_topics AS rt JOIN topics AS t ON t.id = rt.topic_id
+WHERE rt.record_id = :record_id
+ORDER BY t.name
+"""
+
+# The owner's topics with how many records carry each (0 once none does).
+OWNER_TOPICS = """
+SELECT t.name, count(rt.record_id) AS records
+FROM topics AS t LEFT JOIN record_topics AS rt ON rt.topic_id = t.id
+WHERE t.owner_id = :owner_id
+GROUP BY t.id
+ORDER BY t.name
+"""
+
+# --- corrections ---------------------------------------------------------------
+
+INSERT_CORRECTION = """
+INSERT INTO structure_revisions (record_id, revision, contents, created_at)
+VALUES (:record_id, :revision, :contents, :now)
+"""
+
+# Conditional on the revision the person saw: a stale one changes nothing.
+BUMP_REVISION = """
+UPDATE audio_records SET revision = revision + 1, updated_at = :now
+WHERE id = :id AND owner_id = :owner_id AND revision = :revision
+RETURNING revision
+"""
+
+UPDATE_TRANSCRIPT_TEXT = """
+UPDATE texts SET contents = :contents, updated_at = :now
+WHERE record_id = :record_id AND kind = 'transcript'
+"""
+
+# A new recognizer transcript: the corrections of the old one go, the revision moves on.
+CLEAR_CORRECTIONS = """
+DELETE FROM structure_revisions WHERE record_id = :record_id
+"""
+
+NEXT_REVISION = """
+UPDATE audio_records SET revision = revision + 1 WHERE id = :record_id
+"""
+
+# --- deletion ------------------------------------------------------------------
+
+RECORD_PARTS = """
+SELECT rc.part_index FROM recognitions AS rc WHERE rc.record_id = :record_id
+"""
+
+DELETE_TEXTS = "DELETE FROM texts WHERE record_id = :record_id"
+DELETE_STRUCTURES = "DELETE FROM structures WHERE record_id = :record_id"
+DELETE_RECOGNITIONS = "DELETE FROM recognitions WHERE record_id = :record_id"
+DELETE_EVENTS = "DELETE FROM record_events WHERE record_id = :record_id"
+DELETE_RECORD = "DELETE FROM audio_records WHERE id = :record_id"
+DELETE_FILES = "DELETE FROM files WHERE record_id = :record_id"
+
+# Children first (they reference the record), the texts before the record
+# (their search trigger reads it), the record, then its files rows (which
+# the record references).
+DELETE_RECORD_IN_ORDER: tuple[str, ...] = (
+    DELETE_RECORD_TOPICS, CLEAR_CORRECTIONS, DELETE_TEXTS, DELETE_STRUCTURES,
+    DELETE_RECOGNITIONS, DELETE_EVENTS, DELETE_RECORD, DELETE_FILES,
+)
+
+# --- re-transcription ----------------------------------------------------------
+
+SELECT_FOR_RETRANSCRIBE = """
+SELECT r.id, r.owner_id, r.state, r.halted_at, r.normalized_file_id
+FROM audio_records AS r WHERE r.id = :id
+"""
+
+# Back to the stage whose step starts a recognition (or to normalization when
+# there is no normalized copy yet), as a fresh entry: flag, attempts, delay
+# and any claim cleared. Transcript and structure stay until the new ones land.
+RETRANSCRIBE = """
+UPDATE audio_records
+SET state = :stage, state_entered_at = :now, halted_at = NULL, halt_reason = NULL,
+    error_text = NULL, acquisition_id = NULL, acquire_expires_at = NULL, delay_time = NULL,
+    attempts = 0, lease_taken_over = 0, recognition_id = NULL,
+    language = coalesce(:language, language), updated_at = :now
+WHERE id = :id
+"""

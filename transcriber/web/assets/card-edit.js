@@ -1,0 +1,123 @@
+// The owner's part of a card: rename inline, the brief, topic chips, transcribe
+// again (in a chosen language) and delete, each asking first where it cannot
+// be undone. Every save answers the updated card, which the card then shows.
+
+import * as api from "./api.js";
+import { h, replace } from "./dom.js";
+import { spokenSelect } from "./upload.js";
+
+const TOPICS_MAX = 5;
+
+export function editors({ id, title, t, saved, retranscribed, deleted }) {
+  let record = null;
+  const note = h("p", { class: "edit-note", "aria-live": "polite" });
+  const fail = (error) => replace(note, h("span", { class: "error-text" }, error.message));
+
+  async function save(fields, done) {
+    note.textContent = t("edit.saving");
+    try {
+      const card = await api.editRecord(id, fields);
+      note.textContent = t("edit.saved");
+      saved(card);
+      if (done) done();
+    } catch (error) {
+      fail(error);
+    }
+  }
+
+  // Rename: the heading becomes a field; Enter saves, Esc cancels.
+  const titleInput = h("input", { id: "title-input", type: "text", maxlength: "255",
+    "aria-label": t("edit.title_label") });
+  const titleForm = h("form", { class: "title-form", hidden: true }, titleInput);
+  const titleButton = h("button", { type: "button", class: "button-quiet rename" },
+    t("edit.rename"));
+  const closeTitle = () => {
+    titleForm.hidden = true;
+    title.hidden = false;
+    titleButton.hidden = false;
+    titleButton.focus();
+  };
+  titleButton.addEventListener("click", () => {
+    titleInput.value = record?.title || "";
+    titleForm.hidden = false;
+    title.hidden = true;
+    titleButton.hidden = true;
+    titleInput.focus();
+  });
+  titleForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    save({ title: titleInput.value.trim() }, closeTitle);
+  });
+  titleInput.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      closeTitle();
+    }
+  });
+
+  const brief = h("textarea", { id: "brief", rows: "3", maxlength: "2000" });
+  const briefSave = h("button", { type: "button", class: "button" }, t("edit.save_brief"));
+  briefSave.addEventListener("click", () => save({ brief: brief.value }));
+
+  const chips = h("ul", { class: "chips topic-chips", "aria-label": t("edit.topics") });
+  const topicInput = h("input", { id: "topic-input", type: "text", maxlength: "64",
+    placeholder: t("edit.topic_placeholder") });
+  topicInput.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    const name = topicInput.value.trim();
+    if (!name) return;
+    const topics = [...new Set([...(record?.topics || []), name])];
+    if (topics.length > TOPICS_MAX) {
+      note.textContent = t("edit.topics_max", { max: TOPICS_MAX });
+      return;
+    }
+    save({ topics }, () => { topicInput.value = ""; });
+  });
+
+  const language = spokenSelect("retranscribe-language");
+  const again = h("button", { type: "button", class: "button" }, t("edit.retranscribe"));
+  again.addEventListener("click", async () => {
+    if (!window.confirm(t("edit.retranscribe_confirm"))) return;
+    note.textContent = t("edit.retranscribing");
+    try {
+      saved(await api.retranscribe(id, language.value));
+      note.textContent = t("edit.retranscribed");
+      retranscribed();
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+  const remove = h("button", { type: "button", class: "button button-danger" }, t("edit.delete"));
+  remove.addEventListener("click", async () => {
+    if (!window.confirm(t("edit.delete_confirm"))) return;
+    try {
+      await api.deleteRecord(id);
+      deleted();
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+  const panel = h("div", { class: "edit" },
+    h("label", { for: "brief" }, t("edit.brief")), brief, h("div", { class: "actions" }, briefSave),
+    h("label", { for: "topic-input" }, t("edit.topics")), chips, topicInput,
+    h("div", { class: "actions" },
+      h("label", { for: "retranscribe-language" }, t("edit.language")), language, again),
+    h("div", { class: "actions" }, remove),
+    note);
+
+  function show(card) {
+    record = card;
+    if (document.activeElement !== brief) brief.value = card.brief || "";
+    replace(chips, (card.topics || []).map((name) => h("li", { class: "chip", "data-topic": name },
+      h("a", { href: `/?topic=${encodeURIComponent(name)}` }, name),
+      h("button", { type: "button", class: "chip-remove",
+        "aria-label": t("edit.remove_topic", { name }),
+        onclick: () => save({ topics: card.topics.filter((x) => x !== name) }) }, "×"))));
+    again.disabled = !(card.stage === "done" || card.halt);
+  }
+
+  return { titleButton, titleForm, panel, show };
+}

@@ -1,0 +1,221 @@
+"""The routes of a person's edits: title, brief and topics, corrections, deletion, topics.
+
+The request bodies are checked here by pure functions (`parse_*`): a bad
+body is a 400 and nothing is written. The writes are writer commands that
+never touch a step's claim (`transcriber.db.commands.edits`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import structlog
+from aiohttp import web
+
+from transcriber import keys, transcripts
+from transcriber.db import queries as q
+from transcriber.db.commands.edits import CorrectTranscript, DeleteRecord, EditRecord
+from transcriber.db.commands.retranscribe import Retranscribe
+from transcriber.errors import Conflict, NotFound, TranscriberError
+from transcriber.ids import parse_id
+from transcriber.pipeline.steps.submit import object_key
+from transcriber.web.archive import card_body, current_utterances
+from transcriber.web.errors import ApiError, bad_request, not_found
+from transcriber.web.identity import current_user
+from transcriber.web.language import check_language
+from transcriber.web.responses import json_response
+
+log = structlog.get_logger(__name__)
+
+TITLE_MAX = 255
+BRIEF_MAX = 2000
+TOPICS_MAX = 5
+TOPIC_NAME_MAX = 64
+CORRECTIONS_MAX = 10_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordEdit:
+    title: str | None = None
+    brief: str | None = None
+    topics: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TranscriptEdit:
+    revision: int
+    utterances: tuple[Mapping[str, object], ...]
+
+
+def _text(data: Mapping[str, Any], name: str, limit: int) -> str | None:
+    if name not in data:
+        return None
+    value = data[name]
+    if not isinstance(value, str) or len(value) > limit:
+        raise bad_request(f"{name} must be a string of at most {limit} characters")
+    return value
+
+
+def parse_record_edit(data: object) -> RecordEdit:
+    """A PATCH body of the card: any of title, brief and topics, nothing else."""
+    if not isinstance(data, dict) or not data:
+        raise bad_request("the body must be a JSON object with title, brief or topics")
+    unknown = sorted(set(data) - {"title", "brief", "topics"})
+    if unknown:
+        raise bad_request("unknown fields: " + ", ".join(unknown))
+    topics: tuple[str, ...] | None = None
+    if "topics" in data:
+        raw = data["topics"]
+        if not isinstance(raw, list) or len(raw) > TOPICS_MAX:
+            raise bad_request(f"topics must be a list of at most {TOPICS_MAX} names")
+        names = []
+        for item in raw:
+            name = item.strip() if isinstance(item, str) else None
+            if not name or len(name) > TOPIC_NAME_MAX:
+                raise bad_request(
+                    f"a topic is a non-empty name of at most {TOPIC_NAME_MAX} characters")
+            names.append(name)
+        topics = tuple(dict.fromkeys(names))
+    return RecordEdit(title=_text(data, "title", TITLE_MAX),
+                      brief=_text(data, "brief", BRIEF_MAX), topics=topics)
+
+
+def parse_transcript_edit(data: object) -> TranscriptEdit:
+    """`{"revision": R, "utterances": [{"index": i, "text": "..."}]}`, nothing else."""
+    if not isinstance(data, dict) or set(data) != {"revision", "utterances"}:
+        raise bad_request("the body must be a JSON object with revision and utterances only")
+    revision, items = data["revision"], data["utterances"]
+    if not isinstance(revision, int) or isinstance(revision, bool) or revision < 0:
+        raise bad_request("revision must be a non-negative integer")
+    if not isinstance(items, list) or not items or len(items) > CORRECTIONS_MAX:
+        raise bad_request("utterances must be a non-empty list of corrections")
+    if not all(isinstance(item, dict) for item in items):
+        raise bad_request("each correction is an object with index and text")
+    return TranscriptEdit(revision=revision, utterances=tuple(items))
+
+
+async def read_json(request: web.Request) -> object:
+    if request.content_type != "application/json":
+        raise ApiError(415, "unsupported_media_type", "send application/json")
+    try:
+        return orjson.loads(await request.read())
+    except orjson.JSONDecodeError:
+        raise bad_request("the body is not JSON") from None
+
+
+def record_id_of(request: web.Request) -> str:
+    record_id = parse_id(request.match_info["id"])
+    if record_id is None:
+        raise not_found()
+    return record_id
+
+
+async def patch_record(request: web.Request) -> web.Response:
+    record_id = record_id_of(request)
+    owner_id = current_user(request).id
+    edit = parse_record_edit(await read_json(request))
+    try:
+        await request.app[keys.WRITER].ask(EditRecord(
+            record_id=record_id, owner_id=owner_id, title=edit.title, brief=edit.brief,
+            topics=edit.topics))
+    except NotFound:
+        raise not_found() from None
+    except sqlite3.IntegrityError:  # the schema's own five-topic limit
+        raise bad_request(f"a record has at most {TOPICS_MAX} topics") from None
+    log.info("record_edited", record_id=record_id)
+    return json_response(await card_body(request, record_id))
+
+
+async def patch_transcript(request: web.Request) -> web.Response:
+    record_id = record_id_of(request)
+    owner_id = current_user(request).id
+    edit = parse_transcript_edit(await read_json(request))
+    head = await request.app[keys.READERS].fetch_one(
+        q.edits.SELECT_OWNED, {"id": record_id, "owner_id": owner_id})
+    if head is None:
+        raise not_found()
+    if head["revision"] != edit.revision:
+        raise ApiError(409, "conflict", "the transcript changed since it was read; reload it")
+    try:
+        utterances = await current_utterances(request, record_id)
+    except transcripts.BadStructure:
+        log.error("transcript_bad_structure", record_id=record_id)
+        raise ApiError(500, "internal", "the stored transcript cannot be read") from None
+    if utterances is None:
+        raise ApiError(409, "not_ready", "the record has no transcript yet")
+    try:
+        corrected = transcripts.apply_corrections(utterances, edit.utterances)
+    except transcripts.BadCorrection as exc:
+        raise bad_request(str(exc)) from None
+    try:
+        await request.app[keys.WRITER].ask(CorrectTranscript(
+            record_id=record_id, owner_id=owner_id, revision=edit.revision,
+            structure_json=transcripts.dump_structure(corrected),
+            text=transcripts.plain_text(corrected)))
+    except Conflict:
+        raise ApiError(409, "conflict",
+                       "the transcript changed since it was read; reload it") from None
+    except NotFound:
+        raise not_found() from None
+    log.info("transcript_corrected", record_id=record_id, utterances=len(edit.utterances))
+    return json_response(await card_body(request, record_id))
+
+
+async def delete_record(request: web.Request) -> web.Response:
+    record_id = record_id_of(request)
+    try:
+        deleted = await request.app[keys.WRITER].ask(
+            DeleteRecord(record_id=record_id, owner_id=current_user(request).id))
+    except NotFound:
+        raise not_found() from None
+    # The rows are gone (committed): from here on the record does not exist,
+    # whatever happens to its files. What stays behind after a crash here
+    # the start-up sweep removes (folders no files row names).
+    log.info("record_deleted", record_id=record_id)
+    await request.app[keys.FILES].remove_record(record_id)
+    store = request.app.get(keys.OBJECT_STORE)
+    if store is not None:
+        prefix = request.app[keys.SETTINGS].s3.prefix
+        for part in deleted.part_indexes:
+            try:
+                await store.delete(object_key(prefix, record_id, part))
+            except TranscriberError as exc:
+                log.warning("record_object_not_deleted", record_id=record_id,
+                            error=type(exc).__name__)
+    return web.Response(status=204)
+
+
+async def list_topics(request: web.Request) -> web.Response:
+    rows = await request.app[keys.READERS].fetch_all(
+        q.edits.OWNER_TOPICS, {"owner_id": current_user(request).id})
+    return json_response({"items": [{"name": r["name"], "records": r["records"]}
+                                    for r in rows]})
+
+
+async def retranscribe(request: web.Request) -> web.Response:
+    record_id = record_id_of(request)
+    owner_id = current_user(request).id
+    language = request.query.get("language")
+    if request.can_read_body:
+        data = await read_json(request)
+        if not isinstance(data, dict) or set(data) - {"language"}:
+            raise bad_request("the body may hold only language")
+        value = data.get("language", language)
+        if value is not None and not isinstance(value, str):
+            raise bad_request("language must be a string")
+        language = value
+    try:
+        await request.app[keys.WRITER].ask(Retranscribe(
+            record_id=record_id, owner_id=owner_id,
+            language=check_language(request.app, language)))
+    except NotFound:
+        raise not_found() from None
+    except Conflict:
+        raise ApiError(409, "not_settled", "only a done or halted record can be "
+                                           "transcribed again") from None
+    log.info("record_retranscribed", record_id=record_id, origin="human")
+    return json_response(await card_body(request, record_id))

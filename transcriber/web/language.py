@@ -1,0 +1,31 @@
+"""The spoken language a person asks for: checked against the active recognizer."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from transcriber import keys
+from transcriber.providers.languages import AUTO, supported_languages
+from transcriber.web.errors import bad_request
+
+
+def active_provider(app: web.Application) -> str:
+    recognizer = app.get(keys.RECOGNIZER)
+    return recognizer.provider if recognizer is not None else (
+        app[keys.SETTINGS].recognizer.provider)
+
+
+def check_language(app: web.Application, value: str | None) -> str | None:
+    """The language as stored (None: not asked for); 400 with the list for an unknown one."""
+    if value is None:
+        return None
+    supported = supported_languages(active_provider(app))
+    code = value.strip().lower()
+    if code not in supported:
+        raise bad_request("language must be one of: " + ", ".join(supported))
+    return code
+
+
+def default_language(app: web.Application) -> str:
+    """`recognizer.language`, `auto` when empty."""
+    return app[keys.SETTINGS].recognizer.language.strip().lower() or AUTO
