@@ -16,6 +16,7 @@ import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
@@ -29,6 +30,7 @@ from transcriber.service.backup import MANIFEST_NAME
 AUDIO = Path(__file__).resolve().parents[1] / "fixtures" / "audio" / "librivox_0880.mp3"
 CLIENTS = 3
 DONE_BEFORE_BACKUP = 3
+WAIT_SECONDS = 60.0
 RECORDS = "SELECT id, state, title, original_filename, size_bytes FROM audio_records ORDER BY id"
 TRANSCRIPTS = "SELECT record_id, contents FROM texts WHERE kind = 'transcript' ORDER BY record_id"
 FILES = "SELECT record_id, file_name, size_bytes FROM files ORDER BY record_id, file_name"
@@ -38,6 +40,17 @@ def _cli(data_dir: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TRANSCRIBER_STORAGE_DATA_DIR": str(data_dir)}
     return subprocess.run([sys.executable, "-m", "transcriber.cli", *argv], env=env,
                           capture_output=True, text=True, timeout=120, check=False)
+
+
+def _start_with_fake_recognizer(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    """A real serve with the real steps (ffmpeg) and the fake recognizer."""
+    env = {**os.environ, "TRANSCRIBER_STORAGE_DATA_DIR": str(data_dir),
+           "TRANSCRIBER_SERVER_PORT": str(port), "TRANSCRIBER_PIPELINE_WORKERS": "2",
+           "TRANSCRIBER_SERVER_UPLOADS_PER_USER_MAX": "8",
+           "TRANSCRIBER_STORAGE_MIN_FREE_BYTES": "0"}
+    return subprocess.Popen([sys.executable, "-m", "tests.serve_with_fakes",
+                             "--fake-recognizer"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
 def _count(data_dir: Path, sql: str) -> int:
@@ -60,9 +73,8 @@ async def _keep_uploading(port: int, data: bytes, stop: asyncio.Event) -> list[s
     return acked
 
 
-async def _wait_for(condition: object, timeout: float = 60) -> None:
-    assert callable(condition)
-    deadline = asyncio.get_running_loop().time() + timeout
+async def _wait_for(condition: Callable[[], bool]) -> None:
+    deadline = asyncio.get_running_loop().time() + WAIT_SECONDS
     while not condition():
         assert asyncio.get_running_loop().time() < deadline, "timed out"
         await asyncio.sleep(0.1)
@@ -72,10 +84,7 @@ async def test_backup_of_a_live_server_restores_complete_and_consistent(tmp_path
     data_dir, dest, restored = tmp_path / "data", tmp_path / "backup", tmp_path / "restored"
     data_dir.mkdir()
     port = free_port()
-    server = start_server(data_dir, port, fake_recognizer=True,
-                          TRANSCRIBER_PIPELINE_WORKERS="2",
-                          TRANSCRIBER_SERVER_UPLOADS_PER_USER_MAX="8",
-                          TRANSCRIBER_STORAGE_MIN_FREE_BYTES="0")
+    server = _start_with_fake_recognizer(data_dir, port)
     stop = asyncio.Event()
     try:
         await asyncio.to_thread(wait_ready, port, server)
@@ -101,7 +110,8 @@ async def test_backup_of_a_live_server_restores_complete_and_consistent(tmp_path
     assert DONE_BEFORE_BACKUP <= manifest["transcripts"] <= manifest["records"] == len(snapshot)
     assert len(snapshot) < len(acked)
     assert {row["id"] for row in snapshot} < set(acked)
-    assert manifest["files"] == _count(dest, FILES) and manifest["missing"] == []
+    assert manifest["files"] == _count(dest, FILES)
+    assert manifest["missing"] == []
     assert not list((dest / "records").glob("*/*.part"))
 
     restore = await asyncio.to_thread(_cli, restored, "restore", str(dest))

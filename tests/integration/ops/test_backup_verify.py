@@ -40,9 +40,10 @@ def test_backup_restore_verify_round_trip(tmp_path: Path, data_dir: Path,
     capsys.readouterr()
     assert _cli(monkeypatch, data_dir, "backup", str(dest), "--json") == 0
     manifest = orjson.loads(capsys.readouterr().out)
-    assert manifest["records"] == 6 and manifest["files"] == 6 and manifest["transcripts"] == 6
+    assert (manifest["records"], manifest["files"], manifest["transcripts"]) == (6, 6, 6)
     assert manifest["file_bytes"] == sum(map(len, stored.values()))
-    assert manifest["linked"] + manifest["copied"] == 6 and manifest["missing"] == []
+    assert manifest["linked"] + manifest["copied"] == 6
+    assert manifest["missing"] == []
     assert manifest["database_sha256"] == sha256_of(dest / "transcriber.sqlite3")
     assert sorted(p.name for p in dest.iterdir()) == [MANIFEST_NAME, RECORDS_DIR,
                                                       "transcriber.sqlite3"]
@@ -70,7 +71,8 @@ def test_a_file_the_snapshot_names_but_missing_fails_the_backup(
     with pytest.raises(MissingFiles) as caught:
         backup(data_dir, tmp_path / "b1")
     assert caught.value.manifest.missing == [gone]
-    assert not (tmp_path / "b1").exists() and not list(tmp_path.glob(".b1*"))
+    assert not (tmp_path / "b1").exists()
+    assert not list(tmp_path.glob(".b1*"))
     assert _cli(monkeypatch, data_dir, "backup", str(tmp_path / "b2")) == 1
     assert gone in capsys.readouterr().err
 
@@ -141,7 +143,8 @@ def test_verify_lists_every_kind_of_problem(data_dir: Path, monkeypatch: pytest.
     assert "integrity" not in report.problems
     assert _cli(monkeypatch, data_dir, "verify") == 1
     err = capsys.readouterr().err
-    assert first in err and "stray.bin" in err and "r0002" in err
+    for shown in (first, "stray.bin", "r0002"):
+        assert shown in err
 
 
 def test_verify_finds_a_record_missing_from_the_search_index(data_dir: Path) -> None:
