@@ -27,16 +27,12 @@ def free_port() -> int:
 
 
 def start_server(
-    data_dir: Path, port: int, *, fake_steps: str | None = None, fake_recognizer: bool = False,
-    **env: str,
+    data_dir: Path, port: int, *, fake_steps: str | None = None, **env: str
 ) -> subprocess.Popen[bytes]:
     """`transcriber serve` in a process of its own; with `fake_steps` (e.g.
-    "normalize=60"), the test entry point that injects fake steps instead;
-    with `fake_recognizer`, the real steps and the fake recognizer."""
-    command = ([sys.executable, "-m", "transcriber.cli", "serve"]
-               if fake_steps is None and not fake_recognizer
-               else [sys.executable, "-m", "tests.serve_with_fakes", "--steps", fake_steps or ""]
-               + (["--fake-recognizer"] if fake_recognizer else []))
+    "normalize=60"), the test entry point that injects fake steps instead."""
+    command = ([sys.executable, "-m", "transcriber.cli", "serve"] if fake_steps is None
+               else [sys.executable, "-m", "tests.serve_with_fakes", "--steps", fake_steps])
     environment = {
         **os.environ,
         "TRANSCRIBER_STORAGE_DATA_DIR": str(data_dir),
