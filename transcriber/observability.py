@@ -71,6 +71,15 @@ HTTP_REQUEST_SECONDS = Histogram(
     buckets=_FAST_BUCKETS,
 )
 
+STORAGE_FREE_BYTES = Gauge(
+    "transcriber_storage_free_bytes",
+    "Free bytes on the file system of the data folder (read on scrape)",
+)
+STORAGE_MIN_FREE_BYTES = Gauge(
+    "transcriber_storage_min_free_bytes",
+    "storage.min_free_bytes: uploads and downloads need this much free beyond their size",
+)
+
 TELEGRAM_UPDATES = Counter(
     "transcriber_telegram_updates_total",
     "Telegram updates dealt with, by outcome (accepted, repeated, refused_<reason>, …)",

@@ -38,7 +38,7 @@ from transcriber.db import queries as q
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import PermanentFailure, TooLarge
+from transcriber.errors import PermanentFailure, StorageFull, TooLarge
 from transcriber.files import RecordFiles
 from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
@@ -215,6 +215,9 @@ class TelegramDoor:
         except TooLarge:
             return await self._refuse(message, "too_large",
                                       rules.too_large_text(self._settings.download_max_bytes))
+        except StorageFull:
+            log.warning("storage_full", door="telegram")
+            return await self._refuse(message, "storage_full", texts.STORAGE_FULL)
         except EmptyInput:
             return await self._refuse(message, "empty", texts.EMPTY)
         except AudioRefused as exc:

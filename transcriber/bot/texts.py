@@ -36,6 +36,10 @@ TRY_AGAIN = (
     "I could not take this recording in right now (a temporary problem). "
     "Please send it again in a few minutes."
 )
+STORAGE_FULL = (
+    "The archive has no room for this recording right now. Nothing was stored. "
+    "Please send it again later; the service owner has been told."
+)
 EMPTY_TRANSCRIPT = "The recording is transcribed, but no speech was recognised in it."
 TRANSCRIPT_AS_FILE = (
     "The transcript is too long for a message ({chars} characters), so it is attached as a file."

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from transcriber import keys
 from transcriber.db import queries as q
-from transcriber.observability import RECORDS_BY_STAGE, RECORDS_HALTED, WRITER_MAILBOX_DEPTH
+from transcriber.observability import (
+    RECORDS_BY_STAGE,
+    RECORDS_HALTED,
+    STORAGE_FREE_BYTES,
+    STORAGE_MIN_FREE_BYTES,
+    WRITER_MAILBOX_DEPTH,
+)
 from transcriber.stages import STAGES, HaltReason
 from transcriber.web.responses import json_response
 
@@ -37,6 +45,10 @@ async def metrics(request: web.Request) -> web.Response:
     writer = request.app.get(keys.WRITER)
     if writer is not None:
         WRITER_MAILBOX_DEPTH.set(writer.mailbox_depth)
+    files = request.app.get(keys.FILES)
+    if files is not None:
+        STORAGE_FREE_BYTES.set(await asyncio.to_thread(files.free_bytes))
+        STORAGE_MIN_FREE_BYTES.set(request.app[keys.SETTINGS].storage.min_free_bytes)
     return web.Response(body=generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 
