@@ -31,7 +31,7 @@ import structlog
 
 from transcriber.errors import PermanentFailure, TranscriberError, TransientFailure
 from transcriber.ids import new_id
-from transcriber.observability import PROVIDER_CALL_SECONDS
+from transcriber.observability import PROVIDER_CALL_SECONDS, RECOGNITION_REALTIME_FACTOR
 from transcriber.ports import Utterance
 from transcriber.providers.recognizer import AudioPart, Submitted
 from transcriber.settings import RecognizerSettings
@@ -156,6 +156,9 @@ class WhisperRecognizer:
         finally:
             PROVIDER_CALL_SECONDS.labels("local", "recognize").observe(
                 time.perf_counter() - started)
+        if part.duration_ms > 0:
+            RECOGNITION_REALTIME_FACTOR.labels("local").observe(
+                (time.perf_counter() - started) / (part.duration_ms / 1000))
         return Submitted(external_id=f"local-{new_id()}", payload=payload)
 
     async def fetch(self, external_id: str) -> bytes | None:
