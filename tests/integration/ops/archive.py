@@ -24,7 +24,7 @@ def make_archive(data_dir: Path, records: int = 5) -> dict[str, bytes]:
                                       "now": NOW})
         for n in range(records):
             rid, fid = f"r{n:04d}", f"f{n:04d}"
-            body = bytes([n]) * (1000 + n)
+            body = bytes([n % 256]) * (1000 + n)
             path = data_dir / RECORDS_DIR / rid / f"{fid}.mp3"
             path.parent.mkdir(parents=True)
             path.write_bytes(body)
