@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 from pathlib import Path
@@ -153,3 +154,20 @@ def test_verify_finds_a_record_missing_from_the_search_index(data_dir: Path) -> 
     tamper(db, "DELETE FROM record_search_keys WHERE record_id = 'r0001'")
     problems = verify(db, data_dir).problems["search"]
     assert "record r0001 has no search key" in problems
+
+
+def test_another_file_system_gets_copies(tmp_path: Path, data_dir: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    stored = make_archive(data_dir, records=3)
+
+    def cross_device(source: object, target: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", cross_device)
+    manifest = backup(data_dir, tmp_path / "b")
+    assert (manifest.linked, manifest.copied) == (0, 3)
+    for relative, body in stored.items():
+        copy = tmp_path / "b" / relative
+        assert copy.read_bytes() == body
+        assert copy.stat().st_ino != (data_dir / relative).stat().st_ino
+    assert verify(database_path(tmp_path / "b"), tmp_path / "b").ok
