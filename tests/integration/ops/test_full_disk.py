@@ -8,6 +8,7 @@ machine's own disk is never filled.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,10 +20,13 @@ from pytest_aiohttp import AiohttpClient
 from tests.conftest import SettingsFactory
 from tests.integration.ops.small_disk import SmallDisk
 from tests.integration.web.helpers import stored_files, upload
+from transcriber import files as files_module
 from transcriber import keys
 from transcriber.errors import StorageFull, TransientFailure
 from transcriber.files import RecordFiles, has_room
+from transcriber.pipeline.policy import RetryDecision, decide
 from transcriber.service.app import build_app
+from transcriber.settings import PipelineSettings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
 
@@ -131,3 +135,21 @@ async def test_metrics_show_the_free_bytes(start_full: object) -> None:
     text = await (await client.get("/metrics")).text()
     assert "transcriber_storage_free_bytes 123456.0" in text
     assert f"transcriber_storage_min_free_bytes {float(MARGIN)}" in text
+
+
+async def test_a_step_copy_that_meets_a_full_disk_is_transient(
+        data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = RecordFiles(data_dir)
+    file_id, temp = files.temp_path("r1", ".ogg")  # what normalize's ffmpeg wrote
+    temp.write_bytes(b"ogg")
+
+    def no_room(source: Path, final: Path) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files_module, "_fsync_and_rename", no_room)
+    with pytest.raises(StorageFull) as caught:
+        await files.finalize("r1", file_id, temp)
+    assert isinstance(caught.value, TransientFailure)
+    decision = decide(caught.value, attempts=1, settings=PipelineSettings())
+    assert isinstance(decision, RetryDecision)  # retried with backoff, never halted (P17)
+    assert decision.error_class == "StorageFull"
