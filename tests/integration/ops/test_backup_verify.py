@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
+import structlog
 
 from tests.integration.ops.archive import make_archive, raw, tamper
 from transcriber.cli import main
@@ -24,6 +27,19 @@ from transcriber.service.backup import (
 )
 from transcriber.service.storage import INSTANCE_LOCK
 from transcriber.service.verify import verify
+
+
+@pytest.fixture(autouse=True)
+def restore_logging() -> Iterator[None]:
+    """`main` configures structlog and the root logger (level WARNING for these
+    commands); later tests read info events: put the old set-up back."""
+    saved = structlog.get_config()
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    yield
+    structlog.configure(**saved)
+    root.setLevel(level)
+    root.handlers[:] = handlers
 
 
 def _cli(monkeypatch: pytest.MonkeyPatch, data_dir: Path, *argv: str) -> int:
