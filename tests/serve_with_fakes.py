@@ -20,10 +20,14 @@ from transcriber.observability import configure_logging
 from transcriber.pipeline.notify import ReplyWithTranscript
 from transcriber.service.app import build_app
 from transcriber.settings import Settings, load_settings
+from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.steps import Behaviour, FakeStep, fake_steps_from_spec
 
 
-async def _serve(settings: Settings, spec: str, *, reply: bool) -> int:
+async def _serve(settings: Settings, spec: str, *, reply: bool, fake_recognizer: bool) -> int:
+    if fake_recognizer:
+        # The real steps (ffmpeg included) with a recognizer that answers at once.
+        return await serve(settings, build_app(settings, recognizer=FakeRecognizer()))
     steps = fake_steps_from_spec(spec)
     if reply:
         # The real finish step's effect: a Telegram record's reply goes into the outbox.
@@ -38,6 +42,8 @@ def main() -> int:
     parser.add_argument("--steps", default="", help='e.g. "normalize=60,poll=0.5" (seconds)')
     parser.add_argument("--reply", action="store_true",
                         help="the finish step replies to Telegram records, as the real one")
+    parser.add_argument("--fake-recognizer", action="store_true",
+                        help="real steps, the recognizer of transcriber.testing instead")
     args = parser.parse_args()
     try:
         settings = load_settings()
@@ -45,7 +51,8 @@ def main() -> int:
         print(f"transcriber: bad setting {exc}", file=sys.stderr)
         return EXIT_CONFIG
     configure_logging(settings.logging.level, settings.logging.format)
-    return asyncio.run(_serve(settings, args.steps, reply=args.reply))
+    return asyncio.run(_serve(settings, args.steps, reply=args.reply,
+                              fake_recognizer=args.fake_recognizer))
 
 
 if __name__ == "__main__":

@@ -89,3 +89,11 @@ class TransientFailure(StepFailure):
 
 class PermanentFailure(StepFailure):
     """Retrying cannot help: halt the record with `step_failed` now."""
+
+
+class StorageFull(TransientFailure):
+    """The disk holding the data folder has no room (before a write, or during
+    one): transient, a retry after space is freed succeeds (P17)."""
+
+    def __init__(self, reason: str = "the disk holding the data folder is full") -> None:
+        super().__init__(reason)

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import shutil
 import unicodedata
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
-from transcriber.errors import IncompleteInput, TooLarge
+from transcriber.errors import IncompleteInput, StorageFull, TooLarge
 from transcriber.ids import new_unguessable_id
 
 RECORDS_DIR = "records"
@@ -49,9 +51,48 @@ def clean_original_name(raw: str | None) -> str:
     return name.strip()[:ORIGINAL_NAME_MAX]
 
 
+# The errors of a disk (or a quota) with no room left.
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+FreeBytes = Callable[[Path], int]
+Opener = Callable[[Path], BinaryIO]
+
+
+def disk_free_bytes(path: Path) -> int:
+    return shutil.disk_usage(path).free
+
+
+def _open_new(path: Path) -> BinaryIO:
+    return path.open("wb")
+
+
+def has_room(*, free: int, size: int | None, margin: int) -> bool:
+    """Pure: a write of `size` bytes (unknown: 0) may start with `free` bytes free."""
+    return free >= (size or 0) + margin
+
+
+def is_no_room(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in _NO_ROOM
+
+
 class RecordFiles:
-    def __init__(self, data_dir: Path) -> None:
+    """`free_bytes` and `opener` are the file layer (tests inject a disk that fills)."""
+
+    def __init__(self, data_dir: Path, *, min_free_bytes: int = 0,
+                 free_bytes: FreeBytes = disk_free_bytes, opener: Opener = _open_new) -> None:
+        self._data_dir = data_dir
         self._root = data_dir / RECORDS_DIR
+        self._min_free = min_free_bytes
+        self._free_bytes = free_bytes
+        self._open = opener
+
+    def free_bytes(self) -> int:
+        return self._free_bytes(self._data_dir)
+
+    def check_room(self, size: int | None) -> None:
+        """Raise `StorageFull` unless `size` bytes plus `storage.min_free_bytes` are free."""
+        if not has_room(free=self.free_bytes(), size=size, margin=self._min_free):
+            raise StorageFull("not enough free space for this file")
 
     def record_dir(self, record_id: str) -> Path:
         return self._root / record_id
@@ -70,7 +111,12 @@ class RecordFiles:
         """fsync the temporary file and rename it to its final name."""
         ext = temp.name.removesuffix(TEMP_SUFFIX).removeprefix(f".{file_id}")
         final = self.path_of(record_id, f"{file_id}{ext}")
-        await asyncio.to_thread(_fsync_and_rename, temp, final)
+        try:
+            await asyncio.to_thread(_fsync_and_rename, temp, final)
+        except OSError as exc:
+            if is_no_room(exc):  # a step's copy (normalize) retries later (P17)
+                raise StorageFull() from exc
+            raise
         return PlacedFile(record_id=record_id, file_id=file_id, file_name=final.name,
                           path=final, size_bytes=final.stat().st_size)
 
@@ -86,10 +132,12 @@ class RecordFiles:
         """Stream into place; nothing stays behind if the stream fails or is too big."""
         if expected_size is not None and expected_size > limit:
             raise TooLarge(limit)
+        # Before the first byte is read: a download that cannot fit never starts.
+        self.check_room(expected_size)
         file_id, temp = self.temp_path(record_id, ext)
         written = 0
         try:
-            with temp.open("wb") as handle:
+            with self._open(temp) as handle:
                 async for chunk in chunks:
                     written += len(chunk)
                     if written > limit:
@@ -98,6 +146,12 @@ class RecordFiles:
             if expected_size is not None and written != expected_size:
                 raise IncompleteInput(f"got {written} of {expected_size} declared bytes")
             return await self.finalize(record_id, file_id, temp)
+        except OSError as exc:
+            temp.unlink(missing_ok=True)
+            self.remove_dir_if_empty(record_id)
+            if is_no_room(exc):
+                raise StorageFull() from exc
+            raise
         except BaseException:
             temp.unlink(missing_ok=True)
             self.remove_dir_if_empty(record_id)

@@ -66,12 +66,37 @@ PROVIDER_CALL_SECONDS = Histogram(
     "transcriber_provider_call_seconds", "Outbound provider calls", ["provider", "call"],
     buckets=_STEP_BUCKETS,
 )
+RECOGNITION_REALTIME_FACTOR = Histogram(
+    "transcriber_recognition_realtime_factor",
+    "Seconds of recognition per second of audio (local recognizer; below 1 is faster "
+    "than real time)",
+    ["provider"],
+    buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 4),
+)
+STAGE_OLDEST_SECONDS = Gauge(
+    "transcriber_stage_oldest_seconds",
+    "Age in its stage of the oldest record not halted, by stage with a limit (read on scrape)",
+    ["stage"],
+)
+STAGE_LIMIT_SECONDS = Gauge(
+    "transcriber_stage_limit_seconds",
+    "How long a record may stay in the stage before it is halted stuck (P11)", ["stage"],
+)
 HTTP_REQUESTS = Counter(
     "transcriber_http_requests_total", "HTTP requests by route and status", ["route", "status"]
 )
 HTTP_REQUEST_SECONDS = Histogram(
     "transcriber_http_request_seconds", "HTTP request duration by route", ["route"],
     buckets=_FAST_BUCKETS,
+)
+
+STORAGE_FREE_BYTES = Gauge(
+    "transcriber_storage_free_bytes",
+    "Free bytes on the file system of the data folder (read on scrape)",
+)
+STORAGE_MIN_FREE_BYTES = Gauge(
+    "transcriber_storage_min_free_bytes",
+    "storage.min_free_bytes: uploads and downloads need this much free beyond their size",
 )
 
 TELEGRAM_UPDATES = Counter(

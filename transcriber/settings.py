@@ -88,6 +88,11 @@ class StorageSettings:
     read_connections: int = 4
     busy_timeout_ms: int = 5000
     writer_batch_max: int = 64
+    # An upload or download starts only with its declared size plus this much free.
+    min_free_bytes: int = 1024**3
+    # Caches shared by every data folder (the joined Whisper model); none:
+    # $XDG_CACHE_HOME/transcriber, else ~/.cache/transcriber. Never backed up.
+    cache_dir: Path | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -41,7 +41,7 @@ from transcriber.db.commands.telegram import NoteStatus
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import PermanentFailure, TooLarge
+from transcriber.errors import PermanentFailure, StorageFull, TooLarge
 from transcriber.files import RecordFiles
 from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
@@ -237,6 +237,10 @@ class TelegramDoor:
                 )
         except TooLarge:
             return await self._refuse(message, "too_large", texts.too_large(lang, limit))
+        except StorageFull:
+            log.warning("storage_full", door="telegram")
+            return await self._refuse(message, "storage_full",
+                                      texts.say(lang, Text.STORAGE_FULL))
         except EmptyInput:
             return await self._refuse(message, "empty", texts.say(lang, Text.EMPTY))
         except AudioRefused as exc:

@@ -32,6 +32,7 @@ class T(StrEnum):
     SAMPLE_RATE_TOO_LOW = "sample_rate_too_low"
     NOT_DOWNLOADABLE = "not_downloadable"
     TRY_AGAIN = "try_again"
+    STORAGE_FULL = "storage_full"
     EMPTY_TRANSCRIPT = "empty_transcript"
     TRANSCRIPT_AS_FILE = "transcript_as_file"
     HALT_NOTICE = "halt_notice"
@@ -98,6 +99,10 @@ EN: Mapping[T, str] = {
     T.TRY_AGAIN: (
         "I could not take this recording in right now (a temporary problem). "
         "Please send it again in a few minutes."
+    ),
+    T.STORAGE_FULL: (
+        "The archive has no room for this recording right now. Nothing was stored. "
+        "Please send it again later; the service owner has been told."
     ),
     T.EMPTY_TRANSCRIPT: "The recording is transcribed, but no speech was recognised in it.",
     T.TRANSCRIPT_AS_FILE: (
@@ -172,6 +177,10 @@ RU: Mapping[T, str] = {
     T.TRY_AGAIN: (
         "Сейчас я не смог принять эту запись (временная неполадка). "
         "Пришлите её ещё раз через несколько минут."
+    ),
+    T.STORAGE_FULL: (
+        "Сейчас в архиве нет места для этой записи. Ничего не сохранено. "
+        "Пришлите её позже; владелец сервиса уже знает."
     ),
     T.EMPTY_TRANSCRIPT: "Запись расшифрована, но речи в ней не найдено.",
     T.TRANSCRIPT_AS_FILE: (

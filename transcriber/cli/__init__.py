@@ -26,7 +26,8 @@ __all__ = ["EXIT_CONFIG", "EXIT_FATAL", "main"]
 # only bury it (warnings and errors still show). The load test's simulated
 # failures log a warning each, and its report counts them.
 _QUIET_LEVEL = {"transcribe": "WARNING", "status": "WARNING", "resume": "WARNING",
-                "loadtest": "ERROR"}
+                "loadtest": "ERROR", "backup": "WARNING", "restore": "WARNING",
+                "verify": "WARNING"}
 
 
 class Command(Protocol):

@@ -58,11 +58,32 @@ def build_parser() -> argparse.ArgumentParser:
                             help="transcript format (default: txt)")
     transcribe.add_argument("--owner", default=None, metavar="LOGIN",
                             help="whose records they become (default: server.anonymous_user)")
+    _add_maintenance(sub, common)
     _add_loadtest(sub.add_parser(
         "loadtest", parents=common,
         help="the real pipeline with simulated steps on a throwaway archive; "
              "checks its invariants (exit 1 when one is broken)"))
     return parser
+
+
+def _add_maintenance(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                     common: list[argparse.ArgumentParser]) -> None:
+    backup = sub.add_parser(
+        "backup", parents=common,
+        help="copy the live archive (database snapshot, its files, a manifest) into DEST")
+    backup.add_argument("dest", type=Path, metavar="DEST", help="a new folder")
+    backup.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    restore = sub.add_parser(
+        "restore", parents=common,
+        help="restore the backup SRC into the (empty, unused) data folder")
+    restore.add_argument("src", type=Path, metavar="SRC", help="a folder made by backup")
+    verify = sub.add_parser(
+        "verify", parents=common,
+        help="check a data folder (or a backup): integrity, foreign keys, files, search "
+             "(exit 1 with a list when something is wrong)")
+    verify.add_argument("folder", type=Path, nargs="?", default=None, metavar="FOLDER",
+                        help="the folder to check (default: storage.data_dir)")
+    verify.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _add_loadtest(load: argparse.ArgumentParser) -> None:

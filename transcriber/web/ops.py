@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from transcriber import keys
+from transcriber.clock import parse_time
 from transcriber.db import queries as q
-from transcriber.observability import RECORDS_BY_STAGE, RECORDS_HALTED, WRITER_MAILBOX_DEPTH
+from transcriber.observability import (
+    RECORDS_BY_STAGE,
+    RECORDS_HALTED,
+    STAGE_LIMIT_SECONDS,
+    STAGE_OLDEST_SECONDS,
+    STORAGE_FREE_BYTES,
+    STORAGE_MIN_FREE_BYTES,
+    WRITER_MAILBOX_DEPTH,
+)
+from transcriber.pipeline.policy import stuck_limit_seconds
 from transcriber.stages import STAGES, HaltReason
 from transcriber.web.responses import json_response
 
@@ -37,6 +49,10 @@ async def metrics(request: web.Request) -> web.Response:
     writer = request.app.get(keys.WRITER)
     if writer is not None:
         WRITER_MAILBOX_DEPTH.set(writer.mailbox_depth)
+    files = request.app.get(keys.FILES)
+    if files is not None:
+        STORAGE_FREE_BYTES.set(await asyncio.to_thread(files.free_bytes))
+        STORAGE_MIN_FREE_BYTES.set(request.app[keys.SETTINGS].storage.min_free_bytes)
     return web.Response(body=generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 
@@ -51,6 +67,24 @@ async def refresh_record_gauges(app: web.Application) -> None:
     }
     for reason in HaltReason:
         RECORDS_HALTED.labels(reason.value).set(halted.get(reason.value, 0))
+    await refresh_stage_age_gauges(app)
+
+
+async def refresh_stage_age_gauges(app: web.Application) -> None:
+    """The oldest record of each stage with a limit against that limit: the
+    alert fires before P11 halts records `stuck`."""
+    settings = app[keys.SETTINGS].pipeline
+    now = app[keys.CLOCK].now()
+    for spec in STAGES:
+        limit = stuck_limit_seconds(spec.stage, settings)
+        if limit is None:
+            continue
+        row = await app[keys.READERS].fetch_one(q.records.OLDEST_IN_STAGE,
+                                                {"state": spec.stage.value})
+        oldest = row["oldest"] if row is not None else None
+        age = (now - parse_time(oldest)).total_seconds() if oldest else 0.0
+        STAGE_OLDEST_SECONDS.labels(spec.stage.value).set(max(age, 0.0))
+        STAGE_LIMIT_SECONDS.labels(spec.stage.value).set(limit)
 
 
 def add_routes(app: web.Application) -> None:

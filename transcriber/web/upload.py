@@ -20,7 +20,13 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from transcriber import keys
 from transcriber.db import queries as q
-from transcriber.errors import IncompleteInput, PermanentFailure, TooLarge, TransientFailure
+from transcriber.errors import (
+    IncompleteInput,
+    PermanentFailure,
+    StorageFull,
+    TooLarge,
+    TransientFailure,
+)
 from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.web.errors import ApiError, error_response
 from transcriber.web.identity import current_user
@@ -54,6 +60,12 @@ def _refused(exc: AudioRefused, max_seconds: int) -> ApiError:
                     "the audio is sampled below 8 kHz, too coarse to carry speech")
 
 
+def _storage_full() -> ApiError:
+    return ApiError(507, "insufficient_storage",
+                    "the server has no room for this file now; nothing was stored",
+                    close=True, headers={"Retry-After": "300"})
+
+
 def _declared_too_large(request: web.Request, limit: int) -> bool:
     length = request.content_length
     if length is None:
@@ -70,6 +82,13 @@ async def expect_handler(request: web.Request) -> web.StreamResponse | None:
     if _declared_too_large(request, limit):
         response = error_response(413, "payload_too_large",
                                   f"the file is larger than {limit} bytes")
+        response.force_close()
+        return response
+    try:
+        request.app[keys.FILES].check_room(request.content_length)
+    except StorageFull:
+        response = error_response(507, "insufficient_storage",
+                                  "the server has no room for this file now; nothing was stored")
         response.force_close()
         return response
     if request.version >= (1, 1):
@@ -144,6 +163,10 @@ async def upload(request: web.Request) -> web.Response:
     limit = server.upload_max_bytes
     if _declared_too_large(request, limit):
         raise _too_large(limit)
+    try:
+        request.app[keys.FILES].check_room(request.content_length)
+    except StorageFull:
+        raise _storage_full() from None
     owner = current_user(request)
     # Before a byte of the body is read: a refused upload costs nothing.
     async with (request.app[UPLOAD_SLOTS].hold(owner.id),
@@ -203,6 +226,8 @@ async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Respo
         raise ApiError(400, "empty_file", "the file is empty") from None
     except AudioRefused as exc:
         raise _refused(exc, server.record_max_seconds) from None
+    except StorageFull:
+        raise _storage_full() from None
     except PermanentFailure:
         raise ApiError(415, "not_audio",
                        "the file is not audio that can be read (no audio stream found)"

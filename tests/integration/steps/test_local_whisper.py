@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.integration.pipeline.support import sample
 from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, drive, record_row
 from tests.integration.steps.textmetrics import cer, wer
 from transcriber.db import queries as q
@@ -70,9 +71,14 @@ async def test_local_pipeline_transcribes_real_english_speech(
     add_record: AddRecord, make_actor: MakeActor, settings: Settings, clock: FakeClock,
     readers: ReaderPool, whisper: WhisperRecognizer, record_files: RecordFiles,
 ) -> None:
+    factors = sample("transcriber_recognition_realtime_factor_count", {"provider": "local"})
     record_id, text = await _transcribe(FIXTURES / "librivox_0880.mp3", add_record, make_actor,
                                         settings, clock, readers, whisper)
     assert wer(LIBRIVOX_TEXT, text) <= 0.25, text
+    # One recognition, one real-time factor (a few seconds of audio: well above 0).
+    assert sample("transcriber_recognition_realtime_factor_count",
+                  {"provider": "local"}) == factors + 1
+    assert sample("transcriber_recognition_realtime_factor_sum", {"provider": "local"}) > 0
     structure = await readers.fetch_one(q.results.SELECT_STRUCTURE,
                                         {"record_id": record_id, "version": 1})
     assert structure is not None

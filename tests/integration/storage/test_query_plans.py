@@ -45,6 +45,17 @@ EXCEPTIONS: dict[str, str] = {
     "telegram.DUE_CHATS":
         "scans only a partial index of the pending outbox rows (the queue, not the archive); "
         "on a reader, once per delivery round",
+    "maintenance.SNAPSHOT_FILES":
+        "backup and verify list every stored file, on their own snapshot or copy, never in "
+        "the writer",
+    "maintenance.COUNTS":
+        "the backup manifest's and verify's totals over the whole copy, once per run",
+    "maintenance.RECORDS_WITHOUT_SEARCH_KEY":
+        "verify reads every record of a folder nobody writes, once per run",
+    "maintenance.SEARCH_KEYS_WITHOUT_RECORD":
+        "verify reads every search key of a folder nobody writes, once per run",
+    "maintenance.FILL_EXPECTED_INDEX":
+        "verify rebuilds the whole search index into a temporary table to compare, once per run",
     "loadtest.RECORD_TOTALS":
         "the load test's final check of its own throw-away archive, once after the run",
     "loadtest.RECORD_IDS":
@@ -103,9 +114,21 @@ def _plan(conn: sqlite3.Connection, sql: str, params: dict[str, object]) -> list
     return [row["detail"] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
 
 
-def growing_scans(plan: list[str]) -> list[str]:
+_ALIAS_RE = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)\s+(?:AS\s+)?(\w+)", re.I)
+_NOT_ALIAS = {"where", "on", "join", "left", "inner", "cross", "group", "order", "limit",
+              "using", "natural", "set", "values", "union", "except"}
+
+
+def aliases(sql: str) -> dict[str, str]:
+    """`FROM audio_records AS r` -> {"r": "audio_records"}: a plan names the alias."""
+    return {alias: table for table, alias in _ALIAS_RE.findall(sql)
+            if alias.lower() not in _NOT_ALIAS}
+
+
+def growing_scans(plan: list[str], names: dict[str, str] | None = None) -> list[str]:
     """The plan lines that read a whole growing table (or its whole index)."""
     scans = []
+    names = names or {}
     for detail in plan:
         vtab = _VTAB_RE.match(detail)
         if vtab:
@@ -113,7 +136,7 @@ def growing_scans(plan: list[str]) -> list[str]:
                 scans.append(detail)
             continue
         scan = _SCAN_RE.match(detail)
-        if scan and scan.group(1) in GROWING:
+        if scan and names.get(scan.group(1), scan.group(1)) in GROWING:
             scans.append(detail)
     return scans
 
@@ -165,6 +188,9 @@ def populated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def conn(populated: Path, request: pytest.FixtureRequest) -> Iterator[sqlite3.Connection]:
     conn = open_sync(populated, busy_timeout_ms=1000)
     conn.execute("BEGIN")  # ANALYZE is rolled back: each case plans as it says
+    # verify's temporary index and vocabularies, which its statements read.
+    for statement in (q.maintenance.CREATE_EXPECTED_INDEX, *q.maintenance.CREATE_VOCABULARIES):
+        conn.execute(statement)
     if request.param == "analyzed":
         conn.execute("ANALYZE")
     yield conn
@@ -178,7 +204,7 @@ def test_no_named_statement_or_trigger_scans_a_growing_table(conn: sqlite3.Conne
     assert sum(name.startswith("trigger") for name, _ in statements) >= 8
     failures, excepted = {}, set()
     for name, sql in statements:
-        scans = growing_scans(_plan(conn, sql, _params(sql)))
+        scans = growing_scans(_plan(conn, sql, _params(sql)), aliases(sql))
         if scans and name in EXCEPTIONS:
             excepted.add(name)
         elif scans:
@@ -193,6 +219,8 @@ def test_the_check_catches_the_previous_search_triggers() -> None:
     assert growing_scans(["SCAN record_search VIRTUAL TABLE INDEX 0:"]) != []
     assert growing_scans(["SCAN audio_records USING COVERING INDEX idx_x"]) != []
     assert growing_scans(["SCAN audio_records"]) != []
+    assert growing_scans(["SCAN r USING COVERING INDEX x"],
+                         aliases("SELECT 1 FROM audio_records AS r")) != []
     assert growing_scans(["SCAN record_search VIRTUAL TABLE INDEX 0:M3",
                           "SCAN record_search VIRTUAL TABLE INDEX 0:=",
                           "SEARCH audio_records USING INDEX x (id=?)",

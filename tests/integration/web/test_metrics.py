@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.integration.web.conftest import Client
 from tests.integration.web.helpers import upload
+from transcriber.testing.clock import FakeClock
 
 
 async def test_requests_counted_by_route_pattern(client: Client) -> None:
@@ -25,3 +26,19 @@ async def test_requests_counted_by_route_pattern(client: Client) -> None:
     assert any('route="unmatched"' in line and 'status="404"' in line for line in lines)
     assert any(line.startswith("transcriber_http_request_seconds_bucket")
                and 'route="/app/audiorecords"' in line for line in lines)
+
+
+async def test_the_oldest_record_of_a_stage_is_shown_against_its_limit(
+        client: Client, clock: FakeClock) -> None:
+    metrics = await (await client.get("/metrics")).text()
+    assert 'transcriber_stage_oldest_seconds{stage="uploaded"} 0.0' in metrics
+    await upload(client)
+    clock.advance(90)
+    await upload(client)  # a newer one does not change the oldest
+    clock.advance(30)
+    metrics = await (await client.get("/metrics")).text()
+    assert 'transcriber_stage_oldest_seconds{stage="uploaded"} 120.0' in metrics
+    assert 'transcriber_stage_limit_seconds{stage="uploaded"} 3600.0' in metrics
+    assert 'transcriber_stage_limit_seconds{stage="submitted"} 86400.0' in metrics
+    assert 'stage="done"' not in "\n".join(
+        line for line in metrics.splitlines() if line.startswith("transcriber_stage_"))

@@ -10,6 +10,7 @@ from transcriber.db.queries import (
     edits,
     files,
     loadtest,
+    maintenance,
     migrations,
     pipeline,
     recognition,
@@ -20,6 +21,6 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "control", "edits", "files", "loadtest", "migrations", "pipeline", "recognition",
-    "records", "results", "telegram", "users",
+    "archive", "control", "edits", "files", "loadtest", "maintenance", "migrations",
+    "pipeline", "recognition", "records", "results", "telegram", "users",
 ]

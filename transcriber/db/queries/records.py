@@ -43,6 +43,14 @@ WHERE halted_at IS NOT NULL GROUP BY halt_reason
 """
 
 # Every stored file by its folder and name (the start-up sweep's list of files to keep).
+# The stage-limit gauge: asked only for stages with a limit (work in flight,
+# never `done`), each a range of idx_audio_records_acquire.
+OLDEST_IN_STAGE = """
+SELECT min(state_entered_at) AS oldest
+FROM audio_records
+WHERE state = :state AND halted_at IS NULL
+"""
+
 ALL_FILE_NAMES = """
 SELECT record_id, file_name FROM files
 """

@@ -1,0 +1,31 @@
+"""`transcriber verify [FOLDER] [--json]`: exit 1 with a list when something is wrong."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+
+from transcriber.cli.exits import EXIT_REFUSED
+from transcriber.db.connection import database_path
+from transcriber.service.verify import LIST_MAX, verify
+from transcriber.settings import Settings
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    folder = args.folder or settings.storage.data_dir
+    report = verify(database_path(folder), folder)
+    if args.json:
+        body = {"ok": report.ok, "counts": report.counts, "problems": report.problems}
+        sys.stdout.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
+    elif report.ok:
+        counts = ", ".join(f"{n} {what}" for what, n in report.counts.items())
+        print(f"{folder}: complete and consistent ({counts})")
+    else:
+        print(f"{folder}: problems found", file=sys.stderr)
+        for kind, items in report.problems.items():
+            print(f"  {kind}: {len(items)}", file=sys.stderr)
+            for item in items[:LIST_MAX]:
+                print(f"    {item}", file=sys.stderr)
+    return 0 if report.ok else EXIT_REFUSED

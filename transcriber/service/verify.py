@@ -1,0 +1,100 @@
+"""`verify`: is a data folder (or a backup) complete and consistent?
+
+Checks, each a list of problems (empty when all is well): SQLite's own
+`integrity_check`; `foreign_key_check`; every `files` row has its file with
+its size; no file in the record folders without a row; the search index
+holds exactly the terms its records and transcripts give (rebuilt into a
+temporary index and compared term by term). Meant for a folder no process
+writes: a live one shows its uploads in flight as files without a row.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from transcriber.db import queries as q
+from transcriber.db import search
+from transcriber.db.connection import reader_uri
+from transcriber.files import RECORDS_DIR
+
+LIST_MAX = 50  # problems of one kind shown; the count is always whole
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Report:
+    counts: dict[str, int]
+    problems: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(self.problems.values())
+
+
+def verify(db_path: Path, files_root: Path) -> Report:
+    """`db_path`: the database; `files_root`: the folder holding `records/`."""
+    if not db_path.is_file():
+        return Report(counts={}, problems={"database": [f"no database at {db_path}"]})
+    conn = sqlite3.connect(reader_uri(db_path), uri=True)
+    conn.row_factory = sqlite3.Row
+    conn.create_function(search.SQL_FUNCTION, 2, search.search_terms, deterministic=True)
+    try:
+        integrity = [row[0] for row in conn.execute(q.maintenance.PRAGMA_INTEGRITY_CHECK)]
+        problems: dict[str, list[str]] = {
+            "integrity": [] if integrity == ["ok"] else integrity,
+            "foreign_keys": [f"{row['table']} row {row['rowid']} -> {row['parent']}"
+                             for row in conn.execute(q.maintenance.PRAGMA_FOREIGN_KEY_CHECK)],
+        }
+        counts = dict(conn.execute(q.maintenance.COUNTS).fetchone())
+        problems |= _check_files(conn, files_root)
+        problems["search"] = _check_search(conn)
+    finally:
+        conn.close()
+    return Report(counts=counts, problems={k: v for k, v in problems.items() if v})
+
+
+def _check_files(conn: sqlite3.Connection, files_root: Path) -> dict[str, list[str]]:
+    named: set[tuple[str, str]] = set()
+    missing, wrong_size = [], []
+    for row in conn.execute(q.maintenance.SNAPSHOT_FILES):
+        relative = f"{RECORDS_DIR}/{row['record_id']}/{row['file_name']}"
+        named.add((row["record_id"], row["file_name"]))
+        try:
+            size = (files_root / relative).stat().st_size
+        except FileNotFoundError:
+            missing.append(relative)
+            continue
+        if size != row["size_bytes"]:
+            wrong_size.append(f"{relative}: {size} bytes, the row says {row['size_bytes']}")
+    return {"missing_files": missing, "wrong_size": wrong_size,
+            "files_without_row": _unnamed_files(files_root / RECORDS_DIR, named)}
+
+
+def _unnamed_files(root: Path, named: set[tuple[str, str]]) -> list[str]:
+    if not root.is_dir():
+        return []
+    stray = []
+    for folder in sorted(root.iterdir()):
+        if not folder.is_dir() or folder.is_symlink():
+            stray.append(f"{RECORDS_DIR}/{folder.name}")
+            continue
+        for path in sorted(folder.iterdir()):
+            if (folder.name, path.name) not in named or not stat.S_ISREG(path.lstat().st_mode):
+                stray.append(f"{RECORDS_DIR}/{folder.name}/{path.name}")
+    return stray
+
+
+def _check_search(conn: sqlite3.Connection) -> list[str]:
+    found = [f"record {row['record_id']} has no search key"
+             for row in conn.execute(q.maintenance.RECORDS_WITHOUT_SEARCH_KEY)]
+    found += [f"search key of a record that does not exist: {row['record_id']}"
+              for row in conn.execute(q.maintenance.SEARCH_KEYS_WITHOUT_RECORD)]
+    conn.execute(q.maintenance.CREATE_EXPECTED_INDEX)
+    conn.execute(q.maintenance.FILL_EXPECTED_INDEX)
+    for statement in q.maintenance.CREATE_VOCABULARIES:
+        conn.execute(statement)
+    found += [f"search terms of record {row['record_id'] or '(no key)'} differ from the record"
+              for row in conn.execute(q.maintenance.SEARCH_DIFFERENCES)]
+    return found
