@@ -71,6 +71,10 @@ class Recognizer(Protocol):
     def needs_object_store(self) -> bool:
         """The audio must be uploaded and given as `AudioPart.uri`."""
 
+    @property
+    def finishes_in_submit(self) -> bool:
+        """`submit` returns the answer (local work): one part is recognized per claim."""
+
     async def submit(self, part: AudioPart) -> Submitted: ...
 
     async def fetch(self, external_id: str) -> bytes | None: ...

@@ -150,7 +150,8 @@ def test_upgrade_rebuilds_the_index_of_an_existing_archive(tmp_path: Path) -> No
     assert len(old_hits) == 30
     conn.close()
 
-    assert migrate(data_dir) == [3, 4]
+    # Later migrations (of other areas) follow; this one is about 3 and 4.
+    assert [v for v in migrate(data_dir) if v <= 4] == [3, 4]
     conn = open_sync(database_path(data_dir), busy_timeout_ms=1000)
     u1 = sorted(f"r{n:02d}" for n in range(30) if n % 3)
     u2 = sorted(f"r{n:02d}" for n in range(30) if not n % 3)

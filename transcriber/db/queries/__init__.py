@@ -11,6 +11,7 @@ from transcriber.db.queries import (
     loadtest,
     migrations,
     pipeline,
+    progress,
     recognition,
     records,
     results,
@@ -18,6 +19,6 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "control", "files", "loadtest", "migrations", "pipeline", "recognition", "records",
-    "results", "users",
+    "archive", "control", "files", "loadtest", "migrations", "pipeline", "progress",
+    "recognition", "records", "results", "users",
 ]

@@ -21,7 +21,12 @@ from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
 from transcriber.pipeline.effects import SaveTranscript
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
-from transcriber.pipeline.steps._common import file_name_of, load_recognitions, load_record
+from transcriber.pipeline.steps._common import (
+    file_name_of,
+    load_recognitions,
+    load_record,
+    overlap_ms_of,
+)
 from transcriber.pipeline.steps.submit import save_payload, submit_part
 from transcriber.ports import ObjectStore, Utterance
 from transcriber.providers.recognizer import (
@@ -79,7 +84,7 @@ class PollStep:
         if not rows:
             raise PermanentFailure("no recognition was submitted for this record")
         pipeline = job.settings.pipeline
-        overlap_ms = job.settings.speechkit.part_overlap_seconds * 1000
+        overlap_ms = overlap_ms_of(job.settings, rows[0].provider)
         plans = {p.index: p for p in plans_of(rows, duration_ms=record.duration_ms,
                                                overlap_ms=overlap_ms)}
         waits: list[float] = []
