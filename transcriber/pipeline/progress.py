@@ -128,36 +128,62 @@ def _normalizing(normalize: Row | None, *, duration_ms: int, total_parts: int,
                     fraction=round(NORMALIZE_SHARE * share, 4), eta_seconds=eta)
 
 
-async def load_progress(readers: ReaderPool, record_id: str, *, recognizer: Recognizer,
-                        settings: Settings, now: datetime) -> Progress | None:
-    """The progress of one record, read through the named queries."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Configured:
+    """What the configured recognizer means for progress."""
+
+    provider: str
+    model: str
+    max_part_ms: int | None
+    sequential: bool
+
+    @classmethod
+    def of(cls, settings: Settings, recognizer: Recognizer | None) -> Configured:
+        if recognizer is not None:
+            return cls(provider=recognizer.provider, model=recognizer.model,
+                       max_part_ms=recognizer.max_part_ms,
+                       sequential=recognizer.finishes_in_submit)
+        # A door without the recognizer object (it runs elsewhere) reads the settings.
+        options = settings.recognizer
+        if options.provider == "local":
+            model = options.model_dir.name if options.model_dir else "whisper-base"
+            return cls(provider="local", model=model, max_part_ms=options.part_seconds * 1000,
+                       sequential=True)
+        return cls(provider=options.provider, model=settings.speechkit.model,
+                   max_part_ms=settings.speechkit.max_part_seconds * 1000, sequential=False)
+
+
+async def load_progress(readers: ReaderPool, record_id: str, *, settings: Settings,
+                        now: datetime, recognizer: Recognizer | None = None) -> Progress | None:
+    """The progress of one record, read through the named queries (any door may call it)."""
     record = await readers.fetch_one(q.progress.SELECT_PROGRESS_RECORD, {"record_id": record_id})
     if record is None:
         return None
-    return await progress_for_row(readers, record, recognizer=recognizer, settings=settings,
-                                  now=now)
+    return await progress_for_row(readers, record, settings=settings, now=now,
+                                  recognizer=recognizer)
 
 
-async def progress_for_row(readers: ReaderPool, record: Row, *,
-                           recognizer: Recognizer, settings: Settings,
-                           now: datetime) -> Progress | None:
+async def progress_for_row(readers: ReaderPool, record: Row, *, settings: Settings,
+                           now: datetime, recognizer: Recognizer | None = None
+                           ) -> Progress | None:
     """As `load_progress`, for a record row already read (id, state, halted_at, duration_ms)."""
     if record["halted_at"] is not None or record["state"] not in _IN_PROGRESS:
         return None
+    configured = Configured.of(settings, recognizer)
     params = {"record_id": record["id"]}
     parts = await readers.fetch_all(q.progress.SELECT_PROGRESS_PARTS, params)
-    provider = parts[0]["provider"] if parts else recognizer.provider
-    model = parts[0]["model"] if parts else recognizer.model
+    provider = parts[0]["provider"] if parts else configured.provider
+    model = parts[0]["model"] if parts else configured.model
     speed = await readers.fetch_one(q.progress.SELECT_SPEED,
                                     {"provider": provider, "model": model})
     normalize = None
     if record["state"] == Stage.UPLOADED.value:
         normalize = await readers.fetch_one(q.progress.SELECT_NORMALIZE_PROGRESS, params)
     overlap_ms = overlap_ms_of(settings, provider)
-    planned = plan_parts(int(record["duration_ms"]), max_part_ms=recognizer.max_part_ms,
+    planned = plan_parts(int(record["duration_ms"]), max_part_ms=configured.max_part_ms,
                          overlap_ms=overlap_ms)
     return progress_of(
         record, parts,
         real_time_factor=None if speed is None else float(speed["real_time_factor"]),
         normalize=normalize, planned=planned, overlap_ms=overlap_ms,
-        sequential=recognizer.finishes_in_submit, now=now)
+        sequential=configured.sequential, now=now)

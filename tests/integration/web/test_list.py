@@ -92,7 +92,11 @@ async def test_list_item_shape(client: Client) -> None:
     body = await (await client.get("/app/audiorecords")).json()
     assert body == {"items": [record], "next_cursor": None}
     assert set(record) == {"id", "title", "original_filename", "source", "stage", "halt",
-                           "duration_ms", "size_bytes", "created_at", "updated_at"}
+                           "duration_ms", "size_bytes", "created_at", "updated_at",
+                           "progress"}
+    # Just accepted: on its way, nothing normalized yet, no speed measured.
+    assert record["progress"] == {"stage": "normalize", "done": 0, "total": 1,
+                                  "fraction": 0.0, "eta_seconds": None}
 
 
 @pytest.mark.parametrize("params", [

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 import structlog
 
 from transcriber.clock import parse_time
+from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
 from transcriber.pipeline.effects import SaveTranscript
@@ -119,6 +120,12 @@ class PollStep:
                 waits.append(pipeline.poll_delay_seconds)
                 continue
             await save_payload(job, row, payload, ext=self._recognizer.payload_ext)
+            if row.started_at is not None:
+                # A remote operation's speed as seen from here (to the poll's precision).
+                elapsed = job.clock.now().timestamp() - parse_time(row.started_at).timestamp()
+                await job.writer.ask(MeasureSpeed(
+                    provider=row.provider, model=row.model,
+                    audio_ms=plans[row.part_index].length_ms, work_ms=round(elapsed * 1000)))
         if waits:
             return Deferred(delay_seconds=min(waits))
         return await self._transcribed(job, plans)
