@@ -147,3 +147,28 @@ async def test_a_failure_mid_record_resumes_at_the_first_unfinished_part(
     assert lengths[:5] == [12_000] * 5
     assert lengths[5] == pytest.approx(5_000, abs=100)  # the encoder's padding
     assert await _transcript(readers, record_id) == "\n".join(f"part {n}" for n in range(6))
+
+
+async def test_ffmpeg_reports_normalization_progress(tone_40s: Path, tmp_path: Path) -> None:
+    reports: list[int] = []
+
+    async def heard(done_ms: int) -> None:
+        reports.append(done_ms)
+
+    await FfmpegTranscoder(FfmpegSettings()).normalize(
+        tone_40s, tmp_path / "out.ogg", max_seconds=3600, on_progress=heard)
+    assert reports
+    assert reports == sorted(set(reports))
+    assert reports[-1] == pytest.approx(40_000, abs=500)
+
+
+async def test_the_normalize_step_saves_its_progress_for_the_doors(
+    add_record: AddRecord, make_actor: MakeActor, make_settings: SettingsFactory,
+    clock: FakeClock, readers: ReaderPool, tone_40s: Path,
+) -> None:
+    record_id = await add_record(tone_40s)
+    await drive(make_actor(_table(PartRecognizer(clock)), _settings(make_settings)), clock,
+                readers, record_id, until=Stage.NORMALIZED)
+    row = await readers.fetch_one(q.progress.SELECT_NORMALIZE_PROGRESS, {"record_id": record_id})
+    assert row is not None
+    assert 0 < row["done_ms"] <= 40_500
