@@ -25,7 +25,7 @@ from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.pipeline.steps._common import overlap_ms_of
 from transcriber.providers.recognizer import Recognizer
-from transcriber.providers.structure import PartPlan, plan_parts
+from transcriber.providers.structure import PartPlan, plan_parts, plans_from_offsets
 from transcriber.settings import Settings
 from transcriber.stages import Stage
 
@@ -47,19 +47,10 @@ class Progress:
                 "fraction": self.fraction, "eta_seconds": self.eta_seconds}
 
 
-def part_spans(parts: Sequence[Row], *, duration_ms: int,
-               overlap_ms: int) -> list[PartPlan]:
+def part_spans(parts: Sequence[Row], *, duration_ms: int, overlap_ms: int) -> list[PartPlan]:
     """Pure: the parts' spans from their stored offsets (as the stitch rebuilds them)."""
-    ordered = sorted(parts, key=lambda p: int(p["part_index"]))
-    spans = []
-    for position, part in enumerate(ordered):
-        offset = int(part["offset_ms"])
-        if position + 1 < len(ordered):
-            length = int(ordered[position + 1]["offset_ms"]) - offset + overlap_ms
-        else:
-            length = max(duration_ms - offset, 0)
-        spans.append(PartPlan(index=int(part["part_index"]), offset_ms=offset, length_ms=length))
-    return spans
+    return plans_from_offsets([(int(p["part_index"]), int(p["offset_ms"])) for p in parts],
+                              duration_ms=duration_ms, overlap_ms=overlap_ms)
 
 
 def _seconds_since(moment: str | None, now: datetime) -> float:

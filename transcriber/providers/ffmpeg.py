@@ -39,6 +39,10 @@ TOO_SLOW = "not audio (it could not be examined in time)"
 _STDERR_KEEP = 8192
 # ffmpeg writes a `-progress` block this often (seconds of wall time).
 PROGRESS_PERIOD_SECONDS = 2
+# A pause a long record may be cut in: this quiet for this long.
+PAUSE_NOISE = "-35dB"
+PAUSE_MIN_SECONDS = 0.3
+_SILENCE_RE = re.compile(r"silence_(start|end): (-?[0-9.]+)")
 _PROBE_OUTPUT_MAX = 4096
 
 # ffmpeg's wording when the input is not something it can decode as audio.
@@ -115,6 +119,14 @@ class FfmpegTranscoder:
             str(target),
         ])
 
+    async def pauses(self, source: Path) -> list[tuple[int, int]]:
+        """The silences of the audio, (start, end) in ms: where a long record is cut."""
+        stderr = await self._run([
+            *media.ffmpeg_input_args(source), "-map", "0:a:0", "-vn", "-sn", "-dn",
+            "-af", f"silencedetect=noise={PAUSE_NOISE}:d={PAUSE_MIN_SECONDS}", "-f", "null", "-",
+        ], loglevel="info")
+        return parse_silences(stderr.decode("utf-8", "replace"))
+
     async def probe(self, path: Path) -> AudioProbe:
         return await self._probe(path, too_slow=PermanentFailure)
 
@@ -147,8 +159,10 @@ class FfmpegTranscoder:
                 raise
         return read_probe_answer(process.returncode, output)
 
-    async def _run(self, args: list[str], *, on_progress: ProgressCallback | None = None) -> None:
-        command = [self.executable, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *args]
+    async def _run(self, args: list[str], *, on_progress: ProgressCallback | None = None,
+                   loglevel: str = "error") -> bytes:
+        command = [self.executable, "-nostdin", "-hide_banner", "-nostats", "-loglevel", loglevel,
+                   "-y", *args]
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
@@ -181,6 +195,22 @@ class FfmpegTranscoder:
             log.warning("ffmpeg_failed", returncode=process.returncode,
                         kind=type(failure).__name__)
             raise failure
+        return stderr_bytes
+
+
+def parse_silences(log: str) -> list[tuple[int, int]]:
+    """Pure: (start, end) ms of each silence silencedetect logged; one open at the end
+    (the audio ends in silence) is left out: there is nothing to cut after it."""
+    silences = []
+    start: float | None = None
+    for match in _SILENCE_RE.finditer(log):
+        value = max(float(match.group(2)), 0.0)
+        if match.group(1) == "start":
+            start = value
+        elif start is not None:
+            silences.append((round(start * 1000), round(value * 1000)))
+            start = None
+    return silences
 
 
 def progress_ms(line: bytes) -> int | None:

@@ -89,3 +89,6 @@ class Recognizer(Protocol):
 
 class PartCutter(Protocol):
     async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int) -> None: ...
+
+    async def pauses(self, source: Path) -> list[tuple[int, int]]:
+        """The silences of the audio, (start, end) in ms, to cut at."""

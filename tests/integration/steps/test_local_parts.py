@@ -102,18 +102,19 @@ async def test_one_claim_recognizes_one_part_reading_only_its_audio(
             fractions.append(progress.fraction)
             if report.step == "submit":
                 done.append(progress.done)
-                assert progress.total == 6
+                assert progress.total == 4
                 # The ETA follows the speed measured on the parts done so far.
                 assert progress.eta_seconds is not None
     row = await record_row(readers, record_id)
     assert row["state"] == Stage.DONE.value, row["error_text"]
     rows = await readers.fetch_all(q.recognition.SELECT_RECOGNITIONS, {"record_id": record_id})
-    # 40 s in parts of 12 s overlapping by 5 s: offsets every 7 s.
-    assert [r["offset_ms"] for r in rows] == [0, 7000, 14_000, 21_000, 28_000, 35_000]
+    # 40 s of a tone (no pause to cut in): cuts every 12 s, parts overlapping by 5 s
+    # around each cut.
+    assert [r["offset_ms"] for r in rows] == [0, 9500, 21_500, 33_500]
     assert all(r["payload_file"] is not None for r in rows)
     # One part per claim, each recognized once, progress after every one of them.
-    assert recognizer.calls == 6
-    assert done == [1, 2, 3, 4, 5, 6]
+    assert recognizer.calls == 4
+    assert done == [1, 2, 3, 4]
     assert fractions == sorted(fractions)
     assert fractions[-1] == 1.0
     normalized = await readers.fetch_one(q.records.SELECT_FILE,
@@ -121,12 +122,12 @@ async def test_one_claim_recognizes_one_part_reading_only_its_audio(
     assert normalized is not None
     assert max(recognizer.sizes) < normalized["size_bytes"] * 0.5
     # Stitched on one timeline, in order, each part's words once.
-    assert await _transcript(readers, record_id) == "\n".join(f"part {n}" for n in range(6))
+    assert await _transcript(readers, record_id) == "\n".join(f"part {n}" for n in range(4))
     speed = await readers.fetch_one(q.progress.SELECT_SPEED,
                                     {"provider": "fake", "model": "fake"})
     assert speed is not None
     assert speed["real_time_factor"] == pytest.approx(REAL_TIME_FACTOR, abs=0.01)
-    assert speed["samples"] == 6
+    assert speed["samples"] == 4
 
 
 async def test_a_failure_mid_record_resumes_at_the_first_unfinished_part(
@@ -141,12 +142,12 @@ async def test_a_failure_mid_record_resumes_at_the_first_unfinished_part(
     row = await record_row(readers, record_id)
     assert row["state"] == Stage.DONE.value, row["error_text"]
     assert [r.outcome for r in reports].count("failure") == 2
-    # Six parts answered, none twice: the failed calls never answered.
-    assert len(recognizer.submitted) == 6
+    # Four parts answered, none twice: the failed calls never answered.
+    assert len(recognizer.submitted) == 4
     lengths = [p.duration_ms for p in recognizer.submitted]
-    assert lengths[:5] == [12_000] * 5
-    assert lengths[5] == pytest.approx(5_000, abs=100)  # the encoder's padding
-    assert await _transcript(readers, record_id) == "\n".join(f"part {n}" for n in range(6))
+    assert lengths[:3] == [14_500, 17_000, 17_000]
+    assert lengths[3] == pytest.approx(6_500, abs=100)  # the encoder's padding
+    assert await _transcript(readers, record_id) == "\n".join(f"part {n}" for n in range(4))
 
 
 async def test_ffmpeg_reports_normalization_progress(tone_40s: Path, tmp_path: Path) -> None:

@@ -74,6 +74,7 @@ def test_remote_parts_run_side_by_side_the_slowest_decides() -> None:
     progress = progress_of(_record("submitted", duration_ms=2 * HOUR), parts,
                            real_time_factor=0.1, normalize=None, planned=[], overlap_ms=4000,
                            sequential=False, now=NOW)
+    assert progress is not None
     assert progress.eta_seconds == pytest.approx(HOUR / 1000 * 0.1 - 100, abs=1)
 
 

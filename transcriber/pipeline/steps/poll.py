@@ -37,22 +37,15 @@ from transcriber.providers.recognizer import (
     PollLater,
     Recognizer,
 )
-from transcriber.providers.structure import PartPlan, stitch
+from transcriber.providers.structure import PartPlan, plans_from_offsets, stitch
 from transcriber.transcripts import dump_structure, plain_text
 
 log = structlog.get_logger(__name__)
 
 def plans_of(rows: Sequence[Recognition], *, duration_ms: int, overlap_ms: int) -> list[PartPlan]:
     """Pure: the parts' spans, rebuilt from the stored offsets."""
-    ordered = sorted(rows, key=lambda r: r.part_index)
-    plans = []
-    for position, row in enumerate(ordered):
-        if position + 1 < len(ordered):
-            length = ordered[position + 1].offset_ms - row.offset_ms + overlap_ms
-        else:
-            length = max(duration_ms - row.offset_ms, 0)
-        plans.append(PartPlan(index=row.part_index, offset_ms=row.offset_ms, length_ms=length))
-    return plans
+    return plans_from_offsets([(r.part_index, r.offset_ms) for r in rows],
+                              duration_ms=duration_ms, overlap_ms=overlap_ms)
 
 
 def first_check_wait(started_at: str | None, *, now_seconds: float,

@@ -20,6 +20,7 @@ from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import (
     PayloadAlreadySaved,
     Recognition,
+    RegisterParts,
     RegisterRecognition,
     SavePayload,
     SetExternalId,
@@ -30,7 +31,12 @@ from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import load_recognitions, load_record, overlap_ms_of
 from transcriber.ports import ObjectStore
 from transcriber.providers.recognizer import AudioPart, PartCutter, Recognizer
-from transcriber.providers.structure import PartPlan, plan_parts
+from transcriber.providers.structure import (
+    PartPlan,
+    plan_at_pauses,
+    plan_parts,
+    plans_from_offsets,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -66,7 +72,8 @@ class SubmitStep:
         plans = plan_parts(record.duration_ms, max_part_ms=self._recognizer.max_part_ms,
                            overlap_ms=overlap_ms_of(job.settings, self._recognizer.provider))
         if self._recognizer.finishes_in_submit and len(plans) > 1:
-            return await self._one_part(job, plans, normalized=record.normalized_file_name)
+            return await self._one_part(job, record.duration_ms,
+                                        normalized=record.normalized_file_name)
         first: Recognition | None = None
         for plan in plans:
             row = await submit_part(job, plan, recognizer=self._recognizer, store=self._store,
@@ -76,27 +83,39 @@ class SubmitStep:
         assert first is not None
         return Advanced(effects=(SetColumns(values={"recognition_id": first.id}),))
 
-    async def _one_part(self, job: Job, plans: list[PartPlan], *, normalized: str) -> Outcome:
+    async def _one_part(self, job: Job, duration_ms: int, *, normalized: str) -> Outcome:
         """Local work: recognize the first unfinished part, its answer saved at once.
 
-        Every part's row is registered on the first claim (the progress knows the
-        total from then on); the record stays in its stage (a zero deferral, no
-        attempt spent) until the last part is in. A claim after a crash starts at
-        the first part without a saved answer, so a finished part is never redone.
+        The first claim cuts the record at pauses near every part length and
+        registers every part's row (the progress knows the total from then on);
+        the record stays in its stage (a zero deferral, no attempt spent) until
+        the last part is in. A later claim, after a crash too, reads the cut from
+        the rows and starts at the first part without a saved answer, so a
+        finished part is never recognized again.
         """
-        rows = {row.part_index: row for row in await load_recognitions(job)}
-        for plan in plans:
-            if plan.index not in rows:
-                rows[plan.index] = await job.writer.ask(register(job, plan, self._recognizer))
-        pending = [plan for plan in plans if rows[plan.index].payload_file is None]
+        recognizer = self._recognizer
+        overlap_ms = overlap_ms_of(job.settings, recognizer.provider)
+        rows = await load_recognitions(job)
+        if not rows:
+            assert recognizer.max_part_ms is not None
+            pauses = await self._cutter.pauses(job.files.path_of(job.record_id, normalized))
+            cut = plan_at_pauses(duration_ms, pauses, part_ms=recognizer.max_part_ms,
+                                 overlap_ms=overlap_ms)
+            rows = await job.writer.ask(RegisterParts(
+                record_id=job.record_id, token=job.token,
+                offsets=tuple(p.offset_ms for p in cut), provider=recognizer.provider,
+                model=recognizer.model))
+        plans = plans_from_offsets([(r.part_index, r.offset_ms) for r in rows],
+                                   duration_ms=duration_ms, overlap_ms=overlap_ms)
+        saved = {r.part_index for r in rows if r.payload_file is not None}
+        pending = [plan for plan in plans if plan.index not in saved]
         if pending:
             plan = pending[0]
             started = job.clock.monotonic()
-            await submit_part(job, plan, recognizer=self._recognizer, store=self._store,
+            await submit_part(job, plan, recognizer=recognizer, store=self._store,
                               cutter=self._cutter, normalized=normalized, whole=False)
             await job.writer.ask(MeasureSpeed(
-                provider=self._recognizer.provider, model=self._recognizer.model,
-                audio_ms=plan.length_ms,
+                provider=recognizer.provider, model=recognizer.model, audio_ms=plan.length_ms,
                 work_ms=round((job.clock.monotonic() - started) * 1000)))
             log.info("recognition_part_done", record_id=job.record_id, part=plan.index,
                      parts=len(plans))
