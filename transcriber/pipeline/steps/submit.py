@@ -171,6 +171,9 @@ async def submit_part(
                                  length_ms=plan.length_ms)
             audio = AudioPart(path=audio_path, uri=None, duration_ms=plan.length_ms)
         limit = recognizer.time_limit_seconds(plan.length_ms)
+        # Counted by the kill -9 tests: a part started twice is a part paid twice.
+        log.info("recognition_started", record_id=job.record_id, part=plan.index,
+                 provider=recognizer.provider)
         try:
             async with asyncio.timeout(limit):
                 submitted = await recognizer.submit(audio)
