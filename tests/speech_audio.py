@@ -45,10 +45,13 @@ def _pcm(path: Path) -> np.ndarray:
 def _music(seconds: float, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     t = np.arange(int(seconds * RATE)) / RATE
-    chord = sum(np.sin(2 * np.pi * f * t) for f in rng.choice([220, 277, 330, 392, 440], 3))
+    chord = np.zeros(t.size)
+    for frequency in rng.choice([220, 277, 330, 392, 440], 3):
+        chord += np.sin(2 * np.pi * frequency * t)
     tremolo = 0.6 + 0.4 * np.sin(2 * np.pi * 0.7 * t)
     signal = 0.15 * chord * tremolo / 3 + 0.02 * rng.standard_normal(t.size)
-    return (np.clip(signal, -1, 1) * 32767).astype(np.int16)
+    music: np.ndarray = (np.clip(signal, -1, 1) * 32767).astype(np.int16)
+    return music
 
 
 def build(pieces: list[Piece], target: Path) -> str:
