@@ -8,6 +8,7 @@ import { h, replace } from "./dom.js";
 import {
   STAGES, STEP_LABELS, duration, haltLabel, isSettled, recordName, size, stageLabel, when,
 } from "./format.js";
+import { progressBar } from "./list.js";
 
 const FALLBACK_POLL_MS = 4000;
 const MAX_ERROR_POLL_MS = 60000;
@@ -221,7 +222,8 @@ export function renderCard(main, id) {
     if (record.halt) status.textContent = "Processing stopped.";
     else if (record.stage === "done") status.textContent = "Done.";
     else status.textContent = `Working on it: ${WORK[record.stage] || "processing"}…`;
-    replace(progress, stageTimeline(record));
+    replace(progress, stageTimeline(record),
+      record.progress ? progressBar(record.progress) : null);
     replace(factsSlot, facts(record));
     renderHalt(record);
     setAudio(record);

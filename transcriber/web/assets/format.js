@@ -72,3 +72,29 @@ export function recordName(record) {
 export function isSettled(record) {
   return record.halt !== null || record.stage === "done";
 }
+
+export const PROGRESS_STAGES = {
+  normalize: "Preparing the audio",
+  recognize: "Recognizing",
+};
+
+/** 65 → "about 1 min", 7300 → "about 2 h 2 min", null → "". */
+export function eta(seconds) {
+  if (seconds === null || seconds === undefined) return "";
+  if (seconds < 60) return "less than a minute left";
+  const minutes = Math.round(seconds / 60);
+  const hours = Math.floor(minutes / 60);
+  const rest = minutes % 60;
+  return `about ${hours ? `${hours} h ${rest} min` : `${minutes} min`} left`;
+}
+
+/** The card's and the list's words for a record's `progress` (null: none). */
+export function progressText(progress) {
+  if (!progress) return "";
+  const percent = `${Math.floor(progress.fraction * 100)}%`;
+  const parts = progress.stage === "recognize" && progress.total > 1
+    ? ` · part ${Math.min(progress.done + 1, progress.total)} of ${progress.total}` : "";
+  const left = eta(progress.eta_seconds);
+  return `${PROGRESS_STAGES[progress.stage] || progress.stage} · ${percent}${parts}` +
+    (left ? ` · ${left}` : "");
+}
