@@ -120,7 +120,8 @@ class RecognizerSettings:
     time_limit_factor: float = 0.5
     # Long audio is recognized in parts of about this length, one part per claim.
     part_seconds: int = 600
-    part_overlap_seconds: int = 4
+    # Parts are cut in pauses: no overlap needed (then every utterance of a part is kept).
+    part_overlap_seconds: int = 0
     # faster-whisper's batched pipeline instead of its sequential decoding (see recognition.md).
     batched: bool = False
     batch_size: int = 8

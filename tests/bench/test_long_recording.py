@@ -99,7 +99,7 @@ def _sample(run: Run) -> None:
         run.normalize_updates.append(parse_time(normalize[0]["updated_at"]).timestamp())
     progress = progress_of(record, parts, real_time_factor=speed[0][0] if speed else None,
                            normalize=normalize[0] if normalize else None, planned=[],
-                           overlap_ms=4000, sequential=True,
+                           overlap_ms=0, sequential=True,
                            now=parse_time("2100-01-01T00:00:00Z"))
     if progress is not None:
         run.fractions.append(progress.fraction)

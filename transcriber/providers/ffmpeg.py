@@ -41,7 +41,7 @@ _STDERR_KEEP = 8192
 PROGRESS_PERIOD_SECONDS = 2
 # A pause a long record may be cut in: this quiet for this long.
 PAUSE_NOISE = "-35dB"
-PAUSE_MIN_SECONDS = 0.3
+PAUSE_MIN_SECONDS = 0.5
 _SILENCE_RE = re.compile(r"silence_(start|end): (-?[0-9.]+)")
 _PROBE_OUTPUT_MAX = 4096
 

@@ -204,6 +204,11 @@ class WhisperRecognizer:
         except ModelUnavailable as exc:
             raise TransientFailure(str(exc)) from None
         options = self._settings
+        # The temperature fallback samples: a fixed seed makes a part recognized again
+        # (after a crash) give the same words as the first time.
+        import ctranslate2  # noqa: PLC0415 - loaded with the model
+
+        ctranslate2.set_random_seed(SAMPLING_SEED)
         try:
             segments, info = self._transcriber(model).transcribe(
                 str(path), **decoding_options(options))
@@ -250,6 +255,7 @@ COMPRESSION_RATIO_THRESHOLD = 2.4
 LOG_PROB_THRESHOLD = -1.0
 NO_SPEECH_THRESHOLD = 0.6
 REPEATS_KEPT = 2
+SAMPLING_SEED = 12
 
 
 def decoding_options(settings: RecognizerSettings) -> dict[str, Any]:

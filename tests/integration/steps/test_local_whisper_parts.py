@@ -1,7 +1,7 @@
 """The real model on a short multi-part recording, and on one that provokes loops.
 
-Parts of 12 s (the production default is 600 s): the record is cut at pauses,
-recognized one part per claim, stitched with no word lost or doubled at a cut.
+Parts of 12 s (the production default is 600 s): the record is cut in pauses,
+recognized one part per claim, joined with no word lost or doubled at a cut.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.transcripts import load_structure
 
-PARTS = RecognizerSettings(language="en", part_seconds=12, part_overlap_seconds=2)
+PARTS = RecognizerSettings(language="en", part_seconds=12)
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +44,7 @@ async def _run(source: Path, whisper: WhisperRecognizer, add_record: AddRecord,
                readers: ReaderPool) -> tuple[str, list[str], int]:
     ffmpeg = FfmpegTranscoder(FfmpegSettings())
     steps = build_step_table(transcoder=ffmpeg, cutter=ffmpeg, recognizer=whisper, store=None)
-    settings = make_settings(recognizer={"language": "en", "part_seconds": 12,
-                                         "part_overlap_seconds": 2})
+    settings = make_settings(recognizer={"language": "en", "part_seconds": 12})
     record_id = await add_record(source)
     await drive(make_actor(steps, settings), clock, readers, record_id)
     row = await record_row(readers, record_id)

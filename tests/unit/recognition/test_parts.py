@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from transcriber.ports import Utterance
 from transcriber.providers.ffmpeg import parse_silences
-from transcriber.providers.structure import PartPlan, plan_at_pauses, plan_parts, stitch
+from transcriber.providers.structure import PartPlan, join, plan_at_pauses, plan_parts, stitch
 
 HOUR = 3_600_000
 
@@ -85,3 +85,16 @@ def test_silencedetect_log_is_read() -> None:
            "[silencedetect @ 0x1] silence_end: 0.5 | silence_duration: 0.51\n"
            "[silencedetect @ 0x1] silence_start: 9.0\n")
     assert parse_silences(log) == [(1500, 2250), (0, 500)]
+
+
+def test_parts_cut_in_pauses_are_joined_keeping_every_utterance() -> None:
+    first = PartPlan(index=0, offset_ms=0, length_ms=30_000)
+    second = PartPlan(index=1, offset_ms=30_000, length_ms=20_000)
+    # Whisper's times drift: the last words of part 0 are said to end past its end.
+    parts = [(second, [Utterance(start_ms=0, end_ms=1500, channel=0, text="c")]),
+             (first, [Utterance(start_ms=1000, end_ms=2000, channel=0, text="a"),
+                      Utterance(start_ms=29_000, end_ms=31_500, channel=0, text="b")])]
+    joined = join(parts)
+    assert [u.text for u in joined] == ["a", "b", "c"]
+    assert [(u.start_ms, u.end_ms) for u in joined] == [
+        (1000, 2000), (29_000, 30_000), (30_000, 31_500)]

@@ -37,7 +37,7 @@ from transcriber.providers.recognizer import (
     PollLater,
     Recognizer,
 )
-from transcriber.providers.structure import PartPlan, plans_from_offsets, stitch
+from transcriber.providers.structure import PartPlan, join, plans_from_offsets, stitch
 from transcriber.transcripts import dump_structure, plain_text
 
 log = structlog.get_logger(__name__)
@@ -121,9 +121,10 @@ class PollStep:
                     audio_ms=plans[row.part_index].length_ms, work_ms=round(elapsed * 1000)))
         if waits:
             return Deferred(delay_seconds=min(waits))
-        return await self._transcribed(job, plans)
+        return await self._transcribed(job, plans, overlap_ms=overlap_ms)
 
-    async def _transcribed(self, job: Job, plans: Mapping[int, PartPlan]) -> Outcome:
+    async def _transcribed(self, job: Job, plans: Mapping[int, PartPlan], *,
+                           overlap_ms: int) -> Outcome:
         rows = await load_recognitions(job)  # re-read: payload files were just saved
         parts: list[tuple[PartPlan, list[Utterance]]] = []
         for row in rows:
@@ -139,7 +140,9 @@ class PollStep:
             except FileNotFoundError:
                 raise PermanentFailure("a saved recognition answer is missing") from None
             parts.append((plans[row.part_index], parser(payload)))
-        utterances = stitch(parts)
+        # Parts cut in pauses with no overlap keep all their words; overlapping ones
+        # keep each utterance in the part that holds its midpoint.
+        utterances = join(parts) if overlap_ms == 0 else stitch(parts)
         log.info("recognition_finished", record_id=job.record_id, parts=len(parts),
                  utterances=len(utterances))
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
