@@ -6,6 +6,7 @@ fakes that record their calls live in `transcriber.testing`.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -69,10 +70,15 @@ class AudioProbe:
     sample_rate: int
 
 
+# Hears how much of the audio (ms) a long conversion has done so far.
+ProgressCallback = Callable[[int], Awaitable[None]]
+
+
 class Transcoder(Protocol):
-    async def normalize(self, source: Path, target: Path, *, max_seconds: int) -> None:
+    async def normalize(self, source: Path, target: Path, *, max_seconds: int,
+                        on_progress: ProgressCallback | None = None) -> None:
         """Convert to OGG Opus mono at `target`, at most `max_seconds` long
-        (raise a StepFailure kind)."""
+        (raise a StepFailure kind); `on_progress` hears the converted length."""
 
     async def probe(self, path: Path) -> AudioProbe:
         """Examine an upload (PermanentFailure if it is not audio, or too slow to examine)."""

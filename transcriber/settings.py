@@ -123,6 +123,13 @@ class RecognizerSettings:
     cpu_threads: int = 0
     # A local recognition may run this many seconds per second of audio (plus 2 min).
     time_limit_factor: float = 0.5
+    # Long audio is recognized in parts of about this length, one part per claim.
+    part_seconds: int = 600
+    # Parts are cut in pauses: no overlap needed (then every utterance of a part is kept).
+    part_overlap_seconds: int = 0
+    # faster-whisper's batched pipeline instead of its sequential decoding (see recognition.md).
+    batched: bool = False
+    batch_size: int = 8
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -440,6 +447,12 @@ def _validate(settings: Settings) -> None:
         ("recognizer.provider", settings.recognizer.provider in {"local", "speechkit"},
          "must be one of local, speechkit"),
         ("recognizer.concurrency", settings.recognizer.concurrency >= 1, "must be at least 1"),
+        ("recognizer.part_seconds", settings.recognizer.part_seconds >= 10,
+         "must be at least 10"),
+        ("recognizer.part_overlap_seconds",
+         0 <= settings.recognizer.part_overlap_seconds * 2 < settings.recognizer.part_seconds,
+         "must be under half of recognizer.part_seconds"),
+        ("recognizer.batch_size", settings.recognizer.batch_size >= 1, "must be at least 1"),
         ("logging.level", settings.logging.level.upper() in
          {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}, "must be a log level name"),
         ("logging.format", settings.logging.format in {"auto", "json", "console"},

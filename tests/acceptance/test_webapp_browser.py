@@ -202,11 +202,15 @@ async def test_upload_follow_read_search_and_resume(
         "Working on it: waiting for recognition…")
     await expect(page.locator(".stage-current")).to_have_attribute("data-stage", "transcribed")
     await expect(page.locator(".transcript")).to_contain_text("appears here when recognition")
+    # The progress bar of the recognition, with its words: one part, none done yet.
+    await expect(page.locator(".progress-bar .progress-text")).to_have_text("Recognizing · 5%")
+    assert await page.locator(".progress-bar progress").get_attribute("value") == "0.05"
     seen = len(watch.card_requests)
     await _until(lambda: len(watch.card_requests) >= seen + 2)
     service.recognizer.pending_checks = 0
     await expect(page.get_by_role("status")).to_have_text("Done.", timeout=20_000)
     await expect(page.locator(".stage-achieved")).to_have_count(5)
+    await expect(page.locator(".progress-bar")).to_have_count(0)
     utterances = page.locator("button.utterance")
     await expect(utterances).to_have_count(2)
     await expect(utterances.nth(1)).to_contain_text("0:01")

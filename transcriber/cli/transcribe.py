@@ -4,7 +4,10 @@ The files are accepted into the local archive exactly as uploads are (the
 shared intake), the service's own step actors run the pipeline until every
 record is `done` or halted, and the transcripts are printed in the chosen
 format. On a terminal a progress line per file shows its stage and the
-time spent. Exit 1 when any file could not be accepted or its record halted.
+time spent, with a progress bar and the ETA while it is normalized and
+recognized; off a terminal a plain line per file is written whenever its stage
+or its parts done change. Exit 1 when any file could not be accepted or its
+record halted.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.errors import StepFailure, TranscriberError
 from transcriber.intake import Intake, accept_stream
+from transcriber.pipeline.progress import Progress, progress_for_row
 from transcriber.providers.recognizer import Recognizer
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
@@ -36,6 +40,7 @@ from transcriber.transcripts import TranscriptFormat, load_structure, render
 
 DEFAULT_OWNER = "local"
 POLL_SECONDS = 0.25
+BAR_WIDTH = 20
 _CHUNK = 1024 * 1024
 
 
@@ -48,6 +53,9 @@ class Tracked:
     refused: str | None = None
     started: float = 0.0
     finished: float | None = None
+    progress: Progress | None = None
+    # The last plain line written for this file (off a terminal: only changes are written).
+    shown: str = ""
 
     @property
     def settled(self) -> bool:
@@ -91,7 +99,7 @@ async def transcribe(
         user = await app[keys.WRITER].ask(EnsureUser(login=login, display_name=login))
         for item in tracked:
             await _accept(app, settings, item, owner_id=user.id)
-        await _wait(app[keys.READERS], tracked, err=err, fatal=app[keys.FATAL])
+        await _wait(app, tracked, err=err)
         return await _report(app[keys.READERS], tracked, fmt=fmt, out=out, err=err)
     finally:
         await runner.cleanup()
@@ -122,8 +130,8 @@ async def _accept(app: web.Application, settings: Settings, item: Tracked, *,
     item.stage = Stage.UPLOADED.value
 
 
-async def _wait(readers: ReaderPool, tracked: list[Tracked], *, err: TextIO,
-                fatal: asyncio.Future[BaseException]) -> None:
+async def _wait(app: web.Application, tracked: list[Tracked], *, err: TextIO) -> None:
+    readers, fatal, settings = app[keys.READERS], app[keys.FATAL], app[keys.SETTINGS]
     live = err.isatty()
     while True:
         for item in tracked:
@@ -135,10 +143,15 @@ async def _wait(readers: ReaderPool, tracked: list[Tracked], *, err: TextIO,
             item.stage = row["state"]
             if row["halted_at"] is not None:
                 item.halted = f"{row['halt_reason']}: {row['error_text'] or ''}".rstrip(": ")
+            item.progress = await progress_for_row(
+                readers, row, settings=settings, now=app[keys.CLOCK].now(),
+                recognizer=app.get(keys.RECOGNIZER))
             if item.settled:
                 item.finished = time.monotonic()
         if live:
-            _progress(tracked, err)
+            _redraw(tracked, err)
+        else:
+            _plain(tracked, err)
         if all(item.settled for item in tracked):
             return
         if fatal.done():
@@ -146,22 +159,58 @@ async def _wait(readers: ReaderPool, tracked: list[Tracked], *, err: TextIO,
         await asyncio.sleep(POLL_SECONDS)
 
 
-def _progress(tracked: list[Tracked], err: TextIO) -> None:
+def _state(item: Tracked) -> str:
+    if item.refused is not None:
+        return f"refused ({item.refused})"
+    if item.halted is not None:
+        return f"halted ({item.halted})"
+    return item.stage
+
+
+def bar(progress: Progress | None, *, width: int = BAR_WIDTH) -> str:
+    """Pure: `[#####.....]  50% 3/6 ETA 1m05s` (blank without progress)."""
+    if progress is None:
+        return ""
+    filled = round(progress.fraction * width)
+    eta = "" if progress.eta_seconds is None else f" ETA {_duration(progress.eta_seconds)}"
+    return (f"[{'#' * filled}{'.' * (width - filled)}] {progress.fraction:4.0%} "
+            f"{progress.done}/{progress.total}{eta}")
+
+
+def _duration(seconds: int) -> str:
+    minutes, seconds = divmod(max(seconds, 0), 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{seconds:02d}s" if minutes else f"{seconds}s"
+
+
+def _redraw(tracked: list[Tracked], err: TextIO) -> None:
     now = time.monotonic()
     lines = []
     for item in tracked:
-        if item.refused is not None:
-            state = f"refused ({item.refused})"
-        elif item.halted is not None:
-            state = f"halted ({item.halted})"
-        else:
-            state = item.stage
         elapsed = (item.finished or now) - item.started
-        lines.append(f"{item.path.name[:40]:<40} {state:<30} {elapsed:7.1f} s")
+        lines.append(f"{item.path.name[:32]:<32} {_state(item):<16} {elapsed:7.1f} s "
+                     f"{bar(item.progress)}".rstrip())
     # Redraw the block in place: move up over the previous draw, clear each line.
     err.write("".join(f"\r\x1b[2K{line}\n" for line in lines))
     if not all(item.settled for item in tracked):
         err.write(f"\x1b[{len(lines)}A")
+    err.flush()
+
+
+def _plain(tracked: list[Tracked], err: TextIO) -> None:
+    """Off a terminal: one line per file whenever its stage or parts done change."""
+    for item in tracked:
+        progress = item.progress
+        line = f"{item.path.name}: {_state(item)}"
+        if progress is not None:
+            line += f" {progress.stage} {progress.done}/{progress.total} {progress.fraction:.0%}"
+        if line != item.shown:
+            item.shown = line
+            eta = "" if progress is None or progress.eta_seconds is None \
+                else f" ETA {_duration(progress.eta_seconds)}"
+            err.write(line + eta + "\n")
     err.flush()
 
 

@@ -28,7 +28,7 @@ import orjson
 import structlog
 
 from transcriber.errors import PermanentFailure, TransientFailure
-from transcriber.ports import AudioProbe
+from transcriber.ports import AudioProbe, ProgressCallback
 from transcriber.providers import media
 from transcriber.settings import FfmpegSettings
 
@@ -37,6 +37,12 @@ log = structlog.get_logger(__name__)
 NOT_AUDIO = media.NOT_AUDIO
 TOO_SLOW = "not audio (it could not be examined in time)"
 _STDERR_KEEP = 8192
+# ffmpeg writes a `-progress` block this often (seconds of wall time).
+PROGRESS_PERIOD_SECONDS = 2
+# A pause a long record may be cut in: this quiet for this long.
+PAUSE_NOISE = "-35dB"
+PAUSE_MIN_SECONDS = 0.5
+_SILENCE_RE = re.compile(r"silence_(start|end): (-?[0-9.]+)")
 _PROBE_OUTPUT_MAX = 4096
 
 # ffmpeg's wording when the input is not something it can decode as audio.
@@ -90,14 +96,20 @@ class FfmpegTranscoder:
             self._exe = ffmpeg_executable(self._settings)
         return self._exe
 
-    async def normalize(self, source: Path, target: Path, *, max_seconds: int) -> None:
-        """OGG Opus, mono, speech bitrate; the first audio stream only, cut at `max_seconds`."""
+    async def normalize(self, source: Path, target: Path, *, max_seconds: int,
+                        on_progress: ProgressCallback | None = None) -> None:
+        """OGG Opus, mono, speech bitrate; the first audio stream only, cut at `max_seconds`.
+
+        `on_progress` hears the converted length (ms) from ffmpeg's `-progress` lines.
+        """
+        progress = ["-progress", "pipe:1", "-stats_period", str(PROGRESS_PERIOD_SECONDS)] \
+            if on_progress is not None else []
         await self._run([
-            *media.ffmpeg_input_args(source), "-map", "0:a:0", "-vn", "-sn", "-dn",
+            *progress, *media.ffmpeg_input_args(source), "-map", "0:a:0", "-vn", "-sn", "-dn",
             "-t", str(max_seconds),
             "-ac", "1", "-c:a", "libopus", "-b:a", self._settings.bitrate,
             "-application", "voip", "-f", "ogg", str(target),
-        ])
+        ], on_progress=on_progress)
 
     async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int) -> None:
         """A part of an OGG Opus file by stream copy (no re-encoding)."""
@@ -106,6 +118,14 @@ class FfmpegTranscoder:
             *media.ffmpeg_input_args(source), "-map", "0:a:0", "-c", "copy", "-f", "ogg",
             str(target),
         ])
+
+    async def pauses(self, source: Path) -> list[tuple[int, int]]:
+        """The silences of the audio, (start, end) in ms: where a long record is cut."""
+        stderr = await self._run([
+            *media.ffmpeg_input_args(source), "-map", "0:a:0", "-vn", "-sn", "-dn",
+            "-af", f"silencedetect=noise={PAUSE_NOISE}:d={PAUSE_MIN_SECONDS}", "-f", "null", "-",
+        ], loglevel="info")
+        return parse_silences(stderr.decode("utf-8", "replace"))
 
     async def probe(self, path: Path) -> AudioProbe:
         return await self._probe(path, too_slow=PermanentFailure)
@@ -139,13 +159,15 @@ class FfmpegTranscoder:
                 raise
         return read_probe_answer(process.returncode, output)
 
-    async def _run(self, args: list[str]) -> None:
-        command = [self.executable, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *args]
+    async def _run(self, args: list[str], *, on_progress: ProgressCallback | None = None,
+                   loglevel: str = "error") -> bytes:
+        command = [self.executable, "-nostdin", "-hide_banner", "-nostats", "-loglevel", loglevel,
+                   "-y", *args]
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE if on_progress else asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
             )
         except OSError as exc:
@@ -153,7 +175,16 @@ class FfmpegTranscoder:
                 raise TransientFailure("disk full while transcoding") from None
             raise TransientFailure(f"ffmpeg could not start ({type(exc).__name__})") from None
         try:
-            _, stderr_bytes = await process.communicate()
+            if on_progress is not None and process.stdout is not None:
+                stderr_task = asyncio.ensure_future(_read_all(process.stderr))
+                try:
+                    await _follow_progress(process.stdout, on_progress)
+                    stderr_bytes = await stderr_task
+                finally:
+                    stderr_task.cancel()
+                await process.wait()
+            else:
+                _, stderr_bytes = await process.communicate()
         except BaseException:
             # Cancelled (time limit, shutdown): the subprocess must not outlive the step.
             await _kill(process)
@@ -164,6 +195,47 @@ class FfmpegTranscoder:
             log.warning("ffmpeg_failed", returncode=process.returncode,
                         kind=type(failure).__name__)
             raise failure
+        return stderr_bytes
+
+
+def parse_silences(log: str) -> list[tuple[int, int]]:
+    """Pure: (start, end) ms of each silence silencedetect logged; one open at the end
+    (the audio ends in silence) is left out: there is nothing to cut after it."""
+    silences = []
+    start: float | None = None
+    for match in _SILENCE_RE.finditer(log):
+        value = max(float(match.group(2)), 0.0)
+        if match.group(1) == "start":
+            start = value
+        elif start is not None:
+            silences.append((round(start * 1000), round(value * 1000)))
+            start = None
+    return silences
+
+
+def progress_ms(line: bytes) -> int | None:
+    """Pure: the converted length from one `-progress` line (`out_time_us=...`), if it has it."""
+    key, _, value = line.decode("ascii", "replace").strip().partition("=")
+    if key not in ("out_time_us", "out_time_ms"):  # both are microseconds, in every version
+        return None
+    try:
+        micros = int(value)
+    except ValueError:
+        return None  # "N/A" before the first packet
+    return max(micros // 1000, 0)
+
+
+async def _follow_progress(stream: asyncio.StreamReader, on_progress: ProgressCallback) -> None:
+    last = -1
+    while line := await stream.readline():
+        done = progress_ms(line)
+        if done is not None and done > last:
+            last = done
+            await on_progress(done)
+
+
+async def _read_all(stream: asyncio.StreamReader | None) -> bytes:
+    return b"" if stream is None else await stream.read()
 
 
 async def _kill(process: asyncio.subprocess.Process) -> None:

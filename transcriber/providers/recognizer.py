@@ -73,6 +73,10 @@ class Recognizer(Protocol):
     def needs_object_store(self) -> bool:
         """The audio must be uploaded and given as `AudioPart.uri`."""
 
+    @property
+    def finishes_in_submit(self) -> bool:
+        """`submit` returns the answer (local work): one part is recognized per claim."""
+
     async def submit(self, part: AudioPart) -> Submitted: ...
 
     async def fetch(self, external_id: str) -> bytes | None: ...
@@ -87,3 +91,6 @@ class Recognizer(Protocol):
 
 class PartCutter(Protocol):
     async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int) -> None: ...
+
+    async def pauses(self, source: Path) -> list[tuple[int, int]]:
+        """The silences of the audio, (start, end) in ms, to cut at."""

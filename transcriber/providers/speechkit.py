@@ -149,6 +149,7 @@ class SpeechkitRecognizer:
 
     provider = "speechkit"
     payload_ext = ".jsonl"
+    finishes_in_submit = False
     needs_object_store = True
 
     def __init__(self, settings: SpeechkitSettings, *, budget: CallBudget,

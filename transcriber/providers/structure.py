@@ -40,6 +40,69 @@ def plan_parts(duration_ms: int, *, max_part_ms: int | None, overlap_ms: int) ->
         offset += stride
 
 
+def plan_at_pauses(duration_ms: int, pauses: Sequence[tuple[int, int]], *, part_ms: int,
+                   overlap_ms: int, window_ms: int | None = None) -> list[PartPlan]:
+    """Parts of about `part_ms`, each cut in the middle of a pause near its end.
+
+    `pauses` are (start, end) of the silences found in the audio. The longest
+    pause within `window_ms` (a fifth of a part) of the target is taken; with
+    none there, the cut falls on the target. Neighbours overlap by `overlap_ms`
+    around the cut (none by default: the cut is in a pause, and `join` keeps
+    every utterance of every part), so a stitch cuts in the pause too.
+    """
+    if duration_ms <= part_ms:
+        return [PartPlan(index=0, offset_ms=0, length_ms=max(duration_ms, 0))]
+    if not 0 <= overlap_ms < part_ms // 2:
+        raise ValueError("overlap must be shorter than half a part")
+    window = part_ms // 5 if window_ms is None else window_ms
+    middles = sorted(((start + end) // 2, end - start) for start, end in pauses)
+    cuts: list[int] = []
+    last = 0
+    while duration_ms - last > part_ms:
+        target = last + part_ms
+        near = [(length, -abs(middle - target), middle) for middle, length in middles
+                if abs(middle - target) <= window and middle - last > part_ms // 2
+                and middle < duration_ms - overlap_ms]
+        cut = max(near)[2] if near else target
+        cuts.append(cut)
+        last = cut
+    offsets = [0, *(cut - overlap_ms // 2 for cut in cuts)]
+    return plans_from_offsets(list(enumerate(offsets)), duration_ms=duration_ms,
+                              overlap_ms=overlap_ms)
+
+
+def plans_from_offsets(offsets: Sequence[tuple[int, int]], *, duration_ms: int,
+                       overlap_ms: int) -> list[PartPlan]:
+    """The parts' spans from their (index, offset) as stored: each reaches `overlap_ms`
+    into the next; the last one to the end."""
+    ordered = sorted(offsets)
+    plans = []
+    for position, (index, offset) in enumerate(ordered):
+        if position + 1 < len(ordered):
+            length = ordered[position + 1][1] - offset + overlap_ms
+        else:
+            length = max(duration_ms - offset, 0)
+        plans.append(PartPlan(index=index, offset_ms=offset, length_ms=length))
+    return plans
+
+
+def join(parts: Sequence[tuple[PartPlan, Sequence[Utterance]]]) -> list[Utterance]:
+    """Parts that do not overlap (cut in pauses) on one timeline: every utterance of
+    every part is kept, its times held inside its own part's span.
+
+    Whisper's segment times can drift by seconds within a window; a part's words
+    are its words whatever their times say, so none is dropped or doubled at a cut.
+    """
+    result: list[Utterance] = []
+    for plan, utterances in sorted(parts, key=lambda item: item[0].index):
+        low, high = plan.offset_ms, plan.offset_ms + plan.length_ms
+        for u in sorted(utterances, key=lambda u: (u.start_ms, u.channel)):
+            start = min(max(u.start_ms + plan.offset_ms, low), high)
+            end = min(max(u.end_ms + plan.offset_ms, start), high)
+            result.append(replace(u, start_ms=start, end_ms=end))
+    return result
+
+
 def _cut_points(parts: Sequence[PartPlan]) -> list[int]:
     """The absolute time between part k and k+1: the middle of their overlap."""
     cuts = []

@@ -124,12 +124,17 @@ class WhisperRecognizer:
                                             thread_name_prefix="whisper")
         self._load_lock = threading.Lock()
         self._model: Any = None
+        self._batched: Any = None
         self.load_seconds: float | None = None
 
     provider = "local"
     payload_ext = ".json"
-    max_part_ms: int | None = None
     needs_object_store = False
+    finishes_in_submit = True
+
+    @property
+    def max_part_ms(self) -> int | None:
+        return self._settings.part_seconds * 1000
 
     @property
     def model(self) -> str:
@@ -206,22 +211,25 @@ class WhisperRecognizer:
         except ModelUnavailable as exc:
             raise TransientFailure(str(exc)) from None
         options = self._settings
+        # The temperature fallback samples: a fixed seed makes a part recognized again
+        # (after a crash) give the same words as the first time.
+        import ctranslate2  # noqa: PLC0415 - loaded with the model
+
+        ctranslate2.set_random_seed(SAMPLING_SEED)
         try:
-            segments, info = model.transcribe(
-                str(path),
-                language=language,
-                beam_size=options.beam_size,
-                temperature=0.0,
-                vad_filter=True,
-                condition_on_previous_text=False,
-            )
-            collected = []
+            # The record's own language (upload or re-transcription) over the setting's.
+            segments, info = self._transcriber(model).transcribe(
+                str(path), **{**decoding_options(options), "language": language})
+            collected: list[dict[str, Any]] = []
             for segment in segments:
                 if cancel.is_set():
                     raise TransientFailure("recognition cancelled")
                 collected.append({"start_ms": round(segment.start * 1000),
                                   "end_ms": round(segment.end * 1000),
                                   "text": segment.text.strip()})
+            kept = drop_repeats(collected)
+            if len(kept) < len(collected):
+                log.info("repetition_dropped", utterances=len(collected) - len(kept))
         except StepFailureTypes:
             raise
         except (ValueError, IndexError) as exc:
@@ -230,8 +238,68 @@ class WhisperRecognizer:
         return orjson.dumps({
             "provider": self.provider, "model": self.model,
             "language": info.language, "language_probability": info.language_probability,
-            "duration_ms": round(info.duration * 1000), "segments": collected,
+            "duration_ms": round(info.duration * 1000), "segments": kept,
         })
+
+    def _transcriber(self, model: Any) -> Any:
+        if not self._settings.batched:
+            return model
+        with self._load_lock:
+            if self._batched is None:
+                from faster_whisper import BatchedInferencePipeline  # noqa: PLC0415
+
+                self._batched = BatchedInferencePipeline(model=model)
+            return self._batched
 
 
 StepFailureTypes = (PermanentFailure, TransientFailure)
+
+# Whisper's own guards against a decoding that runs away on long audio: a
+# window whose text compresses too well (a loop) or whose tokens are unlikely
+# is decoded again at a higher temperature, and a window that is probably not
+# speech is skipped; the VAD keeps silence and noise out of the windows.
+_TEMPERATURES = (0.0, 0.2, 0.4, 0.6)
+COMPRESSION_RATIO_THRESHOLD = 2.4
+LOG_PROB_THRESHOLD = -1.0
+NO_SPEECH_THRESHOLD = 0.6
+REPEATS_KEPT = 2
+SAMPLING_SEED = 12
+
+
+def decoding_options(settings: RecognizerSettings) -> dict[str, Any]:
+    """Pure: the keyword arguments of faster-whisper's `transcribe` for these settings."""
+    options: dict[str, Any] = {
+        "language": settings.language or None,
+        "beam_size": settings.beam_size,
+        "temperature": list(_TEMPERATURES),
+        "compression_ratio_threshold": COMPRESSION_RATIO_THRESHOLD,
+        "log_prob_threshold": LOG_PROB_THRESHOLD,
+        "no_speech_threshold": NO_SPEECH_THRESHOLD,
+        "vad_filter": True,
+        # Text conditioned on the previous window is what lets a loop feed itself.
+        "condition_on_previous_text": False,
+    }
+    if settings.batched:
+        options["batch_size"] = settings.batch_size
+    return options
+
+
+def _same_words(text: str) -> str:
+    return " ".join("".join(c for c in text.casefold() if c.isalnum() or c.isspace()).split())
+
+
+def drop_repeats(segments: list[dict[str, Any]], *,
+                 repeats_kept: int = REPEATS_KEPT) -> list[dict[str, Any]]:
+    """Pure: an utterance repeating the previous one verbatim more than `repeats_kept`
+    times is a decoding loop, not speech; the copies past that are dropped."""
+    kept: list[dict[str, Any]] = []
+    previous = ""
+    run = 0
+    for segment in segments:
+        words = _same_words(str(segment["text"]))
+        run = run + 1 if words and words == previous else 0
+        previous = words
+        if run > repeats_kept:
+            continue
+        kept.append(segment)
+    return kept

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from transcriber.errors import PermanentFailure, StepFailure
-from transcriber.ports import AudioProbe
+from transcriber.ports import AudioProbe, ProgressCallback
 
 NOT_AUDIO_MARKER = b"NOT AUDIO"
 
@@ -28,6 +28,8 @@ class FakeTranscoder:
         self.normalize_failure: StepFailure | None = None
         self.probed: list[Path] = []
         self.normalized: list[tuple[Path, Path]] = []
+        # What the fake "ffmpeg" reports while it converts, in order.
+        self.progress_reports_ms: list[int] = []
 
     async def probe_duration_ms(self, path: Path) -> int:
         self.probed.append(path)
@@ -43,8 +45,12 @@ class FakeTranscoder:
         return AudioProbe(extension=self.extension, duration_ms=duration_ms,
                           sample_rate=self.sample_rate)
 
-    async def normalize(self, source: Path, target: Path, *, max_seconds: int) -> None:
+    async def normalize(self, source: Path, target: Path, *, max_seconds: int,
+                        on_progress: ProgressCallback | None = None) -> None:
         self.normalized.append((source, target))
         if self.normalize_failure is not None:
             raise self.normalize_failure
+        if on_progress is not None:
+            for done_ms in self.progress_reports_ms:
+                await on_progress(done_ms)
         shutil.copyfile(source, target)

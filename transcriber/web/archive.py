@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import structlog
@@ -12,6 +13,7 @@ from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Resume
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
+from transcriber.pipeline.progress import progress_for_row
 from transcriber.ports import Utterance
 from transcriber.stages import Stage
 from transcriber.web.downloads import (
@@ -99,8 +101,21 @@ async def list_records(request: web.Request) -> web.Response:
             SearchAfter(score=last["score"], id=last["id"]) if query
             else PageAfter(created_at=last["created_at"], id=last["id"])
         )
-    return json_response({"items": [record_summary(r) for r in page],
+    return json_response({"items": [record_summary(r, progress=await _progress(request, r))
+                                    for r in page],
                           "next_cursor": next_cursor})
+
+
+async def _progress(request: web.Request, row: sqlite3.Row) -> dict[str, Any] | None:
+    return await record_progress(request.app, row)
+
+
+async def record_progress(app: web.Application, row: sqlite3.Row) -> dict[str, Any] | None:
+    """The record's progress (None unless it is on its way, and only then read)."""
+    progress = await progress_for_row(app[keys.READERS], row, settings=app[keys.SETTINGS],
+                                      now=app[keys.CLOCK].now(),
+                                      recognizer=app.get(keys.RECOGNIZER))
+    return None if progress is None else progress.as_dict()
 
 
 async def current_utterances(
@@ -143,7 +158,7 @@ async def card_body(request: web.Request, record_id: str) -> dict[str, Any]:
     poll = None if settled else poll_after_ms(request.app[keys.SETTINGS].server)
     return record_card(
         row, timeline=timeline, transcript=None if text is None else text["contents"],
-        utterances=utterances, poll_after_ms=poll,
+        utterances=utterances, poll_after_ms=poll, progress=await _progress(request, row),
     )
 
 
@@ -221,4 +236,4 @@ async def resume(request: web.Request) -> web.Response:
         q.archive.CARD, {"id": record_id, "owner_id": owner_id})
     if row is None:  # pragma: no cover - records are never deleted
         raise not_found()
-    return json_response(record_summary(row))
+    return json_response(record_summary(row, progress=await _progress(request, row)))

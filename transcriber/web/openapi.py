@@ -66,10 +66,25 @@ _SCHEMAS: dict[str, Any] = {
             "message": {"type": ["string", "null"]},
         },
     },
+    "Progress": {
+        "type": "object",
+        "required": ["stage", "done", "total", "fraction", "eta_seconds"],
+        "additionalProperties": False,
+        "description": "How far a record on its way to a transcript is: parts of the "
+                       "recognition saved, the whole way as a fraction that never goes "
+                       "back, and the seconds left at the speed measured on this machine.",
+        "properties": {
+            "stage": {"type": "string", "enum": ["normalize", "recognize"]},
+            "done": {"type": "integer", "minimum": 0},
+            "total": {"type": "integer", "minimum": 1},
+            "fraction": {"type": "number", "minimum": 0, "maximum": 1},
+            "eta_seconds": {"type": ["integer", "null"], "minimum": 0},
+        },
+    },
     "Record": {
         "type": "object",
         "required": ["id", "title", "original_filename", "source", "stage", "halt",
-                     "duration_ms", "size_bytes", "created_at", "updated_at"],
+                     "duration_ms", "size_bytes", "created_at", "updated_at", "progress"],
         "properties": {
             "id": _ID,
             "title": {"type": "string"},
@@ -77,6 +92,7 @@ _SCHEMAS: dict[str, Any] = {
             "source": {"type": "string", "enum": ["http", "telegram"]},
             "stage": {"type": "string", "enum": [s.value for s in Stage]},
             "halt": _nullable(_ref("Halt")),
+            "progress": _nullable(_ref("Progress")),
             "duration_ms": {"type": "integer", "minimum": 0},
             "size_bytes": {"type": "integer", "minimum": 0},
             "created_at": _TIME,

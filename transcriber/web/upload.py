@@ -28,6 +28,7 @@ from transcriber.errors import (
     TransientFailure,
 )
 from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
+from transcriber.web.archive import record_progress
 from transcriber.web.errors import ApiError, error_response
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language, default_language
@@ -239,5 +240,6 @@ async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Respo
         q.archive.CARD, {"id": accepted.record_id, "owner_id": owner_id})
     if row is None:  # pragma: no cover - the writer has just committed it
         raise ApiError(500, "internal", "internal error")
-    return json_response(record_summary(row), status=201,
+    progress = await record_progress(request.app, row)
+    return json_response(record_summary(row, progress=progress), status=201,
                          headers={"Location": f"/app/audiorecords/{accepted.record_id}"})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -31,7 +31,8 @@ def safe_message(text: str | None) -> str | None:
     return text[:_MESSAGE_MAX]
 
 
-def record_summary(row: sqlite3.Row) -> dict[str, Any]:
+def record_summary(row: sqlite3.Row, *,
+                   progress: Mapping[str, Any] | None = None) -> dict[str, Any]:
     halt = None
     if row["halted_at"] is not None:
         halt = {"at": row["halted_at"], "reason": row["halt_reason"],
@@ -43,6 +44,7 @@ def record_summary(row: sqlite3.Row) -> dict[str, Any]:
         "source": row["source"],
         "stage": row["state"],
         "halt": halt,
+        "progress": None if progress is None else dict(progress),
         "duration_ms": row["duration_ms"],
         "size_bytes": row["size_bytes"],
         "created_at": row["created_at"],
@@ -65,8 +67,9 @@ def record_card(
     transcript: str | None,
     utterances: Sequence[Utterance] | None,
     poll_after_ms: int | None,
+    progress: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    card = record_summary(row)
+    card = record_summary(row, progress=progress)
     card["files"] = {
         "original": _copy(row["original_size_bytes"], row["original_format"],
                           row["duration_ms"]),

@@ -88,7 +88,8 @@ def sk_settings(make_settings: SettingsFactory, s3_endpoint: str, bucket: str,
 class CopyTranscoder:
     """Normalize by copying (the input already is OGG Opus, or must stay non-Opus)."""
 
-    async def normalize(self, source: Path, target: Path, *, max_seconds: int) -> None:
+    async def normalize(self, source: Path, target: Path, *, max_seconds: int,
+                        on_progress: object = None) -> None:
         shutil.copyfile(source, target)
 
     async def probe_duration_ms(self, path: Path) -> int:

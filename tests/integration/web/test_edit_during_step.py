@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import structlog
@@ -47,7 +48,8 @@ class HeldTranscoder(FakeTranscoder):
         self.entered = asyncio.Event()
         self.release = asyncio.Event()
 
-    async def normalize(self, source: Path, target: Path, *, max_seconds: int) -> None:
+    async def normalize(self, source: Path, target: Path, *, max_seconds: int,
+                        on_progress: Callable[[int], Awaitable[None]] | None = None) -> None:
         content = await asyncio.to_thread(source.read_bytes)
         self.entered.set()
         await self.release.wait()

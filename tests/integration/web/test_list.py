@@ -93,7 +93,10 @@ async def test_list_item_shape(client: Client) -> None:
     assert body == {"items": [record], "next_cursor": None}
     assert set(record) == {"id", "title", "original_filename", "source", "stage", "halt",
                            "duration_ms", "size_bytes", "created_at", "updated_at", "brief",
-                           "topics"}
+                           "topics", "progress"}
+    # Just accepted: on its way, nothing normalized yet, no speed measured.
+    assert record["progress"] == {"stage": "normalize", "done": 0, "total": 1,
+                                  "fraction": 0.0, "eta_seconds": None}
 
 
 @pytest.mark.parametrize("params", [

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from transcriber.ports import Utterance
-from transcriber.providers.structure import PartPlan, plan_parts, stitch
+from transcriber.providers.ffmpeg import parse_silences
+from transcriber.providers.structure import PartPlan, join, plan_at_pauses, plan_parts, stitch
 
 HOUR = 3_600_000
 
@@ -52,3 +53,48 @@ def test_stitch_drops_the_overlap_duplicate_and_shifts_times() -> None:
     result = stitch([(second, part1), (first, part0)])
     assert [u.text for u in result] == ["start", "shared", "late", "end"]
     assert result[-1].start_ms == 70_000
+
+
+MINUTE = 60_000
+
+
+def test_local_parts_are_cut_in_the_pause_nearest_to_each_part_length() -> None:
+    pauses = [(9 * MINUTE, 9 * MINUTE + 400),          # near the first target, short
+              (10 * MINUTE + 20_000, 10 * MINUTE + 21_000),  # near it, longer: taken
+              (15 * MINUTE, 15 * MINUTE + 2000),        # too far from any target
+              (20 * MINUTE + 40_000, 20 * MINUTE + 40_600)]
+    parts = plan_at_pauses(25 * MINUTE, pauses, part_ms=10 * MINUTE, overlap_ms=4000)
+    cuts = [10 * MINUTE + 20_500, 20 * MINUTE + 40_300]
+    assert [p.offset_ms for p in parts] == [0, cuts[0] - 2000, cuts[1] - 2000]
+    # The stitch cuts in the middle of each overlap: exactly in the pause.
+    assert [p.offset_ms + p.length_ms - 2000 for p in parts[:-1]] == cuts
+    assert parts[-1].offset_ms + parts[-1].length_ms == 25 * MINUTE
+
+
+def test_without_pauses_the_cut_falls_on_the_part_length() -> None:
+    parts = plan_at_pauses(25 * MINUTE, [], part_ms=10 * MINUTE, overlap_ms=4000)
+    assert [p.offset_ms for p in parts] == [0, 10 * MINUTE - 2000, 20 * MINUTE - 2000]
+    assert plan_at_pauses(9 * MINUTE, [], part_ms=10 * MINUTE, overlap_ms=4000) == [
+        PartPlan(index=0, offset_ms=0, length_ms=9 * MINUTE)]
+
+
+def test_silencedetect_log_is_read() -> None:
+    log = ("[silencedetect @ 0x1] silence_start: 1.5\n"
+           "[silencedetect @ 0x1] silence_end: 2.25 | silence_duration: 0.75\n"
+           "[silencedetect @ 0x1] silence_start: -0.01\n"
+           "[silencedetect @ 0x1] silence_end: 0.5 | silence_duration: 0.51\n"
+           "[silencedetect @ 0x1] silence_start: 9.0\n")
+    assert parse_silences(log) == [(1500, 2250), (0, 500)]
+
+
+def test_parts_cut_in_pauses_are_joined_keeping_every_utterance() -> None:
+    first = PartPlan(index=0, offset_ms=0, length_ms=30_000)
+    second = PartPlan(index=1, offset_ms=30_000, length_ms=20_000)
+    # Whisper's times drift: the last words of part 0 are said to end past its end.
+    parts = [(second, [Utterance(start_ms=0, end_ms=1500, channel=0, text="c")]),
+             (first, [Utterance(start_ms=1000, end_ms=2000, channel=0, text="a"),
+                      Utterance(start_ms=29_000, end_ms=31_500, channel=0, text="b")])]
+    joined = join(parts)
+    assert [u.text for u in joined] == ["a", "b", "c"]
+    assert [(u.start_ms, u.end_ms) for u in joined] == [
+        (1000, 2000), (29_000, 30_000), (30_000, 31_500)]

@@ -80,6 +80,32 @@ class RegisterRecognition(Command[Recognition]):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RegisterParts(Command[list[Recognition]]):
+    """Every part's row at once (one transaction: a crash leaves all or none), so a
+    later claim reads the cut from the rows instead of making it again."""
+
+    name: ClassVar[str] = "register_recognition_parts"
+    record_id: str
+    token: str
+    offsets: tuple[int, ...]
+    provider: str
+    model: str
+
+    async def execute(self, ctx: WriteContext) -> list[Recognition]:
+        await _require_claim(ctx, self.record_id, self.token)
+        for index, offset in enumerate(self.offsets):
+            await ctx.conn.execute(
+                q.recognition.INSERT_RECOGNITION,
+                {"id": new_id(), "record_id": self.record_id, "part_index": index,
+                 "offset_ms": offset, "provider": self.provider, "model": self.model,
+                 "source_uri": None, "now": ctx.now()},
+            )
+        async with ctx.conn.execute(q.recognition.SELECT_RECOGNITIONS,
+                                    {"record_id": self.record_id}) as cursor:
+            return [Recognition.from_row(row) for row in await cursor.fetchall()]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SetExternalId(Command[bool]):
     """The provider's operation id, right after it answered; False if one was already set."""
 

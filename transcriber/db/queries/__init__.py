@@ -13,6 +13,7 @@ from transcriber.db.queries import (
     maintenance,
     migrations,
     pipeline,
+    progress,
     recognition,
     records,
     results,
@@ -22,5 +23,5 @@ from transcriber.db.queries import (
 
 __all__ = [
     "archive", "control", "edits", "files", "loadtest", "maintenance", "migrations",
-    "pipeline", "recognition", "records", "results", "telegram", "users",
+    "pipeline", "progress", "recognition", "records", "results", "telegram", "users",
 ]

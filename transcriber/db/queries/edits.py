@@ -96,13 +96,15 @@ DELETE_RECOGNITIONS = "DELETE FROM recognitions WHERE record_id = :record_id"
 DELETE_EVENTS = "DELETE FROM record_events WHERE record_id = :record_id"
 DELETE_RECORD = "DELETE FROM audio_records WHERE id = :record_id"
 DELETE_FILES = "DELETE FROM files WHERE record_id = :record_id"
+DELETE_NORMALIZE_PROGRESS = "DELETE FROM normalize_progress WHERE record_id = :record_id"
+# The Telegram outbox and status rows go by ON DELETE CASCADE with the record.
 
 # Children first (they reference the record), the texts before the record
 # (their search trigger reads it), the record, then its files rows (which
 # the record references).
 DELETE_RECORD_IN_ORDER: tuple[str, ...] = (
     DELETE_RECORD_TOPICS, CLEAR_CORRECTIONS, DELETE_TEXTS, DELETE_STRUCTURES,
-    DELETE_RECOGNITIONS, DELETE_EVENTS, DELETE_RECORD, DELETE_FILES,
+    DELETE_RECOGNITIONS, DELETE_EVENTS, DELETE_NORMALIZE_PROGRESS, DELETE_RECORD, DELETE_FILES,
 )
 
 # --- re-transcription ----------------------------------------------------------

@@ -9,6 +9,14 @@ from transcriber.db import queries as q
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
 from transcriber.pipeline.step import Job
+from transcriber.settings import Settings
+
+
+def overlap_ms_of(settings: Settings, provider: str) -> int:
+    """How much neighbouring parts of a provider's recognition overlap."""
+    if provider == "local":
+        return settings.recognizer.part_overlap_seconds * 1000
+    return settings.speechkit.part_overlap_seconds * 1000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

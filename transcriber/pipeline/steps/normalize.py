@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from transcriber.db.commands.progress import ReportNormalizeProgress
 from transcriber.errors import PermanentFailure
 from transcriber.pipeline.effects import AddFile, SetColumns
 from transcriber.pipeline.step import Advanced, Job, Outcome
@@ -11,6 +12,32 @@ from transcriber.pipeline.steps._common import load_record
 from transcriber.ports import Transcoder
 
 NORMALIZED_EXT = ".ogg"
+# A long conversion reports its progress at most this often (and so at least
+# every PROGRESS_PERIOD_SECONDS of ffmpeg plus this).
+REPORT_EVERY_SECONDS = 10.0
+
+
+def due(last_report: float | None, now: float, *, every: float = REPORT_EVERY_SECONDS) -> bool:
+    """Pure: whether a progress report is due (the first one always is)."""
+    return last_report is None or now - last_report >= every
+
+
+class _Reporter:
+    """Writes the normalize progress of a record, throttled by the clock."""
+
+    def __init__(self, job: Job, total_ms: int) -> None:
+        self._job = job
+        self._total_ms = total_ms
+        self._last: float | None = None
+
+    async def __call__(self, done_ms: int) -> None:
+        now = self._job.clock.monotonic()
+        if not due(self._last, now):
+            return
+        self._last = now
+        await self._job.writer.ask(ReportNormalizeProgress(
+            record_id=self._job.record_id, token=self._job.token, done_ms=done_ms,
+            total_ms=self._total_ms))
 
 
 class NormalizeStep:
@@ -33,8 +60,10 @@ class NormalizeStep:
         try:
             # The cut bounds what a header declaring days of audio can cost downstream;
             # the duration measured on the copy is what recognizers' limits follow.
+            max_seconds = job.settings.server.record_max_seconds
             await self._transcoder.normalize(
-                source, temp, max_seconds=job.settings.server.record_max_seconds)
+                source, temp, max_seconds=max_seconds,
+                on_progress=_Reporter(job, min(record.duration_ms, max_seconds * 1000)))
             duration_ms = await self._transcoder.probe_duration_ms(temp)
             placed = await job.files.finalize(job.record_id, file_id, temp)
         except BaseException:

@@ -17,11 +17,17 @@ from collections.abc import Mapping, Sequence
 import structlog
 
 from transcriber.clock import parse_time
+from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
-from transcriber.pipeline.steps._common import file_name_of, load_recognitions, load_record
+from transcriber.pipeline.steps._common import (
+    file_name_of,
+    load_recognitions,
+    load_record,
+    overlap_ms_of,
+)
 from transcriber.pipeline.steps.submit import save_payload, submit_part
 from transcriber.ports import ObjectStore, Utterance
 from transcriber.providers.languages import reported_language
@@ -32,22 +38,15 @@ from transcriber.providers.recognizer import (
     PollLater,
     Recognizer,
 )
-from transcriber.providers.structure import PartPlan, stitch
+from transcriber.providers.structure import PartPlan, join, plans_from_offsets, stitch
 from transcriber.transcripts import dump_structure, plain_text
 
 log = structlog.get_logger(__name__)
 
 def plans_of(rows: Sequence[Recognition], *, duration_ms: int, overlap_ms: int) -> list[PartPlan]:
     """Pure: the parts' spans, rebuilt from the stored offsets."""
-    ordered = sorted(rows, key=lambda r: r.part_index)
-    plans = []
-    for position, row in enumerate(ordered):
-        if position + 1 < len(ordered):
-            length = ordered[position + 1].offset_ms - row.offset_ms + overlap_ms
-        else:
-            length = max(duration_ms - row.offset_ms, 0)
-        plans.append(PartPlan(index=row.part_index, offset_ms=row.offset_ms, length_ms=length))
-    return plans
+    return plans_from_offsets([(r.part_index, r.offset_ms) for r in rows],
+                              duration_ms=duration_ms, overlap_ms=overlap_ms)
 
 
 def first_check_wait(started_at: str | None, *, now_seconds: float,
@@ -80,7 +79,7 @@ class PollStep:
         if not rows:
             raise PermanentFailure("no recognition was submitted for this record")
         pipeline = job.settings.pipeline
-        overlap_ms = job.settings.speechkit.part_overlap_seconds * 1000
+        overlap_ms = overlap_ms_of(job.settings, rows[0].provider)
         plans = {p.index: p for p in plans_of(rows, duration_ms=record.duration_ms,
                                                overlap_ms=overlap_ms)}
         waits: list[float] = []
@@ -116,11 +115,18 @@ class PollStep:
                 waits.append(pipeline.poll_delay_seconds)
                 continue
             await save_payload(job, row, payload, ext=self._recognizer.payload_ext)
+            if row.started_at is not None:
+                # A remote operation's speed as seen from here (to the poll's precision).
+                elapsed = job.clock.now().timestamp() - parse_time(row.started_at).timestamp()
+                await job.writer.ask(MeasureSpeed(
+                    provider=row.provider, model=row.model,
+                    audio_ms=plans[row.part_index].length_ms, work_ms=round(elapsed * 1000)))
         if waits:
             return Deferred(delay_seconds=min(waits))
-        return await self._transcribed(job, plans)
+        return await self._transcribed(job, plans, overlap_ms=overlap_ms)
 
-    async def _transcribed(self, job: Job, plans: Mapping[int, PartPlan]) -> Outcome:
+    async def _transcribed(self, job: Job, plans: Mapping[int, PartPlan], *,
+                           overlap_ms: int) -> Outcome:
         rows = await load_recognitions(job)  # re-read: payload files were just saved
         parts: list[tuple[PartPlan, list[Utterance]]] = []
         detected: str | None = None
@@ -138,7 +144,9 @@ class PollStep:
                 raise PermanentFailure("a saved recognition answer is missing") from None
             parts.append((plans[row.part_index], parser(payload)))
             detected = detected or reported_language(payload)
-        utterances = stitch(parts)
+        # Parts cut in pauses with no overlap keep all their words; overlapping ones
+        # keep each utterance in the part that holds its midpoint.
+        utterances = join(parts) if overlap_ms == 0 else stitch(parts)
         log.info("recognition_finished", record_id=job.record_id, parts=len(parts),
                  utterances=len(utterances))
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),

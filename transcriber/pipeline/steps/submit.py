@@ -16,20 +16,27 @@ import contextlib
 import structlog
 
 from transcriber.db.commands.files import StoredFile
+from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import (
     PayloadAlreadySaved,
     Recognition,
+    RegisterParts,
     RegisterRecognition,
     SavePayload,
     SetExternalId,
 )
 from transcriber.errors import PermanentFailure, TransientFailure
 from transcriber.pipeline.effects import SetColumns
-from transcriber.pipeline.step import Advanced, Job, Outcome
-from transcriber.pipeline.steps._common import load_record
+from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
+from transcriber.pipeline.steps._common import load_recognitions, load_record, overlap_ms_of
 from transcriber.ports import ObjectStore
 from transcriber.providers.recognizer import AudioPart, PartCutter, Recognizer
-from transcriber.providers.structure import PartPlan, plan_parts
+from transcriber.providers.structure import (
+    PartPlan,
+    plan_at_pauses,
+    plan_parts,
+    plans_from_offsets,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -50,18 +57,23 @@ class SubmitStep:
         self._cutter = cutter
 
     def time_limit_seconds(self, job: Job) -> float | None:
-        # The actor asks before the record is read: bound by the longest record accepted
-        # (the normalized copy stops there) here, and inside `run` by each part's length,
-        # which comes from the duration measured on the normalized copy.
-        return self._recognizer.time_limit_seconds(job.settings.server.record_max_seconds * 1000)
+        # The actor asks before the record is read: bound by the longest part (a recognizer
+        # that works part by part) or the longest record accepted (the normalized copy stops
+        # there); inside `run` each part is bounded by its own length.
+        longest_ms = job.settings.server.record_max_seconds * 1000
+        if self._recognizer.finishes_in_submit and self._recognizer.max_part_ms is not None:
+            longest_ms = min(longest_ms, self._recognizer.max_part_ms)
+        return self._recognizer.time_limit_seconds(longest_ms)
 
     async def run(self, job: Job) -> Outcome:
         record = await load_record(job)
         if not record.normalized_file_name:
             raise PermanentFailure("the record has no normalized copy")
-        overlap_ms = job.settings.speechkit.part_overlap_seconds * 1000
         plans = plan_parts(record.duration_ms, max_part_ms=self._recognizer.max_part_ms,
-                           overlap_ms=overlap_ms)
+                           overlap_ms=overlap_ms_of(job.settings, self._recognizer.provider))
+        if self._recognizer.finishes_in_submit and len(plans) > 1:
+            return await self._one_part(job, record.duration_ms,
+                                        normalized=record.normalized_file_name)
         first: Recognition | None = None
         for plan in plans:
             row = await submit_part(job, plan, recognizer=self._recognizer, store=self._store,
@@ -70,6 +82,55 @@ class SubmitStep:
             first = first or row
         assert first is not None
         return Advanced(effects=(SetColumns(values={"recognition_id": first.id}),))
+
+    async def _one_part(self, job: Job, duration_ms: int, *, normalized: str) -> Outcome:
+        """Local work: recognize the first unfinished part, its answer saved at once.
+
+        The first claim cuts the record at pauses near every part length and
+        registers every part's row (the progress knows the total from then on);
+        the record stays in its stage (a zero deferral, no attempt spent) until
+        the last part is in. A later claim, after a crash too, reads the cut from
+        the rows and starts at the first part without a saved answer, so a
+        finished part is never recognized again.
+        """
+        recognizer = self._recognizer
+        overlap_ms = overlap_ms_of(job.settings, recognizer.provider)
+        rows = await load_recognitions(job)
+        if not rows:
+            assert recognizer.max_part_ms is not None
+            pauses = await self._cutter.pauses(job.files.path_of(job.record_id, normalized))
+            cut = plan_at_pauses(duration_ms, pauses, part_ms=recognizer.max_part_ms,
+                                 overlap_ms=overlap_ms)
+            rows = await job.writer.ask(RegisterParts(
+                record_id=job.record_id, token=job.token,
+                offsets=tuple(p.offset_ms for p in cut), provider=recognizer.provider,
+                model=recognizer.model))
+        plans = plans_from_offsets([(r.part_index, r.offset_ms) for r in rows],
+                                   duration_ms=duration_ms, overlap_ms=overlap_ms)
+        saved = {r.part_index for r in rows if r.payload_file is not None}
+        pending = [plan for plan in plans if plan.index not in saved]
+        if pending:
+            plan = pending[0]
+            started = job.clock.monotonic()
+            await submit_part(job, plan, recognizer=recognizer, store=self._store,
+                              cutter=self._cutter, normalized=normalized, whole=False)
+            await job.writer.ask(MeasureSpeed(
+                provider=recognizer.provider, model=recognizer.model, audio_ms=plan.length_ms,
+                work_ms=round((job.clock.monotonic() - started) * 1000)))
+            log.info("recognition_part_done", record_id=job.record_id, part=plan.index,
+                     parts=len(plans))
+            if len(pending) > 1:
+                return Deferred(delay_seconds=0.0)
+        return Advanced(effects=(SetColumns(values={"recognition_id": rows[0].id}),))
+
+
+def register(job: Job, plan: PartPlan, recognizer: Recognizer,
+             uri: str | None = None) -> RegisterRecognition:
+    return RegisterRecognition(
+        record_id=job.record_id, token=job.token, part_index=plan.index,
+        offset_ms=plan.offset_ms, provider=recognizer.provider, model=recognizer.model,
+        source_uri=uri,
+    )
 
 
 async def submit_part(
@@ -87,11 +148,7 @@ async def submit_part(
     """Register, make readable, start; `again` restarts a part whose operation failed."""
     key = object_key(job.settings.s3.prefix, job.record_id, plan.index)
     uri = store.uri(key) if store is not None and recognizer.needs_object_store else None
-    row = await job.writer.ask(RegisterRecognition(
-        record_id=job.record_id, token=job.token, part_index=plan.index,
-        offset_ms=plan.offset_ms, provider=recognizer.provider, model=recognizer.model,
-        source_uri=uri,
-    ))
+    row = await job.writer.ask(register(job, plan, recognizer, uri))
     if not again and (row.external_id is not None or row.payload_file is not None):
         log.info("submit_skipped", record_id=job.record_id, part=plan.index,
                  reason="already_submitted")
@@ -117,6 +174,9 @@ async def submit_part(
             audio = AudioPart(path=audio_path, uri=None, duration_ms=plan.length_ms,
                               language=language)
         limit = recognizer.time_limit_seconds(plan.length_ms)
+        # Counted by the kill -9 tests: a part started twice is a part paid twice.
+        log.info("recognition_started", record_id=job.record_id, part=plan.index,
+                 provider=recognizer.provider)
         try:
             async with asyncio.timeout(limit):
                 submitted = await recognizer.submit(audio)

@@ -12,6 +12,7 @@ import {
   STAGES, duration, haltLabel, isSettled, recordName, size, stageLabel, stepLabel, when,
 } from "./format.js";
 import { t } from "./i18n.js";
+import { progressBar } from "./list.js";
 
 const FALLBACK_POLL_MS = 4000;
 const MAX_ERROR_POLL_MS = 60000;
@@ -298,7 +299,8 @@ export function renderCard(main, id, { navigate } = {}) {
     if (record.halt) status.textContent = t("card.stopped");
     else if (record.stage === "done") status.textContent = t("card.done");
     else status.textContent = t("card.working", { work: work(record.stage) });
-    replace(progress, stageTimeline(record));
+    replace(progress, stageTimeline(record),
+      record.progress ? progressBar(record.progress) : null);
     replace(factsSlot, facts(record));
     renderHalt(record);
     setAudio(record);

@@ -60,3 +60,29 @@ export function recordName(record) {
 export function isSettled(record) {
   return record.halt !== null || record.stage === "done";
 }
+
+const PROGRESS_STAGES = ["normalize", "recognize"];
+
+/** 65 → "about 1 min left", 7300 → "about 2 h 2 min left", null → "". */
+export function eta(seconds) {
+  if (seconds === null || seconds === undefined) return "";
+  if (seconds < 60) return t("progress.eta_under_minute");
+  const minutes = Math.round(seconds / 60);
+  const hours = Math.floor(minutes / 60);
+  const rest = minutes % 60;
+  return hours ? t("progress.eta_hours", { hours, minutes: rest })
+    : t("progress.eta_minutes", { minutes });
+}
+
+/** The card's and the list's words for a record's `progress` (null: none). */
+export function progressText(progress) {
+  if (!progress) return "";
+  const stage = PROGRESS_STAGES.includes(progress.stage)
+    ? t(`progress.${progress.stage}`) : progress.stage;
+  const percent = `${Math.floor(progress.fraction * 100)}%`;
+  const parts = progress.stage === "recognize" && progress.total > 1
+    ? ` · ${t("progress.part", { part: Math.min(progress.done + 1, progress.total),
+      total: progress.total })}` : "";
+  const left = eta(progress.eta_seconds);
+  return `${stage} · ${percent}${parts}` + (left ? ` · ${left}` : "");
+}

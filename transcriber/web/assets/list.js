@@ -4,7 +4,9 @@
 
 import * as api from "./api.js";
 import { append, h, replace } from "./dom.js";
-import { duration, haltLabel, recordName, size, stageLabel, when } from "./format.js";
+import {
+  duration, haltLabel, progressText, recordName, size, stageLabel, when,
+} from "./format.js";
 import { t } from "./i18n.js";
 
 const TYPING_PAUSE_MS = 500;
@@ -22,6 +24,14 @@ export function topicChip(name, { current = false } = {}) {
     "aria-current": current ? "true" : null, "data-topic": name }, name);
 }
 
+/** A native progress bar with its words (the ETA) beside it; `small` in the list. */
+export function progressBar(progress, { small = false } = {}) {
+  const text = progressText(progress);
+  return h("div", { class: small ? "progress-bar progress-bar-small" : "progress-bar" },
+    h("progress", { max: "1", value: String(progress.fraction), "aria-label": text }),
+    h("span", { class: "progress-text" }, text));
+}
+
 function recordItem(record) {
   const facts = [duration(record.duration_ms), size(record.size_bytes)].filter(Boolean);
   const topics = record.topics || [];
@@ -30,6 +40,7 @@ function recordItem(record) {
       h("a", { class: "record-link", href: `/records/${encodeURIComponent(record.id)}` },
         recordName(record)),
       stageBadge(record)),
+    record.progress ? progressBar(record.progress, { small: true }) : null,
     h("div", { class: "record-meta" },
       h("time", { datetime: record.created_at }, when(record.created_at)),
       facts.length ? ` · ${facts.join(" · ")}` : "",

@@ -1,0 +1,61 @@
+"""Writer commands of progress: the measured recognition speed, normalization progress."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from transcriber.db import queries as q
+from transcriber.db.writer import Command, WriteContext
+
+# How much one finished part moves the stored real-time factor: recent parts
+# count most (the machine's load changes), one odd part does not swing it.
+SPEED_WEIGHT = 0.3
+
+
+def next_real_time_factor(previous: float | None, *, audio_ms: int, work_ms: int) -> float | None:
+    """Pure: the stored real-time factor after a part of `audio_ms` took `work_ms`."""
+    if audio_ms <= 0 or work_ms < 0:
+        return previous
+    sample = work_ms / audio_ms
+    if previous is None:
+        return sample
+    return previous + SPEED_WEIGHT * (sample - previous)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasureSpeed(Command[float | None]):
+    """A part finished: fold its speed into the provider's real-time factor."""
+
+    name: ClassVar[str] = "measure_speed"
+    provider: str
+    model: str
+    audio_ms: int
+    work_ms: int
+
+    async def execute(self, ctx: WriteContext) -> float | None:
+        params = {"provider": self.provider, "model": self.model}
+        async with ctx.conn.execute(q.progress.SELECT_SPEED, params) as cursor:
+            row = await cursor.fetchone()
+        previous = None if row is None else float(row["real_time_factor"])
+        factor = next_real_time_factor(previous, audio_ms=self.audio_ms, work_ms=self.work_ms)
+        if factor is not None:
+            await ctx.conn.execute(q.progress.UPSERT_SPEED,
+                                   {**params, "real_time_factor": factor, "now": ctx.now()})
+        return factor
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportNormalizeProgress(Command[None]):
+    """How much of the record the normalize step has converted (its holder only)."""
+
+    name: ClassVar[str] = "report_normalize_progress"
+    record_id: str
+    token: str
+    done_ms: int
+    total_ms: int
+
+    async def execute(self, ctx: WriteContext) -> None:
+        await ctx.conn.execute(q.progress.UPSERT_NORMALIZE_PROGRESS, {
+            "record_id": self.record_id, "token": self.token, "done_ms": max(self.done_ms, 0),
+            "total_ms": max(self.total_ms, 0), "now": ctx.now()})

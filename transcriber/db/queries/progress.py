@@ -1,0 +1,38 @@
+"""Progress of a record in recognition: its parts, the measured speed, normalization."""
+
+SELECT_PROGRESS_RECORD = """
+SELECT id, state, halted_at, duration_ms, state_entered_at
+FROM audio_records WHERE id = :record_id
+"""
+
+SELECT_PROGRESS_PARTS = """
+SELECT part_index, offset_ms, provider, model, payload_file, started_at, finished_at
+FROM recognitions WHERE record_id = :record_id ORDER BY part_index
+"""
+
+SELECT_SPEED = """
+SELECT provider, model, real_time_factor, samples, updated_at
+FROM recognition_speed WHERE provider = :provider AND model = :model
+"""
+
+UPSERT_SPEED = """
+INSERT INTO recognition_speed (provider, model, real_time_factor, samples, updated_at)
+VALUES (:provider, :model, :real_time_factor, 1, :now)
+ON CONFLICT (provider, model) DO UPDATE SET
+    real_time_factor = :real_time_factor, samples = samples + 1, updated_at = :now
+"""
+
+SELECT_NORMALIZE_PROGRESS = """
+SELECT record_id, done_ms, total_ms, started_at, updated_at
+FROM normalize_progress WHERE record_id = :record_id
+"""
+
+# Only the record's holder reports; a report never moves `done_ms` back.
+UPSERT_NORMALIZE_PROGRESS = """
+INSERT INTO normalize_progress (record_id, done_ms, total_ms, started_at, updated_at)
+SELECT :record_id, :done_ms, :total_ms, :now, :now
+WHERE EXISTS (SELECT 1 FROM audio_records WHERE id = :record_id AND acquisition_id = :token)
+ON CONFLICT (record_id) DO UPDATE SET
+    done_ms = max(done_ms, excluded.done_ms), total_ms = excluded.total_ms,
+    updated_at = excluded.updated_at
+"""
