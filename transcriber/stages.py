@@ -51,8 +51,12 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec(stage=Stage.UPLOADED, step="normalize", next_stage=Stage.NORMALIZED,
               limit=LimitKind.OWN_WORK,
               owned_columns=("normalized_file_id", "duration_ms")),
+    # The local recognizer works through a long record here, one part per claim with
+    # deferrals between (docs/recognition.md): the stage lasts as long as the whole
+    # recognition, so it is bounded like a foreign operation; each claim still has
+    # its step time limit.
     StageSpec(stage=Stage.NORMALIZED, step="submit", next_stage=Stage.SUBMITTED,
-              limit=LimitKind.OWN_WORK,
+              limit=LimitKind.FOREIGN_OPERATION,
               owned_columns=("recognition_id",)),
     StageSpec(stage=Stage.SUBMITTED, step="poll", next_stage=Stage.TRANSCRIBED,
               limit=LimitKind.FOREIGN_OPERATION,

@@ -42,6 +42,9 @@ EXCEPTIONS: dict[str, str] = {
     "telegram.OUTBOX_DEPTH":
         "scans only a partial index of the pending outbox rows (the queue, not the archive); "
         "on a reader, for the depth gauge",
+    "telegram.LIVE_STATUSES":
+        "scans only the partial index idx_status_live: status messages of records still on "
+        "their way (not the archive), each record then found by its key",
     "telegram.DUE_CHATS":
         "scans only a partial index of the pending outbox rows (the queue, not the archive); "
         "on a reader, once per delivery round",
