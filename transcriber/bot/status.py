@@ -1,8 +1,8 @@
 """The living status message: the bot's first answer, edited as the record moves.
 
 `render_status` is the one place the text is made, from the record row and an
-optional progress object (the hook of the long-recordings issue: today
-`StatusActor` is given no progress source and renders stages only).
+optional progress object: the recognition progress and ETA of a long
+recording (`pipeline.progress`, given by the Telegram lifecycle context).
 
 `StatusActor` looks at the live status messages every
 `telegram.status_poll_seconds`, renders each, and edits the ones whose text
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import structlog
 from aiogram import Bot
@@ -56,7 +56,20 @@ class Progress(Protocol):
     def eta_seconds(self) -> float | None: ...
 
 
-ProgressSource = Callable[[str], "Progress | None"]
+ProgressSource = Callable[[str], Awaitable["Progress | None"]]
+
+
+async def _no_progress(record_id: str) -> Progress | None:
+    return None
+
+
+ShownProgress = TypeVar("ShownProgress", bound=Progress)
+
+
+def worth_showing(progress: ShownProgress | None) -> ShownProgress | None:
+    """Pure: progress the sender learns something from (none before the first bit
+    of work is done, so a just-accepted record keeps its "accepted" answer)."""
+    return progress if progress is not None and progress.fraction > 0 else None
 
 
 def stage_text(lang: texts.Language, *, state: str, halted: bool, halt_reason: str | None,
@@ -112,7 +125,7 @@ class StatusActor:
         self._readers = readers
         self._writer = writer
         self._clock = clock
-        self._progress = progress or (lambda record_id: None)
+        self._progress = progress or _no_progress
         self.throttle = EditThrottle(settings.status_edit_seconds)
 
     async def run(self, stopping: asyncio.Event) -> None:
@@ -143,7 +156,7 @@ class StatusActor:
         state: str = get("state")
         lang = texts.as_language(get("language"), forced=self._settings.language)
         text = render_status(lang, state=state, halted=halted, halt_reason=get("halt_reason"),
-                             progress=None if halted else self._progress(record_id))
+                             progress=None if halted else await self._progress(record_id))
         final = is_final(state=state, halted=halted)
         if text == get("shown_text"):
             if final:

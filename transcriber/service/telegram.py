@@ -29,6 +29,7 @@ import structlog
 from aiohttp import web
 
 from transcriber import keys
+from transcriber.pipeline.progress import Progress, load_progress
 from transcriber.service.fatal import fail_service
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
         yield
         return
     from transcriber.bot.door import DoorParts, TelegramDoor  # noqa: PLC0415 - see telegram_ctx
-    from transcriber.bot.status import StatusActor  # noqa: PLC0415 - see telegram_ctx
+    from transcriber.bot.status import StatusActor, worth_showing  # noqa: PLC0415
 
     settings = app[keys.SETTINGS]
     door = TelegramDoor(bot, settings=settings.telegram, parts=DoorParts(
@@ -91,8 +92,15 @@ async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
         fail_service(app, error)
 
     task.add_done_callback(on_done)
-    status = StatusActor(bot, settings=settings.telegram, readers=app[keys.READERS],
-                         writer=app[keys.WRITER], clock=app[keys.CLOCK])
+    readers, clock = app[keys.READERS], app[keys.CLOCK]
+
+    async def progress(record_id: str) -> Progress | None:
+        return worth_showing(await load_progress(
+            readers, record_id, settings=settings, now=clock.now(),
+            recognizer=app.get(keys.RECOGNIZER)))
+
+    status = StatusActor(bot, settings=settings.telegram, readers=readers,
+                         writer=app[keys.WRITER], clock=clock, progress=progress)
     status_task = asyncio.create_task(status.run(stopping), name=STATUS_TASK_NAME)
     try:
         yield

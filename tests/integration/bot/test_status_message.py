@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pytest
+from aiogram import Bot
 from structlog.testing import capture_logs
 
 from tests.integration.bot.conftest import ALICE_ID, BOB_ID, OGG, DoorHarness
@@ -17,9 +18,16 @@ from tests.integration.bot.texts import T, en
 from tests.integration.pipeline.support import named, until
 from transcriber.bot import texts
 from transcriber.bot.client import make_bot
-from transcriber.bot.status import EditThrottle, StatusActor, render_status
+from transcriber.bot.status import (
+    EditThrottle,
+    Progress,
+    StatusActor,
+    render_status,
+    worth_showing,
+)
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
+from transcriber.settings import TelegramSettings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_telegram import FakeTelegram
 
@@ -45,9 +53,11 @@ class MoveTo(Command[None]):
 class Rig:
     fake: FakeTelegram
     actor: StatusActor
+    bot: Bot
     clock: FakeClock
     readers: ReaderPool
     writer: Writer
+    settings: TelegramSettings
 
     async def take(self, sender_id: int, **sender: Any) -> tuple[str, int]:
         """A voice message taken in by the door; its record and status message."""
@@ -79,6 +89,7 @@ async def rig(door_harness: Callable[..., DoorHarness], fake_tg: FakeTelegram, c
     bot = make_bot(harness.settings.telegram)
     yield Rig(fake=fake_tg, actor=StatusActor(bot, settings=harness.settings.telegram,
                                               readers=readers, writer=writer, clock=clock),
+              bot=bot, settings=harness.settings.telegram,
               clock=clock, readers=readers, writer=writer)
     await bot.session.close()
 
@@ -193,6 +204,28 @@ def test_the_progress_hook_shows_percent_and_eta() -> None:
                             progress=_Progress(fraction=0.5, eta_seconds=None))
     assert "50%" in russian
     assert "распознаётся" in russian
+
+
+async def test_the_status_message_shows_the_progress_of_a_long_recording(
+    rig: Rig, readers: ReaderPool, writer: Writer, clock: FakeClock,
+) -> None:
+    record_id, message_id = await rig.take(ALICE_ID)
+    shown: dict[str, _Progress] = {}
+
+    async def progress(of: str) -> Progress | None:
+        return worth_showing(shown.get(of))
+
+    actor = StatusActor(rig.bot, settings=rig.settings, readers=readers,
+                        writer=writer, clock=clock, progress=progress)
+    shown[record_id] = _Progress(fraction=0.0, eta_seconds=None)  # nothing done yet
+    await actor.round()
+    assert rig.edits_of(message_id) == []
+    await writer.ask(MoveTo(record_id=record_id, state="normalized"))
+    shown[record_id] = _Progress(fraction=0.42, eta_seconds=600)
+    clock.advance(3.0)
+    await actor.round()
+    assert rig.edits_of(message_id) == [en(T.STATUS_MESSAGE, stage=en(
+        T.PROGRESS_ETA, stage=en(T.STAGE_NORMALIZED), percent=42, eta=en(T.MINUTES, n="10")))]
 
 
 def test_the_throttle_allows_one_edit_per_interval_and_honours_holds() -> None:
