@@ -10,7 +10,7 @@ directly: it is an answer to a command, not a delivery to make durable.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import structlog
 from aiogram import Bot
@@ -18,7 +18,7 @@ from aiogram.types import Message, ReplyParameters
 
 from transcriber.bot import rules, texts
 from transcriber.bot.notifier import TelegramNotifier
-from transcriber.bot.status import stage_text
+from transcriber.bot.status import Progress, ProgressSource, stage_text
 from transcriber.bot.texts import T
 from transcriber.clock import Clock
 from transcriber.db import queries as q
@@ -44,13 +44,19 @@ MENU: tuple[tuple[str, T], ...] = (
 
 async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
                  settings: TelegramSettings, readers: ReaderPool, writer: Writer,
-                 clock: Clock) -> None:
+                 clock: Clock, progress: ProgressSource | None = None) -> None:
     lang = decision.language
     user = await writer.ask(EnsureUser(login=decision.login))
     if decision.command == "/status":
         rows = await readers.fetch_all(q.telegram.LATEST_OF_OWNER,
                                        {"owner_id": user.id, "limit": STATUS_RECORDS})
-        await _send(bot, message, status_list(lang, rows))
+        shown: dict[str, Progress] = {}
+        if progress is not None:
+            for record in rows:
+                found = None if record["halted_at"] is not None else await progress(record["id"])
+                if found is not None:
+                    shown[record["id"]] = found
+        await _send(bot, message, status_list(lang, rows, shown))
         return
     row = await readers.fetch_one(q.telegram.LATEST_TRANSCRIPT_OF_OWNER, {"owner_id": user.id})
     if row is None:
@@ -65,8 +71,10 @@ async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
         log.warning("telegram_last_not_sent", record_id=row["id"], error=type(exc).__name__)
 
 
-def status_list(lang: texts.Language, rows: Sequence[sqlite3.Row]) -> str:
-    """The `/status` answer: one line per record, newest first."""
+def status_list(lang: texts.Language, rows: Sequence[sqlite3.Row],
+                progress: Mapping[str, Progress] | None = None) -> str:
+    """The `/status` answer: one line per record, newest first, with the
+    recognition progress of those on their way."""
     if not rows:
         return texts.say(lang, T.STATUS_NONE)
     lines = [texts.say(lang, T.STATUS_HEADER)]
@@ -76,7 +84,8 @@ def status_list(lang: texts.Language, rows: Sequence[sqlite3.Row]) -> str:
         if len(name) > NAME_MAX_CHARS:
             name = name[:NAME_MAX_CHARS - 1] + "…"
         stage = stage_text(lang, state=get("state"), halted=get("halted_at") is not None,
-                           halt_reason=get("halt_reason"))
+                           halt_reason=get("halt_reason"),
+                           progress=(progress or {}).get(get("id")))
         lines.append(texts.say(lang, T.STATUS_LINE, name=name, stage=stage))
     return "\n".join(lines)
 

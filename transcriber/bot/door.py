@@ -34,6 +34,7 @@ from aiogram.types import BotCommand, Message, ReplyParameters, Update
 
 from transcriber.bot import commands, rules, texts
 from transcriber.bot.client import file_url, local_file_chunks
+from transcriber.bot.status import ProgressSource
 from transcriber.bot.texts import T as Text
 from transcriber.clock import Clock
 from transcriber.db import queries as q
@@ -67,6 +68,8 @@ class DoorParts:
     transcoder: Transcoder
     clock: Clock
     record_max_seconds: int
+    # A record's recognition progress, for `/status` (none: stages only).
+    progress: ProgressSource | None = None
 
 
 class TelegramDoor:
@@ -196,7 +199,7 @@ class TelegramDoor:
         if isinstance(decision, rules.RunCommand):
             await commands.answer(self._bot, message, decision, settings=self._settings,
                                   readers=self._parts.readers, writer=self._parts.writer,
-                                  clock=self._parts.clock)
+                                  clock=self._parts.clock, progress=self._parts.progress)
             return "answered"
         return await self._take(message, decision)
 

@@ -75,10 +75,17 @@ async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
     from transcriber.bot.status import StatusActor, worth_showing  # noqa: PLC0415
 
     settings = app[keys.SETTINGS]
+    readers, clock = app[keys.READERS], app[keys.CLOCK]
+
+    async def progress(record_id: str) -> Progress | None:
+        return worth_showing(await load_progress(
+            readers, record_id, settings=settings, now=clock.now(),
+            recognizer=app.get(keys.RECOGNIZER)))
+
     door = TelegramDoor(bot, settings=settings.telegram, parts=DoorParts(
-        writer=app[keys.WRITER], readers=app[keys.READERS], files=app[keys.FILES],
-        transcoder=app[keys.TRANSCODER], clock=app[keys.CLOCK],
-        record_max_seconds=settings.server.record_max_seconds,
+        writer=app[keys.WRITER], readers=readers, files=app[keys.FILES],
+        transcoder=app[keys.TRANSCODER], clock=clock,
+        record_max_seconds=settings.server.record_max_seconds, progress=progress,
     ))
     app[DOOR] = door
     stopping = asyncio.Event()
@@ -92,12 +99,6 @@ async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
         fail_service(app, error)
 
     task.add_done_callback(on_done)
-    readers, clock = app[keys.READERS], app[keys.CLOCK]
-
-    async def progress(record_id: str) -> Progress | None:
-        return worth_showing(await load_progress(
-            readers, record_id, settings=settings, now=clock.now(),
-            recognizer=app.get(keys.RECOGNIZER)))
 
     status = StatusActor(bot, settings=settings.telegram, readers=readers,
                          writer=app[keys.WRITER], clock=clock, progress=progress)

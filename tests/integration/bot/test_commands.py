@@ -16,6 +16,7 @@ from tests.integration.bot.conftest import ALICE_ID, OGG, DoorHarness
 from tests.integration.bot.texts import T, en
 from tests.integration.pipeline.support import until
 from transcriber.bot import texts
+from transcriber.bot.commands import status_list
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
@@ -158,3 +159,21 @@ async def test_without_local_mode_a_file_over_20_mb_is_refused(
     fake_tg.push_voice(sender_id=ALICE_ID, file_id=file_id)
     [answer] = await _answers(fake_tg, 1)
     assert answer.text == texts.too_large("en", 20 * 1024 * 1024)
+
+
+def test_status_shows_the_progress_of_a_record_on_its_way() -> None:
+    @dataclass(frozen=True)
+    class Shown:
+        fraction: float
+        eta_seconds: float | None
+
+    rows = [{"id": "r1", "title": "Lecture", "original_filename": "", "state": "normalized",
+             "halted_at": None, "halt_reason": None},
+            {"id": "r2", "title": "Call", "original_filename": "", "state": "done",
+             "halted_at": None, "halt_reason": None}]
+    text = status_list("en", rows,  # type: ignore[arg-type] # rows read by name, like sqlite3.Row
+                       {"r1": Shown(fraction=0.25, eta_seconds=120)})
+    lines = text.split("\n")
+    assert lines[1] == en(T.STATUS_LINE, name="Lecture", stage=en(
+        T.PROGRESS_ETA, stage=en(T.STAGE_NORMALIZED), percent=25, eta=en(T.MINUTES, n="2")))
+    assert lines[2] == en(T.STATUS_LINE, name="Call", stage=en(T.STAGE_DONE))
