@@ -1,16 +1,22 @@
-"""The utterance structure (version 1) and the transcript formats made from it.
+"""The utterance structure (version 2) and the transcript formats made from it.
 
-The structure is what the pipeline stores (`structures`, version 1) and what
-the card, the downloads and the CLI render:
+The structure is what the pipeline stores (`structures`) and what the card,
+the downloads and the CLI render:
 
-    {"version": 1, "utterances": [{"start_ms": 0, "end_ms": 1830,
-                                   "channel": 0, "text": "..."}]}
+    {"version": 2, "utterances": [{"start_ms": 0, "end_ms": 1830, "channel": 0,
+                                   "speaker": "S1", "text": "..."}]}
+
+Version 2 adds the optional `speaker` of each utterance; version-1 documents
+(no speakers) stay readable. The `structures.version` column is the row's
+slot (one recognizer structure per record, `STRUCTURE_ROW`), not the
+document's version: a record recognized before speakers keeps its row.
 
 Everything here is pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal, get_args
@@ -20,7 +26,11 @@ import orjson
 from transcriber.errors import TranscriberError
 from transcriber.ports import Utterance
 
-STRUCTURE_VERSION = 1
+STRUCTURE_VERSION = 2
+READABLE_VERSIONS = frozenset({1, 2})
+STRUCTURE_ROW = 1
+SPEAKER_RE = re.compile(r"S[1-9][0-9]?")
+SPEAKER_NAME_MAX = 64
 
 TranscriptFormat = Literal["txt", "srt", "vtt", "json"]
 FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
@@ -34,17 +44,20 @@ CONTENT_TYPES: dict[TranscriptFormat, str] = {
 
 
 class BadStructure(TranscriberError):
-    """Stored or provided structure JSON is not a valid version-1 structure."""
+    """Stored or provided structure JSON is not a valid version-1 or version-2 structure."""
+
+
+def _utterance_dict(u: Utterance) -> dict[str, Any]:
+    item: dict[str, Any] = {"start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel}
+    if u.speaker is not None:
+        item["speaker"] = u.speaker
+    item["text"] = u.text
+    return item
 
 
 def structure_dict(utterances: Iterable[Utterance]) -> dict[str, Any]:
-    return {
-        "version": STRUCTURE_VERSION,
-        "utterances": [
-            {"start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel, "text": u.text}
-            for u in utterances
-        ],
-    }
+    return {"version": STRUCTURE_VERSION,
+            "utterances": [_utterance_dict(u) for u in utterances]}
 
 
 def dump_structure(utterances: Iterable[Utterance]) -> str:
@@ -57,7 +70,7 @@ def load_structure(contents: str | bytes) -> list[Utterance]:
         data = orjson.loads(contents)
     except orjson.JSONDecodeError:
         raise BadStructure("structure is not JSON") from None
-    if not isinstance(data, dict) or data.get("version") != STRUCTURE_VERSION:
+    if not isinstance(data, dict) or data.get("version") not in READABLE_VERSIONS:
         raise BadStructure("unsupported structure version")
     items = data.get("utterances")
     if not isinstance(items, list):
@@ -65,13 +78,40 @@ def load_structure(contents: str | bytes) -> list[Utterance]:
     result: list[Utterance] = []
     for item in items:
         try:
+            speaker = item.get("speaker")
+            if speaker is not None and (
+                    not isinstance(speaker, str) or not SPEAKER_RE.fullmatch(speaker)):
+                raise ValueError("bad speaker")
             result.append(Utterance(
                 start_ms=int(item["start_ms"]), end_ms=int(item["end_ms"]),
                 channel=int(item.get("channel", 0)), text=str(item["text"]),
+                speaker=speaker,
             ))
-        except (KeyError, TypeError, ValueError):
+        except (AttributeError, KeyError, TypeError, ValueError):
             raise BadStructure("malformed utterance") from None
     return result
+
+
+def speakers_of(utterances: Sequence[Utterance]) -> list[str]:
+    """The speaker labels present, in label order (S1, S2, …, S10)."""
+    found = {u.speaker for u in utterances if u.speaker is not None}
+    return sorted(found, key=lambda label: int(label[1:]))
+
+
+def talk_ms(utterances: Sequence[Utterance]) -> dict[str, int]:
+    """Milliseconds each speaker talks (the sum of their utterances), in label order."""
+    totals = dict.fromkeys(speakers_of(utterances), 0)
+    for u in utterances:
+        if u.speaker is not None:
+            totals[u.speaker] += max(0, u.end_ms - u.start_ms)
+    return totals
+
+
+def card_speakers(utterances: Sequence[Utterance],
+                  names: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """The card's `speakers`: each label with its given name ("" when none) and talk time."""
+    return {label: {"name": names.get(label, ""), "talk_ms": ms}
+            for label, ms in talk_ms(utterances).items()}
 
 
 def plain_text(utterances: Sequence[Utterance]) -> str:

@@ -129,7 +129,7 @@ async def current_utterances(
         if corrected is not None:
             return transcripts.load_structure(corrected["contents"])
     row = await readers.fetch_one(
-        q.archive.STRUCTURE, {"record_id": record_id, "version": transcripts.STRUCTURE_VERSION}
+        q.archive.STRUCTURE, {"record_id": record_id, "version": transcripts.STRUCTURE_ROW}
     )
     if row is None:
         return None

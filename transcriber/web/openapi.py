@@ -37,6 +37,7 @@ def _json(description: str, schema_name: str) -> dict[str, Any]:
 
 _TIME = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"}
 _ID = {"type": "string", "pattern": "^[0-7][0-9a-hjkmnp-tv-z]{25}$"}
+_SPEAKER = "^S[1-9][0-9]?$"
 
 _SCHEMAS: dict[str, Any] = {
     "Error": {
@@ -158,11 +159,24 @@ _SCHEMAS: dict[str, Any] = {
     },
     "Utterance": {
         "type": "object",
-        "required": ["index", "start_ms", "end_ms", "channel", "text"],
+        "required": ["index", "start_ms", "end_ms", "channel", "speaker", "text"],
         "additionalProperties": False,
         "properties": {"index": {"type": "integer", "minimum": 0},
                        "start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
-                       "channel": {"type": "integer"}, "text": {"type": "string"}},
+                       "channel": {"type": "integer"},
+                       "speaker": {"type": ["string", "null"], "pattern": _SPEAKER,
+                                   "description": "S1, S2, … when speakers were told "
+                                                  "apart, else null"},
+                       "text": {"type": "string"}},
+    },
+    "Speaker": {
+        "type": "object",
+        "required": ["name", "talk_ms"],
+        "additionalProperties": False,
+        "properties": {"name": {"type": "string", "maxLength": 64,
+                                "description": "The owner's name for the speaker; empty "
+                                               "when none"},
+                       "talk_ms": {"type": "integer", "minimum": 0}},
     },
     "TimelineEvent": {
         "type": "object",
@@ -179,8 +193,8 @@ _SCHEMAS: dict[str, Any] = {
     "Card": {
         "allOf": [_ref("Record"), {
             "type": "object",
-            "required": ["files", "transcript", "utterances", "timeline", "poll_after_ms",
-                         "revision", "language"],
+            "required": ["files", "transcript", "utterances", "speakers", "timeline",
+                         "poll_after_ms", "revision", "language"],
             "properties": {
                 "revision": {"type": "integer", "minimum": 0,
                              "description": "The transcript's revision: send it back with "
@@ -199,6 +213,9 @@ _SCHEMAS: dict[str, Any] = {
                 },
                 "transcript": {"type": ["string", "null"]},
                 "utterances": {"type": "array", "items": _ref("Utterance")},
+                "speakers": {"type": "object", "additionalProperties": _ref("Speaker"),
+                             "propertyNames": {"pattern": _SPEAKER},
+                             "description": "Each speaker label of the utterances"},
                 "timeline": {"type": "array", "items": _ref("TimelineEvent")},
                 "poll_after_ms": {
                     "type": ["integer", "null"], "minimum": 1,

@@ -5,7 +5,7 @@ first check `poll_first_delay_seconds` after the start, then every
 `poll_delay_seconds`), spending no attempts (P12). A finished part's raw
 answer is saved as a file of the record at once, so no answer is fetched
 (or paid for) twice. When all parts are in, they are parsed, stitched on one
-timeline and written as the version-1 structure and the transcript text.
+timeline and written as the structure and the transcript text.
 A record resumed after a `stuck` halt polls the same operations (P11).
 """
 
