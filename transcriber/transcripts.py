@@ -114,9 +114,39 @@ def card_speakers(utterances: Sequence[Utterance],
             for label, ms in talk_ms(utterances).items()}
 
 
+def _voice(u: Utterance, names: Mapping[str, str], several: bool) -> str | None:
+    """Who an exported line is said by: the given name; else the label when the
+    record has several speakers; else nobody (a transcript without speakers)."""
+    if u.speaker is None:
+        return None
+    name = names.get(u.speaker, "").strip()
+    return name or (u.speaker if several else None)
+
+
+def _several(utterances: Sequence[Utterance]) -> bool:
+    return len(speakers_of(utterances)) > 1
+
+
 def plain_text(utterances: Sequence[Utterance]) -> str:
-    """The plain transcript: one utterance per line, in time order."""
+    """The words alone: one utterance per line, in time order (the stored and
+    indexed transcript text, which speaker labels would only pollute)."""
     return "\n".join(u.text.strip() for u in utterances if u.text.strip())
+
+
+def named_text(utterances: Sequence[Utterance],
+               names: Mapping[str, str] | None = None) -> str:
+    """The TXT transcript: one utterance per line, `Name: text` when the line
+    has a speaker worth naming (see `_voice`)."""
+    given = names or {}
+    several = _several(utterances)
+    lines = []
+    for u in utterances:
+        text = u.text.strip()
+        if not text:
+            continue
+        voice = _voice(u, given, several)
+        lines.append(f"{voice}: {text}" if voice else text)
+    return "\n".join(lines)
 
 
 def _timestamp(ms: int, sep: str) -> str:
@@ -131,23 +161,37 @@ def _cues(utterances: Sequence[Utterance]) -> list[Utterance]:
     return [u for u in utterances if u.text.strip()]
 
 
-def to_srt(utterances: Sequence[Utterance]) -> str:
+def to_srt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None) -> str:
+    given = names or {}
+    several = _several(utterances)
     blocks = []
     for number, u in enumerate(_cues(utterances), start=1):
         end = max(u.end_ms, u.start_ms)
+        voice = _voice(u, given, several)
+        text = _cue_text(u.text)
         blocks.append(
             f"{number}\n{_timestamp(u.start_ms, ',')} --> {_timestamp(end, ',')}\n"
-            f"{_cue_text(u.text)}\n"
+            f"{_cue_text(voice) + ': ' if voice else ''}{text}\n"
         )
     return "\n".join(blocks)
 
 
-def to_vtt(utterances: Sequence[Utterance]) -> str:
+def _vtt_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def to_vtt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None) -> str:
+    given = names or {}
+    several = _several(utterances)
     blocks = ["WEBVTT\n"]
     for u in _cues(utterances):
         end = max(u.end_ms, u.start_ms)
+        voice = _voice(u, given, several)
+        # The voice span's annotation runs to the first ">": escaped like cue text.
+        tag = f"<v {_vtt_escape(_cue_text(voice))}>" if voice else ""
         blocks.append(
-            f"{_timestamp(u.start_ms, '.')} --> {_timestamp(end, '.')}\n{_cue_text(u.text)}\n"
+            f"{_timestamp(u.start_ms, '.')} --> {_timestamp(end, '.')}\n"
+            f"{tag}{_cue_text(u.text)}\n"
         )
     return "\n".join(blocks)
 
@@ -158,47 +202,63 @@ def _cue_text(text: str) -> str:
     return "\n".join(lines).replace("-->", "->")
 
 
-def render(utterances: Sequence[Utterance], fmt: TranscriptFormat) -> str:
-    """The transcript in one of `FORMATS`."""
+def to_json(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None) -> str:
+    """The structure, each utterance with a speaker also carrying `speaker_name` ("" if none)."""
+    given = names or {}
+    data = structure_dict(utterances)
+    for item in data["utterances"]:
+        if "speaker" in item:
+            item["speaker_name"] = given.get(item["speaker"], "")
+    return orjson.dumps(data).decode()
+
+
+def render(utterances: Sequence[Utterance], fmt: TranscriptFormat,
+           names: Mapping[str, str] | None = None) -> str:
+    """The transcript in one of `FORMATS`, speakers named by `names` (`{"S1": "Anna"}`)."""
     if fmt == "txt":
-        text = plain_text(utterances)
+        text = named_text(utterances, names)
         return f"{text}\n" if text else ""
     if fmt == "srt":
-        return to_srt(utterances)
+        return to_srt(utterances, names)
     if fmt == "vtt":
-        return to_vtt(utterances)
+        return to_vtt(utterances, names)
     if fmt == "json":
-        return dump_structure(utterances)
+        return to_json(utterances, names)
     raise ValueError(f"unknown transcript format {fmt!r}")
 
 
-def reply_text(utterances: Sequence[Utterance]) -> str:
+def reply_text(utterances: Sequence[Utterance],
+               names: Mapping[str, str] | None = None) -> str:
     """The transcript as the bot sends it back: the one place its text is made.
 
-    Speaker names ("Name: text" when a recording has several speakers) are to
-    come here with the speakers issue; until then it is the plain transcript."""
-    return plain_text(utterances)
+    `Name: text` lines when the recording has several speakers (the label,
+    S1, S2, … where no name was given); the plain transcript otherwise."""
+    if not _several(utterances):
+        return plain_text(utterances)
+    return named_text(utterances, names)
 
 
 class BadCorrection(TranscriberError):
     """A correction names an utterance that does not exist, or a field that cannot change."""
 
 
-# The fields of an utterance a person may correct, with their limit. The
-# speaker (issue 13) joins here as one more entry, and the request schema
-# and `apply_corrections` follow.
-CORRECTABLE_FIELDS: dict[str, int] = {"text": 5000}
+# The fields of an utterance a person may correct, with their limit; the
+# speaker must also be one of the record's (`apply_corrections`).
+CORRECTABLE_FIELDS: dict[str, int] = {"text": 5000, "speaker": 3}
 
 
 def apply_corrections(
-    utterances: Sequence[Utterance], corrections: Sequence[Mapping[str, object]]
+    utterances: Sequence[Utterance], corrections: Sequence[Mapping[str, object]],
+    *, speakers: Iterable[str] = (),
 ) -> list[Utterance]:
     """The utterances with each correction `{"index": i, <field>: value}` applied.
 
-    Times and channels never change: a correction is of what was said, and
-    the exports keep their cues. Raises `BadCorrection` on an unknown index
-    or field (pure: the caller turns it into a 400).
+    Times and channels never change: a correction is of what was said (and
+    by whom), and the exports keep their cues. `speakers` are the record's
+    labels a line may move to. Raises `BadCorrection` on an unknown index,
+    field or speaker (pure: the caller turns it into a 400).
     """
+    known = set(speakers)
     result = list(utterances)
     for correction in corrections:
         index = correction.get("index")
@@ -213,5 +273,7 @@ def apply_corrections(
             if not isinstance(value, str) or len(value) > CORRECTABLE_FIELDS[key]:
                 raise BadCorrection(
                     f"{key} must be a string of at most {CORRECTABLE_FIELDS[key]} characters")
+            if key == "speaker" and value not in known:
+                raise BadCorrection(f"{value!r} is not a speaker of this record")
         result[index] = replace(result[index], **changes)  # type: ignore[arg-type]
     return result

@@ -34,7 +34,7 @@ from transcriber.web.paging import (
 )
 from transcriber.web.ratelimit import poll_after_ms
 from transcriber.web.responses import json_response
-from transcriber.web.views import record_card, record_summary
+from transcriber.web.views import record_card, record_summary, speaker_names
 
 log = structlog.get_logger(__name__)
 
@@ -212,7 +212,7 @@ async def download_transcript(request: web.Request) -> web.Response:
         raise ApiError(500, "internal", "the stored transcript cannot be read") from None
     if utterances is None:
         raise ApiError(409, "not_ready", "the record has no transcript yet")
-    body = transcripts.render(utterances, fmt)
+    body = transcripts.render(utterances, fmt, speaker_names(row))
     name = download_name(row["original_filename"], record_id, fmt)
     return web.Response(body=body.encode(), headers={
         "Content-Type": transcripts.CONTENT_TYPES[fmt],

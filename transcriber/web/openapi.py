@@ -114,6 +114,12 @@ _SCHEMAS: dict[str, Any] = {
                        "The record's topics (replaces them); the owner's names, created on "
                        "first use",
                        "items": {"type": "string", "minLength": 1, "maxLength": 64}},
+            "speakers": {"type": "object", "minProperties": 1, "maxProperties": 99,
+                         "propertyNames": {"pattern": _SPEAKER},
+                         "additionalProperties": {"type": "string", "maxLength": 64},
+                         "description": "Names of the transcript's speakers by label "
+                                        "(an empty name takes it away); a label the "
+                                        "transcript does not have is a 400"},
         },
     },
     "TranscriptEdit": {
@@ -126,7 +132,10 @@ _SCHEMAS: dict[str, Any] = {
             "utterances": {"type": "array", "minItems": 1, "items": {
                 "type": "object", "required": ["index"], "additionalProperties": False,
                 "properties": {"index": {"type": "integer", "minimum": 0},
-                               "text": {"type": "string", "maxLength": 5000}},
+                               "text": {"type": "string", "maxLength": 5000},
+                               "speaker": {"type": "string", "pattern": _SPEAKER,
+                                           "description": "Move the line to another of "
+                                                          "the record's speakers"}},
             }},
         },
     },
@@ -323,7 +332,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                               "404": _error("No such record"), **_COMMON},
             },
             "patch": {
-                "operationId": "editRecord", "summary": "Set title, brief or topics",
+                "operationId": "editRecord", "summary": "Set title, brief, topics or speaker names",
                 "parameters": [_ID_PARAM],
                 "requestBody": {"required": True, "content": {
                     _JSON: {"schema": _ref("RecordEdit")}}},
