@@ -241,6 +241,12 @@ _LANGUAGE_PARAM = {
     "description": "`auto` or a code the active recognizer supports (`en`, `ru`, …); "
                    "an unknown one is 400 with the list",
 }
+_SPEAKERS_PARAM = {
+    "name": "speakers", "in": "query", "required": False,
+    "schema": {"type": "integer", "minimum": 1, "maximum": 8},
+    "description": "How many people speak (1 turns speaker separation off); absent: "
+                   "found by listening",
+}
 _ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
              "description": "The record id (a ULID); anything else is 404."}
 _COMMON = {
@@ -290,7 +296,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             "post": {
                 "operationId": "uploadRecord",
                 "summary": "Upload a recording (streamed, at most the configured size)",
-                "parameters": [_LANGUAGE_PARAM,
+                "parameters": [_LANGUAGE_PARAM, _SPEAKERS_PARAM,
                                {"name": "X-Filename", "in": "header", "required": False,
                                 "schema": {"type": "string"},
                                 "description": "The file's name for a raw body "
@@ -301,6 +307,9 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                         "properties": {
                             "language": {"type": "string", "description":
                                          "As the `language` parameter; before the file"},
+                            "speakers": {"type": "string", "pattern": "^[1-8]$",
+                                         "description": "As the `speakers` parameter; "
+                                                        "before the file"},
                             "file": {"type": "string", "format": "binary"}},
                     }},
                     "application/octet-stream": {"schema": {"type": "string",
@@ -309,8 +318,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 "responses": {
                     **_COMMON, **_CROSS_SITE,
                     "201": {**_json("The new record", "Record"), "links": _RECORD_LINKS},
-                    "400": _error("Malformed, empty or incomplete upload, or an unknown "
-                                  "language"),
+                    "400": _error("Malformed, empty or incomplete upload, an unknown "
+                                  "language, or speakers outside 1-8"),
                     "408": _error("The body stalled or came too slowly"),
                     "413": _error("Larger than the limit, or longer than "
                                   "server.record_max_seconds"),

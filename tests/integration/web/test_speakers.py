@@ -6,9 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from aiohttp import FormData
 
 from tests.integration.web.conftest import Client
 from tests.integration.web.helpers import advance, transcribe, upload
+from transcriber import keys
+from transcriber.db import queries as q
 from transcriber.ports import Utterance
 
 DIALOGUE = (
@@ -106,3 +109,34 @@ async def test_search_finds_a_record_by_a_speakers_name(client: Client) -> None:
     body = await (await client.get("/app/audiorecords", params={"q": "boris"})).json()
     assert [item["id"] for item in body["items"]] == [record_id]
     assert other != record_id
+
+
+async def _speakers_column(client: Client, record_id: str) -> object:
+    row = await client.app[keys.READERS].fetch_one(
+        q.results.SELECT_STEP_RECORD, {"record_id": record_id})
+    assert row is not None
+    return row["speakers"]
+
+
+async def test_upload_stores_the_number_of_speakers(client: Client) -> None:
+    form = FormData()
+    form.add_field("speakers", "1")
+    form.add_field("file", b"audio bytes", filename="b.wav")
+    response = await client.post("/app/audiorecords", data=form)
+    assert response.status == 201, await response.text()
+    assert await _speakers_column(client, (await response.json())["id"]) == 1
+    raw = await upload(client, headers={})
+    assert await _speakers_column(client, str(raw["id"])) is None
+    response = await client.post("/app/audiorecords?speakers=3", data=b"audio bytes",
+                                 headers={"Content-Type": "application/octet-stream"})
+    assert response.status == 201, await response.text()
+    assert await _speakers_column(client, (await response.json())["id"]) == 3
+
+
+async def test_speakers_outside_one_to_eight_is_400(client: Client) -> None:
+    for value in ("0", "9", "two"):
+        form = FormData()
+        form.add_field("speakers", value)
+        form.add_field("file", b"audio bytes", filename="b.wav")
+        response = await client.post("/app/audiorecords", data=form)
+        assert response.status == 400, value
