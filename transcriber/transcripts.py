@@ -107,11 +107,16 @@ def talk_ms(utterances: Sequence[Utterance]) -> dict[str, int]:
     return totals
 
 
-def card_speakers(utterances: Sequence[Utterance],
-                  names: Mapping[str, str]) -> dict[str, dict[str, Any]]:
-    """The card's `speakers`: each label with its given name ("" when none) and talk time."""
-    return {label: {"name": names.get(label, ""), "talk_ms": ms}
-            for label, ms in talk_ms(utterances).items()}
+def card_speakers(utterances: Sequence[Utterance], names: Mapping[str, str], *,
+                  also: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """The card's `speakers`: each label with its given name ("" when none) and talk time.
+
+    `also`: labels the record has without a line now (the recognizer's, all of
+    whose lines were moved away), kept with 0 ms so a line can move back."""
+    totals = {**dict.fromkeys(also, 0), **talk_ms(utterances)} if utterances else {}
+    ordered = sorted(totals, key=lambda label: int(label[1:]))
+    return {label: {"name": names.get(label, ""), "talk_ms": totals[label]}
+            for label in ordered}
 
 
 def _voice(u: Utterance, names: Mapping[str, str], several: bool) -> str | None:

@@ -151,14 +151,16 @@ async def card_body(request: web.Request, record_id: str) -> dict[str, Any]:
     text = await readers.fetch_one(q.archive.TRANSCRIPT_TEXT, {"record_id": record_id})
     try:
         utterances = await current_utterances(request, record_id)
+        original = await current_utterances(request, record_id, original=True)
     except transcripts.BadStructure:
         log.error("card_bad_structure", record_id=record_id)
-        utterances = None
+        utterances = original = None
     settled = row["halted_at"] is not None or row["state"] == Stage.DONE.value
     poll = None if settled else poll_after_ms(request.app[keys.SETTINGS].server)
     return record_card(
         row, timeline=timeline, transcript=None if text is None else text["contents"],
         utterances=utterances, poll_after_ms=poll, progress=await _progress(request, row),
+        original_speakers=transcripts.speakers_of(original or ()),
     )
 
 

@@ -75,6 +75,7 @@ def record_card(
     utterances: Sequence[Utterance] | None,
     poll_after_ms: int | None,
     progress: Mapping[str, Any] | None = None,
+    original_speakers: Sequence[str] = (),
 ) -> dict[str, Any]:
     card = record_summary(row, progress=progress)
     card["files"] = {
@@ -89,7 +90,8 @@ def record_card(
          "speaker": u.speaker, "text": u.text}
         for index, u in enumerate(utterances or ())
     ]
-    card["speakers"] = transcripts.card_speakers(utterances or (), speaker_names(row))
+    card["speakers"] = transcripts.card_speakers(utterances or (), speaker_names(row),
+                                                 also=original_speakers)
     card["revision"] = row["revision"]
     card["language"] = {"requested": row["language"], "detected": row["detected_language"]}
     card["timeline"] = [

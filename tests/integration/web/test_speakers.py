@@ -83,10 +83,12 @@ async def test_a_line_moves_to_another_speaker(client: Client) -> None:
     card = await response.json()
     assert [u["speaker"] for u in card["utterances"]] == ["S1", "S2", "S2"]
     assert card["speakers"]["S2"]["talk_ms"] == 3500
+    assert card["speakers"]["S1"]["talk_ms"] == 1000
     # S1 keeps no line but stays a speaker of the record: a line can move back.
     response = await client.patch(f"/app/audiorecords/{record_id}/transcript", json={
         "revision": card["revision"], "utterances": [{"index": 0, "speaker": "S2"}]})
     assert response.status == 200
+    assert (await response.json())["speakers"]["S1"] == {"name": "", "talk_ms": 0}
     response = await client.patch(f"/app/audiorecords/{record_id}/transcript", json={
         "revision": card["revision"] + 1, "utterances": [{"index": 0, "speaker": "S1"}]})
     assert response.status == 200, await response.text()

@@ -51,6 +51,8 @@ def test_talk_time_and_card_speakers() -> None:
     assert card_speakers(labelled, {"S10": "Anna", "S7": "gone"}) == {
         "S2": {"name": "", "talk_ms": 3500}, "S10": {"name": "Anna", "talk_ms": 500}}
     assert card_speakers(UTTERANCES, {}) == {}
+    assert card_speakers(labelled[:1], {}, also=["S1", "S2"]) == {
+        "S1": {"name": "", "talk_ms": 0}, "S2": {"name": "", "talk_ms": 1000}}
 
 
 @pytest.mark.parametrize("bad", [b"nope", b'{"version": 3, "utterances": []}',
