@@ -82,6 +82,8 @@ class Intake:
     tg_chat_id: int | None = None
     tg_message_id: int | None = None
     language: str = "auto"
+    speakers: int | None = None
+    """How many speakers the uploader says there are (1-8); None: found by listening."""
 
 
 async def accept_stream(
@@ -150,6 +152,7 @@ async def _register(
             tg_chat_id=intake.tg_chat_id,
             tg_message_id=intake.tg_message_id,
             language=intake.language,
+            speakers=intake.speakers,
         ))
         # A repeated Telegram message answers with the record stored before;
         # the copy just received is not needed.

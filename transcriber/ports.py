@@ -58,6 +58,8 @@ class Utterance:
     end_ms: int
     channel: int
     text: str
+    speaker: str | None = None
+    """`"S1"`, `"S2"`, … when speakers were told apart (structure version 2), else None."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

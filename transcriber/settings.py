@@ -130,6 +130,8 @@ class RecognizerSettings:
     # faster-whisper's batched pipeline instead of its sequential decoding (see recognition.md).
     batched: bool = False
     batch_size: int = 8
+    # Telling speakers apart (local recognizer): auto (records of 10 s and more), on, off.
+    diarization: str = "auto"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -453,6 +455,8 @@ def _validate(settings: Settings) -> None:
          0 <= settings.recognizer.part_overlap_seconds * 2 < settings.recognizer.part_seconds,
          "must be under half of recognizer.part_seconds"),
         ("recognizer.batch_size", settings.recognizer.batch_size >= 1, "must be at least 1"),
+        ("recognizer.diarization", settings.recognizer.diarization in {"auto", "on", "off"},
+         "must be auto, on or off"),
         ("logging.level", settings.logging.level.upper() in
          {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}, "must be a log level name"),
         ("logging.format", settings.logging.format in {"auto", "json", "console"},

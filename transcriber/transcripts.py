@@ -1,16 +1,22 @@
-"""The utterance structure (version 1) and the transcript formats made from it.
+"""The utterance structure (version 2) and the transcript formats made from it.
 
-The structure is what the pipeline stores (`structures`, version 1) and what
-the card, the downloads and the CLI render:
+The structure is what the pipeline stores (`structures`) and what the card,
+the downloads and the CLI render:
 
-    {"version": 1, "utterances": [{"start_ms": 0, "end_ms": 1830,
-                                   "channel": 0, "text": "..."}]}
+    {"version": 2, "utterances": [{"start_ms": 0, "end_ms": 1830, "channel": 0,
+                                   "speaker": "S1", "text": "..."}]}
+
+Version 2 adds the optional `speaker` of each utterance; version-1 documents
+(no speakers) stay readable. The `structures.version` column is the row's
+slot (one recognizer structure per record, `STRUCTURE_ROW`), not the
+document's version: a record recognized before speakers keeps its row.
 
 Everything here is pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal, get_args
@@ -20,7 +26,11 @@ import orjson
 from transcriber.errors import TranscriberError
 from transcriber.ports import Utterance
 
-STRUCTURE_VERSION = 1
+STRUCTURE_VERSION = 2
+READABLE_VERSIONS = frozenset({1, 2})
+STRUCTURE_ROW = 1
+SPEAKER_RE = re.compile(r"S[1-9][0-9]?")
+SPEAKER_NAME_MAX = 64
 
 TranscriptFormat = Literal["txt", "srt", "vtt", "json"]
 FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
@@ -34,17 +44,20 @@ CONTENT_TYPES: dict[TranscriptFormat, str] = {
 
 
 class BadStructure(TranscriberError):
-    """Stored or provided structure JSON is not a valid version-1 structure."""
+    """Stored or provided structure JSON is not a valid version-1 or version-2 structure."""
+
+
+def _utterance_dict(u: Utterance) -> dict[str, Any]:
+    item: dict[str, Any] = {"start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel}
+    if u.speaker is not None:
+        item["speaker"] = u.speaker
+    item["text"] = u.text
+    return item
 
 
 def structure_dict(utterances: Iterable[Utterance]) -> dict[str, Any]:
-    return {
-        "version": STRUCTURE_VERSION,
-        "utterances": [
-            {"start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel, "text": u.text}
-            for u in utterances
-        ],
-    }
+    return {"version": STRUCTURE_VERSION,
+            "utterances": [_utterance_dict(u) for u in utterances]}
 
 
 def dump_structure(utterances: Iterable[Utterance]) -> str:
@@ -57,7 +70,7 @@ def load_structure(contents: str | bytes) -> list[Utterance]:
         data = orjson.loads(contents)
     except orjson.JSONDecodeError:
         raise BadStructure("structure is not JSON") from None
-    if not isinstance(data, dict) or data.get("version") != STRUCTURE_VERSION:
+    if not isinstance(data, dict) or data.get("version") not in READABLE_VERSIONS:
         raise BadStructure("unsupported structure version")
     items = data.get("utterances")
     if not isinstance(items, list):
@@ -65,18 +78,80 @@ def load_structure(contents: str | bytes) -> list[Utterance]:
     result: list[Utterance] = []
     for item in items:
         try:
+            speaker = item.get("speaker")
+            if speaker is not None and (
+                    not isinstance(speaker, str) or not SPEAKER_RE.fullmatch(speaker)):
+                raise ValueError("bad speaker")
             result.append(Utterance(
                 start_ms=int(item["start_ms"]), end_ms=int(item["end_ms"]),
                 channel=int(item.get("channel", 0)), text=str(item["text"]),
+                speaker=speaker,
             ))
-        except (KeyError, TypeError, ValueError):
+        except (AttributeError, KeyError, TypeError, ValueError):
             raise BadStructure("malformed utterance") from None
     return result
 
 
+def speakers_of(utterances: Sequence[Utterance]) -> list[str]:
+    """The speaker labels present, in label order (S1, S2, …, S10)."""
+    found = {u.speaker for u in utterances if u.speaker is not None}
+    return sorted(found, key=lambda label: int(label[1:]))
+
+
+def talk_ms(utterances: Sequence[Utterance]) -> dict[str, int]:
+    """Milliseconds each speaker talks (the sum of their utterances), in label order."""
+    totals = dict.fromkeys(speakers_of(utterances), 0)
+    for u in utterances:
+        if u.speaker is not None:
+            totals[u.speaker] += max(0, u.end_ms - u.start_ms)
+    return totals
+
+
+def card_speakers(utterances: Sequence[Utterance], names: Mapping[str, str], *,
+                  also: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """The card's `speakers`: each label with its given name ("" when none) and talk time.
+
+    `also`: labels the record has without a line now (the recognizer's, all of
+    whose lines were moved away), kept with 0 ms so a line can move back."""
+    totals = {**dict.fromkeys(also, 0), **talk_ms(utterances)} if utterances else {}
+    ordered = sorted(totals, key=lambda label: int(label[1:]))
+    return {label: {"name": names.get(label, ""), "talk_ms": totals[label]}
+            for label in ordered}
+
+
+def _voice(u: Utterance, names: Mapping[str, str], several: bool) -> str | None:
+    """Who an exported line is said by: the given name; else the label when the
+    record has several speakers; else nobody (a transcript without speakers)."""
+    if u.speaker is None:
+        return None
+    name = names.get(u.speaker, "").strip()
+    return name or (u.speaker if several else None)
+
+
+def _several(utterances: Sequence[Utterance]) -> bool:
+    return len(speakers_of(utterances)) > 1
+
+
 def plain_text(utterances: Sequence[Utterance]) -> str:
-    """The plain transcript: one utterance per line, in time order."""
+    """The words alone: one utterance per line, in time order (the stored and
+    indexed transcript text, which speaker labels would only pollute)."""
     return "\n".join(u.text.strip() for u in utterances if u.text.strip())
+
+
+def named_text(utterances: Sequence[Utterance],
+               names: Mapping[str, str] | None = None) -> str:
+    """The TXT transcript: one utterance per line, `Name: text` when the line
+    has a speaker worth naming (see `_voice`)."""
+    given = names or {}
+    several = _several(utterances)
+    lines = []
+    for u in utterances:
+        text = u.text.strip()
+        if not text:
+            continue
+        voice = _voice(u, given, several)
+        lines.append(f"{voice}: {text}" if voice else text)
+    return "\n".join(lines)
 
 
 def _timestamp(ms: int, sep: str) -> str:
@@ -91,23 +166,37 @@ def _cues(utterances: Sequence[Utterance]) -> list[Utterance]:
     return [u for u in utterances if u.text.strip()]
 
 
-def to_srt(utterances: Sequence[Utterance]) -> str:
+def to_srt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None) -> str:
+    given = names or {}
+    several = _several(utterances)
     blocks = []
     for number, u in enumerate(_cues(utterances), start=1):
         end = max(u.end_ms, u.start_ms)
+        voice = _voice(u, given, several)
+        text = _cue_text(u.text)
         blocks.append(
             f"{number}\n{_timestamp(u.start_ms, ',')} --> {_timestamp(end, ',')}\n"
-            f"{_cue_text(u.text)}\n"
+            f"{_cue_text(voice) + ': ' if voice else ''}{text}\n"
         )
     return "\n".join(blocks)
 
 
-def to_vtt(utterances: Sequence[Utterance]) -> str:
+def _vtt_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def to_vtt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None) -> str:
+    given = names or {}
+    several = _several(utterances)
     blocks = ["WEBVTT\n"]
     for u in _cues(utterances):
         end = max(u.end_ms, u.start_ms)
+        voice = _voice(u, given, several)
+        # The voice span's annotation runs to the first ">": escaped like cue text.
+        tag = f"<v {_vtt_escape(_cue_text(voice))}>" if voice else ""
         blocks.append(
-            f"{_timestamp(u.start_ms, '.')} --> {_timestamp(end, '.')}\n{_cue_text(u.text)}\n"
+            f"{_timestamp(u.start_ms, '.')} --> {_timestamp(end, '.')}\n"
+            f"{tag}{_cue_text(u.text)}\n"
         )
     return "\n".join(blocks)
 
@@ -118,47 +207,63 @@ def _cue_text(text: str) -> str:
     return "\n".join(lines).replace("-->", "->")
 
 
-def render(utterances: Sequence[Utterance], fmt: TranscriptFormat) -> str:
-    """The transcript in one of `FORMATS`."""
+def to_json(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None) -> str:
+    """The structure, each utterance with a speaker also carrying `speaker_name` ("" if none)."""
+    given = names or {}
+    data = structure_dict(utterances)
+    for item in data["utterances"]:
+        if "speaker" in item:
+            item["speaker_name"] = given.get(item["speaker"], "")
+    return orjson.dumps(data).decode()
+
+
+def render(utterances: Sequence[Utterance], fmt: TranscriptFormat,
+           names: Mapping[str, str] | None = None) -> str:
+    """The transcript in one of `FORMATS`, speakers named by `names` (`{"S1": "Anna"}`)."""
     if fmt == "txt":
-        text = plain_text(utterances)
+        text = named_text(utterances, names)
         return f"{text}\n" if text else ""
     if fmt == "srt":
-        return to_srt(utterances)
+        return to_srt(utterances, names)
     if fmt == "vtt":
-        return to_vtt(utterances)
+        return to_vtt(utterances, names)
     if fmt == "json":
-        return dump_structure(utterances)
+        return to_json(utterances, names)
     raise ValueError(f"unknown transcript format {fmt!r}")
 
 
-def reply_text(utterances: Sequence[Utterance]) -> str:
+def reply_text(utterances: Sequence[Utterance],
+               names: Mapping[str, str] | None = None) -> str:
     """The transcript as the bot sends it back: the one place its text is made.
 
-    Speaker names ("Name: text" when a recording has several speakers) are to
-    come here with the speakers issue; until then it is the plain transcript."""
-    return plain_text(utterances)
+    `Name: text` lines when the recording has several speakers (the label,
+    S1, S2, … where no name was given); the plain transcript otherwise."""
+    if not _several(utterances):
+        return plain_text(utterances)
+    return named_text(utterances, names)
 
 
 class BadCorrection(TranscriberError):
     """A correction names an utterance that does not exist, or a field that cannot change."""
 
 
-# The fields of an utterance a person may correct, with their limit. The
-# speaker (issue 13) joins here as one more entry, and the request schema
-# and `apply_corrections` follow.
-CORRECTABLE_FIELDS: dict[str, int] = {"text": 5000}
+# The fields of an utterance a person may correct, with their limit; the
+# speaker must also be one of the record's (`apply_corrections`).
+CORRECTABLE_FIELDS: dict[str, int] = {"text": 5000, "speaker": 3}
 
 
 def apply_corrections(
-    utterances: Sequence[Utterance], corrections: Sequence[Mapping[str, object]]
+    utterances: Sequence[Utterance], corrections: Sequence[Mapping[str, object]],
+    *, speakers: Iterable[str] = (),
 ) -> list[Utterance]:
     """The utterances with each correction `{"index": i, <field>: value}` applied.
 
-    Times and channels never change: a correction is of what was said, and
-    the exports keep their cues. Raises `BadCorrection` on an unknown index
-    or field (pure: the caller turns it into a 400).
+    Times and channels never change: a correction is of what was said (and
+    by whom), and the exports keep their cues. `speakers` are the record's
+    labels a line may move to. Raises `BadCorrection` on an unknown index,
+    field or speaker (pure: the caller turns it into a 400).
     """
+    known = set(speakers)
     result = list(utterances)
     for correction in corrections:
         index = correction.get("index")
@@ -173,5 +278,7 @@ def apply_corrections(
             if not isinstance(value, str) or len(value) > CORRECTABLE_FIELDS[key]:
                 raise BadCorrection(
                     f"{key} must be a string of at most {CORRECTABLE_FIELDS[key]} characters")
+            if key == "speaker" and value not in known:
+                raise BadCorrection(f"{value!r} is not a speaker of this record")
         result[index] = replace(result[index], **changes)  # type: ignore[arg-type]
     return result

@@ -36,7 +36,7 @@ from transcriber.providers.recognizer import Recognizer
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
 from transcriber.stages import Stage
-from transcriber.transcripts import TranscriptFormat, load_structure, render
+from transcriber.transcripts import STRUCTURE_ROW, TranscriptFormat, load_structure, render
 
 DEFAULT_OWNER = "local"
 POLL_SECONDS = 0.25
@@ -228,7 +228,7 @@ async def _report(readers: ReaderPool, tracked: list[Tracked], *, fmt: Transcrip
                   f"record {item.record_id}", file=err)
     for item in done:
         row = await readers.fetch_one(q.results.SELECT_STRUCTURE,
-                                      {"record_id": item.record_id, "version": 1})
+                                      {"record_id": item.record_id, "version": STRUCTURE_ROW})
         utterances = load_structure(row["contents"]) if row is not None else []
         if len(tracked) > 1:
             out.write(f"==> {item.path.name} <==\n")

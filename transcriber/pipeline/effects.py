@@ -23,7 +23,7 @@ from transcriber.errors import TranscriberError
 from transcriber.files import PlacedFile
 from transcriber.ids import new_id
 from transcriber.stages import spec_of, stage_of_step
-from transcriber.transcripts import STRUCTURE_VERSION
+from transcriber.transcripts import STRUCTURE_ROW
 
 ColumnValue = int | str | None
 
@@ -102,7 +102,7 @@ class SetColumns:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SaveTranscript:
-    """Upsert the `transcript` text and the version-1 structure; point the record at them."""
+    """Upsert the `transcript` text and the structure; point the record at them."""
 
     text: str
     structure_json: str
@@ -117,7 +117,7 @@ class SaveTranscript:
             text_row = await cursor.fetchone()
         async with ctx.conn.execute(
             q.results.UPSERT_STRUCTURE,
-            {"id": new_id(), "record_id": record_id, "version": STRUCTURE_VERSION,
+            {"id": new_id(), "record_id": record_id, "version": STRUCTURE_ROW,
              "contents": self.structure_json, "now": now},
         ) as cursor:
             structure_row = await cursor.fetchone()

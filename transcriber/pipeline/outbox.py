@@ -35,7 +35,7 @@ from transcriber.pipeline import policy
 from transcriber.ports import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.settings import TelegramSettings
 from transcriber.stages import HaltReason
-from transcriber.transcripts import STRUCTURE_VERSION, BadStructure, load_structure, reply_text
+from transcriber.transcripts import STRUCTURE_ROW, BadStructure, load_structure, reply_text
 
 if TYPE_CHECKING:
     import sqlite3
@@ -164,7 +164,7 @@ async def transcript_for_reply(readers: ReaderPool, record_id: str) -> str:
     """The reply's text, made from the utterances (`transcripts.reply_text`); the
     stored plain text when the record has no readable structure."""
     row = await readers.fetch_one(q.archive.STRUCTURE, {
-        "record_id": record_id, "version": STRUCTURE_VERSION})
+        "record_id": record_id, "version": STRUCTURE_ROW})
     if row is not None:
         try:
             return reply_text(load_structure(row["contents"]))

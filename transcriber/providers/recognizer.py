@@ -28,6 +28,8 @@ class AudioPart:
     duration_ms: int
     # The record's spoken language (`auto` or a code); None: the provider's setting.
     language: str | None = None
+    # Word times wanted (speakers are assigned per word); providers without them ignore it.
+    words: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

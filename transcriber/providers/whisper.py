@@ -155,7 +155,7 @@ class WhisperRecognizer:
         started = time.perf_counter()
         language = whisper_language(part.language, self._settings.language)
         future = loop.run_in_executor(self._executor, self._recognize, part.path, cancel,
-                                      language)
+                                      language, part.words)
         try:
             payload = await future
         except asyncio.CancelledError:
@@ -205,7 +205,7 @@ class WhisperRecognizer:
             return self._model
 
     def _recognize(self, path: Path, cancel: threading.Event,
-                   language: str | None = None) -> bytes:
+                   language: str | None = None, words: bool = False) -> bytes:
         try:
             model = self.load()
         except ModelUnavailable as exc:
@@ -219,14 +219,13 @@ class WhisperRecognizer:
         try:
             # The record's own language (upload or re-transcription) over the setting's.
             segments, info = self._transcriber(model).transcribe(
-                str(path), **{**decoding_options(options), "language": language})
+                str(path), **{**decoding_options(options), "language": language,
+                              "word_timestamps": words})
             collected: list[dict[str, Any]] = []
             for segment in segments:
                 if cancel.is_set():
                     raise TransientFailure("recognition cancelled")
-                collected.append({"start_ms": round(segment.start * 1000),
-                                  "end_ms": round(segment.end * 1000),
-                                  "text": segment.text.strip()})
+                collected.append(segment_dict(segment))
             kept = drop_repeats(collected)
             if len(kept) < len(collected):
                 log.info("repetition_dropped", utterances=len(collected) - len(kept))
@@ -282,6 +281,17 @@ def decoding_options(settings: RecognizerSettings) -> dict[str, Any]:
     if settings.batched:
         options["batch_size"] = settings.batch_size
     return options
+
+
+def segment_dict(segment: Any) -> dict[str, Any]:
+    """Pure: a faster-whisper segment as the saved answer keeps it (its words when it has
+    them: each word's text keeps its leading space, as `speaker_words` joins them)."""
+    item: dict[str, Any] = {"start_ms": round(segment.start * 1000),
+                            "end_ms": round(segment.end * 1000), "text": segment.text.strip()}
+    if getattr(segment, "words", None):
+        item["words"] = [{"start_ms": round(w.start * 1000), "end_ms": round(w.end * 1000),
+                          "text": w.word} for w in segment.words]
+    return item
 
 
 def _same_words(text: str) -> str:

@@ -34,7 +34,7 @@ from transcriber.web.paging import (
 )
 from transcriber.web.ratelimit import poll_after_ms
 from transcriber.web.responses import json_response
-from transcriber.web.views import record_card, record_summary
+from transcriber.web.views import record_card, record_summary, speaker_names
 
 log = structlog.get_logger(__name__)
 
@@ -129,7 +129,7 @@ async def current_utterances(
         if corrected is not None:
             return transcripts.load_structure(corrected["contents"])
     row = await readers.fetch_one(
-        q.archive.STRUCTURE, {"record_id": record_id, "version": transcripts.STRUCTURE_VERSION}
+        q.archive.STRUCTURE, {"record_id": record_id, "version": transcripts.STRUCTURE_ROW}
     )
     if row is None:
         return None
@@ -151,14 +151,16 @@ async def card_body(request: web.Request, record_id: str) -> dict[str, Any]:
     text = await readers.fetch_one(q.archive.TRANSCRIPT_TEXT, {"record_id": record_id})
     try:
         utterances = await current_utterances(request, record_id)
+        original = await current_utterances(request, record_id, original=True)
     except transcripts.BadStructure:
         log.error("card_bad_structure", record_id=record_id)
-        utterances = None
+        utterances = original = None
     settled = row["halted_at"] is not None or row["state"] == Stage.DONE.value
     poll = None if settled else poll_after_ms(request.app[keys.SETTINGS].server)
     return record_card(
         row, timeline=timeline, transcript=None if text is None else text["contents"],
         utterances=utterances, poll_after_ms=poll, progress=await _progress(request, row),
+        original_speakers=transcripts.speakers_of(original or ()),
     )
 
 
@@ -212,7 +214,7 @@ async def download_transcript(request: web.Request) -> web.Response:
         raise ApiError(500, "internal", "the stored transcript cannot be read") from None
     if utterances is None:
         raise ApiError(409, "not_ready", "the record has no transcript yet")
-    body = transcripts.render(utterances, fmt)
+    body = transcripts.render(utterances, fmt, speaker_names(row))
     name = download_name(row["original_filename"], record_id, fmt)
     return web.Response(body=body.encode(), headers={
         "Content-Type": transcripts.CONTENT_TYPES[fmt],

@@ -36,6 +36,7 @@ BRIEF_MAX = 2000
 TOPICS_MAX = 5
 TOPIC_NAME_MAX = 64
 CORRECTIONS_MAX = 10_000
+SPEAKERS_MAX = 99
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,6 +44,8 @@ class RecordEdit:
     title: str | None = None
     brief: str | None = None
     topics: tuple[str, ...] | None = None
+    speakers: Mapping[str, str] | None = None
+    """Label → name; an empty name takes the name away."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,10 +64,10 @@ def _text(data: Mapping[str, Any], name: str, limit: int) -> str | None:
 
 
 def parse_record_edit(data: object) -> RecordEdit:
-    """A PATCH body of the card: any of title, brief and topics, nothing else."""
+    """A PATCH body of the card: any of title, brief, topics and speakers, nothing else."""
     if not isinstance(data, dict) or not data:
-        raise bad_request("the body must be a JSON object with title, brief or topics")
-    unknown = sorted(set(data) - {"title", "brief", "topics"})
+        raise bad_request("the body must be a JSON object with title, brief, topics or speakers")
+    unknown = sorted(set(data) - {"title", "brief", "topics", "speakers"})
     if unknown:
         raise bad_request("unknown fields: " + ", ".join(unknown))
     topics: tuple[str, ...] | None = None
@@ -81,7 +84,34 @@ def parse_record_edit(data: object) -> RecordEdit:
             names.append(name)
         topics = tuple(dict.fromkeys(names))
     return RecordEdit(title=_text(data, "title", TITLE_MAX),
-                      brief=_text(data, "brief", BRIEF_MAX), topics=topics)
+                      brief=_text(data, "brief", BRIEF_MAX), topics=topics,
+                      speakers=_speaker_names(data))
+
+
+def _speaker_names(data: Mapping[str, Any]) -> dict[str, str] | None:
+    if "speakers" not in data:
+        return None
+    raw = data["speakers"]
+    if not isinstance(raw, dict) or not raw or len(raw) > SPEAKERS_MAX:
+        raise bad_request(f"speakers must be an object of at most {SPEAKERS_MAX} names")
+    names = {}
+    for label, name in raw.items():
+        if not transcripts.SPEAKER_RE.fullmatch(label):
+            raise bad_request(f"{label!r} is not a speaker label (S1, S2, …)")
+        limit = transcripts.SPEAKER_NAME_MAX
+        if not isinstance(name, str) or len(name) > limit or not name.isprintable():
+            raise bad_request(f"a speaker's name is one line of at most {limit} characters")
+        names[label] = name.strip()
+    return names
+
+
+async def record_speakers(request: web.Request, record_id: str) -> set[str]:
+    """The labels of the record's speakers: the recognizer's and any a correction uses."""
+    labels: set[str] = set()
+    for original in (True, False):
+        utterances = await current_utterances(request, record_id, original=original)
+        labels.update(transcripts.speakers_of(utterances or ()))
+    return labels
 
 
 def parse_transcript_edit(data: object) -> TranscriptEdit:
@@ -118,10 +148,22 @@ async def patch_record(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     owner_id = current_user(request).id
     edit = parse_record_edit(await read_json(request))
+    names_patch = None
+    if edit.speakers is not None:
+        try:
+            known = await record_speakers(request, record_id)
+        except transcripts.BadStructure:
+            known = set()
+        unknown = sorted(set(edit.speakers) - known)
+        if unknown:
+            raise bad_request("not speakers of this record: " + ", ".join(unknown))
+        # JSON merge patch: null removes a name, so an empty name takes it away.
+        names_patch = orjson.dumps({label: name or None
+                                    for label, name in edit.speakers.items()}).decode()
     try:
         await request.app[keys.WRITER].ask(EditRecord(
             record_id=record_id, owner_id=owner_id, title=edit.title, brief=edit.brief,
-            topics=edit.topics))
+            topics=edit.topics, speaker_names_patch=names_patch))
     except NotFound:
         raise not_found() from None
     except sqlite3.IntegrityError:  # the schema's own five-topic limit
@@ -148,7 +190,9 @@ async def patch_transcript(request: web.Request) -> web.Response:
     if utterances is None:
         raise ApiError(409, "not_ready", "the record has no transcript yet")
     try:
-        corrected = transcripts.apply_corrections(utterances, edit.utterances)
+        speakers = await record_speakers(request, record_id)
+        corrected = transcripts.apply_corrections(utterances, edit.utterances,
+                                                  speakers=speakers)
     except transcripts.BadCorrection as exc:
         raise bad_request(str(exc)) from None
     try:

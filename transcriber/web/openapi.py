@@ -37,6 +37,7 @@ def _json(description: str, schema_name: str) -> dict[str, Any]:
 
 _TIME = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"}
 _ID = {"type": "string", "pattern": "^[0-7][0-9a-hjkmnp-tv-z]{25}$"}
+_SPEAKER = "^S[1-9][0-9]?$"
 
 _SCHEMAS: dict[str, Any] = {
     "Error": {
@@ -113,6 +114,12 @@ _SCHEMAS: dict[str, Any] = {
                        "The record's topics (replaces them); the owner's names, created on "
                        "first use",
                        "items": {"type": "string", "minLength": 1, "maxLength": 64}},
+            "speakers": {"type": "object", "minProperties": 1, "maxProperties": 99,
+                         "propertyNames": {"pattern": _SPEAKER},
+                         "additionalProperties": {"type": "string", "maxLength": 64},
+                         "description": "Names of the transcript's speakers by label "
+                                        "(an empty name takes it away); a label the "
+                                        "transcript does not have is a 400"},
         },
     },
     "TranscriptEdit": {
@@ -125,7 +132,10 @@ _SCHEMAS: dict[str, Any] = {
             "utterances": {"type": "array", "minItems": 1, "items": {
                 "type": "object", "required": ["index"], "additionalProperties": False,
                 "properties": {"index": {"type": "integer", "minimum": 0},
-                               "text": {"type": "string", "maxLength": 5000}},
+                               "text": {"type": "string", "maxLength": 5000},
+                               "speaker": {"type": "string", "pattern": _SPEAKER,
+                                           "description": "Move the line to another of "
+                                                          "the record's speakers"}},
             }},
         },
     },
@@ -158,11 +168,24 @@ _SCHEMAS: dict[str, Any] = {
     },
     "Utterance": {
         "type": "object",
-        "required": ["index", "start_ms", "end_ms", "channel", "text"],
+        "required": ["index", "start_ms", "end_ms", "channel", "speaker", "text"],
         "additionalProperties": False,
         "properties": {"index": {"type": "integer", "minimum": 0},
                        "start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
-                       "channel": {"type": "integer"}, "text": {"type": "string"}},
+                       "channel": {"type": "integer"},
+                       "speaker": {"type": ["string", "null"], "pattern": _SPEAKER,
+                                   "description": "S1, S2, … when speakers were told "
+                                                  "apart, else null"},
+                       "text": {"type": "string"}},
+    },
+    "Speaker": {
+        "type": "object",
+        "required": ["name", "talk_ms"],
+        "additionalProperties": False,
+        "properties": {"name": {"type": "string", "maxLength": 64,
+                                "description": "The owner's name for the speaker; empty "
+                                               "when none"},
+                       "talk_ms": {"type": "integer", "minimum": 0}},
     },
     "TimelineEvent": {
         "type": "object",
@@ -179,8 +202,8 @@ _SCHEMAS: dict[str, Any] = {
     "Card": {
         "allOf": [_ref("Record"), {
             "type": "object",
-            "required": ["files", "transcript", "utterances", "timeline", "poll_after_ms",
-                         "revision", "language"],
+            "required": ["files", "transcript", "utterances", "speakers", "timeline",
+                         "poll_after_ms", "revision", "language"],
             "properties": {
                 "revision": {"type": "integer", "minimum": 0,
                              "description": "The transcript's revision: send it back with "
@@ -199,6 +222,9 @@ _SCHEMAS: dict[str, Any] = {
                 },
                 "transcript": {"type": ["string", "null"]},
                 "utterances": {"type": "array", "items": _ref("Utterance")},
+                "speakers": {"type": "object", "additionalProperties": _ref("Speaker"),
+                             "propertyNames": {"pattern": _SPEAKER},
+                             "description": "Each speaker label of the utterances"},
                 "timeline": {"type": "array", "items": _ref("TimelineEvent")},
                 "poll_after_ms": {
                     "type": ["integer", "null"], "minimum": 1,
@@ -214,6 +240,12 @@ _LANGUAGE_PARAM = {
     "name": "language", "in": "query", "required": False, "schema": {"type": "string"},
     "description": "`auto` or a code the active recognizer supports (`en`, `ru`, …); "
                    "an unknown one is 400 with the list",
+}
+_SPEAKERS_PARAM = {
+    "name": "speakers", "in": "query", "required": False,
+    "schema": {"type": "integer", "minimum": 1, "maximum": 8},
+    "description": "How many people speak (1 turns speaker separation off); absent: "
+                   "found by listening",
 }
 _ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
              "description": "The record id (a ULID); anything else is 404."}
@@ -264,7 +296,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             "post": {
                 "operationId": "uploadRecord",
                 "summary": "Upload a recording (streamed, at most the configured size)",
-                "parameters": [_LANGUAGE_PARAM,
+                "parameters": [_LANGUAGE_PARAM, _SPEAKERS_PARAM,
                                {"name": "X-Filename", "in": "header", "required": False,
                                 "schema": {"type": "string"},
                                 "description": "The file's name for a raw body "
@@ -275,6 +307,9 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                         "properties": {
                             "language": {"type": "string", "description":
                                          "As the `language` parameter; before the file"},
+                            "speakers": {"type": "string", "pattern": "^[1-8]$",
+                                         "description": "As the `speakers` parameter; "
+                                                        "before the file"},
                             "file": {"type": "string", "format": "binary"}},
                     }},
                     "application/octet-stream": {"schema": {"type": "string",
@@ -283,8 +318,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 "responses": {
                     **_COMMON, **_CROSS_SITE,
                     "201": {**_json("The new record", "Record"), "links": _RECORD_LINKS},
-                    "400": _error("Malformed, empty or incomplete upload, or an unknown "
-                                  "language"),
+                    "400": _error("Malformed, empty or incomplete upload, an unknown "
+                                  "language, or speakers outside 1-8"),
                     "408": _error("The body stalled or came too slowly"),
                     "413": _error("Larger than the limit, or longer than "
                                   "server.record_max_seconds"),
@@ -306,7 +341,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                               "404": _error("No such record"), **_COMMON},
             },
             "patch": {
-                "operationId": "editRecord", "summary": "Set title, brief or topics",
+                "operationId": "editRecord", "summary": "Set title, brief, topics or speaker names",
                 "parameters": [_ID_PARAM],
                 "requestBody": {"required": True, "content": {
                     _JSON: {"schema": _ref("RecordEdit")}}},

@@ -42,6 +42,8 @@ MULTIPART_SLACK = 64 * 1024
 FIELD_MAX = 64 * 1024
 FILE_FIELD = "file"
 LANGUAGE_FIELD = "language"
+SPEAKERS_FIELD = "speakers"
+SPEAKERS_RANGE = range(1, 9)
 
 
 class MalformedUpload(IncompleteInput):
@@ -135,9 +137,26 @@ def _language(request: web.Request, value: str | None) -> str | None:
         raise
 
 
-async def _multipart_file(request: web.Request) -> tuple[BodyPartReader, str | None]:
-    """The file's part, and the `language` field when it came before the file."""
+def _speakers(value: str | None) -> int | None:
+    """The `speakers` field (1-8); absent or empty: found by listening."""
+    if value is None or not value.strip():
+        return None
+    try:
+        count = int(value.strip())
+    except ValueError:
+        count = 0
+    if count not in SPEAKERS_RANGE:
+        raise ApiError(400, "bad_request", "speakers must be a whole number from 1 to 8",
+                       close=True)
+    return count
+
+
+async def _multipart_file(
+    request: web.Request,
+) -> tuple[BodyPartReader, str | None, str | None]:
+    """The file's part, and the `language` and `speakers` fields that came before it."""
     language: str | None = None
+    speakers: str | None = None
     try:
         reader = await request.multipart()
         while True:
@@ -147,9 +166,12 @@ async def _multipart_file(request: web.Request) -> tuple[BodyPartReader, str | N
             if not isinstance(part, BodyPartReader):
                 raise MalformedUpload("nested multipart body")
             if part.name == FILE_FIELD:
-                return part, language
+                return part, language, speakers
             if part.name == LANGUAGE_FIELD:
                 language = (await _read_field(part)).decode("utf-8", errors="replace")
+                continue
+            if part.name == SPEAKERS_FIELD:
+                speakers = (await _read_field(part)).decode("utf-8", errors="replace")
                 continue
             await _skip_field(part)
     except (ValueError, AssertionError, HttpProcessingError, MalformedUpload) as exc:
@@ -193,10 +215,13 @@ async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Respo
     server = request.app[keys.SETTINGS].server
     expected: int | None = None
     language = _language(request, request.query.get("language"))
+    speakers = _speakers(request.query.get(SPEAKERS_FIELD))
     if request.content_type == "multipart/form-data":
-        part, field = await _multipart_file(request)
+        part, field, speakers_field = await _multipart_file(request)
         if field is not None:
             language = _language(request, field)
+        if speakers_field is not None:
+            speakers = _speakers(speakers_field)
         # Browsers escape only quotes and line breaks; other clients
         # (aiohttp, some libraries) percent-encode the whole name.
         name = unquote(part.filename or "", errors="replace")
@@ -211,7 +236,8 @@ async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Respo
     try:
         accepted = await accept_stream(
             Intake(owner_id=owner_id, original_name=name,
-                   language=language or default_language(request.app)), chunks,
+                   language=language or default_language(request.app), speakers=speakers),
+            chunks,
             files=request.app[keys.FILES], writer=request.app[keys.WRITER],
             transcoder=request.app[keys.TRANSCODER], limit=limit,
             max_seconds=server.record_max_seconds, expected_size=expected,

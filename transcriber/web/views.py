@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from transcriber import transcripts
 from transcriber.ports import Utterance
 
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
@@ -54,6 +55,12 @@ def record_summary(row: sqlite3.Row, *,
     }
 
 
+def speaker_names(row: sqlite3.Row) -> dict[str, str]:
+    """The names the owner gave the record's speakers (`{"S1": "Anna"}`)."""
+    names = orjson.loads(row["speaker_names"] or "{}")
+    return {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
+
+
 def _copy(size: int | None, fmt: str | None, duration_ms: int | None) -> dict[str, Any] | None:
     if size is None:
         return None
@@ -68,6 +75,7 @@ def record_card(
     utterances: Sequence[Utterance] | None,
     poll_after_ms: int | None,
     progress: Mapping[str, Any] | None = None,
+    original_speakers: Sequence[str] = (),
 ) -> dict[str, Any]:
     card = record_summary(row, progress=progress)
     card["files"] = {
@@ -79,9 +87,11 @@ def record_card(
     card["transcript"] = transcript
     card["utterances"] = [
         {"index": index, "start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel,
-         "text": u.text}
+         "speaker": u.speaker, "text": u.text}
         for index, u in enumerate(utterances or ())
     ]
+    card["speakers"] = transcripts.card_speakers(utterances or (), speaker_names(row),
+                                                 also=original_speakers)
     card["revision"] = row["revision"]
     card["language"] = {"requested": row["language"], "detected": row["detected_language"]}
     card["timeline"] = [

@@ -62,9 +62,10 @@ async def test_card_transcript_and_utterances(client: Client) -> None:
     assert card["transcript"] == "\n".join(u.text.strip() for u in SPEECH)
     assert card["utterances"] == [
         {"index": i, "start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel,
-         "text": u.text}
+         "speaker": None, "text": u.text}
         for i, u in enumerate(SPEECH)
     ]
+    assert card["speakers"] == {}  # the fake recognizer tells no speakers apart
     assert card["revision"] == 1  # the recognizer's transcript is the first revision
     assert card["poll_after_ms"] is None  # nothing will change by itself
 

@@ -1,6 +1,8 @@
-"""Utterance structure v1 and the transcript formats (txt, srt, vtt, json)."""
+"""Utterance structure (v2, v1 still read) and the transcript formats (txt, srt, vtt, json)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import orjson
 import pytest
@@ -8,10 +10,12 @@ import pytest
 from transcriber.ports import Utterance
 from transcriber.transcripts import (
     BadStructure,
+    card_speakers,
     dump_structure,
     load_structure,
     plain_text,
     render,
+    talk_ms,
 )
 
 UTTERANCES = [
@@ -20,14 +24,41 @@ UTTERANCES = [
 ]
 
 
-def test_structure_v1_round_trips() -> None:
+def test_structure_v2_round_trips() -> None:
     text = dump_structure(UTTERANCES)
-    assert orjson.loads(text)["version"] == 1
+    assert orjson.loads(text)["version"] == 2
     assert load_structure(text) == UTTERANCES
+    labelled = [replace(u, speaker=f"S{i + 1}") for i, u in enumerate(UTTERANCES)]
+    text = dump_structure(labelled)
+    assert [u["speaker"] for u in orjson.loads(text)["utterances"]] == ["S1", "S2"]
+    assert load_structure(text) == labelled
 
 
-@pytest.mark.parametrize("bad", [b"nope", b'{"version": 2, "utterances": []}',
-                                 b'{"version": 1, "utterances": [{"start_ms": 1}]}'])
+def test_version_1_structure_stays_readable() -> None:
+    stored = (b'{"version": 1, "utterances": [{"start_ms": 0, "end_ms": 5, "channel": 0,'
+              b' "text": "old"}]}')
+    assert load_structure(stored) == [Utterance(start_ms=0, end_ms=5, channel=0, text="old")]
+
+
+def test_talk_time_and_card_speakers() -> None:
+    labelled = [
+        Utterance(start_ms=0, end_ms=1000, channel=0, text="a", speaker="S2"),
+        Utterance(start_ms=1000, end_ms=1500, channel=0, text="b", speaker="S10"),
+        Utterance(start_ms=1500, end_ms=4000, channel=0, text="c", speaker="S2"),
+        Utterance(start_ms=4000, end_ms=4100, channel=0, text="d"),
+    ]
+    assert talk_ms(labelled) == {"S2": 3500, "S10": 500}
+    assert card_speakers(labelled, {"S10": "Anna", "S7": "gone"}) == {
+        "S2": {"name": "", "talk_ms": 3500}, "S10": {"name": "Anna", "talk_ms": 500}}
+    assert card_speakers(UTTERANCES, {}) == {}
+    assert card_speakers(labelled[:1], {}, also=["S1", "S2"]) == {
+        "S1": {"name": "", "talk_ms": 0}, "S2": {"name": "", "talk_ms": 1000}}
+
+
+@pytest.mark.parametrize("bad", [b"nope", b'{"version": 3, "utterances": []}',
+                                 b'{"version": 1, "utterances": [{"start_ms": 1}]}',
+                                 b'{"version": 2, "utterances": [{"start_ms": 1, "end_ms": 2,'
+                                 b' "text": "x", "speaker": "Anna"}]}'])
 def test_bad_structure_is_refused(bad: bytes) -> None:
     with pytest.raises(BadStructure):
         load_structure(bad)

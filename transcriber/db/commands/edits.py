@@ -19,7 +19,7 @@ from transcriber.ids import new_id
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EditRecord(Command[None]):
-    """Set any of title, brief and topics (`None`: leave as is).
+    """Set any of title, brief, topics and speaker names (`None`: leave as is).
 
     `topics` replaces the record's set; names are the owner's, created on
     first use. Raises `NotFound` for a record that is not the owner's.
@@ -31,6 +31,8 @@ class EditRecord(Command[None]):
     title: str | None = None
     brief: str | None = None
     topics: tuple[str, ...] | None = None
+    speaker_names_patch: str | None = None
+    """A JSON merge patch of the speakers' names (`{"S1": "Anna", "S2": null}`)."""
 
     async def execute(self, ctx: WriteContext) -> None:
         now = ctx.now()
@@ -42,6 +44,10 @@ class EditRecord(Command[None]):
                 q.edits.UPDATE_TITLE_BRIEF, {**ids, "title": self.title, "brief": self.brief})
         if cursor.rowcount != 1:
             raise NotFound(f"record {self.record_id} not found")
+        if self.speaker_names_patch is not None:
+            # The search trigger re-indexes the names with the record's other columns.
+            await ctx.conn.execute(q.edits.PATCH_SPEAKER_NAMES,
+                                   {**ids, "patch": self.speaker_names_patch})
         if self.topics is None:
             return
         await ctx.conn.execute(q.edits.DELETE_RECORD_TOPICS, {"record_id": self.record_id})

@@ -38,6 +38,7 @@ class AcceptRecord(Command[Accepted]):
     tg_chat_id: int | None = None
     tg_message_id: int | None = None
     language: str = "auto"
+    speakers: int | None = None
 
     async def execute(self, ctx: WriteContext) -> Accepted:
         if self.tg_chat_id is not None and self.tg_message_id is not None:
@@ -59,4 +60,7 @@ class AcceptRecord(Command[Accepted]):
         if self.language != "auto":
             await ctx.conn.execute(q.records.SET_LANGUAGE,
                                    {"id": self.record_id, "language": self.language})
+        if self.speakers is not None:
+            await ctx.conn.execute(q.records.SET_SPEAKERS,
+                                   {"id": self.record_id, "speakers": self.speakers})
         return Accepted(record_id=self.record_id, created=True)

@@ -21,6 +21,13 @@ SET title = coalesce(:title, title), brief = coalesce(:brief, brief), updated_at
 WHERE id = :id AND owner_id = :owner_id
 """
 
+# Merged in the statement (json_patch), so two renames of different speakers
+# never overwrite each other.
+PATCH_SPEAKER_NAMES = """
+UPDATE audio_records SET speaker_names = json_patch(speaker_names, :patch), updated_at = :now
+WHERE id = :id AND owner_id = :owner_id
+"""
+
 TOUCH_RECORD = """
 UPDATE audio_records SET updated_at = :now WHERE id = :id AND owner_id = :owner_id
 """

@@ -43,17 +43,19 @@ WHERE r.id IS NULL
 # through fts5vocab (a contentless index cannot be read back any other way).
 CREATE_EXPECTED_INDEX = """
 CREATE VIRTUAL TABLE temp.expected_search USING fts5 (
-    title, original_filename, transcript, content = '',
+    title, brief, original_filename, transcript, speakers, content = '',
     tokenize = 'unicode61 remove_diacritics 2'
 )
 """
 
 FILL_EXPECTED_INDEX = """
-INSERT INTO temp.expected_search (rowid, title, original_filename, transcript)
+INSERT INTO temp.expected_search (rowid, title, brief, original_filename, transcript, speakers)
 SELECT k.id,
        search_terms(r.owner_id, r.title),
+       search_terms(r.owner_id, r.brief),
        search_terms(r.owner_id, r.original_filename),
-       search_terms(r.owner_id, coalesce(t.contents, ''))
+       search_terms(r.owner_id, coalesce(t.contents, '')),
+       search_terms(r.owner_id, (SELECT group_concat(value, ' ') FROM json_each(r.speaker_names)))
 FROM record_search_keys AS k
 JOIN audio_records AS r ON r.id = k.record_id
 LEFT JOIN texts AS t ON t.record_id = r.id AND t.kind = 'transcript'

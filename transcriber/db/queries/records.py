@@ -15,6 +15,11 @@ INSERT INTO audio_records (
 )
 """
 
+# How many speakers the uploader said the recording has (NULL: find out).
+SET_SPEAKERS = """
+UPDATE audio_records SET speakers = :speakers WHERE id = :id
+"""
+
 # The spoken language asked for at intake (the column's default is 'auto').
 SET_LANGUAGE = """
 UPDATE audio_records SET language = :language WHERE id = :id

@@ -27,13 +27,14 @@ class StepRecord:
     original_file_name: str | None
     normalized_file_name: str | None
     language: str = "auto"
+    speakers: int | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> StepRecord:
         return cls(id=row["id"], duration_ms=row["duration_ms"], source=row["source"],
                    original_file_name=row["original_file_name"],
                    normalized_file_name=row["normalized_file_name"],
-                   language=row["language"])
+                   language=row["language"], speakers=row["speakers"])
 
 
 async def load_record(job: Job) -> StepRecord:

@@ -5,13 +5,14 @@ first check `poll_first_delay_seconds` after the start, then every
 `poll_delay_seconds`), spending no attempts (P12). A finished part's raw
 answer is saved as a file of the record at once, so no answer is fetched
 (or paid for) twice. When all parts are in, they are parsed, stitched on one
-timeline and written as the version-1 structure and the transcript text.
+timeline and written as the structure and the transcript text.
 A record resumed after a `stuck` halt polls the same operations (P11).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 
 import structlog
@@ -20,6 +21,7 @@ from transcriber.clock import parse_time
 from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
+from transcriber.pipeline.diarization import diarization_applies, segments_of, separate
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import (
@@ -38,6 +40,7 @@ from transcriber.providers.recognizer import (
     PollLater,
     Recognizer,
 )
+from transcriber.providers.speakers import SpeakerModelUnavailable
 from transcriber.providers.structure import PartPlan, join, plans_from_offsets, stitch
 from transcriber.transcripts import dump_structure, plain_text
 
@@ -129,6 +132,7 @@ class PollStep:
                            overlap_ms: int) -> Outcome:
         rows = await load_recognitions(job)  # re-read: payload files were just saved
         parts: list[tuple[PartPlan, list[Utterance]]] = []
+        payloads: list[tuple[PartPlan, bytes]] = []
         detected: str | None = None
         for row in rows:
             if row.payload_file is None:
@@ -143,12 +147,43 @@ class PollStep:
             except FileNotFoundError:
                 raise PermanentFailure("a saved recognition answer is missing") from None
             parts.append((plans[row.part_index], parser(payload)))
+            payloads.append((plans[row.part_index], payload))
             detected = detected or reported_language(payload)
         # Parts cut in pauses with no overlap keep all their words; overlapping ones
         # keep each utterance in the part that holds its midpoint.
         utterances = join(parts) if overlap_ms == 0 else stitch(parts)
         log.info("recognition_finished", record_id=job.record_id, parts=len(parts),
                  utterances=len(utterances))
+        if overlap_ms == 0 and all(row.provider == "local" for row in rows):
+            utterances = await self._with_speakers(job, payloads, utterances)
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),
                                  SetColumns(values={"detected_language": detected})))
+
+    async def _with_speakers(self, job: Job,
+                             payloads: Sequence[tuple[PartPlan, bytes]],
+                             utterances: list[Utterance]) -> list[Utterance]:
+        """The utterances labelled by speaker when the record is separated; as they are
+        when it is not, or when the speaker model cannot be had (one warning)."""
+        record = await load_record(job)
+        if not record.normalized_file_name or not diarization_applies(
+                job.settings.recognizer.diarization, speakers=record.speakers,
+                duration_ms=record.duration_ms, provider="local"):
+            return utterances
+        try:
+            segments = segments_of(payloads)
+        except ValueError:
+            return utterances
+        audio = job.files.path_of(job.record_id, record.normalized_file_name)
+        started = time.perf_counter()  # a measurement for the log, not a decision
+        try:
+            labelled = await asyncio.to_thread(separate, audio, segments,
+                                               num_speakers=record.speakers)
+        except SpeakerModelUnavailable as exc:
+            log.warning("diarization_skipped", record_id=job.record_id,
+                        reason=type(exc).__name__)
+            return utterances
+        log.info("diarization_finished", record_id=job.record_id,
+                 speakers=len({u.speaker for u in labelled}),
+                 seconds=round(time.perf_counter() - started, 2))
+        return labelled

@@ -26,9 +26,15 @@ from transcriber.db.commands.recognition import (
     SetExternalId,
 )
 from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.pipeline.diarization import diarization_applies
 from transcriber.pipeline.effects import SetColumns
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
-from transcriber.pipeline.steps._common import load_recognitions, load_record, overlap_ms_of
+from transcriber.pipeline.steps._common import (
+    StepRecord,
+    load_recognitions,
+    load_record,
+    overlap_ms_of,
+)
 from transcriber.ports import ObjectStore
 from transcriber.providers.recognizer import AudioPart, PartCutter, Recognizer
 from transcriber.providers.structure import (
@@ -71,19 +77,22 @@ class SubmitStep:
             raise PermanentFailure("the record has no normalized copy")
         plans = plan_parts(record.duration_ms, max_part_ms=self._recognizer.max_part_ms,
                            overlap_ms=overlap_ms_of(job.settings, self._recognizer.provider))
+        words = wants_words(job, record, self._recognizer)
         if self._recognizer.finishes_in_submit and len(plans) > 1:
             return await self._one_part(job, record.duration_ms,
-                                        normalized=record.normalized_file_name)
+                                        normalized=record.normalized_file_name, words=words)
         first: Recognition | None = None
         for plan in plans:
             row = await submit_part(job, plan, recognizer=self._recognizer, store=self._store,
                                     cutter=self._cutter, normalized=record.normalized_file_name,
-                                    whole=len(plans) == 1, language=record.language)
+                                    whole=len(plans) == 1, language=record.language,
+                                    words=words)
             first = first or row
         assert first is not None
         return Advanced(effects=(SetColumns(values={"recognition_id": first.id}),))
 
-    async def _one_part(self, job: Job, duration_ms: int, *, normalized: str) -> Outcome:
+    async def _one_part(self, job: Job, duration_ms: int, *, normalized: str,
+                        words: bool = False) -> Outcome:
         """Local work: recognize the first unfinished part, its answer saved at once.
 
         The first claim cuts the record at pauses near every part length and
@@ -113,7 +122,8 @@ class SubmitStep:
             plan = pending[0]
             started = job.clock.monotonic()
             await submit_part(job, plan, recognizer=recognizer, store=self._store,
-                              cutter=self._cutter, normalized=normalized, whole=False)
+                              cutter=self._cutter, normalized=normalized, whole=False,
+                              words=words)
             await job.writer.ask(MeasureSpeed(
                 provider=recognizer.provider, model=recognizer.model, audio_ms=plan.length_ms,
                 work_ms=round((job.clock.monotonic() - started) * 1000)))
@@ -122,6 +132,13 @@ class SubmitStep:
             if len(pending) > 1:
                 return Deferred(delay_seconds=0.0)
         return Advanced(effects=(SetColumns(values={"recognition_id": rows[0].id}),))
+
+
+def wants_words(job: Job, record: StepRecord, recognizer: Recognizer) -> bool:
+    """Whether the recognizer is asked for word times: when the record's speakers are
+    told apart (`diarization.diarization_applies`)."""
+    return diarization_applies(job.settings.recognizer.diarization, speakers=record.speakers,
+                               duration_ms=record.duration_ms, provider=recognizer.provider)
 
 
 def register(job: Job, plan: PartPlan, recognizer: Recognizer,
@@ -144,6 +161,7 @@ async def submit_part(
     whole: bool,
     again: bool = False,
     language: str | None = None,
+    words: bool = False,
 ) -> Recognition:
     """Register, make readable, start; `again` restarts a part whose operation failed."""
     key = object_key(job.settings.s3.prefix, job.record_id, plan.index)
@@ -166,13 +184,13 @@ async def submit_part(
                                      length_ms=plan.length_ms)
                 await store.upload(key, audio_path)
             audio = AudioPart(path=None, uri=uri, duration_ms=plan.length_ms,
-                              language=language)
+                              language=language, words=words)
         else:
             if part_file is not None:
                 await cutter.cut(source, part_file, start_ms=plan.offset_ms,
                                  length_ms=plan.length_ms)
             audio = AudioPart(path=audio_path, uri=None, duration_ms=plan.length_ms,
-                              language=language)
+                              language=language, words=words)
         limit = recognizer.time_limit_seconds(plan.length_ms)
         # Counted by the kill -9 tests: a part started twice is a part paid twice.
         log.info("recognition_started", record_id=job.record_id, part=plan.index,

@@ -3,7 +3,8 @@
 // and the history. While the record moves the card is asked again after the
 // server's `poll_after_ms`, never sooner, and only once the last answer came.
 // The owner edits the title, brief and topics (card-edit.js), corrects an
-// utterance in place, transcribes again or deletes.
+// utterance in place, names the speakers and moves a line to another one
+// (speakers.js), transcribes again or deletes.
 
 import * as api from "./api.js";
 import { editors } from "./card-edit.js";
@@ -13,6 +14,7 @@ import {
 } from "./format.js";
 import { t } from "./i18n.js";
 import { progressBar } from "./list.js";
+import { colourClass, lineSpeaker, speakerPanel } from "./speakers.js";
 
 const FALLBACK_POLL_MS = 4000;
 const MAX_ERROR_POLL_MS = 60000;
@@ -109,6 +111,7 @@ export function renderCard(main, id, { navigate } = {}) {
   h("h2", { id: "transcript-h" }, t("card.transcript")), transcript);
   const transcriptNote = h("p", { class: "transcript-note", "aria-live": "polite" });
   transcriptPanel.append(transcriptNote);
+  const speakers = speakerPanel({ id, note: transcriptNote, saved: (record) => show(record) });
   const historyBody = h("div");
   const historyPanel = h("details", { class: "panel panel-wide history-panel", hidden: true },
     h("summary", {}, t("card.history")), historyBody);
@@ -125,7 +128,7 @@ export function renderCard(main, id, { navigate } = {}) {
     status, progress, halt,
     h("div", { class: "card-grid" },
       h("section", { class: "panel", "aria-label": t("card.details") }, factsSlot, edit.panel),
-      listen, downloadPanel, transcriptPanel, historyPanel));
+      listen, downloadPanel, speakers.panel, transcriptPanel, historyPanel));
 
   // The normalized copy is smaller and always playable; the original is the fallback.
   let audioCopy = null;
@@ -202,9 +205,26 @@ export function renderCard(main, id, { navigate } = {}) {
     });
   }
 
+  async function moveLine(u, speaker, select) {
+    select.disabled = true;
+    try {
+      const record = await api.correctTranscript(id, current.revision,
+        [{ index: u.index, speaker }]);
+      transcriptNote.textContent = t("transcript.saved");
+      shownTranscript = null;
+      show(record);
+    } catch (error) {
+      select.disabled = false;
+      transcriptNote.textContent = error.code === "conflict"
+        ? t("transcript.conflict") : error.message;
+      shownTranscript = null;
+      schedule(0);
+    }
+  }
+
   function renderTranscript(record) {
     const key = JSON.stringify([record.transcript, record.utterances.length, !!record.halt,
-      record.revision]);
+      record.revision, record.speakers]);
     if (key === shownTranscript || editing) return;
     shownTranscript = key;
     if (record.utterances.length) {
@@ -215,7 +235,9 @@ export function renderCard(main, id, { navigate } = {}) {
           onclick: () => seek(u.start_ms),
         }, h("span", { class: "utterance-time" }, duration(u.start_ms)),
         h("span", { class: "utterance-text" }, u.text));
-        const item = h("li", { "data-index": u.index }, button);
+        const item = h("li", { "data-index": u.index,
+          class: u.speaker ? `speaker-line ${colourClass(u.speaker)}` : null },
+        lineSpeaker(record, u, { move: moveLine }), button);
         const fix = h("span", { class: "utterance-text-edit", role: "button", tabindex: "0",
           title: t("transcript.edit_hint") }, t("transcript.edit"));
         fix.addEventListener("click", () => editUtterance(item, u));
@@ -307,6 +329,7 @@ export function renderCard(main, id, { navigate } = {}) {
     listen.hidden = false;
     renderDownloads(record);
     downloadPanel.hidden = false;
+    speakers.show(record);
     renderTranscript(record);
     transcriptPanel.hidden = false;
     replace(historyBody, history(record.timeline));

@@ -1,0 +1,97 @@
+"""Speakers in a real browser: each in its own colour with a share of the talk,
+renamed in place, a line moved to another speaker. Same service and Chromium as
+test_webapp_browser.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from aiohttp import ClientSession
+
+from tests.acceptance.test_webapp_browser import (
+    AUDIO,
+    Service,
+    _open,
+    _upload,
+    browser,
+    service,
+)
+from transcriber import keys
+from transcriber.db.commands.edits import CorrectTranscript
+from transcriber.ports import Utterance
+from transcriber.transcripts import dump_structure, plain_text
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser
+
+__all__ = ["browser", "service"]  # the fixtures, shared
+pytestmark = pytest.mark.timeout(120)
+
+DIALOGUE = [
+    Utterance(start_ms=0, end_ms=1000, channel=0, text="He was not an ill disposed",
+              speaker="S1"),
+    Utterance(start_ms=1000, end_ms=4000, channel=0, text="young man, said the archivist.",
+              speaker="S2"),
+]
+
+
+async def test_speakers_coloured_renamed_and_a_line_moved(
+    browser: Browser, service: Service, tmp_path: Path,
+) -> None:
+    from playwright.async_api import expect  # noqa: PLC0415
+
+    service.recognizer.pending_checks = 0
+    page, watch = await _open(browser, service)
+    await page.goto(service.base + "/upload")
+    await _upload(page, AUDIO / "librivox_0880.mp3")
+    await page.get_by_role("link", name="Open “librivox_0880.mp3”").click()
+    await page.wait_for_url("**/records/*")
+    record_id = page.url.rsplit("/", 1)[1]
+    await expect(page.get_by_role("status").first).to_have_text("Done.", timeout=20_000)
+    await expect(page.locator(".speakers-panel")).to_be_hidden()  # no speakers told apart
+
+    # The structure a separated recording has (the fake recognizer tells no one apart).
+    async with ClientSession() as session:
+        card = await (await session.get(f"{service.base}/app/audiorecords/{record_id}")).json()
+        me = await (await session.get(f"{service.base}/app/me")).json()
+    await service.app[keys.WRITER].ask(CorrectTranscript(
+        record_id=record_id, owner_id=me["id"], revision=card["revision"],
+        structure_json=dump_structure(DIALOGUE), text=plain_text(DIALOGUE)))
+    await page.reload()
+
+    panel = page.locator(".speakers-panel")
+    await expect(panel.locator(".speaker")).to_have_count(2)
+    await expect(panel.locator('[data-speaker="S1"]')).to_contain_text("Speaker 1")
+    await expect(panel.locator('[data-speaker="S1"]')).to_contain_text("25% of the talk")
+    await expect(panel.locator('[data-speaker="S2"]')).to_contain_text("75% of the talk")
+    colours = await panel.locator(".speaker-swatch").evaluate_all(
+        "els => els.map(e => getComputedStyle(e).backgroundColor)")
+    assert len(set(colours)) == 2
+
+    # Rename in place: Esc cancels, Enter saves; the lines follow.
+    await panel.get_by_role("button", name="Name Speaker 1").click()
+    await panel.locator("input").fill("Never mind")
+    await page.keyboard.press("Escape")
+    await expect(panel.locator('[data-speaker="S1"] .speaker-name')).to_have_text("Speaker 1")
+    await panel.get_by_role("button", name="Name Speaker 1").click()
+    await panel.locator("input").fill("Anna")
+    await page.keyboard.press("Enter")
+    await expect(panel.locator('[data-speaker="S1"] .speaker-name')).to_have_text("Anna")
+    line = page.locator('.utterances li[data-index="1"]')
+    await expect(line.locator("select option")).to_have_text(["Anna", "Speaker 2"])
+
+    # Move the second line to Anna: a correction, the shares follow.
+    await line.locator("select").select_option("S1")
+    await expect(page.locator(".transcript-note")).to_have_text("Correction saved.")
+    await expect(page.locator('.utterances li[data-index="1"]')).to_have_class(
+        "speaker-line speaker-1")
+    await expect(panel.locator('[data-speaker="S1"]')).to_contain_text("100% of the talk")
+    async with ClientSession() as session:
+        text = await (await session.get(
+            f"{service.base}/app/audiorecords/{record_id}/transcript?format=txt")).text()
+    assert text.splitlines() == ["Anna: He was not an ill disposed",
+                                 "Anna: young man, said the archivist."]
+    await page.screenshot(path=tmp_path / "speakers.png", full_page=True)
+    assert watch.problems == []

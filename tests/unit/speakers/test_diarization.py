@@ -1,0 +1,76 @@
+"""When a record is separated, and the local answers' words on the record's timeline."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from transcriber.pipeline.diarization import diarization_applies, segments_of
+from transcriber.providers.speaker_words import Segment, Word
+from transcriber.providers.structure import PartPlan
+from transcriber.providers.whisper import segment_dict
+
+
+@pytest.mark.parametrize(("mode", "speakers", "duration_ms", "provider", "applies"), [
+    ("auto", None, 60_000, "local", True),
+    ("auto", None, 9_999, "local", False),   # a short voice note: one person
+    ("on", None, 2_000, "local", True),
+    ("on", 1, 60_000, "local", False),       # the uploader said one speaker
+    ("auto", 3, 60_000, "local", True),
+    ("off", 2, 60_000, "local", False),
+    ("on", None, 60_000, "speechkit", False),  # no word times from SpeechKit yet
+])
+def test_diarization_applies(mode: str, speakers: int | None, duration_ms: int,
+                             provider: str, applies: bool) -> None:
+    assert diarization_applies(mode, speakers=speakers, duration_ms=duration_ms,
+                               provider=provider) is applies
+
+
+def _answer(*segments: dict[str, object]) -> bytes:
+    return orjson.dumps({"segments": list(segments)})
+
+
+def test_segments_move_with_their_part_and_keep_their_words() -> None:
+    first = PartPlan(index=0, offset_ms=0, length_ms=10_000)
+    second = PartPlan(index=1, offset_ms=10_000, length_ms=5_000)
+    parts = [
+        (second, _answer({"start_ms": 100, "end_ms": 9_000, "text": " late ",
+                          "words": [{"start_ms": 100, "end_ms": 600, "text": " late"}]})),
+        (first, _answer({"start_ms": 0, "end_ms": 900, "text": "Hi there",
+                         "words": [{"start_ms": 0, "end_ms": 400, "text": " Hi"},
+                                   {"start_ms": 400, "end_ms": 900, "text": " there"}]},
+                        {"start_ms": 950, "end_ms": 990, "text": "  "})),
+    ]
+    assert segments_of(parts) == [
+        Segment(start_ms=0, end_ms=900, text="Hi there",
+                words=(Word(start_ms=0, end_ms=400, text=" Hi"),
+                       Word(start_ms=400, end_ms=900, text=" there"))),
+        # Held inside its part's span, as `structure.join` holds the utterance.
+        Segment(start_ms=10_100, end_ms=15_000, text="late",
+                words=(Word(start_ms=10_100, end_ms=10_600, text=" late"),)),
+    ]
+
+
+def test_an_answer_without_words_gives_wordless_segments() -> None:
+    plan = PartPlan(index=0, offset_ms=0, length_ms=5_000)
+    assert segments_of([(plan, _answer({"start_ms": 1, "end_ms": 2, "text": "x"}))]) == [
+        Segment(start_ms=1, end_ms=2, text="x")]
+    with pytest.raises(ValueError, match="local recognition answer"):
+        segments_of([(plan, b'{"no": 1}')])
+
+
+class _W:
+    def __init__(self, start: float, end: float, word: str) -> None:
+        self.start, self.end, self.word = start, end, word
+
+
+class _S:
+    def __init__(self, words: list[_W] | None) -> None:
+        self.start, self.end, self.text, self.words = 0.5, 1.25, " Hello you ", words
+
+
+def test_whisper_segment_keeps_word_times_only_when_asked() -> None:
+    assert segment_dict(_S(None)) == {"start_ms": 500, "end_ms": 1250, "text": "Hello you"}
+    assert segment_dict(_S([_W(0.5, 0.8, " Hello"), _W(0.8, 1.25, " you")]))["words"] == [
+        {"start_ms": 500, "end_ms": 800, "text": " Hello"},
+        {"start_ms": 800, "end_ms": 1250, "text": " you"}]

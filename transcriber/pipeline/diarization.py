@@ -1,0 +1,104 @@
+"""Who spoke when, wired into the pipeline: the decision, the words, the engine's call.
+
+The engine (`transcriber.providers.speakers`) finds speaker turns in the
+normalized audio; `speaker_words` gives each recognized word the speaker it
+overlaps most and splits utterances where the speaker changes. Here: whether
+a record is separated at all (a pure decision), the words of the local
+recognizer's saved answers on one timeline (pure), and the blocking call the
+poll step runs in a thread. A missing or broken speaker model skips the
+separation with one warning, never fails the record.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from transcriber.ports import Utterance
+from transcriber.providers.speaker_words import Segment, Word, split_by_speaker
+from transcriber.providers.structure import PartPlan
+
+MODES: Final = ("auto", "on", "off")
+# `auto` leaves short records alone: a voice note of a few seconds has too few
+# windows to cluster and is almost always one person. `on` separates any length.
+AUTO_MIN_MS: Final = 10_000
+
+
+def diarization_applies(mode: str, *, speakers: int | None, duration_ms: int,
+                        provider: str) -> bool:
+    """Pure: whether a record's speakers are told apart.
+
+    Only the local recognizer's answers carry word times (SpeechKit's labeling
+    is not wired yet); the uploader's `speakers=1` turns it off.
+    """
+    if mode == "off" or speakers == 1 or provider != "local":
+        return False
+    return mode == "on" or duration_ms >= AUTO_MIN_MS
+
+
+def _words(items: Any, offset: int, low: int, high: int) -> tuple[Word, ...]:
+    if not isinstance(items, list):
+        return ()
+    return tuple(
+        Word(start_ms=min(max(int(w["start_ms"]) + offset, low), high),
+             end_ms=min(max(int(w["end_ms"]) + offset, low), high), text=str(w["text"]))
+        for w in items
+    )
+
+
+def segments_of(parts: Sequence[tuple[PartPlan, bytes]]) -> list[Segment]:
+    """Pure: the local answers' segments with their words, on the record's timeline.
+
+    Times move and are held inside their part's span exactly as
+    `structure.join` moves the utterances, so the segments are the joined
+    utterances with words (parts cut in pauses, no overlap). Raises
+    `ValueError` on an answer that is not the local recognizer's JSON.
+    """
+    segments: list[Segment] = []
+    for plan, payload in sorted(parts, key=lambda item: item[0].index):
+        low, high = plan.offset_ms, plan.offset_ms + plan.length_ms
+        try:
+            items = orjson.loads(payload)["segments"]
+            found = []
+            for s in items:
+                text = str(s["text"]).strip()
+                if not text:
+                    continue
+                start = min(max(int(s["start_ms"]) + plan.offset_ms, low), high)
+                end = min(max(int(s["end_ms"]) + plan.offset_ms, start), high)
+                found.append(Segment(start_ms=start, end_ms=end, text=text,
+                                     words=_words(s.get("words"), plan.offset_ms, low, high)))
+        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValueError("not a local recognition answer") from exc
+        segments.extend(sorted(found, key=lambda s: s.start_ms))
+    return segments
+
+
+@functools.cache
+def _embedder() -> Any:
+    """The ONNX embedder, loaded once per process (a failure is not cached)."""
+    from transcriber.providers.speakers import SpeakerEmbedder  # noqa: PLC0415 - onnxruntime
+
+    return SpeakerEmbedder()
+
+
+def separate(audio: Path, segments: Sequence[Segment], *,
+             num_speakers: int | None) -> list[Utterance]:
+    """Blocking: the segments as utterances labelled S1, S2, … from the audio's turns.
+
+    Raises `SpeakerModelUnavailable` when the embedder cannot be had.
+    """
+    from faster_whisper.audio import decode_audio  # noqa: PLC0415 - heavy import
+
+    from transcriber.providers.speakers import diarize  # noqa: PLC0415
+
+    embedder = _embedder()
+    samples = decode_audio(str(audio), sampling_rate=16_000)
+    turns = diarize(samples, embedder, num_speakers=num_speakers)
+    return [Utterance(start_ms=u.start_ms, end_ms=u.end_ms, channel=0, text=u.text,
+                      speaker=u.speaker)
+            for u in split_by_speaker(segments, turns)]

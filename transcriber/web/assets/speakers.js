@@ -1,0 +1,108 @@
+// The record's speakers on its card: each in its own colour with its share of
+// the talk time, renamed in place (Enter saves, Esc cancels), and on every
+// line of the transcript a chooser that moves the line to another speaker.
+
+import * as api from "./api.js";
+import { h, replace } from "./dom.js";
+import { t } from "./i18n.js";
+
+const COLOURS = 8; // .speaker-1 … .speaker-8 in app.css; more speakers reuse them
+
+function number(label) {
+  return Number(label.slice(1));
+}
+
+export function labels(record) {
+  return Object.keys(record.speakers || {}).sort((a, b) => number(a) - number(b));
+}
+
+export function colourClass(label) {
+  return `speaker-${((number(label) - 1) % COLOURS) + 1}`;
+}
+
+export function speakerName(record, label) {
+  const name = record.speakers?.[label]?.name;
+  return name || t("speakers.unnamed", { n: number(label) });
+}
+
+function share(record, label) {
+  const total = labels(record).reduce((sum, l) => sum + record.speakers[l].talk_ms, 0);
+  return total ? Math.round((100 * record.speakers[label].talk_ms) / total) : 0;
+}
+
+/** The speakers panel; `saved(record)` gets the card a rename answered with. */
+export function speakerPanel({ id, saved, note }) {
+  const list = h("ul", { class: "speakers" });
+  const panel = h("section", { class: "panel speakers-panel", "aria-labelledby": "speakers-h",
+    hidden: true }, h("h2", { id: "speakers-h" }, t("speakers.heading")), list);
+  let editing = false;
+
+  function rename(item, record, label) {
+    if (editing) return;
+    editing = true;
+    const input = h("input", { type: "text", class: "speaker-input", maxlength: "64",
+      value: record.speakers[label].name,
+      "aria-label": t("speakers.rename_label", { name: speakerName(record, label) }) });
+    const shown = item.querySelector(".speaker-name");
+    shown.hidden = true;
+    shown.after(input);
+    input.focus();
+    const close = () => {
+      input.remove();
+      shown.hidden = false;
+      editing = false;
+    };
+    input.addEventListener("keydown", async (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        close();
+      } else if (event.key === "Enter") {
+        event.preventDefault();
+        input.disabled = true;
+        try {
+          const answer = await api.editRecord(id, { speakers: { [label]: input.value.trim() } });
+          close();
+          note.textContent = t("speakers.saved");
+          saved(answer);
+        } catch (error) {
+          input.disabled = false;
+          note.textContent = error.message;
+        }
+      }
+    });
+  }
+
+  function show(record) {
+    const found = labels(record);
+    panel.hidden = found.length === 0;
+    if (editing) return;
+    replace(list, found.map((label) => {
+      const item = h("li", { class: `speaker ${colourClass(label)}`, "data-speaker": label },
+        h("span", { class: "speaker-swatch", "aria-hidden": "true" }),
+        h("span", { class: "speaker-name" }, speakerName(record, label)),
+        h("span", { class: "speaker-share" },
+          t("speakers.share", { share: share(record, label) })));
+      const button = h("button", { type: "button", class: "link speaker-rename",
+        "aria-label": t("speakers.rename_label", { name: speakerName(record, label) }) },
+      t("speakers.rename"));
+      button.addEventListener("click", () => rename(item, record, label));
+      item.append(button);
+      return item;
+    }));
+  }
+
+  return { panel, show, isEditing: () => editing };
+}
+
+/** The chooser on a line: changing it moves the line (a correction of `revision`). */
+export function lineSpeaker(record, u, { move }) {
+  if (!u.speaker) return null;
+  const select = h("select", { class: `line-speaker ${colourClass(u.speaker)}`,
+    "aria-label": t("speakers.move_label", { name: speakerName(record, u.speaker) }) },
+  labels(record).map((label) => h("option",
+    { value: label, selected: label === u.speaker },
+    speakerName(record, label))));
+  select.addEventListener("click", (event) => event.stopPropagation());
+  select.addEventListener("change", () => move(u, select.value, select));
+  return select;
+}
