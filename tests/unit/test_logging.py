@@ -28,6 +28,7 @@ def test_library_records_are_json_lines_too(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr("sys.stderr", err)
     root = logging.getLogger()
     before = (root.level, list(root.handlers))
+    structlog_before = structlog.get_config()
     configure_logging("INFO", "json")
     try:
         structlog.get_logger("t").info("own_event", record_id="r1")
@@ -40,5 +41,7 @@ def test_library_records_are_json_lines_too(monkeypatch: pytest.MonkeyPatch) -> 
         ours = [h for h in root.handlers if type(h).__name__ == "_ServiceHandler"]
         assert len(ours) == 1
     finally:
+        # Later tests must not write into this test's stream.
         root.setLevel(before[0])
         root.handlers[:] = before[1]
+        structlog.configure(**structlog_before)
