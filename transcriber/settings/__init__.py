@@ -1,0 +1,56 @@
+"""The frozen settings tree: embedded defaults, then a TOML file, then the environment.
+
+Every key `section.key` can be overridden by `TRANSCRIBER_<SECTION>_<KEY>`.
+A bad value raises `ConfigError` naming the key; the CLI turns it into one
+line and exit code 2. Secrets are `Secret` values whose repr hides them.
+`model` holds the tree, `loading` builds it, `checks` refuses bad values.
+"""
+
+from transcriber.settings.loading import load_settings, setting_keys
+from transcriber.settings.model import (
+    BOT_TOKEN,
+    CLOUD_DOWNLOAD_MAX_BYTES,
+    CONFIG_ENV,
+    ENV_PREFIX,
+    LOCAL_DOWNLOAD_MAX_BYTES,
+    NON_SETTING_ENV,
+    NON_SETTING_ENV_PREFIXES,
+    TELEGRAM_LANGUAGES,
+    FfmpegSettings,
+    LoggingSettings,
+    Network,
+    PipelineSettings,
+    RecognizerSettings,
+    S3Settings,
+    Secret,
+    ServerSettings,
+    Settings,
+    SpeechkitSettings,
+    StorageSettings,
+    TelegramSettings,
+)
+
+__all__ = [
+    "BOT_TOKEN",
+    "CLOUD_DOWNLOAD_MAX_BYTES",
+    "CONFIG_ENV",
+    "ENV_PREFIX",
+    "LOCAL_DOWNLOAD_MAX_BYTES",
+    "NON_SETTING_ENV",
+    "NON_SETTING_ENV_PREFIXES",
+    "TELEGRAM_LANGUAGES",
+    "FfmpegSettings",
+    "LoggingSettings",
+    "Network",
+    "PipelineSettings",
+    "RecognizerSettings",
+    "S3Settings",
+    "Secret",
+    "ServerSettings",
+    "Settings",
+    "SpeechkitSettings",
+    "StorageSettings",
+    "TelegramSettings",
+    "load_settings",
+    "setting_keys",
+]

@@ -1,0 +1,128 @@
+"""Checks of a built settings tree: a bad value raises `ConfigError` naming its key."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from transcriber.errors import ConfigError
+from transcriber.settings.model import (
+    BOT_TOKEN,
+    TELEGRAM_LANGUAGES,
+    PipelineSettings,
+    Settings,
+    TelegramSettings,
+)
+from transcriber.stages import claimable_stages
+
+
+def validate(settings: Settings) -> None:
+    checks: list[tuple[str, bool, str]] = [
+        ("server.port", 0 <= settings.server.port <= 65535, "must be 0..65535"),
+        ("server.upload_max_bytes", settings.server.upload_max_bytes > 0, "must be positive"),
+        ("server.record_max_seconds", settings.server.record_max_seconds > 0,
+         "must be positive"),
+        ("ffmpeg.probe_timeout_seconds", settings.ffmpeg.probe_timeout_seconds > 0,
+         "must be positive"),
+        ("ffmpeg.probe_concurrency", settings.ffmpeg.probe_concurrency >= 1,
+         "must be at least 1"),
+        ("server.rate_limit_requests", settings.server.rate_limit_requests > 0, "must be positive"),
+        ("server.header_read_timeout_seconds", settings.server.header_read_timeout_seconds > 0,
+         "must be positive"),
+        ("server.uploads_max", settings.server.uploads_max >= 1, "must be at least 1"),
+        ("server.uploads_per_user_max",
+         1 <= settings.server.uploads_per_user_max <= settings.server.uploads_max,
+         "must be between 1 and server.uploads_max"),
+        ("server.upload_idle_seconds", settings.server.upload_idle_seconds > 0,
+         "must be positive"),
+        ("server.upload_min_bytes_per_second", settings.server.upload_min_bytes_per_second >= 0,
+         "must not be negative"),
+        ("server.upload_rate_window_seconds", settings.server.upload_rate_window_seconds > 0,
+         "must be positive"),
+        ("server.rate_limit_table_max", settings.server.rate_limit_table_max >= 1,
+         "must be at least 1"),
+        ("server.page_default", 1 <= settings.server.page_default <= settings.server.page_max,
+         "must be between 1 and server.page_max"),
+        ("storage.read_connections", settings.storage.read_connections >= 1, "must be at least 1"),
+        ("storage.busy_timeout_ms", settings.storage.busy_timeout_ms >= 0, "must not be negative"),
+        ("storage.writer_batch_max", settings.storage.writer_batch_max >= 1, "must be at least 1"),
+        ("pipeline.workers", settings.pipeline.workers >= 0, "must not be negative"),
+        ("pipeline.lease_seconds", settings.pipeline.lease_seconds >= 3, "must be at least 3"),
+        ("pipeline.attempts_limit", settings.pipeline.attempts_limit >= 1, "must be at least 1"),
+        ("pipeline.backoff_base_seconds", settings.pipeline.backoff_base_seconds > 0,
+         "must be positive"),
+        ("pipeline.backoff_cap_seconds",
+         settings.pipeline.backoff_cap_seconds >= settings.pipeline.backoff_base_seconds,
+         "must not be below pipeline.backoff_base_seconds"),
+        ("pipeline.backoff_jitter", 0 <= settings.pipeline.backoff_jitter < 1, "must be in [0, 1)"),
+        ("pipeline.idle_sleep_seconds", settings.pipeline.idle_sleep_seconds > 0,
+         "must be positive"),
+        ("recognizer.provider", settings.recognizer.provider in {"local", "speechkit"},
+         "must be one of local, speechkit"),
+        ("recognizer.concurrency", settings.recognizer.concurrency >= 1, "must be at least 1"),
+        ("recognizer.part_seconds", settings.recognizer.part_seconds >= 10,
+         "must be at least 10"),
+        ("recognizer.part_overlap_seconds",
+         0 <= settings.recognizer.part_overlap_seconds * 2 < settings.recognizer.part_seconds,
+         "must be under half of recognizer.part_seconds"),
+        ("recognizer.batch_size", settings.recognizer.batch_size >= 1, "must be at least 1"),
+        ("recognizer.diarization", settings.recognizer.diarization in {"auto", "on", "off"},
+         "must be auto, on or off"),
+        ("logging.level", settings.logging.level.upper() in
+         {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}, "must be a log level name"),
+        ("logging.format", settings.logging.format in {"auto", "json", "console"},
+         "must be auto, json or console"),
+    ]
+    for key, ok, problem in checks:
+        if not ok:
+            raise ConfigError(key, problem)
+    _validate_pipeline(settings.pipeline)
+    _validate_telegram(settings.telegram)
+    for telegram_id in settings.telegram.allowed:
+        if not telegram_id.lstrip("-").isdigit():
+            raise ConfigError("telegram.allowed", f"key {telegram_id!r} is not a Telegram user id")
+    if settings.server.anonymous_user and not _is_loopback(settings.server.host):
+        raise ConfigError(
+            "server.anonymous_user",
+            "must be empty when server.host is not a loopback address",
+        )
+
+
+def _validate_pipeline(pipeline: PipelineSettings) -> None:
+    claimable = {stage.value for stage in claimable_stages()}
+    for stage, seconds in pipeline.stage_lease_seconds.items():
+        if stage not in claimable:
+            raise ConfigError("pipeline.stage_lease_seconds", f"{stage!r} is not a claimable stage")
+        if not seconds.isdigit() or int(seconds) < 3:
+            raise ConfigError("pipeline.stage_lease_seconds",
+                              f"lease of {stage} must be an integer of at least 3 seconds")
+
+
+def _validate_telegram(telegram: TelegramSettings) -> None:
+    positive = ("poll_timeout_seconds", "request_timeout_seconds", "download_timeout_seconds",
+                "download_limit", "retry_base_seconds", "update_attempts", "send_attempts",
+                "delivery_window_hours", "delivery_poll_seconds", "status_poll_seconds")
+    for key in positive:
+        if getattr(telegram, key) <= 0:
+            name = "download_max_bytes" if key == "download_limit" else key
+            raise ConfigError(f"telegram.{name}", "must be positive")
+    if telegram.status_edit_seconds < 0:
+        raise ConfigError("telegram.status_edit_seconds", "must not be negative")
+    if telegram.language not in TELEGRAM_LANGUAGES:
+        raise ConfigError("telegram.language", "must be empty (by the sender), ru or en")
+    if telegram.retry_cap_seconds < telegram.retry_base_seconds:
+        raise ConfigError("telegram.retry_cap_seconds",
+                          "must not be below telegram.retry_base_seconds")
+    if telegram.token is not None and not BOT_TOKEN.fullmatch(telegram.token.value):
+        # Never the value: it is a secret even when malformed.
+        raise ConfigError("telegram.token", "is not a bot token (digits, a colon, the secret)")
+    if not telegram.api_base.startswith(("http://", "https://")):
+        raise ConfigError("telegram.api_base", "must be an http:// or https:// URL")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
