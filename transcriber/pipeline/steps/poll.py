@@ -21,7 +21,7 @@ from transcriber.clock import parse_time
 from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
-from transcriber.pipeline.diarization import diarization_applies, segments_of, separate
+from transcriber.pipeline.diarization import diarization_applies, segments_of
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import (
@@ -40,7 +40,7 @@ from transcriber.providers.recognizer import (
     PollLater,
     Recognizer,
 )
-from transcriber.providers.speakers import SpeakerModelUnavailable
+from transcriber.providers.speaker_port import SpeakerSeparator, SpeakersUnavailable
 from transcriber.providers.structure import PartPlan, join, plans_from_offsets, stitch
 from transcriber.transcripts import dump_structure, plain_text
 
@@ -65,8 +65,10 @@ class PollStep:
     name = "poll"
 
     def __init__(self, recognizer: Recognizer, *, store: ObjectStore | None,
-                 cutter: PartCutter, parsers: Mapping[str, AnswerParser]) -> None:
+                 cutter: PartCutter, parsers: Mapping[str, AnswerParser],
+                 separator: SpeakerSeparator | None = None) -> None:
         self._recognizer = recognizer
+        self._separator = separator
         # A saved answer is parsed by the provider that made it, whatever is
         # configured now (a record submitted before the provider changed).
         self._parsers = {**parsers, recognizer.provider: recognizer.parse}
@@ -166,7 +168,7 @@ class PollStep:
         """The utterances labelled by speaker when the record is separated; as they are
         when it is not, or when the speaker model cannot be had (one warning)."""
         record = await load_record(job)
-        if not record.normalized_file_name or not diarization_applies(
+        if self._separator is None or not record.normalized_file_name or not diarization_applies(
                 job.settings.recognizer.diarization, speakers=record.speakers,
                 duration_ms=record.duration_ms, provider="local"):
             return utterances
@@ -177,9 +179,9 @@ class PollStep:
         audio = job.files.path_of(job.record_id, record.normalized_file_name)
         started = time.perf_counter()  # a measurement for the log, not a decision
         try:
-            labelled = await asyncio.to_thread(separate, audio, segments,
-                                               num_speakers=record.speakers)
-        except SpeakerModelUnavailable as exc:
+            labelled = await self._separator.separate(audio, segments,
+                                                      num_speakers=record.speakers)
+        except SpeakersUnavailable as exc:
             log.warning("diarization_skipped", record_id=job.record_id,
                         reason=type(exc).__name__)
             return utterances

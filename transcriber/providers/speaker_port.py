@@ -1,0 +1,23 @@
+"""The speaker-separation port: what the poll step needs to tell speakers apart."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from transcriber.errors import TranscriberError
+from transcriber.ports import Utterance
+from transcriber.providers.speaker_words import Segment
+
+
+class SpeakersUnavailable(TranscriberError):
+    """Speakers cannot be told apart here (the speaker model is missing or broken):
+    the record is finished without them, never failed."""
+
+
+class SpeakerSeparator(Protocol):
+    async def separate(self, audio: Path, segments: Sequence[Segment], *,
+                       num_speakers: int | None) -> list[Utterance]:
+        """The segments as utterances labelled S1, S2, … from the audio's speaker
+        turns; raise `SpeakersUnavailable` when it cannot be done here."""

@@ -1,0 +1,51 @@
+"""The speaker-separation adapter: the ONNX embedder and the engine, off the loop.
+
+The embedder is loaded on first use and kept (a failure is not kept, so a
+model installed later is found); decoding and clustering run in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from transcriber.ports import Utterance
+from transcriber.providers.speaker_port import SpeakersUnavailable
+from transcriber.providers.speaker_words import Segment, split_by_speaker
+from transcriber.providers.speakers import SpeakerEmbedder, SpeakerModelUnavailable, diarize
+
+SAMPLE_RATE = 16_000
+
+
+class LocalSpeakerSeparator:
+    """Implements `SpeakerSeparator` with the packaged d-vector model."""
+
+    def __init__(self) -> None:
+        self._embedder: SpeakerEmbedder | None = None
+        self._lock = threading.Lock()
+
+    async def separate(self, audio: Path, segments: Sequence[Segment], *,
+                       num_speakers: int | None) -> list[Utterance]:
+        try:
+            return await asyncio.to_thread(self._separate, audio, segments, num_speakers)
+        except SpeakerModelUnavailable as exc:
+            raise SpeakersUnavailable(str(exc)) from None
+
+    def _load(self) -> SpeakerEmbedder:
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = SpeakerEmbedder()
+            return self._embedder
+
+    def _separate(self, audio: Path, segments: Sequence[Segment],
+                  num_speakers: int | None) -> list[Utterance]:
+        from faster_whisper.audio import decode_audio  # noqa: PLC0415 - heavy import
+
+        embedder = self._load()
+        samples = decode_audio(str(audio), sampling_rate=SAMPLE_RATE)
+        turns = diarize(samples, embedder, num_speakers=num_speakers)
+        return [Utterance(start_ms=u.start_ms, end_ms=u.end_ms, channel=0, text=u.text,
+                          speaker=u.speaker)
+                for u in split_by_speaker(segments, turns)]
