@@ -84,3 +84,21 @@ def test_storage_imports_only_itself_and_the_leaves() -> None:
     above = [f"{module} -> {target}" for module, path in _modules() if _part(module) == "db"
              for target in _imports(path) if _part(target) not in ("db", *LEAVES)]
     assert above == []
+
+
+# What the pipeline may take from providers: the ports and pure helpers, never an
+# adapter (ffmpeg, Whisper, SpeechKit, the object store, the speaker engine): those
+# come in through `build_step_table`, composed by the service.
+PIPELINE_MAY_USE = frozenset({
+    "transcriber.providers.recognizer", "transcriber.providers.speaker_port",
+    "transcriber.providers.speaker_words", "transcriber.providers.structure",
+    "transcriber.providers.languages",
+})
+
+
+def test_the_pipeline_sees_ports_not_adapters() -> None:
+    adapters = [f"{module} -> {target}" for module, path in _modules()
+                if _part(module) == "pipeline"
+                for target in _imports(path)
+                if _part(target) == "providers" and target not in PIPELINE_MAY_USE]
+    assert adapters == []
