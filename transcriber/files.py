@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import hashlib
 import os
 import shutil
 import unicodedata
@@ -195,3 +196,15 @@ def _rename_durably(source: Path, final: Path) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+HASH_CHUNK_BYTES = 4 * 1024 * 1024
+
+
+def sha256_of(path: Path) -> str:
+    """The file's SHA-256, read in chunks (model files and database copies are large)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(HASH_CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()

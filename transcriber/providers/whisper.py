@@ -30,6 +30,7 @@ import orjson
 import structlog
 
 from transcriber.errors import PermanentFailure, TranscriberError, TransientFailure
+from transcriber.files import sha256_of
 from transcriber.ids import new_id
 from transcriber.observability import PROVIDER_CALL_SECONDS, RECOGNITION_REALTIME_FACTOR
 from transcriber.ports import Utterance
@@ -57,13 +58,6 @@ def _package_data(package: str) -> Path:
         raise ModelUnavailable(f"package {package} is not installed") from None
     return Path(str(root)) / "data"
 
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def prepare_bundled_model(cache_dir: Path, *, expected_sha256: str = BUNDLED_MODEL_SHA256) -> Path:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import os
 import shutil
 import sqlite3
@@ -31,7 +30,7 @@ from transcriber.clock import Clock, SystemClock, stamp
 from transcriber.db import queries as q
 from transcriber.db.connection import DB_FILE_NAME, database_path, reader_uri
 from transcriber.errors import TranscriberError
-from transcriber.files import RECORDS_DIR
+from transcriber.files import RECORDS_DIR, sha256_of
 from transcriber.service.storage import INSTANCE_LOCK
 
 MANIFEST_NAME = "manifest.json"
@@ -75,13 +74,6 @@ class SnapshotFile:
     def relative(self) -> Path:
         return Path(RECORDS_DIR) / self.record_id / self.file_name
 
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def snapshot_database(source: Path, target: Path, *, busy_timeout_ms: int) -> None:

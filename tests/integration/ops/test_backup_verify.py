@@ -16,14 +16,13 @@ import structlog
 from tests.integration.ops.archive import make_archive, raw, tamper
 from transcriber.cli import main
 from transcriber.db.connection import database_path
-from transcriber.files import RECORDS_DIR
+from transcriber.files import RECORDS_DIR, sha256_of
 from transcriber.service.backup import (
     MANIFEST_NAME,
     BackupError,
     MissingFiles,
     backup,
     restore,
-    sha256_of,
 )
 from transcriber.service.storage import INSTANCE_LOCK
 from transcriber.service.verify import verify

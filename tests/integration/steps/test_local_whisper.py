@@ -18,10 +18,10 @@ from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, dri
 from tests.integration.steps.textmetrics import cer, wer
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
-from transcriber.files import RecordFiles
+from transcriber.files import RecordFiles, sha256_of
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.whisper import BUNDLED_MODEL_SHA256, WhisperRecognizer, sha256_of
+from transcriber.providers.whisper import BUNDLED_MODEL_SHA256, WhisperRecognizer
 from transcriber.settings import FfmpegSettings, RecognizerSettings, Settings
 from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
