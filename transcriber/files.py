@@ -17,7 +17,7 @@ import hashlib
 import os
 import shutil
 import unicodedata
-from collections.abc import AsyncIterable, Callable
+from collections.abc import AsyncGenerator, AsyncIterable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -208,3 +208,13 @@ def sha256_of(path: Path) -> str:
         while chunk := handle.read(HASH_CHUNK_BYTES):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+async def read_chunks(path: Path, chunk_size: int) -> AsyncGenerator[bytes]:
+    """A file as a stream of chunks, read off the event loop (for `place_stream`)."""
+    handle = await asyncio.to_thread(path.open, "rb")
+    try:
+        while chunk := await asyncio.to_thread(handle.read, chunk_size):
+            yield chunk
+    finally:
+        handle.close()

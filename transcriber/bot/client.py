@@ -6,7 +6,6 @@ errors (which can quote them) are ever logged: only error class names.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from aiogram.client.telegram import TelegramAPIServer
 from aiogram.utils.token import TokenValidationError, validate_token
 
 from transcriber.errors import ConfigError
+from transcriber.files import read_chunks
 from transcriber.settings import TelegramSettings
 
 
@@ -38,14 +38,9 @@ def file_url(bot: Bot, file_path: str) -> str:
     return bot.session.api.file_url(bot.token, file_path)
 
 
-async def local_file_chunks(path: Path, chunk_size: int) -> AsyncGenerator[bytes]:
+def local_file_chunks(path: Path, chunk_size: int) -> AsyncGenerator[bytes]:
     """A file a local Bot API server (`--local`) keeps on this machine, read in place.
 
     Its `getFile` answers the absolute path instead of serving the bytes; they
     are streamed from there (no 20 MB limit), off the event loop."""
-    handle = await asyncio.to_thread(path.open, "rb")
-    try:
-        while chunk := await asyncio.to_thread(handle.read, chunk_size):
-            yield chunk
-    finally:
-        handle.close()
+    return read_chunks(path, chunk_size)

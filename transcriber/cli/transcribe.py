@@ -17,7 +17,7 @@ import asyncio
 import dataclasses
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -30,6 +30,7 @@ from transcriber.db import queries as q
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.errors import StepFailure, TranscriberError
+from transcriber.files import read_chunks
 from transcriber.intake import Intake, accept_stream
 from transcriber.pipeline.progress import Progress, progress_for_row
 from transcriber.providers.recognizer import Recognizer
@@ -60,15 +61,6 @@ class Tracked:
     @property
     def settled(self) -> bool:
         return self.refused is not None or self.halted is not None or self.stage == "done"
-
-
-async def _chunks(path: Path) -> AsyncIterator[bytes]:
-    handle = await asyncio.to_thread(path.open, "rb")
-    try:
-        while chunk := await asyncio.to_thread(handle.read, _CHUNK):
-            yield chunk
-    finally:
-        handle.close()
 
 
 async def transcribe(
@@ -113,7 +105,7 @@ async def _accept(app: web.Application, settings: Settings, item: Tracked, *,
         return
     try:
         accepted = await accept_stream(
-            Intake(owner_id=owner_id, original_name=item.path.name), _chunks(item.path),
+            Intake(owner_id=owner_id, original_name=item.path.name), read_chunks(item.path, _CHUNK),
             files=app[keys.FILES], writer=app[keys.WRITER], transcoder=app[keys.TRANSCODER],
             limit=settings.server.upload_max_bytes,
             max_seconds=settings.server.record_max_seconds,
