@@ -42,7 +42,8 @@ COPIES = ("original", "normalized")
 TRANSCRIPT_VERSIONS = ("current", "original")
 
 
-def _record_id(request: web.Request) -> str:
+def record_id_of(request: web.Request) -> str:
+    """The route's record id; a malformed one is "not found" and never reaches SQL."""
     record_id = parse_id(request.match_info["id"])
     if record_id is None:
         raise not_found()
@@ -137,7 +138,7 @@ async def current_utterances(
 
 
 async def card(request: web.Request) -> web.Response:
-    record_id = _record_id(request)
+    record_id = record_id_of(request)
     return json_response(await card_body(request, record_id))
 
 
@@ -165,7 +166,7 @@ async def card_body(request: web.Request, record_id: str) -> dict[str, Any]:
 
 
 async def download_file(request: web.Request) -> web.StreamResponse:
-    record_id = _record_id(request)
+    record_id = record_id_of(request)
     copy = request.query.get("copy", "original")
     if copy not in COPIES:
         raise bad_request("copy must be original or normalized")
@@ -194,7 +195,7 @@ async def download_file(request: web.Request) -> web.StreamResponse:
 
 
 async def download_transcript(request: web.Request) -> web.Response:
-    record_id = _record_id(request)
+    record_id = record_id_of(request)
     wanted = request.query.get("format", "txt")
     fmt = next((f for f in transcripts.FORMATS if f == wanted), None)
     if fmt is None:
@@ -225,7 +226,7 @@ async def download_transcript(request: web.Request) -> web.Response:
 
 
 async def resume(request: web.Request) -> web.Response:
-    record_id = _record_id(request)
+    record_id = record_id_of(request)
     owner_id = current_user(request).id
     try:
         await request.app[keys.WRITER].ask(Resume(record_id=record_id, owner_id=owner_id))

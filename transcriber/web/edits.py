@@ -21,9 +21,8 @@ from transcriber.db import queries as q
 from transcriber.db.commands.edits import CorrectTranscript, DeleteRecord, EditRecord
 from transcriber.db.commands.retranscribe import Retranscribe
 from transcriber.errors import Conflict, NotFound, TranscriberError
-from transcriber.ids import parse_id
 from transcriber.pipeline.steps.submit import object_key
-from transcriber.web.archive import card_body, current_utterances
+from transcriber.web.archive import card_body, current_utterances, record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language
@@ -135,13 +134,6 @@ async def read_json(request: web.Request) -> object:
         return orjson.loads(await request.read())
     except orjson.JSONDecodeError:
         raise bad_request("the body is not JSON") from None
-
-
-def record_id_of(request: web.Request) -> str:
-    record_id = parse_id(request.match_info["id"])
-    if record_id is None:
-        raise not_found()
-    return record_id
 
 
 async def patch_record(request: web.Request) -> web.Response:
