@@ -35,75 +35,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-from aiohttp import BodyPartReader, web
+from aiohttp import web
 
+from transcriber.testing.bot_api_wire import (
+    BASE_DATE,
+    BOT_API_DOWNLOAD_MAX,
+    BOT_USER,
+    EditedMessage,
+    Fault,
+    Hook,
+    SentMessage,
+    StoredFile,
+    error,
+    ok,
+    read_params,
+)
 from transcriber.testing.loopback import start_on_loopback
 
-BOT_API_DOWNLOAD_MAX = 20 * 1024 * 1024
-BOT_USER = {"id": 777000111, "is_bot": True, "first_name": "Transcriber",
-            "username": "transcriber_test_bot"}
-BASE_DATE = 1_767_225_600  # 2026-01-01T00:00:00Z
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SentMessage:
-    method: str
-    message_id: int
-    chat_id: int
-    text: str | None = None
-    reply_to: int | None = None
-    caption: str | None = None
-    document_name: str | None = None
-    document: bytes | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EditedMessage:
-    message_id: int
-    chat_id: int
-    text: str
-
-
-@dataclass(slots=True)
-class StoredFile:
-    file_id: str
-    file_unique_id: str
-    file_path: str
-    content: bytes
-    declared_size: int
-
-
-@dataclass(slots=True, kw_only=True)
-class Fault:
-    status: int = 500
-    description: str = "Internal Server Error"
-    retry_after: int | None = None
-    drop: bool = False
-
-
-Hook = Callable[[str, dict[str, Any]], Awaitable[None]]
-
-
-def _error(status: int, description: str, retry_after: int | None = None) -> web.Response:
-    body: dict[str, Any] = {"ok": False, "error_code": status, "description": description}
-    if retry_after is not None:
-        body["parameters"] = {"retry_after": retry_after}
-    return web.Response(status=status, body=orjson.dumps(body), content_type="application/json")
-
-
-def _ok(result: Any) -> web.Response:
-    return web.Response(body=orjson.dumps({"ok": True, "result": result}),
-                        content_type="application/json")
-
-
-def _decode_field(value: str) -> Any:
-    if value[:1] in ("{", "["):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return value
+__all__ = ["FakeTelegram", "SentMessage"]
 
 
 @dataclass
@@ -253,12 +202,12 @@ class FakeTelegram:
 
     async def _method(self, request: web.Request) -> web.StreamResponse:
         if request.match_info["token"] != self.token:
-            return _error(401, "Unauthorized")
+            return error(401, "Unauthorized")
         name = request.match_info["method"]
         handler = self._handlers().get(name.lower())
         if handler is None:
-            return _error(404, "Not Found: method not found")
-        params, uploads = await self._params(request)
+            return error(404, "Not Found: method not found")
+        params, uploads = await read_params(request)
         self.calls.append((name, params))
         if self.before_call is not None:
             await self.before_call(name, params)
@@ -284,7 +233,7 @@ class FakeTelegram:
             if request.transport is not None:
                 request.transport.abort()
             raise asyncio.CancelledError
-        return _error(fault.status, fault.description, fault.retry_after)
+        return error(fault.status, fault.description, fault.retry_after)
 
     def _handlers(self) -> dict[str, Callable[[dict[str, Any], dict[str, tuple[str, bytes]]],
                                              Awaitable[web.Response]]]:
@@ -293,30 +242,10 @@ class FakeTelegram:
                 "senddocument": self._send_document, "editmessagetext": self._edit_text,
                 "setmycommands": self._set_my_commands}
 
-    @staticmethod
-    async def _params(request: web.Request
-                      ) -> tuple[dict[str, Any], dict[str, tuple[str, bytes]]]:
-        params: dict[str, Any] = {k: _decode_field(v) for k, v in request.query.items()}
-        uploads: dict[str, tuple[str, bytes]] = {}
-        if request.content_type == "application/json" and request.can_read_body:
-            params.update(await request.json(loads=orjson.loads))
-        elif request.content_type == "application/x-www-form-urlencoded":
-            form = await request.post()
-            params.update({k: _decode_field(str(v)) for k, v in form.items()})
-        elif request.content_type == "multipart/form-data":
-            reader = await request.multipart()
-            while (part := await reader.next()) is not None:
-                assert isinstance(part, BodyPartReader)
-                if part.filename is not None:
-                    uploads[part.name or ""] = (part.filename, await part.read())
-                else:
-                    params[part.name or ""] = _decode_field(await part.text())
-        return params, uploads
-
     # -- methods ------------------------------------------------------------------------
 
     async def _get_me(self, params: dict[str, Any], uploads: Any) -> web.Response:
-        return _ok({**BOT_USER, "can_join_groups": True, "can_read_all_group_messages": False,
+        return ok({**BOT_USER, "can_join_groups": True, "can_read_all_group_messages": False,
                     "supports_inline_queries": False})
 
     async def _get_updates(self, params: dict[str, Any], uploads: Any) -> web.Response:
@@ -335,20 +264,20 @@ class FakeTelegram:
                 pass
         answer = self.updates[:limit]
         self.answered.extend(u["update_id"] for u in answer)
-        return _ok(answer)
+        return ok(answer)
 
     async def _get_file(self, params: dict[str, Any], uploads: Any) -> web.Response:
         stored = self.files.get(str(params.get("file_id", "")))
         if stored is None:
-            return _error(400, "Bad Request: invalid file_id")
+            return error(400, "Bad Request: invalid file_id")
         if stored.declared_size > BOT_API_DOWNLOAD_MAX and self.local_dir is None:
-            return _error(400, "Bad Request: file is too big")
-        return _ok({"file_id": stored.file_id, "file_unique_id": stored.file_unique_id,
+            return error(400, "Bad Request: file is too big")
+        return ok({"file_id": stored.file_id, "file_unique_id": stored.file_unique_id,
                     "file_size": stored.declared_size, "file_path": stored.file_path})
 
     async def _file(self, request: web.Request) -> web.StreamResponse:
         if request.match_info["token"] != self.token:
-            return _error(401, "Unauthorized")
+            return error(401, "Unauthorized")
         path = request.match_info["path"]
         if self.before_call is not None:
             await self.before_call("file", {"path": path})
@@ -357,7 +286,7 @@ class FakeTelegram:
             return self._apply(request, fault)
         stored = next((f for f in self.files.values() if f.file_path == path), None)
         if stored is None:
-            return _error(404, "Not Found")
+            return error(404, "Not Found")
         return web.Response(body=stored.content, content_type="application/octet-stream")
 
     def _reply_target(self, params: dict[str, Any]) -> int | None:
@@ -383,27 +312,27 @@ class FakeTelegram:
     async def _send_message(self, params: dict[str, Any], uploads: Any) -> web.Response:
         text = str(params.get("text", ""))
         if not text:
-            return _error(400, "Bad Request: message text is empty")
+            return error(400, "Bad Request: message text is empty")
         if len(text.encode("utf-16-le")) // 2 > 4096:
-            return _error(400, "Bad Request: message is too long")
+            return error(400, "Bad Request: message is too long")
         chat_id = int(params["chat_id"])
         reply_to = self._reply_target(params)
         result = self._message_result(chat_id, reply_to, text=text)
         self._record_sent(SentMessage(method="sendMessage", message_id=result["message_id"],
                                      chat_id=chat_id, text=text, reply_to=reply_to))
         self._texts[(chat_id, result["message_id"])] = text
-        return _ok(result)
+        return ok(result)
 
     async def _edit_text(self, params: dict[str, Any], uploads: Any) -> web.Response:
         chat_id, message_id = int(params["chat_id"]), int(params["message_id"])
         text = str(params.get("text", ""))
         shown = self._texts.get((chat_id, message_id))
         if shown is None:
-            return _error(400, "Bad Request: message to edit not found")
+            return error(400, "Bad Request: message to edit not found")
         if not text:
-            return _error(400, "Bad Request: message text is empty")
+            return error(400, "Bad Request: message text is empty")
         if shown == text:
-            return _error(400, "Bad Request: message is not modified: specified new message "
+            return error(400, "Bad Request: message is not modified: specified new message "
                           "content and reply markup are exactly the same as a current content "
                           "and reply markup of the message")
         self._texts[(chat_id, message_id)] = text
@@ -412,7 +341,7 @@ class FakeTelegram:
         result = {"message_id": message_id, "date": BASE_DATE + message_id, "from": BOT_USER,
                   "chat": {"id": chat_id, "type": "private", "first_name": "Sender"},
                   "text": text, "edit_date": BASE_DATE + message_id + 1}
-        return _ok(result)
+        return ok(result)
 
     def shown_text(self, chat_id: int, message_id: int) -> str | None:
         """What the chat shows now for a message the bot sent (after its edits)."""
@@ -421,9 +350,9 @@ class FakeTelegram:
     async def _set_my_commands(self, params: dict[str, Any], uploads: Any) -> web.Response:
         commands = params.get("commands")
         if not isinstance(commands, list) or not commands:
-            return _error(400, "Bad Request: commands must be a non-empty list")
+            return error(400, "Bad Request: commands must be a non-empty list")
         self.commands[str(params.get("language_code") or "")] = commands
-        return _ok(True)
+        return ok(True)
 
     async def _send_document(self, params: dict[str, Any],
                              uploads: dict[str, tuple[str, bytes]]) -> web.Response:
@@ -433,7 +362,7 @@ class FakeTelegram:
             "attach://") else "document"
         upload = uploads.get(name_of_part)
         if upload is None:
-            return _error(400, "Bad Request: there is no document in the request")
+            return error(400, "Bad Request: there is no document in the request")
         name, content = upload
         chat_id = int(params["chat_id"])
         reply_to = self._reply_target(params)
@@ -445,4 +374,4 @@ class FakeTelegram:
         self._record_sent(SentMessage(method="sendDocument", message_id=result["message_id"],
                                      chat_id=chat_id, reply_to=reply_to, caption=caption,
                                      document_name=name, document=content))
-        return _ok(result)
+        return ok(result)
