@@ -14,7 +14,7 @@ from tests.bench.speaker_audio import SAMPLE_RATE, real_two_speakers
 from tests.der import Segment
 
 
-def _write_stereo(path: Path, left: np.ndarray, right: np.ndarray) -> None:  # type: ignore[type-arg]
+def _write_stereo(path: Path, left: np.ndarray, right: np.ndarray) -> None:
     samples = np.stack([left, right], axis=1).reshape(-1)
     with wave.open(str(path), "wb") as out:
         out.setnchannels(2)

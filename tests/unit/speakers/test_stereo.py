@@ -29,7 +29,7 @@ from transcriber.providers.structure import PartPlan
 MINUTE = 60_000
 
 
-def _interleave(left: np.ndarray, right: np.ndarray) -> np.ndarray:  # type: ignore[type-arg]
+def _interleave(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return np.stack([left, right], axis=1).reshape(-1).astype(np.float32)
 
 
