@@ -14,7 +14,7 @@ from tests.bench.speaker_audio import SAMPLE_RATE, real_two_speakers
 from tests.der import Segment
 
 
-def _write_stereo(path: Path, left: np.ndarray, right: np.ndarray) -> None:
+def write_stereo(path: Path, left: np.ndarray, right: np.ndarray) -> None:
     samples = np.stack([left, right], axis=1).reshape(-1)
     with wave.open(str(path), "wb") as out:
         out.setnchannels(2)
@@ -38,7 +38,7 @@ def stereo_call(path: Path, *, seconds: float = 30.0) -> list[Segment] | None:
     noise = np.random.default_rng(5)
     left = np.where(mask["A"], audio, 0) + 3e-4 * noise.standard_normal(audio.shape[0])
     right = np.where(mask["B"], audio, 0) + 3e-4 * noise.standard_normal(audio.shape[0])
-    _write_stereo(path, left, right)
+    write_stereo(path, left, right)
     return turns
 
 

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench.speaker_audio import decode
 from tests.conftest import SettingsFactory
 from tests.der import Segment
 from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, drive, record_row
-from tests.stereo_audio import copied_to_stereo, stereo_call
+from tests.stereo_audio import copied_to_stereo, stereo_call, write_stereo
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RecordFiles
@@ -182,3 +183,15 @@ async def test_a_stereo_call_is_recognized_channel_by_channel_part_by_part(
     assert sum(word in right for word in CARD_WORDS) >= 3, right
     # The JSON export carries each utterance's channel.
     assert '"channel":1' in to_json(utterances)
+
+
+async def test_a_recording_with_one_silent_channel_stays_mono(tmp_path: Path) -> None:
+    source = tmp_path / "one_side.wav"
+    voice = decode(FIXTURES / "librivox_0880.mp3")
+    write_stereo(source, voice, voice * 0)
+    ffmpeg = FfmpegTranscoder(FfmpegSettings())
+    report = await ffmpeg.measure_channels(source, max_seconds=3600)
+    assert report is not None
+    assert report.verdict is Verdict.ONE_SILENT
+    assert await ffmpeg.kept_channels(source, max_seconds=3600) == 1
+    assert await ffmpeg.kept_channels(FIXTURES / "librivox_0880.mp3", max_seconds=3600) == 1
