@@ -78,9 +78,14 @@ ProgressCallback = Callable[[int], Awaitable[None]]
 
 class Transcoder(Protocol):
     async def normalize(self, source: Path, target: Path, *, max_seconds: int,
-                        on_progress: ProgressCallback | None = None) -> None:
-        """Convert to OGG Opus mono at `target`, at most `max_seconds` long
-        (raise a StepFailure kind); `on_progress` hears the converted length."""
+                        on_progress: ProgressCallback | None = None, channels: int = 1) -> None:
+        """Convert to OGG Opus with `channels` (1, or 2 for a stereo call) at `target`,
+        at most `max_seconds` long (raise a StepFailure kind); `on_progress` hears the
+        converted length."""
+
+    async def kept_channels(self, source: Path, *, max_seconds: int) -> int:
+        """The channels the normalized copy of `source` keeps: 2 when its two channels
+        carry two different signals (a call, one speaker on each), else 1."""
 
     async def probe(self, path: Path) -> AudioProbe:
         """Examine an upload (PermanentFailure if it is not audio, or too slow to examine)."""

@@ -49,10 +49,11 @@ class AddFile:
     path: Path | None = None
 
     @classmethod
-    def of(cls, placed: PlacedFile, *, duration_ms: int | None = None) -> AddFile:
+    def of(cls, placed: PlacedFile, *, duration_ms: int | None = None,
+           channels: int = 1) -> AddFile:
         return cls(file=StoredFile(id=placed.file_id, file_name=placed.file_name,
                                    size_bytes=placed.size_bytes, format=placed.format,
-                                   duration_ms=duration_ms),
+                                   duration_ms=duration_ms, channels=channels),
                    path=placed.path)
 
     def discard(self) -> None:

@@ -48,9 +48,18 @@ class Progress:
 
 
 def part_spans(parts: Sequence[Row], *, duration_ms: int, overlap_ms: int) -> list[PartPlan]:
-    """Pure: the parts' spans from their stored offsets (as the stitch rebuilds them)."""
-    return plans_from_offsets([(int(p["part_index"]), int(p["offset_ms"])) for p in parts],
-                              duration_ms=duration_ms, overlap_ms=overlap_ms)
+    """Pure: the parts' spans from their stored offsets (as the stitch rebuilds them);
+    each channel of a stereo record recognized on its own has its own parts."""
+    by_channel: dict[int | None, list[tuple[int, int]]] = {}
+    for p in parts:
+        # Rows read before migration 0009's column (the bench's own query) have none.
+        channel = p["channel"] if "channel" in p.keys() else None  # noqa: SIM118
+        by_channel.setdefault(channel, []).append((int(p["part_index"]),
+                                                        int(p["offset_ms"])))
+    spans = [plan for offsets in by_channel.values()
+             for plan in plans_from_offsets(offsets, duration_ms=duration_ms,
+                                            overlap_ms=overlap_ms)]
+    return sorted(spans, key=lambda plan: plan.index)
 
 
 def _seconds_since(moment: str | None, now: datetime) -> float:

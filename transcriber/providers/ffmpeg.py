@@ -1,4 +1,9 @@
-"""ffmpeg as a subprocess: normalization to OGG Opus mono, part cutting, probes.
+"""ffmpeg as a subprocess: normalization to OGG Opus, part cutting, probes.
+
+The normalized copy is mono, or stereo when the original's two channels
+carry two different signals (`measure_channels`, decided by
+`speaker_channels`): the original is decoded once more for it, streamed as
+8 kHz PCM through a pipe, so memory never follows the file's length.
 
 The binary comes from the `imageio-ffmpeg` wheel (a static build with
 libopus) unless `[ffmpeg] path` names another, so `pip install` is enough.
@@ -22,14 +27,17 @@ import contextlib
 import errno
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import orjson
 import structlog
 
 from transcriber.errors import PermanentFailure, TransientFailure
 from transcriber.ports import AudioProbe, ProgressCallback
 from transcriber.providers import media
+from transcriber.providers.speaker_channels import ChannelMeter, ChannelReport, kept_channels
 from transcriber.settings import FfmpegSettings
 
 log = structlog.get_logger(__name__)
@@ -44,6 +52,11 @@ PAUSE_NOISE = "-35dB"
 PAUSE_MIN_SECONDS = 0.5
 _SILENCE_RE = re.compile(r"silence_(start|end): (-?[0-9.]+)")
 _PROBE_OUTPUT_MAX = 4096
+# The channels are measured at this rate: enough for levels and correlation of speech.
+MEASURE_RATE = 8000
+_MEASURE_CHUNK = MEASURE_RATE * 2 * 4 * 20  # 20 s of stereo float samples
+# ffmpeg's description of its input stream: "Stream #0:0: Audio: mp3, 16000 Hz, mono, fltp".
+_INPUT_LAYOUT = re.compile(r"Stream #0:\d+[^:]*: Audio: [^,]+, \d+ Hz, ([^,\n]+)")
 
 # ffmpeg's wording when the input is not something it can decode as audio.
 _UNDECODABLE = re.compile(
@@ -97,8 +110,9 @@ class FfmpegTranscoder:
         return self._exe
 
     async def normalize(self, source: Path, target: Path, *, max_seconds: int,
-                        on_progress: ProgressCallback | None = None) -> None:
-        """OGG Opus, mono, speech bitrate; the first audio stream only, cut at `max_seconds`.
+                        on_progress: ProgressCallback | None = None, channels: int = 1) -> None:
+        """OGG Opus at speech bitrate, mono (or both channels of a stereo call:
+        `channels=2`); the first audio stream only, cut at `max_seconds`.
 
         `on_progress` hears the converted length (ms) from ffmpeg's `-progress` lines.
         """
@@ -107,17 +121,47 @@ class FfmpegTranscoder:
         await self._run([
             *progress, *media.ffmpeg_input_args(source), "-map", "0:a:0", "-vn", "-sn", "-dn",
             "-t", str(max_seconds),
-            "-ac", "1", "-c:a", "libopus", "-b:a", self._settings.bitrate,
+            "-ac", str(channels), "-c:a", "libopus", "-b:a", self._settings.bitrate,
             "-application", "voip", "-f", "ogg", str(target),
         ], on_progress=on_progress)
 
-    async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int) -> None:
-        """A part of an OGG Opus file by stream copy (no re-encoding)."""
+    async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int,
+                  channel: int | None = None) -> None:
+        """A part of an OGG Opus file by stream copy (no re-encoding); with `channel`,
+        that one channel of a stereo copy as 16 kHz mono WAV (the recognizer's own
+        rate: decoded once, not encoded a second time)."""
+        output = ["-c", "copy", "-f", "ogg"] if channel is None else [
+            "-af", f"pan=mono|c0=c{channel}", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav"]
         await self._run([
             "-ss", f"{start_ms / 1000:.3f}", "-t", f"{length_ms / 1000:.3f}",
-            *media.ffmpeg_input_args(source), "-map", "0:a:0", "-c", "copy", "-f", "ogg",
-            str(target),
+            *media.ffmpeg_input_args(source), "-map", "0:a:0", *output, str(target),
         ])
+
+    async def input_channels(self, source: Path) -> int | None:
+        """How many channels the first audio stream has, from ffmpeg's description of
+        its input (it reads the header and a few packets); None: not understood."""
+        stderr = await self._run([
+            *media.ffmpeg_input_args(source), "-map", "0:a:0", "-t", "0.05", "-f", "null", "-",
+        ], loglevel="info")
+        return channels_in_log(stderr.decode("utf-8", "replace"))
+
+    async def measure_channels(self, source: Path, *, max_seconds: int) -> ChannelReport | None:
+        """Whether a two-channel original carries two signals (`speaker_channels`);
+        None for any other channel count (mixed down to mono as before)."""
+        if await self.input_channels(source) != 2:
+            return None
+        meter = ChannelMeter(MEASURE_RATE)
+        await self._run([
+            *media.ffmpeg_input_args(source), "-map", "0:a:0", "-vn", "-sn", "-dn",
+            "-t", str(max_seconds), "-ac", "2", "-ar", str(MEASURE_RATE), "-f", "f32le", "-",
+        ], on_stdout=lambda chunk: meter.feed(np.frombuffer(chunk, dtype="<f4")))
+        report = meter.report()
+        log.info("channels_measured", verdict=report.verdict.value,
+                 correlation=report.correlation, level_spread_db=report.level_spread_db)
+        return report
+
+    async def kept_channels(self, source: Path, *, max_seconds: int) -> int:
+        return kept_channels(await self.measure_channels(source, max_seconds=max_seconds))
 
     async def pauses(self, source: Path) -> list[tuple[int, int]]:
         """The silences of the audio, (start, end) in ms: where a long record is cut."""
@@ -160,14 +204,16 @@ class FfmpegTranscoder:
         return read_probe_answer(process.returncode, output)
 
     async def _run(self, args: list[str], *, on_progress: ProgressCallback | None = None,
-                   loglevel: str = "error") -> bytes:
+                   loglevel: str = "error",
+                   on_stdout: Callable[[bytes], None] | None = None) -> bytes:
         command = [self.executable, "-nostdin", "-hide_banner", "-nostats", "-loglevel", loglevel,
                    "-y", *args]
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE if on_progress else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE if on_progress or on_stdout
+                else asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
             )
         except OSError as exc:
@@ -175,10 +221,13 @@ class FfmpegTranscoder:
                 raise TransientFailure("disk full while transcoding") from None
             raise TransientFailure(f"ffmpeg could not start ({type(exc).__name__})") from None
         try:
-            if on_progress is not None and process.stdout is not None:
+            if (on_progress or on_stdout) is not None and process.stdout is not None:
                 stderr_task = asyncio.ensure_future(_read_all(process.stderr))
                 try:
-                    await _follow_progress(process.stdout, on_progress)
+                    if on_stdout is not None:
+                        await _follow_chunks(process.stdout, on_stdout)
+                    elif on_progress is not None:
+                        await _follow_progress(process.stdout, on_progress)
                     stderr_bytes = await stderr_task
                 finally:
                     stderr_task.cancel()
@@ -232,6 +281,34 @@ async def _follow_progress(stream: asyncio.StreamReader, on_progress: ProgressCa
         if done is not None and done > last:
             last = done
             await on_progress(done)
+
+
+async def _follow_chunks(stream: asyncio.StreamReader, on_chunk: Callable[[bytes], None]) -> None:
+    # Whole float samples only: a read may end inside one.
+    rest = b""
+    while chunk := await stream.read(_MEASURE_CHUNK):
+        data = rest + chunk
+        whole = len(data) - len(data) % 8
+        rest = data[whole:]
+        if whole:
+            on_chunk(data[:whole])
+
+
+def channels_in_log(log: str) -> int | None:
+    """Pure: the channel count of the first audio stream ffmpeg described
+    ("mono", "stereo", "2 channels", "5.1", …), or None."""
+    match = _INPUT_LAYOUT.search(log)
+    if match is None:
+        return None
+    layout = match.group(1).strip()
+    named = {"mono": 1, "stereo": 2, "downmix": 2, "2.1": 3, "quad": 4, "5.0": 5, "5.1": 6,
+             "7.1": 8}
+    if layout in named:
+        return named[layout]
+    counted = re.fullmatch(r"(\d+) channels.*", layout)
+    if counted is not None:
+        return int(counted.group(1))
+    return None if "(" not in layout else named.get(layout.split("(")[0])
 
 
 async def _read_all(stream: asyncio.StreamReader | None) -> bytes:

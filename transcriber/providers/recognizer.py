@@ -92,7 +92,10 @@ class Recognizer(Protocol):
 
 
 class PartCutter(Protocol):
-    async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int) -> None: ...
+    async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int,
+                  channel: int | None = None) -> None:
+        """A span of the normalized copy at `target`; with `channel`, that one channel of
+        a stereo copy, mono (a WAV: `target` ends in .wav)."""
 
     async def pauses(self, source: Path) -> list[tuple[int, int]]:
         """The silences of the audio, (start, end) in ms, to cut at."""

@@ -58,16 +58,30 @@ def _db(power: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return 10 * np.log10(power + 1e-12)
 
 
-def compare_channels(
+def frame_stats(
     left: npt.NDArray[np.float32], right: npt.NDArray[np.float32], sample_rate: int
-) -> ChannelReport:
-    """Measure the two channels of one recording (float samples, full scale 1.0)."""
+) -> npt.NDArray[np.float64]:
+    """Per 50 ms frame: the level of each channel (dB) and their |correlation|.
+
+    Frames are independent, so a long file is measured chunk by chunk (a chunk a
+    whole number of frames long) and only these three numbers a frame are kept.
+    """
     size = max(1, int(sample_rate * FRAME_SECONDS))
     count = min(left.shape[0], right.shape[0]) // size
     a = left[: count * size].astype(np.float64).reshape(count, size)
     b = right[: count * size].astype(np.float64).reshape(count, size)
-    power_a, power_b = (a**2).mean(axis=1), (b**2).mean(axis=1)
-    level_a, level_b = _db(power_a), _db(power_b)
+    level_a, level_b = _db((a**2).mean(axis=1)), _db((b**2).mean(axis=1))
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((a**2).sum(axis=1) * (b**2).sum(axis=1)) + 1e-20
+    correlation = np.abs((a * b).sum(axis=1)) / denominator
+    return np.stack([level_a, level_b, correlation], axis=1)
+
+
+def judge(stats: npt.NDArray[np.float64]) -> ChannelReport:
+    """The verdict over the frames `frame_stats` measured (of one chunk or many)."""
+    count = stats.shape[0]
+    level_a, level_b, correlations = stats[:, 0], stats[:, 1], stats[:, 2]
     if count == 0 or level_a.max() < SILENCE_DBFS or level_b.max() < SILENCE_DBFS:
         silent = count > 0 and (level_a.max() >= SILENCE_DBFS or level_b.max() >= SILENCE_DBFS)
         return ChannelReport(
@@ -78,11 +92,7 @@ def compare_channels(
         )
     loudest = np.maximum(level_a, level_b)
     active = (loudest > SILENCE_DBFS) & (loudest > loudest.max() - ACTIVE_RANGE_DB)
-    a, b = a[active], b[active]
-    a -= a.mean(axis=1, keepdims=True)
-    b -= b.mean(axis=1, keepdims=True)
-    denominator = np.sqrt((a**2).sum(axis=1) * (b**2).sum(axis=1)) + 1e-20
-    correlation = float(np.median(np.abs((a * b).sum(axis=1)) / denominator))
+    correlation = float(np.median(correlations[active]))
     difference = level_a[active] - level_b[active]
     spread = float(np.percentile(difference, 90) - np.percentile(difference, 10))
     different = correlation < CORRELATION_SAME or spread > LEVEL_SPREAD_DB
@@ -92,3 +102,40 @@ def compare_channels(
         level_spread_db=round(spread, 2),
         active_frames=int(active.sum()),
     )
+
+
+def compare_channels(
+    left: npt.NDArray[np.float32], right: npt.NDArray[np.float32], sample_rate: int
+) -> ChannelReport:
+    """Measure the two channels of one recording (float samples, full scale 1.0)."""
+    return judge(frame_stats(left, right, sample_rate))
+
+
+class ChannelMeter:
+    """Measures interleaved stereo samples fed in chunks of any size (ffmpeg's pipe):
+    memory grows by 24 bytes per 50 ms frame, not with the samples."""
+
+    def __init__(self, sample_rate: int) -> None:
+        self._rate = sample_rate
+        self._frame = max(1, int(sample_rate * FRAME_SECONDS)) * 2
+        self._rest = np.zeros(0, dtype=np.float32)
+        self._stats: list[npt.NDArray[np.float64]] = []
+
+    def feed(self, interleaved: npt.NDArray[np.float32]) -> None:
+        samples = np.concatenate([self._rest, interleaved])
+        whole = samples.shape[0] // self._frame * self._frame
+        self._rest = samples[whole:].copy()
+        if whole:
+            pairs = samples[:whole].reshape(-1, 2)
+            self._stats.append(frame_stats(pairs[:, 0], pairs[:, 1], self._rate))
+
+    def report(self) -> ChannelReport:
+        stats = np.concatenate(self._stats) if self._stats else np.zeros((0, 3))
+        return judge(stats)
+
+
+def kept_channels(report: ChannelReport | None) -> int:
+    """Pure: the channels the normalized copy keeps: both only when they differ (each
+    is then recognized as its own speaker); a copy, a silent channel or a mono
+    original (no report) is mixed down to one, as before stereo was told apart."""
+    return 2 if report is not None and report.verdict is Verdict.DIFFERENT else 1

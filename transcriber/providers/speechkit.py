@@ -185,6 +185,10 @@ class SpeechkitRecognizer:
         return self._session
 
     def request_body(self, uri: str, language: str | None = None) -> dict[str, Any]:
+        """The `recognizeFileAsync` body. A stereo copy needs nothing more: for
+        container audio (OGG Opus) the service reads the channel count from the
+        file (v3 has `audioChannelCount` for raw LPCM only) and recognizes each
+        channel on its own, answering per `channelTag`."""
         settings = self._settings
         return {
             "uri": uri,

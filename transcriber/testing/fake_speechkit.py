@@ -9,7 +9,12 @@
   `done: true` with a `response` or an `error` (google.rpc.Status).
 - `GET /stt/v3/getRecognition?operationId=`: one JSON object per line
   (`{"result": {...}}`), int64 values as strings; a `final` and a
-  `finalRefinement.normalizedText` per utterance.
+  `finalRefinement.normalizedText` per utterance. Each channel of the audio
+  is recognized on its own, as the real service does for multichannel
+  audio: the channel count is read from the Opus header (`OpusHead`; a
+  container's own header is what the service reads, `audioChannelCount`
+  exists only for raw audio), every result carries its `channelTag`
+  ("0", "1") and each channel counts its own `finalIndex`.
 - Errors are google.rpc.Status bodies with matching HTTP codes. Faults are
   scripted per route: `fail_next("operation", 503, 14)`; `fail_operations`
   makes the next operations end with an error; `empty_results` answers no
@@ -41,6 +46,7 @@ class FakeOperation:
     polls: int = 0
     error: dict[str, Any] | None = None
     audio_bytes: int = 0
+    channels: int = 1
 
 
 @dataclass(slots=True)
@@ -140,7 +146,7 @@ class FakeSpeechkit:
         operation = FakeOperation(id=f"e03op{next(self._ids):015d}", uri=uri,
                                   language=list(_pick(restriction, "languageCode",
                                                       "language_code") or []))
-        operation.error = await self._check_audio(uri)
+        operation.error, operation.channels = await self._check_audio(uri)
         if operation.error is None and self.fail_operations:
             code = self.fail_operations.popleft()
             operation.error = {"code": code, "message": "scripted failure", "details": []}
@@ -148,13 +154,16 @@ class FakeSpeechkit:
         return web.json_response(self._operation_json(operation, done=False),
                                  dumps=lambda o: orjson.dumps(o).decode())
 
-    async def _check_audio(self, uri: str) -> dict[str, Any] | None:
+    async def _check_audio(self, uri: str) -> tuple[dict[str, Any] | None, int]:
+        """The operation's error (None: readable Opus) and the audio's channel count."""
         head = await (self.read_object or _http_head)(uri)
         if head is None:
-            return {"code": 3, "message": "audio object is not readable", "details": []}
+            return {"code": 3, "message": "audio object is not readable", "details": []}, 1
         if not head.startswith(b"OggS") or b"OpusHead" not in head:
-            return {"code": 3, "message": "audio is not OggOpus", "details": []}
-        return None
+            return {"code": 3, "message": "audio is not OggOpus", "details": []}, 1
+        # OpusHead: the magic, a version byte, then the channel count (RFC 7845 5.1).
+        at = head.index(b"OpusHead") + 9
+        return None, head[at] if at < len(head) else 1
 
     def _operation_json(self, operation: FakeOperation, *, done: bool) -> dict[str, Any]:
         answer: dict[str, Any] = {
@@ -195,10 +204,22 @@ class FakeSpeechkit:
         return web.Response(body=body, content_type="application/json")
 
     def result_lines(self, operation: FakeOperation) -> list[dict[str, Any]]:
-        """Two utterances: the raw `final` and its `finalRefinement` each."""
+        """Two utterances per channel: the raw `final` and its `finalRefinement` each.
+        Channel 1 (of stereo audio) answers between channel 0's utterances, as the
+        other side of a call does."""
         lines: list[dict[str, Any]] = []
-        for index, (start, end) in enumerate(((1000, 2500), (4000, 6000))):
+        for channel in range(operation.channels):
+            lines += self._channel_lines(operation, channel)
+        return lines
+
+    def _channel_lines(self, operation: FakeOperation, channel: int) -> list[dict[str, Any]]:
+        lines: list[dict[str, Any]] = []
+        tag = str(channel)
+        spans = ((1000, 2500), (4000, 6000)) if channel == 0 else ((2700, 3800), (6200, 7500))
+        for index, (start, end) in enumerate(spans):
             text = f"{self.utterance_text} {operation.id[-3:]} {index}"
+            if channel:
+                text = f"{self.utterance_text} channel {channel} {operation.id[-3:]} {index}"
             alternative = {"words": [], "text": text.lower(), "startTimeMs": str(start),
                            "endTimeMs": str(end), "confidence": 0, "languages": []}
             cursors = {"receivedDataMs": str(end), "resetTimeMs": "0",
@@ -207,14 +228,14 @@ class FakeSpeechkit:
             lines.append({"result": {"sessionUuid": {"uuid": operation.id},
                                      "audioCursors": cursors, "responseWallTimeMs": "10",
                                      "final": {"alternatives": [alternative],
-                                               "channelTag": "0"},
-                                     "channelTag": "0"}})
+                                               "channelTag": tag},
+                                     "channelTag": tag}})
             refined = {**alternative, "text": text}
             lines.append({"result": {"sessionUuid": {"uuid": operation.id},
                                      "audioCursors": cursors, "responseWallTimeMs": "12",
                                      "finalRefinement": {
                                          "finalIndex": str(index),
                                          "normalizedText": {"alternatives": [refined],
-                                                            "channelTag": "0"}},
-                                     "channelTag": "0"}})
+                                                            "channelTag": tag}},
+                                     "channelTag": tag}})
         return lines

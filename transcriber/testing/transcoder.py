@@ -30,6 +30,9 @@ class FakeTranscoder:
         self.normalized: list[tuple[Path, Path]] = []
         # What the fake "ffmpeg" reports while it converts, in order.
         self.progress_reports_ms: list[int] = []
+        # What `kept_channels` answers (2: the original is a stereo call).
+        self.channels = 1
+        self.normalized_channels: list[int] = []
 
     async def probe_duration_ms(self, path: Path) -> int:
         self.probed.append(path)
@@ -46,11 +49,15 @@ class FakeTranscoder:
                           sample_rate=self.sample_rate)
 
     async def normalize(self, source: Path, target: Path, *, max_seconds: int,
-                        on_progress: ProgressCallback | None = None) -> None:
+                        on_progress: ProgressCallback | None = None, channels: int = 1) -> None:
         self.normalized.append((source, target))
+        self.normalized_channels.append(channels)
         if self.normalize_failure is not None:
             raise self.normalize_failure
         if on_progress is not None:
             for done_ms in self.progress_reports_ms:
                 await on_progress(done_ms)
         shutil.copyfile(source, target)
+
+    async def kept_channels(self, source: Path, *, max_seconds: int) -> int:
+        return self.channels

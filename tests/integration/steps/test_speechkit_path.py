@@ -89,8 +89,12 @@ class CopyTranscoder:
     """Normalize by copying (the input already is OGG Opus, or must stay non-Opus)."""
 
     async def normalize(self, source: Path, target: Path, *, max_seconds: int,
-                        on_progress: object = None) -> None:
+                        on_progress: object = None, channels: int = 1) -> None:
         shutil.copyfile(source, target)
+
+    async def kept_channels(self, source: Path, *, max_seconds: int) -> int:
+        return await FfmpegTranscoder(FfmpegSettings()).kept_channels(
+            source, max_seconds=max_seconds)
 
     async def probe_duration_ms(self, path: Path) -> int:
         return probe_duration_ms(path)

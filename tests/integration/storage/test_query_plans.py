@@ -169,8 +169,8 @@ def _populate(conn: sqlite3.Connection, records: int) -> None:
         conn.execute(q.results.UPSERT_STRUCTURE, {"id": f"s{n}", "record_id": rid, "version": 1,
                                                   "contents": "[]", "now": now}).fetchall()
         conn.execute(q.recognition.INSERT_RECOGNITION, {
-            "id": f"g{n}", "record_id": rid, "part_index": 0, "offset_ms": 0, "provider": "p",
-            "model": "", "source_uri": None, "now": now})
+            "id": f"g{n}", "record_id": rid, "part_index": 0, "offset_ms": 0, "channel": None,
+            "provider": "p", "model": "", "source_uri": None, "now": now})
         conn.execute(q.pipeline.INSERT_EVENT, {
             "id": f"e{n}", "record_id": rid, "origin": "pipeline", "step": "normalize",
             "outcome": "done", "outcome_text": None, "duration_ms": 1, "now": now})

@@ -49,7 +49,8 @@ class HeldTranscoder(FakeTranscoder):
         self.release = asyncio.Event()
 
     async def normalize(self, source: Path, target: Path, *, max_seconds: int,
-                        on_progress: Callable[[int], Awaitable[None]] | None = None) -> None:
+                        on_progress: Callable[[int], Awaitable[None]] | None = None,
+                        channels: int = 1) -> None:
         content = await asyncio.to_thread(source.read_bytes)
         self.entered.set()
         await self.release.wait()

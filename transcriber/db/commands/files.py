@@ -18,6 +18,8 @@ class StoredFile:
     size_bytes: int
     format: str
     duration_ms: int | None = None
+    # 2: a normalized copy that kept both channels of a stereo call (migration 0009).
+    channels: int = 1
 
 
 async def insert_file(
@@ -30,3 +32,5 @@ async def insert_file(
         "file_name": file.file_name, "size_bytes": file.size_bytes, "format": file.format,
         "duration_ms": file.duration_ms, "now": ctx.now(),
     })
+    if file.channels != 1:
+        await ctx.conn.execute(q.files.SET_CHANNELS, {"id": file.id, "channels": file.channels})

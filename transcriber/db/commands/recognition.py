@@ -32,6 +32,9 @@ class Recognition:
     payload_file: str | None
     started_at: str | None
     finished_at: str | None
+    # The channel of a stereo copy this part recognizes on its own (the local
+    # recognizer); None: every channel the copy has (mono, or SpeechKit's stereo).
+    channel: int | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Recognition:
@@ -40,7 +43,7 @@ class Recognition:
             offset_ms=row["offset_ms"], provider=row["provider"], model=row["model"],
             external_id=row["external_id"], source_uri=row["source_uri"],
             payload_file=row["payload_file"], started_at=row["started_at"],
-            finished_at=row["finished_at"],
+            finished_at=row["finished_at"], channel=row["channel"],
         )
 
 
@@ -63,14 +66,15 @@ class RegisterRecognition(Command[Recognition]):
     provider: str
     model: str
     source_uri: str | None
+    channel: int | None = None
 
     async def execute(self, ctx: WriteContext) -> Recognition:
         await _require_claim(ctx, self.record_id, self.token)
         await ctx.conn.execute(
             q.recognition.INSERT_RECOGNITION,
             {"id": new_id(), "record_id": self.record_id, "part_index": self.part_index,
-             "offset_ms": self.offset_ms, "provider": self.provider, "model": self.model,
-             "source_uri": self.source_uri, "now": ctx.now()},
+             "offset_ms": self.offset_ms, "channel": self.channel, "provider": self.provider,
+             "model": self.model, "source_uri": self.source_uri, "now": ctx.now()},
         )
         params = {"record_id": self.record_id, "part_index": self.part_index}
         async with ctx.conn.execute(q.recognition.SELECT_RECOGNITION_PART, params) as cursor:
@@ -82,7 +86,12 @@ class RegisterRecognition(Command[Recognition]):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RegisterParts(Command[list[Recognition]]):
     """Every part's row at once (one transaction: a crash leaves all or none), so a
-    later claim reads the cut from the rows instead of making it again."""
+    later claim reads the cut from the rows instead of making it again.
+
+    With `channels=2` (a stereo copy, each channel recognized on its own) every
+    offset has a row per channel: part k of channel c is `part_index` 2k + c, so
+    the parts are recognized in time order, both channels of a span together.
+    """
 
     name: ClassVar[str] = "register_recognition_parts"
     record_id: str
@@ -90,16 +99,20 @@ class RegisterParts(Command[list[Recognition]]):
     offsets: tuple[int, ...]
     provider: str
     model: str
+    channels: int = 1
 
     async def execute(self, ctx: WriteContext) -> list[Recognition]:
         await _require_claim(ctx, self.record_id, self.token)
-        for index, offset in enumerate(self.offsets):
-            await ctx.conn.execute(
-                q.recognition.INSERT_RECOGNITION,
-                {"id": new_id(), "record_id": self.record_id, "part_index": index,
-                 "offset_ms": offset, "provider": self.provider, "model": self.model,
-                 "source_uri": None, "now": ctx.now()},
-            )
+        for position, offset in enumerate(self.offsets):
+            for channel in range(self.channels):
+                await ctx.conn.execute(
+                    q.recognition.INSERT_RECOGNITION,
+                    {"id": new_id(), "record_id": self.record_id,
+                     "part_index": position * self.channels + channel, "offset_ms": offset,
+                     "channel": channel if self.channels > 1 else None,
+                     "provider": self.provider, "model": self.model, "source_uri": None,
+                     "now": ctx.now()},
+                )
         async with ctx.conn.execute(q.recognition.SELECT_RECOGNITIONS,
                                     {"record_id": self.record_id}) as cursor:
             return [Recognition.from_row(row) for row in await cursor.fetchall()]

@@ -7,3 +7,8 @@ INSERT INTO files (id, owner_id, record_id, file_name, size_bytes, format, durat
 VALUES (:id, COALESCE(:owner_id, (SELECT owner_id FROM audio_records WHERE id = :record_id)),
         :record_id, :file_name, :size_bytes, :format, :duration_ms, :now)
 """
+
+# A normalized copy that kept both channels (a stereo call): one primary-key update.
+SET_CHANNELS = """
+UPDATE files SET channels = :channels WHERE id = :id
+"""

@@ -6,7 +6,7 @@ FROM audio_records WHERE id = :record_id
 """
 
 SELECT_PROGRESS_PARTS = """
-SELECT part_index, offset_ms, provider, model, payload_file, started_at, finished_at
+SELECT part_index, offset_ms, channel, provider, model, payload_file, started_at, finished_at
 FROM recognitions WHERE record_id = :record_id ORDER BY part_index
 """
 

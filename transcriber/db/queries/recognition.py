@@ -6,21 +6,23 @@ SELECT 1 AS held FROM audio_records WHERE id = :record_id AND acquisition_id = :
 
 INSERT_RECOGNITION = """
 INSERT INTO recognitions (
-    id, record_id, part_index, offset_ms, provider, model, source_uri, created_at, updated_at
+    id, record_id, part_index, offset_ms, channel, provider, model, source_uri, created_at,
+    updated_at
 ) VALUES (
-    :id, :record_id, :part_index, :offset_ms, :provider, :model, :source_uri, :now, :now
+    :id, :record_id, :part_index, :offset_ms, :channel, :provider, :model, :source_uri, :now,
+    :now
 )
 ON CONFLICT (record_id, part_index) DO NOTHING
 """
 
 SELECT_RECOGNITION_PART = """
-SELECT id, record_id, part_index, offset_ms, provider, model, external_id, source_uri,
+SELECT id, record_id, part_index, offset_ms, channel, provider, model, external_id, source_uri,
        payload_file, started_at, finished_at, created_at, updated_at
 FROM recognitions WHERE record_id = :record_id AND part_index = :part_index
 """
 
 SELECT_RECOGNITIONS = """
-SELECT id, record_id, part_index, offset_ms, provider, model, external_id, source_uri,
+SELECT id, record_id, part_index, offset_ms, channel, provider, model, external_id, source_uri,
        payload_file, started_at, finished_at, created_at, updated_at
 FROM recognitions WHERE record_id = :record_id ORDER BY part_index
 """

@@ -28,13 +28,16 @@ class StepRecord:
     normalized_file_name: str | None
     language: str = "auto"
     speakers: int | None = None
+    # 2: the normalized copy kept both channels of a stereo call (a speaker on each).
+    channels: int = 1
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> StepRecord:
         return cls(id=row["id"], duration_ms=row["duration_ms"], source=row["source"],
                    original_file_name=row["original_file_name"],
                    normalized_file_name=row["normalized_file_name"],
-                   language=row["language"], speakers=row["speakers"])
+                   language=row["language"], speakers=row["speakers"],
+                   channels=row["normalized_channels"])
 
 
 async def load_record(job: Job) -> StepRecord:

@@ -1,4 +1,10 @@
-"""`uploaded → normalized`: the original becomes OGG Opus mono; its duration is measured."""
+"""`uploaded → normalized`: the original becomes OGG Opus; its duration is measured.
+
+The copy is mono, or keeps both channels of an original whose two channels
+carry two different signals (a call, a speaker on each: measured by
+`providers.speaker_channels`); the channel count lands on the copy's `files`
+row, where submit and poll read it.
+"""
 
 from __future__ import annotations
 
@@ -61,8 +67,9 @@ class NormalizeStep:
             # The cut bounds what a header declaring days of audio can cost downstream;
             # the duration measured on the copy is what recognizers' limits follow.
             max_seconds = job.settings.server.record_max_seconds
+            channels = await self._transcoder.kept_channels(source, max_seconds=max_seconds)
             await self._transcoder.normalize(
-                source, temp, max_seconds=max_seconds,
+                source, temp, max_seconds=max_seconds, channels=channels,
                 on_progress=_Reporter(job, min(record.duration_ms, max_seconds * 1000)))
             duration_ms = await self._transcoder.probe_duration_ms(temp)
             placed = await job.files.finalize(job.record_id, file_id, temp)
@@ -70,6 +77,6 @@ class NormalizeStep:
             temp.unlink(missing_ok=True)
             raise
         return Advanced(effects=(
-            AddFile.of(placed, duration_ms=duration_ms),
+            AddFile.of(placed, duration_ms=duration_ms, channels=channels),
             SetColumns(values={"normalized_file_id": placed.file_id, "duration_ms": duration_ms}),
         ))

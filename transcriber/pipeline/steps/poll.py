@@ -7,6 +7,10 @@ answer is saved as a file of the record at once, so no answer is fetched
 (or paid for) twice. When all parts are in, they are parsed, stitched on one
 timeline and written as the structure and the transcript text.
 A record resumed after a `stuck` halt polls the same operations (P11).
+
+A stereo call's utterances carry their channel (SpeechKit's `channelTag`, or
+the channel a local part recognized) and the speaker it stands for, channel
+0 as S1 and 1 as S2, merged on one timeline; the mono clustering is not run.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import structlog
 
@@ -30,7 +35,7 @@ from transcriber.pipeline.steps._common import (
     load_record,
     overlap_ms_of,
 )
-from transcriber.pipeline.steps.submit import save_payload, submit_part
+from transcriber.pipeline.steps.submit import channel_plans, save_payload, submit_part
 from transcriber.ports import ObjectStore, Utterance
 from transcriber.providers.languages import reported_language
 from transcriber.providers.recognizer import (
@@ -41,15 +46,36 @@ from transcriber.providers.recognizer import (
     Recognizer,
 )
 from transcriber.providers.speaker_port import SpeakerSeparator, SpeakersUnavailable
-from transcriber.providers.structure import PartPlan, join, plans_from_offsets, stitch
+from transcriber.providers.structure import PartPlan, join, stitch
 from transcriber.transcripts import dump_structure, plain_text
 
 log = structlog.get_logger(__name__)
 
 def plans_of(rows: Sequence[Recognition], *, duration_ms: int, overlap_ms: int) -> list[PartPlan]:
-    """Pure: the parts' spans, rebuilt from the stored offsets."""
-    return plans_from_offsets([(r.part_index, r.offset_ms) for r in rows],
-                              duration_ms=duration_ms, overlap_ms=overlap_ms)
+    """Pure: the parts' spans, rebuilt from the stored offsets (per channel)."""
+    return [plan for plan, _ in channel_plans(rows, duration_ms=duration_ms,
+                                              overlap_ms=overlap_ms)]
+
+
+def merge_channels(parts: Sequence[tuple[PartPlan, int | None, list[Utterance]]], *,
+                   overlap_ms: int) -> list[Utterance]:
+    """Pure: the parts on one timeline. Each channel's parts are joined (cut in
+    pauses) or stitched (overlapping) on their own; a part that recognized one
+    channel gives its utterances that channel; the channels merge by time."""
+    by_channel: dict[int | None, list[tuple[PartPlan, list[Utterance]]]] = {}
+    for plan, channel, found in parts:
+        heard = found if channel is None else [replace(u, channel=channel) for u in found]
+        by_channel.setdefault(channel, []).append((plan, heard))
+    merged = [u for group in by_channel.values()
+              for u in (join(group) if overlap_ms == 0 else stitch(group))]
+    if len(by_channel) > 1:
+        merged.sort(key=lambda u: (u.start_ms, u.channel, u.end_ms))
+    return merged
+
+
+def channel_speakers(utterances: Sequence[Utterance]) -> list[Utterance]:
+    """Pure: a stereo call's speakers are its channels: 0 is S1, 1 is S2."""
+    return [replace(u, speaker=f"S{u.channel + 1}") for u in utterances]
 
 
 def first_check_wait(started_at: str | None, *, now_seconds: float,
@@ -113,7 +139,7 @@ class PollStep:
                                   store=self._store, cutter=self._cutter,
                                   normalized=record.normalized_file_name or "",
                                   whole=len(rows) == 1, again=True,
-                                  language=record.language)
+                                  language=record.language, channel=row.channel)
                 waits.append(pipeline.poll_first_delay_seconds)
                 continue
             if payload is None:
@@ -133,7 +159,7 @@ class PollStep:
     async def _transcribed(self, job: Job, plans: Mapping[int, PartPlan], *,
                            overlap_ms: int) -> Outcome:
         rows = await load_recognitions(job)  # re-read: payload files were just saved
-        parts: list[tuple[PartPlan, list[Utterance]]] = []
+        parts: list[tuple[PartPlan, int | None, list[Utterance]]] = []
         payloads: list[tuple[PartPlan, bytes]] = []
         detected: str | None = None
         for row in rows:
@@ -148,15 +174,18 @@ class PollStep:
                 payload = await asyncio.to_thread(path.read_bytes)
             except FileNotFoundError:
                 raise PermanentFailure("a saved recognition answer is missing") from None
-            parts.append((plans[row.part_index], parser(payload)))
+            parts.append((plans[row.part_index], row.channel, parser(payload)))
             payloads.append((plans[row.part_index], payload))
             detected = detected or reported_language(payload)
         # Parts cut in pauses with no overlap keep all their words; overlapping ones
         # keep each utterance in the part that holds its midpoint.
-        utterances = join(parts) if overlap_ms == 0 else stitch(parts)
+        utterances = merge_channels(parts, overlap_ms=overlap_ms)
         log.info("recognition_finished", record_id=job.record_id, parts=len(parts),
                  utterances=len(utterances))
-        if overlap_ms == 0 and all(row.provider == "local" for row in rows):
+        record = await load_record(job)
+        if record.channels > 1:
+            utterances = channel_speakers(utterances)
+        elif overlap_ms == 0 and all(row.provider == "local" for row in rows):
             utterances = await self._with_speakers(job, payloads, utterances)
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 
 import structlog
 
@@ -78,9 +79,10 @@ class SubmitStep:
         plans = plan_parts(record.duration_ms, max_part_ms=self._recognizer.max_part_ms,
                            overlap_ms=overlap_ms_of(job.settings, self._recognizer.provider))
         words = wants_words(job, record, self._recognizer)
-        if self._recognizer.finishes_in_submit and len(plans) > 1:
+        if self._recognizer.finishes_in_submit and (len(plans) > 1 or record.channels > 1):
             return await self._one_part(job, record.duration_ms,
-                                        normalized=record.normalized_file_name, words=words)
+                                        normalized=record.normalized_file_name, words=words,
+                                        channels=record.channels)
         first: Recognition | None = None
         for plan in plans:
             row = await submit_part(job, plan, recognizer=self._recognizer, store=self._store,
@@ -92,8 +94,9 @@ class SubmitStep:
         return Advanced(effects=(SetColumns(values={"recognition_id": first.id}),))
 
     async def _one_part(self, job: Job, duration_ms: int, *, normalized: str,
-                        words: bool = False) -> Outcome:
-        """Local work: recognize the first unfinished part, its answer saved at once.
+                        words: bool = False, channels: int = 1) -> Outcome:
+        """Local work: recognize the first unfinished part (of one channel, for a
+        stereo copy), its answer saved at once.
 
         The first claim cuts the record at pauses near every part length and
         registers every part's row (the progress knows the total from then on);
@@ -113,40 +116,57 @@ class SubmitStep:
             rows = await job.writer.ask(RegisterParts(
                 record_id=job.record_id, token=job.token,
                 offsets=tuple(p.offset_ms for p in cut), provider=recognizer.provider,
-                model=recognizer.model))
-        plans = plans_from_offsets([(r.part_index, r.offset_ms) for r in rows],
-                                   duration_ms=duration_ms, overlap_ms=overlap_ms)
+                model=recognizer.model, channels=channels))
+        plans = channel_plans(rows, duration_ms=duration_ms, overlap_ms=overlap_ms)
         saved = {r.part_index for r in rows if r.payload_file is not None}
-        pending = [plan for plan in plans if plan.index not in saved]
+        pending = [(plan, channel) for plan, channel in plans if plan.index not in saved]
         if pending:
-            plan = pending[0]
+            plan, channel = pending[0]
             started = job.clock.monotonic()
             await submit_part(job, plan, recognizer=recognizer, store=self._store,
                               cutter=self._cutter, normalized=normalized, whole=False,
-                              words=words)
+                              words=words, channel=channel)
             await job.writer.ask(MeasureSpeed(
                 provider=recognizer.provider, model=recognizer.model, audio_ms=plan.length_ms,
                 work_ms=round((job.clock.monotonic() - started) * 1000)))
             log.info("recognition_part_done", record_id=job.record_id, part=plan.index,
-                     parts=len(plans))
+                     parts=len(plans), channel=channel)
             if len(pending) > 1:
                 return Deferred(delay_seconds=0.0)
         return Advanced(effects=(SetColumns(values={"recognition_id": rows[0].id}),))
 
 
+def channel_plans(rows: Sequence[Recognition], *, duration_ms: int,
+                  overlap_ms: int) -> list[tuple[PartPlan, int | None]]:
+    """Pure: each part's span and channel, in `part_index` order. A stereo record's
+    channels are cut alike; each channel's spans are rebuilt from its own rows."""
+    by_channel: dict[int | None, list[Recognition]] = {}
+    for row in rows:
+        by_channel.setdefault(row.channel, []).append(row)
+    plans = [
+        (plan, channel)
+        for channel, group in by_channel.items()
+        for plan in plans_from_offsets([(r.part_index, r.offset_ms) for r in group],
+                                       duration_ms=duration_ms, overlap_ms=overlap_ms)
+    ]
+    return sorted(plans, key=lambda item: item[0].index)
+
+
 def wants_words(job: Job, record: StepRecord, recognizer: Recognizer) -> bool:
     """Whether the recognizer is asked for word times: when the record's speakers are
-    told apart (`diarization.diarization_applies`)."""
-    return diarization_applies(job.settings.recognizer.diarization, speakers=record.speakers,
-                               duration_ms=record.duration_ms, provider=recognizer.provider)
+    told apart (`diarization.diarization_applies`); a stereo call's speakers are its
+    channels, no words needed."""
+    return record.channels == 1 and diarization_applies(
+        job.settings.recognizer.diarization, speakers=record.speakers,
+        duration_ms=record.duration_ms, provider=recognizer.provider)
 
 
 def register(job: Job, plan: PartPlan, recognizer: Recognizer,
-             uri: str | None = None) -> RegisterRecognition:
+             uri: str | None = None, channel: int | None = None) -> RegisterRecognition:
     return RegisterRecognition(
         record_id=job.record_id, token=job.token, part_index=plan.index,
         offset_ms=plan.offset_ms, provider=recognizer.provider, model=recognizer.model,
-        source_uri=uri,
+        source_uri=uri, channel=channel,
     )
 
 
@@ -162,11 +182,13 @@ async def submit_part(
     again: bool = False,
     language: str | None = None,
     words: bool = False,
+    channel: int | None = None,
 ) -> Recognition:
-    """Register, make readable, start; `again` restarts a part whose operation failed."""
+    """Register, make readable, start; `again` restarts a part whose operation failed.
+    With `channel`, the recognizer hears that channel of a stereo copy alone."""
     key = object_key(job.settings.s3.prefix, job.record_id, plan.index)
     uri = store.uri(key) if store is not None and recognizer.needs_object_store else None
-    row = await job.writer.ask(register(job, plan, recognizer, uri))
+    row = await job.writer.ask(register(job, plan, recognizer, uri, channel))
     if not again and (row.external_id is not None or row.payload_file is not None):
         log.info("submit_skipped", record_id=job.record_id, part=plan.index,
                  reason="already_submitted")
@@ -174,8 +196,9 @@ async def submit_part(
     source = job.files.path_of(job.record_id, normalized)
     part_file = None
     try:
-        if not whole:
-            _, part_file = job.files.temp_path(job.record_id, ".ogg")
+        if not whole or channel is not None:
+            _, part_file = job.files.temp_path(job.record_id,
+                                               ".ogg" if channel is None else ".wav")
         audio_path = part_file or source
         if store is not None and uri is not None:
             if not await store.exists(key):
@@ -188,7 +211,7 @@ async def submit_part(
         else:
             if part_file is not None:
                 await cutter.cut(source, part_file, start_ms=plan.offset_ms,
-                                 length_ms=plan.length_ms)
+                                 length_ms=plan.length_ms, channel=channel)
             audio = AudioPart(path=audio_path, uri=None, duration_ms=plan.length_ms,
                               language=language, words=words)
         limit = recognizer.time_limit_seconds(plan.length_ms)

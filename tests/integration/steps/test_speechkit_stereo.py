@@ -1,0 +1,74 @@
+"""SpeechKit on a stereo call, through the fake: the two-channel copy is uploaded
+whole, the request is the mono one (OGG Opus: the channel count is in the file),
+the answer comes per `channelTag` and each channel is its own speaker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, drive, record_row
+from tests.integration.steps.test_speechkit_path import (  # noqa: F401 - fixtures
+    _table,
+    bucket,
+    recognizer,
+    s3_endpoint,
+    sk_settings,
+    speechkit,
+    store,
+)
+from tests.stereo_audio import stereo_call
+from transcriber.db import queries as q
+from transcriber.db.readers import ReaderPool
+from transcriber.providers.object_store import S3ObjectStore
+from transcriber.providers.speechkit import SpeechkitRecognizer
+from transcriber.settings import Settings
+from transcriber.stages import Stage
+from transcriber.testing.clock import FakeClock
+from transcriber.testing.fake_speechkit import FakeSpeechkit
+from transcriber.transcripts import STRUCTURE_ROW, load_structure
+
+
+async def test_a_stereo_call_goes_whole_and_comes_back_per_channel(
+    tmp_path: Path, add_record: AddRecord, make_actor: MakeActor,
+    sk_settings: Settings, clock: FakeClock, readers: ReaderPool,  # noqa: F811
+    store: S3ObjectStore, speechkit: FakeSpeechkit,  # noqa: F811
+    recognizer: SpeechkitRecognizer,  # noqa: F811
+) -> None:
+    path = tmp_path / "call.wav"
+    if stereo_call(path, seconds=12.0) is None:
+        pytest.skip("apt-get install pocketsphinx-testdata")
+    record_id = await add_record(path)
+    await drive(make_actor(_table(recognizer, store), sk_settings), clock, readers, record_id)
+    row = await record_row(readers, record_id)
+    assert row["state"] == Stage.DONE.value, row["error_text"]
+    [body] = speechkit.submits
+    audio_format = body["recognitionModel"]["audioFormat"]
+    assert audio_format == {"containerAudio": {"containerAudioType": "OGG_OPUS"}}
+    [operation] = speechkit.operations.values()
+    assert operation.channels == 2
+    rows = await readers.fetch_all(q.recognition.SELECT_RECOGNITIONS, {"record_id": record_id})
+    assert [(r["part_index"], r["channel"]) for r in rows] == [(0, None)]
+    structure = await readers.fetch_one(q.results.SELECT_STRUCTURE,
+                                        {"record_id": record_id, "version": STRUCTURE_ROW})
+    assert structure is not None
+    utterances = load_structure(structure["contents"])
+    assert [(u.start_ms, u.channel, u.speaker) for u in utterances] == [
+        (1000, 0, "S1"), (2700, 1, "S2"), (4000, 0, "S1"), (6200, 1, "S2")]
+    assert all("channel 1" in u.text for u in utterances if u.channel == 1)
+
+
+async def test_a_mono_record_still_gets_one_channel_and_no_speakers(
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings,  # noqa: F811
+    clock: FakeClock, readers: ReaderPool, store: S3ObjectStore,  # noqa: F811
+    speechkit: FakeSpeechkit, recognizer: SpeechkitRecognizer,  # noqa: F811
+) -> None:
+    record_id = await add_record(FIXTURES / "two_speakers.mp3")
+    await drive(make_actor(_table(recognizer, store), sk_settings), clock, readers, record_id)
+    structure = await readers.fetch_one(q.results.SELECT_STRUCTURE,
+                                        {"record_id": record_id, "version": STRUCTURE_ROW})
+    assert structure is not None
+    utterances = load_structure(structure["contents"])
+    assert [u.channel for u in utterances] == [0, 0]
+    assert all(u.speaker is None for u in utterances)
