@@ -10,6 +10,12 @@
 - `GET /stt/v3/getRecognition?operationId=`: one JSON object per line
   (`{"result": {...}}`), int64 values as strings; a `final` and a
   `finalRefinement.normalizedText` per utterance.
+- Speaker labeling (`speakerLabeling.speakerLabeling: SPEAKER_LABELING_ENABLED`):
+  offered for mono audio only, as the real one (a request for it on audio
+  whose OpusHead counts two channels, or on a model in `labeling_refused_models`,
+  answers 400 INVALID_ARGUMENT naming speaker labeling); the answer then tells
+  its two speakers apart by `channelTag` "0" and "1" (the real one labels at
+  most two).
 - Errors are google.rpc.Status bodies with matching HTTP codes. Faults are
   scripted per route: `fail_next("operation", 503, 14)`; `fail_operations`
   makes the next operations end with an error; `empty_results` answers no
@@ -41,6 +47,7 @@ class FakeOperation:
     polls: int = 0
     error: dict[str, Any] | None = None
     audio_bytes: int = 0
+    labeling: bool = False
 
 
 @dataclass(slots=True)
@@ -69,6 +76,14 @@ def _pick(data: dict[str, Any], camel: str, snake: str) -> Any:
     return data.get(camel, data.get(snake))
 
 
+def opus_channels(head: bytes) -> int | None:
+    """The channel count an Ogg Opus stream's identification header declares."""
+    at = head.find(b"OpusHead")
+    if at < 0 or len(head) < at + 10:
+        return None
+    return head[at + 9]
+
+
 @dataclass
 class FakeSpeechkit:
     api_key: str = "test-key"
@@ -80,6 +95,7 @@ class FakeSpeechkit:
     polls: list[str] = field(default_factory=list)
     faults: dict[str, deque[Fault]] = field(default_factory=dict)
     fail_operations: deque[int] = field(default_factory=deque)
+    labeling_refused_models: set[str] = field(default_factory=set)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     # How the service reads the audio at `uri` (the real one uses its service account);
     # None: a plain HTTP GET. Answers the first bytes, or None when unreadable.
@@ -132,6 +148,8 @@ class FakeSpeechkit:
         container = _pick(audio_format, "containerAudio", "container_audio") or {}
         container_type = _pick(container, "containerAudioType", "container_audio_type")
         restriction = _pick(model, "languageRestriction", "language_restriction") or {}
+        labeling = _pick(_pick(body, "speakerLabeling", "speaker_labeling") or {},
+                         "speakerLabeling", "speaker_labeling") == "SPEAKER_LABELING_ENABLED"
         unreadable = container_type not in ("OGG_OPUS", "MP3", None) and not _pick(
             audio_format, "rawAudio", "raw_audio")
         if not isinstance(uri, str) or unreadable:
@@ -140,7 +158,14 @@ class FakeSpeechkit:
         operation = FakeOperation(id=f"e03op{next(self._ids):015d}", uri=uri,
                                   language=list(_pick(restriction, "languageCode",
                                                       "language_code") or []))
-        operation.error = await self._check_audio(uri)
+        head = await (self.read_object or _http_head)(uri)
+        if labeling and (model.get("model") in self.labeling_refused_models
+                         or (head is not None and opus_channels(head) not in (None, 1))):
+            return web.Response(status=400, body=_status_body(
+                3, "speaker labeling is only for mono-channel audio files and supported models"),
+                content_type="application/json")
+        operation.labeling = labeling
+        operation.error = self._check_audio(head)
         if operation.error is None and self.fail_operations:
             code = self.fail_operations.popleft()
             operation.error = {"code": code, "message": "scripted failure", "details": []}
@@ -148,8 +173,7 @@ class FakeSpeechkit:
         return web.json_response(self._operation_json(operation, done=False),
                                  dumps=lambda o: orjson.dumps(o).decode())
 
-    async def _check_audio(self, uri: str) -> dict[str, Any] | None:
-        head = await (self.read_object or _http_head)(uri)
+    def _check_audio(self, head: bytes | None) -> dict[str, Any] | None:
         if head is None:
             return {"code": 3, "message": "audio object is not readable", "details": []}
         if not head.startswith(b"OggS") or b"OpusHead" not in head:
@@ -195,9 +219,11 @@ class FakeSpeechkit:
         return web.Response(body=body, content_type="application/json")
 
     def result_lines(self, operation: FakeOperation) -> list[dict[str, Any]]:
-        """Two utterances: the raw `final` and its `finalRefinement` each."""
+        """Two utterances: the raw `final` and its `finalRefinement` each; with speaker
+        labeling the second is the other speaker's (`channelTag` "1")."""
         lines: list[dict[str, Any]] = []
         for index, (start, end) in enumerate(((1000, 2500), (4000, 6000))):
+            tag = str(index % 2) if operation.labeling else "0"
             text = f"{self.utterance_text} {operation.id[-3:]} {index}"
             alternative = {"words": [], "text": text.lower(), "startTimeMs": str(start),
                            "endTimeMs": str(end), "confidence": 0, "languages": []}
@@ -207,14 +233,14 @@ class FakeSpeechkit:
             lines.append({"result": {"sessionUuid": {"uuid": operation.id},
                                      "audioCursors": cursors, "responseWallTimeMs": "10",
                                      "final": {"alternatives": [alternative],
-                                               "channelTag": "0"},
-                                     "channelTag": "0"}})
+                                               "channelTag": tag},
+                                     "channelTag": tag}})
             refined = {**alternative, "text": text}
             lines.append({"result": {"sessionUuid": {"uuid": operation.id},
                                      "audioCursors": cursors, "responseWallTimeMs": "12",
                                      "finalRefinement": {
                                          "finalIndex": str(index),
                                          "normalizedText": {"alternatives": [refined],
-                                                            "channelTag": "0"}},
-                                     "channelTag": "0"}})
+                                                            "channelTag": tag}},
+                                     "channelTag": tag}})
         return lines
