@@ -148,7 +148,7 @@ async def test_transcribe_one_speaker_or_off_separates_nobody(
         out, err = io.StringIO(), io.StringIO()
         code = await transcribe(_settings(make_settings), [FIXTURES / "two_speakers.mp3"],
                                 out=out, err=err, recognizer=recognizer,
-                                **options)  # type: ignore[arg-type]
+                                **options)
         assert code == 0, err.getvalue()
         assert not recognizer.submitted[0].words
         assert "S1:" not in out.getvalue()
