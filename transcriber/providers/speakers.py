@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import itertools
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,6 @@ EMBEDDING_DIM: Final = 256
 SUBWINDOW_FRAMES: Final = 80  # the embedder's fixed input: 0.8 s of 10 ms frames
 SUBWINDOW_STRIDE: Final = 80  # the inputs of one window do not overlap: each costs a run
 FRAME_MS: Final = 10
-MAX_THREADS: Final = 2
 
 
 class SpeakerModelUnavailable(TranscriberError):
@@ -165,20 +163,20 @@ def _input(features: Floats, span: tuple[int, int]) -> Floats:
     return chunk
 
 
-def default_threads() -> int:
-    """Two intra-op threads where there are two cores: the LSTM then runs in half the
-    time (7.1 → 3.6 ms an input, measured on 2 cores); it runs after recognition."""
-    return max(1, min(os.cpu_count() or 1, MAX_THREADS))
-
-
 class SpeakerEmbedder:
-    """The d-vector ONNX model behind onnxruntime."""
+    """The d-vector ONNX model behind onnxruntime.
 
-    def __init__(self, model_path: Path | None = None, *, threads: int | None = None) -> None:
+    One intra-op thread: two ran its LSTM in half the time on two idle cores
+    (7.1 → 3.6 ms an input) but slower than one whenever the cores were busy
+    (median 3.0 s against 2.3 s for the 160 s conversation, spinning or not),
+    and a server's cores are busy with the other records' recognition.
+    """
+
+    def __init__(self, model_path: Path | None = None, *, threads: int = 1) -> None:
         import onnxruntime  # noqa: PLC0415 - loaded only when separation runs
 
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads if threads is not None else default_threads()
+        options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         path = model_path if model_path is not None else bundled_model_path()
         try:
@@ -187,6 +185,8 @@ class SpeakerEmbedder:
             )
         except Exception as error:  # onnxruntime raises its own untyped errors
             raise SpeakerModelUnavailable("the speaker embedder cannot be loaded") from error
+        # Inputs run through the model so far: its cost, since the LSTM is all of it.
+        self.inputs_run = 0
 
     def embed(self, features: Floats, windows: Sequence[Span], *, batch: int = 16,
               cache: dict[tuple[int, int], Floats] | None = None) -> Floats:
@@ -199,6 +199,7 @@ class SpeakerEmbedder:
         per_window = [subwindow_spans(w, features.shape[0]) for w in windows]
         missing = sorted({span for spans in per_window for span in spans} - cache.keys())
         if missing:
+            self.inputs_run += len(missing)
             stacked = np.stack([_input(features, span) for span in missing])
             outputs = np.concatenate([
                 self._session.run(None, {"mel_window": stacked[i:i + batch]})[0]

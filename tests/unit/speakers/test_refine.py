@@ -24,7 +24,7 @@ class VoiceEmbedder:
         return max(self.turns, key=shared)[2]
 
     def embed(self, features: object, windows: Sequence[Span], *,
-              cache: SpanCache | None = None) -> np.ndarray:  # type: ignore[type-arg]
+              cache: SpanCache | None = None) -> np.ndarray:
         self.embedded.extend(windows)
         vectors = np.zeros((len(windows), 4), dtype=np.float32)
         for row, window in enumerate(windows):
