@@ -2,7 +2,9 @@
 
 Goals (issue 13): DER ≤ 15 % (collar 0.25 s) with the right count on a real
 two-speaker conversation, ≤ 10 % on three synthetic voices, and diarization
-adding ≤ 15 % to the local Whisper's recognition time of the same file.
+adding ≤ 15 % to the local Whisper's recognition time of the same file, both
+timed in the same run (the best of a few runs each: the machine is shared, and
+one run swings by 2x), wall and CPU time side by side.
 
 Needs, installed beforehand (the bench installs nothing; it skips saying what
 is missing): `apt-get install pocketsphinx-testdata espeak-ng festival
@@ -12,8 +14,8 @@ Run: `PYTHONPATH=$PWD pytest -m bench -s -p no:cacheprovider tests/bench/test_sp
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
-import statistics
 import time
 from pathlib import Path
 
@@ -24,13 +26,16 @@ import pytest
 from tests.bench.speaker_audio import real_two_speakers, synthetic_three_voices
 from tests.der import Score, Segment, diarization_error
 from transcriber.providers import speakers as sp
-from transcriber.providers.whisper import WhisperRecognizer
+from transcriber.providers.whisper import WhisperRecognizer, decoding_options
 from transcriber.settings import RecognizerSettings
 
 pytestmark = pytest.mark.bench
 
 DER_GOALS = {"real, 2 speakers": 0.15, "synthetic, 3 voices": 0.10}
 TIME_GOAL = 0.15
+# The recognizer may get faster (its decoding is being tuned): keep well under the goal.
+TIME_AIM = 0.08
+RECOGNITION_RUNS = 2
 
 
 def _score(audio: npt.NDArray[np.float32], reference: list[Segment],
@@ -69,24 +74,59 @@ def test_speaker_separation_against_the_goals(tmp_path: Path) -> None:
             failures.append(name)
 
     audio, _ = real
-    recognizer = WhisperRecognizer(RecognizerSettings(), cache_dir=tmp_path / "whisper-base",
-                                   default_time_limit_seconds=3600)
-    model = recognizer.load()
-    started = time.perf_counter()
-    segments, _ = model.transcribe(audio, language="en", beam_size=1, temperature=0.0,
-                                   vad_filter=True, condition_on_previous_text=False,
-                                   word_timestamps=True)
-    words = sum(len(s.words or []) for s in segments)
-    recognition = time.perf_counter() - started
-    # The median of three runs: the machine is shared, and one run swings by 2x.
-    diarization = statistics.median(_score(audio, real[1], embedder, None)[1] for _ in range(3))
-    share = diarization / recognition
+    recognition, recognition_cpu, words = _recognize(audio, tmp_path)
+    separations = []
+    for _ in range(3):
+        embedder.inputs_run = 0
+        wall, cpu = time.perf_counter(), time.process_time()
+        sp.diarize(audio, embedder)
+        separations.append((time.perf_counter() - wall, time.process_time() - cpu))
+    inputs = embedder.inputs_run
+    dense = sp.SpeakerEmbedder()
+    sp.diarize(audio, dense, plan=dataclasses.replace(sp.WindowPlan(), every=1))
+    separation, separation_cpu = min(separations)
+    two_threads = sp.SpeakerEmbedder(threads=2)
+    wall = time.perf_counter()
+    sp.diarize(audio, two_threads)
+    two_threads_wall = time.perf_counter() - wall
+    share, share_cpu = separation / recognition, separation_cpu / recognition_cpu
     print()
     print(f"{'corpus':<22}{'length':>9}{'DER':>9}{'found':>6}{'DER, count given':>18}"
           f"{'goal':>6}{'time':>11}")
     print("\n".join(rows))
-    print(f"real, 2 speakers: Whisper base (word timestamps, {words} words) {recognition:.1f} s, "
-          f"diarization (VAD included, median of 3) {diarization:.1f} s = {share:.1%} "
-          f"of recognition (goal ≤ {TIME_GOAL:.0%})")
+    print(f"real, 2 speakers, {audio.shape[0] / 16000:.0f} s, side by side in this run:")
+    print(f"  recognition (Whisper base as the service decodes, word timestamps, {words} "
+          f"words; best of {RECOGNITION_RUNS}): {recognition:6.2f} s wall, "
+          f"{recognition_cpu:6.2f} s CPU")
+    print(f"  separation  (VAD + features + {inputs} embedder inputs, {dense.inputs_run} "
+          f"without the sparse pass; best of 3): {separation:6.2f} s wall, "
+          f"{separation_cpu:6.2f} s CPU; with two onnxruntime threads "
+          f"{two_threads_wall:.2f} s wall")
+    print(f"  share: {share:.1%} of the wall time, {share_cpu:.1%} of the CPU time "
+          f"(goal ≤ {TIME_GOAL:.0%}, aim ≤ {TIME_AIM:.0%}); all separation runs: "
+          + ", ".join(f"{w:.2f}/{c:.2f} s" for w, c in separations))
     assert not failures, f"DER or count goal missed on {failures}"
+    assert inputs < dense.inputs_run
     assert share <= TIME_GOAL
+    # The CPU share does not swing with the machine's load; on idle cores the wall share
+    # of a one-thread separation against a two-thread recognizer is about twice it.
+    assert share_cpu <= TIME_GOAL
+
+
+def _recognize(audio: npt.NDArray[np.float32], folder: Path) -> tuple[float, float, int]:
+    """The best of `RECOGNITION_RUNS` Whisper runs (wall, CPU seconds) and the words found."""
+    recognizer = WhisperRecognizer(RecognizerSettings(), cache_dir=folder / "whisper-base",
+                                   default_time_limit_seconds=3600)
+    model = recognizer.load()
+    runs = []
+    words = 0
+    for _ in range(RECOGNITION_RUNS):
+        wall, cpu = time.perf_counter(), time.process_time()
+        # As the service recognizes a record it separates (its decoding options, words on).
+        segments, _ = model.transcribe(audio, **{**decoding_options(RecognizerSettings()),
+                                                 "language": "en", "word_timestamps": True})
+        segments = list(segments)
+        words = sum(len(s.words or []) for s in segments)
+        runs.append((time.perf_counter() - wall, time.process_time() - cpu))
+    best_wall, best_cpu = min(runs)
+    return best_wall, best_cpu, words

@@ -20,6 +20,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _speakers(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 8:
+        raise argparse.ArgumentTypeError("must be 1 to 8")
+    return value
+
+
 def _share(text: str) -> float:
     value = float(text)
     if not 0.0 <= value < 1.0:
@@ -58,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
                             help="transcript format (default: txt)")
     transcribe.add_argument("--owner", default=None, metavar="LOGIN",
                             help="whose records they become (default: server.anonymous_user)")
+    transcribe.add_argument("--speakers", type=_speakers, default=None, metavar="N",
+                            help="how many speakers each file has (1-8; 1: no separation; "
+                                 "default: found by listening)")
+    transcribe.add_argument("--diarization", choices=("auto", "on", "off"), default=None,
+                            help="tell speakers apart (default: recognizer.diarization)")
     _add_maintenance(sub, common)
     _add_loadtest(sub.add_parser(
         "loadtest", parents=common,

@@ -8,6 +8,11 @@ time spent, with a progress bar and the ETA while it is normalized and
 recognized; off a terminal a plain line per file is written whenever its stage
 or its parts done change. Exit 1 when any file could not be accepted or its
 record halted.
+
+Speakers are told apart exactly as for an upload (`recognizer.diarization`,
+or `--diarization`; `--speakers N` is the uploader's count), and printed as
+the exports print them: `S1: text` lines, SRT `S1: ` cues, WebVTT `<v S1>`,
+JSON `speaker` and `speaker_name`, when a recording has several.
 """
 
 from __future__ import annotations
@@ -74,9 +79,14 @@ async def transcribe(
     clock: Clock | None = None,
     app: web.Application | None = None,
     recognizer: Recognizer | None = None,
+    speakers: int | None = None,
+    diarization: str | None = None,
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
+    if diarization is not None:
+        settings = dataclasses.replace(settings, recognizer=dataclasses.replace(
+            settings.recognizer, diarization=diarization))
     if settings.pipeline.workers < 1:
         settings = dataclasses.replace(
             settings, pipeline=dataclasses.replace(settings.pipeline, workers=1))
@@ -90,7 +100,7 @@ async def transcribe(
         login = owner or settings.server.anonymous_user or DEFAULT_OWNER
         user = await app[keys.WRITER].ask(EnsureUser(login=login, display_name=login))
         for item in tracked:
-            await _accept(app, settings, item, owner_id=user.id)
+            await _accept(app, settings, item, owner_id=user.id, speakers=speakers)
         await _wait(app, tracked, err=err)
         return await _report(app[keys.READERS], tracked, fmt=fmt, out=out, err=err)
     finally:
@@ -98,14 +108,15 @@ async def transcribe(
 
 
 async def _accept(app: web.Application, settings: Settings, item: Tracked, *,
-                  owner_id: str) -> None:
+                  owner_id: str, speakers: int | None = None) -> None:
     if not await asyncio.to_thread(item.path.is_file):
         item.refused = "no such file"
         item.finished = time.monotonic()
         return
     try:
         accepted = await accept_stream(
-            Intake(owner_id=owner_id, original_name=item.path.name), read_chunks(item.path, _CHUNK),
+            Intake(owner_id=owner_id, original_name=item.path.name, speakers=speakers),
+            read_chunks(item.path, _CHUNK),
             files=app[keys.FILES], writer=app[keys.WRITER], transcoder=app[keys.TRANSCODER],
             limit=settings.server.upload_max_bytes,
             max_seconds=settings.server.record_max_seconds,
@@ -232,4 +243,5 @@ async def _report(readers: ReaderPool, tracked: list[Tracked], *, fmt: Transcrip
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    return asyncio.run(transcribe(settings, args.files, fmt=args.format, owner=args.owner))
+    return asyncio.run(transcribe(settings, args.files, fmt=args.format, owner=args.owner,
+                                  speakers=args.speakers, diarization=args.diarization))

@@ -24,16 +24,19 @@ MODES: Final = ("auto", "on", "off")
 # `auto` leaves short records alone: a voice note of a few seconds has too few
 # windows to cluster and is almost always one person. `on` separates any length.
 AUTO_MIN_MS: Final = 10_000
+SEPARATING_PROVIDERS: Final = frozenset({"local", "speechkit"})
 
 
 def diarization_applies(mode: str, *, speakers: int | None, duration_ms: int,
                         provider: str) -> bool:
     """Pure: whether a record's speakers are told apart.
 
-    Only the local recognizer's answers carry word times (SpeechKit's labeling
-    is not wired yet); the uploader's `speakers=1` turns it off.
+    The local recognizer is asked for word times (the separation runs after the
+    last part); SpeechKit is asked for its own speaker labeling (the parts'
+    `words` flag carries the wish to both). The uploader's `speakers=1` turns
+    it off.
     """
-    if mode == "off" or speakers == 1 or provider != "local":
+    if mode == "off" or speakers == 1 or provider not in SEPARATING_PROVIDERS:
         return False
     return mode == "on" or duration_ms >= AUTO_MIN_MS
 

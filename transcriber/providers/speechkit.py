@@ -8,13 +8,21 @@ needs a service account). Failure kinds are decided here (P17): 429,
 `RESOURCE_EXHAUSTED`, 5xx, `UNAVAILABLE`, timeouts and network errors are
 transient; an `INVALID_ARGUMENT` about the audio and other 4xx are
 permanent. Reasons carry status codes only, never URLs, keys or text.
+
+Speakers (mono audio): when they are wanted the request asks for SpeechKit's
+speaker labeling (`speakerLabeling.speakerLabeling = SPEAKER_LABELING_ENABLED`,
+offered in `FULL_DATA` mode for mono audio, at most two speakers); the answer
+then tells the speakers apart by `channelTag` ("0", "1"). A refusal of the
+labeling (a model, language or audio it is not offered for) is answered by
+asking once more without it: the record is recognized without speakers.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import replace
+from typing import Any, Final
 
 import aiohttp
 import orjson
@@ -42,6 +50,11 @@ TRANSIENT_CODES = frozenset({
     "UNAVAILABLE",
 })
 _STATUS_CHECK_WINDOW = 3600.0
+SPEAKER_LABELING: Final = {"speakerLabeling": "SPEAKER_LABELING_ENABLED"}
+
+
+class LabelingRefused(PermanentFailure):
+    """SpeechKit refused the speaker labeling the request asked for (not the audio)."""
 
 
 def code_name(code: Any) -> str:
@@ -56,16 +69,20 @@ def code_name(code: Any) -> str:
 def classify_http_error(status: int, body: bytes, *, retry_after: str | None = None,
                         call: str) -> StepFailure:
     """Pure: the failure kind of a non-2xx answer (google.rpc.Status body if any)."""
-    name = ""
+    name = message = ""
     try:
         data = orjson.loads(body) if body else None
         if isinstance(data, dict):
             error = data.get("error", data)
             if isinstance(error, dict):
                 name = code_name(error.get("code", error.get("status", "")))
+                message = str(error.get("message") or data.get("message") or "")
     except orjson.JSONDecodeError:
         pass
     label = f"SpeechKit {call} answered HTTP {status}" + (f" {name}" if name else "")
+    if status == 400 and "speaker" in message.lower():
+        # Its message is SpeechKit's prose; only the fact of the refusal is kept.
+        return LabelingRefused(f"{label}: speaker labeling refused")
     if status == 429 or name == "RESOURCE_EXHAUSTED":
         return TransientFailure(label, retry_after=_seconds(retry_after))
     if status >= 500 or name in TRANSIENT_CODES:
@@ -141,7 +158,21 @@ def parse_results(payload: bytes) -> list[Utterance]:
             by_key[(channel, index)] = (utterance, refined)
     utterances = [u for u, _ in by_key.values() if u.text]
     utterances.sort(key=lambda u: (u.start_ms, u.channel))
-    return utterances
+    return with_tag_speakers(utterances)
+
+
+def with_tag_speakers(utterances: list[Utterance]) -> list[Utterance]:
+    """Pure: "S1", "S2", … from the answer's `channelTag` when it carries two or more.
+
+    With speaker labeling (mono audio) each tag is one speaker; with two-channel
+    audio each tag is one channel, which is one speaker too: tag 0 is S1 either
+    way. One tag only (labeling off, or one voice heard) is no separation: no
+    speakers, as for a record that was never separated.
+    """
+    tags = {u.channel for u in utterances}
+    if len(tags) < 2:
+        return utterances
+    return [replace(u, speaker=f"S{u.channel + 1}") for u in utterances]
 
 
 class SpeechkitRecognizer:
@@ -184,13 +215,15 @@ class SpeechkitRecognizer:
             self._session = aiohttp.ClientSession(timeout=timeout)
         return self._session
 
-    def request_body(self, uri: str, language: str | None = None) -> dict[str, Any]:
+    def request_body(self, uri: str, language: str | None = None, *,
+                     speakers: bool = False) -> dict[str, Any]:
         """The `recognizeFileAsync` body. A stereo copy needs nothing more: for
         container audio (OGG Opus) the service reads the channel count from the
         file (v3 has `audioChannelCount` for raw LPCM only) and recognizes each
-        channel on its own, answering per `channelTag`."""
+        channel on its own, answering per `channelTag`. `speakers` asks for
+        speaker labeling (mono audio only)."""
         settings = self._settings
-        return {
+        body: dict[str, Any] = {
             "uri": uri,
             "recognitionModel": {
                 "model": settings.model,
@@ -207,13 +240,25 @@ class SpeechkitRecognizer:
                 "audioProcessingType": "FULL_DATA",
             },
         }
+        if speakers:
+            body["speakerLabeling"] = dict(SPEAKER_LABELING)
+        return body
 
     async def submit(self, part: AudioPart) -> Submitted:
         if part.uri is None:
             raise PermanentFailure("SpeechKit needs the object's uri")
         url = f"{self._settings.stt_url.rstrip('/')}/stt/v3/recognizeFileAsync"
-        body = await self._request("POST", url, call="recognizeFileAsync",
-                                   json_body=self.request_body(part.uri, part.language))
+        # `words` asks for what tells speakers apart: here SpeechKit's own labeling.
+        try:
+            body = await self._request(
+                "POST", url, call="recognizeFileAsync",
+                json_body=self.request_body(part.uri, part.language, speakers=part.words))
+        except LabelingRefused:
+            if not part.words:
+                raise
+            log.warning("speechkit_labeling_refused", model=self._settings.model)
+            body = await self._request("POST", url, call="recognizeFileAsync",
+                                       json_body=self.request_body(part.uri, part.language))
         operation = _json_object(body, call="recognizeFileAsync")
         operation_id = operation.get("id")
         if not isinstance(operation_id, str) or not operation_id:

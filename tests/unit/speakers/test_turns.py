@@ -61,3 +61,11 @@ def test_embedder_inputs_tile_each_window_and_reach_its_end() -> None:
     assert subwindow_spans(Span(start_ms=0, end_ms=500), 500) == [(0, 50)]
     # The features end before the window does (the last frames need a full FFT).
     assert subwindow_spans(Span(start_ms=4000, end_ms=5200), 480) == [(400, 480)]
+
+
+def test_the_last_window_of_a_region_starts_on_the_grid() -> None:
+    # 0-4300: the last window starts at 3200 (on the 800 ms grid), not at 2700, so its
+    # first input is the previous window's second: one end-aligned input is all it adds.
+    windows = plan_windows([Span(start_ms=0, end_ms=4300)], WindowPlan())
+    assert windows[-2:] == [Span(start_ms=2400, end_ms=4000), Span(start_ms=3200, end_ms=4300)]
+    assert subwindow_spans(windows[-1], 10_000) == [(320, 400), (350, 430)]

@@ -78,6 +78,13 @@ def channel_speakers(utterances: Sequence[Utterance]) -> list[Utterance]:
     return [replace(u, speaker=f"S{u.channel + 1}") for u in utterances]
 
 
+def on_one_channel(utterances: Sequence[Utterance]) -> list[Utterance]:
+    """Pure: a mono copy's utterances are all on channel 0. SpeechKit's speaker
+    labeling answers each speaker under its own `channelTag`: on mono audio the
+    tag is the speaker (already given), not a channel."""
+    return [u if u.channel == 0 else replace(u, channel=0) for u in utterances]
+
+
 def first_check_wait(started_at: str | None, *, now_seconds: float,
                      first_delay_seconds: float) -> float:
     """Pure: seconds until a just-started operation is worth its first status check."""
@@ -185,8 +192,10 @@ class PollStep:
         record = await load_record(job)
         if record.channels > 1:
             utterances = channel_speakers(utterances)
-        elif overlap_ms == 0 and all(row.provider == "local" for row in rows):
-            utterances = await self._with_speakers(job, payloads, utterances)
+        else:
+            utterances = on_one_channel(utterances)
+            if overlap_ms == 0 and all(row.provider == "local" for row in rows):
+                utterances = await self._with_speakers(job, payloads, utterances)
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),
                                  SetColumns(values={"detected_language": detected})))
