@@ -132,7 +132,8 @@ class Claim(Command["Claimed | NoWork"]):
         and second, not four times per claim."""
         memo = ctx.memo.setdefault(_LEASES_MEMO, {})
         assert isinstance(memo, dict)
-        key = (now, id(self.leases))  # the mapping lives as long as this batch
+        # By content: every step actor holds its own (equal) lease table.
+        key = (now, tuple(self.leases.items()))
         params: dict[str, object] | None = memo.get(key)
         if params is None:
             params = {param: ctx.format(moment + timedelta(seconds=self.leases[stage]))
