@@ -199,14 +199,13 @@ async def _with_baselines(report: LoadReport, settings: Settings, options: LoadO
     busy = settings.storage.busy_timeout_ms
     raw_cycles = min(4 * options.records, RAW_MAX_CYCLES)
     naive_cycles = min(4 * options.records, NAIVE_MAX_CYCLES)
-    raw_path = await asyncio.to_thread(prepare, folder / "raw_sqlite3", -(-raw_cycles // 4),
-                                       busy_timeout_ms=busy)
-    raw = await asyncio.to_thread(raw_sqlite3, raw_path, raw_cycles,
+    raw_path = await asyncio.to_thread(prepare, folder / "raw_sqlite3", busy_timeout_ms=busy)
+    raw = await asyncio.to_thread(raw_sqlite3, raw_path, -(-raw_cycles // 4), raw_cycles,
                                   batch=settings.storage.writer_batch_max, busy_timeout_ms=busy)
     naive_path = await asyncio.to_thread(prepare, folder / "naive_aiosqlite",
-                                         -(-naive_cycles // 4), busy_timeout_ms=busy)
-    naive = await naive_aiosqlite(naive_path, naive_cycles, workers=options.workers,
-                                  busy_timeout_ms=busy)
+                                         busy_timeout_ms=busy)
+    naive = await naive_aiosqlite(naive_path, -(-naive_cycles // 4), naive_cycles,
+                                  workers=options.workers, busy_timeout_ms=busy)
     return dataclasses.replace(report, raw_sqlite3_cycles_per_second=raw,
                                naive_aiosqlite_cycles_per_second=naive)
 
