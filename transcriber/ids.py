@@ -39,10 +39,13 @@ def new_id() -> str:
     global _last  # noqa: PLW0603 - the one process-wide monotonic cursor
     with _lock:
         now_ms = time.time_ns() // 1_000_000
-        candidate = (now_ms << _RANDOM_BITS) | int.from_bytes(os.urandom(10), "big")
-        if candidate <= _last:
-            # Same millisecond (or the wall clock stepped back): keep the order.
+        if now_ms <= _last >> _RANDOM_BITS:
+            # Same millisecond (or the wall clock stepped back): the next value,
+            # as the ULID spec's monotonic generator does; the random bits were
+            # drawn for this millisecond's first id.
             candidate = _last + 1
+        else:
+            candidate = (now_ms << _RANDOM_BITS) | int.from_bytes(os.urandom(10), "big")
         _last = candidate
     return encode(candidate)
 
