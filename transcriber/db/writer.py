@@ -69,7 +69,8 @@ class WriteContext:
     _stamps: dict[int, str] = field(default_factory=dict)
 
     def now(self, *, plus_seconds: float = 0) -> str:
-        return self.format(self.clock.now() + timedelta(seconds=plus_seconds))
+        moment = self.clock.now()
+        return self.format(moment + timedelta(seconds=plus_seconds) if plus_seconds else moment)
 
     def format(self, moment: datetime) -> str:
         """`clock.format_time(moment)`, formatted once per second of this transaction."""

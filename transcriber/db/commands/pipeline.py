@@ -103,16 +103,16 @@ class Claim(Command["Claimed | NoWork"]):
             return NoWork()
         params: dict[str, object] = {"token": new_id(), "now": now,
                                      **self._lease_params(ctx, moment, now)}
-        async with ctx.conn.execute(q.pipeline.CLAIM, params) as cursor:
-            row = await cursor.fetchone()
+        # The raw connection (still inline, in the writer's transaction): the
+        # hottest command skips the aiosqlite-shaped wrappers and their coroutines.
+        row = raw.execute(q.pipeline.CLAIM, params).fetchone()
         if row is None:
             ctx.memo[_EMPTY_CLAIM] = (now, raw.total_changes)
             return NoWork()
         record_id: str = row["id"]
-        async with ctx.conn.execute(
+        state = raw.execute(
             q.pipeline.SELECT_CLAIMED, {"id": record_id, "token": row["acquisition_id"]}
-        ) as cursor:
-            state = await cursor.fetchone()
+        ).fetchone()
         assert state is not None, "the claimed row vanished inside its own command"
         return Claimed(
             record_id=record_id,
