@@ -124,7 +124,6 @@ class Claim(Command["Claimed | NoWork"]):
             lease_expires_at=state["acquire_expires_at"],
         )
 
-
     def _lease_params(self, ctx: WriteContext, moment: datetime, now: str) -> dict[str, object]:
         """The lease expiry of every claimable stage. Whole-second leases give
         the same expiries for every claim of the same second (stored times
