@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import structlog
 
-from transcriber.loadtest.run import LoadOptions, LoadReport, run_loadtest
+from transcriber.loadtest.report import LoadReport
+from transcriber.loadtest.run import LoadOptions, run_loadtest
 from transcriber.observability import configure_logging
 
 RECORDS = int(os.environ.get("TRANSCRIBER_BENCH_LOAD_RECORDS", "5000"))

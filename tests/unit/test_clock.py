@@ -3,6 +3,8 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta, timezone
 
+import pytest
+
 from transcriber.clock import format_time, parse_time, stamp
 from transcriber.testing.clock import FakeClock
 
@@ -42,3 +44,18 @@ async def test_fake_clock_wakes_sleepers_only_when_advanced() -> None:
     await asyncio.gather(*tasks)
     assert woke == [1, 3, 5]
     assert stamp(clock) == "2026-01-01T00:00:05Z"
+
+
+@pytest.mark.parametrize("text", ["2026-02-28T23:59:59Z", "1999-01-01T00:00:00Z"])
+def test_parse_reads_the_stored_format_as_utc(text: str) -> None:
+    parsed = parse_time(text)
+    assert parsed == datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    assert parsed.utcoffset() == timedelta(0)
+    assert format_time(parsed) == text
+
+
+@pytest.mark.parametrize("text", ["2026-01-01 00:00:00Z", "2026-01-01T00:00:00+00:00",
+                                  "2026-01-01", "2026-13-01T00:00:00Z", ""])
+def test_parse_refuses_anything_but_the_stored_format(text: str) -> None:
+    with pytest.raises(ValueError, match=r"does not match format|month must be"):
+        parse_time(text)

@@ -6,14 +6,18 @@ caller's side and counting stale holder writes that landed.
 The two baselines both run the pipeline's own claim, read and result statements (the named
 queries `pipeline.CLAIM`, `SELECT_CLAIMED`, `ADVANCE`, `INSERT_EVENT`) on a
 fresh archive built by the migrations, with the same durability (WAL,
-`synchronous=FULL`), records accepted through the intake statements:
+`synchronous=FULL`). Like the real run, whose clock includes its intake
+(`AcceptRecord` from four doors while the actors work), each baseline first
+accepts its records through the intake statements (`files.INSERT`,
+`records.INSERT_RECORD`) inside its timed window; without that, the
+baselines were timed on less work than the real run:
 
-- `raw_sqlite3`: one plain sqlite3 loop in a thread, `batch` cycles per
-  transaction (what the hardware and SQLite allow: the ceiling);
-- `naive_aiosqlite`: `workers` concurrent callers on one aiosqlite
-  connection, every statement awaited one by one, one transaction per
-  command (claim+read, result+journal), as an actor without group commit
-  and without the inline connection would do.
+- `raw_sqlite3`: one plain sqlite3 loop in a thread, `batch` records or
+  cycles per transaction (what the hardware and SQLite allow: the ceiling);
+- `naive_aiosqlite`: four intake callers, then `workers` concurrent callers,
+  on one aiosqlite connection, every statement awaited one by one, one
+  transaction per command (intake, claim+read, result+journal), as an actor
+  without group commit and without the inline connection would do.
 
 A cycle is one claim and its result write, like a step run of the pipeline.
 """
@@ -38,6 +42,8 @@ from transcriber.stages import Stage, spec_of
 R = TypeVar("R")
 
 OWNER = "baseline"
+# Concurrent intake callers of the naive baseline, as the real run's doors.
+INTAKE_DOORS = 4
 
 
 class MeasuredWriter(Writer):
@@ -93,28 +99,30 @@ def percentile(samples: list[float], share: float) -> float:
     return ordered[rank - 1]
 
 
-def prepare(folder: Path, records: int, *, busy_timeout_ms: int) -> Path:
-    """A migrated archive holding `records` records at the first stage."""
+def prepare(folder: Path, *, busy_timeout_ms: int) -> Path:
+    """A migrated archive with the baselines' owner and no record yet."""
     migrate(folder, busy_timeout_ms=busy_timeout_ms)
     path = database_path(folder)
     conn = open_sync(path, busy_timeout_ms=busy_timeout_ms)
-    now = stamp(SystemClock())
-    conn.execute(q.control.BEGIN_IMMEDIATE)
     conn.execute(q.users.INSERT, {"id": OWNER, "login": OWNER, "name": "", "email": "",
-                                  "now": now})
-    for _ in range(records):
-        record_id, file_id = new_id(), new_id()
-        conn.execute(q.files.INSERT, {
+                                  "now": stamp(SystemClock())})
+    conn.close()
+    return path
+
+
+def _intake(now: str) -> list[tuple[str, dict[str, object]]]:
+    """The statements of one `AcceptRecord`: the original's `files` row, then the record."""
+    record_id, file_id = new_id(), new_id()
+    return [
+        (q.files.INSERT, {
             "id": file_id, "owner_id": OWNER, "record_id": record_id, "file_name": "x.wav",
-            "size_bytes": 1, "format": "wav", "duration_ms": 1, "now": now})
-        conn.execute(q.records.INSERT_RECORD, {
+            "size_bytes": 1, "format": "wav", "duration_ms": 1, "now": now}),
+        (q.records.INSERT_RECORD, {
             "id": record_id, "owner_id": OWNER, "title": "", "original_filename": "x.wav",
             "duration_ms": 1, "size_bytes": 1, "source": "http", "tg_chat_id": None,
             "tg_message_id": None, "state": Stage.UPLOADED.value,
-            "original_file_id": file_id, "now": now})
-    conn.execute(q.control.COMMIT)
-    conn.close()
-    return path
+            "original_file_id": file_id, "now": now}),
+    ]
 
 
 def _claim_params(clock: SystemClock) -> tuple[str, dict[str, object]]:
@@ -139,13 +147,22 @@ def _result_params(record_id: str, token: str, stage: str,
     return advance, event
 
 
-def raw_sqlite3(path: Path, cycles: int, *, batch: int, busy_timeout_ms: int) -> float:
-    """Cycles per second of the plain loop (blocking: run it in a thread)."""
+def raw_sqlite3(path: Path, records: int, cycles: int, *, batch: int,
+                busy_timeout_ms: int) -> float:
+    """Cycles per second of the plain loop, `records` accepted first (blocking:
+    run it in a thread)."""
     conn = open_sync(path, busy_timeout_ms=busy_timeout_ms)
     clock = SystemClock()
     done = 0
     started = time.perf_counter()
     try:
+        # The intake is timed, as the real run's is: `batch` records per transaction.
+        for first in range(0, records, batch):
+            conn.execute(q.control.BEGIN_IMMEDIATE)
+            for _ in range(min(batch, records - first)):
+                for sql, params in _intake(stamp(clock)):
+                    conn.execute(sql, params)
+            conn.execute(q.control.COMMIT)
         while done < cycles:
             conn.execute(q.control.BEGIN_IMMEDIATE)
             for _ in range(min(batch, cycles - done)):
@@ -170,9 +187,10 @@ def raw_sqlite3(path: Path, cycles: int, *, batch: int, busy_timeout_ms: int) ->
     return _rate(done, time.perf_counter() - started)
 
 
-async def naive_aiosqlite(path: Path, cycles: int, *, workers: int,
+async def naive_aiosqlite(path: Path, records: int, cycles: int, *, workers: int,
                           busy_timeout_ms: int) -> float:
-    """Cycles per second of concurrent callers awaiting each statement."""
+    """Cycles per second of concurrent callers awaiting each statement, after
+    `records` accepted one transaction each (timed, as the real run's intake)."""
     conn = await open_writer(path, busy_timeout_ms=busy_timeout_ms)
     clock = SystemClock()
     one_at_a_time = asyncio.Lock()  # one connection: its transactions cannot interleave
@@ -206,8 +224,14 @@ async def naive_aiosqlite(path: Path, cycles: int, *, workers: int,
             await command([(q.pipeline.ADVANCE, advance), (q.pipeline.INSERT_EVENT, event)])
             done += 1
 
+    async def door(count: int) -> None:
+        for _ in range(count):
+            await command(_intake(stamp(clock)))
+
     started = time.perf_counter()
     try:
+        share, extra = divmod(records, INTAKE_DOORS)
+        await asyncio.gather(*(door(share + (n < extra)) for n in range(INTAKE_DOORS)))
         await asyncio.gather(*(caller() for _ in range(workers)))
     finally:
         await conn.close()

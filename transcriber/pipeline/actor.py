@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import structlog
+from structlog.typing import FilteringBoundLogger
 
 from transcriber.clock import Clock, parse_time
 from transcriber.db.commands.pipeline import (
@@ -99,6 +100,10 @@ class StepActor:
         # Fixed for the actor's life: computed once, not per claim.
         self._leases = policy.lease_table(self._pipeline)
         self._metrics: dict[tuple[Any, tuple[str, ...]], Any] = {}
+        # Bound once: the module's lazy proxy binds anew on every call, and a
+        # cycle logs twice (at debug level, usually filtered out). The bound
+        # logger shares structlog's processor list, so captures still see it.
+        self._log: FilteringBoundLogger = log.bind()
         self.empty_runs = 0
         self.runs = 0
 
@@ -114,7 +119,7 @@ class StepActor:
                     report = await self.run_once()
                 except Exception as exc:
                     # A bug or a dead writer; the actor itself must not die of it.
-                    log.error("step_actor_error", actor=self.name, error=type(exc).__name__)
+                    self._log.error("step_actor_error", actor=self.name, error=type(exc).__name__)
                     report = EMPTY
                 if report.outcome == "empty" and not stopping.is_set():
                     await self._idle(stop)
@@ -138,7 +143,7 @@ class StepActor:
         self.runs += 1
         if claimed.lease_taken_over:
             LEASE_EXPIRIES.inc()
-            log.warning("lease_taken_over", record_id=claimed.record_id,
+            self._log.warning("lease_taken_over", record_id=claimed.record_id,
                         stage=claimed.stage.value, attempts=claimed.attempts)
         verdict = policy.check_claim(
             stage=claimed.stage,
@@ -178,7 +183,7 @@ class StepActor:
             return None
         CLAIM_SECONDS.observe(time.perf_counter() - started)
         assert isinstance(answer, Claimed)
-        log.debug("claim_step", actor=self.name, record_id=answer.record_id,
+        self._log.debug("claim_step", actor=self.name, record_id=answer.record_id,
                   stage=answer.stage.value, attempts=answer.attempts)
         return answer
 
@@ -198,7 +203,7 @@ class StepActor:
         self._metric(STEP_SECONDS, claimed.stage.value).observe(seconds)
         duration_ms = int(seconds * 1000)
         if isinstance(result, ClaimLost):
-            log.warning("lease_lost", record_id=claimed.record_id, stage=claimed.stage.value,
+            self._log.warning("lease_lost", record_id=claimed.record_id, stage=claimed.stage.value,
                         step=step.name)
             return self._report("lease_lost", claimed, step.name)
         decision = policy.decide(result, attempts=claimed.attempts, settings=self._pipeline,
@@ -277,7 +282,7 @@ class StepActor:
                                       rng=self._rng)
                 return await self._apply(claimed, step, retry, duration_ms)
             self._metric(WORKER_RUNS, stage, "success").inc()
-            log.debug("step_done", record_id=record_id, stage=stage, step=step,
+            self._log.debug("step_done", record_id=record_id, stage=stage, step=step,
                       duration_ms=duration_ms)
             for effect in effects:
                 if isinstance(effect, AfterCommit):
@@ -290,7 +295,7 @@ class StepActor:
             except ClaimLost:
                 return self._stale(claimed, step)
             self._metric(WORKER_RUNS, stage, "deferred").inc()
-            log.debug("step_deferred", record_id=record_id, stage=stage,
+            self._log.debug("step_deferred", record_id=record_id, stage=stage,
                       delay_seconds=decision.delay_seconds)
             return self._report("deferred", claimed, step)
         if isinstance(decision, policy.RetryDecision):
@@ -301,11 +306,11 @@ class StepActor:
             except ClaimLost:
                 return self._stale(claimed, step)
             self._metric(WORKER_RUNS, stage, "failure").inc()
-            log.warning("step_failed", record_id=record_id, stage=stage, step=step,
+            self._log.warning("step_failed", record_id=record_id, stage=stage, step=step,
                         error=decision.error_class, kind="transient", attempts=claimed.attempts,
                         retry_in_seconds=round(decision.delay_seconds, 1))
             return self._report("failure", claimed, step)
-        log.warning("step_failed", record_id=record_id, stage=stage, step=step,
+        self._log.warning("step_failed", record_id=record_id, stage=stage, step=step,
                     error=decision.error_class, kind="permanent", attempts=claimed.attempts)
         return await self._halt(claimed, decision.reason, decision.error_text, step=step,
                                 duration_ms=duration_ms)
@@ -327,7 +332,7 @@ class StepActor:
         except ClaimLost:
             return self._stale(claimed, step)
         self._metric(WORKER_RUNS, claimed.stage.value, "halted").inc()
-        log.error("record_halted", record_id=claimed.record_id, stage=claimed.stage.value,
+        self._log.error("record_halted", record_id=claimed.record_id, stage=claimed.stage.value,
                   reason=reason.value, attempts=claimed.attempts)
         # After the halt is stored, exactly once; a failed delivery undoes nothing (P10, P6).
         await self._delivery.halt_notice(claimed.record_id, reason)
@@ -343,11 +348,11 @@ class StepActor:
             released = False
         else:
             released = True
-        log.info("step_released_on_shutdown", record_id=claimed.record_id,
+        self._log.info("step_released_on_shutdown", record_id=claimed.record_id,
                  stage=claimed.stage.value, released=released)
 
     def _stale(self, claimed: Claimed, step: str | None) -> RunReport:
-        log.warning("result_stale", record_id=claimed.record_id, stage=claimed.stage.value,
+        self._log.warning("result_stale", record_id=claimed.record_id, stage=claimed.stage.value,
                     step=step)
         return self._report("stale", claimed, step)
 

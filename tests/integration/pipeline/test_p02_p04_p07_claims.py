@@ -17,14 +17,14 @@ from tests.integration.pipeline.support import (
 )
 from transcriber.clock import TIME_FORMAT, format_time, parse_time
 from transcriber.db import queries as q
-from transcriber.db.commands.pipeline import Advance, Claimed, Halt, Resume
+from transcriber.db.commands.pipeline import Advance, Claim, Claimed, Halt, Resume
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.errors import NoWork
 from transcriber.pipeline.actor import StepActor
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason
+from transcriber.stages import HaltReason, Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.steps import Behaviour, FakeStep
 
@@ -234,3 +234,21 @@ async def test_p07_the_step_does_not_overwrite_the_owner(
     row = await state_of(readers, record_id)
     assert row["state"] == "done"
     assert row["owner_id"] == user.id
+
+
+async def test_p02_claims_of_one_batch_each_get_their_own_lease_table(
+    writer: Writer, user: User, clock: FakeClock
+) -> None:
+    """The lease parameters are formatted once per transaction and second, per
+    lease table: claims sent together with different tables (and a fractional
+    lease, never memoized) each get the expiry of their own table."""
+    for _ in range(3):
+        await make_record(writer, user)
+    clock.advance(0.75)
+    tables = [{Stage(stage): seconds for stage in q.pipeline.CLAIMABLE_STAGES}
+              for seconds in (30.0, 90.0, 10.5)]
+    answers = await asyncio.gather(*(writer.ask(Claim(leases=table)) for table in tables))
+    now = clock.now()
+    expected = [format_time(now + timedelta(seconds=s)) for s in (30.0, 90.0, 10.5)]
+    got = [a.lease_expires_at for a in answers if isinstance(a, Claimed)]
+    assert got == expected

@@ -304,3 +304,43 @@ async def test_stop_answers_everything_already_queued(migrated: Path, clock: Fak
     assert len(users) == 10
     with pytest.raises(WriterUnavailable):
         await writer.ask(EnsureUser(login="late"))
+
+
+async def test_a_write_lock_held_elsewhere_is_waited_for_off_the_loop(
+    migrated: Path, clock: FakeClock
+) -> None:
+    """BEGIN runs on the loop only when it need not wait; a lock held by another
+    connection is waited for on the writer's thread, within busy_timeout."""
+    other = sqlite3.connect(migrated, isolation_level=None)
+    other.execute(q.control.BEGIN_IMMEDIATE)
+    writer = Writer(migrated, clock=clock, busy_timeout_ms=5000)
+    await writer.start()
+    try:
+        pending = asyncio.ensure_future(writer.ask(EnsureUser(login="waits")))
+        await asyncio.sleep(0.2)  # the loop runs meanwhile: the wait is not on it
+        assert not pending.done()
+        other.execute(q.control.COMMIT)
+        user = await asyncio.wait_for(pending, 5)
+        assert user.login == "waits"
+        assert (await writer.ask(ReadPragmas()))["busy_timeout"] == 5000
+    finally:
+        other.close()
+        await writer.stop()
+
+
+async def test_a_lock_held_past_busy_timeout_fails_the_batch_and_the_writer_goes_on(
+    migrated: Path, clock: FakeClock
+) -> None:
+    other = sqlite3.connect(migrated, isolation_level=None)
+    other.execute(q.control.BEGIN_IMMEDIATE)
+    writer = Writer(migrated, clock=clock, busy_timeout_ms=50)
+    await writer.start()
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            await writer.ask(EnsureUser(login="refused"))
+        other.execute(q.control.COMMIT)
+        assert (await writer.ask(EnsureUser(login="later"))).login == "later"
+        assert (await writer.ask(ReadPragmas()))["busy_timeout"] == 50
+    finally:
+        other.close()
+        await writer.stop()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import ClassVar, Literal, Protocol
 
 from transcriber.db import queries as q
@@ -72,6 +72,7 @@ async def holder_write(ctx: WriteContext, query: str, params: Mapping[str, objec
 
 
 _EMPTY_CLAIM = "claim.empty"  # WriteContext.memo: (now, total_changes) of an empty claim
+_LEASES_MEMO = "claim.leases"  # WriteContext.memo: lease parameters by (now, lease table)
 _LEASE_PARAMS = tuple((Stage(stage), q.pipeline.lease_param(stage))
                       for stage in q.pipeline.CLAIMABLE_STAGES)
 
@@ -100,19 +101,18 @@ class Claim(Command["Claimed | NoWork"]):
         raw = ctx.conn.raw
         if ctx.memo.get(_EMPTY_CLAIM) == (now, raw.total_changes):
             return NoWork()
-        params: dict[str, object] = {"token": new_id(), "now": now}
-        for stage, param in _LEASE_PARAMS:
-            params[param] = ctx.format(moment + timedelta(seconds=self.leases[stage]))
-        async with ctx.conn.execute(q.pipeline.CLAIM, params) as cursor:
-            row = await cursor.fetchone()
+        params: dict[str, object] = {"token": new_id(), "now": now,
+                                     **self._lease_params(ctx, moment, now)}
+        # The raw connection (still inline, in the writer's transaction): the
+        # hottest command skips the aiosqlite-shaped wrappers and their coroutines.
+        row = raw.execute(q.pipeline.CLAIM, params).fetchone()
         if row is None:
             ctx.memo[_EMPTY_CLAIM] = (now, raw.total_changes)
             return NoWork()
         record_id: str = row["id"]
-        async with ctx.conn.execute(
+        state = raw.execute(
             q.pipeline.SELECT_CLAIMED, {"id": record_id, "token": row["acquisition_id"]}
-        ) as cursor:
-            state = await cursor.fetchone()
+        ).fetchone()
         assert state is not None, "the claimed row vanished inside its own command"
         return Claimed(
             record_id=record_id,
@@ -123,6 +123,23 @@ class Claim(Command["Claimed | NoWork"]):
             lease_taken_over=bool(state["lease_taken_over"]),
             lease_expires_at=state["acquire_expires_at"],
         )
+
+    def _lease_params(self, ctx: WriteContext, moment: datetime, now: str) -> dict[str, object]:
+        """The lease expiry of every claimable stage. Whole-second leases give
+        the same expiries for every claim of the same second (stored times
+        have second resolution): those are formatted once per transaction
+        and second, not four times per claim."""
+        memo = ctx.memo.setdefault(_LEASES_MEMO, {})
+        assert isinstance(memo, dict)
+        # By content: every step actor holds its own (equal) lease table.
+        key = (now, tuple(self.leases.items()))
+        params: dict[str, object] | None = memo.get(key)
+        if params is None:
+            params = {param: ctx.format(moment + timedelta(seconds=self.leases[stage]))
+                      for stage, param in _LEASE_PARAMS}
+            if all(float(self.leases[stage]).is_integer() for stage, _ in _LEASE_PARAMS):
+                memo[key] = params
+        return params
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
