@@ -216,7 +216,7 @@ class WhisperRecognizer:
                        "word_timestamps": words}
             audio: Any = str(path)
             if options.batched:
-                audio, request["clip_timestamps"] = _batched_clips(path)
+                audio, request["clip_timestamps"] = batched_clips(path)
                 if not request["clip_timestamps"]:
                     return self._answer([], language, None, len(audio) / _RATE)
                 request["vad_filter"] = False
@@ -266,7 +266,7 @@ CLIP_MAX_GAP_SECONDS = 2.0
 VAD_MIN_SILENCE_MS = 500
 
 
-def _batched_clips(path: Path) -> tuple[Any, list[dict[str, float]]]:
+def batched_clips(path: Path) -> tuple[Any, list[dict[str, float]]]:
     """The part's audio and the clips the batched pipeline decodes.
 
     The pipeline's own chunking glues the VAD's speech regions together with the
