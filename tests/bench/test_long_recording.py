@@ -37,6 +37,7 @@ from tests.integration.steps.textmetrics import wer
 from transcriber.clock import parse_time
 from transcriber.db.connection import database_path
 from transcriber.pipeline.progress import progress_of
+from transcriber.providers import media
 from transcriber.providers.whisper import (
     WhisperRecognizer,
     batched_clips,
@@ -248,7 +249,9 @@ def test_peak_rss_while_recognizing_3_hours(tmp_path: Path) -> None:
                  stop_after_saved=RSS_PARTS or None)
     parts = len(lr.saved_parts(run.db, run.record_id))
     print(f"\npeak RSS of serve over {parts} parts of a {RSS_MINUTES:g}-minute recording: "
-          f"{run.peak_rss / 2**20:.0f} MiB (goal <= {RSS_GOAL_BYTES / 2**20:.0f} MiB)")
+          f"{run.peak_rss / 2**20:.0f} MiB (goal <= {RSS_GOAL_BYTES / 2**20:.0f} MiB); "
+          f"{run.seconds:.0f} s in all (normalize {run.normalize_seconds:.0f} s), "
+          f"real-time factor {run.seconds / (RSS_MINUTES * 60):.3f}")
     assert 0 < run.peak_rss <= RSS_GOAL_BYTES
 
 
@@ -345,3 +348,27 @@ def test_decodings_side_by_side(tmp_path: Path) -> None:
     assert default_wer <= base_wer + WER_TOLERANCE
     assert default_s <= same_wer[fastest][0] * 1.25
     assert default_s < base_s
+
+
+RUSSIAN = "Привет. Сегодня мы проверяем распознавание русской речи."
+RUSSIAN_MINUTES = float(os.environ.get("TRANSCRIBER_BENCH_RUSSIAN_MINUTES", "5"))
+
+
+@pytest.mark.timeout(LONG_TIMEOUT_S)
+def test_russian_default_no_worse_than_sequential(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(speech_audio.TEXTS, "festival_ru.m4a", RUSSIAN)
+    cycle = [speech_audio.Piece(fixture="festival_ru.m4a", silence_s=1.0)]
+    source = tmp_path / "festival-ru.mp3"
+    known = speech_audio.build(cycle * max(round(RUSSIAN_MINUTES * 60 / 5.3), 1), source)
+    audio_s = int(media.probe(source)["duration_ms"]) / 1000
+    results = {}
+    for name, settings in (
+            ("sequential, beam 5", RecognizerSettings(language="ru", part_seconds=10**6,
+                                                      batched=False, beam_size=5)),
+            ("default", RecognizerSettings(language="ru", part_seconds=10**6))):
+        text, seconds = _decode(source, tmp_path, settings)
+        results[name] = (seconds, wer(known, text))
+        print(f"\nRussian (festival), {name}: {audio_s / 60:.1f} min in {seconds:.1f} s "
+              f"(RTF {seconds / audio_s:.3f}), WER {results[name][1]:.4f}", flush=True)
+    assert results["default"][1] <= results["sequential, beam 5"][1] + WER_TOLERANCE
