@@ -264,6 +264,8 @@ DECODINGS: tuple[tuple[str, dict[str, object]], ...] = (
     ("batched (8), beam 1", {"batched": True, "batch_size": 8, "beam_size": 1}),
     ("batched (4), beam 5", {"batched": True, "batch_size": 4, "beam_size": 5}),
     ("batched (16), beam 5", {"batched": True, "batch_size": 16, "beam_size": 5}),
+    # CTranslate2 starts 4 threads by default, on this machine's 2 cores.
+    ("batched (8), beam 5, 2 threads", {"batched": True, "cpu_threads": 2}),
 )
 
 
