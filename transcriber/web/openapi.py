@@ -13,228 +13,19 @@ from aiohttp import web
 
 from transcriber import keys, transcripts
 from transcriber.settings import ServerSettings
-from transcriber.stages import HaltReason, Stage
+from transcriber.web.openapi_schemas import SCHEMAS, ref
 from transcriber.web.responses import json_response
 
 _JSON = "application/json"
 
 
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
 def _error(description: str) -> dict[str, Any]:
-    return {"description": description, "content": {_JSON: {"schema": _ref("Error")}}}
+    return {"description": description, "content": {_JSON: {"schema": ref("Error")}}}
 
 
 def _json(description: str, schema_name: str) -> dict[str, Any]:
-    return {"description": description, "content": {_JSON: {"schema": _ref(schema_name)}}}
+    return {"description": description, "content": {_JSON: {"schema": ref(schema_name)}}}
 
-
-_TIME = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"}
-_ID = {"type": "string", "pattern": "^[0-7][0-9a-hjkmnp-tv-z]{25}$"}
-_SPEAKER = "^S[1-9][0-9]?$"
-
-_SCHEMAS: dict[str, Any] = {
-    "Error": {
-        "type": "object",
-        "required": ["error"],
-        "additionalProperties": False,
-        "properties": {"error": {
-            "type": "object", "required": ["code", "message"], "additionalProperties": False,
-            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
-        }},
-    },
-    "User": {
-        "type": "object",
-        "required": ["id", "login", "name", "email", "created_at"],
-        "additionalProperties": False,
-        "properties": {"id": _ID, "login": {"type": "string", "maxLength": 255},
-                       "name": {"type": "string", "maxLength": 255},
-                       "email": {"type": "string"}, "created_at": _TIME},
-    },
-    "Halt": {
-        "type": "object",
-        "required": ["at", "reason", "message"],
-        "additionalProperties": False,
-        "properties": {
-            "at": _TIME,
-            "reason": {"type": "string", "enum": [r.value for r in HaltReason]},
-            "message": {"type": ["string", "null"]},
-        },
-    },
-    "Progress": {
-        "type": "object",
-        "required": ["stage", "done", "total", "fraction", "eta_seconds"],
-        "additionalProperties": False,
-        "description": "How far a record on its way to a transcript is: parts of the "
-                       "recognition saved, the whole way as a fraction that never goes "
-                       "back, and the seconds left at the speed measured on this machine.",
-        "properties": {
-            "stage": {"type": "string", "enum": ["normalize", "recognize"]},
-            "done": {"type": "integer", "minimum": 0},
-            "total": {"type": "integer", "minimum": 1},
-            "fraction": {"type": "number", "minimum": 0, "maximum": 1},
-            "eta_seconds": {"type": ["integer", "null"], "minimum": 0},
-        },
-    },
-    "Record": {
-        "type": "object",
-        "required": ["id", "title", "original_filename", "source", "stage", "halt",
-                     "duration_ms", "size_bytes", "created_at", "updated_at", "progress"],
-        "properties": {
-            "id": _ID,
-            "title": {"type": "string"},
-            "original_filename": {"type": "string", "maxLength": 255},
-            "source": {"type": "string", "enum": ["http", "telegram"]},
-            "stage": {"type": "string", "enum": [s.value for s in Stage]},
-            "halt": _nullable(_ref("Halt")),
-            "progress": _nullable(_ref("Progress")),
-            "duration_ms": {"type": "integer", "minimum": 0},
-            "size_bytes": {"type": "integer", "minimum": 0},
-            "created_at": _TIME,
-            "updated_at": _TIME,
-            "brief": {"type": "string", "maxLength": 2000},
-            "topics": {"type": "array", "maxItems": 5,
-                       "items": {"type": "string", "minLength": 1, "maxLength": 64}},
-        },
-    },
-    "RecordEdit": {
-        "type": "object",
-        "additionalProperties": False,
-        "minProperties": 1,
-        "properties": {
-            "title": {"type": "string", "maxLength": 255},
-            "brief": {"type": "string", "maxLength": 2000},
-            "topics": {"type": "array", "maxItems": 5, "description":
-                       "The record's topics (replaces them); the owner's names, created on "
-                       "first use",
-                       "items": {"type": "string", "minLength": 1, "maxLength": 64}},
-            "speakers": {"type": "object", "minProperties": 1, "maxProperties": 99,
-                         "propertyNames": {"pattern": _SPEAKER},
-                         "additionalProperties": {"type": "string", "maxLength": 64},
-                         "description": "Names of the transcript's speakers by label "
-                                        "(an empty name takes it away); a label the "
-                                        "transcript does not have is a 400"},
-        },
-    },
-    "TranscriptEdit": {
-        "type": "object",
-        "required": ["revision", "utterances"],
-        "additionalProperties": False,
-        "properties": {
-            "revision": {"type": "integer", "minimum": 0,
-                         "description": "The card's `revision` the correction was made on"},
-            "utterances": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "required": ["index"], "additionalProperties": False,
-                "properties": {"index": {"type": "integer", "minimum": 0},
-                               "text": {"type": "string", "maxLength": 5000},
-                               "speaker": {"type": "string", "pattern": _SPEAKER,
-                                           "description": "Move the line to another of "
-                                                          "the record's speakers"}},
-            }},
-        },
-    },
-    "Topic": {
-        "type": "object",
-        "required": ["name", "records"],
-        "additionalProperties": False,
-        "properties": {"name": {"type": "string"}, "records": {"type": "integer", "minimum": 0}},
-    },
-    "TopicList": {
-        "type": "object",
-        "required": ["items"],
-        "additionalProperties": False,
-        "properties": {"items": {"type": "array", "items": _ref("Topic")}},
-    },
-    "RecordPage": {
-        "type": "object",
-        "required": ["items", "next_cursor"],
-        "additionalProperties": False,
-        "properties": {"items": {"type": "array", "items": _ref("Record")},
-                       "next_cursor": {"type": ["string", "null"]}},
-    },
-    "FileCopy": {
-        "type": "object",
-        "required": ["size_bytes", "format", "duration_ms"],
-        "additionalProperties": False,
-        "properties": {"size_bytes": {"type": "integer", "minimum": 0},
-                       "format": {"type": "string"},
-                       "duration_ms": {"type": ["integer", "null"]}},
-    },
-    "Utterance": {
-        "type": "object",
-        "required": ["index", "start_ms", "end_ms", "channel", "speaker", "text"],
-        "additionalProperties": False,
-        "properties": {"index": {"type": "integer", "minimum": 0},
-                       "start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
-                       "channel": {"type": "integer"},
-                       "speaker": {"type": ["string", "null"], "pattern": _SPEAKER,
-                                   "description": "S1, S2, … when speakers were told "
-                                                  "apart, else null"},
-                       "text": {"type": "string"}},
-    },
-    "Speaker": {
-        "type": "object",
-        "required": ["name", "talk_ms"],
-        "additionalProperties": False,
-        "properties": {"name": {"type": "string", "maxLength": 64,
-                                "description": "The owner's name for the speaker; empty "
-                                               "when none"},
-                       "talk_ms": {"type": "integer", "minimum": 0}},
-    },
-    "TimelineEvent": {
-        "type": "object",
-        "required": ["at", "origin", "step", "outcome", "duration_ms"],
-        "additionalProperties": False,
-        "properties": {
-            "at": _TIME,
-            "origin": {"type": "string", "enum": ["pipeline", "human"]},
-            "step": {"type": "string"},
-            "outcome": {"type": "string", "enum": ["done", "failed", "halted", "resumed"]},
-            "duration_ms": {"type": ["integer", "null"]},
-        },
-    },
-    "Card": {
-        "allOf": [_ref("Record"), {
-            "type": "object",
-            "required": ["files", "transcript", "utterances", "speakers", "timeline",
-                         "poll_after_ms", "revision", "language"],
-            "properties": {
-                "revision": {"type": "integer", "minimum": 0,
-                             "description": "The transcript's revision: send it back with "
-                                            "a correction"},
-                "language": {
-                    "type": "object", "required": ["requested", "detected"],
-                    "additionalProperties": False,
-                    "properties": {"requested": {"type": "string"},
-                                   "detected": {"type": ["string", "null"]}},
-                },
-                "files": {
-                    "type": "object", "required": ["original", "normalized"],
-                    "additionalProperties": False,
-                    "properties": {"original": _nullable(_ref("FileCopy")),
-                                   "normalized": _nullable(_ref("FileCopy"))},
-                },
-                "transcript": {"type": ["string", "null"]},
-                "utterances": {"type": "array", "items": _ref("Utterance")},
-                "speakers": {"type": "object", "additionalProperties": _ref("Speaker"),
-                             "propertyNames": {"pattern": _SPEAKER},
-                             "description": "Each speaker label of the utterances"},
-                "timeline": {"type": "array", "items": _ref("TimelineEvent")},
-                "poll_after_ms": {
-                    "type": ["integer", "null"], "minimum": 1,
-                    "description": "Poll the card no sooner than this; null when the "
-                                   "record is done or halted (nothing changes by itself).",
-                },
-            },
-        }],
-    },
-}
 
 _LANGUAGE_PARAM = {
     "name": "language", "in": "query", "required": False, "schema": {"type": "string"},
@@ -344,7 +135,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 "operationId": "editRecord", "summary": "Set title, brief, topics or speaker names",
                 "parameters": [_ID_PARAM],
                 "requestBody": {"required": True, "content": {
-                    _JSON: {"schema": _ref("RecordEdit")}}},
+                    _JSON: {"schema": ref("RecordEdit")}}},
                 "responses": {**_COMMON, **_CROSS_SITE,
                               "200": _json("The updated card", "Card"),
                               "400": _error("Unknown field, value too long, a sixth topic"),
@@ -402,7 +193,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             "summary": "Correct utterances: a new revision of the transcript",
             "parameters": [_ID_PARAM],
             "requestBody": {"required": True, "content": {
-                _JSON: {"schema": _ref("TranscriptEdit")}}},
+                _JSON: {"schema": ref("TranscriptEdit")}}},
             "responses": {**_COMMON, **_CROSS_SITE,
                           "200": _json("The updated card", "Card"),
                           "400": _error("Malformed correction, unknown utterance or field"),
@@ -443,7 +234,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "transcriber archive API", "version": "1"},
         "components": {
-            "schemas": _SCHEMAS,
+            "schemas": SCHEMAS,
             "securitySchemes": {"remoteUser": {
                 "type": "apiKey", "in": "header", "name": "Remote-User",
                 "description": "Set by the trusted reverse proxy; without it the request is "
