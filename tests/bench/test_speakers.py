@@ -122,8 +122,10 @@ def _recognize(audio: npt.NDArray[np.float32], folder: Path) -> tuple[float, flo
     words = 0
     for _ in range(RECOGNITION_RUNS):
         wall, cpu = time.perf_counter(), time.process_time()
-        # As the service recognizes a record it separates (its decoding options, words on).
-        segments, _ = model.transcribe(audio, **{**decoding_options(RecognizerSettings()),
+        # The service's decoding options with words on; sequential, as this share was
+        # first measured (`WhisperModel.transcribe` takes no batch size).
+        options = decoding_options(RecognizerSettings(batched=False))
+        segments, _ = model.transcribe(audio, **{**options,
                                                  "language": "en", "word_timestamps": True})
         segments = list(segments)
         words = sum(len(s.words or []) for s in segments)
