@@ -200,10 +200,11 @@ class SpeakerEmbedder:
         missing = sorted({span for spans in per_window for span in spans} - cache.keys())
         if missing:
             self.inputs_run += len(missing)
-            stacked = np.stack([_input(features, span) for span in missing])
+            # Stacked a batch at a time: all inputs of 3 hours at once would be ~140 MB.
             outputs = np.concatenate([
-                self._session.run(None, {"mel_window": stacked[i:i + batch]})[0]
-                for i in range(0, stacked.shape[0], batch)
+                self._session.run(None, {"mel_window": np.stack(
+                    [_input(features, span) for span in missing[i:i + batch]])})[0]
+                for i in range(0, len(missing), batch)
             ])
             outputs /= np.linalg.norm(outputs, axis=1, keepdims=True) + 1e-12
             cache.update(zip(missing, outputs, strict=True))
