@@ -77,7 +77,7 @@ def test_speaker_separation_against_the_goals(tmp_path: Path) -> None:
         if found.der > DER_GOALS[name] or found.found_speakers != truth:
             failures.append(name)
         # What a long recording goes through, tried on these short ones: its speech and
-        # features found in blocks (30 s here, 5 min in the service), its clustering
+        # features found in blocks (30 s here, 2 min in the service), its clustering
         # bounded (40 windows here, MAX_CLUSTERED in the service).
         for variant, score in _long_recording_paths(audio, reference, embedder).items():
             rows.append(f"  {variant:<40}{score.der:>7.1%}{score.found_speakers:>4}/{truth}")
