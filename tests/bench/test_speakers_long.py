@@ -29,10 +29,10 @@ pytestmark = pytest.mark.bench
 
 MINUTES = float(os.environ.get("TRANSCRIBER_BENCH_SPEAKERS_MINUTES", "20"))
 RSS_GOAL_MIB = 1024
-# Measured 389 MiB at 20 min, 437 at 60: about 1 MiB more a minute above ~370.
-STREAM_RSS_MIB = 400 + 1.5 * MINUTES
-# 0.8-1.0 s per audio minute on the shared 2-core machine (the embedder ~60 %).
-SECONDS_PER_MINUTE_GOAL = 2.0
+# Measured 260 MiB at 20 min, 341 at 60, 583 at 180: ~220 MiB and 2 MiB a minute.
+STREAM_RSS_MIB = 300 + 2.5 * MINUTES
+# 0.56-0.63 s per audio minute on the shared 2-core machine (the embedder ~65 %).
+SECONDS_PER_MINUTE_GOAL = 1.5
 
 
 def _run(path: Path, mode: str) -> dict[str, Any]:
