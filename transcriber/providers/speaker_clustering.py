@@ -1,6 +1,8 @@
 """Grouping speaker embeddings: average-linkage agglomerative clustering on cosine distance.
 
-Pure numpy, no scipy (not a dependency). The number of speakers is either
+Pure numpy, no scipy (not a dependency). `cluster` is the entry point: it
+bounds the clustered count (`MAX_CLUSTERED`) so that memory and time do not
+grow quadratically with the recording. The number of speakers is either
 given (1-8, the uploader's `speakers` field) or found: merging stops when
 the two closest clusters are further apart than `threshold` (the average
 cosine distance between their members). The default threshold is tuned on
@@ -9,6 +11,7 @@ the benchmarks in tests/bench/test_speakers.py (see docs/recognition.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
@@ -16,12 +19,19 @@ import numpy.typing as npt
 
 DEFAULT_THRESHOLD: Final = 0.55
 MAX_SPEAKERS: Final = 8
+# Embeddings clustered at most (see `cluster`): 2000^2 float64 distances are 32 MB
+# and about 0.5 s of merging; a 60-minute recording has about 1200 (the sparse pass).
+MAX_CLUSTERED: Final = 2000
+ASSIGN_BLOCK: Final = 4096
 
 
 def cosine_distances(embeddings: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
     vectors = embeddings.astype(np.float64)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-12
-    return np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0)
+    distance = vectors @ vectors.T
+    # In place: the n x n matrix is the clustering's memory, so it exists once.
+    np.subtract(1.0, distance, out=distance)
+    return np.clip(distance, 0.0, 2.0, out=distance)
 
 
 def agglomerate(
@@ -35,7 +45,8 @@ def agglomerate(
 
     With `num_speakers`, merge until exactly that many clusters remain (fewer
     only when there are fewer embeddings); otherwise merge while the closest
-    pair is within `threshold`, and at least down to `max_speakers`.
+    pair is within `threshold`, and at least down to `max_speakers`. Quadratic
+    in memory: long recordings go through `cluster`, which bounds the count.
     """
     count = int(embeddings.shape[0])
     if count == 0:
@@ -44,13 +55,18 @@ def agglomerate(
         raise ValueError("num_speakers must be between 1 and max_speakers")
     distance = cosine_distances(embeddings)
     np.fill_diagonal(distance, np.inf)
+    # Each row's nearest cluster, kept up to date: a merge rescans only the rows
+    # that pointed at the merged pair, not the whole matrix (O(n^2) overall, not O(n^3)).
+    nearest = np.argmin(distance, axis=1)
+    nearest_distance = distance[np.arange(count), nearest]
     sizes = np.ones(count)
     alive = np.ones(count, dtype=bool)
     members: list[list[int]] = [[i] for i in range(count)]
     clusters = count
     while clusters > 1:
-        flat = int(np.argmin(distance))
-        a, b = divmod(flat, count)
+        a = int(np.argmin(nearest_distance))
+        b = int(nearest[a])
+        a, b = min(a, b), max(a, b)
         closest = float(distance[a, b])
         if num_speakers is not None:
             if clusters <= num_speakers:
@@ -66,13 +82,64 @@ def agglomerate(
         distance[:, b] = np.inf
         sizes[a] += sizes[b]
         alive[b] = False
+        nearest_distance[b] = np.inf
         members[a].extend(members[b])
         members[b] = []
         clusters -= 1
+        stale = np.flatnonzero(alive & ((nearest == a) | (nearest == b)))
+        stale = np.union1d(stale, [a])
+        nearest[stale] = np.argmin(distance[stale], axis=1)
+        nearest_distance[stale] = distance[stale, nearest[stale]]
+        closer = alive & (merged < nearest_distance)
+        closer[a] = False
+        nearest[closer] = a
+        nearest_distance[closer] = merged[closer]
     labels = np.empty(count, dtype=np.int64)
     for root in np.flatnonzero(alive):
         labels[members[int(root)]] = root
     return first_appearance(labels.tolist())
+
+
+def cluster(
+    embeddings: npt.NDArray[np.float32],
+    *,
+    num_speakers: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    max_speakers: int = MAX_SPEAKERS,
+    limit: int = MAX_CLUSTERED,
+) -> list[int]:
+    """`agglomerate` with memory and time bounded by `limit`, whatever the length.
+
+    Up to `limit` embeddings are clustered as they are. Beyond it, `limit` of
+    them chosen evenly over the recording are clustered, and every other one
+    takes the cluster whose centroid is nearest (cosine); the chosen keep their
+    clusters, so a given count is never lost. Memory: `limit`^2 distances plus
+    one row of `k` similarities per embedding.
+    """
+    count = int(embeddings.shape[0])
+    if count <= limit:
+        return agglomerate(embeddings, num_speakers=num_speakers, threshold=threshold,
+                           max_speakers=max_speakers)
+    chosen = np.unique(np.linspace(0, count - 1, limit).round().astype(np.int64))
+    picked = agglomerate(embeddings[chosen], num_speakers=num_speakers,
+                         threshold=threshold, max_speakers=max_speakers)
+    centres = centroids(embeddings[chosen], picked)
+    labels = np.empty(count, dtype=np.int64)
+    for first in range(0, count, ASSIGN_BLOCK):
+        block = embeddings[first:first + ASSIGN_BLOCK]
+        labels[first:first + block.shape[0]] = np.argmax(block @ centres.T, axis=1)
+    labels[chosen] = picked
+    return first_appearance(labels.tolist())
+
+
+def centroids(embeddings: npt.NDArray[np.float32],
+              labels: Sequence[int]) -> npt.NDArray[np.float32]:
+    """The L2-normalised mean direction of each label's embeddings (labels 0…k-1)."""
+    found = max(labels) + 1
+    centres = np.zeros((found, embeddings.shape[1]), dtype=np.float64)
+    np.add.at(centres, np.asarray(labels), embeddings)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True) + 1e-12
+    return centres.astype(np.float32)
 
 
 def first_appearance(labels: list[int]) -> list[int]:

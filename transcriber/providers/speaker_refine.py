@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from transcriber.providers.speaker_clustering import agglomerate
+from transcriber.providers.speaker_clustering import centroids, cluster
 
 Floats = npt.NDArray[np.float32]
 SpanCache = dict[tuple[int, int], Floats]
@@ -52,15 +52,6 @@ def sparse_positions(count: int, every: int) -> list[int]:
     return picked
 
 
-def _centroids(embeddings: Floats, labels: Sequence[int]) -> Floats:
-    found = max(labels) + 1
-    centres = np.zeros((found, embeddings.shape[1]), dtype=np.float64)
-    for index, label in enumerate(labels):
-        centres[label] += embeddings[index]
-    centres /= np.linalg.norm(centres, axis=1, keepdims=True) + 1e-12
-    return centres.astype(np.float32)
-
-
 def label_windows(
     groups: Sequence[Sequence[Any]],
     features: Floats,
@@ -76,7 +67,7 @@ def label_windows(
     flat = [(g, p) for g, picked in enumerate(positions) for p in picked]
     cache: SpanCache = {}
     coarse = embedder.embed(features, [groups[g][p] for g, p in flat], cache=cache)
-    coarse_labels = agglomerate(coarse, num_speakers=num_speakers, threshold=threshold)
+    coarse_labels = cluster(coarse, num_speakers=num_speakers, threshold=threshold)
     label_at = {key: coarse_labels[i] for i, key in enumerate(flat)}
     pending: list[tuple[int, int, int, int]] = []  # group, position, left label, right label
     for g, picked in enumerate(positions):
@@ -88,7 +79,7 @@ def label_windows(
                 else:
                     pending.append((g, p, a, b))
     if pending:
-        centres = _centroids(coarse, coarse_labels)
+        centres = centroids(coarse, coarse_labels)
         refined = embedder.embed(features, [groups[g][p] for g, p, _, _ in pending],
                                  cache=cache)
         for vector, (g, p, a, b) in zip(refined, pending, strict=True):

@@ -13,10 +13,14 @@ from pathlib import Path
 
 from transcriber.ports import Utterance
 from transcriber.providers.speaker_port import SpeakersUnavailable
+from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
 from transcriber.providers.speaker_words import Segment, split_by_speaker
-from transcriber.providers.speakers import SpeakerEmbedder, SpeakerModelUnavailable, diarize
-
-SAMPLE_RATE = 16_000
+from transcriber.providers.speakers import (
+    SpeakerEmbedder,
+    SpeakerModelUnavailable,
+    diarize_features,
+    speech_regions,
+)
 
 
 class LocalSpeakerSeparator:
@@ -41,11 +45,10 @@ class LocalSpeakerSeparator:
 
     def _separate(self, audio: Path, segments: Sequence[Segment],
                   num_speakers: int | None) -> list[Utterance]:
-        from faster_whisper.audio import decode_audio  # noqa: PLC0415 - heavy import
-
         embedder = self._load()
-        samples = decode_audio(str(audio), sampling_rate=SAMPLE_RATE)
-        turns = diarize(samples, embedder, num_speakers=num_speakers)
+        # Block by block: the whole recording's samples are never held (see speaker_stream).
+        regions, features = speech_and_features(pcm_blocks(audio), speech_regions)
+        turns = diarize_features(features, regions, embedder, num_speakers=num_speakers)
         return [Utterance(start_ms=u.start_ms, end_ms=u.end_ms, channel=0, text=u.text,
                           speaker=u.speaker)
                 for u in split_by_speaker(segments, turns)]

@@ -200,10 +200,11 @@ class SpeakerEmbedder:
         missing = sorted({span for spans in per_window for span in spans} - cache.keys())
         if missing:
             self.inputs_run += len(missing)
-            stacked = np.stack([_input(features, span) for span in missing])
+            # Stacked a batch at a time: all inputs of 3 hours at once would be ~140 MB.
             outputs = np.concatenate([
-                self._session.run(None, {"mel_window": stacked[i:i + batch]})[0]
-                for i in range(0, stacked.shape[0], batch)
+                self._session.run(None, {"mel_window": np.stack(
+                    [_input(features, span) for span in missing[i:i + batch]])})[0]
+                for i in range(0, len(missing), batch)
             ])
             outputs /= np.linalg.norm(outputs, axis=1, keepdims=True) + 1e-12
             cache.update(zip(missing, outputs, strict=True))
@@ -242,10 +243,25 @@ def diarize(
     Only every `plan.every`-th window of a region is embedded unless neighbours
     disagree (`speaker_refine`)."""
     regions = list(speech) if speech is not None else speech_regions(samples)
+    return diarize_features(log_mel(samples), regions, embedder, num_speakers=num_speakers,
+                            threshold=threshold, plan=plan)
+
+
+def diarize_features(
+    features: Floats,
+    regions: Sequence[Span],
+    embedder: SpeakerEmbedder,
+    *,
+    num_speakers: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    plan: WindowPlan = WindowPlan(),
+) -> list[Turn]:
+    """`diarize` from the log-mel `features` and speech `regions` already found (a long
+    recording's come from `speaker_stream`, block by block)."""
     groups = [group for group in (plan_windows([r], plan) for r in regions) if group]
     if not groups:
         return []
-    refinement = label_windows(groups, log_mel(samples), embedder, every=plan.every,
+    refinement = label_windows(groups, features, embedder, every=plan.every,
                                num_speakers=num_speakers, threshold=threshold)
     windows = [window for group in groups for window in group]
     return turns_from_windows(regions, windows, refinement.labels)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
 from transcriber.providers.speaker_features import (
+    _FILTERS,
+    _WINDOW,
     N_FFT,
+    SAMPLE_RATE,
     hz_to_mel,
     log_mel,
     mel_filterbank,
@@ -47,3 +52,21 @@ def test_a_tone_lights_the_band_that_holds_its_frequency() -> None:
     assert abs(centres[band] - 1000) < 120
     silence = log_mel(np.zeros(16_000, dtype=np.float32))
     assert silence.max() == pytest.approx(-10.0)  # log10 of the 1e-10 floor
+
+
+def test_blocks_give_the_whole_spectrum_at_once_in_bounded_memory() -> None:
+    rng = np.random.default_rng(3)
+    samples = (0.1 * rng.standard_normal(SAMPLE_RATE * 600)).astype(np.float32)  # 10 min
+    tracemalloc.start()
+    features = log_mel(samples)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # At once: 60 000 frames x 257 complex128 (247 MB) and its temporaries, ~0.9 GB.
+    assert peak < 48 << 20, f"peak {peak / 2**20:.0f} MiB"
+    head = samples[: SAMPLE_RATE * 130]
+    frames = np.lib.stride_tricks.sliding_window_view(head, 512)[::160]
+    spectrum = np.fft.rfft(frames * _WINDOW, axis=1)
+    power = (spectrum.real**2 + spectrum.imag**2).astype(np.float32)
+    whole = np.log10(power @ _FILTERS.T + 1e-10)
+    assert features.shape == ((samples.shape[0] - 512) // 160 + 1, 40)
+    np.testing.assert_allclose(features[: whole.shape[0]], whole, rtol=0, atol=1e-5)

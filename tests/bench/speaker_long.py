@@ -1,0 +1,95 @@
+"""Speaker separation alone on a long recording: time per phase and peak RSS.
+
+Run as a program so its peak RSS is the separation's own (the bench test
+`test_speakers_long.py` starts it): `python -m tests.bench.speaker_long FILE
+[stream|whole]`. `stream` (the default) is what `LocalSpeakerSeparator` does:
+decode, VAD and features block by block (`speaker_stream`); `whole` decodes
+the whole file with faster-whisper's `decode_audio` and runs the VAD and the
+features over it, as the separator did before. One JSON line is printed.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from transcriber.providers import speakers as sp
+from transcriber.providers.speaker_clustering import DEFAULT_THRESHOLD
+from transcriber.providers.speaker_features import SAMPLE_RATE, log_mel
+from transcriber.providers.speaker_refine import label_windows
+from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
+
+
+def measure(path: str, mode: str = "stream") -> dict[str, Any]:
+    seconds: dict[str, float] = {}
+    peaks: dict[str, int] = {}
+    started = time.perf_counter()
+    embedder = sp.SpeakerEmbedder()
+    seconds["load"] = time.perf_counter() - started
+    peaks["load"] = _peak_mib()
+    mark = time.perf_counter()
+    if mode == "whole":
+        from faster_whisper.audio import decode_audio  # noqa: PLC0415 - heavy import
+
+        samples = decode_audio(path, sampling_rate=SAMPLE_RATE)
+        seconds["decode"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        regions = sp.speech_regions(samples)
+        seconds["vad"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        features = log_mel(samples)
+        seconds["features"] = time.perf_counter() - mark
+        del samples
+    else:
+        regions, features = speech_and_features(pcm_blocks(Path(path)), sp.speech_regions)
+        seconds["decode_vad_features"] = time.perf_counter() - mark
+    peaks["features"] = _peak_mib()
+    plan = sp.WindowPlan()
+    groups = [g for g in (sp.plan_windows([r], plan) for r in regions) if g]
+    mark = time.perf_counter()
+    refinement = label_windows(groups, features, _Timed(embedder, seconds), every=plan.every,
+                               num_speakers=None, threshold=DEFAULT_THRESHOLD)
+    seconds["cluster_and_refine"] = time.perf_counter() - mark - seconds["embed"]
+    mark = time.perf_counter()
+    windows = [w for g in groups for w in g]
+    turns = sp.turns_from_windows(regions, windows, refinement.labels)
+    seconds["turns"] = time.perf_counter() - mark
+    total = time.perf_counter() - started
+    minutes = features.shape[0] / 100 / 60
+    return {"mode": mode, "audio_minutes": round(minutes, 2),
+            "seconds": {k: round(v, 2) for k, v in seconds.items()},
+            "total_seconds": round(total, 2),
+            "seconds_per_audio_minute": round(total / minutes, 3),
+            "peak_rss_mib": _peak_mib(), "peak_rss_mib_after": peaks,
+            "regions": len(regions), "windows": len(windows), "coarse": refinement.coarse,
+            "refined": refinement.refined, "inputs": embedder.inputs_run,
+            "speakers": len(set(refinement.labels)), "turns": len(turns)}
+
+
+def _peak_mib() -> int:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
+class _Timed:
+    """The embedder, its time added up apart from the clustering's."""
+
+    def __init__(self, embedder: sp.SpeakerEmbedder, seconds: dict[str, float]) -> None:
+        self._embedder = embedder
+        self._seconds = seconds
+        seconds["embed"] = 0.0
+
+    def embed(self, features: Any, windows: Any, *, cache: Any = None) -> Any:
+        mark = time.perf_counter()
+        try:
+            return self._embedder.embed(features, windows, cache=cache)
+        finally:
+            self._seconds["embed"] += time.perf_counter() - mark
+
+
+if __name__ == "__main__":
+    sys.stdout.write(orjson.dumps(measure(*sys.argv[1:3])).decode() + "\n")
