@@ -15,6 +15,7 @@ Run: `PYTHONPATH=$PWD pytest -m bench -s -p no:cacheprovider tests/bench/test_wo
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import statistics
 import threading
@@ -70,7 +71,7 @@ def _check_words(segments: list[dict[str, Any]]) -> int:
         words = segment["words"]
         assert words, segment["text"]
         assert "".join(w["text"] for w in words).strip() == segment["text"]
-        for before, after in zip(words, words[1:], strict=False):
+        for before, after in itertools.pairwise(words):
             assert before["start_ms"] <= before["end_ms"] <= after["start_ms"] + 1
         assert segment["start_ms"] <= words[0]["start_ms"]
         assert words[-1]["end_ms"] <= segment["end_ms"]
