@@ -8,7 +8,8 @@ clips) is timed inside the runs with words. Wall times on the shared 2-core
 machine move by ±30 % between identical runs; the alignment's own seconds
 against the decoding's are the figure that carries over.
 
-Size: TRANSCRIBER_BENCH_WORDS_MINUTES (5), rounds: TRANSCRIBER_BENCH_WORDS_ROUNDS (2).
+Size: TRANSCRIBER_BENCH_WORDS_MINUTES (5), rounds: TRANSCRIBER_BENCH_WORDS_ROUNDS (2),
+clips at once: TRANSCRIBER_BENCH_WORDS_BATCH (4, the default).
 Run: `PYTHONPATH=$PWD pytest -m bench -s -p no:cacheprovider tests/bench/test_word_times.py`.
 """
 
@@ -35,6 +36,7 @@ pytestmark = pytest.mark.bench
 
 MINUTES = float(os.environ.get("TRANSCRIBER_BENCH_WORDS_MINUTES", "5"))
 ROUNDS = int(os.environ.get("TRANSCRIBER_BENCH_WORDS_ROUNDS", "2"))
+BATCH = int(os.environ.get("TRANSCRIBER_BENCH_WORDS_BATCH", "4"))
 # Issue 13: speaker separation may add at most 15 % to recognition; the word
 # times are one part of it, so they get at most 10 % of the decoding.
 ALIGN_SHARE_GOAL = 0.10
@@ -84,7 +86,8 @@ def test_word_times_cost_of_batched_decoding(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / f"speech-{MINUTES:g}min.mp3"
     known = speech_audio.build(speech_audio.speech_minutes(MINUTES), source)
-    whisper = WhisperRecognizer(RecognizerSettings(language="en", part_seconds=10**6),
+    whisper = WhisperRecognizer(RecognizerSettings(language="en", part_seconds=10**6,
+                                                   batch_size=BATCH),
                                 cache_dir=tmp_path / "whisper", default_time_limit_seconds=10**6)
     spent = _timed_alignment(monkeypatch)
     plain_s: list[float] = []
@@ -111,7 +114,7 @@ def test_word_times_cost_of_batched_decoding(tmp_path: Path,
     audio_s = MINUTES * 60
     plain, with_words, align = (statistics.median(v) for v in (plain_s, words_s, align_s))
     share = align / plain
-    print(f"\n{MINUTES:g} min, batched (4), beam 5, {ROUNDS} rounds, medians:"
+    print(f"\n{MINUTES:g} min, batched ({BATCH}), beam 5, {ROUNDS} rounds, medians:"
           f"\n  without word times: {plain:.1f} s (RTF {plain / audio_s:.3f}), "
           f"WER {wer(known, texts[False]):.4f}"
           f"\n  with word times:    {with_words:.1f} s (RTF {with_words / audio_s:.3f}), "
