@@ -1,0 +1,97 @@
+"""Word times of the local recognizer, with the real model on a short file.
+
+The speaker separation assigns speakers per word, so with `words` the batched
+decoding must give the same words as without, each with a time inside the
+speech it was said in; their cost is one `model.align` call per batch of clips
+(measured in tests/bench/test_word_times.py and docs/recognition.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests import speech_audio
+from transcriber.providers.whisper import WhisperRecognizer, batched_clips
+from transcriber.settings import RecognizerSettings
+
+PIECES = [speech_audio.Piece(fixture="espeak_en.ogg", silence_s=1.5),
+          speech_audio.Piece(fixture="librivox_0880.mp3", silence_s=3.5)] * 3
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[float, float]]]:
+    """The file and where its speech pieces lie (seconds)."""
+    source = tmp_path_factory.mktemp("words") / "speech.mp3"
+    speech_audio.build(PIECES, source)
+    spans: list[tuple[float, float]] = []
+    at = 0.0
+    for piece in PIECES:
+        assert piece.fixture is not None
+        length = speech_audio._pcm(speech_audio.FIXTURES / piece.fixture).size / speech_audio.RATE
+        spans.append((at, at + length))
+        at += length + piece.silence_s
+    return source, spans
+
+
+@pytest.fixture(scope="module")
+def whisper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WhisperRecognizer]:
+    recognizer = WhisperRecognizer(
+        RecognizerSettings(language="en", batch_size=2),
+        cache_dir=tmp_path_factory.mktemp("models") / "whisper-base",
+        default_time_limit_seconds=3600)
+    yield recognizer
+    asyncio.run(recognizer.close())
+
+
+def _segments(whisper: WhisperRecognizer, source: Path, words: bool) -> list[dict[str, Any]]:
+    payload = whisper._recognize(source, threading.Event(), "en", words)
+    segments: list[dict[str, Any]] = orjson.loads(payload)["segments"]
+    return segments
+
+
+def test_word_times_keep_the_words_and_lie_in_the_speech(
+        whisper: WhisperRecognizer, recording: tuple[Path, list[tuple[float, float]]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from faster_whisper.transcribe import WhisperModel  # noqa: PLC0415 - heavy import
+
+    source, spans = recording
+    calls: list[float] = []
+    original = WhisperModel.find_alignment
+
+    def find_alignment(self: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            calls.append(time.perf_counter() - started)
+
+    monkeypatch.setattr(WhisperModel, "find_alignment", find_alignment)
+    plain = _segments(whisper, source, words=False)
+    assert not calls
+    timed = _segments(whisper, source, words=True)
+    clips = len(batched_clips(source)[1])
+    assert clips > 2
+    # One alignment per batch of clips, not one per segment or per clip.
+    assert len(calls) == -(-clips // 2)
+    assert [s["text"] for s in timed] == [s["text"] for s in plain]
+    assert all("words" not in s for s in plain)
+    words = [w for s in timed for w in s["words"]]
+    assert len(words) >= 6 * 6
+    for segment in timed:
+        assert "".join(w["text"] for w in segment["words"]).strip() == segment["text"]
+        assert segment["start_ms"] <= segment["words"][0]["start_ms"]
+        assert segment["words"][-1]["end_ms"] <= segment["end_ms"]
+    for before, after in itertools.pairwise(words):
+        assert before["start_ms"] <= before["end_ms"] <= after["start_ms"] + 1
+    for word in words:
+        middle = (word["start_ms"] + word["end_ms"]) / 2000
+        assert any(start - 0.2 <= middle <= end + 0.2 for start, end in spans), word
