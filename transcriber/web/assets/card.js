@@ -8,7 +8,7 @@
 
 import * as api from "./api.js";
 import { editors } from "./card-edit.js";
-import { h, replace } from "./dom.js";
+import { editInPlace, h, replace } from "./dom.js";
 import {
   STAGES, duration, haltLabel, isSettled, recordName, size, stageLabel, stepLabel, when,
 } from "./format.js";
@@ -168,40 +168,25 @@ export function renderCard(main, id, { navigate } = {}) {
     editing += 1;
     const input = h("input", { type: "text", class: "utterance-input", value: u.text,
       "aria-label": t("transcript.edit_label", { time: duration(u.start_ms) }) });
-    const shown = item.querySelector(".utterance-text-edit");
-    shown.hidden = true;
-    item.append(input);
-    input.focus();
-    const close = () => {
-      input.remove();
-      shown.hidden = false;
-      editing -= 1;
-    };
-    input.addEventListener("keydown", async (event) => {
-      if (event.key === "Escape") {
-        event.preventDefault();
+    editInPlace(item.querySelector(".utterance-text-edit"), input, {
+      closed: () => { editing -= 1; },
+      save: async (close) => {
+        const record = await api.correctTranscript(id, current.revision,
+          [{ index: u.index, text: input.value }]);
         close();
-      } else if (event.key === "Enter") {
-        event.preventDefault();
-        input.disabled = true;
-        try {
-          const record = await api.correctTranscript(id, current.revision,
-            [{ index: u.index, text: input.value }]);
+        transcriptNote.textContent = t("transcript.saved");
+        shownTranscript = null;
+        show(record);
+      },
+      failed: (error, close) => {
+        transcriptNote.textContent = error.code === "conflict"
+          ? t("transcript.conflict") : error.message;
+        if (error.code === "conflict") {
           close();
-          transcriptNote.textContent = t("transcript.saved");
           shownTranscript = null;
-          show(record);
-        } catch (error) {
-          input.disabled = false;
-          transcriptNote.textContent = error.code === "conflict"
-            ? t("transcript.conflict") : error.message;
-          if (error.code === "conflict") {
-            close();
-            shownTranscript = null;
-            schedule(0);
-          }
+          schedule(0);
         }
-      }
+      },
     });
   }
 

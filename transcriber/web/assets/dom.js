@@ -37,3 +37,34 @@ export function replace(parent, ...children) {
   parent.replaceChildren();
   return append(parent, children);
 }
+
+/**
+ * `input` in place of `shown`, focused: Esc closes it, Enter disables it and
+ * awaits `save(close)`; if that throws, the input is enabled again and
+ * `failed(error, close)` says why. `closed` runs whenever it closes.
+ */
+export function editInPlace(shown, input, { save, failed, closed }) {
+  shown.hidden = true;
+  shown.after(input);
+  input.focus();
+  const close = () => {
+    input.remove();
+    shown.hidden = false;
+    closed();
+  };
+  input.addEventListener("keydown", async (event) => {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      close();
+    } else if (event.key === "Enter") {
+      event.preventDefault();
+      input.disabled = true;
+      try {
+        await save(close);
+      } catch (error) {
+        input.disabled = false;
+        failed(error, close);
+      }
+    }
+  });
+}

@@ -3,7 +3,7 @@
 // line of the transcript a chooser that moves the line to another speaker.
 
 import * as api from "./api.js";
-import { h, replace } from "./dom.js";
+import { editInPlace, h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 
 const COLOURS = 8; // .speaker-1 … .speaker-8 in app.css; more speakers reuse them
@@ -43,32 +43,15 @@ export function speakerPanel({ id, saved, note }) {
     const input = h("input", { type: "text", class: "speaker-input", maxlength: "64",
       value: record.speakers[label].name,
       "aria-label": t("speakers.rename_label", { name: speakerName(record, label) }) });
-    const shown = item.querySelector(".speaker-name");
-    shown.hidden = true;
-    shown.after(input);
-    input.focus();
-    const close = () => {
-      input.remove();
-      shown.hidden = false;
-      editing = false;
-    };
-    input.addEventListener("keydown", async (event) => {
-      if (event.key === "Escape") {
-        event.preventDefault();
+    editInPlace(item.querySelector(".speaker-name"), input, {
+      closed: () => { editing = false; },
+      save: async (close) => {
+        const answer = await api.editRecord(id, { speakers: { [label]: input.value.trim() } });
         close();
-      } else if (event.key === "Enter") {
-        event.preventDefault();
-        input.disabled = true;
-        try {
-          const answer = await api.editRecord(id, { speakers: { [label]: input.value.trim() } });
-          close();
-          note.textContent = t("speakers.saved");
-          saved(answer);
-        } catch (error) {
-          input.disabled = false;
-          note.textContent = error.message;
-        }
-      }
+        note.textContent = t("speakers.saved");
+        saved(answer);
+      },
+      failed: (error) => { note.textContent = error.message; },
     });
   }
 
