@@ -20,7 +20,7 @@ import orjson
 
 from transcriber.providers import speakers as sp
 from transcriber.providers.speaker_clustering import DEFAULT_THRESHOLD
-from transcriber.providers.speaker_features import SAMPLE_RATE, log_mel
+from transcriber.providers.speaker_features import SAMPLE_RATE, Features, log_mel
 from transcriber.providers.speaker_refine import label_windows
 from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
 
@@ -42,7 +42,7 @@ def measure(path: str, mode: str = "stream") -> dict[str, Any]:
         regions = sp.speech_regions(samples)
         seconds["vad"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        features = log_mel(samples)
+        features: Features = log_mel(samples)
         seconds["features"] = time.perf_counter() - mark
         del samples
     else:

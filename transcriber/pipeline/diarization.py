@@ -4,7 +4,8 @@ The engine (`transcriber.providers.speakers`) finds speaker turns in the
 normalized audio; `speaker_words` gives each recognized word the speaker it
 overlaps most and splits utterances where the speaker changes. Here: whether
 a record is separated at all (a pure decision), the words of the local
-recognizer's saved answers on one timeline (pure). The separation itself is a
+recognizer's saved answers on one timeline, and the speech regions its VAD
+found (pure). The separation itself is a
 port (`providers.recognizer.SpeakerSeparator`) the poll step is given; a
 missing or broken speaker model skips it with one warning, never fails the
 record.
@@ -17,7 +18,7 @@ from typing import Any, Final
 
 import orjson
 
-from transcriber.providers.speaker_words import Segment, Word
+from transcriber.providers.speaker_words import Segment, Span, Word
 from transcriber.providers.structure import PartPlan
 
 MODES: Final = ("auto", "on", "off")
@@ -77,3 +78,26 @@ def segments_of(parts: Sequence[tuple[PartPlan, bytes]]) -> list[Segment]:
             raise ValueError("not a local recognition answer") from exc
         segments.extend(sorted(found, key=lambda s: s.start_ms))
     return segments
+
+
+def speech_of(parts: Sequence[tuple[PartPlan, bytes]]) -> list[Span] | None:
+    """Pure: the speech regions the local recognizer's VAD found in each part, on the
+    record's timeline and held inside their part's span; `None` when an answer has
+    none (sequential decoding, or saved before they were kept): the separation then
+    runs its own VAD. Raises `ValueError` on an answer that is not the local JSON.
+    """
+    regions: list[Span] = []
+    for plan, payload in sorted(parts, key=lambda item: item[0].index):
+        low, high = plan.offset_ms, plan.offset_ms + plan.length_ms
+        try:
+            found = orjson.loads(payload).get("speech")
+            if not isinstance(found, list):
+                return None
+            for start, end in found:
+                first = min(max(int(start) + plan.offset_ms, low), high)
+                last = min(max(int(end) + plan.offset_ms, first), high)
+                if last > first:
+                    regions.append(Span(start_ms=first, end_ms=last))
+        except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError) as exc:
+            raise ValueError("not a local recognition answer") from exc
+    return regions

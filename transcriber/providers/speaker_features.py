@@ -30,6 +30,8 @@ _MIN_LOG_MEL = _MIN_LOG_HZ / _F_SP
 _LOGSTEP = float(np.log(6.4) / 27.0)
 
 Floats = npt.NDArray[np.float32]
+# Log-mel frames as `log_mel` gives them, or kept as float16 (a long recording's).
+Features = npt.NDArray[np.float32] | npt.NDArray[np.float16]
 
 
 def hz_to_mel(hz: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

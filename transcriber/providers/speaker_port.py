@@ -8,7 +8,7 @@ from typing import Protocol
 
 from transcriber.errors import TranscriberError
 from transcriber.ports import Utterance
-from transcriber.providers.speaker_words import Segment
+from transcriber.providers.speaker_words import Segment, Span
 
 
 class SpeakersUnavailable(TranscriberError):
@@ -18,6 +18,8 @@ class SpeakersUnavailable(TranscriberError):
 
 class SpeakerSeparator(Protocol):
     async def separate(self, audio: Path, segments: Sequence[Segment], *,
-                       num_speakers: int | None) -> list[Utterance]:
+                       num_speakers: int | None,
+                       speech: Sequence[Span] | None = None) -> list[Utterance]:
         """The segments as utterances labelled S1, S2, … from the audio's speaker
-        turns; raise `SpeakersUnavailable` when it cannot be done here."""
+        turns; `speech` is where the recognizer's VAD found speech (found here when
+        `None`). Raise `SpeakersUnavailable` when it cannot be done here."""

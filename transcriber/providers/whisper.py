@@ -215,10 +215,16 @@ class WhisperRecognizer:
             request = {**decoding_options(options), "language": language,
                        "word_timestamps": words}
             audio: Any = str(path)
+            speech: list[list[int]] | None = None
             if options.batched:
-                audio, request["clip_timestamps"] = batched_clips(path)
+                audio, regions = batched_speech(path)
+                request["clip_timestamps"] = speech_clips(regions)
+                if words:
+                    # The separation clusters these regions' voices instead of running
+                    # the same VAD over the same audio again (recognition.md).
+                    speech = [[round(start * 1000), round(end * 1000)] for start, end in regions]
                 if not request["clip_timestamps"]:
-                    return self._answer([], language, None, len(audio) / _RATE)
+                    return self._answer([], language, None, len(audio) / _RATE, speech)
                 request["vad_filter"] = False
             segments, info = self._transcriber(model).transcribe(audio, **request)
             collected: list[dict[str, Any]] = []
@@ -234,15 +240,20 @@ class WhisperRecognizer:
         except (ValueError, IndexError) as exc:
             # The normalized copy cannot be decoded: retrying cannot help.
             raise PermanentFailure(f"audio cannot be recognized ({type(exc).__name__})") from None
-        return self._answer(kept, info.language, info.language_probability, info.duration)
+        return self._answer(kept, info.language, info.language_probability, info.duration,
+                            speech)
 
     def _answer(self, segments: list[dict[str, Any]], language: str | None,
-                probability: float | None, duration_s: float) -> bytes:
-        return orjson.dumps({
+                probability: float | None, duration_s: float,
+                speech: list[list[int]] | None = None) -> bytes:
+        answer: dict[str, Any] = {
             "provider": self.provider, "model": self.model,
             "language": language, "language_probability": probability,
             "duration_ms": round(duration_s * 1000), "segments": segments,
-        })
+        }
+        if speech is not None:
+            answer["speech"] = speech
+        return orjson.dumps(answer)
 
     def _transcriber(self, model: Any) -> Any:
         if not self._settings.batched:
@@ -266,6 +277,17 @@ CLIP_MAX_GAP_SECONDS = 2.0
 VAD_MIN_SILENCE_MS = 500
 
 
+def batched_speech(path: Path) -> tuple[Any, list[tuple[float, float]]]:
+    """The part's audio and its speech regions (start, end seconds) as the VAD finds them."""
+    from faster_whisper.audio import decode_audio  # noqa: PLC0415 - heavy import
+    from faster_whisper.vad import VadOptions, get_speech_timestamps  # noqa: PLC0415
+
+    audio = decode_audio(str(path), sampling_rate=_RATE)
+    regions = get_speech_timestamps(audio, VadOptions(
+        min_silence_duration_ms=VAD_MIN_SILENCE_MS, max_speech_duration_s=CLIP_MAX_SECONDS))
+    return audio, [(r["start"] / _RATE, r["end"] / _RATE) for r in regions]
+
+
 def batched_clips(path: Path) -> tuple[Any, list[dict[str, float]]]:
     """The part's audio and the clips the batched pipeline decodes.
 
@@ -273,13 +295,8 @@ def batched_clips(path: Path) -> tuple[Any, list[dict[str, float]]]:
     pauses taken out, and without its pauses Whisper runs sentences together and
     repeats them (1 to 2 WER points worse than sequential decoding, measured in
     recognition.md); the clips here keep the pauses and are cut in them."""
-    from faster_whisper.audio import decode_audio  # noqa: PLC0415 - heavy import
-    from faster_whisper.vad import VadOptions, get_speech_timestamps  # noqa: PLC0415
-
-    audio = decode_audio(str(path), sampling_rate=_RATE)
-    regions = get_speech_timestamps(audio, VadOptions(
-        min_silence_duration_ms=VAD_MIN_SILENCE_MS, max_speech_duration_s=CLIP_MAX_SECONDS))
-    return audio, speech_clips([(r["start"] / _RATE, r["end"] / _RATE) for r in regions])
+    audio, regions = batched_speech(path)
+    return audio, speech_clips(regions)
 
 
 def speech_clips(regions: list[tuple[float, float]], *, max_seconds: float = CLIP_MAX_SECONDS,

@@ -19,7 +19,7 @@ from tests.der import Segment, diarization_error
 from transcriber.providers import speakers as sp
 from transcriber.providers.speaker_features import log_mel
 from transcriber.providers.speaker_words import Segment as Recognized
-from transcriber.providers.speaker_words import Word, split_by_speaker
+from transcriber.providers.speaker_words import Span, Word, split_by_speaker
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "audio" / "two_speakers.mp3"
 REFERENCE = [
@@ -58,7 +58,7 @@ def test_the_model_file_is_checked_against_its_hash() -> None:
 def test_one_speaker_is_closer_to_itself_than_to_the_other(
     embedder: sp.SpeakerEmbedder, audio: npt.NDArray[np.float32]
 ) -> None:
-    spans = [sp.Span(start_ms=s.start_ms, end_ms=s.end_ms) for s in REFERENCE]
+    spans = [Span(start_ms=s.start_ms, end_ms=s.end_ms) for s in REFERENCE]
     e = embedder.embed(log_mel(audio), spans)
     assert e.shape == (4, 256)
     assert np.linalg.norm(e, axis=1) == pytest.approx(np.ones(4), abs=1e-4)

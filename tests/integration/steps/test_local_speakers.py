@@ -19,6 +19,7 @@ from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.pipeline.step import Step
 from transcriber.pipeline.steps import build_step_table
+from transcriber.providers import speaker_separator
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.speaker_separator import LocalSpeakerSeparator
 from transcriber.providers.speakers import SpeakerModelUnavailable
@@ -61,11 +62,16 @@ async def _utterances(readers: ReaderPool, record_id: str) -> list:  # type: ign
 async def test_two_real_speakers_are_told_apart_word_by_word(
     tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
     clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     path, reference = _conversation(tmp_path)
     record_id = await add_record(path)
+    own_vad: list[object] = []
+    monkeypatch.setattr(speaker_separator, "speech_regions", own_vad.append)
     await drive(make_actor(_steps(whisper), settings), clock, readers, record_id)
     utterances = await _utterances(readers, record_id)
+    # The recognizer's VAD regions were clustered: the separation ran no VAD of its own.
+    assert own_vad == []
     assert {u.speaker for u in utterances} == {"S1", "S2"}
     hypothesis = [Segment(start_ms=u.start_ms, end_ms=u.end_ms, speaker=str(u.speaker))
                   for u in utterances]

@@ -95,3 +95,20 @@ def test_word_times_keep_the_words_and_lie_in_the_speech(
     for word in words:
         middle = (word["start_ms"] + word["end_ms"]) / 2000
         assert any(start - 0.2 <= middle <= end + 0.2 for start, end in spans), word
+
+
+def test_an_answer_with_word_times_keeps_the_speech_its_vad_found(
+        whisper: WhisperRecognizer, recording: tuple[Path, list[tuple[float, float]]]) -> None:
+    """The separation clusters the voices of these regions instead of running the VAD
+    again (the saved answer carries them only when speakers are wanted)."""
+    source, spans = recording
+    answer = orjson.loads(whisper._recognize(source, threading.Event(), "en", words=True))
+    regions = answer["speech"]
+    assert len(regions) >= len(spans)
+    for start, end in spans:
+        # Every piece of speech lies in the regions (the VAD pads them a little).
+        covered = sum(max(0, min(end * 1000, b) - max(start * 1000, a)) for a, b in regions)
+        assert covered >= 0.95 * (end - start) * 1000
+    for first, second in itertools.pairwise(regions):
+        assert first[0] < first[1] <= second[0] < second[1]
+    assert regions[-1][1] <= answer["duration_ms"]

@@ -28,6 +28,7 @@ from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.recognizer import AudioPart, Submitted
 from transcriber.providers.speaker_channels import Verdict
 from transcriber.providers.speaker_words import Segment as WordSegment
+from transcriber.providers.speaker_words import Span
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import FfmpegSettings, RecognizerSettings
 from transcriber.stages import Stage
@@ -57,7 +58,8 @@ class NoClustering:
     calls = 0
 
     async def separate(self, audio: Path, segments: Sequence[WordSegment], *,
-                       num_speakers: int | None) -> list[Utterance]:
+                       num_speakers: int | None,
+                       speech: Sequence[Span] | None = None) -> list[Utterance]:
         NoClustering.calls += 1
         raise AssertionError("the mono clustering ran on a stereo call")
 

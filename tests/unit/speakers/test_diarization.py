@@ -1,12 +1,12 @@
-"""When a record is separated, and the local answers' words on the record's timeline."""
+"""When a record is separated, and the local answers' words and speech on the record's timeline."""
 
 from __future__ import annotations
 
 import orjson
 import pytest
 
-from transcriber.pipeline.diarization import diarization_applies, segments_of
-from transcriber.providers.speaker_words import Segment, Word
+from transcriber.pipeline.diarization import diarization_applies, segments_of, speech_of
+from transcriber.providers.speaker_words import Segment, Span, Word
 from transcriber.providers.structure import PartPlan
 from transcriber.providers.whisper import segment_dict
 
@@ -60,6 +60,34 @@ def test_an_answer_without_words_gives_wordless_segments() -> None:
         Segment(start_ms=1, end_ms=2, text="x")]
     with pytest.raises(ValueError, match="local recognition answer"):
         segments_of([(plan, b'{"no": 1}')])
+
+
+def test_speech_regions_move_with_their_part_and_stay_inside_it() -> None:
+    first = PartPlan(index=0, offset_ms=0, length_ms=10_000)
+    second = PartPlan(index=1, offset_ms=10_000, length_ms=5_000)
+    parts = [
+        (second, orjson.dumps({"segments": [], "speech": [[0, 1_200], [4_000, 6_500]]})),
+        (first, orjson.dumps({"segments": [], "speech": [[300, 2_000], [9_900, 9_900]]})),
+    ]
+    assert speech_of(parts) == [
+        Span(start_ms=300, end_ms=2_000),           # the empty one is dropped
+        Span(start_ms=10_000, end_ms=11_200),
+        Span(start_ms=14_000, end_ms=15_000),       # held inside its part's span
+    ]
+
+
+def test_speech_regions_are_missing_when_any_part_lacks_them() -> None:
+    plan = PartPlan(index=0, offset_ms=0, length_ms=5_000)
+    later = PartPlan(index=1, offset_ms=5_000, length_ms=5_000)
+    # Sequential decoding, or an answer saved before the regions were kept: the
+    # separation runs its own VAD over the whole record.
+    assert speech_of([(plan, orjson.dumps({"segments": [], "speech": [[0, 10]]})),
+                      (later, _answer())]) is None
+    assert speech_of([(plan, orjson.dumps({"segments": [], "speech": []}))]) == []
+    with pytest.raises(ValueError, match="local recognition answer"):
+        speech_of([(plan, orjson.dumps({"speech": [[1]]}))])
+    with pytest.raises(ValueError, match="local recognition answer"):
+        speech_of([(plan, b"[]")])
 
 
 class _W:

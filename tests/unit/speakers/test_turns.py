@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from transcriber.providers.speaker_words import Span, Turn
 from transcriber.providers.speakers import (
-    Span,
-    Turn,
     WindowPlan,
     plan_windows,
     subwindow_spans,

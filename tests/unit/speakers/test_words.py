@@ -5,12 +5,12 @@ from __future__ import annotations
 from transcriber.providers.speaker_words import (
     LabelledUtterance,
     Segment,
+    Turn,
     Word,
     speaker_of,
     split_by_speaker,
     talk_time,
 )
-from transcriber.providers.speakers import Turn
 
 
 def _words(*spans: tuple[int, int, str]) -> tuple[Word, ...]:

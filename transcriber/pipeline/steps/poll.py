@@ -26,7 +26,7 @@ from transcriber.clock import parse_time
 from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
-from transcriber.pipeline.diarization import diarization_applies, segments_of
+from transcriber.pipeline.diarization import diarization_applies, segments_of, speech_of
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import (
@@ -211,14 +211,15 @@ class PollStep:
                 duration_ms=record.duration_ms, provider="local"):
             return utterances
         try:
-            segments = segments_of(payloads)
+            segments, speech = segments_of(payloads), speech_of(payloads)
         except ValueError:
             return utterances
         audio = job.files.path_of(job.record_id, record.normalized_file_name)
         started = time.perf_counter()  # a measurement for the log, not a decision
         try:
             labelled = await self._separator.separate(audio, segments,
-                                                      num_speakers=record.speakers)
+                                                      num_speakers=record.speakers,
+                                                      speech=speech)
         except SpeakersUnavailable as exc:
             log.warning("diarization_skipped", record_id=job.record_id,
                         reason=type(exc).__name__)
