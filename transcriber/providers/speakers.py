@@ -42,6 +42,10 @@ EMBEDDING_DIM: Final = 256
 SUBWINDOW_FRAMES: Final = 80  # the embedder's fixed input: 0.8 s of 10 ms frames
 SUBWINDOW_STRIDE: Final = 80  # the inputs of one window do not overlap: each costs a run
 FRAME_MS: Final = 10
+# The VAD's options for telling turns apart: a pause of 0.3 s may be a change of
+# speaker; 0.1 s of padding keeps the windows on speech (the recognizer's VAD uses them).
+TURN_MIN_SILENCE_MS: Final = 300
+TURN_PAD_MS: Final = 100
 
 
 class SpeakerModelUnavailable(TranscriberError):
@@ -208,14 +212,14 @@ class SpeakerEmbedder:
         return sums.astype(np.float32)
 
 
-def speech_regions(samples: Floats, *, min_silence_ms: int = 300) -> list[Span]:
+def speech_regions(samples: Floats, *, min_silence_ms: int = TURN_MIN_SILENCE_MS) -> list[Span]:
     """Speech stretches found by the Silero VAD that faster-whisper ships (ONNX, bundled)."""
     from faster_whisper.vad import (  # noqa: PLC0415 - faster-whisper loads when used
         VadOptions,
         get_speech_timestamps,
     )
 
-    options = VadOptions(min_silence_duration_ms=min_silence_ms, speech_pad_ms=100)
+    options = VadOptions(min_silence_duration_ms=min_silence_ms, speech_pad_ms=TURN_PAD_MS)
     found = get_speech_timestamps(np.ascontiguousarray(samples, dtype=np.float32), options)
     scale = 1000 / SAMPLE_RATE
     return [Span(start_ms=int(r["start"] * scale), end_ms=int(r["end"] * scale)) for r in found]

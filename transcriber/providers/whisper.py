@@ -36,6 +36,7 @@ from transcriber.observability import PROVIDER_CALL_SECONDS, RECOGNITION_REALTIM
 from transcriber.ports import Utterance
 from transcriber.providers.languages import whisper_language
 from transcriber.providers.recognizer import AudioPart, Submitted
+from transcriber.providers.speakers import TURN_MIN_SILENCE_MS, TURN_PAD_MS
 from transcriber.settings import RecognizerSettings
 
 log = structlog.get_logger(__name__)
@@ -218,7 +219,8 @@ class WhisperRecognizer:
             speech: list[list[int]] | None = None
             if options.batched:
                 audio, regions = batched_speech(path)
-                request["clip_timestamps"] = speech_clips(regions)
+                request["clip_timestamps"] = speech_clips(
+                    widened(regions, duration=len(audio) / _RATE))
                 if words:
                     # The separation clusters these regions' voices instead of running
                     # the same VAD over the same audio again (recognition.md).
@@ -273,8 +275,12 @@ _RATE = 16_000
 CLIP_MAX_SECONDS = 30.0
 # A longer gap (silence, music, noise: not speech) ends a clip, so it is never decoded.
 CLIP_MAX_GAP_SECONDS = 2.0
-# Pauses inside a sentence are shorter; the VAD's regions end at longer ones.
-VAD_MIN_SILENCE_MS = 500
+# The VAD runs once per part, with the speaker separation's options (turns change in
+# pauses of 0.3 s, regions padded by 0.1 s), so the separation clusters these regions
+# instead of running it again. The clips are built from the regions widened by another
+# 0.3 s: the same clips as the VAD with 0.5-s pauses and its 0.4-s padding made before
+# (identical on the benches' recordings: recognition.md).
+CLIP_PAD_SECONDS = 0.3
 
 
 def batched_speech(path: Path) -> tuple[Any, list[tuple[float, float]]]:
@@ -284,8 +290,23 @@ def batched_speech(path: Path) -> tuple[Any, list[tuple[float, float]]]:
 
     audio = decode_audio(str(path), sampling_rate=_RATE)
     regions = get_speech_timestamps(audio, VadOptions(
-        min_silence_duration_ms=VAD_MIN_SILENCE_MS, max_speech_duration_s=CLIP_MAX_SECONDS))
+        min_silence_duration_ms=TURN_MIN_SILENCE_MS, speech_pad_ms=TURN_PAD_MS,
+        max_speech_duration_s=CLIP_MAX_SECONDS))
     return audio, [(r["start"] / _RATE, r["end"] / _RATE) for r in regions]
+
+
+def widened(regions: list[tuple[float, float]], *, duration: float,
+            pad: float = CLIP_PAD_SECONDS) -> list[tuple[float, float]]:
+    """Pure: the regions (in order) widened by `pad` on each side inside [0, duration],
+    those that then touch or overlap joined."""
+    joined: list[tuple[float, float]] = []
+    for start, end in regions:
+        wide = (max(0.0, start - pad), min(duration, end + pad))
+        if joined and wide[0] <= joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], wide[1]))
+        else:
+            joined.append(wide)
+    return joined
 
 
 def batched_clips(path: Path) -> tuple[Any, list[dict[str, float]]]:
@@ -296,7 +317,7 @@ def batched_clips(path: Path) -> tuple[Any, list[dict[str, float]]]:
     repeats them (1 to 2 WER points worse than sequential decoding, measured in
     recognition.md); the clips here keep the pauses and are cut in them."""
     audio, regions = batched_speech(path)
-    return audio, speech_clips(regions)
+    return audio, speech_clips(widened(regions, duration=len(audio) / _RATE))
 
 
 def speech_clips(regions: list[tuple[float, float]], *, max_seconds: float = CLIP_MAX_SECONDS,

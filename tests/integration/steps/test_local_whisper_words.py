@@ -106,9 +106,10 @@ def test_an_answer_with_word_times_keeps_the_speech_its_vad_found(
     regions = answer["speech"]
     assert len(regions) >= len(spans)
     for start, end in spans:
-        # Every piece of speech lies in the regions (the VAD pads them a little).
+        # Nearly all of every piece lies in the regions: a piece's span holds its
+        # file's own silence at the edges and pauses of 0.3 s and more, left out.
         covered = sum(max(0, min(end * 1000, b) - max(start * 1000, a)) for a, b in regions)
-        assert covered >= 0.95 * (end - start) * 1000
+        assert covered >= 0.85 * (end - start) * 1000
     for first, second in itertools.pairwise(regions):
         assert first[0] < first[1] <= second[0] < second[1]
     assert regions[-1][1] <= answer["duration_ms"]

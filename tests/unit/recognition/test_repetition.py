@@ -10,6 +10,7 @@ from transcriber.providers.whisper import (
     decoding_options,
     drop_repeats,
     speech_clips,
+    widened,
 )
 from transcriber.settings import RecognizerSettings
 
@@ -65,3 +66,12 @@ def test_a_long_gap_starts_a_new_clip_so_noise_between_is_not_decoded() -> None:
 def test_a_region_longer_than_the_window_is_held_to_it() -> None:
     assert speech_clips([(5.0, 50.0)]) == [{"start": 5.0, "end": 35.0}]
     assert speech_clips([]) == []
+
+
+def test_regions_are_widened_for_the_clips_and_join_where_they_meet() -> None:
+    # The separation's finer regions (0.3-s pauses, 0.1-s padding) widened by 0.3 s:
+    # the clip edges the 0.4-s padding gave; pauses under 0.6 s close up.
+    regions = [(0.1, 2.0), (2.5, 4.0), (5.0, 7.9)]
+    assert widened(regions, duration=8.0) == [(0.0, 4.3), (4.7, 8.0)]
+    assert widened([], duration=3.0) == []
+    assert widened([(1.0, 2.0)], duration=10.0, pad=0.0) == [(1.0, 2.0)]
