@@ -1,7 +1,7 @@
 """The archive's edits in a real browser: rename, brief, topics and the topic filter,
 correcting an utterance (and a conflict), the language on upload, transcribe again,
 delete, and the English/Russian switch. Same service and Chromium as
-test_webapp_browser.py."""
+webapp_harness.py."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 import pytest
 from aiohttp import ClientSession
 
-from tests.acceptance.test_webapp_browser import (
+from tests.acceptance.webapp_harness import (
     AUDIO,
     Service,
-    _open,
-    _upload,
     browser,
+    open_page,
     service,
+    upload,
 )
 
 if TYPE_CHECKING:
@@ -33,11 +33,11 @@ async def test_name_tag_correct_retranscribe_and_delete(
     from playwright.async_api import expect  # noqa: PLC0415
 
     service.recognizer.pending_checks = 0
-    page, watch = await _open(browser, service)
+    page, watch = await open_page(browser, service)
     page.on("dialog", lambda dialog: dialog.accept())
     await page.goto(service.base + "/upload")
     await page.locator("#upload-language").select_option("ru")
-    await _upload(page, AUDIO / "librivox_0880.mp3")
+    await upload(page, AUDIO / "librivox_0880.mp3")
     await page.get_by_role("link", name="Open “librivox_0880.mp3”").click()
     await page.wait_for_url("**/records/*")
     record_id = page.url.rsplit("/", 1)[1]

@@ -1,22 +1,11 @@
-"""The web app in a real browser (headless Chromium) against the whole service on loopback.
-
-The service runs in this process with real storage, the real ffmpeg
-normalizer and the fake recognizer (so recognition takes milliseconds and its
-failures are scripted). Chromium comes from Debian (`/usr/bin/chromium`) and
-is driven through the `playwright` package; nothing is downloaded. Without
-the browser the tests skip, except under CI where they fail.
-"""
+"""The web app in a real browser (headless Chromium) against the whole service on loopback:
+upload, follow, read, search, resume; the keyboard, a small screen, escaping; another
+site's page. The harness (service, browser, helpers) is `webapp_harness`."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 import shutil
-import socket
-import sys
 import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,185 +13,42 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from aiohttp import ClientSession, web
 
-from tests.conftest import SettingsFactory
+from tests.acceptance import webapp_harness
+from tests.acceptance.webapp_harness import (
+    AUDIO,
+    POLL_MS,
+    UPLOAD_LIMIT,
+    Service,
+    browser,
+    card_fetches,
+    free_port,
+    need_browser,
+    open_page,
+    service,
+    until,
+    upload,
+)
 from transcriber.errors import PermanentFailure
-from transcriber.pipeline.steps import build_step_table
-from transcriber.ports import Utterance
-from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.service.app import build_app
-from transcriber.testing.recognizer import FakeRecognizer
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, Page
+    from playwright.async_api import Browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-AUDIO = Path(__file__).parents[1] / "fixtures" / "audio"
-SPEECH = (
-    Utterance(start_ms=0, end_ms=1200, channel=0, text="He was not an ill disposed"),
-    Utterance(start_ms=1200, end_ms=2600, channel=0, text="young man, said the archivist."),
-)
-UPLOAD_LIMIT = 60_000
-# A card may be polled every 6000 / (120 · 1/8) = 400 ms.
-RATE_WINDOW_SECONDS = 6.0
-POLL_MS = 400
-
+__all__ = ["browser", "service"]  # the fixtures, shared
 pytestmark = pytest.mark.timeout(90)
 
-
-def _need_browser() -> None:
-    missing = []
-    if not CHROMIUM.exists():
-        missing.append(f"{CHROMIUM} (apt-get install chromium)")
-    try:
-        import playwright.async_api  # noqa: F401, PLC0415
-    except ImportError:
-        missing.append("the playwright package (pip install -e '.[test]')")
-    if missing:
-        reason = "the browser tests need " + " and ".join(missing)
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
 
 
 def test_a_missing_browser_fails_under_ci_and_skips_elsewhere(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 ) -> None:
-    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM",
-                        tmp_path / "no-chromium")
+    monkeypatch.setattr(webapp_harness, "CHROMIUM", tmp_path / "no-chromium")
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="no-chromium"):
-        _need_browser()
+        need_browser()
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match="apt-get install chromium"):
-        _need_browser()
+        need_browser()
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Service:
-    base: str
-    recognizer: FakeRecognizer
-    app: web.Application
-
-
-@pytest.fixture
-async def service(make_settings: SettingsFactory) -> AsyncIterator[Service]:
-    _need_browser()
-    port = _free_port()
-    settings = make_settings(
-        server={"port": port, "upload_max_bytes": UPLOAD_LIMIT, "page_default": 2,
-                "rate_limit_window_seconds": RATE_WINDOW_SECONDS},
-        pipeline={"workers": 1, "idle_sleep_seconds": 0.05, "poll_first_delay_seconds": 0.2,
-                  "poll_delay_seconds": 0.2},
-    )
-    # Recognition stays pending until a test sets `pending_checks = 0`, so the
-    # card can be watched while the record waits at `submitted`.
-    recognizer = FakeRecognizer(utterances=SPEECH, finishes_in_submit=False,
-                                pending_checks=10**9)
-    transcoder = FfmpegTranscoder(settings.ffmpeg)
-    steps = build_step_table(transcoder=transcoder, cutter=transcoder, recognizer=recognizer,
-                             store=None)
-    app = build_app(settings, steps=steps)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield Service(base=f"http://127.0.0.1:{port}", recognizer=recognizer, app=app)
-    finally:
-        await runner.cleanup()
-
-
-@pytest.fixture
-async def browser(service: Service) -> AsyncIterator[Browser]:
-    from playwright.async_api import async_playwright  # noqa: PLC0415
-
-    async with async_playwright() as driver:
-        launched = await driver.chromium.launch(executable_path=str(CHROMIUM),
-                                                args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
-
-
-@dataclass
-class Watch:
-    """What the page did that it must not: console errors, CSP violations, requests elsewhere."""
-
-    problems: list[str]
-    card_requests: list[float]
-
-
-# The page's own clock: when each card GET began and when its answer came. Gaps
-# seen through Playwright's event stream carry the test process's scheduling
-# jitter (a loaded two-core CI machine showed 100 ms), so the polling interval is
-# judged from inside the page.
-CARD_FETCH_CLOCK = """
-window.__cardFetches = [];
-const pageFetch = window.fetch;
-window.fetch = async function (input, init) {
-  const url = new URL(typeof input === "string" ? input : input.url, location.href);
-  const isCard = /^\\/app\\/audiorecords\\/[^/]+$/.test(url.pathname)
-    && (!init || !init.method || init.method === "GET");
-  const began = performance.now();
-  try {
-    return await pageFetch.apply(this, arguments);
-  } finally {
-    if (isCard) window.__cardFetches.push({ began, answered: performance.now() });
-  }
-};
-"""
-
-
-async def _card_fetches(page: Page) -> list[dict[str, float]]:
-    fetches: list[dict[str, float]] = await page.evaluate("window.__cardFetches")
-    return fetches
-
-
-async def _open(browser: Browser, service: Service) -> tuple[Page, Watch]:
-    page = await browser.new_page(viewport={"width": 1100, "height": 900})
-    await page.add_init_script(CARD_FETCH_CLOCK)
-    page.set_default_timeout(10_000)
-    watch = Watch(problems=[], card_requests=[])
-
-    def on_console(message: Any) -> None:
-        if message.type == "error" and "Failed to load resource" not in message.text:
-            watch.problems.append(f"console: {message.text}")
-
-    def on_request(request: Any) -> None:
-        if not request.url.startswith(service.base):
-            watch.problems.append(f"request elsewhere: {request.url}")
-        path = request.url.removeprefix(service.base)
-        if (path.startswith("/app/audiorecords/") and path.count("/") == 3
-                and request.method == "GET"):
-            watch.card_requests.append(time.monotonic())
-
-    page.on("console", on_console)
-    page.on("pageerror", lambda error: watch.problems.append(f"page error: {error}"))
-    page.on("request", on_request)
-    return page, watch
-
-
-async def _until(condition: Callable[[], bool], seconds: float = 10) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.05)
-
-
-async def _upload(page: Page, path: Path | dict[str, Any]) -> None:
-    await page.get_by_role("link", name="Upload", exact=True).first.click()
-    await page.wait_for_url("**/upload")
-    await page.locator("#file-input").set_input_files(path)  # type: ignore[arg-type]
 
 
 async def test_upload_follow_read_search_and_resume(
@@ -210,13 +56,13 @@ async def test_upload_follow_read_search_and_resume(
 ) -> None:
     from playwright.async_api import expect  # noqa: PLC0415
 
-    page, watch = await _open(browser, service)
+    page, watch = await open_page(browser, service)
     await page.goto(service.base + "/")
     await expect(page.locator("#who")).to_have_text("Signed in as local")
     await expect(page.get_by_role("status")).to_contain_text("No recordings yet")
 
     # Upload a real recording; the progress bar fills and the card is one click away.
-    await _upload(page, AUDIO / "librivox_0880.mp3")
+    await upload(page, AUDIO / "librivox_0880.mp3")
     first = page.locator(".upload").first
     await expect(first).to_contain_text("Uploaded.")
     assert await first.locator("progress").get_attribute("value") == "100"
@@ -234,7 +80,7 @@ async def test_upload_follow_read_search_and_resume(
     await expect(page.locator(".progress-bar .progress-text")).to_have_text("Recognizing · 5%")
     assert await page.locator(".progress-bar progress").get_attribute("value") == "0.05"
     seen = len(watch.card_requests)
-    await _until(lambda: len(watch.card_requests) >= seen + 2)
+    await until(lambda: len(watch.card_requests) >= seen + 2)
     service.recognizer.pending_checks = 0
     await expect(page.get_by_role("status")).to_have_text("Done.", timeout=20_000)
     await expect(page.locator(".stage-achieved")).to_have_count(5)
@@ -262,7 +108,7 @@ async def test_upload_follow_read_search_and_resume(
     polls = len(watch.card_requests)
     await page.wait_for_timeout(3 * POLL_MS)
     assert len(watch.card_requests) == polls, "a done card is not polled"
-    fetches = await _card_fetches(page)
+    fetches = await card_fetches(page)
     waits = [after["began"] - before["answered"]
              for before, after in pairwise(fetches)]
     assert len(waits) >= 2, "the card was polled while the record moved"
@@ -272,7 +118,7 @@ async def test_upload_follow_read_search_and_resume(
 
     # The recognizer refuses the next recording: it halts, and Resume finishes it.
     service.recognizer.submit_faults.append(PermanentFailure("the recognizer refused it"))
-    await _upload(page, AUDIO / "espeak_en.ogg")
+    await upload(page, AUDIO / "espeak_en.ogg")
     await page.get_by_role("link", name="Open “espeak_en.ogg”").click()
     halt = page.locator(".halt")
     await expect(halt).to_contain_text("A step failed", timeout=20_000)
@@ -292,7 +138,7 @@ async def test_upload_follow_read_search_and_resume(
     # Not audio, and too large: the API's own words are shown.
     notes = tmp_path / "notes.txt"
     notes.write_text("these are words, not sound\n" * 20)
-    await _upload(page, notes)
+    await upload(page, notes)
     refused = page.locator(".upload-error").first
     await expect(refused).to_contain_text("the file is not audio that can be read")
     big = tmp_path / "huge.wav"
@@ -342,7 +188,7 @@ async def test_keyboard_small_screen_and_escaping(
     from playwright.async_api import expect  # noqa: PLC0415
 
     service.recognizer.pending_checks = 0
-    page, watch = await _open(browser, service)
+    page, watch = await open_page(browser, service)
     await page.set_viewport_size({"width": 380, "height": 800})
     # A file name that would be markup if it were ever parsed as HTML.
     hostile = tmp_path / "<img src=x onerror=alert(1)>.mp3"
@@ -378,7 +224,7 @@ async def test_keyboard_small_screen_and_escaping(
         "too many requests Trying again in 4 s.")
     await expect(page.get_by_role("status")).to_have_text("Done.", timeout=20_000)
     # Before the first answer the interval is unknown: the app waits the default 4 s.
-    fetches = await _card_fetches(page)
+    fetches = await card_fetches(page)
     assert len(fetches) >= 2
     assert fetches[1]["began"] - fetches[0]["answered"] >= 4000 - 1
     await expect(page.locator("h1")).to_have_text("<img src=x onerror=alert(1)>.mp3")
@@ -428,7 +274,7 @@ async def test_another_sites_page_cannot_upload_and_our_page_marks_its_calls(
     evil.router.add_get("/a.mp3", evil_audio)
     runner = web.AppRunner(evil)
     await runner.setup()
-    port = _free_port()
+    port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
         page = await browser.new_page()
@@ -442,7 +288,7 @@ async def test_another_sites_page_cannot_upload_and_our_page_marks_its_calls(
     async with (ClientSession() as session,
                 session.get(service.base + "/app/audiorecords") as resp):
         assert (await resp.json())["items"] == [], "another site's page stored a record"
-    page, watch = await _open(browser, service)
+    page, watch = await open_page(browser, service)
     sent: list[dict[str, str]] = []
     page.on("request", lambda request: sent.append(request.headers)
             if "/app/" in request.url else None)

@@ -1,6 +1,6 @@
 """Speakers in a real browser: each in its own colour with a share of the talk,
 renamed in place, a line moved to another speaker. Same service and Chromium as
-test_webapp_browser.py."""
+webapp_harness.py."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 import pytest
 from aiohttp import ClientSession
 
-from tests.acceptance.test_webapp_browser import (
+from tests.acceptance.webapp_harness import (
     AUDIO,
     Service,
-    _open,
-    _upload,
     browser,
+    open_page,
     service,
+    upload,
 )
 from transcriber import keys
 from transcriber.db.commands.edits import CorrectTranscript
@@ -43,9 +43,9 @@ async def test_speakers_coloured_renamed_and_a_line_moved(
     from playwright.async_api import expect  # noqa: PLC0415
 
     service.recognizer.pending_checks = 0
-    page, watch = await _open(browser, service)
+    page, watch = await open_page(browser, service)
     await page.goto(service.base + "/upload")
-    await _upload(page, AUDIO / "librivox_0880.mp3")
+    await upload(page, AUDIO / "librivox_0880.mp3")
     await page.get_by_role("link", name="Open “librivox_0880.mp3”").click()
     await page.wait_for_url("**/records/*")
     record_id = page.url.rsplit("/", 1)[1]

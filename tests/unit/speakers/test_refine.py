@@ -34,10 +34,10 @@ class VoiceEmbedder:
 
 
 @pytest.mark.parametrize(("count", "every", "expected"), [
-    (0, 4, []), (1, 4, [0]), (2, 4, [0]), (3, 4, [1]), (4, 4, [1]), (5, 4, [0, 4]),
-    (9, 4, [0, 4, 8]), (10, 4, [0, 4, 8, 9]), (3, 1, [0, 1, 2]), (1, 1, [0]),
+    (0, 4, []), (1, 4, [0]), (4, 4, [0, 3]), (5, 4, [0, 4]), (9, 4, [0, 4, 8]),
+    (10, 4, [0, 4, 8, 9]), (3, 1, [0, 1, 2]),
 ])
-def test_sparse_positions_keep_the_first_and_last_or_a_short_regions_middle(count: int, every: int,
+def test_sparse_positions_keep_the_first_and_last(count: int, every: int,
                                                   expected: list[int]) -> None:
     assert sparse_positions(count, every) == expected
 
@@ -72,19 +72,6 @@ def test_agreeing_neighbours_give_their_speaker_unembedded() -> None:
     assert set(result.labels) == {0}
     assert result.refined == 0
     assert result.coarse == len(sparse_positions(len(groups[0]), 4))
-
-
-def test_a_short_region_is_one_speaker_from_its_middle_window() -> None:
-    # 3.4 s of speech: four windows, one embedded; all take its speaker.
-    regions = [Span(start_ms=0, end_ms=3_400), Span(start_ms=4_000, end_ms=20_000)]
-    embedder = VoiceEmbedder([(0, 3_400, 1), (4_000, 20_000, 0)])
-    groups = _groups(regions)
-    assert len(groups[0]) == 4
-    result = label_windows(groups, np.zeros((0, 40), dtype=np.float32), embedder,
-                           every=4, num_speakers=None, threshold=0.55)
-    assert embedder.embedded[0] == groups[0][1]
-    assert result.labels[:4] == [0, 0, 0, 0]
-    assert set(result.labels[4:]) == {1}
 
 
 def test_every_one_embeds_every_window() -> None:

@@ -1,0 +1,188 @@
+"""The web app's browser tests' harness: the whole service on loopback, headless Chromium.
+
+The service runs in the test's process with real storage, the real ffmpeg
+normalizer and the fake recognizer (so recognition takes milliseconds and its
+failures are scripted). Chromium comes from Debian (`/usr/bin/chromium`) and
+is driven through the `playwright` package; nothing is downloaded. Without
+the browser the tests skip, except under CI where they fail. The fixtures
+`service` and `browser` are imported by each browser test module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from aiohttp import web
+
+from tests.conftest import SettingsFactory
+from transcriber.pipeline.steps import build_step_table
+from transcriber.ports import Utterance
+from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.service.app import build_app
+from transcriber.testing.recognizer import FakeRecognizer
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Page
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+AUDIO = Path(__file__).parents[1] / "fixtures" / "audio"
+SPEECH = (
+    Utterance(start_ms=0, end_ms=1200, channel=0, text="He was not an ill disposed"),
+    Utterance(start_ms=1200, end_ms=2600, channel=0, text="young man, said the archivist."),
+)
+UPLOAD_LIMIT = 60_000
+# A card may be polled every 6000 / (120 · 1/8) = 400 ms.
+RATE_WINDOW_SECONDS = 6.0
+POLL_MS = 400
+
+
+def need_browser() -> None:
+    missing = []
+    if not CHROMIUM.exists():
+        missing.append(f"{CHROMIUM} (apt-get install chromium)")
+    try:
+        import playwright.async_api  # noqa: F401, PLC0415
+    except ImportError:
+        missing.append("the playwright package (pip install -e '.[test]')")
+    if missing:
+        reason = "the browser tests need " + " and ".join(missing)
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Service:
+    base: str
+    recognizer: FakeRecognizer
+    app: web.Application
+
+
+@pytest.fixture
+async def service(make_settings: SettingsFactory) -> AsyncIterator[Service]:
+    need_browser()
+    port = free_port()
+    settings = make_settings(
+        server={"port": port, "upload_max_bytes": UPLOAD_LIMIT, "page_default": 2,
+                "rate_limit_window_seconds": RATE_WINDOW_SECONDS},
+        pipeline={"workers": 1, "idle_sleep_seconds": 0.05, "poll_first_delay_seconds": 0.2,
+                  "poll_delay_seconds": 0.2},
+    )
+    # Recognition stays pending until a test sets `pending_checks = 0`, so the
+    # card can be watched while the record waits at `submitted`.
+    recognizer = FakeRecognizer(utterances=SPEECH, finishes_in_submit=False,
+                                pending_checks=10**9)
+    transcoder = FfmpegTranscoder(settings.ffmpeg)
+    steps = build_step_table(transcoder=transcoder, cutter=transcoder, recognizer=recognizer,
+                             store=None)
+    app = build_app(settings, steps=steps)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        yield Service(base=f"http://127.0.0.1:{port}", recognizer=recognizer, app=app)
+    finally:
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def browser(service: Service) -> AsyncIterator[Browser]:
+    from playwright.async_api import async_playwright  # noqa: PLC0415
+
+    async with async_playwright() as driver:
+        launched = await driver.chromium.launch(executable_path=str(CHROMIUM),
+                                                args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@dataclass
+class Watch:
+    """What the page did that it must not: console errors, CSP violations, requests elsewhere."""
+
+    problems: list[str]
+    card_requests: list[float]
+
+
+# The page's own clock: when each card GET began and when its answer came. Gaps
+# seen through Playwright's event stream carry the test process's scheduling
+# jitter (a loaded two-core CI machine showed 100 ms), so the polling interval is
+# judged from inside the page.
+CARD_FETCH_CLOCK = """
+window.__cardFetches = [];
+const pageFetch = window.fetch;
+window.fetch = async function (input, init) {
+  const url = new URL(typeof input === "string" ? input : input.url, location.href);
+  const isCard = /^\\/app\\/audiorecords\\/[^/]+$/.test(url.pathname)
+    && (!init || !init.method || init.method === "GET");
+  const began = performance.now();
+  try {
+    return await pageFetch.apply(this, arguments);
+  } finally {
+    if (isCard) window.__cardFetches.push({ began, answered: performance.now() });
+  }
+};
+"""
+
+
+async def card_fetches(page: Page) -> list[dict[str, float]]:
+    fetches: list[dict[str, float]] = await page.evaluate("window.__cardFetches")
+    return fetches
+
+
+async def open_page(browser: Browser, service: Service) -> tuple[Page, Watch]:
+    page = await browser.new_page(viewport={"width": 1100, "height": 900})
+    await page.add_init_script(CARD_FETCH_CLOCK)
+    page.set_default_timeout(10_000)
+    watch = Watch(problems=[], card_requests=[])
+
+    def on_console(message: Any) -> None:
+        if message.type == "error" and "Failed to load resource" not in message.text:
+            watch.problems.append(f"console: {message.text}")
+
+    def on_request(request: Any) -> None:
+        if not request.url.startswith(service.base):
+            watch.problems.append(f"request elsewhere: {request.url}")
+        path = request.url.removeprefix(service.base)
+        if (path.startswith("/app/audiorecords/") and path.count("/") == 3
+                and request.method == "GET"):
+            watch.card_requests.append(time.monotonic())
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: watch.problems.append(f"page error: {error}"))
+    page.on("request", on_request)
+    return page, watch
+
+
+async def until(condition: Callable[[], bool], seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+async def upload(page: Page, path: Path | dict[str, Any]) -> None:
+    await page.get_by_role("link", name="Upload", exact=True).first.click()
+    await page.wait_for_url("**/upload")
+    await page.locator("#file-input").set_input_files(path)  # type: ignore[arg-type]
+
