@@ -212,14 +212,17 @@ class SpeakerEmbedder:
         return sums.astype(np.float32)
 
 
-def speech_regions(samples: Floats, *, min_silence_ms: int = TURN_MIN_SILENCE_MS) -> list[Span]:
-    """Speech stretches found by the Silero VAD that faster-whisper ships (ONNX, bundled)."""
+def speech_regions(samples: Floats, *, max_speech_s: float = float("inf")) -> list[Span]:
+    """Speech stretches found by the Silero VAD that faster-whisper ships (ONNX, bundled),
+    with the turn options; the one VAD of the service (the batched recognizer's clips
+    are built from these regions, at most `max_speech_s` long)."""
     from faster_whisper.vad import (  # noqa: PLC0415 - faster-whisper loads when used
         VadOptions,
         get_speech_timestamps,
     )
 
-    options = VadOptions(min_silence_duration_ms=min_silence_ms, speech_pad_ms=TURN_PAD_MS)
+    options = VadOptions(min_silence_duration_ms=TURN_MIN_SILENCE_MS, speech_pad_ms=TURN_PAD_MS,
+                         max_speech_duration_s=max_speech_s)
     found = get_speech_timestamps(np.ascontiguousarray(samples, dtype=np.float32), options)
     scale = 1000 / SAMPLE_RATE
     return [Span(start_ms=int(r["start"] * scale), end_ms=int(r["end"] * scale)) for r in found]

@@ -36,7 +36,7 @@ from transcriber.observability import PROVIDER_CALL_SECONDS, RECOGNITION_REALTIM
 from transcriber.ports import Utterance
 from transcriber.providers.languages import whisper_language
 from transcriber.providers.recognizer import AudioPart, Submitted
-from transcriber.providers.speakers import TURN_MIN_SILENCE_MS, TURN_PAD_MS
+from transcriber.providers.speakers import speech_regions
 from transcriber.settings import RecognizerSettings
 
 log = structlog.get_logger(__name__)
@@ -286,13 +286,10 @@ CLIP_PAD_SECONDS = 0.3
 def batched_speech(path: Path) -> tuple[Any, list[tuple[float, float]]]:
     """The part's audio and its speech regions (start, end seconds) as the VAD finds them."""
     from faster_whisper.audio import decode_audio  # noqa: PLC0415 - heavy import
-    from faster_whisper.vad import VadOptions, get_speech_timestamps  # noqa: PLC0415
 
     audio = decode_audio(str(path), sampling_rate=_RATE)
-    regions = get_speech_timestamps(audio, VadOptions(
-        min_silence_duration_ms=TURN_MIN_SILENCE_MS, speech_pad_ms=TURN_PAD_MS,
-        max_speech_duration_s=CLIP_MAX_SECONDS))
-    return audio, [(r["start"] / _RATE, r["end"] / _RATE) for r in regions]
+    regions = speech_regions(audio, max_speech_s=CLIP_MAX_SECONDS)
+    return audio, [(r.start_ms / 1000, r.end_ms / 1000) for r in regions]
 
 
 def widened(regions: list[tuple[float, float]], *, duration: float,
