@@ -79,6 +79,8 @@ class Run:
     total: int = 0
     normalize_updates: list[float] = field(default_factory=list)
     peak_rss: int = 0
+    # When the peak last grew: the record's state and the parts saved by then.
+    peak_at: str = ""
 
 
 def _record(minutes: float, folder: Path) -> tuple[Path, str]:
@@ -132,8 +134,12 @@ def _serve_until(run: Run, data_dir: Path, log: Path, *, stop_after_saved: int |
             while True:
                 assert proc.poll() is None, "serve exited"
                 _sample(run)
-                run.peak_rss = max(run.peak_rss, _rss_peak(proc.pid))
+                rss = _rss_peak(proc.pid)
                 state = lr.state(run.db, run.record_id)
+                if rss > run.peak_rss:
+                    run.peak_rss = rss
+                    run.peak_at = (f"{state['state']}, "
+                                   f"{len(lr.saved_parts(run.db, run.record_id))} parts saved")
                 assert state["halted_at"] is None, state["error_text"]
                 if state["state"] != "uploaded" and not run.normalize_seconds:
                     run.normalize_seconds = time.monotonic() - started
@@ -249,7 +255,8 @@ def test_peak_rss_while_recognizing_3_hours(tmp_path: Path) -> None:
                  stop_after_saved=RSS_PARTS or None)
     parts = len(lr.saved_parts(run.db, run.record_id))
     print(f"\npeak RSS of serve over {parts} parts of a {RSS_MINUTES:g}-minute recording: "
-          f"{run.peak_rss / 2**20:.0f} MiB (goal <= {RSS_GOAL_BYTES / 2**20:.0f} MiB); "
+          f"{run.peak_rss / 2**20:.0f} MiB (goal <= {RSS_GOAL_BYTES / 2**20:.0f} MiB), last "
+          f"grown while {run.peak_at}; "
           f"{run.seconds:.0f} s in all (normalize {run.normalize_seconds:.0f} s)")
     if lr.state(run.db, run.record_id)["state"] == "done":
         print(f"the whole recording done: real-time factor "

@@ -78,10 +78,13 @@ def bundled_model_path(*, expected_sha256: str = MODEL_SHA256) -> Path:
 
 
 def plan_windows(speech: Sequence[Span], plan: WindowPlan = WindowPlan()) -> list[Span]:
-    """Windows over the speech regions; a region shorter than a window is one window.
+    """Whole windows on a grid of `step_ms` from each region's start; a region shorter
+    than a window is one window.
 
-    The last window of a region ends at the region's end, so no speech is left out;
-    it starts on the grid of the others (between one and two steps before the end).
+    A region's tail after its last whole window (less than a step) has no window of
+    its own: the turns give it to the last window. An end-aligned window there cost
+    one more embedder input in every region (a sixth of all inputs) and found the
+    same turns on the conversations, with fewer confusions on 3 hours (recognition.md).
     """
     windows: list[Span] = []
     for region in speech:
@@ -92,12 +95,9 @@ def plan_windows(speech: Sequence[Span], plan: WindowPlan = WindowPlan()) -> lis
             windows.append(Span(start_ms=region.start_ms, end_ms=region.end_ms))
             continue
         start = region.start_ms
-        while start + plan.window_ms < region.end_ms:
+        while start + plan.window_ms <= region.end_ms:
             windows.append(Span(start_ms=start, end_ms=start + plan.window_ms))
             start += plan.step_ms
-        # The last one starts on the grid too, so it shares its first input with the
-        # window before it (one end-aligned input per region is all that is added).
-        windows.append(Span(start_ms=start, end_ms=region.end_ms))
     return windows
 
 

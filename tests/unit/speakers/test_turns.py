@@ -11,10 +11,10 @@ from transcriber.providers.speakers import (
 )
 
 
-def test_windows_cover_each_region_to_its_end_and_skip_crumbs() -> None:
+def test_windows_are_whole_on_each_regions_grid_and_skip_crumbs() -> None:
     plan = WindowPlan(window_ms=1600, step_ms=800, min_ms=400)
     regions = [
-        Span(start_ms=0, end_ms=4000),
+        Span(start_ms=0, end_ms=4300),
         Span(start_ms=5000, end_ms=6000),
         Span(start_ms=7000, end_ms=7300),
     ]
@@ -62,9 +62,14 @@ def test_embedder_inputs_tile_each_window_and_reach_its_end() -> None:
     assert subwindow_spans(Span(start_ms=4000, end_ms=5200), 480) == [(400, 480)]
 
 
-def test_the_last_window_of_a_region_starts_on_the_grid() -> None:
-    # 0-4300: the last window starts at 3200 (on the 800 ms grid), not at 2700, so its
-    # first input is the previous window's second: one end-aligned input is all it adds.
-    windows = plan_windows([Span(start_ms=0, end_ms=4300)], WindowPlan())
-    assert windows[-2:] == [Span(start_ms=2400, end_ms=4000), Span(start_ms=3200, end_ms=4300)]
-    assert subwindow_spans(windows[-1], 10_000) == [(320, 400), (350, 430)]
+def test_a_regions_tail_goes_to_its_last_window() -> None:
+    # 0-4300: whole windows up to 2400-4000; the last 300 ms has no window (and costs no
+    # embedder input: every input of these windows is on the 80-frame grid) ...
+    regions = [Span(start_ms=0, end_ms=4300)]
+    windows = plan_windows(regions, WindowPlan())
+    assert windows[-1] == Span(start_ms=2400, end_ms=4000)
+    assert {span for w in windows for span in subwindow_spans(w, 10_000)} == {
+        (0, 80), (80, 160), (160, 240), (240, 320), (320, 400)}
+    # ... and the turns still cover the region to its end.
+    turns = turns_from_windows(regions, windows, [0, 0, 0, 1])
+    assert turns[-1] == Turn(start_ms=2800, end_ms=4300, speaker=1)

@@ -1,0 +1,34 @@
+"""Freed heap handed back to the operating system after each big piece of work.
+
+glibc keeps what a thread frees in that thread's arena, for that thread to reuse:
+a Whisper part's buffers (the encoder's attention over a batch of clips, some
+300 MB), freed in the recognizer's thread, stayed resident while the speaker
+separation allocated its own in another thread, and the two added up to the
+peak of a 3-hour record (recognition.md). `malloc_trim(0)` returns the free
+pages of every arena, as Dask's workers do for the same reason. Where the C
+library has no `malloc_trim` (musl, macOS) this does nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from collections.abc import Callable
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+def release_free_memory() -> bool:
+    """Hand the heap's free pages back; False where the C library cannot."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
