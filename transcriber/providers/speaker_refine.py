@@ -44,14 +44,18 @@ class Refinement:
 
 
 def sparse_positions(count: int, every: int) -> list[int]:
-    """Pure: positions 0, every, 2·every, … of a region's `count` windows, and its last.
+    """Pure: positions 0, every, 2·every, … of a region's `count` windows, and its last;
+    the first alone of a region of two (they share half their audio: the second
+    adds an input, seldom a speaker).
 
-    Not the middle window alone of a short region: that halved a conversation's
+    Not the middle window alone of every short region: that halved a conversation's
     inputs, but on 3 hours of two voices the closest clusters then came within the
     threshold and one speaker was found (recognition.md).
     """
     if count <= 0:
         return []
+    if count == 2 and every > 1:
+        return [0]
     picked = list(range(0, count, max(every, 1)))
     if picked[-1] != count - 1:
         picked.append(count - 1)
@@ -84,6 +88,8 @@ def label_windows(
                     label_at[(g, p)] = a
                 else:
                     pending.append((g, p, a, b))
+        for p in range(picked[-1] + 1, len(groups[g])):
+            label_at[(g, p)] = label_at[(g, picked[-1])]
     if pending:
         centres = centroids(coarse, coarse_labels)
         refined = embedder.embed(features, [groups[g][p] for g, p, _, _ in pending],

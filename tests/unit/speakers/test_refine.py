@@ -34,7 +34,8 @@ class VoiceEmbedder:
 
 
 @pytest.mark.parametrize(("count", "every", "expected"), [
-    (0, 4, []), (1, 4, [0]), (4, 4, [0, 3]), (5, 4, [0, 4]), (9, 4, [0, 4, 8]),
+    (0, 4, []), (1, 4, [0]), (2, 4, [0]), (2, 1, [0, 1]), (3, 4, [0, 2]), (4, 4, [0, 3]),
+    (5, 4, [0, 4]), (9, 4, [0, 4, 8]),
     (10, 4, [0, 4, 8, 9]), (3, 1, [0, 1, 2]),
 ])
 def test_sparse_positions_keep_the_first_and_last(count: int, every: int,
@@ -72,6 +73,17 @@ def test_agreeing_neighbours_give_their_speaker_unembedded() -> None:
     assert set(result.labels) == {0}
     assert result.refined == 0
     assert result.coarse == len(sparse_positions(len(groups[0]), 4))
+
+
+def test_a_region_of_two_windows_takes_its_first_windows_speaker() -> None:
+    regions = [Span(start_ms=0, end_ms=2_800), Span(start_ms=4_000, end_ms=6_900)]
+    embedder = VoiceEmbedder([(0, 2_800, 0), (4_000, 6_900, 1)])
+    groups = _groups(regions)
+    assert [len(g) for g in groups] == [2, 2]
+    result = label_windows(groups, np.zeros((0, 40), dtype=np.float32), embedder,
+                           every=4, num_speakers=None, threshold=0.55)
+    assert result.labels == [0, 0, 1, 1]
+    assert embedder.embedded == [groups[0][0], groups[1][0]]
 
 
 def test_every_one_embeds_every_window() -> None:
