@@ -6,8 +6,11 @@ adding ≤ 15 % to the local Whisper's recognition time of the same file. What
 diarization adds is both of its costs: the word times it needs (the service's
 own recognition with them against without, alternating) and the separation as
 the service runs it (over the regions the recognizer's VAD found), all timed in
-the same run (the best of a few runs each: the machine is shared, and one run
-swings by 2x), wall and CPU time side by side.
+the same run (medians of a few runs each: the machine is shared), wall and CPU
+time side by side. The word times are counted as `add_word_timestamps`' own
+seconds: a profile of runs without and with them shows that call (ctranslate2's
+`align`) as the only work added, while `generate` alone moves by more than it
+between identical runs (recognition.md).
 
 Needs, installed beforehand (the bench installs nothing; it skips saying what
 is missing): `apt-get install pocketsphinx-testdata espeak-ng festival
