@@ -14,6 +14,10 @@ from __future__ import annotations
 import ctypes
 import functools
 from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @functools.cache
@@ -32,3 +36,17 @@ def release_free_memory() -> bool:
         return False
     trim(0)
     return True
+
+
+def releasing(work: Callable[P, R]) -> Callable[P, R]:
+    """`work`, then the free pages handed back (its own buffers are freed by then),
+    whether it returned or raised."""
+
+    @functools.wraps(work)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return work(*args, **kwargs)
+        finally:
+            release_free_memory()
+
+    return run

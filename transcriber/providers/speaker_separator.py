@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from transcriber.ports import Utterance
-from transcriber.providers.memory import release_free_memory
+from transcriber.providers.memory import releasing
 from transcriber.providers.speaker_port import SpeakersUnavailable
 from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
 from transcriber.providers.speaker_words import Segment, Span, split_by_speaker
@@ -35,7 +35,7 @@ class LocalSpeakerSeparator:
                        num_speakers: int | None,
                        speech: Sequence[Span] | None = None) -> list[Utterance]:
         try:
-            return await asyncio.to_thread(self._separate_released, audio, segments, num_speakers,
+            return await asyncio.to_thread(self._separate, audio, segments, num_speakers,
                                            speech)
         except SpeakerModelUnavailable as exc:
             raise SpeakersUnavailable(str(exc)) from None
@@ -46,14 +46,7 @@ class LocalSpeakerSeparator:
                 self._embedder = SpeakerEmbedder()
             return self._embedder
 
-    def _separate_released(self, audio: Path, segments: Sequence[Segment],
-                           num_speakers: int | None,
-                           speech: Sequence[Span] | None) -> list[Utterance]:
-        try:
-            return self._separate(audio, segments, num_speakers, speech)
-        finally:
-            release_free_memory()  # features and clustering, freed by now (memory.py)
-
+    @releasing  # features and clustering are freed when it returns (memory.py)
     def _separate(self, audio: Path, segments: Sequence[Segment], num_speakers: int | None,
                   speech: Sequence[Span] | None) -> list[Utterance]:
         embedder = self._load()

@@ -35,7 +35,7 @@ from transcriber.ids import new_id
 from transcriber.observability import PROVIDER_CALL_SECONDS, RECOGNITION_REALTIME_FACTOR
 from transcriber.ports import Utterance
 from transcriber.providers.languages import whisper_language
-from transcriber.providers.memory import release_free_memory
+from transcriber.providers.memory import releasing
 from transcriber.providers.recognizer import AudioPart, Submitted
 from transcriber.providers.speakers import speech_regions
 from transcriber.settings import RecognizerSettings
@@ -150,7 +150,7 @@ class WhisperRecognizer:
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
         language = whisper_language(part.language, self._settings.language)
-        future = loop.run_in_executor(self._executor, self._recognize_released, part.path, cancel,
+        future = loop.run_in_executor(self._executor, self._recognize, part.path, cancel,
                                       language, part.words)
         try:
             payload = await future
@@ -200,13 +200,7 @@ class WhisperRecognizer:
                          model=self.model)
             return self._model
 
-    def _recognize_released(self, path: Path, cancel: threading.Event,
-                            language: str | None, words: bool) -> bytes:
-        try:
-            return self._recognize(path, cancel, language, words)
-        finally:
-            release_free_memory()  # the part's buffers, freed by now (memory.py)
-
+    @releasing  # the part's buffers are freed when it returns (memory.py)
     def _recognize(self, path: Path, cancel: threading.Event,
                    language: str | None = None, words: bool = False) -> bytes:
         try:
