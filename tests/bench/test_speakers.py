@@ -156,6 +156,9 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
           f"{separation:6.2f} s wall, {separation_cpu:6.2f} s CPU; with its own VAD "
           f"{own_vad[0]:.2f} s wall, {own_vad[1]:.2f} s CPU; two onnxruntime threads "
           f"{two_threads_wall:.2f} s wall")
+    print(f"  the embedder: {1000 * separation / inputs:.1f} ms an input (wall, the whole "
+          f"separation over its inputs); the CPU's int8 dot-product instructions: "
+          f"{_int8_dot_products()} (the int8 LSTM's speed follows them: recognition.md)")
     print(f"  recognition, sequential (`recognizer.batched = false`, word times): "
           f"{sequential:6.2f} s wall, {sequential_cpu:6.2f} s CPU")
     print(f"  diarization adds (word times + separation): {share:.1%} of the wall time, "
@@ -187,6 +190,16 @@ def _long_recording_paths(audio: npt.NDArray[np.float32], reference: list[Segmen
     return {variant: diarization_error(reference, [
         Segment(start_ms=t.start_ms, end_ms=t.end_ms, speaker=str(t.speaker)) for t in turns])
         for variant, turns in scores.items()}
+
+
+def _int8_dot_products() -> str:
+    """The VNNI flags the CPU reports (Linux), or "none"."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return "unknown"
+    found = sorted({f for f in flags if "vnni" in f})
+    return ", ".join(found) or "none"
 
 
 def _median(runs: list[tuple[float, float]]) -> tuple[float, float]:
