@@ -156,8 +156,9 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
           f"{separation:6.2f} s wall, {separation_cpu:6.2f} s CPU; with its own VAD "
           f"{own_vad[0]:.2f} s wall, {own_vad[1]:.2f} s CPU; two onnxruntime threads "
           f"{two_threads_wall:.2f} s wall")
-    print(f"  the embedder: {1000 * separation / inputs:.1f} ms an input (wall, the whole "
-          f"separation over its inputs); the CPU's int8 dot-product instructions: "
+    print(f"  the separation's wall time over its embedder inputs: "
+          f"{1000 * separation / inputs:.1f} ms an input (the embedder's own cost and a "
+          f"little more); the CPU's int8 dot-product instructions: "
           f"{_int8_dot_products()} (the int8 LSTM's speed follows them: recognition.md)")
     print(f"  recognition, sequential (`recognizer.batched = false`, word times): "
           f"{sequential:6.2f} s wall, {sequential_cpu:6.2f} s CPU")
@@ -193,7 +194,8 @@ def _long_recording_paths(audio: npt.NDArray[np.float32], reference: list[Segmen
 
 
 def _int8_dot_products() -> str:
-    """The VNNI flags the CPU reports (Linux), or "none"."""
+    """The VNNI flags the CPU reports in /proc/cpuinfo: "none" without them, "unknown"
+    where that file cannot be read."""
     try:
         flags = Path("/proc/cpuinfo").read_text().split()
     except OSError:
