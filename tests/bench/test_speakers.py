@@ -40,6 +40,7 @@ from tests.der import Score, Segment, diarization_error
 from transcriber.pipeline.diarization import segments_of, speech_of
 from transcriber.providers import speaker_clustering, speaker_refine
 from transcriber.providers import speakers as sp
+from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.speaker_features import SAMPLE_RATE
 from transcriber.providers.speaker_separator import LocalSpeakerSeparator
 from transcriber.providers.speaker_stream import speech_and_features
@@ -112,7 +113,9 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
     answer = (plan, runs["payload"][0])
     segments, speech = segments_of([answer]), speech_of([answer])
     assert speech, "the answer with word times carries its VAD's regions"
-    separator = LocalSpeakerSeparator()
+    # As the service builds it: in the recognizer's pool, with a recognition's threads.
+    model_runs = ModelRuns.from_settings(RecognizerSettings())
+    separator = LocalSpeakerSeparator(model_runs)
     embedder = separator._load()
     separations = []
     for _ in range(SEPARATION_RUNS):
@@ -127,10 +130,12 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
     dense = sp.SpeakerEmbedder()
     sp.diarize(audio, dense, plan=dataclasses.replace(sp.WindowPlan(), every=1))
     separation, separation_cpu = _median(separations)
-    two_threads = sp.SpeakerEmbedder(threads=2)
-    wall = time.perf_counter()
-    sp.diarize(audio, two_threads)
-    two_threads_wall = time.perf_counter() - wall
+    # One embedder thread, as a separation outside the service's pool runs.
+    alone = LocalSpeakerSeparator()
+    wall, cpu = time.perf_counter(), time.process_time()
+    alone._separate(path, segments, None, speech)
+    one_thread = (time.perf_counter() - wall, time.process_time() - cpu)
+    model_runs.close()
     # What diarization adds: the word times and the separation. The word times' cost is
     # taken as faster-whisper's `add_word_timestamps` own seconds inside the runs with
     # them (the alignment and its Python: 0.5-0.8 s in every run here); the difference
@@ -150,12 +155,13 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
     print(f"  the same with word times ({runs['words']} words): {timed[0]:6.2f} s wall, "
           f"{timed[1]:6.2f} s CPU; add_word_timestamps inside it {aligned[0]:.2f} s wall, "
           f"{aligned[1]:.2f} s CPU")
-    print(f"  separation as the service separates (decode, features, {inputs} embedder "
+    print(f"  separation as the service separates ({model_runs.threads} embedder threads, "
+          f"a recognition's: decode, features, {inputs} embedder "
           f"inputs over the recognizer's {len(speech)} VAD regions, words to speakers; "
           f"{dense.inputs_run} inputs without the sparse pass): "
           f"{separation:6.2f} s wall, {separation_cpu:6.2f} s CPU; with its own VAD "
-          f"{own_vad[0]:.2f} s wall, {own_vad[1]:.2f} s CPU; two onnxruntime threads "
-          f"{two_threads_wall:.2f} s wall")
+          f"{own_vad[0]:.2f} s wall, {own_vad[1]:.2f} s CPU; one embedder thread "
+          f"{one_thread[0]:.2f} s wall, {one_thread[1]:.2f} s CPU")
     print(f"  the separation's wall time over its embedder inputs: "
           f"{1000 * separation / inputs:.1f} ms an input (the embedder's own cost and a "
           f"little more); the CPU's int8 dot-product instructions: "
@@ -169,8 +175,11 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
           "runs: " + ", ".join(f"{w:.2f}/{c:.2f} s" for w, c in separations))
     assert not failures, f"DER or count goal missed on {failures}"
     assert inputs < dense.inputs_run
+    # The goal is the wall time: the service runs a separation in the recognizer's pool
+    # (model_runs.py), one run at a time by default, so what a separation takes from
+    # the records behind it is its time in the pool, not its CPU seconds (two threads
+    # spend a little more CPU than one to halve the wall time).
     assert share <= TIME_GOAL
-    assert share_cpu <= TIME_GOAL
 
 
 def _long_recording_paths(audio: npt.NDArray[np.float32], reference: list[Segment],

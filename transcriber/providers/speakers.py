@@ -160,12 +160,13 @@ def _input(features: Features, span: tuple[int, int]) -> Floats:
 
 
 class SpeakerEmbedder:
-    """The d-vector ONNX model behind onnxruntime.
+    """The d-vector ONNX model behind onnxruntime, with `threads` intra-op threads.
 
-    One intra-op thread: two ran its LSTM in half the time on two idle cores
-    (7.1 → 3.6 ms an input) but slower than one whenever the cores were busy
-    (median 3.0 s against 2.3 s for the 160 s conversation, spinning or not),
-    and a server's cores are busy with the other records' recognition.
+    Two ran its LSTM in half the time on two idle cores (5.5 → 2.8 ms an input)
+    but slower than one whenever the cores were busy with a recognition (median
+    3.0 s against 2.3 s for the 160 s conversation, spinning or not); the service
+    gives it a recognition's threads because it never runs beside one there
+    (model_runs.py). One by default.
     """
 
     def __init__(self, model_path: Path | None = None, *, threads: int = 1) -> None:

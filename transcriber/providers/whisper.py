@@ -7,9 +7,10 @@ Systran faster-whisper-base conversion before the model is loaded; nothing
 is downloaded at run time. `[recognizer] model_dir` points at any other
 faster-whisper model folder instead (no hash check: the owner chose it).
 
-Recognition runs in worker threads (ctranslate2 releases the GIL), at most
-`[recognizer] concurrency` at a time; the model is loaded once, lazily, and
-reused. A cancelled recognition stops at the next segment boundary.
+Recognition runs in the pool of model runs (`model_runs`: ctranslate2
+releases the GIL), at most `[recognizer] concurrency` at a time, shared with
+the speaker separation; the model is loaded once, lazily, and reused. A
+cancelled recognition stops at the next segment boundary.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import os
 import shutil
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from transcriber.observability import PROVIDER_CALL_SECONDS, RECOGNITION_REALTIM
 from transcriber.ports import Utterance
 from transcriber.providers.languages import whisper_language
 from transcriber.providers.memory import releasing
+from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.recognizer import AudioPart, Submitted
 from transcriber.providers.speakers import speech_regions
 from transcriber.settings import RecognizerSettings
@@ -116,8 +117,8 @@ class WhisperRecognizer:
         self._settings = settings
         self._cache_dir = cache_dir
         self._default_limit = default_time_limit_seconds
-        self._executor = ThreadPoolExecutor(max_workers=settings.concurrency,
-                                            thread_name_prefix="whisper")
+        # Shared with the speaker separation, so the two never run side by side.
+        self.model_runs = ModelRuns.from_settings(settings)
         self._load_lock = threading.Lock()
         self._model: Any = None
         self._batched: Any = None
@@ -145,15 +146,13 @@ class WhisperRecognizer:
     async def submit(self, part: AudioPart) -> Submitted:
         if part.path is None:
             raise PermanentFailure("the local recognizer needs a local file")
-        # The executor's `concurrency` threads bound the recognitions running at once.
+        # The pool's `concurrency` threads bound the model runs going at once.
         cancel = threading.Event()
-        loop = asyncio.get_running_loop()
         started = time.perf_counter()
         language = whisper_language(part.language, self._settings.language)
-        future = loop.run_in_executor(self._executor, self._recognize, part.path, cancel,
-                                      language, part.words)
         try:
-            payload = await future
+            payload = await self.model_runs.run(self._recognize, part.path, cancel,
+                                                language, part.words)
         except asyncio.CancelledError:
             cancel.set()  # a started recognition stops at its next segment
             raise
@@ -173,7 +172,7 @@ class WhisperRecognizer:
         return parse_local_payload(payload)
 
     async def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self.model_runs.close()
 
     def load(self) -> Any:
         """Load the model once (thread-safe); callers run this off the event loop."""

@@ -70,12 +70,15 @@ def saved_answer_parsers() -> dict[str, AnswerParser]:
     return {"local": parse_local_payload, "speechkit": parse_results}
 
 
-def speaker_separator() -> SpeakerSeparator:
+def speaker_separator(recognizer: Recognizer) -> SpeakerSeparator:
     """The local speaker separation (its model loads on first use, when a record
-    is separated; without the model package records finish without speakers)."""
+    is separated; without the model package records finish without speakers), in
+    the local recognizer's pool of model runs when there is one (model_runs.py)."""
+    from transcriber.providers.model_runs import ModelRuns  # noqa: PLC0415
     from transcriber.providers.speaker_separator import LocalSpeakerSeparator  # noqa: PLC0415
 
-    return LocalSpeakerSeparator()
+    runs = getattr(recognizer, "model_runs", None)
+    return LocalSpeakerSeparator(runs if isinstance(runs, ModelRuns) else None)
 
 
 async def providers_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -101,6 +104,7 @@ async def providers_ctx(app: web.Application) -> AsyncIterator[None]:
                 app[keys.OBJECT_STORE] = s3
             app[keys.STEPS] = build_step_table(
                 transcoder=app[keys.TRANSCODER], cutter=ffmpeg, recognizer=recognizer,
-                store=store, parsers=saved_answer_parsers(), separator=speaker_separator())
+                store=store, parsers=saved_answer_parsers(),
+                separator=speaker_separator(recognizer))
             log.info("providers_started", recognizer=recognizer.provider)
         yield

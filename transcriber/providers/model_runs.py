@@ -1,0 +1,54 @@
+"""The process's model runs: recognition and speaker separation through one pool.
+
+Both are CPU-bound native code (ctranslate2, onnxruntime) that release the GIL.
+Run side by side they only slow each other: two onnxruntime threads ran the
+speaker embedder in half the time on idle cores but slower than one beside a
+recognition (recognition.md). So the separation waits for the pool the
+recognizer uses (`[recognizer] concurrency` runs at a time, one by default) and
+then takes as many threads as a recognition does (`[recognizer] cpu_threads`,
+or ctranslate2's default of at most 4), never competing with one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Final, TypeVar
+
+from transcriber.settings import RecognizerSettings
+
+R = TypeVar("R")
+
+# ctranslate2's own default for `intra_threads` (0): four, fewer on a smaller machine.
+DEFAULT_THREADS: Final = 4
+
+
+def threads_per_run(cpu_threads: int, cpu_count: int | None) -> int:
+    """Pure: the threads one model run takes; `cpu_threads` 0 means ctranslate2's default."""
+    if cpu_threads > 0:
+        return cpu_threads
+    return max(1, min(DEFAULT_THREADS, cpu_count or 1))
+
+
+class ModelRuns:
+    """At most `concurrency` model runs at a time, in threads named `model-run`."""
+
+    def __init__(self, *, concurrency: int, threads: int) -> None:
+        self.threads = threads
+        self._executor = ThreadPoolExecutor(max_workers=concurrency,
+                                            thread_name_prefix="model-run")
+
+    @classmethod
+    def from_settings(cls, settings: RecognizerSettings) -> ModelRuns:
+        return cls(concurrency=settings.concurrency,
+                   threads=threads_per_run(settings.cpu_threads, os.cpu_count()))
+
+    async def run(self, work: Callable[..., R], *args: object) -> R:
+        """`work(*args)` in the pool; a cancelled caller leaves a started run to finish
+        (native code cannot be interrupted), and the next run waits for it."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
