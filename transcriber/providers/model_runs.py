@@ -15,11 +15,12 @@ import asyncio
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Final, TypeVar
+from typing import Final, TypeVar, TypeVarTuple
 
 from transcriber.settings import RecognizerSettings
 
 R = TypeVar("R")
+Ts = TypeVarTuple("Ts")
 
 # ctranslate2's own default for `intra_threads` (0): four, fewer on a smaller machine.
 DEFAULT_THREADS: Final = 4
@@ -45,7 +46,7 @@ class ModelRuns:
         return cls(concurrency=settings.concurrency,
                    threads=threads_per_run(settings.cpu_threads, os.cpu_count()))
 
-    async def run(self, work: Callable[..., R], *args: object) -> R:
+    async def run(self, work: Callable[[*Ts], R], *args: *Ts) -> R:
         """`work(*args)` in the pool; a cancelled caller leaves a started run to finish
         (native code cannot be interrupted), and the next run waits for it."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
