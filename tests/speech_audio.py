@@ -61,16 +61,15 @@ def fixture_spans(pieces: list[Piece]) -> list[tuple[str, int, int]]:
     lengths: dict[str, int] = {}
     spans: list[tuple[str, int, int]] = []
     at = 0
-    for number, piece in enumerate(pieces):
+    for piece in pieces:
         if piece.fixture is not None:
             if piece.fixture not in lengths:
                 lengths[piece.fixture] = _pcm(FIXTURES / piece.fixture).size
             spans.append((piece.fixture, at * 1000 // RATE,
                           (at + lengths[piece.fixture]) * 1000 // RATE))
             at += lengths[piece.fixture]
-        at += int(piece.silence_s * RATE)
-        if piece.noise_s:
-            at += _music(piece.noise_s, seed=number).size
+        # As `build` joins them: the silence, then the noise (`_music`'s length).
+        at += int(piece.silence_s * RATE) + int(piece.noise_s * RATE)
     return spans
 
 
