@@ -65,14 +65,16 @@ def measure(path: str, mode: str = "stream", reference: str | None = None) -> di
     seconds["turns"] = time.perf_counter() - mark
     total = time.perf_counter() - started
     minutes = features.shape[0] / 100 / 60
-    result: dict[str, Any] = {"mode": mode, "audio_minutes": round(minutes, 2),
-            "seconds": {k: round(v, 2) for k, v in seconds.items()},
-            "total_seconds": round(total, 2),
-            "seconds_per_audio_minute": round(total / minutes, 3),
-            "peak_rss_mib": _peak_mib(), "peak_rss_mib_after": peaks,
-            "regions": len(regions), "windows": len(windows), "coarse": refinement.coarse,
-            "refined": refinement.refined, "inputs": embedder.inputs_run,
-            "speakers": len(set(refinement.labels)), "turns": len(turns)}
+    result: dict[str, Any] = {
+        "mode": mode, "audio_minutes": round(minutes, 2),
+        "seconds": {k: round(v, 2) for k, v in seconds.items()},
+        "total_seconds": round(total, 2),
+        "seconds_per_audio_minute": round(total / minutes, 3),
+        "peak_rss_mib": _peak_mib(), "peak_rss_mib_after": peaks,
+        "regions": len(regions), "windows": len(windows), "coarse": refinement.coarse,
+        "refined": refinement.refined, "inputs": embedder.inputs_run,
+        "speakers": len(set(refinement.labels)), "turns": len(turns),
+    }
     if reference is not None:
         known = [Segment(speaker=str(name), start_ms=int(start), end_ms=int(end))
                  for name, start, end in orjson.loads(Path(reference).read_bytes())]
