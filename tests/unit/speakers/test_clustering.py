@@ -6,7 +6,13 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from transcriber.providers.speaker_clustering import agglomerate, first_appearance
+from transcriber.providers.speaker_clustering import (
+    MIN_SPEAKER_WINDOWS,
+    absorb_small,
+    agglomerate,
+    cluster,
+    first_appearance,
+)
 
 
 def _speakers(
@@ -70,3 +76,45 @@ def test_edge_cases() -> None:
     with pytest.raises(ValueError, match="num_speakers"):
         agglomerate(one, num_speakers=9)
     assert first_appearance([5, 5, 2, 9, 2]) == [0, 0, 1, 2, 1]
+
+
+def _with_odd_windows(odd: int, *, seed: int) -> tuple[npt.NDArray[np.float32], list[int]]:
+    """Two speakers of ten windows, and `odd` windows of the first that sound unlike
+    the rest of it (about 0.5 from it: beyond the threshold, far nearer it than the other)."""
+    points, truth = _speakers([10, 10], seed=seed)
+    first = points[[i for i, k in enumerate(truth) if k == truth[0]]].mean(axis=0)
+    first /= np.linalg.norm(first)
+    rng = np.random.default_rng(seed + 100)
+    away = rng.normal(0, 1, 256)
+    away -= (away @ first) * first
+    away /= np.linalg.norm(away)
+    odd_points = [first + 1.8 * away + rng.normal(0, 0.01, 256) for _ in range(odd)]
+    return (np.concatenate([points, np.stack(odd_points).astype(np.float32)]),
+            truth + [truth[0]] * odd)
+
+
+def test_a_few_odd_windows_of_a_voice_join_its_speaker() -> None:
+    points, truth = _with_odd_windows(MIN_SPEAKER_WINDOWS - 1, seed=21)
+    assert len(set(agglomerate(points))) == 3  # the odd ones alone, under the threshold
+    labels = cluster(points)
+    assert len(set(labels)) == 2
+    assert _same_partition(labels, truth)
+
+
+def test_a_speaker_with_enough_windows_is_kept() -> None:
+    points, _ = _with_odd_windows(MIN_SPEAKER_WINDOWS, seed=22)
+    assert len(set(cluster(points))) == 3
+
+
+def test_a_given_count_is_never_absorbed() -> None:
+    points, _ = _with_odd_windows(MIN_SPEAKER_WINDOWS - 1, seed=23)
+    assert len(set(cluster(points, num_speakers=3))) == 3
+
+
+def test_absorbing_needs_a_large_cluster_to_join() -> None:
+    points, _ = _speakers([2, 2, 1], seed=24)
+    labels = agglomerate(points)
+    assert len(set(labels)) == 3
+    assert absorb_small(points, labels) == labels  # none is large: nothing to join
+    assert absorb_small(points, []) == []
+    assert absorb_small(points, [0, 0, 1, 1, 0], min_size=2) == [0, 0, 1, 1, 0]
