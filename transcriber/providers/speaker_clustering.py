@@ -127,16 +127,16 @@ def cluster(
     clusters, so a given count is never lost. Memory: `limit`^2 distances plus
     one row of `k` similarities per embedding.
     """
+    def speakers_of(clustered: npt.NDArray[np.float32]) -> list[int]:
+        labels = agglomerate(clustered, num_speakers=num_speakers, threshold=threshold,
+                             max_speakers=max_speakers)
+        return labels if num_speakers is not None else absorb_small(clustered, labels)
+
     count = int(embeddings.shape[0])
     if count <= limit:
-        found = agglomerate(embeddings, num_speakers=num_speakers, threshold=threshold,
-                            max_speakers=max_speakers)
-        return found if num_speakers is not None else absorb_small(embeddings, found)
+        return speakers_of(embeddings)
     chosen = np.unique(np.linspace(0, count - 1, limit).round().astype(np.int64))
-    picked = agglomerate(embeddings[chosen], num_speakers=num_speakers,
-                         threshold=threshold, max_speakers=max_speakers)
-    if num_speakers is None:
-        picked = absorb_small(embeddings[chosen], picked)
+    picked = speakers_of(embeddings[chosen])
     centres = centroids(embeddings[chosen], picked)
     labels = np.empty(count, dtype=np.int64)
     for first in range(0, count, ASSIGN_BLOCK):
