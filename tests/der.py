@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from transcriber.providers.speaker_words import Turn
+
 FRAME_MS = 10
 
 
@@ -32,6 +34,12 @@ class Score:
     false_alarm: float
     confusion: float
     found_speakers: int
+
+
+def hypothesis_of(turns: Sequence[Turn]) -> list[Segment]:
+    """The separation's turns as segments to score, speakers named by their number."""
+    return [Segment(start_ms=t.start_ms, end_ms=t.end_ms, speaker=str(t.speaker))
+            for t in turns]
 
 
 def _grid(segments: Sequence[Segment], names: list[str], frames: int) -> npt.NDArray[np.bool_]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from tests.der import Segment, diarization_error
+from tests.der import Segment, diarization_error, hypothesis_of
 from transcriber.providers import speakers as sp
 from transcriber.providers.speaker_clustering import DEFAULT_THRESHOLD
 from transcriber.providers.speaker_features import SAMPLE_RATE, Features, log_mel
@@ -78,9 +78,7 @@ def measure(path: str, mode: str = "stream", reference: str | None = None) -> di
     if reference is not None:
         known = [Segment(speaker=str(name), start_ms=int(start), end_ms=int(end))
                  for name, start, end in orjson.loads(Path(reference).read_bytes())]
-        score = diarization_error(known, [
-            Segment(speaker=str(t.speaker), start_ms=t.start_ms, end_ms=t.end_ms)
-            for t in turns])
+        score = diarization_error(known, hypothesis_of(turns))
         result |= {"der": round(score.der, 4), "confusion": round(score.confusion, 4),
                    "missed": round(score.missed, 4), "false_alarm": round(score.false_alarm, 4)}
     return result

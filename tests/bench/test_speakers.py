@@ -36,7 +36,7 @@ import orjson
 import pytest
 
 from tests.bench.speaker_audio import real_two_speakers, synthetic_three_voices
-from tests.der import Score, Segment, diarization_error
+from tests.der import Score, Segment, diarization_error, hypothesis_of
 from transcriber.pipeline.diarization import segments_of, speech_of
 from transcriber.providers import speaker_clustering, speaker_refine
 from transcriber.providers import speakers as sp
@@ -62,9 +62,7 @@ def _score(audio: npt.NDArray[np.float32], reference: list[Segment],
     started = time.perf_counter()
     turns = sp.diarize(audio, embedder, num_speakers=given)
     seconds = time.perf_counter() - started
-    hypothesis = [Segment(start_ms=t.start_ms, end_ms=t.end_ms, speaker=str(t.speaker))
-                  for t in turns]
-    return diarization_error(reference, hypothesis), seconds
+    return diarization_error(reference, hypothesis_of(turns)), seconds
 
 
 def test_speaker_separation_against_the_goals(tmp_path: Path,
@@ -197,9 +195,8 @@ def _long_recording_paths(audio: npt.NDArray[np.float32], reference: list[Segmen
         patch.setattr(speaker_refine, "cluster",
                       functools.partial(speaker_clustering.cluster, limit=40))
         scores["clustering bounded to 40 windows"] = sp.diarize(audio, embedder)
-    return {variant: diarization_error(reference, [
-        Segment(start_ms=t.start_ms, end_ms=t.end_ms, speaker=str(t.speaker)) for t in turns])
-        for variant, turns in scores.items()}
+    return {variant: diarization_error(reference, hypothesis_of(turns))
+            for variant, turns in scores.items()}
 
 
 def _int8_dot_products() -> str:

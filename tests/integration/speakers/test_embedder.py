@@ -15,7 +15,7 @@ import numpy.typing as npt
 import pytest
 
 from tests.bench.speaker_audio import decode
-from tests.der import Segment, diarization_error
+from tests.der import Segment, diarization_error, hypothesis_of
 from transcriber.providers import speakers as sp
 from transcriber.providers.speaker_features import log_mel
 from transcriber.providers.speaker_words import Segment as Recognized
@@ -77,10 +77,7 @@ def test_two_speakers_are_found_and_their_turns_recovered(
     given: int | None,
 ) -> None:
     turns = sp.diarize(audio, embedder, num_speakers=given)
-    hypothesis = [
-        Segment(start_ms=t.start_ms, end_ms=t.end_ms, speaker=str(t.speaker)) for t in turns
-    ]
-    score = diarization_error(REFERENCE, hypothesis)
+    score = diarization_error(REFERENCE, hypothesis_of(turns))
     assert score.found_speakers == 2
     assert score.der < 0.15
 
