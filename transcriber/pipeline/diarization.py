@@ -13,7 +13,7 @@ record.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Final
 
 import orjson
@@ -40,6 +40,17 @@ def diarization_applies(mode: str, *, speakers: int | None, duration_ms: int,
     if mode == "off" or speakers == 1 or provider not in SEPARATING_PROVIDERS:
         return False
     return mode == "on" or duration_ms >= AUTO_MIN_MS
+
+
+def separated_locally(mode: str, *, speakers: int | None, duration_ms: int, channels: int,
+                      providers: Collection[str], overlap_ms: int) -> bool:
+    """Pure: whether the local separation labels a record's words: a mono record whose
+    every part the local recognizer answered, cut in pauses (no overlap: the words'
+    parts join as they are), when its speakers are told apart at all. The submit step
+    then starts the turns beside the recognition; the poll step takes them."""
+    return (channels == 1 and overlap_ms == 0 and set(providers) == {"local"}
+            and diarization_applies(mode, speakers=speakers, duration_ms=duration_ms,
+                                    provider="local"))
 
 
 def _words(items: Any, offset: int, low: int, high: int) -> tuple[Word, ...]:

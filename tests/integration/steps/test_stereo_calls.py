@@ -57,11 +57,18 @@ class NoClustering:
 
     calls = 0
 
+    def prepare(self, audio: Path, *, num_speakers: int | None) -> None:
+        NoClustering.calls += 1
+        raise AssertionError("the mono clustering was prepared for a stereo call")
+
     async def separate(self, audio: Path, segments: Sequence[WordSegment], *,
                        num_speakers: int | None,
                        speech: Sequence[Span] | None = None) -> list[Utterance]:
         NoClustering.calls += 1
         raise AssertionError("the mono clustering ran on a stereo call")
+
+    async def close(self) -> None:
+        pass
 
 
 @pytest.fixture(scope="module")

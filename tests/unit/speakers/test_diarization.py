@@ -5,7 +5,12 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from transcriber.pipeline.diarization import diarization_applies, segments_of, speech_of
+from transcriber.pipeline.diarization import (
+    diarization_applies,
+    segments_of,
+    separated_locally,
+    speech_of,
+)
 from transcriber.providers.speaker_words import Segment, Span, Word
 from transcriber.providers.structure import PartPlan
 from transcriber.providers.whisper import segment_dict
@@ -27,6 +32,23 @@ def test_diarization_applies(mode: str, speakers: int | None, duration_ms: int,
                              provider: str, applies: bool) -> None:
     assert diarization_applies(mode, speakers=speakers, duration_ms=duration_ms,
                                provider=provider) is applies
+
+
+@pytest.mark.parametrize(("channels", "providers", "overlap_ms", "speakers", "separated"), [
+    (1, {"local"}, 0, None, True),
+    (1, {"local"}, 0, 3, True),
+    (2, {"local"}, 0, None, False),              # a stereo call: its channels are its speakers
+    (1, {"local"}, 5_000, None, False),          # overlapping parts: words stitched, not joined
+    (1, {"local", "speechkit"}, 0, None, False),  # parts answered by another provider
+    (1, {"speechkit"}, 0, None, False),          # SpeechKit labels its own speakers
+    (1, {"local"}, 0, 1, False),                 # the uploader said one speaker
+])
+def test_separated_locally(channels: int, providers: set[str], overlap_ms: int,
+                           speakers: int | None, separated: bool) -> None:
+    assert separated_locally("auto", speakers=speakers, duration_ms=60_000, channels=channels,
+                             providers=providers, overlap_ms=overlap_ms) is separated
+    assert not separated_locally("off", speakers=speakers, duration_ms=60_000,
+                                 channels=channels, providers=providers, overlap_ms=overlap_ms)
 
 
 def _answer(*segments: dict[str, object]) -> bytes:

@@ -27,7 +27,7 @@ def build_step_table(
     """`parsers` read answers saved by other providers than `recognizer` (by name)."""
     steps: list[Step] = [
         NormalizeStep(transcoder),
-        SubmitStep(recognizer, store=store, cutter=cutter),
+        SubmitStep(recognizer, store=store, cutter=cutter, separator=separator),
         PollStep(recognizer, store=store, cutter=cutter, parsers=parsers or {},
                  separator=separator),
         FinishStep(),

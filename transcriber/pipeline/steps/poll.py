@@ -26,10 +26,11 @@ from transcriber.clock import parse_time
 from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
-from transcriber.pipeline.diarization import diarization_applies, segments_of, speech_of
+from transcriber.pipeline.diarization import segments_of, separated_locally, speech_of
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import (
+    StepRecord,
     file_name_of,
     load_recognitions,
     load_record,
@@ -194,21 +195,21 @@ class PollStep:
             utterances = channel_speakers(utterances)
         else:
             utterances = on_one_channel(utterances)
-            if overlap_ms == 0 and all(row.provider == "local" for row in rows):
-                utterances = await self._with_speakers(job, payloads, utterances)
+            if separated_locally(job.settings.recognizer.diarization, speakers=record.speakers,
+                                 duration_ms=record.duration_ms, channels=record.channels,
+                                 providers={row.provider for row in rows},
+                                 overlap_ms=overlap_ms):
+                utterances = await self._with_speakers(job, record, payloads, utterances)
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),
                                  SetColumns(values={"detected_language": detected})))
 
-    async def _with_speakers(self, job: Job,
+    async def _with_speakers(self, job: Job, record: StepRecord,
                              payloads: Sequence[tuple[PartPlan, bytes]],
                              utterances: list[Utterance]) -> list[Utterance]:
         """The utterances labelled by speaker when the record is separated; as they are
         when it is not, or when the speaker model cannot be had (one warning)."""
-        record = await load_record(job)
-        if self._separator is None or not record.normalized_file_name or not diarization_applies(
-                job.settings.recognizer.diarization, speakers=record.speakers,
-                duration_ms=record.duration_ms, provider="local"):
+        if self._separator is None or not record.normalized_file_name:
             return utterances
         try:
             segments, speech = segments_of(payloads), speech_of(payloads)

