@@ -97,7 +97,9 @@ class LocalSpeakerSeparator:
             job.stop.set()  # its thread stops at its next block or batch
             turns = job.turns()  # it may have finished in the meantime
             partial = job.partial
-            if turns is None and partial is not None:
+            if turns is not None:
+                log.info("speaker_turns_taken", found="ahead")
+            elif partial is not None:
                 # Go on from where it was: its regions, features and embedded inputs.
                 log.info("speaker_turns_taken", found="taken_over",
                          inputs_done=len(partial.cache))
