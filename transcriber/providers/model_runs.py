@@ -6,9 +6,9 @@ speaker embedder in half the time on idle cores but slower than one beside a
 recognition (recognition.md). So the separation waits for the pool the
 recognizer uses (`[recognizer] concurrency` runs at a time, one by default) and
 then takes as many threads as a recognition does (`[recognizer] cpu_threads`,
-or ctranslate2's default of at most 4), never competing with one. Only where
-the runs leave a core spare (`spare_cores`) are a record's speaker turns found
-beside its recognition, at the lowest CPU priority (speaker_ahead.py).
+or ctranslate2's default of at most 4), never competing with one. What runs
+beside a recognition is a record's speaker turns being found at the lowest CPU
+priority, on cycles the recognition leaves (speaker_ahead.py).
 """
 
 from __future__ import annotations
@@ -35,17 +35,11 @@ def threads_per_run(cpu_threads: int, cpu_count: int | None) -> int:
     return max(1, min(DEFAULT_THREADS, cpu_count or 1))
 
 
-def spare_cores(cpu_count: int | None, *, threads: int, concurrency: int) -> int:
-    """Pure: the cores left unused while `concurrency` runs of `threads` go at once."""
-    return max(0, (cpu_count or 1) - threads * concurrency)
-
-
 class ModelRuns:
     """At most `concurrency` model runs at a time, in threads named `model-run`."""
 
     def __init__(self, *, concurrency: int, threads: int) -> None:
         self.threads = threads
-        self.concurrency = concurrency
         self._executor = ThreadPoolExecutor(max_workers=concurrency,
                                             thread_name_prefix="model-run")
 

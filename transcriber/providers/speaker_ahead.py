@@ -1,15 +1,15 @@
-"""Speaker turns found ahead: beside a record's recognition, on a core it leaves spare.
+"""Speaker turns found ahead: beside a record's recognition, on the CPU it leaves.
 
 The separation needs nothing from the recognition but the words it labels at
-the end; run after it, it added 8-9 % to the recognition's time on a CPU
-without VNNI, where the embedder's int8 LSTM is slow (recognition.md). Started
-when the recognition starts, in one thread at the lowest CPU priority the
-system grants (Linux `SCHED_IDLE`, else nice 19), the turns are usually ready
-long before the last part's answer is in. They come from the separation's own
-streamed VAD (the same options as the recognizer's). The separator starts such
-jobs only where the recognitions leave a core spare (`model_runs.spare_cores`):
-squeezed into the idle moments of a recognition that takes every core, a job
-slowed it about as much as the separation after it costs.
+the end; run after it, in the pool, it added 8-9 % to the recognition's time on
+a 2-core CPU without VNNI, where the embedder's int8 LSTM is slow
+(recognition.md). Started when the recognition starts, in one thread at the
+lowest CPU priority the system grants (Linux `SCHED_IDLE`, else nice 19), the
+turns are usually ready before the last part's answer is in: on a core the
+recognitions leave spare at no cost to them; squeezed into the idle moments of
+a recognition that takes every core, for a few per cent of its time (no more
+than the separation after it costs, measured side by side). They come from the
+separation's own streamed VAD (the same options as the recognizer's).
 
 A job that is not finished when its separation is asked for is stopped at its
 next block or batch, and the separation goes on in the pool of model runs at

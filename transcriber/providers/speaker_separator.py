@@ -1,11 +1,11 @@
 """The speaker-separation adapter: the ONNX embedder and the engine, off the loop.
 
 The embedder is loaded on first use and kept (a failure is not kept, so a
-model installed later is found). Where the recognitions leave a core spare,
-`prepare` starts finding a recording's turns beside its recognition, at the
-lowest CPU priority (`speaker_ahead`), and `separate` takes them when they are
-ready. Otherwise, or when they are not ready, the work is done (or finished,
-from whatever the job had found) in the recognizer's pool of model runs
+model installed later is found). In the service `prepare` starts finding a
+recording's turns beside its recognition, at the lowest CPU priority
+(`speaker_ahead`), and `separate` takes them when they are ready. Otherwise
+(not prepared, not ready, or after a restart) the work is done, or finished
+from whatever the job had found, in the recognizer's pool of model runs
 (`model_runs`), with as many embedder threads as a recognition takes. Alone
 (tests, benches) the pool is a thread of its own with one embedder thread.
 """
@@ -21,7 +21,7 @@ import structlog
 
 from transcriber.ports import Utterance
 from transcriber.providers.memory import releasing
-from transcriber.providers.model_runs import ModelRuns, spare_cores
+from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.speaker_ahead import Ahead, TurnsAhead
 from transcriber.providers.speaker_port import SpeakersUnavailable
 from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
@@ -46,14 +46,10 @@ class LocalSpeakerSeparator:
         self._ahead = ahead
 
     @classmethod
-    def beside(cls, runs: ModelRuns | None, *, cpu_count: int | None) -> LocalSpeakerSeparator:
-        """The service's separation: in `runs`' pool, its turns found ahead where the
-        recognitions leave a core spare. Where they take every core, a job beside them
-        still finished in their idle moments, but slowed the recognition about as much
-        as the separation after it costs (recognition.md), so it is not started."""
-        spare = runs is not None and spare_cores(cpu_count, threads=runs.threads,
-                                                 concurrency=runs.concurrency) > 0
-        return cls(runs, ahead=TurnsAhead(lambda: SpeakerEmbedder(threads=1)) if spare else None)
+    def in_pool(cls, runs: ModelRuns) -> LocalSpeakerSeparator:
+        """The service's separation: in `runs`' pool, its turns found ahead, beside the
+        recognition, by a thread of the lowest priority with one embedder thread."""
+        return cls(runs, ahead=TurnsAhead(lambda: SpeakerEmbedder(threads=1)))
 
     def prepare(self, audio: Path, *, num_speakers: int | None) -> None:
         if self._ahead is not None:

@@ -73,13 +73,15 @@ def saved_answer_parsers() -> dict[str, AnswerParser]:
 def speaker_separator(recognizer: Recognizer) -> SpeakerSeparator:
     """The local speaker separation (its model loads on first use, when a record
     is separated; without the model package records finish without speakers), in
-    the local recognizer's pool of model runs when there is one (model_runs.py)."""
+    the local recognizer's pool of model runs when there is one (model_runs.py),
+    its turns then found beside the recognition (speaker_ahead.py)."""
     from transcriber.providers.model_runs import ModelRuns  # noqa: PLC0415
     from transcriber.providers.speaker_separator import LocalSpeakerSeparator  # noqa: PLC0415
 
     runs = getattr(recognizer, "model_runs", None)
-    return LocalSpeakerSeparator.beside(runs if isinstance(runs, ModelRuns) else None,
-                                        cpu_count=os.cpu_count())
+    if isinstance(runs, ModelRuns):
+        return LocalSpeakerSeparator.in_pool(runs)
+    return LocalSpeakerSeparator()
 
 
 async def providers_ctx(app: web.Application) -> AsyncIterator[None]:
