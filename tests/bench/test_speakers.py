@@ -7,8 +7,9 @@ diarization adds is measured as the service runs a separated record: its
 recognition with word times while the speaker turns are found beside it at the
 lowest CPU priority (speaker_ahead.py), then the words labelled, against the
 same recognition without word times, alternating, all in one run (medians of a
-few runs each: the machine is shared), wall and CPU time side by side. Beside
-it, the two costs one after the other, as when the turns are not found ahead:
+few runs each: the machine is shared), wall and CPU time side by side. In the
+same rotation, the record with the separation after the recognition, in the
+pool (as after a restart). Beside them, the former accounting, its two costs:
 the word times (`add_word_timestamps`' own seconds: a profile shows that call,
 ctranslate2's `align`, as the only work they add, while `generate` alone moves by
 more than it between identical runs) and the separation in the pool of model
@@ -108,7 +109,7 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
     audio, _ = real
     path = _wav(audio, tmp_path / "conversation.wav")
     # As the service decodes (its default settings: batched on pause-cut clips) without
-    # and with word times, alternating, then separated as the service separates.
+    # and with word times, and as it runs a separated record, both ways, alternating.
     plan = PartPlan(index=0, offset_ms=0, length_ms=audio.shape[0] * 1000 // SAMPLE_RATE)
     runs = _recognize(path, tmp_path, RecognizerSettings(), word_times, plan=plan)
     plain, timed, aligned = _median(runs[False]), _median(runs[True]), _median(runs["align"])

@@ -35,7 +35,7 @@ from transcriber.transcripts import STRUCTURE_ROW, load_structure
 
 @pytest.fixture
 async def separator() -> AsyncIterator[LocalSpeakerSeparator]:
-    # Turns found ahead, as where the recognitions leave a core spare.
+    # Turns found beside the recognition, as the service builds it (`in_pool`).
     made = LocalSpeakerSeparator(ahead=TurnsAhead(lambda: speakers.SpeakerEmbedder(threads=1)))
     yield made
     await made.close()
