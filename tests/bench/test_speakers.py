@@ -6,9 +6,10 @@ adding ≤ 15 % to the local Whisper's recognition time of the same file. What
 diarization adds is measured as the service runs a separated record: its
 recognition with word times while the speaker turns are found beside it at the
 lowest CPU priority (speaker_ahead.py), then the words labelled, against the
-same recognition without word times run beside it, in rounds that alternate the
-order, all in one run: the median of the rounds' ratios (the machine is shared
-and its load drifts), wall and CPU time side by side. In the
+same recognition without word times, each run between two runs of that base,
+all in one run: the median of the runs' ratios to the mean of their two base
+runs (the machine is shared and its speed drifts), wall and CPU time side by
+side. Every recognition runs in the recognizer's pool, as in the service. In the
 same rotation, the record with the separation after the recognition, in the
 pool (as after a restart). Beside them, the former accounting, its two costs:
 the word times (`add_word_timestamps`' own seconds: a profile shows that call,
@@ -60,7 +61,7 @@ pytestmark = pytest.mark.bench
 
 DER_GOALS = {"real, 2 speakers": 0.15, "synthetic, 3 voices": 0.10}
 TIME_GOAL = 0.15
-RECOGNITION_RUNS = 7
+RECOGNITION_RUNS = 5
 SEPARATION_RUNS = 5
 
 
@@ -72,7 +73,7 @@ def _score(audio: npt.NDArray[np.float32], reference: list[Segment],
     return diarization_error(reference, hypothesis_of(turns)), seconds
 
 
-@pytest.mark.timeout(1500)  # ~10 minutes on a 2-core machine
+@pytest.mark.timeout(1500)  # ~12 minutes on a 2-core machine
 def test_speaker_separation_against_the_goals(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     word_times = _timed_word_times(monkeypatch)
@@ -110,7 +111,8 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
     audio, _ = real
     path = _wav(audio, tmp_path / "conversation.wav")
     # As the service decodes (its default settings: batched on pause-cut clips) without
-    # and with word times, and as it runs a separated record, both ways, alternating.
+    # and with word times, and as it runs a separated record, both ways, each run
+    # between two runs without word times.
     plan = PartPlan(index=0, offset_ms=0, length_ms=audio.shape[0] * 1000 // SAMPLE_RATE)
     runs = _recognize(path, tmp_path, RecognizerSettings(), word_times, plan=plan)
     plain, timed, aligned = _median(runs[False]), _median(runs[True]), _median(runs["align"])
@@ -119,7 +121,7 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
     # The same with a core left spare (one recognition thread fewer).
     cpus = os.cpu_count() or 1
     spare = _recognize(path, tmp_path, RecognizerSettings(cpu_threads=max(1, cpus - 1)),
-                       word_times, plan=plan, modes=[False, "service"],
+                       word_times, plan=plan, modes=["service"],
                        rounds=3) if cpus > 1 else None
     sequential, sequential_cpu = _median(_recognize(
         path, tmp_path, RecognizerSettings(batched=False), word_times, rounds=1)[True])
@@ -151,16 +153,16 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
     model_runs.close()
     # What diarization adds, as the service runs it: the record's recognition with word
     # times while its turns are found beside it (speaker_ahead.py), then the words
-    # labelled, against the recognition without word times run just before or after it
-    # in the same round, the median of the rounds' ratios (the load on this shared
-    # machine drifts over minutes: the ratio of the modes' medians swung 6.6-15.2 %
-    # between identical bench runs). Beside it, its two costs one after the other, as
+    # labelled, against the mean of the recognitions without word times run just before
+    # and just after it, the median of those ratios (the speed of this shared machine
+    # drifts over minutes: the ratio of the modes' medians swung 6.6-15.2 % between
+    # identical bench runs). Beside it, its two costs one after the other, as
     # when the turns are not found ahead (after a restart): the word times as
     # faster-whisper's `add_word_timestamps` own seconds and the separation in the pool.
-    paired = _paired(runs["service"], runs[False])
+    paired = runs["ratios"]["service"]
     share = statistics.median(paired)
     share_cpu = (service_cpu - plain[1]) / plain[1]
-    share_pooled = statistics.median(_paired(runs["pool"], runs[False]))
+    share_pooled = statistics.median(runs["ratios"]["pool"])
     after = (aligned[0] + separation) / plain[0]
     after_cpu = (aligned[1] + separation_cpu) / plain[1]
     print()
@@ -168,13 +170,13 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
           f"{'goal':>6}{'time':>11}")
     print("\n".join(rows))
     print(f"real, 2 speakers, {audio.shape[0] / 16000:.0f} s, side by side in this run "
-          f"(medians of {RECOGNITION_RUNS} alternating runs each, {SEPARATION_RUNS} "
-          f"separations):")
+          f"(medians of {RECOGNITION_RUNS} runs of each way, each between two runs of the "
+          f"base, {SEPARATION_RUNS} separations):")
     print(f"  recognition as the service decodes (Whisper base, batched, pause-cut clips), "
           f"without word times: {plain[0]:6.2f} s wall, {plain[1]:6.2f} s CPU")
     print(f"  the same with word times ({runs['words']} words): {timed[0]:6.2f} s wall, "
-          f"{timed[1]:6.2f} s CPU, adds {statistics.median(_paired(runs[True], runs[False])):.1%} "
-          f"wall (rounds' median); add_word_timestamps inside it {aligned[0]:.2f} s wall, "
+          f"{timed[1]:6.2f} s CPU, adds {statistics.median(runs['ratios'][True]):.1%} "
+          f"wall (runs' median); add_word_timestamps inside it {aligned[0]:.2f} s wall, "
           f"{aligned[1]:.2f} s CPU")
     print(f"  separation as the service separates ({model_runs.threads} embedder threads, "
           f"a recognition's: decode, features, {inputs} embedder "
@@ -196,7 +198,7 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
           f"restart): {pooled:6.2f} s wall, {pooled_cpu:6.2f} s CPU, adds "
           f"{share_pooled:.1%} wall, {(pooled_cpu - plain[1]) / plain[1]:.1%} CPU")
     print(f"  diarization adds, as the service runs it: {share:.1%} of the wall time "
-          f"(goal ≤ {TIME_GOAL:.0%}; the median of {len(paired)} rounds' ratios, from "
+          f"(goal ≤ {TIME_GOAL:.0%}; the median of {len(paired)} runs' ratios, from "
           f"{min(paired):.1%} to {max(paired):.1%}; the medians' ratio "
           f"{(service - plain[0]) / plain[0]:.1%}), {share_cpu:.1%} of the CPU time")
     if spare is not None:
@@ -204,7 +206,7 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
         print(f"  with a core spare (`recognizer.cpu_threads = {cpus - 1}`): recognition "
               f"without word times {plain_spare[0]:6.2f} s wall, as the service runs a separated "
               f"record {beside[0]:6.2f} s wall ({_found(spare, 'service')}): adds "
-              f"{statistics.median(_paired(spare['service'], spare[False])):.1%} wall, "
+              f"{statistics.median(spare['ratios']['service']):.1%} wall, "
               f"{(beside[1] - plain_spare[1]) / plain_spare[1]:.1%} CPU")
     print(f"  one after the other (word times + separation in the pool, as when the turns "
           f"are not found ahead): {after:.1%} wall, {after_cpu:.1%} CPU; with the word "
@@ -261,11 +263,6 @@ def _found(runs: dict[Any, Any], name: str) -> str:
             f"{', '.join(sorted(set(runs['found'][name]))) or 'no, it found them itself'}")
 
 
-def _paired(runs: list[tuple[float, float]], base: list[tuple[float, float]]) -> list[float]:
-    """Each round's wall time over its base run's, less one."""
-    return [run[0] / against[0] - 1 for run, against in zip(runs, base, strict=True)]
-
-
 def _median_of(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -305,11 +302,15 @@ def _recognize(path: Path, folder: Path, settings: RecognizerSettings,
                word_times: list[tuple[float, float]],
                *, rounds: int = RECOGNITION_RUNS, plan: PartPlan | None = None,
                modes: list[bool | str] | None = None) -> dict[Any, Any]:
-    """The service's own local recognition of the file without and with word times,
-    and (given the file's `plan`) as the service runs a separated record, alternating
-    (ABC CBA …): (wall, CPU) seconds of each run under False, True and "service",
-    those of `add_word_timestamps` in each run with words, the answers with words, the
-    words, and how the service runs found their turns."""
+    """The service's own local recognition of the file without word times (the base)
+    bracketing every other run: base, then each of `modes` (True: with word times;
+    "service" and "pool": as the service runs a separated record, given the file's
+    `plan`), each followed by the base again, the modes' order reversed every other
+    round. (wall, CPU) seconds of each run under its mode (False: the base), each
+    other run's wall time over the mean of the two base runs around it less one
+    (under "ratios"), those of `add_word_timestamps` in each run with words, the
+    answers with words, the words, and how the service runs found their turns. Every
+    recognition runs in the recognizer's pool of model runs, as in the service."""
     recognizer = WhisperRecognizer(dataclasses.replace(settings, language="en"),
                                    cache_dir=folder / "whisper-base",
                                    default_time_limit_seconds=3600)
@@ -319,41 +320,55 @@ def _recognize(path: Path, folder: Path, settings: RecognizerSettings,
     separators = {"service": LocalSpeakerSeparator.in_pool(recognizer.model_runs),
                   "pool": LocalSpeakerSeparator(recognizer.model_runs)}
     runs: dict[Any, Any] = {False: [], True: [], "align": [], "payload": [], "words": 0}
-    for key in ("service", "pool", "found", "ahead_s", "recognized_s"):
-        runs[key] = {"service": [], "pool": []} if key not in separators else []
+    for key in ("service", "pool", "found", "ahead_s", "recognized_s", "ratios"):
+        runs[key] = {} if key == "ratios" else (
+            {"service": [], "pool": []} if key not in separators else [])
     if modes is None:
-        # The service beside its base, so each round's pair ran under the same load.
-        modes = [False, True] if plan is None else [False, "service", True, "pool"]
-    recognizer._recognize(path, threading.Event(), "en", words=False)  # warm-up
+        modes = [True] if plan is None else [True, "service", "pool"]
+
+    def run(mode: bool | str) -> float:
+        word_times.clear()
+        wall, cpu = time.perf_counter(), time.process_time()
+        if isinstance(mode, str):
+            assert plan is not None
+            with structlog.testing.capture_logs() as logs:
+                asyncio.run(_as_the_service(recognizer, separators[mode], path, plan, runs,
+                                            mode))
+            runs["found"][mode] += [e["found"] for e in logs
+                                    if e["event"] == "speaker_turns_taken"]
+            payload = None
+        else:
+            payload = asyncio.run(_in_pool(recognizer, path, words=mode))
+        runs[mode].append((time.perf_counter() - wall, time.process_time() - cpu))
+        if mode is True:
+            assert payload is not None
+            runs["align"].append((sum(w for w, _ in word_times),
+                                  sum(c for _, c in word_times)))
+            runs["payload"].append(payload)
+            runs["words"] = sum(len(s.get("words") or [])
+                                for s in orjson.loads(payload)["segments"])
+        return float(runs[mode][-1][0])
+
+    run(False)  # warm-up
     if plan is not None:
         for name, separator in separators.items():  # warm-up
             asyncio.run(_as_the_service(recognizer, separator, path, plan, runs, name))
+    runs[False].clear()
+    before = run(False)
     for round_ in range(rounds):
         for mode in modes if round_ % 2 == 0 else modes[::-1]:
-            if not settings.batched and mode is not True:
-                continue
-            word_times.clear()
-            wall, cpu = time.perf_counter(), time.process_time()
-            if isinstance(mode, str):
-                assert plan is not None
-                with structlog.testing.capture_logs() as logs:
-                    asyncio.run(_as_the_service(recognizer, separators[mode], path, plan, runs,
-                                                mode))
-                runs[mode].append((time.perf_counter() - wall, time.process_time() - cpu))
-                runs["found"][mode] += [e["found"] for e in logs
-                                        if e["event"] == "speaker_turns_taken"]
-                continue
-            payload = recognizer._recognize(path, threading.Event(), "en", words=bool(mode))
-            runs[mode].append((time.perf_counter() - wall, time.process_time() - cpu))
-            if mode:
-                runs["align"].append((sum(w for w, _ in word_times),
-                                      sum(c for _, c in word_times)))
-                runs["payload"].append(payload)
-                runs["words"] = sum(len(s.get("words") or [])
-                                    for s in orjson.loads(payload)["segments"])
+            wall = run(mode)
+            after = run(False)
+            runs["ratios"].setdefault(mode, []).append(wall / ((before + after) / 2) - 1)
+            before = after
     for separator in separators.values():
         asyncio.run(separator.close())
     return runs
+
+
+async def _in_pool(recognizer: WhisperRecognizer, path: Path, *, words: bool) -> bytes:
+    return await recognizer.model_runs.run(recognizer._recognize, path, threading.Event(),
+                                           "en", words)
 
 
 async def _as_the_service(recognizer: WhisperRecognizer, separator: LocalSpeakerSeparator,
