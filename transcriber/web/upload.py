@@ -37,6 +37,8 @@ from transcriber.web.uploadguard import UPLOAD_SLOTS, Pace, UploadTooSlow, paced
 from transcriber.web.views import record_summary
 
 CHUNK_BYTES = 256 * 1024
+# How long a cut upload's connection stays open after its answer (`_linger`).
+LINGER_SECONDS = 1.0
 # Room for the boundaries and part headers around the file in a multipart body.
 MULTIPART_SLACK = 64 * 1024
 FIELD_MAX = 64 * 1024
@@ -207,8 +209,22 @@ async def upload(request: web.Request) -> web.Response:
     response.force_close()
     await response.prepare(request)
     await response.write_eof()
+    await _linger(request)
     request.protocol.force_close()  # the transport flushes the answer, then closes
     return response
+
+
+async def _linger(request: web.Request) -> None:
+    """The sending side shut after the answer, the connection held `LINGER_SECONDS`.
+
+    A client still sending when it is cut would otherwise be reset: closing a socket
+    with unread bytes makes the kernel answer with RST, which can reach the client
+    before it has read the answer, and it then sees only "connection reset" (nginx's
+    `lingering_close` exists for the same reason)."""
+    transport = request.transport
+    if transport is not None and transport.can_write_eof():
+        transport.write_eof()  # after the answer's bytes: the client reads it, then EOF
+        await asyncio.sleep(LINGER_SECONDS)
 
 
 async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Response:
