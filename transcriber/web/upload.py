@@ -210,7 +210,7 @@ async def upload(request: web.Request) -> web.Response:
     await response.prepare(request)
     await response.write_eof()
     await _linger(request)
-    request.protocol.force_close()  # the transport flushes the answer, then closes
+    request.protocol.force_close()
     return response
 
 
