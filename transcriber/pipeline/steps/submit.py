@@ -78,10 +78,11 @@ class SubmitStep:
         record = await load_record(job)
         if not record.normalized_file_name:
             raise PermanentFailure("the record has no normalized copy")
+        overlap_ms = overlap_ms_of(job.settings, self._recognizer.provider)
         plans = plan_parts(record.duration_ms, max_part_ms=self._recognizer.max_part_ms,
-                           overlap_ms=overlap_ms_of(job.settings, self._recognizer.provider))
+                           overlap_ms=overlap_ms)
         words = wants_words(job, record, self._recognizer)
-        self._prepare_speakers(job, record)
+        self._prepare_speakers(job, record, overlap_ms=overlap_ms)
         if self._recognizer.finishes_in_submit and (len(plans) > 1 or record.channels > 1):
             return await self._one_part(job, record.duration_ms,
                                         normalized=record.normalized_file_name, words=words,
@@ -96,7 +97,7 @@ class SubmitStep:
         assert first is not None
         return Advanced(effects=(SetColumns(values={"recognition_id": first.id}),))
 
-    def _prepare_speakers(self, job: Job, record: StepRecord) -> None:
+    def _prepare_speakers(self, job: Job, record: StepRecord, *, overlap_ms: int) -> None:
         """The speaker turns started beside the recognition when the poll step will
         separate the record (every claim asks again: after a restart the job is gone;
         a job kept for the same file is not started twice)."""
@@ -104,8 +105,7 @@ class SubmitStep:
             return
         if separated_locally(job.settings.recognizer.diarization, speakers=record.speakers,
                              duration_ms=record.duration_ms, channels=record.channels,
-                             providers={self._recognizer.provider},
-                             overlap_ms=overlap_ms_of(job.settings, self._recognizer.provider)):
+                             providers={self._recognizer.provider}, overlap_ms=overlap_ms):
             self._separator.prepare(job.files.path_of(job.record_id, record.normalized_file_name),
                                     num_speakers=record.speakers)
 
