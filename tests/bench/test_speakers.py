@@ -377,12 +377,16 @@ async def _as_the_service(recognizer: WhisperRecognizer, separator: LocalSpeaker
     submit step prepares the turns and recognizes the part with word times; the poll
     step separates. Notes when the turns and the recognition were done."""
     started = time.perf_counter()
-    separator.prepare(path, num_speakers=None)
+    on_speech = separator.prepare(path, num_speakers=None, speech_follows=True)
     for job in [] if separator._ahead is None else separator._ahead._jobs.values():
         job.future.add_done_callback(
             lambda _: runs["ahead_s"][name].append(time.perf_counter() - started))
-    payload = await recognizer.model_runs.run(recognizer._recognize, path, threading.Event(),
-                                              "en", True)
+    try:
+        payload = await recognizer.model_runs.run(recognizer._recognize, path,
+                                                  threading.Event(), "en", True, on_speech)
+    finally:
+        if on_speech is not None:
+            on_speech(None)
     runs["recognized_s"][name].append(time.perf_counter() - started)
     answer = (plan, payload)
     labelled = await separator.separate(path, segments_of([answer]), num_speakers=None,

@@ -10,13 +10,18 @@ it without asking anyone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from transcriber.errors import TransientFailure
 from transcriber.ports import Utterance
+from transcriber.providers.speaker_words import Span
+
+# Where a part's speech is, handed on as soon as the recognizer's VAD has found it
+# (ms on the part's timeline), or `None`: none will come from this recognition.
+SpeechSink = Callable[[Sequence[Span] | None], None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,6 +35,10 @@ class AudioPart:
     language: str | None = None
     # Word times wanted (speakers are assigned per word); providers without them ignore it.
     words: bool = False
+    # Told the speech regions the recognizer's VAD finds, before it decodes them (the
+    # speaker turns found beside the recognition cluster them); providers without a
+    # VAD of their own ignore it.
+    on_speech: SpeechSink | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

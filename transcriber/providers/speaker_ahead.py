@@ -53,6 +53,11 @@ MAX_JOBS: Final = 4
 # Windows embedded between two looks at the stop flag: 16 two-input windows are
 # at most 32 inputs, ~0.4 s of one slow core.
 STOP_CHECK_WINDOWS: Final = 16
+# A job whose speech regions follow waits for them this long at most (a safety net:
+# the submit step hands `None` on as soon as its recognition is over), then runs its
+# own VAD; it looks at its stop flag this often meanwhile.
+SPEECH_WAIT_SECONDS: Final = 120.0
+SPEECH_POLL_SECONDS: Final = 0.1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,13 +94,41 @@ class JobStopped(TranscriberError):
 
 
 class Ahead:
-    """One recording's turns being found: the stop flag, what is found so far, the result."""
+    """One recording's turns being found: the stop flag, what is found so far, the result.
+
+    A job whose speech regions follow (`speech_follows`) clusters the regions handed
+    to `hand_speech` by the recognizer's VAD instead of running its own."""
 
     future: Future[list[Turn]]  # the worker's, set as the job is kept
 
-    def __init__(self) -> None:
+    def __init__(self, *, speech_follows: bool = False) -> None:
         self.stop = threading.Event()
         self.partial: Partial | None = None
+        self.speech_follows = speech_follows
+        self._handed = threading.Event()
+        self._speech: list[Span] | None = None
+        self._hand_lock = threading.Lock()
+
+    def hand_speech(self, regions: Sequence[Span] | None) -> None:
+        """The recording's speech regions, or `None`: none are coming (the job runs its
+        own VAD). The first call counts; any thread may make it."""
+        with self._hand_lock:
+            if not self._handed.is_set():
+                self._speech = None if regions is None else list(regions)
+                self._handed.set()
+
+    def handed_speech(self, *, wait_seconds: float) -> list[Span] | None:
+        """The regions handed on, waiting up to `wait_seconds` (then `None`); stops
+        (`JobStopped`) once the stop flag is set."""
+        waited = 0.0
+        while not self._handed.wait(SPEECH_POLL_SECONDS):
+            if self.stop.is_set():
+                raise JobStopped
+            waited += SPEECH_POLL_SECONDS
+            if waited >= wait_seconds:
+                log.warning("speaker_speech_not_handed", waited_s=round(waited, 1))
+                return None
+        return self._speech
 
     def turns(self) -> list[Turn] | None:
         """The turns when the job finished them; `None` while it runs, or when it was
@@ -156,9 +189,11 @@ class TurnsAhead:
     embedder (one onnxruntime thread: its work then runs in the thread itself, so
     the priority holds for all of it)."""
 
-    def __init__(self, load: Callable[[], Embeds], *, limit: int = MAX_JOBS) -> None:
+    def __init__(self, load: Callable[[], Embeds], *, limit: int = MAX_JOBS,
+                 speech_wait_seconds: float = SPEECH_WAIT_SECONDS) -> None:
         self._load = load
         self._limit = limit
+        self._speech_wait = speech_wait_seconds
         self._jobs: OrderedDict[AheadKey, Ahead] = OrderedDict()
         self._lock = threading.Lock()
         self._embedder: Embeds | None = None  # loaded in, and used by, the thread only
@@ -170,27 +205,30 @@ class TurnsAhead:
     def _lower(self) -> None:
         self.priority = lower_own_priority()
 
-    def start(self, audio: Path, *, num_speakers: int | None) -> bool:
-        """Start finding `audio`'s turns unless a job for it is kept; whether one is."""
+    def start(self, audio: Path, *, num_speakers: int | None,
+              speech_follows: bool = False) -> Ahead | None:
+        """Start finding `audio`'s turns unless a job for it is kept; the job kept, or
+        `None`. With `speech_follows` a new job waits for `Ahead.hand_speech`'s regions
+        (after decoding the audio and taking its features) instead of running the VAD."""
         key = AheadKey.of(audio, num_speakers)
         if key is None:
-            return False
+            return None
         with self._lock:
             if key in self._jobs:
                 self._jobs.move_to_end(key)
-                return True
+                return self._jobs[key]
             while len(self._jobs) >= self._limit:
                 _, dropped = self._jobs.popitem(last=False)
                 dropped.stop.set()
                 dropped.future.cancel()
-            job = Ahead()
+            job = Ahead(speech_follows=speech_follows)
             try:
                 job.future = self._executor.submit(self._find, job, audio, num_speakers)
             except RuntimeError:  # closed: the service is stopping
-                return False
+                return None
             self._jobs[key] = job
         job.future.add_done_callback(_log_failure)
-        return True
+        return job
 
     def take(self, audio: Path, *, num_speakers: int | None) -> Ahead | None:
         """The job for `audio` (no longer kept), or `None` when none was started for it."""
@@ -206,7 +244,14 @@ class TurnsAhead:
             self._embedder = self._load()
         embedder = self._embedder
         regions, features = speech_and_features(checked(pcm_blocks(audio), job.stop),
-                                                speech_regions)
+                                                None if job.speech_follows else speech_regions)
+        if job.speech_follows:
+            handed = job.handed_speech(wait_seconds=self._speech_wait)
+            if handed is None:  # none came: the job's own VAD after all
+                regions, features = speech_and_features(checked(pcm_blocks(audio), job.stop),
+                                                        speech_regions)
+            else:
+                regions = handed
         cache: SpanCache = {}
         job.partial = Partial(regions=regions, features=features, cache=cache)
         try:

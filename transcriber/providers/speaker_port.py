@@ -8,6 +8,7 @@ from typing import Protocol
 
 from transcriber.errors import TranscriberError
 from transcriber.ports import Utterance
+from transcriber.providers.recognizer import SpeechSink
 from transcriber.providers.speaker_words import Segment, Span
 
 
@@ -17,9 +18,13 @@ class SpeakersUnavailable(TranscriberError):
 
 
 class SpeakerSeparator(Protocol):
-    def prepare(self, audio: Path, *, num_speakers: int | None) -> None:
+    def prepare(self, audio: Path, *, num_speakers: int | None,
+                speech_follows: bool = False) -> SpeechSink | None:
         """Start finding the audio's speaker turns now, beside its recognition; a hint
-        that returns at once (`separate` works without it)."""
+        that returns at once (`separate` works without it). With `speech_follows`, the
+        recognizer's VAD will find the audio's speech regions (the audio is its one
+        part): the sink returned, if any, takes them (or `None`, and then the turns are
+        found from a VAD of the separator's own), and must be given them or `None`."""
 
     async def separate(self, audio: Path, segments: Sequence[Segment], *,
                        num_speakers: int | None,

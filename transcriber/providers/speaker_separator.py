@@ -22,6 +22,7 @@ import structlog
 from transcriber.ports import Utterance
 from transcriber.providers.memory import releasing
 from transcriber.providers.model_runs import ModelRuns
+from transcriber.providers.recognizer import SpeechSink
 from transcriber.providers.speaker_ahead import Ahead, TurnsAhead
 from transcriber.providers.speaker_port import SpeakersUnavailable
 from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
@@ -51,9 +52,12 @@ class LocalSpeakerSeparator:
         recognition, by a thread of the lowest priority with one embedder thread."""
         return cls(runs, ahead=TurnsAhead(lambda: SpeakerEmbedder(threads=1)))
 
-    def prepare(self, audio: Path, *, num_speakers: int | None) -> None:
-        if self._ahead is not None:
-            self._ahead.start(audio, num_speakers=num_speakers)
+    def prepare(self, audio: Path, *, num_speakers: int | None,
+                speech_follows: bool = False) -> SpeechSink | None:
+        if self._ahead is None:
+            return None
+        job = self._ahead.start(audio, num_speakers=num_speakers, speech_follows=speech_follows)
+        return None if job is None or not job.speech_follows else job.hand_speech
 
     async def separate(self, audio: Path, segments: Sequence[Segment], *,
                        num_speakers: int | None,

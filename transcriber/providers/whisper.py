@@ -37,7 +37,8 @@ from transcriber.ports import Utterance
 from transcriber.providers.languages import whisper_language
 from transcriber.providers.memory import releasing
 from transcriber.providers.model_runs import ModelRuns
-from transcriber.providers.recognizer import AudioPart, Submitted
+from transcriber.providers.recognizer import AudioPart, SpeechSink, Submitted
+from transcriber.providers.speaker_words import Span
 from transcriber.providers.speakers import speech_regions
 from transcriber.settings import RecognizerSettings
 
@@ -152,7 +153,7 @@ class WhisperRecognizer:
         language = whisper_language(part.language, self._settings.language)
         try:
             payload = await self.model_runs.run(self._recognize, part.path, cancel,
-                                                language, part.words)
+                                                language, part.words, part.on_speech)
         except asyncio.CancelledError:
             cancel.set()  # a started recognition stops at its next segment
             raise
@@ -201,7 +202,8 @@ class WhisperRecognizer:
 
     @releasing  # the part's buffers are freed when it returns (memory.py)
     def _recognize(self, path: Path, cancel: threading.Event,
-                   language: str | None = None, words: bool = False) -> bytes:
+                   language: str | None = None, words: bool = False,
+                   on_speech: SpeechSink | None = None) -> bytes:
         try:
             model = self.load()
         except ModelUnavailable as exc:
@@ -222,13 +224,20 @@ class WhisperRecognizer:
                 audio, regions = batched_speech(path)
                 request["clip_timestamps"] = speech_clips(
                     widened(regions, duration=len(audio) / _RATE))
+                spans = [Span(start_ms=round(start * 1000), end_ms=round(end * 1000))
+                         for start, end in regions]
+                if on_speech is not None:
+                    # The speaker turns being found beside this recognition cluster these
+                    # regions' voices instead of running the same VAD again (recognition.md).
+                    on_speech(spans)
                 if words:
-                    # The separation clusters these regions' voices instead of running
-                    # the same VAD over the same audio again (recognition.md).
-                    speech = [[round(start * 1000), round(end * 1000)] for start, end in regions]
+                    # So does a separation after the recognition, from the saved answer.
+                    speech = [[span.start_ms, span.end_ms] for span in spans]
                 if not request["clip_timestamps"]:
                     return self._answer([], language, None, len(audio) / _RATE, speech)
                 request["vad_filter"] = False
+            elif on_speech is not None:
+                on_speech(None)  # sequential decoding finds no regions to hand on
             segments, info = self._transcriber(model).transcribe(audio, **request)
             collected: list[dict[str, Any]] = []
             for segment in segments:

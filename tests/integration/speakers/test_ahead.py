@@ -3,6 +3,7 @@ on `two_speakers.mp3`; a gate in front of the embedder holds a job half done."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.metadata
 import os
 import shutil
@@ -23,7 +24,7 @@ from transcriber.providers.speaker_features import Features, Floats
 from transcriber.providers.speaker_refine import SpanCache
 from transcriber.providers.speaker_separator import LocalSpeakerSeparator
 from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
-from transcriber.providers.speaker_words import Segment, Turn, Word
+from transcriber.providers.speaker_words import Segment, Span, Turn, Word
 
 WAIT_SECONDS = 60
 
@@ -215,3 +216,82 @@ def test_a_failed_job_is_logged_once_and_the_pool_separates(
     assert [e["event"] for e in logs if e["log_level"] == "warning"] == [
         "speaker_turns_ahead_failed"]
     assert [u.speaker for u in labelled] == ["S1", "S2", "S1", "S2"]
+
+
+@pytest.fixture(scope="module")
+def regions() -> list[Span]:
+    """The fixture's speech regions, as a VAD with the separation's options finds them
+    (the recognizer's uses the same)."""
+    found, _ = speech_and_features(pcm_blocks(FIXTURE), sp.speech_regions)
+    return found
+
+
+def test_a_job_handed_the_recognizers_regions_runs_no_vad_of_its_own(
+        embedder: sp.SpeakerEmbedder, reference: tuple[list[Turn], int], regions: list[Span],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    own_vad: list[object] = []
+    monkeypatch.setattr(speaker_ahead, "speech_regions", own_vad.append)
+    separator = LocalSpeakerSeparator(ahead=TurnsAhead(lambda: embedder))
+    try:
+        sink = separator.prepare(FIXTURE, num_speakers=None, speech_follows=True)
+        assert sink is not None
+        job = _job(separator._ahead, FIXTURE)  # type: ignore[arg-type]
+        assert not job.future.done()  # it waits for them (or is still decoding)
+        sink(regions)
+        sink(None)  # as the submit step does after the recognition: the first counts
+        assert job.future.result(timeout=WAIT_SECONDS) == reference[0]
+    finally:
+        asyncio.run(separator.close())
+    assert own_vad == []
+
+
+def test_a_job_told_no_regions_come_runs_its_own_vad(
+        ahead: TurnsAhead, reference: tuple[list[Turn], int]) -> None:
+    job = ahead.start(FIXTURE, num_speakers=None, speech_follows=True)
+    assert job is not None
+    job.hand_speech(None)
+    assert job.future.result(timeout=WAIT_SECONDS) == reference[0]
+
+
+def test_a_job_waits_for_its_regions_only_so_long(
+        embedder: sp.SpeakerEmbedder, reference: tuple[list[Turn], int]) -> None:
+    ahead = TurnsAhead(lambda: embedder, speech_wait_seconds=0.3)
+    try:
+        with structlog.testing.capture_logs() as logs:
+            job = ahead.start(FIXTURE, num_speakers=None, speech_follows=True)
+            assert job is not None
+            assert job.future.result(timeout=WAIT_SECONDS) == reference[0]
+    finally:
+        ahead.close()
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == [
+        "speaker_speech_not_handed"]
+
+
+def test_a_job_waiting_for_its_regions_stops_when_taken(ahead: TurnsAhead) -> None:
+    job = ahead.start(FIXTURE, num_speakers=None, speech_follows=True)
+    assert job is not None
+    taken = ahead.take(FIXTURE, num_speakers=None)
+    assert taken is job
+    job.stop.set()  # as the separation does when it takes a job not finished
+    with pytest.raises(JobStopped):
+        job.future.result(timeout=WAIT_SECONDS)
+    assert job.partial is None  # nothing to go on from: the separation runs whole
+
+
+def test_only_a_job_whose_regions_follow_gives_a_sink(
+        embedder: sp.SpeakerEmbedder, tmp_path: Path) -> None:
+    separator = LocalSpeakerSeparator(ahead=TurnsAhead(lambda: embedder))
+    copy = tmp_path / "record.mp3"
+    shutil.copyfile(FIXTURE, copy)
+    try:
+        assert separator.prepare(FIXTURE, num_speakers=None) is None
+        # A job kept is not started again, nor changed: it runs its own VAD.
+        assert separator.prepare(FIXTURE, num_speakers=None, speech_follows=True) is None
+        sink = separator.prepare(copy, num_speakers=None, speech_follows=True)
+        assert sink is not None
+        assert separator.prepare(copy, num_speakers=None, speech_follows=True) == sink
+        sink(None)
+    finally:
+        asyncio.run(separator.close())
+    assert LocalSpeakerSeparator().prepare(FIXTURE, num_speakers=None,
+                                           speech_follows=True) is None

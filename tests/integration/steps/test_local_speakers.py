@@ -21,7 +21,7 @@ from transcriber.db.readers import ReaderPool
 from transcriber.pipeline.step import Step
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance
-from transcriber.providers import speaker_separator, speakers
+from transcriber.providers import speaker_ahead, speaker_separator, speakers
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.speaker_ahead import TurnsAhead
 from transcriber.providers.speaker_separator import LocalSpeakerSeparator
@@ -84,8 +84,10 @@ def _check_speakers(utterances: list[Utterance], reference: list[Segment]) -> No
 async def test_two_real_speakers_are_told_apart_word_by_word(
     tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
     clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
-    separator: LocalSpeakerSeparator,
+    separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    own_vad: list[object] = []
+    monkeypatch.setattr(speaker_ahead, "speech_regions", own_vad.append)
     path, reference = _conversation(tmp_path)
     record_id = await add_record(path)
     with structlog.testing.capture_logs() as logs:
@@ -95,6 +97,8 @@ async def test_two_real_speakers_are_told_apart_word_by_word(
     # them finished, or took the job over where it was.
     taken = [e["found"] for e in logs if e["event"] == "speaker_turns_taken"]
     assert taken in (["ahead"], ["taken_over"])
+    # The job clustered the recognizer's VAD regions, handed on: it ran no VAD of its own.
+    assert own_vad == []
     _check_speakers(await _utterances(readers, record_id), reference)
 
 
@@ -104,7 +108,7 @@ async def test_a_record_not_prepared_clusters_the_recognizers_regions(
     separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # As after a restart between the recognition and the separation: no job kept.
-    monkeypatch.setattr(separator, "prepare", lambda audio, *, num_speakers: None)
+    monkeypatch.setattr(separator, "prepare", lambda audio, *, num_speakers, speech_follows: None)
     own_vad: list[object] = []
     monkeypatch.setattr(speaker_separator, "speech_regions", own_vad.append)
     path, reference = _conversation(tmp_path)
@@ -144,7 +148,8 @@ async def test_diarization_off_labels_nobody(
         settings, recognizer=dataclasses.replace(settings.recognizer, diarization="off"))
     prepared: list[Path] = []
 
-    def prepare(audio: Path, *, num_speakers: int | None) -> None:
+    def prepare(audio: Path, *, num_speakers: int | None,
+                speech_follows: bool = False) -> None:
         prepared.append(audio)
 
     monkeypatch.setattr(separator, "prepare", prepare)

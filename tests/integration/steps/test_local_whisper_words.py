@@ -12,7 +12,7 @@ import asyncio
 import itertools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ import orjson
 import pytest
 
 from tests import speech_audio
+from transcriber.providers.speaker_words import Span
 from transcriber.providers.whisper import WhisperRecognizer, batched_clips
 from transcriber.settings import RecognizerSettings
 
@@ -113,3 +114,45 @@ def test_an_answer_with_word_times_keeps_the_speech_its_vad_found(
     for first, second in itertools.pairwise(regions):
         assert first[0] < first[1] <= second[0] < second[1]
     assert regions[-1][1] <= answer["duration_ms"]
+
+
+def test_the_speech_regions_are_handed_on_before_the_decoding(
+        whisper: WhisperRecognizer, recording: tuple[Path, list[tuple[float, float]]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The speaker turns found beside the recognition cluster the regions of its VAD:
+    they are handed on once, before the first clip is decoded, the same as the answer's."""
+    from faster_whisper import BatchedInferencePipeline  # noqa: PLC0415 - heavy import
+
+    source, _ = recording
+    seen: list[str] = []
+    handed: list[Sequence[Span] | None] = []
+    original = BatchedInferencePipeline.transcribe
+
+    def transcribe(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append("decoding")
+        return original(self, *args, **kwargs)
+
+    def on_speech(regions: Sequence[Span] | None) -> None:
+        seen.append("speech")
+        handed.append(regions)
+
+    monkeypatch.setattr(BatchedInferencePipeline, "transcribe", transcribe)
+    answer = orjson.loads(whisper._recognize(source, threading.Event(), "en", True, on_speech))
+    assert seen == ["speech", "decoding"]
+    (regions,) = handed
+    assert regions is not None
+    assert [[r.start_ms, r.end_ms] for r in regions] == answer["speech"]
+
+
+def test_sequential_decoding_says_no_regions_will_come(tmp_path: Path,
+        recording: tuple[Path, list[tuple[float, float]]]) -> None:
+    source, _ = recording
+    recognizer = WhisperRecognizer(
+        RecognizerSettings(language="en", batched=False),
+        cache_dir=tmp_path / "whisper-base", default_time_limit_seconds=3600)
+    handed: list[Sequence[Span] | None] = []
+    try:
+        recognizer._recognize(source, threading.Event(), "en", True, handed.append)
+    finally:
+        asyncio.run(recognizer.close())
+    assert handed == [None]

@@ -57,7 +57,8 @@ class NoClustering:
 
     calls = 0
 
-    def prepare(self, audio: Path, *, num_speakers: int | None) -> None:
+    def prepare(self, audio: Path, *, num_speakers: int | None,
+                speech_follows: bool = False) -> None:
         NoClustering.calls += 1
         raise AssertionError("the mono clustering was prepared for a stereo call")
 

@@ -37,7 +37,7 @@ from transcriber.pipeline.steps._common import (
     overlap_ms_of,
 )
 from transcriber.ports import ObjectStore
-from transcriber.providers.recognizer import AudioPart, PartCutter, Recognizer
+from transcriber.providers.recognizer import AudioPart, PartCutter, Recognizer, SpeechSink
 from transcriber.providers.speaker_port import SpeakerSeparator
 from transcriber.providers.structure import (
     PartPlan,
@@ -82,32 +82,43 @@ class SubmitStep:
         plans = plan_parts(record.duration_ms, max_part_ms=self._recognizer.max_part_ms,
                            overlap_ms=overlap_ms)
         words = wants_words(job, record, self._recognizer)
-        self._prepare_speakers(job, record, overlap_ms=overlap_ms)
-        if self._recognizer.finishes_in_submit and (len(plans) > 1 or record.channels > 1):
-            return await self._one_part(job, record.duration_ms,
-                                        normalized=record.normalized_file_name, words=words,
-                                        channels=record.channels)
-        first: Recognition | None = None
-        for plan in plans:
-            row = await submit_part(job, plan, recognizer=self._recognizer, store=self._store,
-                                    cutter=self._cutter, normalized=record.normalized_file_name,
-                                    whole=len(plans) == 1, language=record.language,
-                                    words=words)
-            first = first or row
+        one_part = len(plans) == 1 and record.channels == 1
+        on_speech = self._prepare_speakers(job, record, overlap_ms=overlap_ms,
+                                           speech_follows=one_part)
+        try:
+            if self._recognizer.finishes_in_submit and not one_part:
+                return await self._one_part(job, record.duration_ms,
+                                            normalized=record.normalized_file_name,
+                                            words=words, channels=record.channels)
+            first: Recognition | None = None
+            for plan in plans:
+                row = await submit_part(job, plan, recognizer=self._recognizer,
+                                        store=self._store, cutter=self._cutter,
+                                        normalized=record.normalized_file_name,
+                                        whole=len(plans) == 1, language=record.language,
+                                        words=words, on_speech=on_speech)
+                first = first or row
+        finally:
+            if on_speech is not None:
+                on_speech(None)  # no regions came (no-op when they did): the job finds its own
         assert first is not None
         return Advanced(effects=(SetColumns(values={"recognition_id": first.id}),))
 
-    def _prepare_speakers(self, job: Job, record: StepRecord, *, overlap_ms: int) -> None:
+    def _prepare_speakers(self, job: Job, record: StepRecord, *, overlap_ms: int,
+                          speech_follows: bool) -> SpeechSink | None:
         """The speaker turns started beside the recognition when the poll step will
         separate the record (every claim asks again: after a restart the job is gone;
-        a job kept for the same file is not started twice)."""
+        a job kept for the same file is not started twice). A record recognized as one
+        part hands its job the recognizer's speech regions through the sink returned."""
         if self._separator is None or not record.normalized_file_name:
-            return
-        if separated_locally(job.settings.recognizer.diarization, speakers=record.speakers,
-                             duration_ms=record.duration_ms, channels=record.channels,
-                             providers={self._recognizer.provider}, overlap_ms=overlap_ms):
-            self._separator.prepare(job.files.path_of(job.record_id, record.normalized_file_name),
-                                    num_speakers=record.speakers)
+            return None
+        if not separated_locally(job.settings.recognizer.diarization, speakers=record.speakers,
+                                 duration_ms=record.duration_ms, channels=record.channels,
+                                 providers={self._recognizer.provider}, overlap_ms=overlap_ms):
+            return None
+        return self._separator.prepare(
+            job.files.path_of(job.record_id, record.normalized_file_name),
+            num_speakers=record.speakers, speech_follows=speech_follows)
 
     async def _one_part(self, job: Job, duration_ms: int, *, normalized: str,
                         words: bool = False, channels: int = 1) -> Outcome:
@@ -199,6 +210,7 @@ async def submit_part(
     language: str | None = None,
     words: bool = False,
     channel: int | None = None,
+    on_speech: SpeechSink | None = None,
 ) -> Recognition:
     """Register, make readable, start; `again` restarts a part whose operation failed.
     With `channel`, the recognizer hears that channel of a stereo copy alone."""
@@ -229,7 +241,7 @@ async def submit_part(
                 await cutter.cut(source, part_file, start_ms=plan.offset_ms,
                                  length_ms=plan.length_ms, channel=channel)
             audio = AudioPart(path=audio_path, uri=None, duration_ms=plan.length_ms,
-                              language=language, words=words)
+                              language=language, words=words, on_speech=on_speech)
         limit = recognizer.time_limit_seconds(plan.length_ms)
         # Counted by the kill -9 tests: a part started twice is a part paid twice.
         log.info("recognition_started", record_id=job.record_id, part=plan.index,
