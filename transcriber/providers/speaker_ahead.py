@@ -8,7 +8,11 @@ lowest CPU priority the system grants (Linux `SCHED_IDLE`, else nice 19), the
 turns are usually ready before the last part's answer is in: on a core the
 recognitions leave spare at no cost to them; squeezed into the idle moments of
 a recognition that takes every core, for a few per cent of its time (no more
-than the separation after it costs, measured side by side). They come from the
+than the separation after it costs, measured side by side). A record recognized
+as one part hands its job the recognizer's VAD regions as soon as they are
+found (the job decodes the file and takes its features meanwhile), so the same
+VAD is not run twice; a record of several parts (each part's VAD sees only that
+part), or a recognition that ends without handing them, leaves the job to the
 separation's own streamed VAD (the same options as the recognizer's).
 
 A job that is not finished when its separation is asked for is stopped at its
@@ -126,7 +130,8 @@ class Ahead:
                 raise JobStopped
             waited += SPEECH_POLL_SECONDS
             if waited >= wait_seconds:
-                log.warning("speaker_speech_not_handed", waited_s=round(waited, 1))
+                # A recognition queued behind others for long: not a fault.
+                log.info("speaker_speech_not_handed", waited_s=round(waited, 1))
                 return None
         return self._speech
 
