@@ -9,6 +9,7 @@ speech it was said in; their cost is one `model.align` call per batch of clips
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import threading
 import time
@@ -98,32 +99,16 @@ def test_word_times_keep_the_words_and_lie_in_the_speech(
         assert any(start - 0.2 <= middle <= end + 0.2 for start, end in spans), word
 
 
-def test_an_answer_with_word_times_keeps_the_speech_its_vad_found(
-        whisper: WhisperRecognizer, recording: tuple[Path, list[tuple[float, float]]]) -> None:
-    """The separation clusters the voices of these regions instead of running the VAD
-    again (the saved answer carries them only when speakers are wanted)."""
-    source, spans = recording
-    answer = orjson.loads(whisper._recognize(source, threading.Event(), "en", words=True))
-    regions = answer["speech"]
-    assert len(regions) >= len(spans)
-    for start, end in spans:
-        # Nearly all of every piece lies in the regions: a piece's span holds its
-        # file's own silence at the edges and pauses of 0.3 s and more, left out.
-        covered = sum(max(0, min(end * 1000, b) - max(start * 1000, a)) for a, b in regions)
-        assert covered >= 0.85 * (end - start) * 1000
-    for first, second in itertools.pairwise(regions):
-        assert first[0] < first[1] <= second[0] < second[1]
-    assert regions[-1][1] <= answer["duration_ms"]
-
-
-def test_the_speech_regions_are_handed_on_before_the_decoding(
+def test_the_speech_its_vad_found_is_handed_on_first_and_kept_in_the_answer(
         whisper: WhisperRecognizer, recording: tuple[Path, list[tuple[float, float]]],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The speaker turns found beside the recognition cluster the regions of its VAD:
-    they are handed on once, before the first clip is decoded, the same as the answer's."""
+    """The speaker turns found beside the recognition cluster these regions' voices:
+    they are handed on once, before the first clip is decoded; a separation after
+    the recognition finds them in the answer (kept only when speakers are wanted).
+    Neither runs the VAD again."""
     from faster_whisper import BatchedInferencePipeline  # noqa: PLC0415 - heavy import
 
-    source, _ = recording
+    source, spans = recording
     seen: list[str] = []
     handed: list[Sequence[Span] | None] = []
     original = BatchedInferencePipeline.transcribe
@@ -139,20 +124,25 @@ def test_the_speech_regions_are_handed_on_before_the_decoding(
     monkeypatch.setattr(BatchedInferencePipeline, "transcribe", transcribe)
     answer = orjson.loads(whisper._recognize(source, threading.Event(), "en", True, on_speech))
     assert seen == ["speech", "decoding"]
-    (regions,) = handed
-    assert regions is not None
-    assert [[r.start_ms, r.end_ms] for r in regions] == answer["speech"]
+    regions = answer["speech"]
+    assert handed == [[Span(start_ms=start, end_ms=end) for start, end in regions]]
+    assert len(regions) >= len(spans)
+    for start, end in spans:
+        # Nearly all of every piece lies in the regions: a piece's span holds its
+        # file's own silence at the edges and pauses of 0.3 s and more, left out.
+        covered = sum(max(0, min(end * 1000, b) - max(start * 1000, a)) for a, b in regions)
+        assert covered >= 0.85 * (end - start) * 1000
+    for first, second in itertools.pairwise(regions):
+        assert first[0] < first[1] <= second[0] < second[1]
+    assert regions[-1][1] <= answer["duration_ms"]
 
 
-def test_sequential_decoding_says_no_regions_will_come(tmp_path: Path,
-        recording: tuple[Path, list[tuple[float, float]]]) -> None:
-    source, _ = recording
-    recognizer = WhisperRecognizer(
-        RecognizerSettings(language="en", batched=False),
-        cache_dir=tmp_path / "whisper-base", default_time_limit_seconds=3600)
+def test_sequential_decoding_says_no_regions_will_come(
+        whisper: WhisperRecognizer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(whisper, "_settings",
+                        dataclasses.replace(whisper._settings, batched=False))
     handed: list[Sequence[Span] | None] = []
-    try:
-        recognizer._recognize(source, threading.Event(), "en", True, handed.append)
-    finally:
-        asyncio.run(recognizer.close())
+    answer = orjson.loads(whisper._recognize(speech_audio.FIXTURES / "espeak_en.ogg",
+                                             threading.Event(), "en", False, handed.append))
     assert handed == [None]
+    assert answer["segments"]
