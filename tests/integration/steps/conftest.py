@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import subprocess
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
@@ -25,11 +26,21 @@ from transcriber.ids import new_id
 from transcriber.pipeline.actor import RunReport, StepActor
 from transcriber.pipeline.notify import Delivery, NullNotifier
 from transcriber.pipeline.step import Step
-from transcriber.settings import Settings
+from transcriber.providers.ffmpeg import ffmpeg_executable
+from transcriber.settings import FfmpegSettings, Settings
 from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
+
+
+def tone_mp3(folder: Path, seconds: int) -> Path:
+    """A mono 440 Hz tone of `seconds`, as a 32 kb/s MP3 in `folder`."""
+    path = folder / "tone.mp3"
+    subprocess.run([ffmpeg_executable(FfmpegSettings()), "-nostdin", "-loglevel", "error",
+                    "-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}", "-ac", "1",
+                    "-c:a", "libmp3lame", "-b:a", "32k", str(path)], check=True)
+    return path
 
 AddRecord = Callable[[Path], Awaitable[str]]
 

@@ -7,20 +7,19 @@ like the local one (the answer comes with `submit`) and spends fake-clock time.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import orjson
 import pytest
 
 from tests.conftest import SettingsFactory
-from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row
+from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row, tone_mp3
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.errors import TransientFailure
 from transcriber.pipeline.progress import load_progress
 from transcriber.pipeline.steps import build_step_table
-from transcriber.providers.ffmpeg import FfmpegTranscoder, ffmpeg_executable
+from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.recognizer import AudioPart, Submitted
 from transcriber.settings import FfmpegSettings, Settings
 from transcriber.stages import Stage
@@ -33,11 +32,7 @@ REAL_TIME_FACTOR = 0.25
 
 @pytest.fixture(scope="session")
 def tone_40s(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("audio") / "tone.mp3"
-    subprocess.run([ffmpeg_executable(FfmpegSettings()), "-nostdin", "-loglevel", "error",
-                    "-f", "lavfi", "-i", "sine=frequency=440:duration=40", "-ac", "1",
-                    "-c:a", "libmp3lame", "-b:a", "32k", str(path)], check=True)
-    return path
+    return tone_mp3(tmp_path_factory.mktemp("audio"), 40)
 
 
 class PartRecognizer(FakeRecognizer):

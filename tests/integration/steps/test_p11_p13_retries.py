@@ -3,20 +3,19 @@ operation), with the real DB, real ffmpeg cuts and recording fakes for the provi
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SettingsFactory
-from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row
+from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row, tone_mp3
 from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Resume
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.errors import TransientFailure
 from transcriber.pipeline.steps import build_step_table
-from transcriber.providers.ffmpeg import FfmpegTranscoder, ffmpeg_executable
+from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.settings import FfmpegSettings, Settings
 from transcriber.stages import HaltReason, Stage
 from transcriber.testing.clock import FakeClock
@@ -26,11 +25,7 @@ from transcriber.testing.recognizer import FakeRecognizer
 
 @pytest.fixture(scope="session")
 def tone_30s(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("audio") / "tone.mp3"
-    subprocess.run([ffmpeg_executable(FfmpegSettings()), "-nostdin", "-loglevel", "error",
-                    "-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-ac", "1",
-                    "-c:a", "libmp3lame", "-b:a", "32k", str(path)], check=True)
-    return path
+    return tone_mp3(tmp_path_factory.mktemp("audio"), 30)
 
 
 def _table(recognizer: FakeRecognizer, store: FakeObjectStore | None) -> dict:  # type: ignore[type-arg]

@@ -9,19 +9,18 @@ that notes what it is asked.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SettingsFactory
-from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row
+from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row, tone_mp3
 from transcriber.db.readers import ReaderPool
 from transcriber.errors import TransientFailure
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance
-from transcriber.providers.ffmpeg import FfmpegTranscoder, ffmpeg_executable
+from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.recognizer import AudioPart, SpeechSink, Submitted
 from transcriber.providers.speaker_words import Segment, Span
 from transcriber.settings import FfmpegSettings
@@ -34,11 +33,7 @@ REGIONS = [Span(start_ms=500, end_ms=9_000), Span(start_ms=9_600, end_ms=19_500)
 
 @pytest.fixture(scope="module")
 def tone_20s(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("audio") / "tone.mp3"
-    subprocess.run([ffmpeg_executable(FfmpegSettings()), "-nostdin", "-loglevel", "error",
-                    "-f", "lavfi", "-i", "sine=frequency=440:duration=20", "-ac", "1",
-                    "-c:a", "libmp3lame", "-b:a", "32k", str(path)], check=True)
-    return path
+    return tone_mp3(tmp_path_factory.mktemp("audio"), 20)
 
 
 class LocalLike(FakeRecognizer):
