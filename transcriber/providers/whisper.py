@@ -180,14 +180,16 @@ class WhisperRecognizer:
         with self._load_lock:
             if self._model is None:
                 started = time.perf_counter()
-                from faster_whisper import WhisperModel  # noqa: PLC0415 - heavy import
+                from transcriber.providers.whisper_alignment import (  # noqa: PLC0415
+                    WordAlignedWhisper,  # heavy import: faster-whisper
+                )
 
                 # Its INFO lines ("Detected language ...") are not our events.
                 logging.getLogger("faster_whisper").setLevel(logging.WARNING)
 
                 folder = self._settings.model_dir or prepare_bundled_model(self._cache_dir)
                 try:
-                    self._model = WhisperModel(
+                    self._model = WordAlignedWhisper(
                         str(folder), device="cpu", compute_type="int8",
                         cpu_threads=self._settings.cpu_threads,
                         num_workers=self._settings.concurrency,

@@ -23,6 +23,7 @@ import pytest
 from tests import speech_audio
 from transcriber.providers.speaker_words import Span
 from transcriber.providers.whisper import WhisperRecognizer, batched_clips
+from transcriber.providers.whisper_alignment import ALIGNMENT_MEDIAN_WIDTH
 from transcriber.settings import RecognizerSettings
 
 PIECES = [speech_audio.Piece(fixture="espeak_en.ogg", silence_s=1.5),
@@ -67,9 +68,11 @@ def test_word_times_keep_the_words_and_lie_in_the_speech(
 
     source, spans = recording
     calls: list[float] = []
+    widths: list[int] = []
     original = WhisperModel.find_alignment
 
     def find_alignment(self: Any, *args: Any, **kwargs: Any) -> Any:
+        widths.append(kwargs["median_filter_width"])
         started = time.perf_counter()
         try:
             return original(self, *args, **kwargs)
@@ -84,6 +87,8 @@ def test_word_times_keep_the_words_and_lie_in_the_speech(
     assert clips > 2
     # One alignment per batch of clips, not one per segment or per clip.
     assert len(calls) == -(-clips // 2)
+    # Without faster-whisper's median filter of 7 frames (whisper_alignment.py).
+    assert set(widths) == {ALIGNMENT_MEDIAN_WIDTH} == {1}
     assert [s["text"] for s in timed] == [s["text"] for s in plain]
     assert all("words" not in s for s in plain)
     words = [w for s in timed for w in s["words"]]
