@@ -4,13 +4,11 @@ Word times (asked for when speakers are separated) come from ctranslate2's
 `Whisper.align`: the decoder runs over each clip's tokens again, and the
 attention of its alignment heads is smoothed by a median filter along time
 before the dynamic time warping; faster-whisper always asks for a width of 7,
-as OpenAI's Whisper does. That filter runs over every token and frame of every
-head in C++, and on a 2-core CPU it was about a quarter of the word times'
-cost. Without it (width 1) the word times moved by 8 ms on average (95th
-percentile 40 ms, under two of Whisper's 20-ms steps) on the 160-s
-two-speaker conversation and 11 ms (20 ms) on the three synthetic voices, and
-no word changed speaker on either: the words are only placed in speaker
-turns, which change in pauses of 0.3 s or more (recognition.md, "The
+as OpenAI's Whisper does. The service only places words in speaker turns,
+which change in pauses of 0.3 s or more, so it asks for none: on the speaker
+bench's conversations that took 5-8 % off the alignment, moved the word times
+by 8-11 ms on average (95th percentile 20-40 ms, one or two of Whisper's 20-ms
+steps) and put no word in another speaker's turn (recognition.md, "The
 alignment's median filter").
 """
 

@@ -1,0 +1,132 @@
+"""The word alignment's median filter: what width 7 (faster-whisper's) costs over 1 (ours).
+
+ctranslate2's `Whisper.align` smooths the alignment heads' attention with a
+median filter before its time warping; `whisper_alignment.WordAlignedWhisper`
+asks for none (width 1). On both speaker bench conversations (known turns) the
+service's own recognizer decodes with word times at each width in turn (ABBA…),
+`find_alignment` timed inside the runs; then the word times of the two widths
+are compared, and each word is placed in the reference turn it overlaps most, as
+the separation places words in the turns it finds. It fails if a word lands in
+another speaker's turn at width 1 than at 7, if the word times move by more than
+three of Whisper's 20-ms steps at the 95th percentile, or if width 1 is slower.
+
+Needs `apt-get install pocketsphinx-testdata espeak-ng festival festvox-ru` (it
+skips saying what is missing). Rounds: TRANSCRIBER_BENCH_FILTER_ROUNDS (4).
+Run: `PYTHONPATH=$PWD pytest -m bench -s -p no:cacheprovider tests/bench/test_alignment_filter.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import threading
+import time
+import wave
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+import pytest
+
+from tests.bench.speaker_audio import real_two_speakers, synthetic_three_voices
+from tests.der import Segment
+from transcriber.providers.whisper import WhisperRecognizer
+from transcriber.settings import RecognizerSettings
+
+pytestmark = pytest.mark.bench
+
+ROUNDS = int(os.environ.get("TRANSCRIBER_BENCH_FILTER_ROUNDS", "4"))
+FASTER_WHISPERS_WIDTH = 7
+P95_GOAL_MS = 60
+
+
+def _wav(audio: npt.NDArray[np.float32], path: Path) -> Path:
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16_000)
+        out.writeframes((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes())
+    return path
+
+
+def _speaker(word: dict[str, Any], reference: list[Segment]) -> str:
+    """The reference speaker the word overlaps most; the nearest one when none."""
+    def score(turn: Segment) -> tuple[int, int]:
+        overlap = min(word["end_ms"], turn.end_ms) - max(word["start_ms"], turn.start_ms)
+        distance = max(turn.start_ms - word["end_ms"], word["start_ms"] - turn.end_ms, 0)
+        return overlap, -distance
+    return max(reference, key=score).speaker
+
+
+@pytest.mark.timeout(3600)
+def test_no_median_filter_keeps_every_word_with_its_speaker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from faster_whisper import WhisperModel  # noqa: PLC0415 - heavy import
+
+    from transcriber.providers import whisper_alignment  # noqa: PLC0415
+
+    widths = (FASTER_WHISPERS_WIDTH, whisper_alignment.ALIGNMENT_MEDIAN_WIDTH)
+    real = real_two_speakers()
+    if real is None:
+        pytest.skip("apt-get install pocketsphinx-testdata")
+    synthetic = synthetic_three_voices(tmp_path)
+    if synthetic is None:
+        pytest.skip("apt-get install espeak-ng festival festvox-ru")
+    width = {"now": widths[0]}
+    spent: list[float] = []
+    original = WhisperModel.find_alignment
+
+    def find_alignment(self: Any, *args: Any, **kwargs: Any) -> Any:
+        kwargs["median_filter_width"] = width["now"]
+        started = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            spent.append(time.perf_counter() - started)
+
+    monkeypatch.setattr(WhisperModel, "find_alignment", find_alignment)
+    recognizer = WhisperRecognizer(RecognizerSettings(language="en"),
+                                   cache_dir=tmp_path / "whisper-base",
+                                   default_time_limit_seconds=3600)
+    failures = []
+    try:
+        for name, (audio, reference) in {"real, 2 speakers": real,
+                                         "synthetic, 3 voices": synthetic}.items():
+            path = _wav(audio, tmp_path / "conversation.wav")
+            recognizer._recognize(path, threading.Event(), "en", True)  # warm-up
+            seconds: dict[int, list[float]] = {w: [] for w in widths}
+            words: dict[int, list[dict[str, Any]]] = {}
+            for round_ in range(ROUNDS):
+                for now in widths if round_ % 2 == 0 else widths[::-1]:
+                    width["now"] = now
+                    spent.clear()
+                    payload = recognizer._recognize(path, threading.Event(), "en", True)
+                    seconds[now].append(sum(spent))
+                    words[now] = [w for s in orjson.loads(payload)["segments"]
+                                  for w in s.get("words", [])]
+            wide, narrow = (words[w] for w in widths)
+            assert [w["text"] for w in wide] == [w["text"] for w in narrow]
+            moved = [abs(a[key] - b[key]) for a, b in zip(wide, narrow, strict=True)
+                     for key in ("start_ms", "end_ms")]
+            changed = sum(_speaker(a, reference) != _speaker(b, reference)
+                          for a, b in zip(wide, narrow, strict=True))
+            times = {w: statistics.median(seconds[w]) for w in widths}
+            outside = {w: sum(not any(t.start_ms <= (x["start_ms"] + x["end_ms"]) / 2 <= t.end_ms
+                                      for t in reference) for x in words[w]) for w in widths}
+            p95 = float(np.percentile(moved, 95))
+            print(f"\n{name}, {audio.shape[0] / 16000:.0f} s, {len(wide)} words, medians of "
+                  f"{ROUNDS} runs: find_alignment {times[widths[0]]:.2f} s at width "
+                  f"{widths[0]}, {times[widths[1]]:.2f} s at width {widths[1]} "
+                  f"({times[widths[1]] / times[widths[0]] - 1:+.0%}); word times moved "
+                  f"{np.mean(moved):.1f} ms on average, {p95:.0f} ms at the 95th percentile, "
+                  f"{max(moved)} ms at most; words in another speaker's turn: {changed}; word "
+                  f"midpoints outside the reference speech {outside}; "
+                  f"runs {seconds}", flush=True)
+            if changed or p95 > P95_GOAL_MS or times[widths[1]] > times[widths[0]]:
+                failures.append(name)
+    finally:
+        asyncio.run(recognizer.close())
+    assert not failures
