@@ -4,23 +4,17 @@ recording copied to both channels (which must stay mono)."""
 from __future__ import annotations
 
 import subprocess
-import wave
 from pathlib import Path
 
 import imageio_ffmpeg
 import numpy as np
 
-from tests.bench.speaker_audio import SAMPLE_RATE, real_two_speakers
+from tests.bench.speaker_audio import SAMPLE_RATE, real_two_speakers, write_wav
 from tests.der import Segment
 
 
 def write_stereo(path: Path, left: np.ndarray, right: np.ndarray) -> None:
-    samples = np.stack([left, right], axis=1).reshape(-1)
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(2)
-        out.setsampwidth(2)
-        out.setframerate(SAMPLE_RATE)
-        out.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
+    write_wav(np.stack([left, right], axis=1), path)
 
 
 def stereo_call(path: Path, *, seconds: float = 30.0) -> list[Segment] | None:

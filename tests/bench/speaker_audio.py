@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 import shutil
 import subprocess
+import wave
 from pathlib import Path
 
 import imageio_ffmpeg
@@ -65,6 +66,17 @@ def decode(path: Path) -> Floats:
         timeout=120,
     ).stdout
     return np.frombuffer(out, dtype=np.float32).copy()
+
+
+def write_wav(audio: npt.NDArray[np.floating], path: Path) -> Path:
+    """The samples as a 16-bit 16 kHz WAV file at `path`: mono from one dimension,
+    one channel a column from two (samples, channels)."""
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1 if audio.ndim == 1 else audio.shape[1])
+        out.setsampwidth(2)
+        out.setframerate(SAMPLE_RATE)
+        out.writeframes((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes())
+    return path
 
 
 def _assemble(turns: list[tuple[str, Floats]], seed: int) -> tuple[Floats, list[Segment]]:

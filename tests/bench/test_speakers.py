@@ -33,7 +33,6 @@ import os
 import statistics
 import threading
 import time
-import wave
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,7 @@ import orjson
 import pytest
 import structlog
 
-from tests.bench.speaker_audio import real_two_speakers, synthetic_three_voices
+from tests.bench.speaker_audio import real_two_speakers, synthetic_three_voices, write_wav
 from tests.der import Score, Segment, diarization_error, hypothesis_of
 from transcriber.pipeline.diarization import segments_of, speech_of
 from transcriber.providers import speaker_clustering, speaker_refine
@@ -109,7 +108,7 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
                 failures.append(f"{name}, {variant}")
 
     audio, _ = real
-    path = _wav(audio, tmp_path / "conversation.wav")
+    path = write_wav(audio, tmp_path / "conversation.wav")
     # As the service decodes (its default settings: batched on pause-cut clips) without
     # and with word times, and as it runs a separated record, both ways, each run
     # between two runs without word times.
@@ -232,7 +231,7 @@ def _long_recording_paths(audio: npt.NDArray[np.float32], reference: list[Segmen
         [audio[i:i + block] for i in range(0, audio.shape[0], block)], sp.speech_regions)
     scores = {"streamed in 30-s blocks": sp.diarize_features(features, regions, embedder)}
     # The service's path: the recognizer's VAD regions (kept in its answer), no VAD here.
-    _, found = batched_speech(_wav(audio, folder / "corpus.wav"))
+    _, found = batched_speech(write_wav(audio, folder / "corpus.wav"))
     speech = [Span(start_ms=round(a * 1000), end_ms=round(b * 1000)) for a, b in found]
     scores["the recognizer's VAD regions (the service)"] = sp.diarize_features(
         features, speech, embedder)
@@ -287,15 +286,6 @@ def _timed_word_times(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, floa
 
     monkeypatch.setattr(WhisperModel, "add_word_timestamps", add_word_timestamps)
     return spent
-
-
-def _wav(audio: npt.NDArray[np.float32], path: Path) -> Path:
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(16_000)
-        out.writeframes((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes())
-    return path
 
 
 def _recognize(path: Path, folder: Path, settings: RecognizerSettings,

@@ -9,14 +9,13 @@ from __future__ import annotations
 import resource
 import subprocess
 import time
-import wave
 from pathlib import Path
 
 import imageio_ffmpeg
 import numpy as np
 import pytest
 
-from tests.bench.speaker_audio import POCKETSPHINX, SAMPLE_RATE, decode
+from tests.bench.speaker_audio import POCKETSPHINX, SAMPLE_RATE, decode, write_wav
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.recognizer import AudioPart
 from transcriber.providers.speaker_channels import Verdict
@@ -68,12 +67,7 @@ def _call(path: Path) -> bool:
     noise = np.random.default_rng(1)
     channels = [np.concatenate(c) for c in (left, right)]
     channels = [c + 3e-4 * noise.standard_normal(c.shape[0]) for c in channels]
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(2)
-        out.setsampwidth(2)
-        out.setframerate(SAMPLE_RATE)
-        samples = np.stack(channels, axis=1).reshape(-1)
-        out.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
+    write_wav(np.stack(channels, axis=1), path)
     return True
 
 

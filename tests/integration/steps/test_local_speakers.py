@@ -4,15 +4,13 @@ real ONNX embedder, on a conversation of two real speakers (pocketsphinx-testdat
 from __future__ import annotations
 
 import dataclasses
-import wave
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 import structlog
 
-from tests.bench.speaker_audio import real_two_speakers
+from tests.bench.speaker_audio import real_two_speakers, write_wav
 from tests.der import Segment, diarization_error
 from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row
 from tests.integration.steps.test_local_whisper import whisper  # noqa: F401
@@ -52,13 +50,7 @@ def _conversation(folder: Path) -> tuple[Path, list[Segment]]:
     if made is None:
         pytest.skip("apt-get install pocketsphinx-testdata")
     audio, reference = made
-    path = folder / "conversation.wav"
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(16_000)
-        out.writeframes((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes())
-    return path, reference
+    return write_wav(audio, folder / "conversation.wav"), reference
 
 
 async def _utterances(readers: ReaderPool, record_id: str) -> list:  # type: ignore[type-arg]
