@@ -20,6 +20,7 @@ from pathlib import Path
 import imageio_ffmpeg
 import numpy as np
 import numpy.typing as npt
+import pytest
 
 from tests.der import Segment
 
@@ -152,3 +153,15 @@ def synthetic_three_voices(folder: Path, seed: int = 13) -> tuple[Floats, list[S
         if i % 2 == 0:
             turns.append(("R", decode(_festival(RUSSIAN[i // 2], folder / f"r{i}.wav"))))
     return _assemble(turns, seed)
+
+
+def conversations(folder: Path) -> dict[str, tuple[Floats, list[Segment]]]:
+    """Both benchmark conversations by name, (a) then (b); the calling test is skipped,
+    saying what to install, when either cannot be made."""
+    real = real_two_speakers()
+    if real is None:
+        pytest.skip("apt-get install pocketsphinx-testdata")
+    synthetic = synthetic_three_voices(folder)
+    if synthetic is None:
+        pytest.skip("apt-get install espeak-ng festival festvox-ru")
+    return {"real, 2 speakers": real, "synthetic, 3 voices": synthetic}

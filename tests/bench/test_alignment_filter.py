@@ -33,7 +33,8 @@ import numpy as np
 import orjson
 import pytest
 
-from tests.bench.speaker_audio import real_two_speakers, synthetic_three_voices, write_wav
+from tests.bench.speaker_audio import conversations, write_wav
+from tests.bench.whisper_timing import timed_alignment
 from tests.der import Segment
 from transcriber.providers.whisper import WhisperRecognizer, batched_clips
 from transcriber.settings import RecognizerSettings
@@ -86,38 +87,19 @@ def _alignment_alone(recognizer: WhisperRecognizer, path: Path, texts: list[str]
 @pytest.mark.timeout(3600)
 def test_no_median_filter_keeps_every_word_with_its_speaker(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from faster_whisper import WhisperModel  # noqa: PLC0415 - heavy import
-
-    from transcriber.providers import whisper_alignment  # noqa: PLC0415
+    from transcriber.providers import whisper_alignment  # noqa: PLC0415 - heavy import
 
     widths = (FASTER_WHISPERS_WIDTH, whisper_alignment.ALIGNMENT_MEDIAN_WIDTH)
-    real = real_two_speakers()
-    if real is None:
-        pytest.skip("apt-get install pocketsphinx-testdata")
-    synthetic = synthetic_three_voices(tmp_path)
-    if synthetic is None:
-        pytest.skip("apt-get install espeak-ng festival festvox-ru")
+    corpora = conversations(tmp_path)
     width = {"now": widths[0]}
-    spent: list[float] = []
-    original = WhisperModel.find_alignment
-
-    def find_alignment(self: Any, *args: Any, **kwargs: Any) -> Any:
-        kwargs["median_filter_width"] = width["now"]
-        started = time.perf_counter()
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            spent.append(time.perf_counter() - started)
-
-    monkeypatch.setattr(WhisperModel, "find_alignment", find_alignment)
+    spent = timed_alignment(monkeypatch, width=lambda: width["now"])
     recognizer = WhisperRecognizer(RecognizerSettings(language="en"),
                                    cache_dir=tmp_path / "whisper-base",
                                    default_time_limit_seconds=3600)
     failures = []
     alone: dict[int, list[float]] = {}
     try:
-        for name, (audio, reference) in {"real, 2 speakers": real,
-                                         "synthetic, 3 voices": synthetic}.items():
+        for name, (audio, reference) in corpora.items():
             path = write_wav(audio, tmp_path / "conversation.wav")
             recognizer._recognize(path, threading.Event(), "en", True)  # warm-up
             seconds: dict[int, list[float]] = {w: [] for w in widths}

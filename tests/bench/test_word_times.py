@@ -28,6 +28,7 @@ import orjson
 import pytest
 
 from tests import speech_audio
+from tests.bench.whisper_timing import timed_alignment
 from tests.integration.steps.textmetrics import wer
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import RecognizerSettings
@@ -41,23 +42,6 @@ BATCH = int(os.environ.get("TRANSCRIBER_BENCH_WORDS_BATCH", "4"))
 # times are one part of it, so they get at most 10 % of the decoding.
 ALIGN_SHARE_GOAL = 0.10
 LONG_TIMEOUT_S = 4 * 3600
-
-
-def _timed_alignment(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    from faster_whisper.transcribe import WhisperModel  # noqa: PLC0415 - heavy import
-
-    spent: list[float] = []
-    original = WhisperModel.find_alignment
-
-    def find_alignment(self: Any, *args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            spent.append(time.perf_counter() - started)
-
-    monkeypatch.setattr(WhisperModel, "find_alignment", find_alignment)
-    return spent
 
 
 def _segments(whisper: WhisperRecognizer, source: Path, words: bool) -> tuple[list[Any], float]:
@@ -89,7 +73,7 @@ def test_word_times_cost_of_batched_decoding(tmp_path: Path,
     whisper = WhisperRecognizer(RecognizerSettings(language="en", part_seconds=10**6,
                                                    batch_size=BATCH),
                                 cache_dir=tmp_path / "whisper", default_time_limit_seconds=10**6)
-    spent = _timed_alignment(monkeypatch)
+    spent = timed_alignment(monkeypatch)
     plain_s: list[float] = []
     words_s: list[float] = []
     align_s: list[float] = []
