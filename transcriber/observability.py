@@ -73,6 +73,23 @@ RECOGNITION_REALTIME_FACTOR = Histogram(
     ["provider"],
     buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 4),
 )
+RECOGNITION_UNCOVERED_SECONDS = Counter(
+    "transcriber_recognition_uncovered_seconds_total",
+    "Seconds of speech (as the VAD finds it) that a decoding left unheard: `after` is "
+    "`decoding` (found by the coverage check, then decoded again sequentially) or "
+    "`repair` (still unheard after that)",
+    ["provider", "after"],
+)
+RECOGNITION_EMPTY_CLIPS = Counter(
+    "transcriber_recognition_empty_clips_total",
+    "Clips of speech the batched decoding gave no text for (each decoded again)",
+    ["provider"],
+)
+RECOGNITION_REPAIRS = Counter(
+    "transcriber_recognition_repairs_total",
+    "Spans of a part decoded again sequentially because the coverage check failed",
+    ["provider"],
+)
 STAGE_OLDEST_SECONDS = Gauge(
     "transcriber_stage_oldest_seconds",
     "Age in its stage of the oldest record not halted, by stage with a limit (read on scrape)",

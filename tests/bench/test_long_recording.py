@@ -41,9 +41,9 @@ from transcriber.providers import media
 from transcriber.providers.whisper import (
     WhisperRecognizer,
     batched_clips,
-    decoding_options,
     parse_local_payload,
 )
+from transcriber.providers.whisper_decoding import decoding_options
 from transcriber.settings import RecognizerSettings
 
 pytestmark = pytest.mark.bench

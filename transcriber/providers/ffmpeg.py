@@ -126,16 +126,18 @@ class FfmpegTranscoder:
         ], on_progress=on_progress)
 
     async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int,
-                  channel: int | None = None) -> None:
+                  channel: int | None = None) -> int:
         """A part of an OGG Opus file by stream copy (no re-encoding); with `channel`,
         that one channel of a stereo copy as 16 kHz mono WAV (the recognizer's own
-        rate: decoded once, not encoded a second time)."""
+        rate: decoded once, not encoded a second time). Returns the part's measured
+        duration (ms)."""
         output = ["-c", "copy", "-f", "ogg"] if channel is None else [
             "-af", f"pan=mono|c0=c{channel}", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav"]
         await self._run([
             "-ss", f"{start_ms / 1000:.3f}", "-t", f"{length_ms / 1000:.3f}",
             *media.ffmpeg_input_args(source), "-map", "0:a:0", *output, str(target),
         ])
+        return await self.probe_duration_ms(target)
 
     async def input_channels(self, source: Path) -> int | None:
         """How many channels the first audio stream has, from ffmpeg's description of

@@ -102,9 +102,10 @@ class Recognizer(Protocol):
 
 class PartCutter(Protocol):
     async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int,
-                  channel: int | None = None) -> None:
+                  channel: int | None = None) -> int:
         """A span of the normalized copy at `target`; with `channel`, that one channel of
-        a stereo copy, mono (a WAV: `target` ends in .wav)."""
+        a stereo copy, mono (a WAV: `target` ends in .wav). Returns the duration of what
+        was written (ms), as measured, so the caller can check that the part is whole."""
 
     async def pauses(self, source: Path) -> list[tuple[int, int]]:
         """The silences of the audio, (start, end) in ms, to cut at."""

@@ -86,6 +86,22 @@ def plans_from_offsets(offsets: Sequence[tuple[int, int]], *, duration_ms: int,
     return plans
 
 
+def uncovered_by_parts(parts: Sequence[PartPlan], duration_ms: int) -> list[tuple[int, int]]:
+    """Pure: the spans of [0, duration_ms) that no part covers (empty when the plan kept
+    its promise: every second of the record is in some part)."""
+    gaps: list[tuple[int, int]] = []
+    reached = 0
+    for part in sorted(parts, key=lambda p: p.offset_ms):
+        if part.offset_ms > reached:
+            gaps.append((reached, min(part.offset_ms, duration_ms)))
+        reached = max(reached, part.offset_ms + part.length_ms)
+        if reached >= duration_ms:
+            break
+    if reached < duration_ms:
+        gaps.append((reached, duration_ms))
+    return [(a, b) for a, b in gaps if b > a]
+
+
 def join(parts: Sequence[tuple[PartPlan, Sequence[Utterance]]]) -> list[Utterance]:
     """Parts that do not overlap (cut in pauses) on one timeline: every utterance of
     every part is kept, its times held inside its own part's span.

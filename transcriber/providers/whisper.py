@@ -32,14 +32,29 @@ import structlog
 from transcriber.errors import PermanentFailure, TranscriberError, TransientFailure
 from transcriber.files import sha256_of
 from transcriber.ids import new_id
-from transcriber.observability import PROVIDER_CALL_SECONDS, RECOGNITION_REALTIME_FACTOR
+from transcriber.observability import (
+    PROVIDER_CALL_SECONDS,
+    RECOGNITION_EMPTY_CLIPS,
+    RECOGNITION_REALTIME_FACTOR,
+    RECOGNITION_REPAIRS,
+    RECOGNITION_UNCOVERED_SECONDS,
+)
 from transcriber.ports import Utterance
+from transcriber.providers.clips import CLIP_MAX_SECONDS, Loudness, plan_clips
 from transcriber.providers.languages import whisper_language
 from transcriber.providers.memory import releasing
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.recognizer import AudioPart, SpeechSink, Submitted
 from transcriber.providers.speaker_words import Span
 from transcriber.providers.speakers import speech_regions
+from transcriber.providers.whisper_decoding import (
+    CoverageReport,
+    CoveredDecoding,
+    Planner,
+    decoding_options,
+    drop_repeats,
+    segment_dict,
+)
 from transcriber.settings import RecognizerSettings
 
 log = structlog.get_logger(__name__)
@@ -124,6 +139,8 @@ class WhisperRecognizer:
         self._model: Any = None
         self._batched: Any = None
         self.load_seconds: float | None = None
+        # How a part's speech is cut into clips (a test hands a faulty one to the check).
+        self.plan: Planner = plan_clips
 
     provider = "local"
     payload_ext = ".json"
@@ -220,42 +237,47 @@ class WhisperRecognizer:
             # The record's own language (upload or re-transcription) over the setting's.
             request = {**decoding_options(options), "language": language,
                        "word_timestamps": words}
-            audio: Any = str(path)
-            speech: list[list[int]] | None = None
             if options.batched:
-                audio, regions = batched_speech(path)
-                request["clip_timestamps"] = speech_clips(
-                    widened(regions, duration=len(audio) / _RATE))
-                spans = [Span(start_ms=round(start * 1000), end_ms=round(end * 1000))
-                         for start, end in regions]
-                if on_speech is not None:
-                    # The speaker turns being found beside this recognition cluster these
-                    # regions' voices instead of running the same VAD again (recognition.md).
-                    on_speech(spans)
-                if words:
-                    # So does a separation after the recognition, from the saved answer.
-                    speech = [[span.start_ms, span.end_ms] for span in spans]
-                if not request["clip_timestamps"]:
-                    return self._answer([], language, None, len(audio) / _RATE, speech)
-                request["vad_filter"] = False
-            elif on_speech is not None:
+                return self._recognize_batched(model, path, request, cancel, words=words,
+                                               on_speech=on_speech)
+            if on_speech is not None:
                 on_speech(None)  # sequential decoding finds no regions to hand on
-            segments, info = self._transcriber(model).transcribe(audio, **request)
+            segments, info = model.transcribe(str(path), **request)
             collected: list[dict[str, Any]] = []
             for segment in segments:
                 if cancel.is_set():
                     raise TransientFailure("recognition cancelled")
                 collected.append(segment_dict(segment))
-            kept = drop_repeats(collected)
-            if len(kept) < len(collected):
-                log.info("repetition_dropped", utterances=len(collected) - len(kept))
         except StepFailureTypes:
             raise
         except (ValueError, IndexError) as exc:
             # The normalized copy cannot be decoded: retrying cannot help.
             raise PermanentFailure(f"audio cannot be recognized ({type(exc).__name__})") from None
-        return self._answer(kept, info.language, info.language_probability, info.duration,
-                            speech)
+        return self._answer(_kept(collected), info.language, info.language_probability,
+                            info.duration)
+
+    def _recognize_batched(self, model: Any, path: Path, request: dict[str, Any],
+                           cancel: threading.Event, *, words: bool,
+                           on_speech: SpeechSink | None) -> bytes:
+        audio, regions = batched_speech(path)
+        spans = [Span(start_ms=round(start * 1000), end_ms=round(end * 1000))
+                 for start, end in regions]
+        if on_speech is not None:
+            # The speaker turns being found beside this recognition cluster these
+            # regions' voices instead of running the same VAD again (recognition.md).
+            on_speech(spans)
+        # So does a separation after the recognition, from the saved answer.
+        speech = [[span.start_ms, span.end_ms] for span in spans] if words else None
+        duration = len(audio) / _RATE
+        covered = CoveredDecoding(model, self._transcriber(model), audio, regions=regions,
+                                  options=request, cancel=cancel, plan=self.plan).run()
+        report_coverage(covered.report, provider=self.provider)
+        segments = covered.segments
+        if not words:
+            # The word times were aligned for the coverage check only.
+            segments = [{k: v for k, v in s.items() if k != "words"} for s in segments]
+        return self._answer(_kept(segments), covered.language, covered.language_probability,
+                            duration, speech)
 
     def _answer(self, segments: list[dict[str, Any]], language: str | None,
                 probability: float | None, duration_s: float,
@@ -283,16 +305,31 @@ class WhisperRecognizer:
 StepFailureTypes = (PermanentFailure, TransientFailure)
 
 _RATE = 16_000
-# Whisper's window: the batched pipeline decodes each clip as one window.
-CLIP_MAX_SECONDS = 30.0
-# A longer gap (silence, music, noise: not speech) ends a clip, so it is never decoded.
-CLIP_MAX_GAP_SECONDS = 2.0
-# The VAD runs once per part, with the speaker separation's options (turns change in
-# pauses of 0.3 s, regions padded by 0.1 s), so the separation clusters these regions
-# instead of running it again. The clips are built from the regions widened by another
-# 0.3 s: the same clips as the VAD with 0.5-s pauses and its 0.4-s padding made before
-# (identical on the benches' recordings: recognition.md).
-CLIP_PAD_SECONDS = 0.3
+SAMPLING_SEED = 12
+
+
+def _kept(segments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    kept = drop_repeats(segments)
+    if len(kept) < len(segments):
+        log.info("repetition_dropped", utterances=len(segments) - len(kept))
+    return kept
+
+
+def report_coverage(report: CoverageReport, *, provider: str) -> None:
+    """Count and log what the coverage check of one part found and left (no content)."""
+    if not report.violated:
+        return
+    found = report.uncovered_seconds + report.unclipped_seconds
+    RECOGNITION_UNCOVERED_SECONDS.labels(provider, "decoding").inc(found)
+    RECOGNITION_EMPTY_CLIPS.labels(provider).inc(report.empty_clips)
+    RECOGNITION_REPAIRS.labels(provider).inc(report.repaired_spans)
+    log.warning("recognition_uncovered", clips=report.clips,
+                uncovered_seconds=round(report.uncovered_seconds, 1),
+                unclipped_seconds=round(report.unclipped_seconds, 1),
+                empty_clips=report.empty_clips, repaired_spans=report.repaired_spans,
+                left_seconds=round(report.left_seconds, 1))
+    if report.left_seconds > 0:
+        RECOGNITION_UNCOVERED_SECONDS.labels(provider, "repair").inc(report.left_seconds)
 
 
 def batched_speech(path: Path) -> tuple[Any, list[tuple[float, float]]]:
@@ -304,102 +341,8 @@ def batched_speech(path: Path) -> tuple[Any, list[tuple[float, float]]]:
     return audio, [(r.start_ms / 1000, r.end_ms / 1000) for r in regions]
 
 
-def widened(regions: list[tuple[float, float]], *, duration: float,
-            pad: float = CLIP_PAD_SECONDS) -> list[tuple[float, float]]:
-    """Pure: the regions (in order) widened by `pad` on each side inside [0, duration],
-    those that then touch or overlap joined."""
-    joined: list[tuple[float, float]] = []
-    for start, end in regions:
-        wide = (max(0.0, start - pad), min(duration, end + pad))
-        if joined and wide[0] <= joined[-1][1]:
-            joined[-1] = (joined[-1][0], max(joined[-1][1], wide[1]))
-        else:
-            joined.append(wide)
-    return joined
-
-
 def batched_clips(path: Path) -> tuple[Any, list[dict[str, float]]]:
-    """The part's audio and the clips the batched pipeline decodes.
-
-    The pipeline's own chunking glues the VAD's speech regions together with the
-    pauses taken out, and without its pauses Whisper runs sentences together and
-    repeats them (1 to 2 WER points worse than sequential decoding, measured in
-    recognition.md); the clips here keep the pauses and are cut in them."""
+    """The part's audio and the clips the batched pipeline decodes (`clips.plan_clips`)."""
     audio, regions = batched_speech(path)
-    return audio, speech_clips(widened(regions, duration=len(audio) / _RATE))
-
-
-def speech_clips(regions: list[tuple[float, float]], *, max_seconds: float = CLIP_MAX_SECONDS,
-                 max_gap_seconds: float = CLIP_MAX_GAP_SECONDS) -> list[dict[str, float]]:
-    """Pure: speech regions (start, end seconds, in order) joined into clips of at most
-    `max_seconds`, the pauses between them kept; a gap over `max_gap_seconds` or a clip
-    that would grow too long starts the next clip. Whisper fills its 30-s window
-    whatever the clip's length, so fewer, fuller clips are faster."""
-    clips: list[list[float]] = []
-    for start, end in regions:
-        if clips and end - clips[-1][0] <= max_seconds and start - clips[-1][1] <= max_gap_seconds:
-            clips[-1][1] = end
-        else:
-            clips.append([start, min(end, start + max_seconds)])
-    return [{"start": start, "end": end} for start, end in clips]
-
-# Whisper's own guards against a decoding that runs away on long audio: a
-# window whose text compresses too well (a loop) or whose tokens are unlikely
-# is decoded again at a higher temperature, and a window that is probably not
-# speech is skipped; the VAD keeps silence and noise out of the windows.
-_TEMPERATURES = (0.0, 0.2, 0.4, 0.6)
-COMPRESSION_RATIO_THRESHOLD = 2.4
-LOG_PROB_THRESHOLD = -1.0
-NO_SPEECH_THRESHOLD = 0.6
-REPEATS_KEPT = 2
-SAMPLING_SEED = 12
-
-
-def decoding_options(settings: RecognizerSettings) -> dict[str, Any]:
-    """Pure: the keyword arguments of faster-whisper's `transcribe` for these settings."""
-    options: dict[str, Any] = {
-        "language": settings.language or None,
-        "beam_size": settings.beam_size,
-        "temperature": list(_TEMPERATURES),
-        "compression_ratio_threshold": COMPRESSION_RATIO_THRESHOLD,
-        "log_prob_threshold": LOG_PROB_THRESHOLD,
-        "no_speech_threshold": NO_SPEECH_THRESHOLD,
-        "vad_filter": True,
-        # Text conditioned on the previous window is what lets a loop feed itself.
-        "condition_on_previous_text": False,
-    }
-    if settings.batched:
-        options["batch_size"] = settings.batch_size
-    return options
-
-
-def segment_dict(segment: Any) -> dict[str, Any]:
-    """Pure: a faster-whisper segment as the saved answer keeps it (its words when it has
-    them: each word's text keeps its leading space, as `speaker_words` joins them)."""
-    item: dict[str, Any] = {"start_ms": round(segment.start * 1000),
-                            "end_ms": round(segment.end * 1000), "text": segment.text.strip()}
-    if getattr(segment, "words", None):
-        item["words"] = [{"start_ms": round(w.start * 1000), "end_ms": round(w.end * 1000),
-                          "text": w.word} for w in segment.words]
-    return item
-
-
-def _same_words(text: str) -> str:
-    return " ".join("".join(c for c in text.casefold() if c.isalnum() or c.isspace()).split())
-
-
-def drop_repeats(segments: list[dict[str, Any]], *,
-                 repeats_kept: int = REPEATS_KEPT) -> list[dict[str, Any]]:
-    """Pure: an utterance repeating the previous one verbatim more than `repeats_kept`
-    times is a decoding loop, not speech; the copies past that are dropped."""
-    kept: list[dict[str, Any]] = []
-    previous = ""
-    run = 0
-    for segment in segments:
-        words = _same_words(str(segment["text"]))
-        run = run + 1 if words and words == previous else 0
-        previous = words
-        if run > repeats_kept:
-            continue
-        kept.append(segment)
-    return kept
+    clips = plan_clips(regions, duration=len(audio) / _RATE, quietest=Loudness(audio).quietest)
+    return audio, [{"start": clip.start, "end": clip.end} for clip in clips]

@@ -13,7 +13,7 @@ from transcriber.pipeline.diarization import (
 )
 from transcriber.providers.speaker_words import Segment, Span, Word
 from transcriber.providers.structure import PartPlan
-from transcriber.providers.whisper import segment_dict
+from transcriber.providers.whisper_decoding import segment_dict
 
 
 @pytest.mark.parametrize(("mode", "speakers", "duration_ms", "provider", "applies"), [

@@ -27,6 +27,7 @@ from transcriber.db.commands.recognition import (
     SetExternalId,
 )
 from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.observability import RECOGNITION_UNCOVERED_SECONDS
 from transcriber.pipeline.diarization import diarization_applies, separated_locally
 from transcriber.pipeline.effects import SetColumns
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
@@ -44,9 +45,14 @@ from transcriber.providers.structure import (
     plan_at_pauses,
     plan_parts,
     plans_from_offsets,
+    uncovered_by_parts,
 )
 
 log = structlog.get_logger(__name__)
+
+# A part cut by stream copy starts and ends on an Opus packet (20 ms) and an OGG page:
+# it may differ from its plan by a fraction of a second, never by more than this.
+CUT_SHORT_TOLERANCE_MS = 1000
 
 def object_key(prefix: str, record_id: str, part_index: int) -> str:
     """Where a record's part lives in the bucket: ids only, never a sender's name."""
@@ -81,6 +87,7 @@ class SubmitStep:
         overlap_ms = overlap_ms_of(job.settings, self._recognizer.provider)
         plans = plan_parts(record.duration_ms, max_part_ms=self._recognizer.max_part_ms,
                            overlap_ms=overlap_ms)
+        check_parts(plans, record.duration_ms, job=job, provider=self._recognizer.provider)
         words = wants_words(job, record, self._recognizer)
         one_part = len(plans) == 1 and record.channels == 1
         on_speech = self._prepare_speakers(job, record, overlap_ms=overlap_ms,
@@ -145,6 +152,8 @@ class SubmitStep:
                 offsets=tuple(p.offset_ms for p in cut), provider=recognizer.provider,
                 model=recognizer.model, channels=channels))
         plans = channel_plans(rows, duration_ms=duration_ms, overlap_ms=overlap_ms)
+        check_parts([plan for plan, _ in plans], duration_ms, job=job,
+                    provider=recognizer.provider)
         saved = {r.part_index for r in rows if r.payload_file is not None}
         pending = [(plan, channel) for plan, channel in plans if plan.index not in saved]
         if pending:
@@ -177,6 +186,33 @@ def channel_plans(rows: Sequence[Recognition], *, duration_ms: int,
                                        duration_ms=duration_ms, overlap_ms=overlap_ms)
     ]
     return sorted(plans, key=lambda item: item[0].index)
+
+
+def check_parts(plans: Sequence[PartPlan], duration_ms: int, *, job: Job,
+                provider: str) -> None:
+    """Every second of the record lies in some part (the part planning's promise): a
+    plan that leaves a gap is a fault no retry mends, so the record halts, loudly,
+    instead of being transcribed short."""
+    gaps = uncovered_by_parts(plans, duration_ms)
+    if not gaps:
+        return
+    seconds = sum(b - a for a, b in gaps) / 1000
+    RECOGNITION_UNCOVERED_SECONDS.labels(provider, "parts").inc(seconds)
+    log.error("parts_uncovered", record_id=job.record_id, gaps=len(gaps),
+              seconds=round(seconds, 1))
+    raise PermanentFailure(f"the record's parts leave {seconds:.1f} s of audio out")
+
+
+def check_cut(measured_ms: int, plan: PartPlan, *, job: Job, provider: str) -> None:
+    """The part written holds the span planned for it (a cut that came out short would
+    lose its tail unheard): retried, counted and logged."""
+    short_ms = plan.length_ms - measured_ms
+    if short_ms <= CUT_SHORT_TOLERANCE_MS:
+        return
+    RECOGNITION_UNCOVERED_SECONDS.labels(provider, "cut").inc(short_ms / 1000)
+    log.error("part_cut_short", record_id=job.record_id, part=plan.index,
+              planned_ms=plan.length_ms, measured_ms=measured_ms)
+    raise TransientFailure(f"part {plan.index} was cut {short_ms / 1000:.1f} s short")
 
 
 def wants_words(job: Job, record: StepRecord, recognizer: Recognizer) -> bool:
@@ -231,15 +267,17 @@ async def submit_part(
         if store is not None and uri is not None:
             if not await store.exists(key):
                 if part_file is not None:
-                    await cutter.cut(source, part_file, start_ms=plan.offset_ms,
-                                     length_ms=plan.length_ms)
+                    check_cut(await cutter.cut(source, part_file, start_ms=plan.offset_ms,
+                                               length_ms=plan.length_ms),
+                              plan, job=job, provider=recognizer.provider)
                 await store.upload(key, audio_path)
             audio = AudioPart(path=None, uri=uri, duration_ms=plan.length_ms,
                               language=language, words=words)
         else:
             if part_file is not None:
-                await cutter.cut(source, part_file, start_ms=plan.offset_ms,
-                                 length_ms=plan.length_ms, channel=channel)
+                check_cut(await cutter.cut(source, part_file, start_ms=plan.offset_ms,
+                                           length_ms=plan.length_ms, channel=channel),
+                          plan, job=job, provider=recognizer.provider)
             audio = AudioPart(path=audio_path, uri=None, duration_ms=plan.length_ms,
                               language=language, words=words, on_speech=on_speech)
         limit = recognizer.time_limit_seconds(plan.length_ms)

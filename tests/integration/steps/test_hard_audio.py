@@ -1,0 +1,80 @@
+"""The hard-conditions corpus, short versions, on the default settings: the batched
+decoding against the sequential one on the same file (the full corpus is the benchmark
+`tests/bench/test_hard_audio.py`).
+
+Each recording holds about 32 s of continuous speech (a long gap condition: 20 s of
+silence or noise in the middle), more than one window, so every condition crosses a
+cut. For each: WER (CER for Russian) at most the sequential decoding's plus 0.03, the
+last utterance ending within 3 s of the last speech, no utterance repeated more than
+twice in a row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests import hard_audio
+from tests.hard_audio import CONDITIONS, HardRecording
+from tests.integration.steps.textmetrics import cer, wer
+from transcriber.providers.whisper import WhisperRecognizer
+from transcriber.settings import RecognizerSettings
+
+SPEECH_SECONDS = 32.0
+GAP_SECONDS = 20.0
+WER_MARGIN = 0.03
+END_WITHIN_SECONDS = 3.0
+REPEATS_ALLOWED = 2
+
+
+@pytest.fixture(scope="module")
+def recognizers(tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[dict[bool, WhisperRecognizer]]:
+    """The default (batched) recognizer and the sequential one, by `batched`."""
+    folder = tmp_path_factory.mktemp("m") / "whisper"
+    made = {batched: WhisperRecognizer(RecognizerSettings(batched=batched), cache_dir=folder,
+                                       default_time_limit_seconds=3600)
+            for batched in (True, False)}
+    yield made
+    for recognizer in made.values():
+        asyncio.run(recognizer.close())
+
+
+def _transcript(recognizer: WhisperRecognizer, recording: HardRecording) -> list[dict]:  # type: ignore[type-arg]
+    payload = recognizer._recognize(recording.path, threading.Event(), recording.language)
+    segments: list[dict] = orjson.loads(payload)["segments"]  # type: ignore[type-arg]
+    return segments
+
+
+def longest_run(texts: list[str]) -> int:
+    """The most times one utterance follows itself."""
+    run = best = 0
+    previous = None
+    for text in texts:
+        run = run + 1 if text == previous else 1
+        best = max(best, run)
+        previous = text
+    return best
+
+
+@pytest.mark.parametrize("name", list(CONDITIONS))
+def test_the_default_decoding_hears_every_word_of_a_hard_recording(
+        name: str, recognizers: dict[bool, WhisperRecognizer], tmp_path: Path) -> None:
+    condition = CONDITIONS[name]
+    hard_audio.require(condition.language)
+    recording = hard_audio.build(condition, SPEECH_SECONDS, tmp_path / f"{name}.flac",
+                                 gap_seconds=GAP_SECONDS)
+    error = cer if condition.language == "ru" else wer
+    batched = _transcript(recognizers[True], recording)
+    sequential = _transcript(recognizers[False], recording)
+    text = " ".join(s["text"] for s in batched)
+    reference = " ".join(s["text"] for s in sequential)
+    assert error(recording.text, text) <= error(recording.text, reference) + WER_MARGIN, (
+        text, reference)
+    assert batched[-1]["end_ms"] / 1000 >= recording.speech_end_s - END_WITHIN_SECONDS
+    assert longest_run([s["text"] for s in batched]) <= REPEATS_ALLOWED
