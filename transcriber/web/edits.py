@@ -27,6 +27,7 @@ from transcriber.web.archive import card_body, current_utterances, record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language
+from transcriber.web.paging import decode_topic_cursor, encode_topic_cursor, parse_limit
 from transcriber.web.responses import json_response
 
 log = structlog.get_logger(__name__)
@@ -213,7 +214,8 @@ async def patch_transcript(request: web.Request) -> web.Response:
         await request.app[keys.WRITER].ask(CorrectTranscript(
             record_id=record_id, owner_id=owner_id, revision=edit.revision,
             structure_json=transcripts.dump_structure(corrected),
-            text=transcripts.plain_text(corrected)))
+            text=transcripts.plain_text(corrected),
+            revisions_max=request.app[keys.SETTINGS].storage.revisions_max))
     except Conflict:
         raise ApiError(409, "conflict",
                        "the transcript changed since it was read; reload it") from None
@@ -248,10 +250,22 @@ async def delete_record(request: web.Request) -> web.Response:
 
 
 async def list_topics(request: web.Request) -> web.Response:
-    rows = await request.app[keys.READERS].fetch_all(
-        q.edits.OWNER_TOPICS, {"owner_id": current_user(request).id})
+    """The owner's topics by name, in keyset pages (`limit`, `cursor`, `next_cursor`)."""
+    server = request.app[keys.SETTINGS].server
+    limit = parse_limit(request.query.get("limit"), default=server.page_default,
+                        maximum=server.page_max)
+    raw_cursor = request.query.get("cursor") or None
+    params: dict[str, Any] = {"owner_id": current_user(request).id, "limit": limit + 1}
+    if raw_cursor:
+        params["after_name"] = decode_topic_cursor(raw_cursor)
+        rows = await request.app[keys.READERS].fetch_all(q.edits.OWNER_TOPICS_AFTER, params)
+    else:
+        rows = await request.app[keys.READERS].fetch_all(q.edits.OWNER_TOPICS_FIRST, params)
+    page = rows[:limit]
+    next_cursor = encode_topic_cursor(page[-1]["name"]) if len(rows) > limit else None
     return json_response({"items": [{"name": r["name"], "records": r["records"]}
-                                    for r in rows]})
+                                    for r in page],
+                          "next_cursor": next_cursor})
 
 
 async def retranscribe(request: web.Request) -> web.Response:
