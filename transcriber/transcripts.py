@@ -25,12 +25,14 @@ import orjson
 
 from transcriber.errors import TranscriberError
 from transcriber.ports import Utterance
+from transcriber.typed_text import text_problem
 
 STRUCTURE_VERSION = 2
 READABLE_VERSIONS = frozenset({1, 2})
 STRUCTURE_ROW = 1
 SPEAKER_RE = re.compile(r"S[1-9][0-9]?")
 SPEAKER_NAME_MAX = 64
+_ARROW_RE = re.compile(r"-{2,}>")
 
 TranscriptFormat = Literal["txt", "srt", "vtt", "json"]
 FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
@@ -132,10 +134,18 @@ def _several(utterances: Sequence[Utterance]) -> bool:
     return len(speakers_of(utterances)) > 1
 
 
+def one_line(text: str) -> str:
+    """An utterance's text as one line of an export: every run of white space,
+    line breaks included, becomes one space. A correction typed over several
+    lines can then never fake a line of its own (`Boss: I approve`) nor end a
+    cue with a blank line."""
+    return " ".join(text.split())
+
+
 def plain_text(utterances: Sequence[Utterance]) -> str:
     """The words alone: one utterance per line, in time order (the stored and
     indexed transcript text, which speaker labels would only pollute)."""
-    return "\n".join(u.text.strip() for u in utterances if u.text.strip())
+    return "\n".join(one_line(u.text) for u in utterances if u.text.strip())
 
 
 def named_text(utterances: Sequence[Utterance],
@@ -146,7 +156,7 @@ def named_text(utterances: Sequence[Utterance],
     several = _several(utterances)
     lines = []
     for u in utterances:
-        text = u.text.strip()
+        text = one_line(u.text)
         if not text:
             continue
         voice = _voice(u, given, several)
@@ -173,15 +183,23 @@ def to_srt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = No
     for number, u in enumerate(_cues(utterances), start=1):
         end = max(u.end_ms, u.start_ms)
         voice = _voice(u, given, several)
-        text = _cue_text(u.text)
+        text = _srt_text(u.text)
         blocks.append(
             f"{number}\n{_timestamp(u.start_ms, ',')} --> {_timestamp(end, ',')}\n"
-            f"{_cue_text(voice) + ': ' if voice else ''}{text}\n"
+            f"{_srt_text(voice) + ': ' if voice else ''}{text}\n"
         )
     return "\n".join(blocks)
 
 
-def _vtt_escape(text: str) -> str:
+def _srt_text(text: str) -> str:
+    # SRT has no escapes: "-->" (however many dashes) would read as a timing line.
+    return _ARROW_RE.sub("->", one_line(text))
+
+
+def vtt_escape(text: str) -> str:
+    """WebVTT cue text: `&`, `<` and `>` as character references (WebVTT,
+    "cue text"), so text can open no tag (`<v Boss>`, `<c>`…) and, with `>`
+    escaped, never holds the `-->` that ends a cue's text."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -193,18 +211,12 @@ def to_vtt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = No
         end = max(u.end_ms, u.start_ms)
         voice = _voice(u, given, several)
         # The voice span's annotation runs to the first ">": escaped like cue text.
-        tag = f"<v {_vtt_escape(_cue_text(voice))}>" if voice else ""
+        tag = f"<v {vtt_escape(one_line(voice))}>" if voice else ""
         blocks.append(
             f"{_timestamp(u.start_ms, '.')} --> {_timestamp(end, '.')}\n"
-            f"{tag}{_cue_text(u.text)}\n"
+            f"{tag}{vtt_escape(one_line(u.text))}\n"
         )
     return "\n".join(blocks)
-
-
-def _cue_text(text: str) -> str:
-    # A blank line ends a cue in both formats, and "-->" would start a new timing line.
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return "\n".join(lines).replace("-->", "->")
 
 
 def to_json(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None) -> str:
@@ -280,5 +292,8 @@ def apply_corrections(
                     f"{key} must be a string of at most {CORRECTABLE_FIELDS[key]} characters")
             if key == "speaker" and value not in known:
                 raise BadCorrection(f"{value!r} is not a speaker of this record")
+            problem = text_problem(value, multiline=True)
+            if problem is not None:
+                raise BadCorrection(f"the {key} of utterance {index} {problem}")
         result[index] = replace(result[index], **changes)  # type: ignore[arg-type]
     return result

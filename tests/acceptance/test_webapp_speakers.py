@@ -58,7 +58,8 @@ async def test_speakers_coloured_renamed_and_a_line_moved(
         me = await (await session.get(f"{service.base}/app/me")).json()
     await service.app[keys.WRITER].ask(CorrectTranscript(
         record_id=record_id, owner_id=me["id"], revision=card["revision"],
-        structure_json=dump_structure(DIALOGUE), text=plain_text(DIALOGUE)))
+        structure_json=dump_structure(DIALOGUE), text=plain_text(DIALOGUE),
+        revisions_max=service.app[keys.SETTINGS].storage.revisions_max))
     await page.reload()
 
     panel = page.locator(".speakers-panel")

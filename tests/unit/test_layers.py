@@ -17,7 +17,7 @@ import transcriber
 
 PACKAGE = Path(transcriber.__file__).parent
 LEAVES = ("errors", "ids", "clock", "stages", "settings", "observability", "ports",
-          "transcripts", "files")
+          "transcripts", "files", "typed_text")
 RANKS: dict[str, int] = {
     **dict.fromkeys(LEAVES, 0),
     "db": 1,

@@ -30,6 +30,7 @@ from transcriber.bot import texts
 from transcriber.errors import IncompleteInput, TransientFailure
 from transcriber.pipeline import policy
 from transcriber.providers import media
+from transcriber.typed_text import without_refused
 
 # Telegram's limit on a message, counted in UTF-16 code units.
 MESSAGE_MAX_UNITS = 4096
@@ -157,8 +158,8 @@ def _extension_for(mime_type: str | None) -> str:
 
 
 def _clean_title(raw: str) -> str:
-    single_line = " ".join(raw.split())
-    return "".join(ch for ch in single_line if ch.isprintable())[:255]
+    # The web's title rule (typed_text), stripped here: nobody can be asked to send again.
+    return without_refused(" ".join(raw.split()))[:255]
 
 
 def _is_service_message(message: Message) -> bool:

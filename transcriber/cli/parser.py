@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from transcriber.transcripts import FORMATS
+from transcriber.typed_text import LoginRefused, canonical_login
 
 
 def _positive(text: str) -> int:
@@ -25,6 +26,13 @@ def _speakers(text: str) -> int:
     if not 1 <= value <= 8:
         raise argparse.ArgumentTypeError("must be 1 to 8")
     return value
+
+
+def _login(text: str) -> str:
+    try:
+        return canonical_login(text)
+    except LoginRefused as exc:
+        raise argparse.ArgumentTypeError(f"the login {exc}") from None
 
 
 def _share(text: str) -> float:
@@ -63,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     transcribe.add_argument("files", nargs="+", type=Path, metavar="FILE")
     transcribe.add_argument("--format", choices=FORMATS, default="txt",
                             help="transcript format (default: txt)")
-    transcribe.add_argument("--owner", default=None, metavar="LOGIN",
+    transcribe.add_argument("--owner", type=_login, default=None, metavar="LOGIN",
                             help="whose records they become (default: server.anonymous_user)")
     transcribe.add_argument("--speakers", type=_speakers, default=None, metavar="N",
                             help="how many speakers each file has (1-8; 1: no separation; "

@@ -36,13 +36,16 @@ async def collect_counts(settings: Settings) -> tuple[dict[str, int], dict[str, 
     )
 
 
-async def mailbox_depth(settings: Settings) -> float | None:
-    """The running server's writer mailbox depth, or None when no server answers."""
+async def mailbox_depth(settings: Settings) -> float | str | None:
+    """The running server's writer mailbox depth, None when no server answers,
+    or why a server that answers shows no metrics."""
     host = settings.server.host
     url = f"http://{'[' + host + ']' if ':' in host else host}:{settings.server.port}/metrics"
     try:
         timeout = aiohttp.ClientTimeout(total=2)
         async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url) as resp:
+            if resp.status == 403:
+                return "metrics refused to this address (server.metrics_allowed)"
             text = await resp.text()
     except (aiohttp.ClientError, TimeoutError, OSError):
         return None
@@ -63,6 +66,8 @@ async def print_status(settings: Settings) -> int:
     depth = await mailbox_depth(settings)
     if depth is None:
         print("server: not running")
+    elif isinstance(depth, str):
+        print(f"server: running, {depth}")
     else:
         print(f"server: running, writer mailbox depth {int(depth)}")
     return 0

@@ -13,6 +13,7 @@ from transcriber.settings.model import (
     TelegramSettings,
 )
 from transcriber.stages import claimable_stages
+from transcriber.typed_text import LoginRefused, canonical_login
 
 
 def validate(settings: Settings) -> None:
@@ -45,6 +46,7 @@ def validate(settings: Settings) -> None:
         ("storage.read_connections", settings.storage.read_connections >= 1, "must be at least 1"),
         ("storage.busy_timeout_ms", settings.storage.busy_timeout_ms >= 0, "must not be negative"),
         ("storage.writer_batch_max", settings.storage.writer_batch_max >= 1, "must be at least 1"),
+        ("storage.revisions_max", settings.storage.revisions_max >= 1, "must be at least 1"),
         ("pipeline.workers", settings.pipeline.workers >= 0, "must not be negative"),
         ("pipeline.lease_seconds", settings.pipeline.lease_seconds >= 3, "must be at least 3"),
         ("pipeline.attempts_limit", settings.pipeline.attempts_limit >= 1, "must be at least 1"),
@@ -77,14 +79,27 @@ def validate(settings: Settings) -> None:
             raise ConfigError(key, problem)
     _validate_pipeline(settings.pipeline)
     _validate_telegram(settings.telegram)
-    for telegram_id in settings.telegram.allowed:
+    for telegram_id, login in settings.telegram.allowed.items():
         if not telegram_id.lstrip("-").isdigit():
             raise ConfigError("telegram.allowed", f"key {telegram_id!r} is not a Telegram user id")
+        _check_login("telegram.allowed", login, f"the login of {telegram_id}")
+    if settings.server.anonymous_user:
+        _check_login("server.anonymous_user", settings.server.anonymous_user, "the login")
     if settings.server.anonymous_user and not _is_loopback(settings.server.host):
         raise ConfigError(
             "server.anonymous_user",
             "must be empty when server.host is not a loopback address",
         )
+
+
+def _check_login(key: str, login: str, what: str) -> None:
+    """The web door's rule (`typed_text.canonical_login`); the message never quotes the login."""
+    try:
+        canonical = canonical_login(login)
+    except LoginRefused as exc:
+        raise ConfigError(key, f"{what} {exc}") from None
+    if canonical != login:
+        raise ConfigError(key, f"{what} is not in its canonical (NFKC) form")
 
 
 def _validate_pipeline(pipeline: PipelineSettings) -> None:

@@ -26,6 +26,7 @@ from transcriber.settings.model import (
     Secret,
     Settings,
 )
+from transcriber.typed_text import LoginRefused, canonical_login
 
 
 def load_settings(
@@ -89,9 +90,31 @@ def _build(file_values: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
         sections[section_field.name] = _build_section(
             section_field.name, section_cls, raw_section, env
         )
-    settings = Settings(**sections)
+    settings = _canonical_logins(Settings(**sections))
     validate(settings)
     return settings
+
+
+def _canonical_logins(settings: Settings) -> Settings:
+    """Logins as the web door stores them (NFKC), so a configured `ａｌｉｃｅ` is
+    the `alice` who signs in through the proxy; a login NFKC cannot save is
+    left for `validate` to refuse."""
+
+    def canonical(login: str) -> str:
+        try:
+            return canonical_login(login)
+        except LoginRefused:
+            return login
+
+    allowed = types.MappingProxyType(
+        {key: canonical(login) for key, login in settings.telegram.allowed.items()})
+    anonymous = settings.server.anonymous_user
+    return dataclasses.replace(
+        settings,
+        telegram=dataclasses.replace(settings.telegram, allowed=allowed),
+        server=dataclasses.replace(
+            settings.server, anonymous_user=canonical(anonymous) if anonymous else ""),
+    )
 
 
 def _build_section(

@@ -63,6 +63,11 @@ class ServerSettings:
     upload_min_bytes_per_second: int = 8192
     upload_rate_window_seconds: float = 120.0
     rate_limit_table_max: int = 10000
+    # Client addresses `/metrics` answers (others: 403); behind a proxy, the client's.
+    metrics_allowed: tuple[Network, ...] = (
+        ipaddress.ip_network("127.0.0.0/8"),
+        ipaddress.ip_network("::1/128"),
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +81,8 @@ class StorageSettings:
     # Caches shared by every data folder (the joined Whisper model); none:
     # $XDG_CACHE_HOME/transcriber, else ~/.cache/transcriber. Never backed up.
     cache_dir: Path | None = None
+    # Corrections kept per record (the newest); the recognizer's original is kept besides.
+    revisions_max: int = 50
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

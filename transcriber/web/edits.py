@@ -22,10 +22,12 @@ from transcriber.db.commands.edits import CorrectTranscript, DeleteRecord, EditR
 from transcriber.db.commands.retranscribe import Retranscribe
 from transcriber.errors import Conflict, NotFound, TranscriberError
 from transcriber.pipeline.steps.submit import object_key
+from transcriber.typed_text import text_problem
 from transcriber.web.archive import card_body, current_utterances, record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language
+from transcriber.web.paging import decode_topic_cursor, encode_topic_cursor, parse_limit
 from transcriber.web.responses import json_response
 
 log = structlog.get_logger(__name__)
@@ -53,13 +55,23 @@ class TranscriptEdit:
     utterances: tuple[Mapping[str, object], ...]
 
 
-def _text(data: Mapping[str, Any], name: str, limit: int) -> str | None:
+def checked_text(field: str, value: str, *, multiline: bool = False) -> str:
+    """`value` when its field may hold it (`typed_text.text_problem`), else a 400
+    naming the field: refused rather than stripped, so the client learns why."""
+    problem = text_problem(value, multiline=multiline)
+    if problem is not None:
+        raise bad_request(f"{field} {problem}")
+    return value
+
+
+def _text(data: Mapping[str, Any], name: str, limit: int, *,
+          multiline: bool = False) -> str | None:
     if name not in data:
         return None
     value = data[name]
     if not isinstance(value, str) or len(value) > limit:
         raise bad_request(f"{name} must be a string of at most {limit} characters")
-    return value
+    return checked_text(name, value, multiline=multiline)
 
 
 def parse_record_edit(data: object) -> RecordEdit:
@@ -80,10 +92,10 @@ def parse_record_edit(data: object) -> RecordEdit:
             if not name or len(name) > TOPIC_NAME_MAX:
                 raise bad_request(
                     f"a topic is a non-empty name of at most {TOPIC_NAME_MAX} characters")
-            names.append(name)
+            names.append(checked_text("a topic", name))
         topics = tuple(dict.fromkeys(names))
     return RecordEdit(title=_text(data, "title", TITLE_MAX),
-                      brief=_text(data, "brief", BRIEF_MAX), topics=topics,
+                      brief=_text(data, "brief", BRIEF_MAX, multiline=True), topics=topics,
                       speakers=_speaker_names(data))
 
 
@@ -98,9 +110,9 @@ def _speaker_names(data: Mapping[str, Any]) -> dict[str, str] | None:
         if not transcripts.SPEAKER_RE.fullmatch(label):
             raise bad_request(f"{label!r} is not a speaker label (S1, S2, …)")
         limit = transcripts.SPEAKER_NAME_MAX
-        if not isinstance(name, str) or len(name) > limit or not name.isprintable():
+        if not isinstance(name, str) or len(name) > limit:
             raise bad_request(f"a speaker's name is one line of at most {limit} characters")
-        names[label] = name.strip()
+        names[label] = checked_text(f"the name of {label}", name).strip()
     return names
 
 
@@ -111,6 +123,16 @@ async def record_speakers(request: web.Request, record_id: str) -> set[str]:
         utterances = await current_utterances(request, record_id, original=original)
         labels.update(transcripts.speakers_of(utterances or ()))
     return labels
+
+
+async def owned_head(request: web.Request, record_id: str, owner_id: str) -> sqlite3.Row:
+    """The record's head when it is the owner's; 404 otherwise, the answer for a
+    record that does not exist."""
+    head = await request.app[keys.READERS].fetch_one(
+        q.edits.SELECT_OWNED, {"id": record_id, "owner_id": owner_id})
+    if head is None:
+        raise not_found()
+    return head
 
 
 def parse_transcript_edit(data: object) -> TranscriptEdit:
@@ -142,6 +164,10 @@ async def patch_record(request: web.Request) -> web.Response:
     edit = parse_record_edit(await read_json(request))
     names_patch = None
     if edit.speakers is not None:
+        # The owner first: whatever is checked against the record after this
+        # must never tell another person anything about it (a 400 naming its
+        # speakers against a 404 would).
+        await owned_head(request, record_id, owner_id)
         try:
             known = await record_speakers(request, record_id)
         except transcripts.BadStructure:
@@ -168,10 +194,7 @@ async def patch_transcript(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     owner_id = current_user(request).id
     edit = parse_transcript_edit(await read_json(request))
-    head = await request.app[keys.READERS].fetch_one(
-        q.edits.SELECT_OWNED, {"id": record_id, "owner_id": owner_id})
-    if head is None:
-        raise not_found()
+    head = await owned_head(request, record_id, owner_id)
     if head["revision"] != edit.revision:
         raise ApiError(409, "conflict", "the transcript changed since it was read; reload it")
     try:
@@ -191,7 +214,8 @@ async def patch_transcript(request: web.Request) -> web.Response:
         await request.app[keys.WRITER].ask(CorrectTranscript(
             record_id=record_id, owner_id=owner_id, revision=edit.revision,
             structure_json=transcripts.dump_structure(corrected),
-            text=transcripts.plain_text(corrected)))
+            text=transcripts.plain_text(corrected),
+            revisions_max=request.app[keys.SETTINGS].storage.revisions_max))
     except Conflict:
         raise ApiError(409, "conflict",
                        "the transcript changed since it was read; reload it") from None
@@ -226,10 +250,22 @@ async def delete_record(request: web.Request) -> web.Response:
 
 
 async def list_topics(request: web.Request) -> web.Response:
-    rows = await request.app[keys.READERS].fetch_all(
-        q.edits.OWNER_TOPICS, {"owner_id": current_user(request).id})
+    """The owner's topics by name, in keyset pages (`limit`, `cursor`, `next_cursor`)."""
+    server = request.app[keys.SETTINGS].server
+    limit = parse_limit(request.query.get("limit"), default=server.page_default,
+                        maximum=server.page_max)
+    raw_cursor = request.query.get("cursor") or None
+    params: dict[str, Any] = {"owner_id": current_user(request).id, "limit": limit + 1}
+    if raw_cursor:
+        params["after_name"] = decode_topic_cursor(raw_cursor)
+        rows = await request.app[keys.READERS].fetch_all(q.edits.OWNER_TOPICS_AFTER, params)
+    else:
+        rows = await request.app[keys.READERS].fetch_all(q.edits.OWNER_TOPICS_FIRST, params)
+    page = rows[:limit]
+    next_cursor = encode_topic_cursor(page[-1]["name"]) if len(rows) > limit else None
     return json_response({"items": [{"name": r["name"], "records": r["records"]}
-                                    for r in rows]})
+                                    for r in page],
+                          "next_cursor": next_cursor})
 
 
 async def retranscribe(request: web.Request) -> web.Response:

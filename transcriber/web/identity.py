@@ -7,6 +7,9 @@ when the TCP peer is a trusted proxy. Without them the request is the
 row is created by the first request through the writer (`EnsureUser`
 resolves the race of concurrent first requests); later requests find it
 through a reader and a small in-process cache (users are never rewritten).
+A login is stored NFKC-normalized and refused (400 `bad_identity`) when it
+holds invisible or white-space characters (`transcriber.typed_text`): two
+logins that look alike are one person or none.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
@@ -22,9 +26,12 @@ from transcriber import keys
 from transcriber.db import queries as q
 from transcriber.db.commands.users import EnsureUser, User
 from transcriber.settings import ServerSettings
+from transcriber.typed_text import LoginRefused, canonical_login, text_problem
 from transcriber.web.addresses import is_trusted, parse_address
 from transcriber.web.errors import ApiError
 from transcriber.web.ratelimit import API_PREFIX
+
+log = structlog.get_logger(__name__)
 
 IDENTITY_MAX = 255
 # Paths under /app/ that anybody may read (the API's own description).
@@ -42,31 +49,52 @@ class Claimed:
 
 
 IDENTITY_HEADERS = ("Remote-User", "Remote-Name", "Remote-Email")
-# Control characters break logs and layouts; format characters (U+200B,
-# U+202E, U+FEFF…) are invisible or reorder text, so "alice" and
-# "ali\u200bce" would be two people who look the same.
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf"})
+LOGIN_HEADER = "Remote-User"
 
 
-def _bad(message: str) -> ApiError:
-    return ApiError(400, "bad_identity", message)
+class BadIdentity(ApiError):
+    """400 `bad_identity`; `header` and `problem` are what the log line may carry."""
+
+    def __init__(self, header: str, problem: str) -> None:
+        super().__init__(400, "bad_identity", f"{header} {problem}")
+        self.header = header
+        self.problem = problem
 
 
-def _checked(header: str, values: Sequence[str]) -> str:
+def _single(header: str, values: Sequence[str]) -> str:
     if len(values) > 1:
         # A proxy that appends instead of replacing would let the client's
         # own header through beside the proxy's: believe neither.
-        raise _bad(f"{header} is given more than once")
+        raise BadIdentity(header, "is given more than once")
     value = values[0] if values else ""
     # aiohttp decodes header bytes as UTF-8 with surrogateescape: a surrogate
     # here is a byte that was not UTF-8.
     if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
-        raise _bad(f"{header} is not valid UTF-8")
-    value = unicodedata.normalize("NFC", value.strip())
+        raise BadIdentity(header, "is not valid UTF-8")
+    return value
+
+
+def _login(values: Sequence[str]) -> str:
+    """The login as stored (`typed_text.canonical_login`), "" when none is given.
+
+    Never stripped: `alice\u00a0` would otherwise be alice."""
+    value = _single(LOGIN_HEADER, values)
+    if not value:
+        return ""
+    try:
+        return canonical_login(value)
+    except LoginRefused as exc:
+        raise BadIdentity(LOGIN_HEADER, str(exc)) from None
+
+
+def _shown(header: str, values: Sequence[str]) -> str:
+    """A display name or e-mail: shown, never identifying, so trimmed."""
+    value = unicodedata.normalize("NFC", _single(header, values).strip())
     if len(value) > IDENTITY_MAX:
-        raise _bad(f"{header} is longer than {IDENTITY_MAX} characters")
-    if any(unicodedata.category(ch) in _REFUSED_CATEGORIES for ch in value):
-        raise _bad(f"{header} contains control or format characters")
+        raise BadIdentity(header, f"is longer than {IDENTITY_MAX} characters")
+    problem = text_problem(value)
+    if problem is not None:
+        raise BadIdentity(header, problem)
     return value
 
 
@@ -77,12 +105,12 @@ def claimed_identity(
 
     `headers` holds every value of each identity header, repeats included."""
     if is_trusted(parse_address(peer), settings.trusted_proxies):
-        login = _checked("Remote-User", headers.get("Remote-User", ()))
+        login = _login(headers.get(LOGIN_HEADER, ()))
         if login:
             return Claimed(
                 login=login,
-                display_name=_checked("Remote-Name", headers.get("Remote-Name", ())),
-                email=_checked("Remote-Email", headers.get("Remote-Email", ())),
+                display_name=_shown("Remote-Name", headers.get("Remote-Name", ())),
+                email=_shown("Remote-Email", headers.get("Remote-Email", ())),
             )
     if settings.anonymous_user:
         return Claimed(login=settings.anonymous_user, display_name=settings.anonymous_user)
@@ -125,10 +153,15 @@ def current_user(request: web.Request) -> User:
 async def identity_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     if not request.path.startswith(API_PREFIX) or request.path in PUBLIC_PATHS:
         return await handler(request)
-    claimed = claimed_identity(
-        request.remote, {k: request.headers.getall(k, []) for k in IDENTITY_HEADERS},
-        request.app[keys.SETTINGS].server,
-    )
+    try:
+        claimed = claimed_identity(
+            request.remote, {k: request.headers.getall(k, []) for k in IDENTITY_HEADERS},
+            request.app[keys.SETTINGS].server,
+        )
+    except BadIdentity as exc:
+        # Never the value: a refused login is somebody's name, or an attack string.
+        log.info("identity_refused", header=exc.header, problem=exc.problem)
+        raise
     if claimed is None:
         raise ApiError(401, "unauthorized", "no identity: sign in through the proxy")
     request[CURRENT_USER] = await request.app[USERS].resolve(request.app, claimed)

@@ -151,8 +151,17 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             },
         },
         "/app/topics": {"get": {
-            "operationId": "listTopics", "summary": "The user's topics with record counts",
-            "responses": {"200": _json("The topics", "TopicList"), **_COMMON},
+            "operationId": "listTopics",
+            "summary": "One keyset page of the user's topics by name, with record counts",
+            "parameters": [
+                {"name": "limit", "in": "query", "schema": {
+                    "type": "integer", "minimum": 1, "maximum": server.page_max,
+                    "default": server.page_default}},
+                {"name": "cursor", "in": "query", "schema": {"type": "string"},
+                 "description": "`next_cursor` of the previous page"},
+            ],
+            "responses": {"200": _json("A page of topics", "TopicList"), **_COMMON,
+                          "400": _error("Bad limit or cursor")},
         }},
         "/app/audiorecords/{id}/file": {"get": {
             "operationId": "downloadFile", "summary": "The audio, with Range support",

@@ -127,9 +127,10 @@ SCHEMAS: dict[str, Any] = {
     },
     "TopicList": {
         "type": "object",
-        "required": ["items"],
+        "required": ["items", "next_cursor"],
         "additionalProperties": False,
-        "properties": {"items": {"type": "array", "items": ref("Topic")}},
+        "properties": {"items": {"type": "array", "items": ref("Topic")},
+                       "next_cursor": {"type": ["string", "null"]}},
     },
     "RecordPage": {
         "type": "object",

@@ -1,8 +1,15 @@
-"""Operator endpoints: liveness, readiness and Prometheus metrics."""
+"""Operator endpoints: liveness, readiness and Prometheus metrics.
+
+`/metrics` answers only the clients in `server.metrics_allowed` (loopback by
+default; 403 `forbidden` to others), and its database gauges are cached
+(`StoredGauges`), so neither a stranger nor a flood of scrapes costs queries.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from datetime import datetime
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -20,8 +27,14 @@ from transcriber.observability import (
     WRITER_MAILBOX_DEPTH,
 )
 from transcriber.pipeline.policy import stuck_limit_seconds
+from transcriber.settings import ServerSettings
 from transcriber.stages import STAGES, HaltReason
+from transcriber.web.addresses import client_address, forwarded_chain, is_trusted
+from transcriber.web.errors import ApiError
 from transcriber.web.responses import json_response
+
+# The longest a scrape shows database counts that old (Prometheus scrapes every 15-60 s).
+METRICS_REFRESH_SECONDS = 5.0
 
 
 def _writer_alive(app: web.Application) -> bool:
@@ -42,17 +55,61 @@ async def readyz(request: web.Request) -> web.Response:
     return json_response({"status": "ready"})
 
 
+def metrics_allowed(peer: str | None, forwarded_for: Sequence[str],
+                    settings: ServerSettings) -> bool:
+    """Pure: whether `/metrics` answers this client (`server.metrics_allowed`).
+
+    The client is the one `X-Forwarded-For` names behind a trusted proxy, so
+    a reverse proxy on loopback does not open the metrics to the world."""
+    address = client_address(peer, forwarded_for, settings.trusted_proxies)
+    return is_trusted(address, settings.metrics_allowed)
+
+
+class StoredGauges:
+    """The gauges read from the database and the disk, refreshed at most every
+    `METRICS_REFRESH_SECONDS`: a scrape flood costs one round of count queries
+    per period, however many scrapes there are (they wait for the round in
+    flight instead of starting their own)."""
+
+    def __init__(self) -> None:
+        self._refreshed_at: datetime | None = None
+        self._lock = asyncio.Lock()
+
+    def _fresh(self, now: datetime) -> bool:
+        if self._refreshed_at is None:
+            return False
+        elapsed = (now - self._refreshed_at).total_seconds()
+        return 0 <= elapsed < METRICS_REFRESH_SECONDS  # a clock stepped back refreshes
+
+    async def refresh(self, app: web.Application) -> None:
+        clock = app[keys.CLOCK]
+        if self._fresh(clock.now()):
+            return
+        async with self._lock:
+            if self._fresh(clock.now()):
+                return
+            if keys.READERS in app:
+                await refresh_record_gauges(app)
+            files = app.get(keys.FILES)
+            if files is not None:
+                STORAGE_FREE_BYTES.set(await asyncio.to_thread(files.free_bytes))
+                STORAGE_MIN_FREE_BYTES.set(app[keys.SETTINGS].storage.min_free_bytes)
+            self._refreshed_at = clock.now()
+
+
+STORED_GAUGES = web.AppKey("stored_gauges", StoredGauges)
+
+
 async def metrics(request: web.Request) -> web.Response:
-    readers = request.app.get(keys.READERS)
-    if readers is not None:
-        await refresh_record_gauges(request.app)
+    settings = request.app[keys.SETTINGS].server
+    forwarded = forwarded_chain(request.headers.getall("X-Forwarded-For", []))
+    if not metrics_allowed(request.remote, forwarded, settings):
+        raise ApiError(403, "forbidden",
+                       "metrics are served only to the addresses in server.metrics_allowed")
+    await request.app[STORED_GAUGES].refresh(request.app)
     writer = request.app.get(keys.WRITER)
     if writer is not None:
         WRITER_MAILBOX_DEPTH.set(writer.mailbox_depth)
-    files = request.app.get(keys.FILES)
-    if files is not None:
-        STORAGE_FREE_BYTES.set(await asyncio.to_thread(files.free_bytes))
-        STORAGE_MIN_FREE_BYTES.set(request.app[keys.SETTINGS].storage.min_free_bytes)
     return web.Response(body=generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 
@@ -88,6 +145,7 @@ async def refresh_stage_age_gauges(app: web.Application) -> None:
 
 
 def add_routes(app: web.Application) -> None:
+    app[STORED_GAUGES] = StoredGauges()
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)

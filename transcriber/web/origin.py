@@ -11,20 +11,22 @@ Two checks, both pure functions with a thin middleware each:
   cross-site request need a CORS preflight, which this service never grants,
   so another site cannot send it. Otherwise a browser's own markers decide:
   `Sec-Fetch-Site` other than `same-origin`/`none`, or an `Origin` that is
-  not this request's own, is refused with 403. A request with neither marker
+  not this request's own (scheme, host and port; the scheme a trusted proxy
+  reports in `X-Forwarded-Proto`), is refused with 403. A request with neither marker
   (curl, scripts) is no browser's cross-site request and passes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from urllib.parse import urlsplit
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from transcriber import keys
-from transcriber.settings import ServerSettings
+from transcriber.settings import Network, ServerSettings
+from transcriber.web.addresses import is_trusted, parse_address
 from transcriber.web.errors import ApiError
 from transcriber.web.ratelimit import API_PREFIX
 
@@ -36,6 +38,7 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 # read nothing of anybody's; everything else (the web app, /metrics) is checked.
 HOST_EXEMPT = frozenset({"/healthz", "/readyz"})
 _SAME_ORIGIN_SITES = frozenset({"same-origin", "none"})
+_SCHEMES = frozenset({"http", "https"})
 
 
 class AllowedHosts(frozenset[str]):
@@ -67,11 +70,29 @@ def host_allowed(host_header: str | None, allowed: Collection[str]) -> bool:
     return host_name(host_header) in allowed
 
 
+def request_scheme(
+    *, peer: str | None, transport: str, forwarded_proto: Sequence[str],
+    trusted: Sequence[Network],
+) -> str:
+    """Pure: the scheme the client used to reach us. `X-Forwarded-Proto` counts
+    only from a trusted proxy, and only its last value (the one the proxy next
+    to us wrote; earlier ones are whatever came in with the request)."""
+    if forwarded_proto and is_trusted(parse_address(peer), trusted):
+        values = [item.strip().lower() for value in forwarded_proto
+                  for item in value.split(",") if item.strip()]
+        if values and values[-1] in _SCHEMES:
+            return values[-1]
+    return transport
+
+
 def cross_site(
     *, method: str, host_header: str | None, origin: str | None, fetch_site: str | None,
-    client: str | None,
+    client: str | None, scheme: str,
 ) -> str | None:
-    """Pure: why a request is refused as cross-site, or None when it may pass."""
+    """Pure: why a request is refused as cross-site, or None when it may pass.
+
+    `scheme` is the request's own (`request_scheme`): an origin is scheme, host
+    and port, so an `https://` page is not the `http://` service on that port."""
     if method not in STATE_CHANGING:
         return None
     if fetch_site is not None and fetch_site.strip().lower() not in _SAME_ORIGIN_SITES:
@@ -82,7 +103,8 @@ def cross_site(
         parts = urlsplit(origin.strip())
         if origin.strip() == "null" or not parts.netloc:
             return "the request comes from a page without an origin"
-        if host_header is None or parts.netloc.lower() != host_header.strip().lower():
+        if (host_header is None or parts.netloc.lower() != host_header.strip().lower()
+                or parts.scheme.lower() != scheme):
             return "the request comes from another site's page"
     return None
 
@@ -100,11 +122,16 @@ async def host_middleware(request: web.Request, handler: Handler) -> web.StreamR
 @web.middleware
 async def same_origin_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     if request.path.startswith(API_PREFIX):
+        scheme = request_scheme(
+            peer=request.remote, transport=request.scheme,
+            forwarded_proto=request.headers.getall("X-Forwarded-Proto", []),
+            trusted=request.app[keys.SETTINGS].server.trusted_proxies,
+        )
         reason = cross_site(
             method=request.method, host_header=request.headers.get("Host"),
             origin=request.headers.get("Origin"),
             fetch_site=request.headers.get("Sec-Fetch-Site"),
-            client=request.headers.get(CLIENT_HEADER),
+            client=request.headers.get(CLIENT_HEADER), scheme=scheme,
         )
         if reason is not None:
             # Close: the body of a refused upload is not worth draining.

@@ -2,7 +2,8 @@
 
 A cursor is opaque to clients: base64url of a small JSON array naming the
 page kind and the last item's sort key. Plain pages sort on
-`(created_at, id)` newest first; search pages on `(score, id)`, best first.
+`(created_at, id)` newest first; search pages on `(score, id)`, best first;
+topic pages on the topic's name.
 A cursor of the wrong kind, or anything malformed, is a 400.
 """
 
@@ -21,6 +22,8 @@ from transcriber.ids import parse_id
 from transcriber.web.errors import bad_request
 
 QUERY_MAX = 200
+# A topic name is at most 64 characters (JSON-escaped up to 6 bytes each), then base64.
+TOPIC_CURSOR_MAX = 600
 _TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 _TERM_RE = re.compile(r"\w+", re.UNICODE)
 _TERMS_MAX = 16
@@ -78,6 +81,26 @@ def decode_cursor(raw: str, *, search: bool) -> PageAfter | SearchAfter:
             and math.isfinite(key)):
         return SearchAfter(score=float(key), id=record_id)
     raise invalid
+
+
+def encode_topic_cursor(name: str) -> str:
+    """A page of topics ends at a name: the next starts after it."""
+    return base64.urlsafe_b64encode(orjson.dumps(["t", name])).decode().rstrip("=")
+
+
+def decode_topic_cursor(raw: str) -> str:
+    """The name the page starts after; 400 when the cursor is not a topic page's."""
+    invalid = bad_request("cursor is not valid for this listing")
+    if len(raw) > TOPIC_CURSOR_MAX:
+        raise invalid
+    try:
+        payload = orjson.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+    except (binascii.Error, ValueError):
+        raise invalid from None
+    if (not isinstance(payload, list) or len(payload) != 2 or payload[0] != "t"
+            or not isinstance(payload[1], str) or not payload[1]):
+        raise invalid
+    return payload[1]
 
 
 def match_expression(query: str, owner_id: str) -> str | None:

@@ -59,7 +59,7 @@ async def test_card_transcript_and_utterances(client: Client) -> None:
     await advance(client, str(record["id"]))  # finish → done
     card = await _card(client, record["id"])
     assert card["stage"] == "done"
-    assert card["transcript"] == "\n".join(u.text.strip() for u in SPEECH)
+    assert card["transcript"] == "\n".join(" ".join(u.text.split()) for u in SPEECH)
     assert card["utterances"] == [
         {"index": i, "start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel,
          "speaker": None, "text": u.text}

@@ -137,7 +137,7 @@ async def test_topic_filter_pages_and_topic_counts(client: Client) -> None:
     assert nothing == {"items": [], "next_cursor": None}
     topics = await (await client.get("/app/topics")).json()
     assert topics == {"items": [{"name": "all", "records": 5}, {"name": "even", "records": 3},
-                                {"name": "odd", "records": 2}]}
+                                {"name": "odd", "records": 2}], "next_cursor": None}
     response = await client.get("/app/audiorecords?topic=even&q=x")
     assert response.status == 400
 
@@ -153,6 +153,6 @@ async def test_topics_are_the_owners_own(start_api: StartApi) -> None:
     await client.patch(f"/app/audiorecords/{theirs['id']}", json={"topics": ["work"]},
                        headers=bob)
     topics = await (await client.get("/app/topics", headers=alice)).json()
-    assert topics == {"items": [{"name": "work", "records": 1}]}
+    assert topics == {"items": [{"name": "work", "records": 1}], "next_cursor": None}
     page = await (await client.get("/app/audiorecords?topic=work", headers=alice)).json()
     assert [item["id"] for item in page["items"]] == [mine["id"]]

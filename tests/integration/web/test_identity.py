@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+import structlog
 
 from tests.integration.web.conftest import Client, StartApi
 from transcriber.db.connection import database_path
@@ -193,3 +194,47 @@ async def test_repeats_from_an_untrusted_peer_are_ignored_like_the_rest(
     answer = await _raw_get(client, b"Remote-User: a\r\nRemote-User: b\r\n")
     assert answer.startswith(b"HTTP/1.1 200")
     assert b'"login":"local"' in answer
+
+
+# Look-alikes of "alice" that draw the same: each would have been a second
+# account (or, with white space stripped, alice herself).
+LOOK_ALIKES = [
+    "alice\u3164",    # HANGUL FILLER
+    "\u115falice",    # HANGUL CHOSEONG FILLER
+    "ali\uffa0ce",    # HALFWIDTH HANGUL FILLER
+    "alice\u2800",    # BRAILLE PATTERN BLANK
+    "alic\u034fe",    # COMBINING GRAPHEME JOINER
+    "alice\ufe0f",    # VARIATION SELECTOR-16
+    "alice\u00a0",    # NO-BREAK SPACE: was stripped, so it *was* alice
+    "\u2003alice",    # EM SPACE
+    "alice\u3000",    # IDEOGRAPHIC SPACE
+    "al ice",         # a plain space inside
+    "alice\U000e0041",  # TAG LATIN CAPITAL LETTER A
+    "alice\ue000",    # private use
+    "alice\u0378",    # unassigned
+]
+
+
+@pytest.mark.parametrize("login", LOOK_ALIKES)
+async def test_a_look_alike_login_is_refused_and_logged_without_it(
+    client: Client, data_dir: Path, login: str
+) -> None:
+    assert (await client.get("/app/me", headers={"Remote-User": "alice"})).status == 200
+    with structlog.testing.capture_logs() as logs:
+        answer = await _raw_get(client, b"Remote-User: " + login.encode() + b"\r\n")
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b'"bad_identity"' in answer
+    assert login.encode() not in answer
+    assert _users(data_dir) == [("alice", "", "")]
+    refused = [entry for entry in logs if entry["event"] == "identity_refused"]
+    assert refused
+    assert refused[0]["header"] == "Remote-User"
+    assert login not in repr(logs)
+
+
+async def test_logins_are_nfkc_normalized(client: Client, data_dir: Path) -> None:
+    fullwidth = await _raw_get(client, "Remote-User: \uff41\uff4c\uff49\uff43\uff45\r\n".encode())
+    plain = await _raw_get(client, b"Remote-User: alice\r\n")
+    assert fullwidth.startswith(b"HTTP/1.1 200")
+    assert plain.startswith(b"HTTP/1.1 200")
+    assert _users(data_dir) == [("alice", "", "")]

@@ -7,6 +7,7 @@ browsers and scripts without browser markers (curl) keep working.
 from __future__ import annotations
 
 import sqlite3
+from ipaddress import ip_network
 from pathlib import Path
 
 import aiohttp
@@ -89,6 +90,44 @@ async def test_an_origin_equal_to_our_own_passes(client: Client) -> None:
     assert response.status == 201
 
 
+async def test_an_origin_of_another_scheme_is_refused(client: Client, data_dir: Path) -> None:
+    # https://host:port is another origin than the http service on host:port.
+    other = f"https://{client.host}:{client.port}"
+    response = await client.post("/app/audiorecords", data=_form(), headers={"Origin": other})
+    assert response.status == 403
+    assert (await response.json())["error"]["code"] == "cross_site"
+    assert _records(data_dir) == 0
+
+
+@pytest.mark.parametrize(("proto", "origin", "status"), [
+    ("https", "https", 201),
+    ("http", "http", 201),
+    ("http", "https", 403),
+    ("https", "http", 403),
+    ("gopher", "http", 201),  # nonsense is ignored: the connection's own scheme
+    ("http, https", "https", 201),  # the last value is the trusted proxy's
+])
+async def test_a_trusted_proxy_says_which_scheme(
+    client: Client, proto: str, origin: str, status: int
+) -> None:
+    response = await client.post(
+        "/app/audiorecords", data=_form(),
+        headers={"Origin": f"{origin}://{client.host}:{client.port}",
+                 "X-Forwarded-Proto": proto})
+    assert response.status == status
+
+
+async def test_forwarded_proto_from_an_untrusted_peer_is_ignored(
+    start_api: StartApi, data_dir: Path
+) -> None:
+    client = await start_api(server={"trusted_proxies": (ip_network("10.0.0.0/8"),)})
+    response = await client.post(
+        "/app/audiorecords", data=_form(),
+        headers={"Origin": f"https://{client.host}:{client.port}", "X-Forwarded-Proto": "https"})
+    assert response.status == 403
+    assert _records(data_dir) == 0
+
+
 @pytest.mark.parametrize("path", ["/app/audiorecords", "/app/me", "/", "/metrics"])
 async def test_a_rebound_host_name_is_refused(client: Client, path: str) -> None:
     response = await client.get(path, headers={"Host": "rebind.evil.example"})
@@ -120,11 +159,12 @@ async def test_allowed_hosts_adds_the_public_name(start_api: StartApi) -> None:
     assert ok.status == 200
     refused = await client.get("/app/me", headers={"Host": "rebind.evil.example"})
     assert refused.status == 421
-    # Behind that proxy the browser's Origin is the public name, as is Host.
+    # Behind that proxy the browser's Origin is the public name, as is Host,
+    # and the proxy says the page came over https.
     response = await client.post(
         "/app/audiorecords", data=_form(),
         headers={"Host": "transcriber.example.org",
-                 "Origin": "https://transcriber.example.org"})
+                 "Origin": "https://transcriber.example.org", "X-Forwarded-Proto": "https"})
     assert response.status == 201
 
 

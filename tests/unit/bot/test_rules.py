@@ -47,6 +47,13 @@ def test_voice_of_an_allowed_sender_is_taken_with_a_dated_name() -> None:
                                       size_bytes=99, title="Standup notes")
 
 
+def test_a_caption_loses_bidi_and_format_characters() -> None:
+    decision = _inspect(_message(voice={"file_id": "V", "file_unique_id": "U", "duration": 2},
+                                 caption="report\u202egnp.exe \u200bnotes\u2066"))
+    assert isinstance(decision, rules.TakeFile)
+    assert decision.title == "reportgnp.exe notes"
+
+
 def test_unknown_sender_is_refused_with_their_id_whatever_they_send() -> None:
     decision = _inspect(_message(555, voice={"file_id": "V", "file_unique_id": "U",
                                              "duration": 2}))

@@ -45,7 +45,8 @@ def test_srt_cues_are_prefixed_with_the_name() -> None:
 def test_vtt_uses_voice_tags_with_escaped_names() -> None:
     vtt = render(TWO, "vtt", {"S1": "Anna <A&B>", "S2": "Boris"})
     assert "00:00:00.000 --> 00:00:01.000\n<v Anna &lt;A&amp;B&gt;>Hello.\n" in vtt
-    assert "<v Boris>Hi <there> & you\n" in vtt
+    # The cue text is escaped as much as the name: `<there>` opens no tag.
+    assert "<v Boris>Hi &lt;there&gt; &amp; you\n" in vtt
 
 
 def test_json_carries_speaker_and_speaker_name() -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+import orjson
+
 from transcriber.db import queries as q
 from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import Conflict, NotFound
@@ -50,7 +52,7 @@ class EditRecord(Command[None]):
                                    {**ids, "patch": self.speaker_names_patch})
         if self.topics is None:
             return
-        await ctx.conn.execute(q.edits.DELETE_RECORD_TOPICS, {"record_id": self.record_id})
+        topic_ids = []
         for topic in dict.fromkeys(self.topics):
             async with ctx.conn.execute(
                 q.edits.UPSERT_TOPIC,
@@ -58,9 +60,16 @@ class EditRecord(Command[None]):
             ) as topic_cursor:
                 row = await topic_cursor.fetchone()
             assert row is not None, "an upsert with RETURNING answers a row"
+            topic_ids.append(row["id"])
+        # Only the dropped ones go (a topic no record keeps goes with them, by
+        # trigger), so a kept topic keeps its row.
+        await ctx.conn.execute(q.edits.DELETE_OTHER_RECORD_TOPICS,
+                               {"record_id": self.record_id,
+                                "topic_ids": orjson.dumps(topic_ids).decode()})
+        for topic_id in topic_ids:
             # The schema's own trigger refuses a sixth topic (IntegrityError).
             await ctx.conn.execute(q.edits.INSERT_RECORD_TOPIC,
-                                   {"record_id": self.record_id, "topic_id": row["id"]})
+                                   {"record_id": self.record_id, "topic_id": topic_id})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,7 +84,9 @@ class CorrectTranscript(Command[Corrected]):
 
     `revision` is the one the person corrected: another answers `Conflict`
     and writes nothing. `NotFound` when the record is not the owner's or has
-    no transcript yet (the caller tells the two apart).
+    no transcript yet (the caller tells the two apart). Only the newest
+    `revisions_max` corrections stay (`storage.revisions_max`), pruned in
+    this same transaction; the recognizer's original is kept in `structures`.
     """
 
     name: ClassVar[str] = "correct_transcript"
@@ -84,6 +95,7 @@ class CorrectTranscript(Command[Corrected]):
     revision: int
     structure_json: str
     text: str
+    revisions_max: int
 
     async def execute(self, ctx: WriteContext) -> Corrected:
         now = ctx.now()
@@ -105,6 +117,9 @@ class CorrectTranscript(Command[Corrected]):
         await ctx.conn.execute(q.edits.INSERT_CORRECTION,
                                {"record_id": self.record_id, "revision": revision,
                                 "contents": self.structure_json, "now": now})
+        await ctx.conn.execute(q.edits.PRUNE_CORRECTIONS,
+                               {"record_id": self.record_id, "revision": revision,
+                                "keep": self.revisions_max})
         cursor = await ctx.conn.execute(q.edits.UPDATE_TRANSCRIPT_TEXT,
                                         {"record_id": self.record_id, "contents": self.text,
                                          "now": now})

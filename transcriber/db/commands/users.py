@@ -9,6 +9,7 @@ from typing import ClassVar
 from transcriber.db import queries as q
 from transcriber.db.writer import Command, WriteContext
 from transcriber.ids import new_id
+from transcriber.typed_text import LoginRefused, canonical_login
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,7 +30,9 @@ class User:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EnsureUser(Command[User]):
-    """Find the user by login or create it; never rewrites an existing user."""
+    """Find the user by login or create it; never rewrites an existing user.
+
+    Raises `LoginRefused` for a login `typed_text.canonical_login` would not keep as is."""
 
     name: ClassVar[str] = "ensure_user"
     login: str
@@ -37,6 +40,10 @@ class EnsureUser(Command[User]):
     email: str = ""
 
     async def execute(self, ctx: WriteContext) -> User:
+        # The doors hand over canonical logins; anything else would be a look-alike
+        # of somebody's (`LoginRefused`, nothing written).
+        if canonical_login(self.login) != self.login:
+            raise LoginRefused("is not in its canonical (NFKC) form")
         found = await _by_login(ctx, self.login)
         if found is not None:
             return found

@@ -40,12 +40,24 @@ ON CONFLICT (owner_id, name) DO UPDATE SET updated_at = topics.updated_at
 RETURNING id
 """
 
+# A topic the last record drops goes too (trigger record_topics_drop_unused).
 DELETE_RECORD_TOPICS = """
 DELETE FROM record_topics WHERE record_id = :record_id
 """
 
+# The record's topics other than `:topic_ids` (a JSON array): those an edit drops.
+DELETE_OTHER_RECORD_TOPICS = """
+DELETE FROM record_topics
+WHERE record_id = :record_id AND topic_id NOT IN (SELECT value FROM json_each(:topic_ids))
+"""
+
+# Only when missing: the five-topic trigger runs before any conflict clause
+# would, so re-inserting a kept topic of a full record would be refused.
 INSERT_RECORD_TOPIC = """
-INSERT INTO record_topics (record_id, topic_id) VALUES (:record_id, :topic_id)
+INSERT INTO record_topics (record_id, topic_id)
+SELECT :record_id, :topic_id
+WHERE NOT EXISTS (SELECT 1 FROM record_topics
+                  WHERE record_id = :record_id AND topic_id = :topic_id)
 """
 
 RECORD_TOPICS = """
@@ -54,13 +66,25 @@ WHERE rt.record_id = :record_id
 ORDER BY t.name
 """
 
-# The owner's topics with how many records carry each (0 once none does).
-OWNER_TOPICS = """
-SELECT t.name, count(rt.record_id) AS records
-FROM topics AS t LEFT JOIN record_topics AS rt ON rt.topic_id = t.id
+# The owner's topics by name, keyset pages on UNIQUE (owner_id, name), each
+# with how many records carry it (the topic's range of idx_record_topics_topic).
+_TOPIC_COLUMNS = """
+SELECT t.name, (SELECT count(*) FROM record_topics AS rt WHERE rt.topic_id = t.id) AS records
+FROM topics AS t
+"""
+
+OWNER_TOPICS_FIRST = f"""
+{_TOPIC_COLUMNS}
 WHERE t.owner_id = :owner_id
-GROUP BY t.id
 ORDER BY t.name
+LIMIT :limit
+"""
+
+OWNER_TOPICS_AFTER = f"""
+{_TOPIC_COLUMNS}
+WHERE t.owner_id = :owner_id AND t.name > :after_name
+ORDER BY t.name
+LIMIT :limit
 """
 
 # --- corrections ---------------------------------------------------------------
@@ -68,6 +92,12 @@ ORDER BY t.name
 INSERT_CORRECTION = """
 INSERT INTO structure_revisions (record_id, revision, contents, created_at)
 VALUES (:record_id, :revision, :contents, :now)
+"""
+
+# All but the newest `:keep` revisions of the record (a range of the primary
+# key). The recognizer's original lives in `structures`, untouched.
+PRUNE_CORRECTIONS = """
+DELETE FROM structure_revisions WHERE record_id = :record_id AND revision <= :revision - :keep
 """
 
 # Conditional on the revision the person saw: a stale one changes nothing.
