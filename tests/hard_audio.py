@@ -351,3 +351,20 @@ def build(condition: Condition, speech_seconds: float, target: Path, *,
          "-ac", "1", "-i", "-", str(target)], input=pcm, check=True)
     return HardRecording(path=target, text=speech.text, language=condition.language,
                          speech_end_s=speech_end, duration_s=samples.size / RATE)
+
+
+# What every condition must meet on the default settings (the every-word issue).
+WER_MARGIN = 0.03  # WER (CER for Russian) at most the sequential decoding's plus this
+END_WITHIN_SECONDS = 3.0  # the last utterance ends at most this before the last speech
+REPEATS_ALLOWED = 2  # an utterance follows itself at most this many times
+
+
+def longest_run(texts: list[str]) -> int:
+    """The most times one utterance follows itself."""
+    run = best = 0
+    previous = None
+    for text in texts:
+        run = run + 1 if text == previous else 1
+        best = max(best, run)
+        previous = text
+    return best

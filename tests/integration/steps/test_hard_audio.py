@@ -20,16 +20,20 @@ import orjson
 import pytest
 
 from tests import hard_audio
-from tests.hard_audio import CONDITIONS, HardRecording
+from tests.hard_audio import (
+    CONDITIONS,
+    END_WITHIN_SECONDS,
+    REPEATS_ALLOWED,
+    WER_MARGIN,
+    HardRecording,
+    longest_run,
+)
 from tests.integration.steps.textmetrics import cer, wer
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import RecognizerSettings
 
 SPEECH_SECONDS = 32.0
 GAP_SECONDS = 20.0
-WER_MARGIN = 0.03
-END_WITHIN_SECONDS = 3.0
-REPEATS_ALLOWED = 2
 
 
 @pytest.fixture(scope="module")
@@ -49,17 +53,6 @@ def _transcript(recognizer: WhisperRecognizer, recording: HardRecording) -> list
     payload = recognizer._recognize(recording.path, threading.Event(), recording.language)
     segments: list[dict] = orjson.loads(payload)["segments"]  # type: ignore[type-arg]
     return segments
-
-
-def longest_run(texts: list[str]) -> int:
-    """The most times one utterance follows itself."""
-    run = best = 0
-    previous = None
-    for text in texts:
-        run = run + 1 if text == previous else 1
-        best = max(best, run)
-        previous = text
-    return best
 
 
 @pytest.mark.parametrize("name", list(CONDITIONS))

@@ -16,6 +16,7 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from tests.conftest import SettingsFactory
+from tests.integration.pipeline.support import sample
 from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, drive, record_row
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
@@ -247,21 +248,31 @@ async def test_speechkit_is_not_asked_for_speakers_when_diarization_is_off(
     assert {u.speaker for u in await _structure(readers, record_id)} == {None}
 
 
-@pytest.fixture(scope="session")
-def silence_over_4h(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """4 h 5 min of OGG Opus silence: one minute encoded, then concatenated by stream copy."""
-    folder = tmp_path_factory.mktemp("long")
+def _silence_minutes(folder: Path, minutes: int) -> Path:
+    """`minutes` of OGG Opus silence: one minute encoded, then concatenated by stream copy."""
     exe = ffmpeg_executable(FfmpegSettings())
     minute = folder / "minute.ogg"
     subprocess.run([exe, "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i",
                     "anullsrc=r=48000:cl=mono", "-t", "60", "-c:a", "libopus", "-b:a", "6k",
                     str(minute)], check=True)
     listing = folder / "list.txt"
-    listing.write_text("".join(f"file '{minute}'\n" for _ in range(245)))
+    listing.write_text("".join(f"file '{minute}'\n" for _ in range(minutes)))
     long = folder / "long.ogg"
     subprocess.run([exe, "-nostdin", "-loglevel", "error", "-f", "concat", "-safe", "0",
                     "-i", str(listing), "-c", "copy", str(long)], check=True)
     return long
+
+
+@pytest.fixture(scope="session")
+def silence_over_4h(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """4 h 5 min of OGG Opus silence."""
+    return _silence_minutes(tmp_path_factory.mktemp("long"), 245)
+
+
+@pytest.fixture(scope="session")
+def silence_5h(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """5 h of OGG Opus silence."""
+    return _silence_minutes(tmp_path_factory.mktemp("five"), 300)
 
 
 async def test_p13_record_over_4h_is_split_into_overlapping_parts_and_stitched(
@@ -291,3 +302,85 @@ async def test_p13_record_over_4h_is_split_into_overlapping_parts_and_stitched(
     # the overlap's first half, which belongs to part 0: dropped as a duplicate. Its
     # second one is kept, shifted onto the record's timeline.
     assert starts == [1000, 4000, 4 * HOUR_MS - overlap + 4000]
+
+
+async def test_a_5_hour_records_parts_and_their_overlaps_cover_every_second(
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
+    readers: ReaderPool, store: S3ObjectStore, recognizer: SpeechkitRecognizer,
+    silence_5h: Path, tmp_path: Path, s3_endpoint: str, bucket: str,
+) -> None:
+    """Parts of at most an hour: every part the fake was given, as uploaded and measured,
+    and the parts together hold the whole normalized copy."""
+    settings = replace(sk_settings, speechkit=replace(sk_settings.speechkit,
+                                                      max_part_seconds=3600))
+    hourly = SpeechkitRecognizer(settings.speechkit, budget=CallBudget(
+        limit=settings.speechkit.status_checks_per_hour, window_seconds=3600, clock=clock))
+    try:
+        duration = probe_duration_ms(silence_5h)
+        record_id = await add_record(silence_5h)
+        table = _table(hourly, store, transcoder=CopyTranscoder())
+        await drive(make_actor(table, settings), clock, readers, record_id)
+    finally:
+        await hourly.close()
+    row = await record_row(readers, record_id)
+    assert row["state"] == Stage.DONE.value, row["error_text"]
+    rows = await readers.fetch_all(q.recognition.SELECT_RECOGNITIONS, {"record_id": record_id})
+    assert len(rows) == 6  # 5 h in parts of 1 h that overlap by 5 s
+    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1",
+                          aws_access_key_id="test", aws_secret_access_key="test")
+    reached = 0
+    for recognition in rows:
+        part = tmp_path / f"part-{recognition['part_index']}.ogg"
+        client.download_file(bucket, f"transcriber/{record_id}/part-"
+                             f"{recognition['part_index']:03d}.ogg", str(part))
+        measured = probe_duration_ms(part)
+        assert measured <= 3600 * 1000 + 1000
+        # No gap before this part: it starts where the last one had reached, or earlier.
+        assert recognition["offset_ms"] <= reached
+        reached = max(reached, recognition["offset_ms"] + measured)
+    assert reached >= duration - 1000
+
+
+async def test_a_plan_that_leaves_audio_out_halts_the_record_and_is_counted(
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
+    readers: ReaderPool, store: S3ObjectStore, recognizer: SpeechkitRecognizer,
+    speechkit: FakeSpeechkit, silence_over_4h: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from transcriber.providers.structure import plan_parts  # noqa: PLC0415
+
+    monkeypatch.setattr("transcriber.pipeline.steps.submit.plan_parts",
+                        lambda *args, **kwargs: plan_parts(*args, **kwargs)[:-1])
+    before = sample("transcriber_recognition_uncovered_seconds_total",
+                    {"provider": "speechkit", "after": "parts"})
+    record_id = await add_record(silence_over_4h)
+    await drive(make_actor(_table(recognizer, store, transcoder=CopyTranscoder()),
+                           sk_settings), clock, readers, record_id)
+    row = await record_row(readers, record_id)
+    assert row["halt_reason"] == HaltReason.STEP_FAILED.value
+    assert "leave" in row["error_text"]
+    assert not speechkit.submits  # nothing paid for a record that would come back short
+    assert sample("transcriber_recognition_uncovered_seconds_total",
+                  {"provider": "speechkit", "after": "parts"}) - before >= 60.0
+
+
+async def test_a_part_cut_short_is_not_sent_and_is_counted(
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
+    readers: ReaderPool, store: S3ObjectStore, recognizer: SpeechkitRecognizer,
+    speechkit: FakeSpeechkit, silence_over_4h: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def short_cut(self: FfmpegTranscoder, source: Path, target: Path, *,
+                        start_ms: int, length_ms: int, channel: int | None = None) -> int:
+        await asyncio.to_thread(target.write_bytes, b"")
+        return length_ms // 2  # as if the cut had stopped half way
+
+    monkeypatch.setattr(FfmpegTranscoder, "cut", short_cut)
+    before = sample("transcriber_recognition_uncovered_seconds_total",
+                    {"provider": "speechkit", "after": "cut"})
+    record_id = await add_record(silence_over_4h)
+    table = _table(recognizer, store, transcoder=CopyTranscoder())
+    await drive(make_actor(table, sk_settings), clock, readers, record_id)
+    row = await record_row(readers, record_id)
+    assert row["halt_reason"] == HaltReason.ATTEMPTS_EXHAUSTED.value  # retried, never sent
+    assert not speechkit.submits
+    assert sample("transcriber_recognition_uncovered_seconds_total",
+                  {"provider": "speechkit", "after": "cut"}) - before >= 3600.0

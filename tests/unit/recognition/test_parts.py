@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 
 from transcriber.ports import Utterance
 from transcriber.providers.ffmpeg import parse_silences
-from transcriber.providers.structure import PartPlan, join, plan_at_pauses, plan_parts, stitch
+from transcriber.providers.structure import (
+    PartPlan,
+    join,
+    plan_at_pauses,
+    plan_parts,
+    stitch,
+    uncovered_by_parts,
+)
 
 HOUR = 3_600_000
 
@@ -98,3 +105,23 @@ def test_parts_cut_in_pauses_are_joined_keeping_every_utterance() -> None:
     assert [u.text for u in joined] == ["a", "b", "c"]
     assert [(u.start_ms, u.end_ms) for u in joined] == [
         (1000, 2000), (29_000, 30_000), (30_000, 31_500)]
+
+
+def test_uncovered_by_parts_finds_what_no_part_holds() -> None:
+    parts = [PartPlan(index=0, offset_ms=0, length_ms=10_000),
+             PartPlan(index=1, offset_ms=12_000, length_ms=5_000)]
+    assert uncovered_by_parts(parts, 20_000) == [(10_000, 12_000), (17_000, 20_000)]
+    assert uncovered_by_parts(plan_parts(20_000, max_part_ms=8_000, overlap_ms=500),
+                              20_000) == []
+    assert uncovered_by_parts([], 5_000) == [(0, 5_000)]
+
+
+@given(duration=st.integers(min_value=1, max_value=30 * HOUR),
+       part=st.integers(min_value=60_000, max_value=5 * HOUR),
+       pauses=st.lists(st.tuples(st.integers(0, 30 * HOUR), st.integers(1, 5_000)),
+                       max_size=40))
+def test_parts_cut_at_pauses_leave_nothing_out(duration: int, part: int,
+                                               pauses: list[tuple[int, int]]) -> None:
+    silences = [(start, start + length) for start, length in pauses]
+    assert uncovered_by_parts(plan_at_pauses(duration, silences, part_ms=part, overlap_ms=0),
+                              duration) == []
