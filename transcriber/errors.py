@@ -97,3 +97,9 @@ class StorageFull(TransientFailure):
 
     def __init__(self, reason: str = "the disk holding the data folder is full") -> None:
         super().__init__(reason)
+
+
+class UnsafePath(TranscriberError):
+    """A path taken from outside (a backup, a stored row, a Bot API answer) would
+    leave its folder, pass a symlink, or name something that is not a regular file.
+    The message never carries the path."""
