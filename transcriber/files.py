@@ -226,15 +226,6 @@ async def read_chunks(path: Path, chunk_size: int) -> AsyncGenerator[bytes]:
         handle.close()
 
 
-async def read_handle(handle: BinaryIO, chunk_size: int) -> AsyncGenerator[bytes]:
-    """An open file as a stream of chunks, read off the event loop; closed at the end."""
-    try:
-        while chunk := await asyncio.to_thread(handle.read, chunk_size):
-            yield chunk
-    finally:
-        handle.close()
-
-
 # -- paths taken from outside -----------------------------------------------------------
 #
 # A backup's `files` rows, a stored row after a restore, a local Bot API's

@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import TypeVar
 
 import structlog
@@ -42,7 +42,7 @@ from transcriber.db.commands.telegram import NoteStatus
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import PermanentFailure, StorageFull, TooLarge
+from transcriber.errors import PermanentFailure, StorageFull, TooLarge, UnsafePath
 from transcriber.files import RecordFiles
 from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
@@ -251,6 +251,11 @@ class TelegramDoor:
                 lang, exc.refusal, parts.record_max_seconds))
         except PermanentFailure:
             return await self._refuse(message, "not_readable", texts.say(lang, Text.NOT_READABLE))
+        except UnsafePath:
+            # A local server's answer outside telegram.local_files_dir (or through a
+            # symlink): not the sender's file. Logged by reason only, never the path.
+            return await self._refuse(message, "outside_local_files",
+                                      texts.say(lang, Text.NOT_DOWNLOADABLE))
         log.info("telegram_record_stored", record_id=accepted.record_id,
                  created=accepted.created)
         first = texts.say(lang, Text.ACCEPTED)
@@ -267,7 +272,10 @@ class TelegramDoor:
     def _download(self, file_path: str) -> AsyncGenerator[bytes]:
         """The file's bytes: read in place from a local Bot API server's disk, or over HTTP."""
         if self._settings.local_mode and PurePosixPath(file_path).is_absolute():
-            return local_file_chunks(Path(file_path), DOWNLOAD_CHUNK_BYTES)
+            root = self._settings.local_files_dir
+            if root is None:  # the settings check requires it with local_mode
+                raise UnsafePath("telegram.local_files_dir is not set")
+            return local_file_chunks(root, file_path, DOWNLOAD_CHUNK_BYTES)
         return self._bot.session.stream_content(
             file_url(self._bot, file_path), timeout=self._settings.download_timeout_seconds,
             chunk_size=DOWNLOAD_CHUNK_BYTES, raise_for_status=True)

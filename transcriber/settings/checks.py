@@ -117,6 +117,12 @@ def _validate_telegram(telegram: TelegramSettings) -> None:
         raise ConfigError("telegram.token", "is not a bot token (digits, a colon, the secret)")
     if not telegram.api_base.startswith(("http://", "https://")):
         raise ConfigError("telegram.api_base", "must be an http:// or https:// URL")
+    if telegram.local_mode and telegram.local_files_dir is None:
+        # Without it a local server's answer could name any file on the machine.
+        raise ConfigError("telegram.local_files_dir",
+                          "must be set with telegram.local_mode (the Bot API server's --dir)")
+    if telegram.local_files_dir is not None and not telegram.local_files_dir.is_absolute():
+        raise ConfigError("telegram.local_files_dir", "must be an absolute path")
 
 
 def _is_loopback(host: str) -> bool:

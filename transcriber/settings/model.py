@@ -190,6 +190,9 @@ class TelegramSettings:
     # how often the records behind the live messages are looked at.
     status_edit_seconds: float = 3.0
     status_poll_seconds: float = 1.0
+    # With `local_mode`: the local Bot API server's working folder (its `--dir`).
+    # Files are read only inside it (no `..`, no symlink on the way, regular files).
+    local_files_dir: Path | None = None
 
     @property
     def download_limit(self) -> int:
