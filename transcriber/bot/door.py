@@ -42,9 +42,15 @@ from transcriber.db.commands.telegram import NoteStatus
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import PermanentFailure, StorageFull, TooLarge, UnsafePath
+from transcriber.errors import (
+    PermanentFailure,
+    QuotaExceeded,
+    StorageFull,
+    TooLarge,
+    UnsafePath,
+)
 from transcriber.files import RecordFiles
-from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
+from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
 from transcriber.ports import Transcoder
 from transcriber.settings import TelegramSettings
@@ -67,7 +73,7 @@ class DoorParts:
     files: RecordFiles
     transcoder: Transcoder
     clock: Clock
-    record_max_seconds: int
+    limits: AudioLimits
     # A record's recognition progress, for `/status` (none: stages only).
     progress: ProgressSource | None = None
 
@@ -235,7 +241,7 @@ class TelegramDoor:
                 accepted = await accept_stream(
                     intake, stream, files=parts.files, writer=parts.writer,
                     transcoder=parts.transcoder, limit=limit,
-                    max_seconds=parts.record_max_seconds,
+                    limits=parts.limits,
                     expected_size=decision.size_bytes or telegram_file.file_size,
                 )
         except TooLarge:
@@ -248,7 +254,12 @@ class TelegramDoor:
             return await self._refuse(message, "empty", texts.say(lang, Text.EMPTY))
         except AudioRefused as exc:
             return await self._refuse(message, exc.refusal, texts.audio_refused(
-                lang, exc.refusal, parts.record_max_seconds))
+                lang, exc.refusal, parts.limits.max_seconds,
+                max_sample_rate=parts.limits.max_sample_rate,
+                max_channels=parts.limits.max_channels))
+        except QuotaExceeded as exc:
+            return await self._refuse(message, "quota_exceeded", texts.quota_exceeded(
+                lang, exc.queued_ms, exc.limit_ms))
         except PermanentFailure:
             return await self._refuse(message, "not_readable", texts.say(lang, Text.NOT_READABLE))
         except UnsafePath:

@@ -63,6 +63,11 @@ class ServerSettings:
     upload_min_bytes_per_second: int = 8192
     upload_rate_window_seconds: float = 120.0
     rate_limit_table_max: int = 10000
+    # Audio budgets (docs/operations.md, "Hostile input"): what intake refuses by
+    # the probe, and how much not-yet-transcribed audio one person may queue (0: no quota).
+    max_sample_rate: int = 192000
+    max_channels: int = 8
+    queued_audio_max_seconds_per_user: int = 24 * 3600
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

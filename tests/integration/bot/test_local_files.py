@@ -18,7 +18,7 @@ import structlog
 
 from tests.integration.bot.conftest import ALICE_ID, OGG, DoorHarness
 from tests.integration.bot.texts import T, en
-from tests.integration.pipeline.support import sample
+from tests.integration.pipeline.support import sample, until
 from transcriber.db.readers import ReaderPool
 from transcriber.testing.fake_telegram import FakeTelegram, SentMessage
 
@@ -101,7 +101,7 @@ async def test_a_path_outside_the_local_files_dir_is_refused(
     assert answer.text == en(T.NOT_DOWNLOADABLE)
     assert await _records(readers) == 0
     assert not [p for p in (data_dir / "records").rglob("*") if p.is_file()]
-    assert _refusals() == before + 1
+    await until(lambda: _refusals() == before + 1)  # counted once the update is dealt with
     [refused] = [e for e in logs if e["event"] == "telegram_refused"]
     assert refused["reason"] == "outside_local_files"
     assert str(tmp_path) not in str(logs)
