@@ -165,6 +165,23 @@ async def test_a_flac_bomb_whose_header_lies_halts_with_a_clear_reason(
     assert len([r for r in reports if r.outcome != "empty"]) == 1
 
 
+async def test_a_short_flac_whose_header_declares_more_is_measured_by_its_stream(
+    add_record: AddRecord, make_actor: MakeActor, make_settings: SettingsFactory,
+    clock: FakeClock, readers: ReaderPool, tmp_path: Path,
+) -> None:
+    """The other lie: 5 s of audio declaring 50 s. It is within the limit either way;
+    the record's duration is the stream's."""
+    short = hm.lying_flac(ffmpeg_executable(FfmpegSettings()), tmp_path / "short.flac",
+                          seconds=5, declared_seconds=50)
+    settings = make_settings(server={"record_max_seconds": 60})
+    record_id = await add_record(short)
+    await drive(make_actor(_steps(), settings), clock, readers, record_id,
+                until=Stage.NORMALIZED)
+    row = await record_row(readers, record_id)
+    assert row["halted_at"] is None
+    assert 4900 <= row["duration_ms"] <= 5200
+
+
 async def test_a_record_just_within_the_limit_is_normalized(
     add_record: AddRecord, make_actor: MakeActor, make_settings: SettingsFactory,
     clock: FakeClock, readers: ReaderPool, tmp_path: Path,
