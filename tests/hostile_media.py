@@ -1,18 +1,51 @@
-"""Hostile and borderline media, built in a few bytes (no ffmpeg needed to make them)."""
+"""Hostile and borderline media, built in a few bytes (no ffmpeg needed to make them,
+except `lying_flac`, which patches what ffmpeg encodes)."""
 
 from __future__ import annotations
 
 import struct
+import subprocess
 import zlib
+from pathlib import Path
 
 
-def wav(*, rate: int = 16000, seconds: float = 1.0, declared_bytes: int | None = None) -> bytes:
-    """Mono 16-bit PCM silence; `declared_bytes` overrides the data size in the header."""
-    data = bytes(int(rate * seconds) * 2)
+def wav(*, rate: int = 16000, seconds: float = 1.0, declared_bytes: int | None = None,
+        channels: int = 1) -> bytes:
+    """16-bit PCM silence; `declared_bytes` overrides the data size in the header."""
+    data = bytes(int(rate * seconds) * 2 * channels)
     size = len(data) if declared_bytes is None else declared_bytes
+    byte_rate = rate * 2 * channels & 0xFFFFFFFF
     return (b"RIFF" + struct.pack("<I", 36 + size) + b"WAVE"
-            + b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16)
+            + b"fmt " + struct.pack("<IHHIIHH", 16, 1, channels, rate, byte_rate,
+                                    2 * channels, 16)
             + b"data" + struct.pack("<I", size) + data)
+
+
+def absurd_rate_wav() -> bytes:
+    """16 000 bytes of samples under a header declaring 2 147 483 647 Hz (the largest
+    32-bit rate): ffmpeg reads it but cannot set a resampler up for it, on every try."""
+    return wav(rate=2_147_483_647, seconds=0, declared_bytes=16_000) + bytes(16_000)
+
+
+def lying_flac(ffmpeg: str, path: Path, *, seconds: int, declared_seconds: int,
+               rate: int = 8000) -> Path:
+    """A compression bomb: `seconds` of digital silence as FLAC in the largest frames
+    (a few KB for minutes, ~36 KB for six hours), its STREAMINFO rewritten to declare
+    `declared_seconds`: a probe reading the header sees a short record."""
+    subprocess.run([ffmpeg, "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi",
+                    "-i", f"anullsrc=r={rate}:cl=mono", "-t", str(seconds), "-c:a", "flac",
+                    "-frame_size", "65535", str(path)], check=True)
+    raw = bytearray(path.read_bytes())
+    assert raw[:4] == b"fLaC"
+    assert raw[4] & 0x7F == 0  # STREAMINFO is the first block
+    # STREAMINFO after its 4-byte block header: sizes (10 bytes), then 64 bits of
+    # rate (20) | channels-1 (3) | bits-1 (5) | total samples (36).
+    at = 8 + 10
+    packed = int.from_bytes(raw[at:at + 8], "big")
+    packed = packed & ~((1 << 36) - 1) | declared_seconds * rate
+    raw[at:at + 8] = packed.to_bytes(8, "big")
+    path.write_bytes(bytes(raw))
+    return path
 
 
 def one_hertz_wav() -> bytes:

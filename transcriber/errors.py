@@ -97,3 +97,19 @@ class StorageFull(TransientFailure):
 
     def __init__(self, reason: str = "the disk holding the data folder is full") -> None:
         super().__init__(reason)
+
+
+class UnsafePath(TranscriberError):
+    """A path taken from outside (a backup, a stored row, a Bot API answer) would
+    leave its folder, pass a symlink, or name something that is not a regular file.
+    The message never carries the path."""
+
+
+class QuotaExceeded(TranscriberError):
+    """A new record would take its owner's queued audio (records not done and not
+    halted) past `server.queued_audio_max_seconds_per_user`."""
+
+    def __init__(self, *, queued_ms: int, limit_ms: int) -> None:
+        super().__init__(f"{queued_ms} ms of audio queued; the limit is {limit_ms} ms")
+        self.queued_ms = queued_ms
+        self.limit_ms = limit_ms

@@ -31,6 +31,7 @@ from transcriber.errors import PermanentFailure, TranscriberError
 from transcriber.files import PlacedFile, RecordFiles, clean_original_name
 from transcriber.ids import new_id
 from transcriber.ports import AudioProbe, Transcoder
+from transcriber.settings import ServerSettings
 
 log = structlog.get_logger(__name__)
 
@@ -41,7 +42,25 @@ _IN_FLIGHT: set[asyncio.Task[Accepted]] = set()
 # Below this the audio cannot carry speech a recognizer understands (the telephone band).
 MIN_SAMPLE_RATE = 8000
 
-Refusal = Literal["too_long", "sample_rate_too_low"]
+Refusal = Literal["too_long", "sample_rate_too_low", "sample_rate_too_high",
+                  "too_many_channels"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AudioLimits:
+    """What intake takes (docs/operations.md, "Hostile media" and "Hostile input")."""
+
+    max_seconds: int
+    max_sample_rate: int = 192000
+    max_channels: int = 8
+    # The owner's queued audio (not done, not halted) plus this record; 0: no quota.
+    queued_max_seconds: int = 0
+
+    @classmethod
+    def of(cls, server: ServerSettings) -> AudioLimits:
+        return cls(max_seconds=server.record_max_seconds,
+                   max_sample_rate=server.max_sample_rate, max_channels=server.max_channels,
+                   queued_max_seconds=server.queued_audio_max_seconds_per_user)
 
 
 class EmptyInput(TranscriberError):
@@ -49,7 +68,8 @@ class EmptyInput(TranscriberError):
 
 
 class AudioRefused(PermanentFailure):
-    """Readable audio the service does not take: too long, or sampled too slowly."""
+    """Readable audio the service does not take: too long, sampled too slowly or too
+    fast, or with too many channels."""
 
     def __init__(self, refusal: Refusal) -> None:
         super().__init__(_REASONS[refusal])
@@ -59,14 +79,24 @@ class AudioRefused(PermanentFailure):
 _REASONS: dict[Refusal, str] = {
     "too_long": "longer than the longest accepted recording",
     "sample_rate_too_low": f"sampled below {MIN_SAMPLE_RATE} Hz",
+    "sample_rate_too_high": "sampled faster than the fastest accepted rate",
+    "too_many_channels": "more channels than accepted",
 }
 
 
-def audio_refusal(probe: AudioProbe, *, max_seconds: int) -> Refusal | None:
-    """Pure: why this audio is refused at intake, or None."""
+def audio_refusal(probe: AudioProbe, limits: AudioLimits) -> Refusal | None:
+    """Pure: why this audio is refused at intake, or None.
+
+    The rate and channel bounds are what a header can make the normalizer pay:
+    decoding work grows with rate × channels (30 s at 1 MHz × 8 channels in a
+    16.7 KB FLAC took 4.9 s to convert), whatever the file's size."""
     if probe.sample_rate < MIN_SAMPLE_RATE:
         return "sample_rate_too_low"
-    if probe.duration_ms > max_seconds * 1000:
+    if probe.sample_rate > limits.max_sample_rate:
+        return "sample_rate_too_high"
+    if probe.channels > limits.max_channels:
+        return "too_many_channels"
+    if probe.duration_ms > limits.max_seconds * 1000:
         return "too_long"
     return None
 
@@ -94,14 +124,15 @@ async def accept_stream(
     writer: Writer,
     transcoder: Transcoder,
     limit: int,
-    max_seconds: int,
+    limits: AudioLimits,
     expected_size: int | None = None,
 ) -> Accepted:
     """Store the stream as a new record.
 
-    Raises `TooLarge`, `IncompleteInput`, `EmptyInput`, `AudioRefused`, the
-    transcoder's `PermanentFailure` (not audio) or `TransientFailure`, or the
-    writer's errors; in every case after removing what was stored.
+    Raises `TooLarge`, `IncompleteInput`, `EmptyInput`, `AudioRefused`,
+    `QuotaExceeded`, the transcoder's `PermanentFailure` (not audio) or
+    `TransientFailure`, or the writer's errors; in every case after removing
+    what was stored.
     """
     record_id = new_id()
     name = clean_original_name(intake.original_name)
@@ -111,7 +142,7 @@ async def accept_stream(
     )
     task = asyncio.create_task(
         _register(intake, placed, name, files=files, writer=writer, transcoder=transcoder,
-                  max_seconds=max_seconds),
+                  limits=limits),
         name=f"intake_register:{record_id}",
     )
     _IN_FLIGHT.add(task)
@@ -127,14 +158,14 @@ async def _register(
     files: RecordFiles,
     writer: Writer,
     transcoder: Transcoder,
-    max_seconds: int,
+    limits: AudioLimits,
 ) -> Accepted:
     keep = False
     try:
         if placed.size_bytes == 0:
             raise EmptyInput("the file is empty")
         probe = await transcoder.probe(placed.path)
-        refusal = audio_refusal(probe, max_seconds=max_seconds)
+        refusal = audio_refusal(probe, limits)
         if refusal is not None:
             raise AudioRefused(refusal)
         placed = await files.retype(placed, probe.extension)
@@ -153,6 +184,7 @@ async def _register(
             tg_message_id=intake.tg_message_id,
             language=intake.language,
             speakers=intake.speakers,
+            queued_max_ms=limits.queued_max_seconds * 1000,
         ))
         # A repeated Telegram message answers with the record stored before;
         # the copy just received is not needed.

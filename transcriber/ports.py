@@ -70,6 +70,8 @@ class AudioProbe:
     """The extension (with its dot) the file is stored under, decided from its content."""
     duration_ms: int
     sample_rate: int
+    channels: int
+    """Of the first audio stream, as its header declares them."""
 
 
 # Hears how much of the audio (ms) a long conversion has done so far.

@@ -15,7 +15,8 @@ import pytest
 
 from tests.integration.ops.archive import make_archive
 from transcriber.db.connection import database_path
-from transcriber.service.backup import backup, restore
+from transcriber.service.backup import backup
+from transcriber.service.restore import restore
 from transcriber.service.verify import verify
 
 RECORDS = int(os.environ.get("TRANSCRIBER_BENCH_BACKUP_RECORDS", "5000"))

@@ -12,7 +12,7 @@ from ulid import ULID
 
 from transcriber.files import RecordFiles
 from transcriber.ids import new_id, new_unguessable_id
-from transcriber.intake import MIN_SAMPLE_RATE, audio_refusal
+from transcriber.intake import MIN_SAMPLE_RATE, AudioLimits, audio_refusal
 from transcriber.pipeline.steps.submit import SubmitStep
 from transcriber.ports import AudioProbe
 from transcriber.providers.ffmpeg import FfmpegTranscoder
@@ -22,8 +22,9 @@ from transcriber.testing.recognizer import FakeRecognizer
 SIX_HOURS = 6 * 3600
 
 
-def _probe(duration_ms: int, sample_rate: int = 16000) -> AudioProbe:
-    return AudioProbe(extension=".wav", duration_ms=duration_ms, sample_rate=sample_rate)
+def _probe(duration_ms: int, sample_rate: int = 16000, channels: int = 1) -> AudioProbe:
+    return AudioProbe(extension=".wav", duration_ms=duration_ms, sample_rate=sample_rate,
+                      channels=channels)
 
 
 @pytest.mark.parametrize(("probe", "refusal"), [
@@ -33,9 +34,25 @@ def _probe(duration_ms: int, sample_rate: int = 16000) -> AudioProbe:
     (_probe(1000, MIN_SAMPLE_RATE - 1), "sample_rate_too_low"),
     (_probe(100_000 * 1000, 1), "sample_rate_too_low"),  # the 1 Hz WAV declaring 27.8 h
     (_probe(1000, 0), "sample_rate_too_low"),  # a stream without a rate
+    (_probe(1000, 192_000), None),
+    (_probe(1000, 192_001), "sample_rate_too_high"),
+    (_probe(30_000, 1_048_575, 8), "sample_rate_too_high"),  # the 16.7 KB FLAC, 4.9 s to convert
+    (_probe(1000, 2_147_483_647), "sample_rate_too_high"),  # the WAV ffmpeg cannot resample
+    (_probe(1000, 48_000, 8), None),
+    (_probe(1000, 48_000, 9), "too_many_channels"),
+    (_probe(SIX_HOURS * 1000 + 1, 48_000, 9), "too_many_channels"),
 ])
 def test_audio_refusal(probe: AudioProbe, refusal: str | None) -> None:
-    assert audio_refusal(probe, max_seconds=SIX_HOURS) == refusal
+    assert audio_refusal(probe, AudioLimits(max_seconds=SIX_HOURS)) == refusal
+
+
+def test_audio_limits_follow_the_settings() -> None:
+    settings = load_settings(environ={"TRANSCRIBER_SERVER_MAX_SAMPLE_RATE": "48000",
+                                      "TRANSCRIBER_SERVER_MAX_CHANNELS": "2"})
+    limits = AudioLimits.of(settings.server)
+    assert audio_refusal(_probe(1000, 48_001), limits) == "sample_rate_too_high"
+    assert audio_refusal(_probe(1000, 48_000, 3), limits) == "too_many_channels"
+    assert limits.queued_max_seconds == 24 * 3600
 
 
 def test_file_ids_are_not_derivable_from_record_ids(tmp_path: Path) -> None:

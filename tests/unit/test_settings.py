@@ -70,6 +70,9 @@ def test_config_file_from_environment(tmp_path: Path) -> None:
         ({"TRANSCRIBER_RECOGNIZER_PROVIDER": "gpt"}, "recognizer.provider"),
         ({"TRANSCRIBER_SERVER_HOST": "0.0.0.0"}, "server.anonymous_user"),
         ({"TRANSCRIBER_PIPELINE_BACKOFF_CAP_SECONDS": "1"}, "pipeline.backoff_cap_seconds"),
+        ({"TRANSCRIBER_TELEGRAM_LOCAL_MODE": "true"}, "telegram.local_files_dir"),
+        ({"TRANSCRIBER_TELEGRAM_LOCAL_MODE": "true",
+          "TRANSCRIBER_TELEGRAM_LOCAL_FILES_DIR": "relative/dir"}, "telegram.local_files_dir"),
     ],
 )
 def test_bad_values_name_the_key(env: dict[str, str], key: str) -> None:

@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import TypeVar
 
 import structlog
@@ -42,9 +42,15 @@ from transcriber.db.commands.telegram import NoteStatus
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import PermanentFailure, StorageFull, TooLarge
+from transcriber.errors import (
+    PermanentFailure,
+    QuotaExceeded,
+    StorageFull,
+    TooLarge,
+    UnsafePath,
+)
 from transcriber.files import RecordFiles
-from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
+from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
 from transcriber.ports import Transcoder
 from transcriber.settings import TelegramSettings
@@ -67,7 +73,7 @@ class DoorParts:
     files: RecordFiles
     transcoder: Transcoder
     clock: Clock
-    record_max_seconds: int
+    limits: AudioLimits
     # A record's recognition progress, for `/status` (none: stages only).
     progress: ProgressSource | None = None
 
@@ -235,7 +241,7 @@ class TelegramDoor:
                 accepted = await accept_stream(
                     intake, stream, files=parts.files, writer=parts.writer,
                     transcoder=parts.transcoder, limit=limit,
-                    max_seconds=parts.record_max_seconds,
+                    limits=parts.limits,
                     expected_size=decision.size_bytes or telegram_file.file_size,
                 )
         except TooLarge:
@@ -248,9 +254,19 @@ class TelegramDoor:
             return await self._refuse(message, "empty", texts.say(lang, Text.EMPTY))
         except AudioRefused as exc:
             return await self._refuse(message, exc.refusal, texts.audio_refused(
-                lang, exc.refusal, parts.record_max_seconds))
+                lang, exc.refusal, parts.limits.max_seconds,
+                max_sample_rate=parts.limits.max_sample_rate,
+                max_channels=parts.limits.max_channels))
+        except QuotaExceeded as exc:
+            return await self._refuse(message, "quota_exceeded", texts.quota_exceeded(
+                lang, exc.queued_ms, exc.limit_ms))
         except PermanentFailure:
             return await self._refuse(message, "not_readable", texts.say(lang, Text.NOT_READABLE))
+        except UnsafePath:
+            # A local server's answer outside telegram.local_files_dir (or through a
+            # symlink): not the sender's file. Logged by reason only, never the path.
+            return await self._refuse(message, "outside_local_files",
+                                      texts.say(lang, Text.NOT_DOWNLOADABLE))
         log.info("telegram_record_stored", record_id=accepted.record_id,
                  created=accepted.created)
         first = texts.say(lang, Text.ACCEPTED)
@@ -267,7 +283,10 @@ class TelegramDoor:
     def _download(self, file_path: str) -> AsyncGenerator[bytes]:
         """The file's bytes: read in place from a local Bot API server's disk, or over HTTP."""
         if self._settings.local_mode and PurePosixPath(file_path).is_absolute():
-            return local_file_chunks(Path(file_path), DOWNLOAD_CHUNK_BYTES)
+            root = self._settings.local_files_dir
+            if root is None:  # the settings check requires it with local_mode
+                raise UnsafePath("telegram.local_files_dir is not set")
+            return local_file_chunks(root, file_path, DOWNLOAD_CHUNK_BYTES)
         return self._bot.session.stream_content(
             file_url(self._bot, file_path), timeout=self._settings.download_timeout_seconds,
             chunk_size=DOWNLOAD_CHUNK_BYTES, raise_for_status=True)

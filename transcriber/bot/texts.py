@@ -30,6 +30,9 @@ class T(StrEnum):
     TOO_LARGE = "too_large"
     TOO_LONG = "too_long"
     SAMPLE_RATE_TOO_LOW = "sample_rate_too_low"
+    SAMPLE_RATE_TOO_HIGH = "sample_rate_too_high"
+    TOO_MANY_CHANNELS = "too_many_channels"
+    QUOTA_EXCEEDED = "quota_exceeded"
     NOT_DOWNLOADABLE = "not_downloadable"
     TRY_AGAIN = "try_again"
     STORAGE_FULL = "storage_full"
@@ -94,6 +97,19 @@ EN: Mapping[T, str] = {
     T.SAMPLE_RATE_TOO_LOW: (
         "This recording is sampled too coarsely to carry speech (below 8 kHz). "
         "Nothing was stored."
+    ),
+    T.SAMPLE_RATE_TOO_HIGH: (
+        "This recording is sampled faster than I take (above {limit} kHz). "
+        "Nothing was stored. Please convert it to an ordinary rate such as 48 kHz."
+    ),
+    T.TOO_MANY_CHANNELS: (
+        "This recording has more channels than I take (more than {limit}). "
+        "Nothing was stored. Please send a mono or stereo copy."
+    ),
+    T.QUOTA_EXCEEDED: (
+        "Your recordings still waiting to be transcribed already hold {queued} of audio; "
+        "with this one they would pass the limit of {limit}. Nothing was stored. "
+        "Please send it again when some of them are done."
     ),
     T.NOT_DOWNLOADABLE: "Telegram did not let me download this file. Nothing was stored.",
     T.TRY_AGAIN: (
@@ -172,6 +188,19 @@ RU: Mapping[T, str] = {
     T.SAMPLE_RATE_TOO_LOW: (
         "У этой записи слишком низкая частота дискретизации для речи (ниже 8 кГц). "
         "Ничего не сохранено."
+    ),
+    T.SAMPLE_RATE_TOO_HIGH: (
+        "У этой записи слишком высокая частота дискретизации (выше {limit} кГц). "
+        "Ничего не сохранено. Перекодируйте её в обычную частоту, например 48 кГц."
+    ),
+    T.TOO_MANY_CHANNELS: (
+        "В этой записи больше каналов, чем я принимаю (больше {limit}). "
+        "Ничего не сохранено. Пришлите моно- или стереокопию."
+    ),
+    T.QUOTA_EXCEEDED: (
+        "Ваши записи, ещё ждущие расшифровки, уже содержат {queued} звука; "
+        "с этой они превысят предел в {limit}. Ничего не сохранено. "
+        "Пришлите её снова, когда часть из них будет готова."
     ),
     T.NOT_DOWNLOADABLE: "Telegram не дал мне скачать этот файл. Ничего не сохранено.",
     T.TRY_AGAIN: (
@@ -282,11 +311,21 @@ def hours(lang: Language, seconds: int) -> str:
     return say(lang, T.SECONDS, n=f"{seconds:g}")
 
 
-def audio_refused(lang: Language, refusal: str, max_seconds: int) -> str:
+def audio_refused(lang: Language, refusal: str, max_seconds: int, *,
+                  max_sample_rate: int = 192000, max_channels: int = 8) -> str:
     """The answer to readable audio refused at intake (`intake.Refusal`)."""
     if refusal == "too_long":
         return say(lang, T.TOO_LONG, limit=hours(lang, max_seconds))
+    if refusal == "sample_rate_too_high":
+        return say(lang, T.SAMPLE_RATE_TOO_HIGH, limit=f"{max_sample_rate / 1000:g}")
+    if refusal == "too_many_channels":
+        return say(lang, T.TOO_MANY_CHANNELS, limit=max_channels)
     return say(lang, T.SAMPLE_RATE_TOO_LOW)
+
+
+def quota_exceeded(lang: Language, queued_ms: int, limit_ms: int) -> str:
+    return say(lang, T.QUOTA_EXCEEDED, queued=duration(lang, queued_ms / 1000),
+               limit=hours(lang, limit_ms // 1000))
 
 
 def too_large(lang: Language, max_bytes: int) -> str:

@@ -1,6 +1,9 @@
 """`transcriber restore SRC`: a backup into an empty, unused data folder.
 
-The restored database is migrated to this version's schema afterwards.
+The backup is untrusted (`service.restore`): its paths stay inside, its files
+are placed as regular files, the result is migrated to this version's schema
+and verified before the folder gets its database; a refusal or a failed
+verify exits 1 and leaves the folder empty.
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ import sys
 from transcriber.cli.backup import describe
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.progress import file_progress
-from transcriber.db.migrate import migrate
-from transcriber.service.backup import BackupError, restore
+from transcriber.cli.verify import print_problems
+from transcriber.service.backup import BackupError
+from transcriber.service.restore import RestoreUnverified, restore
 from transcriber.settings import Settings
 
 
@@ -20,10 +24,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     storage = settings.storage
     try:
         with file_progress("restore") as progress:
-            manifest = restore(args.src, storage.data_dir, progress=progress)
+            manifest = restore(args.src, storage.data_dir,
+                               busy_timeout_ms=storage.busy_timeout_ms, progress=progress)
+    except RestoreUnverified as exc:
+        print(f"transcriber: restore failed: {exc}", file=sys.stderr)
+        print_problems(exc.report)
+        return EXIT_REFUSED
     except BackupError as exc:
         print(f"transcriber: restore refused: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    migrate(storage.data_dir, busy_timeout_ms=storage.busy_timeout_ms)
-    print(f"restored into {storage.data_dir}: {describe(manifest)}")
+    print(f"restored into {storage.data_dir}: {describe(manifest)}; verified")
     return 0

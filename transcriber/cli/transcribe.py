@@ -36,7 +36,7 @@ from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.errors import StepFailure, TranscriberError
 from transcriber.files import read_chunks
-from transcriber.intake import Intake, accept_stream
+from transcriber.intake import AudioLimits, Intake, accept_stream
 from transcriber.pipeline.progress import Progress, progress_for_row
 from transcriber.providers.recognizer import Recognizer
 from transcriber.service.app import build_app
@@ -119,7 +119,8 @@ async def _accept(app: web.Application, settings: Settings, item: Tracked, *,
             read_chunks(item.path, _CHUNK),
             files=app[keys.FILES], writer=app[keys.WRITER], transcoder=app[keys.TRANSCODER],
             limit=settings.server.upload_max_bytes,
-            max_seconds=settings.server.record_max_seconds,
+            # No queue quota: the operator's own command on files of this machine.
+            limits=dataclasses.replace(AudioLimits.of(settings.server), queued_max_seconds=0),
         )
     except StepFailure as exc:
         item.refused = exc.reason

@@ -9,7 +9,7 @@ import orjson
 
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.db.connection import database_path
-from transcriber.service.verify import LIST_MAX, verify
+from transcriber.service.verify import LIST_MAX, Report, verify
 from transcriber.settings import Settings
 
 
@@ -24,8 +24,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"{folder}: complete and consistent ({counts})")
     else:
         print(f"{folder}: problems found", file=sys.stderr)
-        for kind, items in report.problems.items():
-            print(f"  {kind}: {len(items)}", file=sys.stderr)
-            for item in items[:LIST_MAX]:
-                print(f"    {item}", file=sys.stderr)
+        print_problems(report)
     return 0 if report.ok else EXIT_REFUSED
+
+
+def print_problems(report: Report) -> None:
+    """Each kind of problem counted, the first LIST_MAX of each shown (stderr)."""
+    for kind, items in report.problems.items():
+        print(f"  {kind}: {len(items)}", file=sys.stderr)
+        for item in items[:LIST_MAX]:
+            print(f"    {item}", file=sys.stderr)

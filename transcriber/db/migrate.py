@@ -90,14 +90,18 @@ def migrate(
     migrations_dir: Traversable | None = None,
     busy_timeout_ms: int = 5000,
     clock: Clock | None = None,
+    database: Path | None = None,
 ) -> list[int]:
-    """Apply pending migrations; returns the versions applied by this call."""
+    """Apply pending migrations; returns the versions applied by this call.
+
+    `database`: another file than the folder's own (a restore migrates its copy
+    under a temporary name before the folder gets it); the lock is the folder's."""
     clock = clock or SystemClock()
     migrations = discover(migrations_dir or default_migrations_dir())
     data_dir.mkdir(parents=True, exist_ok=True)
     applied_now: list[int] = []
     with _exclusive_lock(data_dir):
-        conn = open_sync(database_path(data_dir), busy_timeout_ms=busy_timeout_ms)
+        conn = open_sync(database or database_path(data_dir), busy_timeout_ms=busy_timeout_ms)
         try:
             conn.execute(q.migrations.CREATE_TABLE)
             applied = {

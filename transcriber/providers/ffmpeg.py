@@ -10,7 +10,9 @@ libopus) unless `[ffmpeg] path` names another, so `pip install` is enough.
 The process is killed when the awaiting task is cancelled (a step over its
 time limit, a shutdown). Failure kinds are decided here, where ffmpeg's
 answer is understood (P17): input it cannot decode is permanent ("not
-audio"); a crash, a full disk or anything unclassified is transient.
+audio"), and so is input whose parameters it cannot convert (a resampler or
+encoder that cannot be set up for them); a crash, a full disk or anything
+unclassified is transient.
 Reasons never carry paths or ffmpeg's own text (it names files).
 
 Every input is opened through `media.ffmpeg_input_args` (the `file`
@@ -71,6 +73,19 @@ _UNDECODABLE = re.compile(
     r"|Protocol not on whitelist",
     re.IGNORECASE,
 )
+# ffmpeg's wording when the input decodes but cannot be converted: its declared
+# parameters are out of any range the resampler or encoder takes (a WAV declaring
+# 2 147 483 647 Hz fails here at once). The same file fails the same way on
+# every try, so it is permanent; a crash or a full disk never reads like this.
+_UNCONVERTIBLE = re.compile(
+    r"Failed to initialize resampler"
+    r"|Error reinitializing filters"
+    r"|Could not open encoder"
+    r"|Error while opening encoder"
+    r"|Error initializing output stream",
+    re.IGNORECASE,
+)
+UNCONVERTIBLE = "audio that cannot be converted (its format parameters are out of range)"
 _DISK_FULL = re.compile(r"No space left on device|Disk quota exceeded", re.IGNORECASE)
 
 
@@ -90,6 +105,8 @@ def classify_ffmpeg_failure(returncode: int, stderr: str) -> PermanentFailure | 
         return TransientFailure("disk full while transcoding")
     if _UNDECODABLE.search(stderr):
         return PermanentFailure(NOT_AUDIO)
+    if _UNCONVERTIBLE.search(stderr):
+        return PermanentFailure(UNCONVERTIBLE)
     return TransientFailure(f"ffmpeg failed with exit code {returncode}")
 
 
@@ -342,6 +359,9 @@ def read_probe_answer(returncode: int | None, output: bytes) -> AudioProbe:
         raise TransientFailure(str(answer.get("reason", "the probe failed")))
     extension = media.extension_for(str(answer.get("container")))
     duration_ms, sample_rate = answer.get("duration_ms"), answer.get("sample_rate")
-    if extension is None or not isinstance(duration_ms, int) or not isinstance(sample_rate, int):
+    channels = answer.get("channels")
+    if (extension is None or not isinstance(duration_ms, int)
+            or not isinstance(sample_rate, int) or not isinstance(channels, int)):
         raise TransientFailure("the probe answered nonsense")
-    return AudioProbe(extension=extension, duration_ms=duration_ms, sample_rate=sample_rate)
+    return AudioProbe(extension=extension, duration_ms=duration_ms, sample_rate=sample_rate,
+                      channels=channels)

@@ -121,7 +121,8 @@ def ffmpeg_input_args(source: Path) -> list[str]:
 
 
 def probe(path: Path) -> dict[str, Any]:
-    """Container, duration and sample rate of the first audio stream, as a JSON-able dict.
+    """Container, duration, sample rate and channels of the first audio stream, as a
+    JSON-able dict.
 
     On failure: `{"error": "permanent" | "transient", "reason": ...}`; reasons
     never carry the path or ffmpeg's text.
@@ -135,7 +136,8 @@ def probe(path: Path) -> dict[str, Any]:
                 return {"error": "permanent", "reason": NOT_AUDIO}
             stream = container.streams.audio[0]
             return {"container": demuxer, "duration_ms": _duration_ms(container, stream),
-                    "sample_rate": int(stream.codec_context.sample_rate or 0)}
+                    "sample_rate": int(stream.codec_context.sample_rate or 0),
+                    "channels": int(stream.codec_context.channels or 0)}
     except FileNotFoundError:
         return {"error": "transient", "reason": "audio file missing"}
     except OSError as exc:

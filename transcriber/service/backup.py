@@ -1,4 +1,4 @@
-"""Online backup and restore of a data folder.
+"""Online backup of a data folder (restore: `service.restore`).
 
 A backup is a folder: `transcriber.sqlite3` (a snapshot taken through
 SQLite's online backup API while the service keeps writing), the record files
@@ -14,9 +14,7 @@ Whisper model) are not archive data and are never copied.
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import fcntl
 import os
 import shutil
 import sqlite3
@@ -29,13 +27,12 @@ import orjson
 from transcriber.clock import Clock, SystemClock, stamp
 from transcriber.db import queries as q
 from transcriber.db.connection import DB_FILE_NAME, database_path, reader_uri
-from transcriber.errors import TranscriberError
-from transcriber.files import RECORDS_DIR, sha256_of
-from transcriber.service.storage import INSTANCE_LOCK
+from transcriber.errors import TranscriberError, UnsafePath
+from transcriber.files import RECORDS_DIR, open_inside, sha256_of
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = 1
-_CHUNK = 4 * 1024 * 1024
+COPY_CHUNK_BYTES = 4 * 1024 * 1024
 
 Progress = Callable[[int], None]
 
@@ -71,8 +68,13 @@ class SnapshotFile:
     size_bytes: int
 
     @property
-    def relative(self) -> Path:
-        return Path(RECORDS_DIR) / self.record_id / self.file_name
+    def names(self) -> tuple[str, ...]:
+        return (RECORDS_DIR, self.record_id, self.file_name)
+
+    @property
+    def relative(self) -> str:
+        """For messages: as the row names it (a hostile row's `/` and `..` included)."""
+        return "/".join(self.names)
 
 
 
@@ -107,20 +109,44 @@ def read_snapshot(db: Path) -> tuple[list[SnapshotFile], dict[str, int]]:
     return files, counts
 
 
-def link_or_copy(source: Path, target: Path) -> bool:
-    """Hard-link `source` at `target` (True), or copy it when they are on
-    different file systems or links are not allowed (False)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+def place_inside(source_root: Path, names: tuple[str, ...], target_root: Path) -> bool:
+    """Place the regular file `source_root/names…` at `target_root/names…`: a hard link
+    (True), or a copy when they are on different file systems or links are not
+    allowed (False). The source is reached by `open_inside` (no `..`, no
+    symlink, regular files only: `UnsafePath`); a link is kept only if it is
+    the very file that was opened. The target folder is this process's own."""
+    fd = open_inside(source_root, names)
     try:
-        os.link(source, target)
-    except OSError as exc:
-        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
-            raise
-    else:
-        return True
-    shutil.copyfile(source, target)
-    _fsync(target)
-    return False
+        opened = os.fstat(fd)
+        target = target_root.joinpath(*names)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source_root.joinpath(*names), target, follow_symlinks=False)
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+                raise
+        else:
+            linked = os.stat(target, follow_symlinks=False)
+            if (linked.st_dev, linked.st_ino) == (opened.st_dev, opened.st_ino):
+                return True
+            target.unlink()
+            raise UnsafePath("the file was replaced while it was linked")
+        _copy_fd(fd, target)
+        return False
+    finally:
+        os.close(fd)
+
+
+def _copy_fd(fd: int, target: Path) -> None:
+    """Copy an open file into a new regular file (never through a name that exists)."""
+    out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                  0o644)
+    try:
+        while chunk := os.read(fd, COPY_CHUNK_BYTES):
+            os.write(out, chunk)
+        os.fsync(out)
+    finally:
+        os.close(out)
 
 
 def _check_destination(dest: Path) -> None:
@@ -150,12 +176,14 @@ def backup(data_dir: Path, dest: Path, *, busy_timeout_ms: int = 5000,
         missing: list[str] = []
         for item in files:
             try:
-                if link_or_copy(data_dir / item.relative, temp / item.relative):
+                if place_inside(data_dir, item.names, temp):
                     linked += 1
                 else:
                     copied += 1
             except FileNotFoundError:
                 missing.append(str(item.relative))
+            except UnsafePath as exc:
+                raise BackupError(f"{item.relative}: {exc}") from None
             if step:
                 step(1)
         manifest = Manifest(
@@ -170,7 +198,7 @@ def backup(data_dir: Path, dest: Path, *, busy_timeout_ms: int = 5000,
             raise MissingFiles(manifest)
         _check_destination(dest)
         temp.rename(dest)
-        _fsync_dir(dest.parent)
+        fsync_dir(dest.parent)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
@@ -183,69 +211,6 @@ class MissingFiles(BackupError):
     def __init__(self, manifest: Manifest) -> None:
         super().__init__(f"{len(manifest.missing)} files named by the database are missing")
         self.manifest = manifest
-
-
-def read_manifest(src: Path) -> Manifest:
-    try:
-        data = orjson.loads((src / MANIFEST_NAME).read_bytes())
-        return Manifest(**data)
-    except (OSError, orjson.JSONDecodeError, TypeError) as exc:
-        raise BackupError(f"{src} is not a backup (no readable {MANIFEST_NAME})") from exc
-
-
-def folder_in_use(data_dir: Path) -> bool:
-    """True while a process holds the folder's instance lock (serve, transcribe)."""
-    lock = data_dir / INSTANCE_LOCK
-    if not lock.exists():
-        return False
-    fd = os.open(lock, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
-def restore(src: Path, data_dir: Path, *,
-            progress: Callable[[int], Progress] | None = None) -> Manifest:
-    """Restore the backup `src` into `data_dir`, which must be empty and unused.
-    The database is placed last (under a temporary name, then renamed), so a
-    folder with a database is a whole restore."""
-    manifest = read_manifest(src)
-    if folder_in_use(data_dir):
-        raise BackupError(f"{data_dir} is in use by a running transcriber")
-    if data_dir.exists() and any(data_dir.iterdir()):
-        raise BackupError(f"{data_dir} is not empty; restore goes into an empty folder")
-    if sha256_of(src / manifest.database) != manifest.database_sha256:
-        raise BackupError("the backup's database does not match its manifest's SHA-256")
-    files, _ = read_snapshot(src / manifest.database)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    step = progress(len(files)) if progress else None
-    try:
-        for item in files:
-            try:
-                link_or_copy(src / item.relative, data_dir / item.relative)
-            except FileNotFoundError:
-                raise BackupError(f"the backup lacks a file its database names: "
-                                  f"{item.relative}") from None
-            if step:
-                step(1)
-        temp_db = data_dir / f".{DB_FILE_NAME}.part"
-        shutil.copyfile(src / manifest.database, temp_db)
-        _fsync(temp_db)
-        temp_db.rename(database_path(data_dir))
-        _fsync_dir(data_dir)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            for child in data_dir.iterdir():
-                if child.is_dir():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
-        raise
-    return manifest
 
 
 def _write_durably(path: Path, body: bytes) -> None:
@@ -261,5 +226,5 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     _fsync(path)

@@ -29,6 +29,7 @@ import structlog
 from aiohttp import web
 
 from transcriber import keys
+from transcriber.intake import AudioLimits
 from transcriber.pipeline.progress import Progress, load_progress
 from transcriber.service.fatal import fail_service
 
@@ -85,7 +86,7 @@ async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
     door = TelegramDoor(bot, settings=settings.telegram, parts=DoorParts(
         writer=app[keys.WRITER], readers=readers, files=app[keys.FILES],
         transcoder=app[keys.TRANSCODER], clock=clock,
-        record_max_seconds=settings.server.record_max_seconds, progress=progress,
+        limits=AudioLimits.of(settings.server), progress=progress,
     ))
     app[DOOR] = door
     stopping = asyncio.Event()

@@ -1,8 +1,10 @@
 """`verify`: is a data folder (or a backup) complete and consistent?
 
 Checks, each a list of problems (empty when all is well): SQLite's own
-`integrity_check`; `foreign_key_check`; every `files` row has its file with
-its size; no file in the record folders without a row; the search index
+`integrity_check`; `foreign_key_check`; every `files` row names a regular
+file inside the folder (plain names, no symlink on the way: `files.open_inside`;
+a row with `..`, an absolute path or a symlink is an `unsafe_files` problem,
+never followed) with its size; no file in the record folders without a row; the search index
 holds exactly the terms its records and transcripts give (rebuilt into a
 temporary index and compared term by term). Meant for a folder no process
 writes: a live one shows its uploads in flight as files without a row.
@@ -18,7 +20,8 @@ from pathlib import Path
 from transcriber.db import queries as q
 from transcriber.db import search
 from transcriber.db.connection import reader_uri
-from transcriber.files import RECORDS_DIR
+from transcriber.errors import UnsafePath
+from transcriber.files import RECORDS_DIR, stat_inside
 
 LIST_MAX = 50  # problems of one kind shown; the count is always whole
 
@@ -57,22 +60,28 @@ def verify(db_path: Path, files_root: Path) -> Report:
 
 def _check_files(conn: sqlite3.Connection, files_root: Path) -> dict[str, list[str]]:
     named: set[tuple[str, str]] = set()
-    missing, wrong_size = [], []
+    missing, wrong_size, unsafe = [], [], []
     for row in conn.execute(q.maintenance.SNAPSHOT_FILES):
-        relative = f"{RECORDS_DIR}/{row['record_id']}/{row['file_name']}"
-        named.add((row["record_id"], row["file_name"]))
+        record_id, file_name = str(row["record_id"]), str(row["file_name"])
+        relative = f"{RECORDS_DIR}/{record_id}/{file_name}"
+        named.add((record_id, file_name))
         try:
-            size = (files_root / relative).stat().st_size
+            size = stat_inside(files_root, (RECORDS_DIR, record_id, file_name)).st_size
         except FileNotFoundError:
             missing.append(relative)
             continue
+        except (UnsafePath, OSError) as exc:
+            unsafe.append(f"{relative!r}: {exc}")
+            continue
         if size != row["size_bytes"]:
             wrong_size.append(f"{relative}: {size} bytes, the row says {row['size_bytes']}")
-    return {"missing_files": missing, "wrong_size": wrong_size,
+    return {"missing_files": missing, "wrong_size": wrong_size, "unsafe_files": unsafe,
             "files_without_row": _unnamed_files(files_root / RECORDS_DIR, named)}
 
 
 def _unnamed_files(root: Path, named: set[tuple[str, str]]) -> list[str]:
+    if root.is_symlink():
+        return [RECORDS_DIR]
     if not root.is_dir():
         return []
     stray = []

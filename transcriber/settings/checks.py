@@ -41,6 +41,11 @@ def validate(settings: Settings) -> None:
          "must be positive"),
         ("server.rate_limit_table_max", settings.server.rate_limit_table_max >= 1,
          "must be at least 1"),
+        ("server.max_sample_rate", settings.server.max_sample_rate >= 8000,
+         "must be at least 8000"),
+        ("server.max_channels", settings.server.max_channels >= 1, "must be at least 1"),
+        ("server.queued_audio_max_seconds_per_user",
+         settings.server.queued_audio_max_seconds_per_user >= 0, "must not be negative"),
         ("server.page_default", 1 <= settings.server.page_default <= settings.server.page_max,
          "must be between 1 and server.page_max"),
         ("storage.read_connections", settings.storage.read_connections >= 1, "must be at least 1"),
@@ -132,6 +137,12 @@ def _validate_telegram(telegram: TelegramSettings) -> None:
         raise ConfigError("telegram.token", "is not a bot token (digits, a colon, the secret)")
     if not telegram.api_base.startswith(("http://", "https://")):
         raise ConfigError("telegram.api_base", "must be an http:// or https:// URL")
+    if telegram.local_mode and telegram.local_files_dir is None:
+        # Without it a local server's answer could name any file on the machine.
+        raise ConfigError("telegram.local_files_dir",
+                          "must be set with telegram.local_mode (the Bot API server's --dir)")
+    if telegram.local_files_dir is not None and not telegram.local_files_dir.is_absolute():
+        raise ConfigError("telegram.local_files_dir", "must be an absolute path")
 
 
 def _is_loopback(host: str) -> bool:

@@ -68,6 +68,11 @@ class ServerSettings:
         ipaddress.ip_network("127.0.0.0/8"),
         ipaddress.ip_network("::1/128"),
     )
+    # Audio budgets (docs/operations.md, "Hostile input"): what intake refuses by
+    # the probe, and how much not-yet-transcribed audio one person may queue (0: no quota).
+    max_sample_rate: int = 192000
+    max_channels: int = 8
+    queued_audio_max_seconds_per_user: int = 24 * 3600
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -197,6 +202,9 @@ class TelegramSettings:
     # how often the records behind the live messages are looked at.
     status_edit_seconds: float = 3.0
     status_poll_seconds: float = 1.0
+    # With `local_mode`: the local Bot API server's working folder (its `--dir`).
+    # Files are read only inside it (no `..`, no symlink on the way, regular files).
+    local_files_dir: Path | None = None
 
     @property
     def download_limit(self) -> int:

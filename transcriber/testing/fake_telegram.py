@@ -17,8 +17,9 @@
   answers an absolute path under `local_dir`, where the file is written, and
   has no 20 MB limit; the bot reads the file in place.
 
-Scriptable: `add_file`, `push_voice` / `push_audio` / `push_document` /
-`push_text` queue updates; `sent` records what the bot sent; `fail_next`
+Scriptable: `add_file`, `answer_path` (another `file_path` for a file),
+`push_voice` / `push_audio` / `push_document` / `push_text` queue updates;
+`sent` records what the bot sent; `fail_next`
 answers a method with an error (500, 429 with `retry_after`, …), `drop_next`
 cuts the connection, `drop_if` cuts those a predicate picks, `down` cuts every
 connection; `before_call` runs before a method or a download (`"file"`) is
@@ -112,6 +113,11 @@ class FakeTelegram:
             file_path=file_path, content=content,
             declared_size=len(content) if declared_size is None else declared_size)
         return file_id
+
+    def answer_path(self, file_id: str, file_path: str) -> None:
+        """`getFile` answers `file_path` for this file from now on: what a compromised
+        or buggy local Bot API could answer (a `..` escape, another folder)."""
+        self.files[file_id].file_path = file_path
 
     def push_message(self, message: dict[str, Any]) -> int:
         """Queue an update carrying `message`; answers its update id.

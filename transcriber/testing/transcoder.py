@@ -32,6 +32,8 @@ class FakeTranscoder:
         self.progress_reports_ms: list[int] = []
         # What `kept_channels` answers (2: the original is a stereo call).
         self.channels = 1
+        # The channels the probe finds in the original's header.
+        self.input_channels = 1
         self.normalized_channels: list[int] = []
 
     async def probe_duration_ms(self, path: Path) -> int:
@@ -46,7 +48,7 @@ class FakeTranscoder:
     async def probe(self, path: Path) -> AudioProbe:
         duration_ms = await self.probe_duration_ms(path)
         return AudioProbe(extension=self.extension, duration_ms=duration_ms,
-                          sample_rate=self.sample_rate)
+                          sample_rate=self.sample_rate, channels=self.input_channels)
 
     async def normalize(self, source: Path, target: Path, *, max_seconds: int,
                         on_progress: ProgressCallback | None = None, channels: int = 1) -> None:

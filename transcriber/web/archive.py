@@ -21,6 +21,7 @@ from transcriber.web.downloads import (
     check_range,
     content_disposition,
     download_name,
+    servable_file,
 )
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
@@ -180,11 +181,9 @@ async def download_file(request: web.Request) -> web.StreamResponse:
         if exists is None:
             raise not_found()
         raise not_found(f"the {copy} copy does not exist yet")
-    path = request.app[keys.FILES].path_of(record_id, row["file_name"])
-    if not path.is_file():
-        log.error("record_file_missing", record_id=record_id, copy=copy)
-        raise not_found(f"the {copy} copy is not available")
-    check_range(request, path.stat().st_size)
+    path, size = await servable_file(request.app[keys.FILES], record_id, row["file_name"],
+                                     copy=copy)
+    check_range(request, size)
     name = download_name(row["original_filename"], record_id, row["format"])
     return web.FileResponse(path, headers={
         "Content-Type": audio_type(row["format"]),

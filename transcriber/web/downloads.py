@@ -1,17 +1,43 @@
-"""Download helpers: safe `Content-Disposition`, content types, Range pre-checks."""
+"""Download helpers: only regular files inside their record's folder, safe
+`Content-Disposition`, content types, Range pre-checks."""
 
 from __future__ import annotations
 
+import asyncio
 import unicodedata
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
+import structlog
 from aiohttp import web
 
+from transcriber.errors import UnsafePath
+from transcriber.files import RecordFiles
 from transcriber.providers import media
-from transcriber.web.errors import ApiError
+from transcriber.web.errors import ApiError, not_found
+
+log = structlog.get_logger(__name__)
 
 FALLBACK_TYPE = "application/octet-stream"
+
+
+async def servable_file(files: RecordFiles, record_id: str, file_name: str, *,
+                        copy: str) -> tuple[Path, int]:
+    """The path and size of a stored file that may be served: a regular file inside
+    its record's folder, reached without a symlink (`RecordFiles.regular_file`: a
+    restored or tampered folder may hold one pointing anywhere). Anything else is
+    404 and an error event. FileResponse opens the path once more; only the
+    service writes record folders, so nothing swaps a symlink in between."""
+    try:
+        found = await asyncio.to_thread(files.regular_file, record_id, file_name)
+    except FileNotFoundError:
+        log.error("record_file_missing", record_id=record_id, copy=copy)
+        raise not_found(f"the {copy} copy is not available") from None
+    except (UnsafePath, OSError) as exc:
+        log.error("record_file_refused", record_id=record_id, copy=copy,
+                  error=type(exc).__name__)
+        raise not_found(f"the {copy} copy is not available") from None
+    return files.path_of(record_id, file_name), found.st_size
 
 
 def audio_type(fmt: str) -> str:

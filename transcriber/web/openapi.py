@@ -114,9 +114,13 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     "408": _error("The body stalled or came too slowly"),
                     "413": _error("Larger than the limit, or longer than "
                                   "server.record_max_seconds"),
-                    "415": _error("Not readable audio, or sampled below 8 kHz"),
+                    "415": _error("Not readable audio, sampled below 8 kHz or above "
+                                  "server.max_sample_rate, or with more channels than "
+                                  "server.max_channels"),
                     "429": _error("Rate limited, or too many uploads at once by this user "
-                                  "(see Retry-After)"),
+                                  "(see Retry-After), or quota_exceeded: this user's queued "
+                                  "audio would pass "
+                                  "server.queued_audio_max_seconds_per_user"),
                     "503": _error("The file could not be examined now, or too many uploads "
                                   "at once (see Retry-After)"),
                     "507": _error("No room on the server's disk for the file (its declared "

@@ -23,11 +23,12 @@ from transcriber.db import queries as q
 from transcriber.errors import (
     IncompleteInput,
     PermanentFailure,
+    QuotaExceeded,
     StorageFull,
     TooLarge,
     TransientFailure,
 )
-from transcriber.intake import AudioRefused, EmptyInput, Intake, accept_stream
+from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.web.archive import record_progress
 from transcriber.web.errors import ApiError, error_response
 from transcriber.web.identity import current_user
@@ -57,12 +58,31 @@ def _too_large(limit: int) -> ApiError:
                     close=True)
 
 
-def _refused(exc: AudioRefused, max_seconds: int) -> ApiError:
+def _refused(exc: AudioRefused, limits: AudioLimits) -> ApiError:
     if exc.refusal == "too_long":
-        return ApiError(413, "too_long",
-                        f"the recording is longer than {max_seconds} s, the longest accepted")
+        return ApiError(413, "too_long", f"the recording is longer than "
+                        f"{limits.max_seconds} s, the longest accepted")
+    if exc.refusal == "sample_rate_too_high":
+        return ApiError(415, "sample_rate_too_high", f"the audio is sampled above "
+                        f"{limits.max_sample_rate} Hz, the fastest accepted")
+    if exc.refusal == "too_many_channels":
+        return ApiError(415, "too_many_channels", f"the audio has more than "
+                        f"{limits.max_channels} channels, the most accepted")
     return ApiError(415, "sample_rate_too_low",
                     "the audio is sampled below 8 kHz, too coarse to carry speech")
+
+
+def _quota_exceeded(exc: QuotaExceeded) -> ApiError:
+    # No Retry-After: room comes back when records finish, not after a known time.
+    return ApiError(429, "quota_exceeded", (
+        f"your recordings still waiting to be transcribed hold {_hours(exc.queued_ms)} "
+        f"of audio; with this one they would pass the limit of {_hours(exc.limit_ms)} "
+        "per person; nothing was stored: send it again when some are done"))
+
+
+def _hours(ms: int) -> str:
+    minutes = ms // 60_000
+    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def _storage_full() -> ApiError:
@@ -256,7 +276,7 @@ async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Respo
             chunks,
             files=request.app[keys.FILES], writer=request.app[keys.WRITER],
             transcoder=request.app[keys.TRANSCODER], limit=limit,
-            max_seconds=server.record_max_seconds, expected_size=expected,
+            limits=AudioLimits.of(server), expected_size=expected,
         )
     except UploadTooSlow:
         raise
@@ -268,7 +288,9 @@ async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Respo
     except EmptyInput:
         raise ApiError(400, "empty_file", "the file is empty") from None
     except AudioRefused as exc:
-        raise _refused(exc, server.record_max_seconds) from None
+        raise _refused(exc, AudioLimits.of(server)) from None
+    except QuotaExceeded as exc:
+        raise _quota_exceeded(exc) from None
     except StorageFull:
         raise _storage_full() from None
     except PermanentFailure:

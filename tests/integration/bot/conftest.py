@@ -21,6 +21,7 @@ from transcriber.bot.door import DoorParts, TelegramDoor
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
+from transcriber.intake import AudioLimits
 from transcriber.service.app import build_app
 from transcriber.service.telegram import stop_door
 from transcriber.settings import Secret, Settings
@@ -119,7 +120,7 @@ async def door_harness(
         settings = tg_settings(**telegram)
         harness = DoorHarness(settings=settings, parts=DoorParts(
             writer=writer, readers=readers, files=record_files, transcoder=transcoder,
-            clock=clock, record_max_seconds=settings.server.record_max_seconds))
+            clock=clock, limits=AudioLimits.of(settings.server)))
         made.append(harness)
         return harness
 

@@ -139,7 +139,7 @@ async def test_local_mode_reads_a_file_over_20_mb_in_place(
             downloads.append(params["path"])
 
     fake_tg.before_call = seen
-    harness = door_harness(local_mode=True)
+    harness = door_harness(local_mode=True, local_files_dir=fake_tg.local_dir)
     assert harness.settings.telegram.download_limit == 2 * 1024 ** 3
     harness.start()
     fake_tg.push_voice(sender_id=ALICE_ID, file_id=file_id)

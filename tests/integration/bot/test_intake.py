@@ -244,3 +244,42 @@ async def test_too_long_or_too_coarse_audio_is_refused_with_a_clear_answer(
     assert await _count(readers, "files") == 0
     assert _files_on_disk(data_dir) == []
     await run.stop()
+
+
+async def test_too_fast_or_too_many_channels_is_refused_with_a_clear_answer(
+    door_harness: Harness, fake_tg: FakeTelegram, readers: ReaderPool, data_dir: Path,
+    transcoder: FakeTranscoder,
+) -> None:
+    transcoder.sample_rate = 1_048_575
+    before = _updates("refused_sample_rate_too_high")
+    fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
+    run = door_harness().start()
+    [answer] = await _answers(fake_tg, 1)
+    assert answer.text == en(T.SAMPLE_RATE_TOO_HIGH, limit="192")
+    await until(lambda: _updates("refused_sample_rate_too_high") == before + 1)
+    transcoder.sample_rate, transcoder.input_channels = 48_000, 9
+    fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
+    [_, answer] = await _answers(fake_tg, 2)
+    assert answer.text == en(T.TOO_MANY_CHANNELS, limit=8)
+    assert await _count(readers, "audio_records") == 0
+    assert _files_on_disk(data_dir) == []
+    await run.stop()
+
+
+async def test_audio_past_the_senders_quota_is_refused_with_a_clear_answer(
+    door_harness: Harness, fake_tg: FakeTelegram, readers: ReaderPool, data_dir: Path,
+    transcoder: FakeTranscoder,
+) -> None:
+    transcoder.duration_ms = 40 * 60 * 1000
+    run = door_harness(server={"queued_audio_max_seconds_per_user": 3600}).start()
+    fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG))
+    fake_tg.push_voice(sender_id=ALICE_ID, file_id=fake_tg.add_file(OGG + b"2"))
+    first, second = await _answers(fake_tg, 2)
+    assert first.text == en(T.ACCEPTED)
+    assert second.text == en(T.QUOTA_EXCEEDED, queued="40 min", limit="1 h")
+    assert await _count(readers, "audio_records") == 1
+    assert len(_files_on_disk(data_dir)) == 1
+    fake_tg.push_voice(sender_id=BOB_ID, file_id=fake_tg.add_file(OGG + b"3"))
+    [*_, bobs] = await _answers(fake_tg, 3)
+    assert bobs.text == en(T.ACCEPTED)
+    await run.stop()

@@ -74,6 +74,19 @@ async def test_wav_and_one_hertz_wav_are_told_apart(
     assert slow.duration_ms > 27 * 3600 * 1000
 
 
+async def test_the_probe_reads_rate_and_channels_intake_bounds(
+    ffmpeg: FfmpegTranscoder, tmp_path: Path
+) -> None:
+    """What `server.max_sample_rate` and `server.max_channels` are checked against."""
+    wide = await ffmpeg.probe(_upload(tmp_path, hm.wav(rate=48000, seconds=0.1, channels=9)))
+    assert (wide.sample_rate, wide.channels) == (48000, 9)
+    fast = await ffmpeg.probe(_upload(tmp_path, hm.wav(rate=1_048_575, seconds=0.1,
+                                                       channels=8)))
+    assert (fast.sample_rate, fast.channels) == (1_048_575, 8)
+    absurd = await ffmpeg.probe(_upload(tmp_path, hm.absurd_rate_wav()))
+    assert absurd.sample_rate == 2_147_483_647
+
+
 def _hostile(victim: Path) -> dict[str, bytes]:
     return {
         "hls_relative": hm.hls_playlist(f"../{victim.parent.name}/{victim.name}"),
@@ -164,6 +177,7 @@ def test_whitelist_refusals_are_not_audio() -> None:
     (-9, b"", TransientFailure),  # killed (out of memory): no verdict on the file
     (0, b"not json", TransientFailure),
     (0, b'{"container": "hls", "duration_ms": 1, "sample_rate": 8000}', TransientFailure),
+    (0, b'{"container": "wav", "duration_ms": 1, "sample_rate": 8000}', TransientFailure),
     (0, b'{"error": "permanent", "reason": "not audio"}', PermanentFailure),
     (0, b'{"error": "transient", "reason": "audio file missing"}', TransientFailure),
 ])

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+
+import structlog
 
 from transcriber.db import queries as q
 from transcriber.db.connection import database_path, open_sync
@@ -56,3 +60,18 @@ def tamper(db: Path, *statements: str) -> None:
     with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as conn:
         for statement in statements:
             conn.execute(statement)
+
+
+@contextlib.contextmanager
+def kept_logging() -> Iterator[None]:
+    """`cli.main` configures structlog and the root logger (level WARNING for the
+    maintenance commands); later tests read info events: put the old set-up back."""
+    saved = structlog.get_config()
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        yield
+    finally:
+        structlog.configure(**saved)
+        root.setLevel(level)
+        root.handlers[:] = handlers

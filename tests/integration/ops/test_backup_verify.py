@@ -4,41 +4,27 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
-import structlog
 
-from tests.integration.ops.archive import make_archive, raw, tamper
+from tests.integration.ops.archive import kept_logging, make_archive, raw, tamper
 from transcriber.cli import main
 from transcriber.db.connection import database_path
 from transcriber.files import RECORDS_DIR, sha256_of
-from transcriber.service.backup import (
-    MANIFEST_NAME,
-    BackupError,
-    MissingFiles,
-    backup,
-    restore,
-)
+from transcriber.service.backup import MANIFEST_NAME, BackupError, MissingFiles, backup
+from transcriber.service.restore import restore
 from transcriber.service.storage import INSTANCE_LOCK
 from transcriber.service.verify import verify
 
 
 @pytest.fixture(autouse=True)
 def restore_logging() -> Iterator[None]:
-    """`main` configures structlog and the root logger (level WARNING for these
-    commands); later tests read info events: put the old set-up back."""
-    saved = structlog.get_config()
-    root = logging.getLogger()
-    level, handlers = root.level, list(root.handlers)
-    yield
-    structlog.configure(**saved)
-    root.setLevel(level)
-    root.handlers[:] = handlers
+    with kept_logging():
+        yield
 
 
 def _cli(monkeypatch: pytest.MonkeyPatch, data_dir: Path, *argv: str) -> int:
@@ -175,7 +161,7 @@ def test_another_file_system_gets_copies(tmp_path: Path, data_dir: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     stored = make_archive(data_dir, records=3)
 
-    def cross_device(source: object, target: object) -> None:
+    def cross_device(source: object, target: object, **flags: object) -> None:
         raise OSError(errno.EXDEV, "Invalid cross-device link")
 
     monkeypatch.setattr(os, "link", cross_device)
@@ -186,3 +172,18 @@ def test_another_file_system_gets_copies(tmp_path: Path, data_dir: Path,
         assert copy.read_bytes() == body
         assert copy.stat().st_ino != (data_dir / relative).stat().st_ino
     assert verify(database_path(tmp_path / "b"), tmp_path / "b").ok
+
+
+def test_backup_refuses_a_symlink_in_the_data_folder(tmp_path: Path, data_dir: Path) -> None:
+    """Only regular files are backed up: a symlink planted under a stored name would
+    carry whatever it points at into the backup."""
+    stored = make_archive(data_dir, records=2)
+    planted = data_dir / sorted(stored)[0]
+    secret = tmp_path / "secret"
+    secret.write_bytes(planted.read_bytes())
+    planted.unlink()
+    planted.symlink_to(secret)
+    with pytest.raises(BackupError, match="symlink"):
+        backup(data_dir, tmp_path / "b")
+    assert not (tmp_path / "b").exists()
+    assert secret.stat().st_nlink == 1

@@ -9,13 +9,21 @@ from pathlib import Path
 import av
 import pytest
 
+from tests import hostile_media as hm
 from tests.conftest import SettingsFactory
-from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, drive, record_row
+from tests.integration.steps.conftest import (
+    FIXTURES,
+    AddRecord,
+    MakeActor,
+    drive,
+    record_row,
+    tone_mp3,
+)
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RecordFiles
 from transcriber.pipeline.steps import build_step_table
-from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.ffmpeg import UNCONVERTIBLE, FfmpegTranscoder, ffmpeg_executable
 from transcriber.settings import FfmpegSettings, Settings
 from transcriber.stages import HaltReason, Stage
 from transcriber.testing.clock import FakeClock
@@ -115,16 +123,91 @@ async def test_cancelling_normalize_kills_ffmpeg(tmp_path: Path) -> None:
     assert _ffmpeg_pids_writing(target) == []
 
 
-async def test_normalized_copy_stops_at_record_max_seconds_and_its_duration_is_measured(
+async def test_a_record_longer_than_its_header_said_halts_when_converted(
     add_record: AddRecord, make_actor: MakeActor, make_settings: SettingsFactory,
-    clock: FakeClock, readers: ReaderPool,
+    clock: FakeClock, readers: ReaderPool, record_files: RecordFiles,
 ) -> None:
-    """A record over the limit that got in (stored before the limit, or lying in its header)
-    costs downstream at most the limit: the recognizers' time limits follow this duration."""
+    """A record over the limit that got in (stored before the limit) halts at once with
+    the reason, after converting at most a second past the limit."""
     settings = make_settings(server={"record_max_seconds": 1})
     record_id = await add_record(FIXTURES / "librivox_0880.mp3")  # about 3 s
+    reports = await drive(make_actor(_steps(), settings), clock, readers, record_id,
+                          until=Stage.NORMALIZED)
+    row = await record_row(readers, record_id)
+    assert row["halt_reason"] == HaltReason.STEP_FAILED.value
+    assert "longer than 1 s" in row["error_text"]
+    assert len([r for r in reports if r.outcome != "empty"]) == 1
+    assert row["normalized_file_id"] is None
+    assert [p.name for p in record_files.record_dir(record_id).iterdir()] == [
+        row["original_file_id"] + ".mp3"]  # no copy, no temporary file left
+
+
+async def test_a_flac_bomb_whose_header_lies_halts_with_a_clear_reason(
+    add_record: AddRecord, make_actor: MakeActor, make_settings: SettingsFactory,
+    clock: FakeClock, readers: ReaderPool, tmp_path: Path,
+) -> None:
+    """200 s of silence in about 9 KB, its STREAMINFO declaring 10 s: intake's probe sees
+    10 s; the converted stream is what counts."""
+    bomb = hm.lying_flac(ffmpeg_executable(FfmpegSettings()), tmp_path / "bomb.flac",
+                         seconds=200, declared_seconds=10)
+    assert bomb.stat().st_size < 20_000
+    probe = await FfmpegTranscoder(FfmpegSettings()).probe(bomb)
+    assert probe.duration_ms == 10_000  # the lie intake sees
+    settings = make_settings(server={"record_max_seconds": 60})
+    record_id = await add_record(bomb)
+    reports = await drive(make_actor(_steps(), settings), clock, readers, record_id,
+                          until=Stage.NORMALIZED)
+    row = await record_row(readers, record_id)
+    assert row["halt_reason"] == HaltReason.STEP_FAILED.value
+    assert row["error_text"].endswith(
+        "the audio is longer than 60 s, the longest accepted "
+        "(measured on the converted stream; its header declared less)")
+    assert len([r for r in reports if r.outcome != "empty"]) == 1
+
+
+async def test_a_short_flac_whose_header_declares_more_is_measured_by_its_stream(
+    add_record: AddRecord, make_actor: MakeActor, make_settings: SettingsFactory,
+    clock: FakeClock, readers: ReaderPool, tmp_path: Path,
+) -> None:
+    """The other lie: 5 s of audio declaring 50 s. It is within the limit either way;
+    the record's duration is the stream's."""
+    short = hm.lying_flac(ffmpeg_executable(FfmpegSettings()), tmp_path / "short.flac",
+                          seconds=5, declared_seconds=50)
+    settings = make_settings(server={"record_max_seconds": 60})
+    record_id = await add_record(short)
     await drive(make_actor(_steps(), settings), clock, readers, record_id,
                 until=Stage.NORMALIZED)
     row = await record_row(readers, record_id)
     assert row["halted_at"] is None
-    assert 900 <= row["duration_ms"] <= 1100
+    assert 4900 <= row["duration_ms"] <= 5200
+
+
+async def test_a_record_just_within_the_limit_is_normalized(
+    add_record: AddRecord, make_actor: MakeActor, make_settings: SettingsFactory,
+    clock: FakeClock, readers: ReaderPool, tmp_path: Path,
+) -> None:
+    settings = make_settings(server={"record_max_seconds": 3})
+    record_id = await add_record(tone_mp3(tmp_path, 3))
+    await drive(make_actor(_steps(), settings), clock, readers, record_id,
+                until=Stage.NORMALIZED)
+    row = await record_row(readers, record_id)
+    assert row["halted_at"] is None
+    assert 2900 <= row["duration_ms"] <= 3200
+
+
+async def test_a_wav_declaring_two_billion_hertz_halts_after_one_attempt(
+    add_record: AddRecord, make_actor: MakeActor, settings: Settings, clock: FakeClock,
+    readers: ReaderPool, tmp_path: Path,
+) -> None:
+    """ffmpeg reads its header but cannot set a resampler up for 2 147 483 647 Hz: no
+    retry can change that (it used to be retried 8 times over 16 minutes)."""
+    wav = tmp_path / "absurd.wav"
+    wav.write_bytes(hm.absurd_rate_wav())
+    record_id = await add_record(wav)
+    reports = await drive(make_actor(_steps(), settings), clock, readers, record_id,
+                          until=Stage.NORMALIZED)
+    row = await record_row(readers, record_id)
+    assert row["halt_reason"] == HaltReason.STEP_FAILED.value
+    assert row["error_text"].endswith(UNCONVERTIBLE)
+    assert row["attempts"] == 1
+    assert len([r for r in reports if r.outcome != "empty"]) == 1

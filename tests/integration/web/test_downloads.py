@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+import structlog
 
 from tests.integration.web.conftest import Client
 from tests.integration.web.helpers import SPEECH, advance, halt, stored_files, transcribe, upload
@@ -238,3 +239,37 @@ async def test_resume_of_another_persons_record_is_404(client: Client) -> None:
     assert response.status == 404
     card = await (await client.get(f"/app/audiorecords/{record['id']}")).json()
     assert card["halt"] is not None
+
+
+async def test_a_symlink_planted_in_a_record_folder_is_not_served(
+        client: Client, data_dir: Path, tmp_path: Path) -> None:
+    """A restored or tampered folder may hold a symlink under a stored name: the
+    download refuses it instead of serving the file it points at."""
+    record = await upload(client, AUDIO)
+    (stored,) = stored_files(data_dir)
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(b"another person's file")
+    stored.unlink()
+    stored.symlink_to(secret)
+    with structlog.testing.capture_logs() as logs:
+        response = await client.get(f"/app/audiorecords/{record['id']}/file")
+        body = await response.read()
+    assert response.status == 404
+    assert b"another person" not in body
+    assert orjson.loads(body)["error"]["code"] == "not_found"
+    [refused] = [e for e in logs if e["event"] == "record_file_refused"]
+    assert refused["error"] == "UnsafePath"
+    assert str(secret) not in str(logs)
+    assert stored.name not in str(logs)
+
+
+async def test_a_symlinked_record_folder_is_not_served(
+        client: Client, data_dir: Path, tmp_path: Path) -> None:
+    record = await upload(client, AUDIO)
+    (stored,) = stored_files(data_dir)
+    elsewhere = tmp_path / "elsewhere"
+    stored.parent.rename(elsewhere)
+    stored.parent.symlink_to(elsewhere, target_is_directory=True)
+    response = await client.get(f"/app/audiorecords/{record['id']}/file")
+    assert response.status == 404
+    assert AUDIO not in await response.read()

@@ -11,6 +11,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
+from tests import hostile_media as hm
 from tests.conftest import SettingsFactory
 from tests.integration.web.helpers import stored_files
 from transcriber.service.app import build_app
@@ -69,3 +70,34 @@ async def test_text_file_is_refused_with_415_and_nothing_stays(
     assert response.status == 415
     assert (await response.json())["error"]["code"] == "not_audio"
     assert stored_files(data_dir) == []
+
+
+@pytest.mark.parametrize(("content", "code"), [
+    (hm.wav(rate=384_000, seconds=0.05), "sample_rate_too_high"),
+    (hm.wav(rate=1_048_575, seconds=0.05, channels=8), "sample_rate_too_high"),
+    (hm.absurd_rate_wav(), "sample_rate_too_high"),
+    (hm.wav(rate=48_000, seconds=0.05, channels=9), "too_many_channels"),
+])
+async def test_rates_and_channels_past_the_limits_are_refused_at_intake(
+    real_client: TestClient[web.Request, web.Application], data_dir: Path,
+    content: bytes, code: str,
+) -> None:
+    """What a header makes the normalizer pay grows with rate × channels, whatever the
+    file's size: a 16.7 KB FLAC at 1 MHz × 8 channels took 4.9 s per 30 s."""
+    response = await real_client.post("/app/audiorecords", data=content,
+                                      headers={"X-Filename": "x.wav"})
+    assert response.status == 415
+    body = await response.json()
+    assert body["error"]["code"] == code
+    assert ("192000 Hz" if code == "sample_rate_too_high" else "8 channels") in \
+        body["error"]["message"]
+    assert stored_files(data_dir) == []
+
+
+async def test_rates_and_channels_at_the_limits_are_taken(
+    real_client: TestClient[web.Request, web.Application],
+) -> None:
+    for content in (hm.wav(rate=192_000, seconds=0.05), hm.wav(seconds=0.05, channels=8)):
+        response = await real_client.post("/app/audiorecords", data=content,
+                                          headers={"X-Filename": "x.wav"})
+        assert response.status == 201, await response.text()

@@ -7,7 +7,7 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from transcriber.errors import PermanentFailure, TransientFailure
-from transcriber.providers.ffmpeg import NOT_AUDIO, classify_ffmpeg_failure
+from transcriber.providers.ffmpeg import NOT_AUDIO, UNCONVERTIBLE, classify_ffmpeg_failure
 from transcriber.providers.object_store import classify_s3_error
 from transcriber.providers.recognizer import OperationFailed
 from transcriber.providers.speechkit import (
@@ -26,6 +26,21 @@ def test_p17_ffmpeg_cannot_decode_is_permanent_not_audio(stderr: str) -> None:
     failure = classify_ffmpeg_failure(183, stderr)
     assert isinstance(failure, PermanentFailure)
     assert failure.reason == NOT_AUDIO
+
+
+@pytest.mark.parametrize("stderr", [
+    # ffmpeg 7's lines for a WAV declaring 2 147 483 647 Hz.
+    "[auto_aresample_0 @ 0x7f] [SWR @ 0x7f] Failed to initialize resampler\n"
+    "[af#0:0 @ 0x55] Error reinitializing filters!\n"
+    "[af#0:0 @ 0x55] Task finished with error code: -12 (Cannot allocate memory)\n"
+    "[aost#0:0/libopus @ 0x55] [enc:libopus @ 0x55] Could not open encoder before EOF\n",
+    # Older ffmpeg's wording of an encoder that cannot take the input's parameters.
+    "Error while opening encoder for output stream #0:0 - maybe incorrect parameters",
+])
+def test_p17_ffmpeg_cannot_convert_the_parameters_is_permanent(stderr: str) -> None:
+    failure = classify_ffmpeg_failure(244, stderr)
+    assert isinstance(failure, PermanentFailure)
+    assert failure.reason == UNCONVERTIBLE
 
 
 @pytest.mark.parametrize(("code", "stderr"), [

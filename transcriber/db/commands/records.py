@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile, insert_file
 from transcriber.db.writer import Command, WriteContext
+from transcriber.errors import QuotaExceeded
 from transcriber.stages import FIRST_STAGE
 
 Source = Literal["http", "telegram"]
@@ -25,6 +26,9 @@ class AcceptRecord(Command[Accepted]):
 
     A Telegram message already stored (same chat and message id) answers with
     the existing record and `created=False`: intake is at-least-once.
+    `queued_max_ms` (0: none) is the owner's quota of queued audio, checked here,
+    in the writer's transaction, so two uploads at once cannot both squeeze in
+    (`QuotaExceeded`).
     """
 
     name: ClassVar[str] = "accept_record"
@@ -39,6 +43,7 @@ class AcceptRecord(Command[Accepted]):
     tg_message_id: int | None = None
     language: str = "auto"
     speakers: int | None = None
+    queued_max_ms: int = 0
 
     async def execute(self, ctx: WriteContext) -> Accepted:
         if self.tg_chat_id is not None and self.tg_message_id is not None:
@@ -47,6 +52,13 @@ class AcceptRecord(Command[Accepted]):
                 existing = await cursor.fetchone()
             if existing is not None:
                 return Accepted(record_id=existing["id"], created=False)
+        if self.queued_max_ms:
+            async with ctx.conn.execute(q.records.QUEUED_AUDIO_MS,
+                                        {"owner_id": self.owner_id}) as cursor:
+                row = await cursor.fetchone()
+            queued_ms = int(row["queued_ms"]) if row is not None else 0
+            if queued_ms + self.duration_ms > self.queued_max_ms:
+                raise QuotaExceeded(queued_ms=queued_ms, limit_ms=self.queued_max_ms)
         now = ctx.now()
         await insert_file(ctx, self.original, record_id=self.record_id, owner_id=self.owner_id)
         await ctx.conn.execute(

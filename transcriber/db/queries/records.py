@@ -59,3 +59,11 @@ WHERE state = :state AND halted_at IS NULL
 ALL_FILE_NAMES = """
 SELECT record_id, file_name FROM files
 """
+
+# The audio one person has queued: records not done and not halted. Reads only
+# the partial index idx_audio_records_owner_queued (migration 0010): the owner's
+# queued records, never the archive.
+QUEUED_AUDIO_MS = """
+SELECT coalesce(sum(duration_ms), 0) AS queued_ms FROM audio_records
+WHERE owner_id = :owner_id AND halted_at IS NULL AND state <> 'done'
+"""

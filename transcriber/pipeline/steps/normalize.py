@@ -1,5 +1,12 @@
 """`uploaded → normalized`: the original becomes OGG Opus; its duration is measured.
 
+The duration that counts is the converted stream's, not the header's: intake
+refuses what a header declares over `server.record_max_seconds`, but a header
+can lie (a FLAC whose STREAMINFO says 10 s over hours of constant samples, a
+few KB). So the copy is made a little past the limit, and a copy longer than
+the limit halts the record (`step_failed`, permanent) instead of being
+recognized for hours.
+
 The copy is mono, or keeps both channels of an original whose two channels
 carry two different signals (a call, a speaker on each: measured by
 `providers.speaker_channels`); the channel count lands on the copy's `files`
@@ -18,6 +25,21 @@ from transcriber.pipeline.steps._common import load_record
 from transcriber.ports import Transcoder
 
 NORMALIZED_EXT = ".ogg"
+# The copy runs this far past the limit, so a stream longer than the limit shows as
+# a copy over it; one within this of the limit passes (container rounding: an Opus
+# copy of exactly N s measures N s and a few ms).
+PAST_LIMIT_SECONDS = 1
+PAST_LIMIT_TOLERANCE_MS = 500
+
+
+def too_long(duration_ms: int, max_seconds: int) -> bool:
+    """Pure: whether a converted copy is longer than the longest accepted recording."""
+    return duration_ms > max_seconds * 1000 + PAST_LIMIT_TOLERANCE_MS
+
+
+def too_long_reason(max_seconds: int) -> str:
+    return (f"the audio is longer than {max_seconds} s, the longest accepted "
+            "(measured on the converted stream; its header declared less)")
 # A long conversion reports its progress at most this often (and so at least
 # every PROGRESS_PERIOD_SECONDS of ffmpeg plus this).
 REPORT_EVERY_SECONDS = 10.0
@@ -64,14 +86,17 @@ class NormalizeStep:
             raise PermanentFailure("the original file is missing")
         file_id, temp = job.files.temp_path(job.record_id, NORMALIZED_EXT)
         try:
-            # The cut bounds what a header declaring days of audio can cost downstream;
-            # the duration measured on the copy is what recognizers' limits follow.
+            # The cut bounds what a stream longer than its header can cost here; the
+            # duration measured on the copy is what decides, and what recognizers'
+            # limits follow.
             max_seconds = job.settings.server.record_max_seconds
             channels = await self._transcoder.kept_channels(source, max_seconds=max_seconds)
             await self._transcoder.normalize(
-                source, temp, max_seconds=max_seconds, channels=channels,
+                source, temp, max_seconds=max_seconds + PAST_LIMIT_SECONDS, channels=channels,
                 on_progress=_Reporter(job, min(record.duration_ms, max_seconds * 1000)))
             duration_ms = await self._transcoder.probe_duration_ms(temp)
+            if too_long(duration_ms, max_seconds):
+                raise PermanentFailure(too_long_reason(max_seconds))
             placed = await job.files.finalize(job.record_id, file_id, temp)
         except BaseException:
             temp.unlink(missing_ok=True)

@@ -105,6 +105,8 @@ export const MESSAGES = {
   "upload.progress_label": "Upload of {name}",
   "upload.waiting": "Waiting…",
   "upload.cancelled": "Cancelled.",
+  "upload.quota_exceeded":
+    "Too much of your audio is still waiting to be transcribed. Nothing was stored: upload this file again when some of your recordings are done.",
   "upload.drop": "Drop recordings here",
   "upload.or": "or",
   "upload.choose": "Choose files",

@@ -105,6 +105,8 @@ export const MESSAGES = {
   "upload.progress_label": "Загрузка {name}",
   "upload.waiting": "В очереди…",
   "upload.cancelled": "Отменено.",
+  "upload.quota_exceeded":
+    "Слишком много ваших записей ещё ждёт расшифровки. Ничего не сохранено: загрузите этот файл снова, когда часть записей будет готова.",
   "upload.drop": "Перетащите записи сюда",
   "upload.or": "или",
   "upload.choose": "Выбрать файлы",

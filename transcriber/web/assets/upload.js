@@ -67,8 +67,10 @@ async function next() {
         t("upload.open", { name: recordName(record) })));
     live.textContent = t("upload.live_done", { name: entry.file.name });
   } catch (error) {
-    finish(entry, "error", error.message);
-    live.textContent = t("upload.live_failed", { name: entry.file.name, message: error.message });
+    // The quota's answer in the reader's language (the server's own words are English).
+    const message = error.code === "quota_exceeded" ? t("upload.quota_exceeded") : error.message;
+    finish(entry, "error", message);
+    live.textContent = t("upload.live_failed", { name: entry.file.name, message });
   } finally {
     running = null;
     next();
