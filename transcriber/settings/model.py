@@ -63,6 +63,10 @@ class ServerSettings:
     upload_min_bytes_per_second: int = 8192
     upload_rate_window_seconds: float = 120.0
     rate_limit_table_max: int = 10000
+    # JSON request bodies (edits, corrections): the most bytes one may hold, and how
+    # many may be arriving at once (docs/operations.md, "Hostile input").
+    json_max_bytes: int = 64 * 1024
+    json_bodies_max: int = 32
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,4 +1,13 @@
-"""Descriptor exhaustion: one structured event, not a traceback per refused accept.
+"""How connections are served, and descriptor exhaustion as one structured event.
+
+`connection_options` are aiohttp's server options for the service (`serve`
+and the tests' servers): aiohttp closes a connection still waiting for a
+request head when its keep-alive timer fires, from the moment it opens, so
+that timer is the header-read timeout (it also ends idle keep-alive
+connections); a request body is never inflated (a coded body is refused by
+the routes that read one, `uploadguard.refuse_coded`, and discarded by the
+others); a client that hangs up does not cancel its handler, which meets
+the hang-up as `ConnectionResetError` from the body and ends cleanly.
 
 When the process runs out of descriptors, asyncio's accept loop reports each
 failed `accept()` to the loop's exception handler, whose default prints a
@@ -16,10 +25,17 @@ from typing import Any
 
 import structlog
 
+from transcriber.settings import ServerSettings
+
 log = structlog.get_logger(__name__)
 
 RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 LOG_INTERVAL_SECONDS = 60.0
+
+
+def connection_options(settings: ServerSettings) -> dict[str, Any]:
+    return {"keepalive_timeout": settings.header_read_timeout_seconds,
+            "auto_decompress": False, "handler_cancellation": False}
 
 
 class AcceptFailureLog:

@@ -25,6 +25,7 @@ from transcriber.pipeline.steps.submit import object_key
 from transcriber.web.archive import card_body, current_utterances, record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
+from transcriber.web.jsonbody import read_json
 from transcriber.web.language import check_language
 from transcriber.web.responses import json_response
 
@@ -125,15 +126,6 @@ def parse_transcript_edit(data: object) -> TranscriptEdit:
     if not all(isinstance(item, dict) for item in items):
         raise bad_request("each correction is an object with index and text")
     return TranscriptEdit(revision=revision, utterances=tuple(items))
-
-
-async def read_json(request: web.Request) -> object:
-    if request.content_type != "application/json":
-        raise ApiError(415, "unsupported_media_type", "send application/json")
-    try:
-        return orjson.loads(await request.read())
-    except orjson.JSONDecodeError:
-        raise bad_request("the body is not JSON") from None
 
 
 async def patch_record(request: web.Request) -> web.Response:
