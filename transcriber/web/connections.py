@@ -13,7 +13,11 @@ When the process runs out of descriptors, asyncio's accept loop reports each
 failed `accept()` to the loop's exception handler, whose default prints a
 traceback every time. `AcceptFailureLog` turns those into one
 `accept_failed` event per `interval` seconds carrying how many were folded
-into it; every other context goes to asyncio's default handler unchanged.
+into it. asyncio retries accepting a second later; when the listening socket
+has closed meanwhile (a SIGTERM right after the exhaustion) that retry fails
+on the closed socket with a traceback, which is dropped (a debug event):
+there is nothing left to accept. Every other context goes to asyncio's
+default handler unchanged.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ log = structlog.get_logger(__name__)
 
 RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 LOG_INTERVAL_SECONDS = 60.0
+# The callback asyncio's selector loop schedules to accept again after EMFILE.
+_ACCEPT_RETRY = "BaseSelectorEventLoop._start_serving("
 
 
 def connection_options(settings: ServerSettings) -> dict[str, Any]:
@@ -58,6 +64,10 @@ class AcceptFailureLog:
 
     def handle(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         exc = context.get("exception")
+        if isinstance(exc, ValueError | OSError) and _ACCEPT_RETRY in str(
+                context.get("message", "")):
+            log.debug("accept_retry_after_close", error=type(exc).__name__)
+            return
         if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS:
             emit, count = self.should_log()
             if emit:

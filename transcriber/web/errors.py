@@ -136,9 +136,12 @@ async def close_after(request: web.Request, response: web.StreamResponse) -> Non
     response.force_close()
     if request.content.is_eof():
         return  # nothing more to come: aiohttp closes after the answer
-    await response.prepare(request)
-    await response.write_eof()
-    await _linger(request)
+    try:
+        await response.prepare(request)
+        await response.write_eof()
+        await _linger(request)
+    except ConnectionError:
+        return  # the client is gone already: nothing to close
     # The stream may hold a watchdog's error, which aiohttp would meet (and log
     # with a traceback) draining the rest of the body: it must not drain.
     request.protocol.force_close()
