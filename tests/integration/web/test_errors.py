@@ -123,8 +123,9 @@ async def test_an_answer_before_the_body_to_a_client_gone_is_quiet(
 
     app = web.Application(middlewares=[metrics_middleware, error_middleware])
     app.router.add_post("/refuse", refuse_late)
-    client = await aiohttp_client(ServeLikeServer(app, ServerSettings()))
-    _, writer = await asyncio.open_connection(client.host, client.port)
+    server = ServeLikeServer(app, ServerSettings())
+    await aiohttp_client(server)  # started
+    _, writer = await asyncio.open_connection(server.host, server.port)
     writer.write(b"POST /refuse HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\nab")
     await writer.drain()
     await asyncio.sleep(0.05)
