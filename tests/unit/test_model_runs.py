@@ -1,4 +1,4 @@
-"""Recognition and speaker separation share one pool of model runs (`providers.model_runs`)."""
+"""Recognition and the speaker engine share one pool of model runs (`providers.model_runs`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from transcriber.providers.model_runs import ModelRuns, threads_per_run
-from transcriber.providers.speaker_separator import LocalSpeakerSeparator
+from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.service.providers import speaker_separator
 from transcriber.settings import RecognizerSettings
@@ -73,7 +73,7 @@ async def test_the_service_separates_in_the_local_recognizers_pool(tmp_path: Pat
         await separator.close()
     finally:
         await recognizer.close()
-    # Another recognizer has no pool: the separation runs in a thread of its own.
+    # Another recognizer has no pool: the separator runs in a thread of its own.
     alone = speaker_separator(FakeRecognizer())
     assert isinstance(alone, LocalSpeakerSeparator)
     assert alone._runs is None

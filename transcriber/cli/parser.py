@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     transcribe.add_argument("--owner", type=_login, default=None, metavar="LOGIN",
                             help="whose records they become (default: server.anonymous_user)")
     transcribe.add_argument("--speakers", type=_speakers, default=None, metavar="N",
-                            help="how many speakers each file has (1-8; 1: no separation; "
+                            help="how many speakers each file has (1-8; 1: not told apart; "
                                  "default: found by listening)")
     transcribe.add_argument("--diarization", choices=("auto", "on", "off"), default=None,
                             help="tell speakers apart (default: recognizer.diarization)")

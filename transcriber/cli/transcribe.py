@@ -38,7 +38,7 @@ from transcriber.errors import StepFailure, TranscriberError
 from transcriber.files import read_chunks
 from transcriber.intake import AudioLimits, Intake, accept_stream
 from transcriber.pipeline.progress import Progress, progress_for_row
-from transcriber.providers.recognizer import Recognizer
+from transcriber.ports import Recognizer
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
 from transcriber.stages import Stage
@@ -84,6 +84,8 @@ async def transcribe(
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
+    # `--diarization` overrides the `recognizer.diarization` setting; both keep their
+    # user-facing name (a contract), though the code calls the concept "speakers".
     if diarization is not None:
         settings = dataclasses.replace(settings, recognizer=dataclasses.replace(
             settings.recognizer, diarization=diarization))

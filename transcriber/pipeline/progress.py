@@ -23,9 +23,9 @@ from typing import Any, Literal
 from transcriber.clock import parse_time
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.pipeline.parts import PartPlan, plan_parts, plans_from_offsets
 from transcriber.pipeline.steps._common import overlap_ms_of
-from transcriber.providers.recognizer import Recognizer
-from transcriber.providers.structure import PartPlan, plan_parts, plans_from_offsets
+from transcriber.ports import Recognizer
 from transcriber.settings import Settings
 from transcriber.stages import Stage
 

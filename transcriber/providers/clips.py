@@ -26,7 +26,7 @@ import numpy as np
 CLIP_MAX_SECONDS = 30.0
 # A longer gap (silence, music, noise: not speech) ends a clip, so it is never decoded.
 CLIP_MAX_GAP_SECONDS = 2.0
-# The VAD's regions are padded by 0.1 s (the speaker separation's options); the clips
+# The VAD's regions are padded by 0.1 s (the speaker engine's options); the clips
 # by another 0.3 s, so a word's soft ends stay inside.
 CLIP_PAD_SECONDS = 0.3
 # A long stretch is cut no earlier than this share of a window into a clip (18 s of 30):

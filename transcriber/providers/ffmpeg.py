@@ -2,7 +2,7 @@
 
 The normalized copy is mono, or stereo when the original's two channels
 carry two different signals (`measure_channels`, decided by
-`speaker_channels`): the original is decoded once more for it, streamed as
+`speakers.channels`): the original is decoded once more for it, streamed as
 8 kHz PCM through a pipe, so memory never follows the file's length.
 
 The binary comes from the `imageio-ffmpeg` wheel (a static build with
@@ -39,7 +39,7 @@ import structlog
 from transcriber.errors import PermanentFailure, TransientFailure
 from transcriber.ports import AudioProbe, ProgressCallback
 from transcriber.providers import media
-from transcriber.providers.speaker_channels import ChannelMeter, ChannelReport, kept_channels
+from transcriber.providers.speakers import ChannelMeter, ChannelReport, kept_channels
 from transcriber.settings import FfmpegSettings
 
 log = structlog.get_logger(__name__)
@@ -165,7 +165,7 @@ class FfmpegTranscoder:
         return channels_in_log(stderr.decode("utf-8", "replace"))
 
     async def measure_channels(self, source: Path, *, max_seconds: int) -> ChannelReport | None:
-        """Whether a two-channel original carries two signals (`speaker_channels`);
+        """Whether a two-channel original carries two signals (`speakers.channels`);
         None for any other channel count (mixed down to mono as before)."""
         if await self.input_channels(source) != 2:
             return None

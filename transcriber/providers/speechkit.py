@@ -29,11 +29,10 @@ import orjson
 import structlog
 
 from transcriber.errors import ConfigError, PermanentFailure, StepFailure, TransientFailure
+from transcriber.languages import speechkit_language_codes
 from transcriber.observability import PROVIDER_CALL_SECONDS
-from transcriber.ports import Utterance
-from transcriber.providers.languages import speechkit_language_codes
+from transcriber.ports import AudioPart, OperationFailed, PollLater, Submitted, Utterance
 from transcriber.providers.quota import CallBudget
-from transcriber.providers.recognizer import AudioPart, OperationFailed, PollLater, Submitted
 from transcriber.settings import SpeechkitSettings
 
 log = structlog.get_logger(__name__)
@@ -166,8 +165,8 @@ def with_tag_speakers(utterances: list[Utterance]) -> list[Utterance]:
 
     With speaker labeling (mono audio) each tag is one speaker; with two-channel
     audio each tag is one channel, which is one speaker too: tag 0 is S1 either
-    way. One tag only (labeling off, or one voice heard) is no separation: no
-    speakers, as for a record that was never separated.
+    way. One tag only (labeling off, or one voice heard) tells no speakers apart:
+    none, as for a record whose speakers were never told apart.
     """
     tags = {u.channel for u in utterances}
     if len(tags) < 2:

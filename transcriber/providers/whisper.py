@@ -9,7 +9,7 @@ faster-whisper model folder instead (no hash check: the owner chose it).
 
 Recognition runs in the pool of model runs (`model_runs`: ctranslate2
 releases the GIL), at most `[recognizer] concurrency` at a time, shared with
-the speaker separation; the model is loaded once, lazily, and reused. A
+the speaker engine; the model is loaded once, lazily, and reused. A
 cancelled recognition stops at the next segment boundary.
 """
 
@@ -32,6 +32,7 @@ import structlog
 from transcriber.errors import PermanentFailure, TranscriberError, TransientFailure
 from transcriber.files import sha256_of
 from transcriber.ids import new_id
+from transcriber.languages import whisper_language
 from transcriber.observability import (
     PROVIDER_CALL_SECONDS,
     RECOGNITION_EMPTY_CLIPS,
@@ -39,13 +40,10 @@ from transcriber.observability import (
     RECOGNITION_REPAIRS,
     RECOGNITION_UNCOVERED_SECONDS,
 )
-from transcriber.ports import Utterance
+from transcriber.ports import AudioPart, Span, SpeechSink, Submitted, Utterance
 from transcriber.providers.clips import CLIP_MAX_SECONDS, Loudness, plan_clips
-from transcriber.providers.languages import whisper_language
 from transcriber.providers.memory import releasing
 from transcriber.providers.model_runs import ModelRuns
-from transcriber.providers.recognizer import AudioPart, SpeechSink, Submitted
-from transcriber.providers.speaker_words import Span
 from transcriber.providers.speakers import speech_regions
 from transcriber.providers.whisper_decoding import (
     CoverageReport,
@@ -133,7 +131,7 @@ class WhisperRecognizer:
         self._settings = settings
         self._cache_dir = cache_dir
         self._default_limit = default_time_limit_seconds
-        # Shared with the speaker separation, so the two never run side by side.
+        # Shared with the speaker engine, so the two never run side by side.
         self.model_runs = ModelRuns.from_settings(settings)
         self._load_lock = threading.Lock()
         self._model: Any = None
@@ -266,7 +264,7 @@ class WhisperRecognizer:
             # The speaker turns being found beside this recognition cluster these
             # regions' voices instead of running the same VAD again (recognition.md).
             on_speech(spans)
-        # So does a separation after the recognition, from the saved answer.
+        # So do speakers found after the recognition, from the saved answer.
         speech = [[span.start_ms, span.end_ms] for span in spans] if words else None
         duration = len(audio) / _RATE
         covered = CoveredDecoding(model, self._transcriber(model), audio, regions=regions,

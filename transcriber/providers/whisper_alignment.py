@@ -1,6 +1,6 @@
 """faster-whisper's model with the word alignment's median filter narrowed to one frame.
 
-Word times (asked for when speakers are separated) come from ctranslate2's
+Word times (asked for when speakers are told apart) come from ctranslate2's
 `Whisper.align`: the decoder runs over each clip's tokens again, and the
 attention of its alignment heads is smoothed by a median filter along time
 before the dynamic time warping; faster-whisper always asks for a width of 7,

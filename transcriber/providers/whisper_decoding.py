@@ -85,7 +85,7 @@ def sequential_options(options: dict[str, Any], *, language: str | None) -> dict
 def segment_dict(segment: Any, *, offset: float = 0.0) -> dict[str, Any]:
     """Pure: a faster-whisper segment as the saved answer keeps it, `offset` seconds later
     (its words when it has them: each word's text keeps its leading space, as
-    `speaker_words` joins them)."""
+    `speakers.words` joins them)."""
     item: dict[str, Any] = {"start_ms": round((segment.start + offset) * 1000),
                             "end_ms": round((segment.end + offset) * 1000),
                             "text": segment.text.strip()}

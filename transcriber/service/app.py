@@ -15,8 +15,7 @@ from aiohttp import web
 from transcriber import keys
 from transcriber.clock import Clock, SystemClock
 from transcriber.pipeline.step import Step
-from transcriber.ports import Notifier
-from transcriber.providers.recognizer import Recognizer
+from transcriber.ports import Notifier, Recognizer
 from transcriber.service.fatal import fatal_ctx
 from transcriber.service.pipeline import pipeline_ctx
 from transcriber.service.providers import providers_ctx

@@ -21,10 +21,8 @@ from aiohttp import web
 from transcriber import keys
 from transcriber.clock import Clock
 from transcriber.pipeline.steps import build_step_table
-from transcriber.ports import ObjectStore
+from transcriber.ports import AnswerParser, ObjectStore, Recognizer, SpeakerSeparator
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.recognizer import AnswerParser, Recognizer
-from transcriber.providers.speaker_port import SpeakerSeparator
 from transcriber.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -71,12 +69,13 @@ def saved_answer_parsers() -> dict[str, AnswerParser]:
 
 
 def speaker_separator(recognizer: Recognizer) -> SpeakerSeparator:
-    """The local speaker separation (its model loads on first use, when a record
-    is separated; without the model package records finish without speakers), in
-    the local recognizer's pool of model runs when there is one (model_runs.py),
-    its turns then found beside the recognition (speaker_ahead.py)."""
+    """The local speaker engine's separator (its model loads on first use, when a
+    record's speakers are told apart; without the model package records finish
+    without speakers), in the local recognizer's pool of model runs when there is
+    one (`providers.model_runs`),
+    its turns then found beside the recognition (`providers.speakers.ahead`)."""
     from transcriber.providers.model_runs import ModelRuns  # noqa: PLC0415
-    from transcriber.providers.speaker_separator import LocalSpeakerSeparator  # noqa: PLC0415
+    from transcriber.providers.speakers import LocalSpeakerSeparator  # noqa: PLC0415
 
     runs = getattr(recognizer, "model_runs", None)
     if isinstance(runs, ModelRuns):

@@ -132,6 +132,9 @@ class RecognizerSettings:
     # Clips decoded at once: memory grows with it (8 took serve to 1.4 GB, 4 to 0.9 GB).
     batch_size: int = 4
     # Telling speakers apart (local recognizer): auto (records of 10 s and more), on, off.
+    # The key and its variable TRANSCRIBER_RECOGNIZER_DIARIZATION are a user-facing
+    # contract and keep their name; the code calls the concept "speakers"
+    # (`pipeline.speakers.speakers_apply`).
     diarization: str = "auto"
 
 

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 
 import orjson
 
-from transcriber.ports import Utterance
-from transcriber.providers.recognizer import AudioPart, Submitted
+from transcriber.ports import AudioPart, Submitted, Utterance
 from transcriber.providers.whisper import parse_local_payload
 
 

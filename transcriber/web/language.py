@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.providers.languages import AUTO, supported_languages
+from transcriber.languages import AUTO, supported_languages
 from transcriber.web.errors import bad_request
 
 

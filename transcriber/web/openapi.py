@@ -35,7 +35,7 @@ _LANGUAGE_PARAM = {
 _SPEAKERS_PARAM = {
     "name": "speakers", "in": "query", "required": False,
     "schema": {"type": "integer", "minimum": 1, "maximum": 8},
-    "description": "How many people speak (1 turns speaker separation off); absent: "
+    "description": "How many people speak (1: speakers are not told apart); absent: "
                    "found by listening",
 }
 _ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},

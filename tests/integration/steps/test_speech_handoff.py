@@ -19,10 +19,8 @@ from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record
 from transcriber.db.readers import ReaderPool
 from transcriber.errors import TransientFailure
 from transcriber.pipeline.steps import build_step_table
-from transcriber.ports import Utterance
+from transcriber.ports import AudioPart, Segment, Span, SpeechSink, Submitted, Utterance
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.recognizer import AudioPart, SpeechSink, Submitted
-from transcriber.providers.speaker_words import Segment, Span
 from transcriber.settings import FfmpegSettings
 from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock

@@ -346,7 +346,7 @@ async def test_a_plan_that_leaves_audio_out_halts_the_record_and_is_counted(
     readers: ReaderPool, store: S3ObjectStore, recognizer: SpeechkitRecognizer,
     speechkit: FakeSpeechkit, silence_over_4h: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from transcriber.providers.structure import plan_parts  # noqa: PLC0415
+    from transcriber.pipeline.parts import plan_parts  # noqa: PLC0415
 
     monkeypatch.setattr("transcriber.pipeline.steps.submit.plan_parts",
                         lambda *args, **kwargs: plan_parts(*args, **kwargs)[:-1])

@@ -23,12 +23,10 @@ from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RecordFiles
 from transcriber.pipeline.steps import build_step_table
-from transcriber.ports import Utterance
+from transcriber.ports import AudioPart, Span, Submitted, Utterance
+from transcriber.ports import Segment as WordSegment
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.recognizer import AudioPart, Submitted
-from transcriber.providers.speaker_channels import Verdict
-from transcriber.providers.speaker_words import Segment as WordSegment
-from transcriber.providers.speaker_words import Span
+from transcriber.providers.speakers.channels import Verdict
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import FfmpegSettings, RecognizerSettings
 from transcriber.stages import Stage

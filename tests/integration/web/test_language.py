@@ -16,14 +16,14 @@ from tests.integration.web.conftest import Client, StartApi
 from tests.integration.web.helpers import stored_files, upload
 from transcriber import keys
 from transcriber.db.connection import database_path
-from transcriber.pipeline.steps import build_step_table
-from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.languages import (
+from transcriber.languages import (
     WHISPER_LANGUAGES,
     reported_language,
     speechkit_language_codes,
     whisper_language,
 )
+from transcriber.pipeline.steps import build_step_table
+from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.whisper import parse_local_payload
 from transcriber.service.app import build_app
 from transcriber.testing.recognizer import FakeRecognizer

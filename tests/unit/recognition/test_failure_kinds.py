@@ -7,9 +7,9 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.ports import OperationFailed
 from transcriber.providers.ffmpeg import NOT_AUDIO, UNCONVERTIBLE, classify_ffmpeg_failure
 from transcriber.providers.object_store import classify_s3_error
-from transcriber.providers.recognizer import OperationFailed
 from transcriber.providers.speechkit import (
     classify_http_error,
     classify_operation_error,

@@ -7,9 +7,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transcriber.ports import Utterance
-from transcriber.providers.ffmpeg import parse_silences
-from transcriber.providers.structure import (
+from transcriber.pipeline.parts import (
     PartPlan,
     join,
     plan_at_pauses,
@@ -17,6 +15,8 @@ from transcriber.providers.structure import (
     stitch,
     uncovered_by_parts,
 )
+from transcriber.ports import Utterance
+from transcriber.providers.ffmpeg import parse_silences
 
 HOUR = 3_600_000
 

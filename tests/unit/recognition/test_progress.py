@@ -9,10 +9,10 @@ import pytest
 
 from transcriber.clock import format_time
 from transcriber.db.commands.progress import next_real_time_factor
+from transcriber.pipeline.parts import plan_parts
 from transcriber.pipeline.progress import NORMALIZE_SHARE, progress_of
 from transcriber.pipeline.steps.normalize import due
 from transcriber.providers.ffmpeg import progress_ms
-from transcriber.providers.structure import plan_parts
 
 NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
 MINUTE = 60_000

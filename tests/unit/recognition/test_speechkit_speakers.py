@@ -51,7 +51,7 @@ def test_labelled_answer_gives_each_tag_its_speaker() -> None:
         ("S2", "second voice speaks first"), ("S1", "first voice"), ("S2", "second again")]
 
 
-def test_one_tag_only_is_no_separation() -> None:
+def test_one_tag_only_tells_no_speakers_apart() -> None:
     payload = b"\n".join(orjson.dumps(line) for line in [
         _line("0", 0, "one", 0, 900), _line("0", 1, "voice", 1000, 2000)])
     assert [u.speaker for u in parse_results(payload)] == [None, None]

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from transcriber.providers.speaker_clustering import (
+from transcriber.providers.speakers.clustering import (
     MAX_CLUSTERED,
     absorb_small,
     agglomerate,

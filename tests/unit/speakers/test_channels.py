@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from transcriber.providers.speaker_channels import Verdict, compare_channels
+from transcriber.providers.speakers.channels import Verdict, compare_channels
 
 RATE = 16_000
 

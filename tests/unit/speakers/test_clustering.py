@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from transcriber.providers.speaker_clustering import (
+from transcriber.providers.speakers.clustering import (
     MIN_SPEAKER_WINDOWS,
     absorb_small,
     agglomerate,

@@ -7,7 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from transcriber.providers.speaker_features import (
+from transcriber.providers.speakers.features import (
     _FILTERS,
     _WINDOW,
     N_FFT,

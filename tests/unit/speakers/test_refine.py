@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from transcriber.providers.speaker_refine import SpanCache, label_windows, sparse_positions
-from transcriber.providers.speaker_words import Span
-from transcriber.providers.speakers import WindowPlan, plan_windows, turns_from_windows
+from transcriber.ports import Span
+from transcriber.providers.speakers.refine import SpanCache, label_windows, sparse_positions
+from transcriber.providers.speakers.turns import WindowPlan, plan_windows, turns_from_windows
 
 
 class VoiceEmbedder:

@@ -12,19 +12,19 @@ import pytest
 from tests.unit.speakers.test_channels import RATE, _call, _voice
 from transcriber.clock import format_time
 from transcriber.db.commands.recognition import Recognition
+from transcriber.pipeline.parts import PartPlan
 from transcriber.pipeline.progress import progress_of
 from transcriber.pipeline.steps.poll import channel_speakers, merge_channels
 from transcriber.pipeline.steps.submit import channel_plans
 from transcriber.ports import Utterance
 from transcriber.providers.ffmpeg import channels_in_log
-from transcriber.providers.speaker_channels import (
+from transcriber.providers.speakers.channels import (
     ChannelMeter,
     ChannelReport,
     Verdict,
     compare_channels,
     kept_channels,
 )
-from transcriber.providers.structure import PartPlan
 
 MINUTE = 60_000
 

@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from transcriber.providers.speaker_features import log_mel
-from transcriber.providers.speaker_stream import (
+from transcriber.ports import Span
+from transcriber.providers.speakers.features import log_mel
+from transcriber.providers.speakers.stream import (
     SAMPLE_RATE,
     join_regions,
     pcm_blocks,
     speech_and_features,
 )
-from transcriber.providers.speaker_words import Span
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
 

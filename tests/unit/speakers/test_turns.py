@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from transcriber.providers.speaker_words import Span, Turn
-from transcriber.providers.speakers import (
-    WindowPlan,
-    plan_windows,
-    subwindow_spans,
-    turns_from_windows,
-)
+from transcriber.ports import Span, Turn
+from transcriber.providers.speakers.embedder import subwindow_spans
+from transcriber.providers.speakers.turns import WindowPlan, plan_windows, turns_from_windows
 
 
 def test_windows_are_whole_on_each_regions_grid_and_skip_crumbs() -> None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from transcriber.providers.speaker_words import (
+from transcriber.ports import Segment, Turn, Word
+from transcriber.providers.speakers.words import (
     LabelledUtterance,
-    Segment,
-    Turn,
-    Word,
     speaker_of,
     split_by_speaker,
     talk_time,

@@ -9,9 +9,14 @@ from transcriber.pipeline.steps.finish import FinishStep
 from transcriber.pipeline.steps.normalize import NormalizeStep
 from transcriber.pipeline.steps.poll import PollStep
 from transcriber.pipeline.steps.submit import SubmitStep
-from transcriber.ports import ObjectStore, Transcoder
-from transcriber.providers.recognizer import AnswerParser, PartCutter, Recognizer
-from transcriber.providers.speaker_port import SpeakerSeparator
+from transcriber.ports import (
+    AnswerParser,
+    ObjectStore,
+    PartCutter,
+    Recognizer,
+    SpeakerSeparator,
+    Transcoder,
+)
 from transcriber.stages import step_names
 
 

@@ -9,7 +9,7 @@ recognized for hours.
 
 The copy is mono, or keeps both channels of an original whose two channels
 carry two different signals (a call, a speaker on each: measured by
-`providers.speaker_channels`); the channel count lands on the copy's `files`
+`providers.speakers.channels`); the channel count lands on the copy's `files`
 row, where submit and poll read it.
 """
 

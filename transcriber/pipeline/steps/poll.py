@@ -26,8 +26,10 @@ from transcriber.clock import parse_time
 from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
-from transcriber.pipeline.diarization import segments_of, separated_locally, speech_of
+from transcriber.languages import reported_language
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
+from transcriber.pipeline.parts import PartPlan, join, stitch
+from transcriber.pipeline.speakers import segments_of, speakers_found_locally, speech_of
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import (
     StepRecord,
@@ -37,17 +39,17 @@ from transcriber.pipeline.steps._common import (
     overlap_ms_of,
 )
 from transcriber.pipeline.steps.submit import channel_plans, save_payload, submit_part
-from transcriber.ports import ObjectStore, Utterance
-from transcriber.providers.languages import reported_language
-from transcriber.providers.recognizer import (
+from transcriber.ports import (
     AnswerParser,
+    ObjectStore,
     OperationFailed,
     PartCutter,
     PollLater,
     Recognizer,
+    SpeakerSeparator,
+    SpeakersUnavailable,
+    Utterance,
 )
-from transcriber.providers.speaker_port import SpeakerSeparator, SpeakersUnavailable
-from transcriber.providers.structure import PartPlan, join, stitch
 from transcriber.transcripts import dump_structure, plain_text
 
 log = structlog.get_logger(__name__)
@@ -195,10 +197,12 @@ class PollStep:
             utterances = channel_speakers(utterances)
         else:
             utterances = on_one_channel(utterances)
-            if separated_locally(job.settings.recognizer.diarization, speakers=record.speakers,
-                                 duration_ms=record.duration_ms, channels=record.channels,
-                                 providers={row.provider for row in rows},
-                                 overlap_ms=overlap_ms):
+            # `recognizer.diarization`: the setting keeps its user-facing name (a contract).
+            if speakers_found_locally(job.settings.recognizer.diarization,
+                                      speakers=record.speakers,
+                                      duration_ms=record.duration_ms, channels=record.channels,
+                                      providers={row.provider for row in rows},
+                                      overlap_ms=overlap_ms):
                 utterances = await self._with_speakers(job, record, payloads, utterances)
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),
@@ -207,8 +211,8 @@ class PollStep:
     async def _with_speakers(self, job: Job, record: StepRecord,
                              payloads: Sequence[tuple[PartPlan, bytes]],
                              utterances: list[Utterance]) -> list[Utterance]:
-        """The utterances labelled by speaker when the record is separated; as they are
-        when it is not, or when the speaker model cannot be had (one warning)."""
+        """The utterances labelled by speaker when the record's speakers are told apart; as
+        they are when not, or when the speaker model cannot be had (one warning)."""
         if self._separator is None or not record.normalized_file_name:
             return utterances
         try:
@@ -222,10 +226,10 @@ class PollStep:
                                                       num_speakers=record.speakers,
                                                       speech=speech)
         except SpeakersUnavailable as exc:
-            log.warning("diarization_skipped", record_id=job.record_id,
+            log.warning("speakers_skipped", record_id=job.record_id,
                         reason=type(exc).__name__)
             return utterances
-        log.info("diarization_finished", record_id=job.record_id,
+        log.info("speakers_found", record_id=job.record_id,
                  speakers=len({u.speaker for u in labelled}),
                  seconds=round(time.perf_counter() - started, 2))
         return labelled

@@ -28,8 +28,15 @@ from transcriber.db.commands.recognition import (
 )
 from transcriber.errors import PermanentFailure, TransientFailure
 from transcriber.observability import RECOGNITION_UNCOVERED_SECONDS
-from transcriber.pipeline.diarization import diarization_applies, separated_locally
 from transcriber.pipeline.effects import SetColumns
+from transcriber.pipeline.parts import (
+    PartPlan,
+    plan_at_pauses,
+    plan_parts,
+    plans_from_offsets,
+    uncovered_by_parts,
+)
+from transcriber.pipeline.speakers import speakers_apply, speakers_found_locally
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import (
     StepRecord,
@@ -37,15 +44,13 @@ from transcriber.pipeline.steps._common import (
     load_record,
     overlap_ms_of,
 )
-from transcriber.ports import ObjectStore
-from transcriber.providers.recognizer import AudioPart, PartCutter, Recognizer, SpeechSink
-from transcriber.providers.speaker_port import SpeakerSeparator
-from transcriber.providers.structure import (
-    PartPlan,
-    plan_at_pauses,
-    plan_parts,
-    plans_from_offsets,
-    uncovered_by_parts,
+from transcriber.ports import (
+    AudioPart,
+    ObjectStore,
+    PartCutter,
+    Recognizer,
+    SpeakerSeparator,
+    SpeechSink,
 )
 
 log = structlog.get_logger(__name__)
@@ -114,14 +119,17 @@ class SubmitStep:
     def _prepare_speakers(self, job: Job, record: StepRecord, *, overlap_ms: int,
                           speech_follows: bool) -> SpeechSink | None:
         """The speaker turns started beside the recognition when the poll step will
-        separate the record (every claim asks again: after a restart the job is gone;
+        label the record's speakers (every claim asks again: after a restart the job is gone;
         a job kept for the same file is not started twice). A record recognized as one
         part hands its job the recognizer's speech regions through the sink returned."""
         if self._separator is None or not record.normalized_file_name:
             return None
-        if not separated_locally(job.settings.recognizer.diarization, speakers=record.speakers,
-                                 duration_ms=record.duration_ms, channels=record.channels,
-                                 providers={self._recognizer.provider}, overlap_ms=overlap_ms):
+        # `recognizer.diarization`: the setting keeps its user-facing name (a contract).
+        if not speakers_found_locally(job.settings.recognizer.diarization,
+                                      speakers=record.speakers,
+                                      duration_ms=record.duration_ms, channels=record.channels,
+                                      providers={self._recognizer.provider},
+                                      overlap_ms=overlap_ms):
             return None
         return self._separator.prepare(
             job.files.path_of(job.record_id, record.normalized_file_name),
@@ -217,9 +225,10 @@ def check_cut(measured_ms: int, plan: PartPlan, *, job: Job, provider: str) -> N
 
 def wants_words(job: Job, record: StepRecord, recognizer: Recognizer) -> bool:
     """Whether the recognizer is asked for word times: when the record's speakers are
-    told apart (`diarization.diarization_applies`); a stereo call's speakers are its
+    told apart (`speakers.speakers_apply`); a stereo call's speakers are its
     channels, no words needed."""
-    return record.channels == 1 and diarization_applies(
+    # `recognizer.diarization`: the setting keeps its user-facing name (a contract).
+    return record.channels == 1 and speakers_apply(
         job.settings.recognizer.diarization, speakers=record.speakers,
         duration_ms=record.duration_ms, provider=recognizer.provider)
 

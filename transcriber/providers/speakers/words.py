@@ -12,40 +12,7 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Span:
-    """A stretch of time: speech found by a VAD, a window to embed."""
-
-    start_ms: int
-    end_ms: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Turn:
-    """One stretch of one speaker; `speaker` counts from 0 in order of first appearance."""
-
-    start_ms: int
-    end_ms: int
-    speaker: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Word:
-    start_ms: int
-    end_ms: int
-    text: str
-    """As the recognizer spells it, with its leading space where it has one."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Segment:
-    """A recognizer segment with its words."""
-
-    start_ms: int
-    end_ms: int
-    text: str
-    words: tuple[Word, ...] = ()
+from transcriber.ports import Segment, Turn, Word
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,8 +20,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from transcriber.providers.speaker_features import HOP_LENGTH, N_FFT, N_MELS, Floats, log_mel
-from transcriber.providers.speaker_words import Span
+from transcriber.ports import Span
+from transcriber.providers.speakers.features import HOP_LENGTH, N_FFT, N_MELS, Floats, log_mel
 
 SAMPLE_RATE: Final = 16_000
 # Each block's decoding and VAD hold a few copies of it (~10 MB a minute).

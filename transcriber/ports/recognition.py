@@ -1,5 +1,8 @@
 """The recognizer port: what the submit and poll steps need from a provider.
 
+Adapters: `transcriber.providers.whisper` (local) and `transcriber.providers.speechkit`;
+the part cutter is `transcriber.providers.ffmpeg`'s transcoder.
+
 A provider takes one audio part and starts a recognition (`submit`), later
 answers whether it is finished (`fetch`: the raw answer, or None while it
 runs), and turns a raw answer into utterances (`parse`, pure). A provider
@@ -16,8 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from transcriber.errors import TransientFailure
-from transcriber.ports import Utterance
-from transcriber.providers.speaker_words import Span
+from transcriber.ports.values import Span, Utterance
 
 # Where a part's speech is, handed on as soon as the recognizer's VAD has found it
 # (ms on the part's timeline), or `None`: none will come from this recognition.

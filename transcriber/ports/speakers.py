@@ -1,4 +1,8 @@
-"""The speaker-separation port: what the poll step needs to tell speakers apart."""
+"""The speakers port: what the submit and poll steps need to tell speakers apart.
+
+The adapter is the speaker engine's `LocalSpeakerSeparator`
+(`transcriber.providers.speakers`).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,8 @@ from pathlib import Path
 from typing import Protocol
 
 from transcriber.errors import TranscriberError
-from transcriber.ports import Utterance
-from transcriber.providers.recognizer import SpeechSink
-from transcriber.providers.speaker_words import Segment, Span
+from transcriber.ports.recognition import SpeechSink
+from transcriber.ports.values import Segment, Span, Utterance
 
 
 class SpeakersUnavailable(TranscriberError):

@@ -3,7 +3,7 @@
 The embedder is loaded on first use and kept (a failure is not kept, so a
 model installed later is found). In the service `prepare` starts finding a
 recording's turns beside its recognition, at the lowest CPU priority
-(`speaker_ahead`), and `separate` takes them when they are ready. Otherwise
+(`ahead`), and `separate` takes them when they are ready. Otherwise
 (not prepared, not ready, or after a restart) the work is done, or finished
 from whatever the job had found, in the recognizer's pool of model runs
 (`model_runs`), with as many embedder threads as a recognition takes. Alone
@@ -19,20 +19,15 @@ from pathlib import Path
 
 import structlog
 
-from transcriber.ports import Utterance
+from transcriber.ports import Segment, Span, SpeakersUnavailable, SpeechSink, Turn, Utterance
 from transcriber.providers.memory import releasing
 from transcriber.providers.model_runs import ModelRuns
-from transcriber.providers.recognizer import SpeechSink
-from transcriber.providers.speaker_ahead import Ahead, TurnsAhead
-from transcriber.providers.speaker_port import SpeakersUnavailable
-from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
-from transcriber.providers.speaker_words import Segment, Span, Turn, split_by_speaker
-from transcriber.providers.speakers import (
-    SpeakerEmbedder,
-    SpeakerModelUnavailable,
-    diarize_features,
-    speech_regions,
-)
+from transcriber.providers.speakers.ahead import Ahead, TurnsAhead
+from transcriber.providers.speakers.embedder import SpeakerEmbedder, SpeakerModelUnavailable
+from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
+from transcriber.providers.speakers.turns import turns_from_features
+from transcriber.providers.speakers.vad import speech_regions
+from transcriber.providers.speakers.words import split_by_speaker
 
 log = structlog.get_logger(__name__)
 
@@ -103,20 +98,20 @@ class LocalSpeakerSeparator:
                 # Go on from where it was: its regions, features and embedded inputs.
                 log.info("speaker_turns_taken", found="taken_over",
                          inputs_done=len(partial.cache))
-                turns = diarize_features(partial.features, partial.regions, embedder,
-                                         num_speakers=num_speakers, cache=partial.cache)
+                turns = turns_from_features(partial.features, partial.regions, embedder,
+                                            num_speakers=num_speakers, cache=partial.cache)
         if turns is None:
             # Block by block: the whole recording's samples are never held (see
-            # speaker_stream); the VAD runs only when the recognizer's regions are not at hand.
+            # `stream`); the VAD runs only when the recognizer's regions are not at hand.
             found, features = speech_and_features(pcm_blocks(audio),
                                                   speech_regions if speech is None else None)
             regions = found if speech is None else list(speech)
-            turns = diarize_features(features, regions, embedder, num_speakers=num_speakers)
+            turns = turns_from_features(features, regions, embedder, num_speakers=num_speakers)
         return labelled(segments, turns)
 
 
 def labelled(segments: Sequence[Segment], turns: Sequence[Turn]) -> list[Utterance]:
-    """The segments as mono utterances, split and labelled by the turns (`speaker_words`)."""
+    """The segments as mono utterances, split and labelled by the turns (`words`)."""
     return [Utterance(start_ms=u.start_ms, end_ms=u.end_ms, channel=0, text=u.text,
                       speaker=u.speaker)
             for u in split_by_speaker(segments, turns)]

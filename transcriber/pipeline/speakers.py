@@ -1,14 +1,18 @@
 """Who spoke when, wired into the pipeline: the decision, the words, the engine's call.
 
-The engine (`transcriber.providers.speakers`) finds speaker turns in the
-normalized audio; `speaker_words` gives each recognized word the speaker it
-overlaps most and splits utterances where the speaker changes. Here: whether
-a record is separated at all (a pure decision), the words of the local
-recognizer's saved answers on one timeline, and the speech regions its VAD
-found (pure). The separation itself is a
-port (`providers.recognizer.SpeakerSeparator`) the poll step is given; a
-missing or broken speaker model skips it with one warning, never fails the
-record.
+The speaker engine (`transcriber.providers.speakers`) finds speaker turns in
+the normalized audio and gives each recognized word the speaker it overlaps
+most. Here: whether a record's speakers are told apart at all (a pure
+decision), the words of the local recognizer's saved answers on one timeline,
+and the speech regions its VAD found (pure). The engine itself is a port
+(`ports.SpeakerSeparator`) the submit and poll steps are given; a missing or
+broken speaker model leaves the record without speakers, with one warning,
+never failed.
+
+The mode comes from the `recognizer.diarization` setting (and its env var
+`TRANSCRIBER_RECOGNIZER_DIARIZATION`, the CLI's `--diarization`): those names are
+a user-facing contract and keep the older word; in the code the concept is
+"speakers".
 """
 
 from __future__ import annotations
@@ -18,39 +22,40 @@ from typing import Any, Final
 
 import orjson
 
-from transcriber.providers.speaker_words import Segment, Span, Word
-from transcriber.providers.structure import PartPlan
+from transcriber.pipeline.parts import PartPlan
+from transcriber.ports import Segment, Span, Word
 
 MODES: Final = ("auto", "on", "off")
 # `auto` leaves short records alone: a voice note of a few seconds has too few
-# windows to cluster and is almost always one person. `on` separates any length.
+# windows to cluster and is almost always one person. `on` tells them apart at any length.
 AUTO_MIN_MS: Final = 10_000
-SEPARATING_PROVIDERS: Final = frozenset({"local", "speechkit"})
+SPEAKER_PROVIDERS: Final = frozenset({"local", "speechkit"})
 
 
-def diarization_applies(mode: str, *, speakers: int | None, duration_ms: int,
-                        provider: str) -> bool:
-    """Pure: whether a record's speakers are told apart.
+def speakers_apply(mode: str, *, speakers: int | None, duration_ms: int,
+                   provider: str) -> bool:
+    """Pure: whether a record's speakers are told apart (`mode`: the
+    `recognizer.diarization` setting).
 
-    The local recognizer is asked for word times (the separation runs after the
+    The local recognizer is asked for word times (its words are labelled after the
     last part); SpeechKit is asked for its own speaker labeling (the parts'
     `words` flag carries the wish to both). The uploader's `speakers=1` turns
     it off.
     """
-    if mode == "off" or speakers == 1 or provider not in SEPARATING_PROVIDERS:
+    if mode == "off" or speakers == 1 or provider not in SPEAKER_PROVIDERS:
         return False
     return mode == "on" or duration_ms >= AUTO_MIN_MS
 
 
-def separated_locally(mode: str, *, speakers: int | None, duration_ms: int, channels: int,
-                      providers: Collection[str], overlap_ms: int) -> bool:
-    """Pure: whether the local separation labels a record's words: a mono record whose
+def speakers_found_locally(mode: str, *, speakers: int | None, duration_ms: int,
+                           channels: int, providers: Collection[str], overlap_ms: int) -> bool:
+    """Pure: whether the local speaker engine labels a record's words: a mono record whose
     every part the local recognizer answered, cut in pauses (no overlap: the words'
     parts join as they are), when its speakers are told apart at all. The submit step
     then starts the turns beside the recognition; the poll step takes them."""
     return (channels == 1 and overlap_ms == 0 and set(providers) == {"local"}
-            and diarization_applies(mode, speakers=speakers, duration_ms=duration_ms,
-                                    provider="local"))
+            and speakers_apply(mode, speakers=speakers, duration_ms=duration_ms,
+                               provider="local"))
 
 
 def _words(items: Any, offset: int, low: int, high: int) -> tuple[Word, ...]:
@@ -67,7 +72,7 @@ def segments_of(parts: Sequence[tuple[PartPlan, bytes]]) -> list[Segment]:
     """Pure: the local answers' segments with their words, on the record's timeline.
 
     Times move and are held inside their part's span exactly as
-    `structure.join` moves the utterances, so the segments are the joined
+    `parts.join` moves the utterances, so the segments are the joined
     utterances with words (parts cut in pauses, no overlap). Raises
     `ValueError` on an answer that is not the local recognizer's JSON.
     """
@@ -94,8 +99,8 @@ def segments_of(parts: Sequence[tuple[PartPlan, bytes]]) -> list[Segment]:
 def speech_of(parts: Sequence[tuple[PartPlan, bytes]]) -> list[Span] | None:
     """Pure: the speech regions the local recognizer's VAD found in each part, on the
     record's timeline and held inside their part's span; `None` when an answer has
-    none (sequential decoding, or saved before they were kept): the separation then
-    runs its own VAD. Raises `ValueError` on an answer that is not the local JSON.
+    none (sequential decoding, or saved before they were kept): the speaker engine
+    then runs its own VAD. Raises `ValueError` on an answer that is not the local JSON.
     """
     regions: list[Span] = []
     for plan, payload in sorted(parts, key=lambda item: item[0].index):

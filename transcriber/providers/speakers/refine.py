@@ -22,8 +22,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from transcriber.providers.speaker_clustering import centroids, cluster
-from transcriber.providers.speaker_features import Features
+from transcriber.providers.speakers.clustering import centroids, cluster
+from transcriber.providers.speakers.features import Features
 
 Floats = npt.NDArray[np.float32]
 SpanCache = dict[tuple[int, int], Floats]
@@ -74,7 +74,7 @@ def label_windows(
 ) -> Refinement:
     """A speaker per window (in region order, as `groups` lists them), numbered from 0
     in order of first appearance; `every=1` embeds every window. `cache` holds inputs
-    already embedded over these features (a separation taken over half done)."""
+    already embedded over these features (a job of `ahead` taken over half done)."""
     positions = [sparse_positions(len(group), every) for group in groups]
     flat = [(g, p) for g, picked in enumerate(positions) for p in picked]
     cache = {} if cache is None else cache

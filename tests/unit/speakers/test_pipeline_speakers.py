@@ -1,18 +1,19 @@
-"""When a record is separated, and the local answers' words and speech on the record's timeline."""
+"""When a record's speakers are told apart; the local answers' words and speech on the
+record's timeline."""
 
 from __future__ import annotations
 
 import orjson
 import pytest
 
-from transcriber.pipeline.diarization import (
-    diarization_applies,
+from transcriber.pipeline.parts import PartPlan
+from transcriber.pipeline.speakers import (
     segments_of,
-    separated_locally,
+    speakers_apply,
+    speakers_found_locally,
     speech_of,
 )
-from transcriber.providers.speaker_words import Segment, Span, Word
-from transcriber.providers.structure import PartPlan
+from transcriber.ports import Segment, Span, Word
 from transcriber.providers.whisper_decoding import segment_dict
 
 
@@ -28,13 +29,13 @@ from transcriber.providers.whisper_decoding import segment_dict
     ("auto", None, 5_000, "speechkit", False),
     ("on", None, 60_000, "elsewhere", False),  # a provider that cannot tell speakers apart
 ])
-def test_diarization_applies(mode: str, speakers: int | None, duration_ms: int,
-                             provider: str, applies: bool) -> None:
-    assert diarization_applies(mode, speakers=speakers, duration_ms=duration_ms,
-                               provider=provider) is applies
+def test_speakers_apply(mode: str, speakers: int | None, duration_ms: int,
+                        provider: str, applies: bool) -> None:
+    assert speakers_apply(mode, speakers=speakers, duration_ms=duration_ms,
+                          provider=provider) is applies
 
 
-@pytest.mark.parametrize(("channels", "providers", "overlap_ms", "speakers", "separated"), [
+@pytest.mark.parametrize(("channels", "providers", "overlap_ms", "speakers", "found"), [
     (1, {"local"}, 0, None, True),
     (1, {"local"}, 0, 3, True),
     (2, {"local"}, 0, None, False),              # a stereo call: its channels are its speakers
@@ -43,12 +44,14 @@ def test_diarization_applies(mode: str, speakers: int | None, duration_ms: int,
     (1, {"speechkit"}, 0, None, False),          # SpeechKit labels its own speakers
     (1, {"local"}, 0, 1, False),                 # the uploader said one speaker
 ])
-def test_separated_locally(channels: int, providers: set[str], overlap_ms: int,
-                           speakers: int | None, separated: bool) -> None:
-    assert separated_locally("auto", speakers=speakers, duration_ms=60_000, channels=channels,
-                             providers=providers, overlap_ms=overlap_ms) is separated
-    assert not separated_locally("off", speakers=speakers, duration_ms=60_000,
-                                 channels=channels, providers=providers, overlap_ms=overlap_ms)
+def test_speakers_found_locally(channels: int, providers: set[str], overlap_ms: int,
+                                speakers: int | None, found: bool) -> None:
+    assert speakers_found_locally("auto", speakers=speakers, duration_ms=60_000,
+                                  channels=channels, providers=providers,
+                                  overlap_ms=overlap_ms) is found
+    assert not speakers_found_locally("off", speakers=speakers, duration_ms=60_000,
+                                      channels=channels, providers=providers,
+                                      overlap_ms=overlap_ms)
 
 
 def _answer(*segments: dict[str, object]) -> bytes:
@@ -70,7 +73,7 @@ def test_segments_move_with_their_part_and_keep_their_words() -> None:
         Segment(start_ms=0, end_ms=900, text="Hi there",
                 words=(Word(start_ms=0, end_ms=400, text=" Hi"),
                        Word(start_ms=400, end_ms=900, text=" there"))),
-        # Held inside its part's span, as `structure.join` holds the utterance.
+        # Held inside its part's span, as `parts.join` holds the utterance.
         Segment(start_ms=10_100, end_ms=15_000, text="late",
                 words=(Word(start_ms=10_100, end_ms=10_600, text=" late"),)),
     ]
@@ -102,7 +105,7 @@ def test_speech_regions_are_missing_when_any_part_lacks_them() -> None:
     plan = PartPlan(index=0, offset_ms=0, length_ms=5_000)
     later = PartPlan(index=1, offset_ms=5_000, length_ms=5_000)
     # Sequential decoding, or an answer saved before the regions were kept: the
-    # separation runs its own VAD over the whole record.
+    # speaker engine runs its own VAD over the whole record.
     assert speech_of([(plan, orjson.dumps({"segments": [], "speech": [[0, 10]]})),
                       (later, _answer())]) is None
     assert speech_of([(plan, orjson.dumps({"segments": [], "speech": []}))]) == []

@@ -1,26 +1,26 @@
 """Speaker turns found ahead: beside a record's recognition, on the CPU it leaves.
 
-The separation needs nothing from the recognition but the words it labels at
-the end; run after it, in the pool, it added 8-9 % to the recognition's time on
-a 2-core CPU without VNNI, where the embedder's int8 LSTM is slow
-(recognition.md). Started when the recognition starts, in one thread at the
+Telling speakers apart needs nothing from the recognition but the words it
+labels at the end; run after it, in the pool, it added 8-9 % to the
+recognition's time on a 2-core CPU without VNNI, where the embedder's int8
+LSTM is slow (recognition.md). Started when the recognition starts, in one thread at the
 lowest CPU priority the system grants (Linux `SCHED_IDLE`, else nice 19), the
 turns are usually ready before the last part's answer is in: on a core the
 recognitions leave spare at no cost to them; squeezed into the idle moments of
 a recognition that takes every core, for a few per cent of its time (no more
-than the separation after it costs, measured side by side). A record recognized
+than finding them after it costs, measured side by side). A record recognized
 as one part hands its job the recognizer's VAD regions as soon as they are
 found (the job decodes the file and takes its features meanwhile), so the same
 VAD is not run twice; a record of several parts (each part's VAD sees only that
 part), or a recognition that ends without handing them, leaves the job to the
-separation's own streamed VAD (the same options as the recognizer's).
+engine's own streamed VAD (the same options as the recognizer's).
 
-A job that is not finished when its separation is asked for is stopped at its
-next block or batch, and the separation goes on in the pool of model runs at
+A job that is not finished when its turns are asked for is stopped at its
+next block or batch, and the work goes on in the pool of model runs at
 full priority from what the job found (its regions, features and every input
 already embedded: `Ahead.partial`), so a busy machine that starves the idle
 thread delays nothing. Jobs live in this process only: after a restart the
-separation simply runs in the pool, as it does for a record never prepared.
+turns are simply found in the pool, as they are for a record never prepared.
 """
 
 from __future__ import annotations
@@ -38,21 +38,19 @@ import numpy as np
 import structlog
 
 from transcriber.errors import TranscriberError
+from transcriber.ports import Span, Turn
 from transcriber.providers.memory import releasing
-from transcriber.providers.speaker_features import Features, Floats
-from transcriber.providers.speaker_refine import Embeds, SpanCache
-from transcriber.providers.speaker_stream import pcm_blocks, speech_and_features
-from transcriber.providers.speaker_words import Span, Turn
-from transcriber.providers.speakers import (
-    SpeakerModelUnavailable,
-    diarize_features,
-    speech_regions,
-)
+from transcriber.providers.speakers.embedder import SpeakerModelUnavailable
+from transcriber.providers.speakers.features import Features, Floats
+from transcriber.providers.speakers.refine import Embeds, SpanCache
+from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
+from transcriber.providers.speakers.turns import turns_from_features
+from transcriber.providers.speakers.vad import speech_regions
 
 log = structlog.get_logger(__name__)
 
 # Jobs kept at once (running, waiting or finished and not yet taken); the oldest is
-# dropped past it (a record halted before its separation never takes its job).
+# dropped past it (a record halted before its speakers are labelled never takes its job).
 MAX_JOBS: Final = 4
 # Windows embedded between two looks at the stop flag: 16 two-input windows are
 # at most 32 inputs, ~0.4 s of one slow core.
@@ -260,10 +258,10 @@ class TurnsAhead:
         cache: SpanCache = {}
         job.partial = Partial(regions=regions, features=features, cache=cache)
         try:
-            turns = diarize_features(features, regions, StoppableEmbedder(embedder, job.stop),
-                                     num_speakers=num_speakers, cache=cache)
+            turns = turns_from_features(features, regions, StoppableEmbedder(embedder, job.stop),
+                                        num_speakers=num_speakers, cache=cache)
         except JobStopped:
-            raise  # what it found is kept for the separation taking over
+            raise  # what it found is kept for the separator taking over
         except BaseException:
             job.partial = None  # a failed job kept until taken would hold its features
             raise
@@ -280,7 +278,7 @@ class TurnsAhead:
 
 
 def _log_failure(done: Future[list[Turn]]) -> None:
-    """A job's failure other than a stop, logged once; the separation then runs in the
+    """A job's failure other than a stop, logged once; the turns are then found in the
     pool, where a missing model is reported as it always was (not here too)."""
     if done.cancelled():
         return

@@ -1,0 +1,53 @@
+"""Ports: what the pipeline needs from the outside world, and the values they speak in.
+
+Every Protocol a step is given and every value type it passes through one:
+`recognition` (the recognizer and the part cutter), `speakers` (the speaker
+separator), `media` (transcoder, object store), `notify` (the notifier) and
+`values` (utterances, spans, words, turns). Ports import only the leaves.
+Adapters live in `transcriber.providers` and `transcriber.bot`; in-package
+fakes that record their calls live in `transcriber.testing`. Import the names
+from here: the modules are how the package is cut, not part of its contract.
+"""
+
+from __future__ import annotations
+
+from transcriber.ports.media import AudioProbe, ObjectStore, ProgressCallback, Transcoder
+from transcriber.ports.notify import Notifier, ReplyAddress, Undelivered, UndeliveredReason
+from transcriber.ports.recognition import (
+    AnswerParser,
+    AudioPart,
+    OperationFailed,
+    PartCutter,
+    PollLater,
+    Recognizer,
+    SpeechSink,
+    Submitted,
+)
+from transcriber.ports.speakers import SpeakerSeparator, SpeakersUnavailable
+from transcriber.ports.values import Segment, Span, Turn, Utterance, Word
+
+__all__ = [
+    "AnswerParser",
+    "AudioPart",
+    "AudioProbe",
+    "Notifier",
+    "ObjectStore",
+    "OperationFailed",
+    "PartCutter",
+    "PollLater",
+    "ProgressCallback",
+    "Recognizer",
+    "ReplyAddress",
+    "Segment",
+    "Span",
+    "SpeakerSeparator",
+    "SpeakersUnavailable",
+    "SpeechSink",
+    "Submitted",
+    "Transcoder",
+    "Turn",
+    "Undelivered",
+    "UndeliveredReason",
+    "Utterance",
+    "Word",
+]
