@@ -6,7 +6,7 @@ overlaps most and splits utterances where the speaker changes. Here: whether
 a record is separated at all (a pure decision), the words of the local
 recognizer's saved answers on one timeline, and the speech regions its VAD
 found (pure). The separation itself is a
-port (`providers.recognizer.SpeakerSeparator`) the poll step is given; a
+port (`providers.speaker_port.SpeakerSeparator`) the poll step is given; a
 missing or broken speaker model skips it with one warning, never fails the
 record.
 """

@@ -53,7 +53,7 @@ class ServerSettings:
     page_max: int = 100
     shutdown_graceful_seconds: float = 5.0
     shutdown_forced_seconds: float = 20.0
-    # Hostile pages and connections (docs/operations.md says why and the numbers).
+    # Hostile pages and connections (docs/hostile-input.md says why and the numbers).
     # Host names besides localhost, 127.0.0.1, ::1 and `host` ("*": any).
     allowed_hosts: tuple[str, ...] = ()
     header_read_timeout_seconds: float = 15.0
@@ -68,8 +68,9 @@ class ServerSettings:
         ipaddress.ip_network("127.0.0.0/8"),
         ipaddress.ip_network("::1/128"),
     )
-    # Audio budgets (docs/operations.md, "Hostile input"): what intake refuses by
-    # the probe, and how much not-yet-transcribed audio one person may queue (0: no quota).
+    # Audio budgets (docs/hostile-input.md, "Audio budgets, backups and local files"):
+    # what intake refuses by the probe, and how much not-yet-transcribed audio one
+    # person may queue (0: no quota).
     max_sample_rate: int = 192000
     max_channels: int = 8
     queued_audio_max_seconds_per_user: int = 24 * 3600
