@@ -8,8 +8,8 @@ inline code span is cut into words, and a word is checked when it is one of:
   (`transcriber/`, `tests/`, `docs/`, …) or with a sub-package of `transcriber`
   (`providers/whisper.py`, read under `transcriber/`); it must exist (`*` is a
   glob that must match);
-- a bare module file `name.py`: a file of that name lies under `transcriber/`
-  or `tests/`;
+- a bare file name `name.py`, `name.js` or `name.css`: a file of that name
+  lies under `transcriber/` or `tests/`;
 - a dotted name rooted at `transcriber.` or `tests.`: its longest importable
   module prefix, then the rest as attributes (`(…)` of a call dropped);
 - `module.name`, where `module` is the last part of a module under
@@ -55,11 +55,14 @@ NOT_PYTHON_ENDINGS = frozenset({
     "txt", "bin", "onnx", "ogg", "mp3", "wav", "sqlite3", "lock", "srt", "vtt", "exe",
     "png", "part", "org", "net", "com",
 })
+# A bare file name with one of these endings names a module or a web asset.
+BARE_FILE_ENDINGS = (".py", ".js", ".css")
 # Words shaped like references that are not: each with the reason.
 NOT_REFERENCES = frozenset({
     "migrations/NNNN_name.sql",  # the naming pattern of a migration, not a file
     "storage.uploader",  # a Yandex Cloud role (docs/recognition.md), not a setting
     "TRANSCRIBER_PIPELINE_WORKER",  # the misspelling in docs/settings.md's example error
+    "lib.js",  # the module the webapp spec's asset-hashing scenario imagines
 })
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
@@ -172,7 +175,7 @@ def _path_problem(word: str) -> str | None:
         target = word
     elif first in _subpackages() and "/" in word:
         target = f"transcriber/{word}"
-    elif "/" not in word and word.endswith(".py"):
+    elif "/" not in word and word.endswith(BARE_FILE_ENDINGS):
         if any(p.is_file() for top in ("transcriber", "tests") for p in (ROOT / top).rglob(word)):
             return None
         return f"no file {word} under transcriber/ or tests/"
@@ -219,7 +222,7 @@ def _word_problem(word: str) -> str | None:
             return None if name in _metric_names() else f"no metric {name}"
     if "/" in word:
         return _path_problem(word)
-    if word.endswith(".py"):
+    if word.endswith(BARE_FILE_ENDINGS):
         return _path_problem(word)
     return _dotted_problem(word)
 
@@ -321,3 +324,5 @@ def test_the_checker_catches_what_it_should(tmp_path: Path) -> None:
     assert _word_problem("transcriber_worker_runs_total{stage,outcome}") is None
     assert _word_problem("records.NO_SUCH_QUERY") is not None
     assert _word_problem("model.bin") is None
+    assert _word_problem("no-such-view.js") is not None
+    assert _word_problem("card-edit.js") is None
