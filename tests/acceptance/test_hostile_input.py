@@ -20,19 +20,21 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import os
 import random
 import signal
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import quote
 
 import aiohttp
 
 from tests import hostile_media as hm
-from tests.acceptance.test_serve import free_port, start_server, wait_ready
+from tests.acceptance.test_serve import (
+    free_port,
+    start_server,
+    start_server_with_descriptors,
+    wait_ready,
+)
 from transcriber.db.connection import database_path
 from transcriber.files import RECORDS_DIR, TEMP_SUFFIX
 
@@ -334,28 +336,13 @@ async def test_hostile_pages_and_stalled_connections_are_refused_and_closed(
     assert MARK not in output
 
 
-# `transcriber serve` with at most 96 descriptors (the attack at 256, scaled).
-_FEW_DESCRIPTORS = ("import resource, runpy, sys; "
-                    "resource.setrlimit(resource.RLIMIT_NOFILE, (96, 96)); "
-                    "sys.argv = ['transcriber', 'serve']; "
-                    "runpy.run_module('transcriber.cli', run_name='__main__')")
-
-
-def _start_with_few_descriptors(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-c", _FEW_DESCRIPTORS],
-        env={**os.environ, "TRANSCRIBER_STORAGE_DATA_DIR": str(data_dir),
-             "TRANSCRIBER_SERVER_PORT": str(port), "TRANSCRIBER_PIPELINE_WORKERS": "0",
-             "TRANSCRIBER_SERVER_HEADER_READ_TIMEOUT_SECONDS": "3"},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
-
-
 async def test_descriptor_exhaustion_is_one_event_and_the_service_recovers(
     data_dir: Path,
 ) -> None:
     port = free_port()
-    proc = _start_with_few_descriptors(data_dir, port)
+    # At most 96 descriptors (the attack at 256, scaled).
+    proc = start_server_with_descriptors(
+        data_dir, port, 96, TRANSCRIBER_SERVER_HEADER_READ_TIMEOUT_SECONDS="3")
     held: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
     try:
         await asyncio.to_thread(wait_ready, port, proc)

@@ -33,6 +33,23 @@ def start_server(
     "normalize=60"), the test entry point that injects fake steps instead."""
     command = ([sys.executable, "-m", "transcriber.cli", "serve"] if fake_steps is None
                else [sys.executable, "-m", "tests.serve_with_fakes", "--steps", fake_steps])
+    return _start(command, data_dir, port, env)
+
+
+def start_server_with_descriptors(
+    data_dir: Path, port: int, nofile: int, **env: str
+) -> subprocess.Popen[bytes]:
+    """`transcriber serve` allowed at most `nofile` descriptors (RLIMIT_NOFILE)."""
+    command = [sys.executable, "-c",
+               "import resource, runpy, sys; "
+               f"resource.setrlimit(resource.RLIMIT_NOFILE, ({nofile}, {nofile})); "
+               "sys.argv = ['transcriber', 'serve']; "
+               "runpy.run_module('transcriber.cli', run_name='__main__')"]
+    return _start(command, data_dir, port, env)
+
+
+def _start(command: list[str], data_dir: Path, port: int,
+           env: dict[str, str]) -> subprocess.Popen[bytes]:
     environment = {
         **os.environ,
         "TRANSCRIBER_STORAGE_DATA_DIR": str(data_dir),

@@ -36,6 +36,7 @@ def test_embedded_defaults_match_the_design() -> None:
         "https://storage.yandexcloud.net", "ru-central1", "transcriber/")
     assert s.server.upload_max_bytes == 8 * 1024**3
     assert (s.server.page_default, s.server.page_max) == (30, 100)
+    assert (s.server.json_max_bytes, s.server.json_bodies_max) == (65536, 32)
 
 
 def test_file_then_environment_override(tmp_path: Path) -> None:
@@ -73,6 +74,8 @@ def test_config_file_from_environment(tmp_path: Path) -> None:
         ({"TRANSCRIBER_TELEGRAM_LOCAL_MODE": "true"}, "telegram.local_files_dir"),
         ({"TRANSCRIBER_TELEGRAM_LOCAL_MODE": "true",
           "TRANSCRIBER_TELEGRAM_LOCAL_FILES_DIR": "relative/dir"}, "telegram.local_files_dir"),
+        ({"TRANSCRIBER_SERVER_JSON_MAX_BYTES": "100"}, "server.json_max_bytes"),
+        ({"TRANSCRIBER_SERVER_JSON_BODIES_MAX": "0"}, "server.json_bodies_max"),
     ],
 )
 def test_bad_values_name_the_key(env: dict[str, str], key: str) -> None:

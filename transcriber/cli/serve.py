@@ -15,7 +15,7 @@ from transcriber import keys
 from transcriber.cli.exits import EXIT_FATAL
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
-from transcriber.web.connections import install_accept_failure_log
+from transcriber.web.connections import connection_options, install_accept_failure_log
 
 log = structlog.get_logger(__name__)
 
@@ -29,13 +29,10 @@ async def serve(settings: Settings, app: web.Application | None = None) -> int:
     a fatal error; a test entry point passes an app built with injected parts."""
     if app is None:
         app = build_app(settings)
-    # aiohttp closes a connection still waiting for a request head when its
-    # keep-alive timer fires, from the moment it opens: that timer is the
-    # header-read timeout (it also ends idle keep-alive connections).
     runner = web.AppRunner(
         app, handle_signals=False, access_log=None,
         shutdown_timeout=settings.server.shutdown_graceful_seconds,
-        keepalive_timeout=settings.server.header_read_timeout_seconds,
+        **connection_options(settings.server),
     )
     await runner.setup()
     stop = asyncio.Event()

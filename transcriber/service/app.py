@@ -39,7 +39,9 @@ def build_app(
 ) -> web.Application:
     """The service. `telegram_intake=False` (one-shot commands) keeps the Telegram
     notifier but never polls: a second poller would take the server's messages."""
-    app = web.Application(client_max_size=settings.server.upload_max_bytes)
+    # Uploads stream (request.content); only a body read whole (`request.read()`)
+    # meets this cap, and none may be larger than a JSON body.
+    app = web.Application(client_max_size=settings.server.json_max_bytes)
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock or SystemClock()
     if steps is not None:

@@ -18,7 +18,7 @@ from transcriber.web.metrics import metrics_middleware
 from transcriber.web.openapi import serve_openapi
 from transcriber.web.origin import host_middleware, same_origin_middleware, setup_origin_checks
 from transcriber.web.ratelimit import RATE_LIMITER, RateLimiter, rate_limit_middleware
-from transcriber.web.uploadguard import UPLOAD_SLOTS, UploadSlots
+from transcriber.web.uploadguard import JSON_SLOTS, UPLOAD_SLOTS, BodySlots
 
 RECORD = "/app/audiorecords/{id}"
 
@@ -26,7 +26,8 @@ RECORD = "/app/audiorecords/{id}"
 def setup_api(app: web.Application) -> None:
     app[RATE_LIMITER] = RateLimiter.from_settings(app[keys.SETTINGS].server, app[keys.CLOCK])
     app[USERS] = UserDirectory()
-    app[UPLOAD_SLOTS] = UploadSlots.from_settings(app[keys.SETTINGS].server)
+    app[UPLOAD_SLOTS] = BodySlots.for_uploads(app[keys.SETTINGS].server)
+    app[JSON_SLOTS] = BodySlots.for_json(app[keys.SETTINGS].server)
     setup_origin_checks(app)
     app.middlewares.extend([
         metrics_middleware, error_middleware, host_middleware, same_origin_middleware,

@@ -1,10 +1,23 @@
-"""Descriptor exhaustion: one structured event, not a traceback per refused accept.
+"""How connections are served, and descriptor exhaustion as one structured event.
+
+`connection_options` are aiohttp's server options for the service (`serve`
+and the tests' servers): aiohttp closes a connection still waiting for a
+request head when its keep-alive timer fires, from the moment it opens, so
+that timer is the header-read timeout (it also ends idle keep-alive
+connections); a request body is never inflated (a coded body is refused by
+the routes that read one, `uploadguard.refuse_coded`, and discarded by the
+others); a client that hangs up does not cancel its handler, which meets
+the hang-up as `ConnectionResetError` from the body and ends cleanly.
 
 When the process runs out of descriptors, asyncio's accept loop reports each
 failed `accept()` to the loop's exception handler, whose default prints a
 traceback every time. `AcceptFailureLog` turns those into one
 `accept_failed` event per `interval` seconds carrying how many were folded
-into it; every other context goes to asyncio's default handler unchanged.
+into it. asyncio retries accepting a second later; when the listening socket
+has closed meanwhile (a SIGTERM right after the exhaustion) that retry fails
+on the closed socket with a traceback, which is dropped (a debug event):
+there is nothing left to accept. Every other context goes to asyncio's
+default handler unchanged.
 """
 
 from __future__ import annotations
@@ -16,10 +29,19 @@ from typing import Any
 
 import structlog
 
+from transcriber.settings import ServerSettings
+
 log = structlog.get_logger(__name__)
 
 RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 LOG_INTERVAL_SECONDS = 60.0
+# The callback asyncio's selector loop schedules to accept again after EMFILE.
+_ACCEPT_RETRY = "BaseSelectorEventLoop._start_serving("
+
+
+def connection_options(settings: ServerSettings) -> dict[str, Any]:
+    return {"keepalive_timeout": settings.header_read_timeout_seconds,
+            "auto_decompress": False, "handler_cancellation": False}
 
 
 class AcceptFailureLog:
@@ -42,6 +64,10 @@ class AcceptFailureLog:
 
     def handle(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         exc = context.get("exception")
+        if isinstance(exc, ValueError | OSError) and _ACCEPT_RETRY in str(
+                context.get("message", "")):
+            log.debug("accept_retry_after_close", error=type(exc).__name__)
+            return
         if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS:
             emit, count = self.should_log()
             if emit:

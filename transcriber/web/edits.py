@@ -26,6 +26,7 @@ from transcriber.typed_text import text_problem
 from transcriber.web.archive import card_body, current_utterances, record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
+from transcriber.web.jsonbody import read_json
 from transcriber.web.language import check_language
 from transcriber.web.paging import decode_topic_cursor, encode_topic_cursor, parse_limit
 from transcriber.web.responses import json_response
@@ -147,15 +148,6 @@ def parse_transcript_edit(data: object) -> TranscriptEdit:
     if not all(isinstance(item, dict) for item in items):
         raise bad_request("each correction is an object with index and text")
     return TranscriptEdit(revision=revision, utterances=tuple(items))
-
-
-async def read_json(request: web.Request) -> object:
-    if request.content_type != "application/json":
-        raise ApiError(415, "unsupported_media_type", "send application/json")
-    try:
-        return orjson.loads(await request.read())
-    except orjson.JSONDecodeError:
-        raise bad_request("the body is not JSON") from None
 
 
 async def patch_record(request: web.Request) -> web.Response:

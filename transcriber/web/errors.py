@@ -5,6 +5,13 @@ body too large) are rewritten into the same shape; anything unexpected
 becomes a generic 500. Messages are written here or by the handler, never
 taken from an exception's text, so SQL, paths, file names and storage URLs
 cannot reach a response. The log line names the route and the error class.
+
+An answer given before the request's body has arrived (`ApiError(close=True)`)
+is sent, then the connection is closed after `LINGER_SECONDS` instead of
+aiohttp reading and discarding the rest of the body for up to 10 s: a refused
+body should give its descriptor back at once. A client that hangs up
+mid-body (`ConnectionResetError` from the body's stream) is 499, the status
+nginx counts for it, logged at info: nothing failed on this side.
 """
 
 from __future__ import annotations
@@ -20,6 +27,10 @@ from aiohttp.typedefs import Handler
 from transcriber.errors import WriterUnavailable
 
 log = structlog.get_logger(__name__)
+
+# How long a connection cut mid-body stays open after its answer (`_linger`).
+LINGER_SECONDS = 1.0
+CLIENT_GONE = 499
 
 # The codes of aiohttp's own errors, by status.
 _STATUS_CODES: Mapping[int, tuple[str, str]] = {
@@ -91,7 +102,13 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except ApiError as exc:
         response = error_response(exc.status, exc.code, exc.message, exc.headers)
         if exc.close:
-            response.force_close()
+            await close_after(request, response)
+        return response
+    except ConnectionResetError:
+        # aiohttp sets it on the body's stream when the connection is lost.
+        log.info("http_client_gone", route=route_label(request), status=CLIENT_GONE)
+        response = error_response(CLIENT_GONE, "client_gone", "the connection was closed")
+        response.force_close()
         return response
     except web.HTTPException as exc:
         if exc.status < 400:
@@ -112,3 +129,32 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         log.error("http_unhandled_error", route=route_label(request),
                   error=type(exc).__name__)
         return error_response(500, "internal", "internal error")
+
+
+async def close_after(request: web.Request, response: web.StreamResponse) -> None:
+    """Send `response` and close the connection, without reading the rest of the body."""
+    response.force_close()
+    if request.content.is_eof():
+        return  # nothing more to come: aiohttp closes after the answer
+    try:
+        await response.prepare(request)
+        await response.write_eof()
+        await _linger(request)
+    except ConnectionError:
+        return  # the client is gone already: nothing to close
+    # The stream may hold a watchdog's error, which aiohttp would meet (and log
+    # with a traceback) draining the rest of the body: it must not drain.
+    request.protocol.force_close()
+
+
+async def _linger(request: web.Request) -> None:
+    """The sending side shut after the answer, the connection held `LINGER_SECONDS`.
+
+    A client still sending when it is cut would otherwise be reset: closing a socket
+    with unread bytes makes the kernel answer with RST, which can reach the client
+    before it has read the answer, and it then sees only "connection reset" (nginx's
+    `lingering_close` exists for the same reason)."""
+    transport = request.transport
+    if transport is not None and transport.can_write_eof():
+        transport.write_eof()  # after the answer's bytes: the client reads it, then EOF
+        await asyncio.sleep(LINGER_SECONDS)

@@ -49,6 +49,13 @@ _COMMON = {
 # State-changing calls: a browser's cross-site request without the web app's
 # X-Transcriber-Client header is refused.
 _CROSS_SITE = {"403": _error("Cross-site request (send X-Transcriber-Client: web)")}
+# Routes that read a JSON body (jsonbody.read_json).
+_JSON_BODY = {
+    "408": _error("The body stalled or came too slowly"),
+    "413": _error("A body larger than server.json_max_bytes"),
+    "415": _error("Not JSON, or a compressed body (Content-Encoding)"),
+    "503": _error("Too many request bodies arriving at once (see Retry-After)"),
+}
 _RECORD_LINKS = {
     name: {"operationId": operation, "parameters": {"id": "$response.body#/id"}}
     for name, operation in (("GetRecord", "getRecord"), ("DownloadFile", "downloadFile"),
@@ -115,8 +122,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     "413": _error("Larger than the limit, or longer than "
                                   "server.record_max_seconds"),
                     "415": _error("Not readable audio, sampled below 8 kHz or above "
-                                  "server.max_sample_rate, or with more channels than "
-                                  "server.max_channels"),
+                                  "server.max_sample_rate, with more channels than "
+                                  "server.max_channels, or a compressed body or form part"),
                     "429": _error("Rate limited, or too many uploads at once by this user "
                                   "(see Retry-After), or quota_exceeded: this user's queued "
                                   "audio would pass "
@@ -140,11 +147,10 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 "parameters": [_ID_PARAM],
                 "requestBody": {"required": True, "content": {
                     _JSON: {"schema": ref("RecordEdit")}}},
-                "responses": {**_COMMON, **_CROSS_SITE,
+                "responses": {**_COMMON, **_CROSS_SITE, **_JSON_BODY,
                               "200": _json("The updated card", "Card"),
                               "400": _error("Unknown field, value too long, a sixth topic"),
-                              "404": _error("No such record"),
-                              "415": _error("Not JSON")},
+                              "404": _error("No such record")},
             },
             "delete": {
                 "operationId": "deleteRecord",
@@ -207,12 +213,11 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             "parameters": [_ID_PARAM],
             "requestBody": {"required": True, "content": {
                 _JSON: {"schema": ref("TranscriptEdit")}}},
-            "responses": {**_COMMON, **_CROSS_SITE,
+            "responses": {**_COMMON, **_CROSS_SITE, **_JSON_BODY,
                           "200": _json("The updated card", "Card"),
                           "400": _error("Malformed correction, unknown utterance or field"),
                           "404": _error("No such record"),
-                          "409": _error("Stale revision (conflict) or no transcript yet"),
-                          "415": _error("Not JSON")},
+                          "409": _error("Stale revision (conflict) or no transcript yet")},
         }},
         "/app/audiorecords/{id}/resume": {"post": {
             "operationId": "resumeRecord", "summary": "Resume a halted record",
@@ -233,8 +238,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                           "400": _error("Unknown language (the message lists them)"),
                           "404": _error("No such record"),
                           "409": _error("Neither done nor halted"),
-                          "415": _error("A body that is not JSON"),
-                          **_COMMON, **_CROSS_SITE},
+                          **_COMMON, **_CROSS_SITE, **_JSON_BODY},
         }},
         "/app/openapi.json": {"get": {
             "operationId": "openapi", "summary": "This document", "security": [],

@@ -5,13 +5,13 @@ browser form sends), or the raw body with the name in `X-Filename`
 (percent-encoded UTF-8 allowed; what `curl --data-binary` sends). The body
 is never held in memory: it streams through `intake.accept_stream` into the
 record folder, while `uploadguard` bounds how many arrive at once and how
-slowly a body may come. A declared length above the
-limit is refused before anything is read, even before `100 Continue`.
+slowly a body may come. A declared length above the limit, and a body (or a
+form part) in a content coding, are refused before anything is read, even
+before `100 Continue`.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from urllib.parse import unquote
 
@@ -30,16 +30,20 @@ from transcriber.errors import (
 )
 from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.web.archive import record_progress
-from transcriber.web.errors import ApiError, error_response
+from transcriber.web.errors import ApiError, close_after, error_response
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language, default_language
 from transcriber.web.responses import json_response
-from transcriber.web.uploadguard import UPLOAD_SLOTS, Pace, UploadTooSlow, paced_body
+from transcriber.web.uploadguard import (
+    UPLOAD_SLOTS,
+    BodyTooSlow,
+    guarded_body,
+    refuse_coded,
+    too_slow,
+)
 from transcriber.web.views import record_summary
 
 CHUNK_BYTES = 256 * 1024
-# How long a cut upload's connection stays open after its answer (`_linger`).
-LINGER_SECONDS = 1.0
 # Room for the boundaries and part headers around the file in a multipart body.
 MULTIPART_SLACK = 64 * 1024
 FIELD_MAX = 64 * 1024
@@ -101,25 +105,30 @@ def _declared_too_large(request: web.Request, limit: int) -> bool:
 
 async def expect_handler(request: web.Request) -> web.StreamResponse | None:
     """Answer `Expect: 100-continue` only when the declared size is acceptable."""
-    limit = request.app[keys.SETTINGS].server.upload_max_bytes
     if request.headers.get("Expect", "").lower() != "100-continue":
         return error_response(417, "expectation_failed", "only 100-continue is understood")
-    if _declared_too_large(request, limit):
-        response = error_response(413, "payload_too_large",
-                                  f"the file is larger than {limit} bytes")
-        response.force_close()
-        return response
     try:
-        request.app[keys.FILES].check_room(request.content_length)
-    except StorageFull:
-        response = error_response(507, "insufficient_storage",
-                                  "the server has no room for this file now; nothing was stored")
-        response.force_close()
+        _check_before_the_body(request)
+    except ApiError as exc:  # this runs before the middlewares: answered here
+        response = error_response(exc.status, exc.code, exc.message, exc.headers)
+        await close_after(request, response)
         return response
     if request.version >= (1, 1):
         await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         request.writer.output_size = 0
     return None
+
+
+def _check_before_the_body(request: web.Request) -> None:
+    """What the head alone tells: the coding, the declared size, the room for it."""
+    limit = request.app[keys.SETTINGS].server.upload_max_bytes
+    refuse_coded(request.headers)
+    if _declared_too_large(request, limit):
+        raise _too_large(limit)
+    try:
+        request.app[keys.FILES].check_room(request.content_length)
+    except StorageFull:
+        raise _storage_full() from None
 
 
 async def _part_chunks(part: BodyPartReader) -> AsyncIterator[bytes]:
@@ -187,6 +196,7 @@ async def _multipart_file(
                 break
             if not isinstance(part, BodyPartReader):
                 raise MalformedUpload("nested multipart body")
+            refuse_coded(part.headers)
             if part.name == FILE_FIELD:
                 return part, language, speakers
             if part.name == LANGUAGE_FIELD:
@@ -204,47 +214,14 @@ async def _multipart_file(
 
 
 async def upload(request: web.Request) -> web.Response:
-    server = request.app[keys.SETTINGS].server
-    limit = server.upload_max_bytes
-    if _declared_too_large(request, limit):
-        raise _too_large(limit)
-    try:
-        request.app[keys.FILES].check_room(request.content_length)
-    except StorageFull:
-        raise _storage_full() from None
+    _check_before_the_body(request)
+    limit = request.app[keys.SETTINGS].server.upload_max_bytes
     owner = current_user(request)
-    # Before a byte of the body is read: a refused upload costs nothing.
-    async with (request.app[UPLOAD_SLOTS].hold(owner.id),
-                paced_body(request, Pace.from_settings(server),
-                           asyncio.get_running_loop().time)):
-        try:
+    try:
+        async with guarded_body(request, request.app[UPLOAD_SLOTS], owner.id):
             return await _receive(request, owner.id, limit)
-        except UploadTooSlow:
-            pass
-    # The body's stream now holds the watchdog's error, which aiohttp would
-    # meet (and log with a traceback) draining the rest of the body after
-    # the answer: send the answer here and close instead.
-    response = error_response(408, "upload_too_slow",
-                              "the upload stalled or came too slowly; send it again")
-    response.force_close()
-    await response.prepare(request)
-    await response.write_eof()
-    await _linger(request)
-    request.protocol.force_close()
-    return response
-
-
-async def _linger(request: web.Request) -> None:
-    """The sending side shut after the answer, the connection held `LINGER_SECONDS`.
-
-    A client still sending when it is cut would otherwise be reset: closing a socket
-    with unread bytes makes the kernel answer with RST, which can reach the client
-    before it has read the answer, and it then sees only "connection reset" (nginx's
-    `lingering_close` exists for the same reason)."""
-    transport = request.transport
-    if transport is not None and transport.can_write_eof():
-        transport.write_eof()  # after the answer's bytes: the client reads it, then EOF
-        await asyncio.sleep(LINGER_SECONDS)
+    except BodyTooSlow:
+        raise too_slow("upload_too_slow", "upload") from None
 
 
 async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Response:
@@ -278,11 +255,12 @@ async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Respo
             transcoder=request.app[keys.TRANSCODER], limit=limit,
             limits=AudioLimits.of(server), expected_size=expected,
         )
-    except UploadTooSlow:
+    except BodyTooSlow:
         raise
     except TooLarge:
         raise _too_large(limit) from None
-    except (IncompleteInput, HttpProcessingError, ConnectionResetError):
+    # A client gone mid-body (ConnectionResetError) is the error middleware's 499.
+    except (IncompleteInput, HttpProcessingError):
         raise ApiError(400, "incomplete_upload",
                        "the upload ended before the whole file arrived", close=True) from None
     except EmptyInput:

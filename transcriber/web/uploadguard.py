@@ -1,45 +1,66 @@
-"""Bounded uploads: how many receive at once, and how slowly a body may come.
+"""Bounded request bodies: uploads and JSON bodies, how many arrive at once,
+how slowly one may come, and in which coding.
 
-An upload holds a temporary file and a descriptor for as long as its body
-takes, so a client that opens many and sends nothing would hold them all.
-`UploadSlots` counts uploads receiving in total and per user; one more is
-answered before its body is read (503 or 429 with `Retry-After`). A
-watchdog follows each body: no byte for `upload_idle_seconds`, or fewer than
-`upload_min_bytes_per_second` on average over the last
-`upload_rate_window_seconds`, and the body's stream fails, so the handler
-stops reading, removes the temporary file and answers 408.
+A body being received holds a descriptor (an upload also a temporary file)
+for as long as it takes, so a client that opens many and sends nothing would
+hold them all. `BodySlots` counts bodies receiving in total and per user;
+one more is answered before its body is read (503 or 429 with
+`Retry-After`). A watchdog follows each body: no byte for
+`upload_idle_seconds`, or fewer than `upload_min_bytes_per_second` on
+average over the last `upload_rate_window_seconds`, and the body's stream
+fails with `BodyTooSlow`, so the handler stops reading and answers 408.
+Uploads and JSON bodies share these pace limits; each has its own slots.
+
+A body in a content coding (`Content-Encoding` other than identity) is
+refused with 415 before a byte of it is read: aiohttp would inflate it, so
+a small request could become gigabytes on disk or in memory, and the size
+checks would see only the compressed length.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 
 from aiohttp import web
+from multidict import CIMultiDictProxy
 
+from transcriber import keys
 from transcriber.errors import IncompleteInput
 from transcriber.settings import ServerSettings
 from transcriber.web.errors import ApiError
 
 RETRY_AFTER_SECONDS = 30
+IDENTITY = frozenset({"", "identity"})
+# A multipart part's Content-Transfer-Encoding: these three leave the bytes as they are.
+UNCODED_TRANSFER = frozenset({"", "binary", "8bit", "7bit"})
 
 
-class UploadTooSlow(IncompleteInput):
+class BodyTooSlow(IncompleteInput):
     """The body stalled or crawled below the minimum rate."""
 
 
-class UploadSlots:
-    def __init__(self, *, total: int, per_user: int) -> None:
+class BodySlots:
+    """Bodies receiving at once: `total` in all, `per_user` for one user (None: no own cap)."""
+
+    def __init__(self, *, total: int, per_user: int | None = None,
+                 what: str = "uploads") -> None:
         self._total = total
         self._per_user = per_user
+        self._what = what
         self._by_user: Counter[str] = Counter()
 
     @classmethod
-    def from_settings(cls, settings: ServerSettings) -> UploadSlots:
+    def for_uploads(cls, settings: ServerSettings) -> BodySlots:
         return cls(total=settings.uploads_max, per_user=settings.uploads_per_user_max)
+
+    @classmethod
+    def for_json(cls, settings: ServerSettings) -> BodySlots:
+        # No cap of its own per user: every anonymous request is the same user.
+        return cls(total=settings.json_bodies_max, what="request bodies")
 
     @property
     def receiving(self) -> int:
@@ -47,16 +68,15 @@ class UploadSlots:
 
     @asynccontextmanager
     async def hold(self, user_id: str) -> AsyncIterator[None]:
+        retry = {"Retry-After": str(RETRY_AFTER_SECONDS)}
         # The sender's own cap first: it is theirs to wait for.
-        if self._by_user[user_id] >= self._per_user:
-            raise ApiError(429, "too_many_uploads",
-                           f"at most {self._per_user} uploads at once; "
-                           "wait for one to finish", headers={"Retry-After":
-                                                              str(RETRY_AFTER_SECONDS)},
-                           close=True)
+        if self._per_user is not None and self._by_user[user_id] >= self._per_user:
+            raise ApiError(429, f"too_many_{self._what.replace(' ', '_')}",
+                           f"at most {self._per_user} {self._what} at once; "
+                           "wait for one to finish", headers=retry, close=True)
         if self.receiving >= self._total:
-            raise ApiError(503, "busy", "too many uploads are arriving; try again shortly",
-                           headers={"Retry-After": str(RETRY_AFTER_SECONDS)}, close=True)
+            raise ApiError(503, "busy", f"too many {self._what} are arriving; try again shortly",
+                           headers=retry, close=True)
         self._by_user[user_id] += 1
         try:
             yield
@@ -126,10 +146,10 @@ async def paced_body(request: web.Request, pace: Pace,
             reason = watch.verdict(clock(), content.total_bytes)
             if reason is not None:
                 # Wakes the reader with this error wherever it waits.
-                content.set_exception(UploadTooSlow(reason))
+                content.set_exception(BodyTooSlow(reason))
                 return
 
-    task = asyncio.create_task(watchdog(), name="upload-pace")
+    task = asyncio.create_task(watchdog(), name="body-pace")
     try:
         yield
     finally:
@@ -138,4 +158,39 @@ async def paced_body(request: web.Request, pace: Pace,
             await task
 
 
-UPLOAD_SLOTS = web.AppKey("upload_slots", UploadSlots)
+@asynccontextmanager
+async def guarded_body(request: web.Request, slots: BodySlots,
+                       user_id: str) -> AsyncIterator[None]:
+    """A slot held and the pace watched while the block reads the body.
+
+    Enter it before a byte of the body is read: a refused body costs nothing."""
+    pace = Pace.from_settings(request.app[keys.SETTINGS].server)
+    async with slots.hold(user_id), paced_body(request, pace,
+                                               asyncio.get_running_loop().time):
+        yield
+
+
+def too_slow(code: str, what: str) -> ApiError:
+    return ApiError(408, code, f"the {what} stalled or came too slowly; send it again",
+                    close=True)
+
+
+def _tokens(values: Iterable[str]) -> set[str]:
+    return {token.strip().lower() for value in values for token in value.split(",")}
+
+
+def refuse_coded(headers: CIMultiDictProxy[str]) -> None:
+    """415 unless the body (or a multipart part) is sent as it is: no content coding,
+    no transfer encoding of a part (RFC 7578 §4.7: form data has none)."""
+    codings = _tokens(headers.getall("Content-Encoding", []))
+    transfer = _tokens(headers.getall("Content-Transfer-Encoding", []))
+    if codings <= IDENTITY and transfer <= UNCODED_TRANSFER:
+        return
+    # RFC 7694: 415 names the codings that are accepted.
+    raise ApiError(415, "unsupported_encoding",
+                   "send the body as it is, without Content-Encoding",
+                   headers={"Accept-Encoding": "identity"}, close=True)
+
+
+UPLOAD_SLOTS = web.AppKey("upload_slots", BodySlots)
+JSON_SLOTS = web.AppKey("json_slots", BodySlots)

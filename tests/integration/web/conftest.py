@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from aiohttp import web
@@ -11,6 +11,7 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from tests.conftest import SettingsFactory
+from tests.integration.web.helpers import ServeLikeServer
 from transcriber import keys
 from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
@@ -42,7 +43,8 @@ def start_api(
         settings = make_settings(pipeline=pipeline, **sections)
         app = build_app(settings, clock=clock)
         app[keys.TRANSCODER] = transcoder
-        return await aiohttp_client(app)
+        # A server given (not an app) types its client's app as None; it is this app.
+        return cast(Client, await aiohttp_client(ServeLikeServer(app, settings.server)))
 
     return start
 

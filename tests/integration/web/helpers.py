@@ -4,19 +4,35 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
-from aiohttp.test_utils import TestClient
+from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.web_runner import BaseRunner
 
 from transcriber import keys
 from transcriber.db.commands.pipeline import Advance, Claim, Claimed, Halt
 from transcriber.pipeline.effects import SaveTranscript
 from transcriber.pipeline.step import Effect
 from transcriber.ports import Utterance
+from transcriber.settings import ServerSettings
 from transcriber.stages import HaltReason, claimable_stages, spec_of
 from transcriber.transcripts import dump_structure, plain_text
+from transcriber.web.connections import connection_options
 
 Client = TestClient[web.Request, web.Application]
+
+
+class ServeLikeServer(TestServer):
+    """aiohttp's test server with the connection options of `transcriber serve`
+    (`TestServer` would cancel a handler whose client hangs up, which serve does not)."""
+
+    def __init__(self, app: web.Application, settings: ServerSettings) -> None:
+        super().__init__(app)
+        self._options = connection_options(settings)
+
+    async def _make_runner(self, **kwargs: Any) -> BaseRunner:
+        return await super()._make_runner(**{**kwargs, **self._options})
 LEASES = dict.fromkeys(claimable_stages(), 60.0)
 SPEECH = (
     Utterance(start_ms=0, end_ms=1830, channel=0, text="Hello there, archive."),

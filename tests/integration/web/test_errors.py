@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sqlite3
 
 import pytest
@@ -10,8 +12,9 @@ from aiohttp import web
 from pytest_aiohttp import AiohttpClient
 
 from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import upload
-from transcriber.web.errors import error_middleware
+from tests.integration.web.helpers import ServeLikeServer, upload
+from transcriber.settings import ServerSettings
+from transcriber.web.errors import ApiError, error_middleware
 from transcriber.web.metrics import metrics_middleware
 
 
@@ -101,3 +104,34 @@ async def test_aiohttp_own_413_and_unexpected_errors_are_shaped(
     assert await _error(response) == {"code": "internal", "message": "internal error"}
     assert logs == [{"event": "http_unhandled_error", "route": "/leak",
                      "error": "OperationalError", "log_level": "error"}]
+
+
+async def test_an_answer_before_the_body_to_a_client_gone_is_quiet(
+    aiohttp_client: AiohttpClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`ApiError(close=True)` writes its answer itself; a client gone by then is no error."""
+    ended = asyncio.Event()
+
+    async def refuse_late(request: web.Request) -> web.Response:
+        try:
+            # Until aiohttp has seen the hang-up (it sets no event for it).
+            while request.transport is not None and not request.transport.is_closing():  # noqa: ASYNC110
+                await asyncio.sleep(0.01)
+            raise ApiError(503, "busy", "try again", close=True)
+        finally:
+            ended.set()
+
+    app = web.Application(middlewares=[metrics_middleware, error_middleware])
+    app.router.add_post("/refuse", refuse_late)
+    server = ServeLikeServer(app, ServerSettings())
+    await aiohttp_client(server)  # started
+    _, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(b"POST /refuse HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\nab")
+    await writer.drain()
+    await asyncio.sleep(0.05)
+    with caplog.at_level(logging.DEBUG, logger="aiohttp"):
+        writer.close()
+        await writer.wait_closed()
+        await asyncio.wait_for(ended.wait(), 5)
+        await asyncio.sleep(0.1)  # aiohttp finishes the request
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []

@@ -1,9 +1,11 @@
-"""Descriptor exhaustion: asyncio's reports fold into one `accept_failed` event per minute."""
+"""Descriptor exhaustion: asyncio's reports fold into one `accept_failed` event per minute;
+its retry on a listening socket closed meanwhile is no traceback."""
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import socket
 from typing import Any
 
 import pytest
@@ -55,3 +57,24 @@ def test_other_loop_errors_go_to_the_default_handler(monkeypatch: pytest.MonkeyP
     finally:
         loop.close()
     assert len(seen) == 2
+
+
+async def test_the_accept_retry_on_a_closed_listening_socket_is_no_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """asyncio's own retry, scheduled a second after EMFILE, meeting the listening
+    socket closed at shutdown meanwhile (it raised ValueError: fd -1)."""
+    loop = asyncio.get_running_loop()
+    seen: list[dict[str, Any]] = []
+    monkeypatch.setattr(loop, "default_exception_handler", seen.append)
+    loop.set_exception_handler(AcceptFailureLog(_Clock()).handle)
+    listening = socket.socket()
+    listening.close()
+    try:
+        with capture_logs() as logs:
+            loop.call_soon(loop._start_serving, asyncio.Protocol, listening)  # type: ignore[attr-defined]
+            await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert seen == []
+    assert [entry["event"] for entry in logs] == ["accept_retry_after_close"]

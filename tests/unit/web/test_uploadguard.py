@@ -1,17 +1,18 @@
-"""Upload slots and the body pace, as pure bookkeeping."""
+"""Body slots, the body pace and the content-coding check, as pure bookkeeping."""
 
 from __future__ import annotations
 
 import pytest
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from transcriber.web.errors import ApiError
-from transcriber.web.uploadguard import Pace, PaceWatch, UploadSlots
+from transcriber.web.uploadguard import BodySlots, Pace, PaceWatch, refuse_coded
 
 PACE = Pace(idle_seconds=60, min_bytes_per_second=8192, window_seconds=120)
 
 
 async def test_per_user_cap_is_429_and_total_cap_503_with_retry_after() -> None:
-    slots = UploadSlots(total=3, per_user=2)
+    slots = BodySlots(total=3, per_user=2)
     async with slots.hold("alice"), slots.hold("alice"):
         with pytest.raises(ApiError) as per_user:
             async with slots.hold("alice"):
@@ -30,8 +31,43 @@ async def test_per_user_cap_is_429_and_total_cap_503_with_retry_after() -> None:
         assert slots.receiving == 1
 
 
+async def test_without_a_cap_per_user_one_user_meets_the_total_as_503() -> None:
+    slots = BodySlots(total=2, what="request bodies")
+    async with slots.hold("local"), slots.hold("local"):
+        with pytest.raises(ApiError) as total:
+            async with slots.hold("local"):
+                pass
+    assert total.value.status == 503
+    assert total.value.message == "too many request bodies are arriving; try again shortly"
+
+
+@pytest.mark.parametrize("headers", [
+    {}, {"Content-Encoding": "identity"}, {"Content-Encoding": "IDENTITY"},
+    {"Content-Encoding": ""}, {"Content-Transfer-Encoding": "binary"},
+    {"Content-Transfer-Encoding": "8bit"},
+])
+def test_a_body_sent_as_it_is_passes(headers: dict[str, str]) -> None:
+    refuse_coded(CIMultiDictProxy(CIMultiDict(headers)))
+
+
+@pytest.mark.parametrize("headers", [
+    [("Content-Encoding", "gzip")], [("Content-Encoding", "x-gzip")],
+    [("Content-Encoding", "identity, gzip")], [("Content-Encoding", "br")],
+    [("Content-Encoding", "identity"), ("Content-Encoding", "deflate")],
+    [("Content-Transfer-Encoding", "base64")],
+    [("Content-Transfer-Encoding", "quoted-printable")],
+])
+def test_a_coded_body_is_415_naming_identity(headers: list[tuple[str, str]]) -> None:
+    with pytest.raises(ApiError) as refused:
+        refuse_coded(CIMultiDictProxy(CIMultiDict(headers)))
+    assert refused.value.status == 415
+    assert refused.value.code == "unsupported_encoding"
+    assert refused.value.headers == {"Accept-Encoding": "identity"}
+    assert refused.value.close
+
+
 async def test_a_failed_upload_frees_its_slot() -> None:
-    slots = UploadSlots(total=1, per_user=1)
+    slots = BodySlots(total=1, per_user=1)
     with pytest.raises(RuntimeError):
         async with slots.hold("alice"):
             raise RuntimeError
