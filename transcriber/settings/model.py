@@ -75,7 +75,7 @@ class ServerSettings:
     max_channels: int = 8
     queued_audio_max_seconds_per_user: int = 24 * 3600
     # JSON request bodies (edits, corrections): the most bytes one may hold, and how
-    # many may be arriving at once (docs/operations.md, "Hostile input").
+    # many may be arriving at once (docs/hostile-input.md, "Request bodies").
     json_max_bytes: int = 64 * 1024
     json_bodies_max: int = 32
 
