@@ -48,7 +48,8 @@ Refusal = Literal["too_long", "sample_rate_too_low", "sample_rate_too_high",
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AudioLimits:
-    """What intake takes (docs/operations.md, "Hostile media" and "Hostile input")."""
+    """What intake takes (docs/hostile-input.md, "Hostile media" and "Audio budgets,
+    backups and local files")."""
 
     max_seconds: int
     max_sample_rate: int = 192000

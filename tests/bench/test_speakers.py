@@ -15,7 +15,7 @@ pool (as after a restart). Beside them, the former accounting, its two costs:
 the word times (`add_word_timestamps`' own seconds: a profile shows that call,
 ctranslate2's `align`, as the only work they add, while `generate` alone moves by
 more than it between identical runs) and the separation in the pool of model
-runs over the regions the recognizer's VAD found (recognition.md).
+runs over the regions the recognizer's VAD found (docs/speakers.md).
 
 Needs, installed beforehand (the bench installs nothing; it skips saying what
 is missing): `apt-get install pocketsphinx-testdata espeak-ng festival
@@ -182,7 +182,7 @@ def test_speakers_against_the_goals(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     print(f"  the separation's wall time over its embedder inputs: "
           f"{1000 * separation / inputs:.1f} ms an input (the embedder's own cost and a "
           f"little more); the CPU's int8 dot-product instructions: "
-          f"{_int8_dot_products()} (the int8 LSTM's speed follows them: recognition.md)")
+          f"{_int8_dot_products()} (the int8 LSTM's speed follows them: docs/speakers.md)")
     print(f"  recognition, sequential (`recognizer.batched = false`, word times): "
           f"{sequential:6.2f} s wall, {sequential_cpu:6.2f} s CPU")
     print(f"  as the service runs a separated record ({cpus} cores; recognition with word "

@@ -9,7 +9,7 @@ TRANSCRIBER_BENCH_SPEAKERS_MINUTES (20). Each mode runs in its own process
 (`tests/bench/speaker_long.py`) so that its peak RSS is its own. Each fixture of
 the recording is one voice, so its turns are known and the speaker confusion is
 scored against them: with TRANSCRIBER_BENCH_SPEAKERS_MINUTES=180 this is the
-3-hour record on which the window rules were judged (recognition.md).
+3-hour record on which the window rules were judged (docs/speakers.md).
 Run: `PYTHONPATH=$PWD pytest -m bench -s -p no:cacheprovider tests/bench/test_speakers_long.py`.
 """
 
@@ -37,7 +37,7 @@ STREAM_RSS_MIB = 300 + 2.5 * MINUTES
 # 0.56-0.63 s per audio minute on the shared 2-core machine (the embedder ~65 %).
 SECONDS_PER_MINUTE_GOAL = 1.5
 # Speaker confusion against the known turns (collar 0.25 s): 0.0-0.9 % on 3 hours with the
-# rules tried so far (recognition.md). Missed speech and false alarms are printed, not
+# rules tried so far (docs/speakers.md). Missed speech and false alarms are printed, not
 # bounded: the turns include each fixture's own quiet, which the VAD rightly leaves out.
 CONFUSION_GOAL = 0.05
 

@@ -1,6 +1,6 @@
 """How fast the command line answers, against the bare import of its base libraries.
 
-Goal (docs/operations.md): `transcriber status`, `transcriber resume --help` and
+Goal (docs/architecture.md): `transcriber status`, `transcriber resume --help` and
 `transcriber --help` each take at most 2x `python -c "import aiohttp, aiosqlite,
 structlog"`, measured side by side in one run: the baseline and each command
 alternate, and the ratio is the median over the pairs. Run: `sh .ci/dev bench -k

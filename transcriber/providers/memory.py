@@ -4,7 +4,7 @@ glibc keeps what a thread frees in that thread's arena, for that thread to reuse
 a Whisper part's buffers (the encoder's attention over a batch of clips, some
 300 MB), freed in the recognizer's thread, stayed resident while the speaker
 engine allocated its own in another thread (a 3-hour record peaked at
-1082 MiB so, 967 MiB trimmed: recognition.md). `malloc_trim(0)` returns the free
+1082 MiB so, 967 MiB trimmed: docs/recognition.md, "Memory"). `malloc_trim(0)` returns the free
 pages of every arena, as Dask's workers do for the same reason. Where the C
 library has no `malloc_trim` (musl, macOS) this does nothing.
 """

@@ -3,7 +3,7 @@
 Both are CPU-bound native code (ctranslate2, onnxruntime) that release the GIL.
 Run side by side they only slow each other: two onnxruntime threads ran the
 speaker embedder in half the time on idle cores but slower than one beside a
-recognition (recognition.md). So the speaker engine waits for the pool the
+recognition (docs/speakers.md). So the speaker engine waits for the pool the
 recognizer uses (`[recognizer] concurrency` runs at a time, one by default) and
 then takes as many threads as a recognition does (`[recognizer] cpu_threads`,
 or ctranslate2's default of at most 4), never competing with one. What runs

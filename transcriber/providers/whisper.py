@@ -262,7 +262,7 @@ class WhisperRecognizer:
                  for start, end in regions]
         if on_speech is not None:
             # The speaker turns being found beside this recognition cluster these
-            # regions' voices instead of running the same VAD again (recognition.md).
+            # regions' voices instead of running the same VAD again (docs/speakers.md).
             on_speech(spans)
         # So do speakers found after the recognition, from the saved answer.
         speech = [[span.start_ms, span.end_ms] for span in spans] if words else None

@@ -9,8 +9,8 @@ which change in pauses of 0.3 s or more, so it asks for none: on the speaker
 bench's conversations that took about a sixth off the alignment (5-19 % inside
 the recognitions, 18 % for `align` alone on the same inputs), moved the word times
 by 8-11 ms on average (95th percentile 20-40 ms, one or two of Whisper's 20-ms
-steps) and put no word in another speaker's turn (recognition.md, "The
-alignment's median filter").
+steps) and put no word in another speaker's turn (docs/recognition.md,
+"Word times").
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ class ServerSettings:
     page_max: int = 100
     shutdown_graceful_seconds: float = 5.0
     shutdown_forced_seconds: float = 20.0
-    # Hostile pages and connections (docs/operations.md says why and the numbers).
+    # Hostile pages and connections (docs/hostile-input.md says why and the numbers).
     # Host names besides localhost, 127.0.0.1, ::1 and `host` ("*": any).
     allowed_hosts: tuple[str, ...] = ()
     header_read_timeout_seconds: float = 15.0
@@ -68,13 +68,14 @@ class ServerSettings:
         ipaddress.ip_network("127.0.0.0/8"),
         ipaddress.ip_network("::1/128"),
     )
-    # Audio budgets (docs/operations.md, "Hostile input"): what intake refuses by
-    # the probe, and how much not-yet-transcribed audio one person may queue (0: no quota).
+    # Audio budgets (docs/hostile-input.md, "Audio budgets, backups and local files"):
+    # what intake refuses by the probe, and how much not-yet-transcribed audio one
+    # person may queue (0: no quota).
     max_sample_rate: int = 192000
     max_channels: int = 8
     queued_audio_max_seconds_per_user: int = 24 * 3600
     # JSON request bodies (edits, corrections): the most bytes one may hold, and how
-    # many may be arriving at once (docs/operations.md, "Hostile input").
+    # many may be arriving at once (docs/hostile-input.md, "Request bodies").
     json_max_bytes: int = 64 * 1024
     json_bodies_max: int = 32
 
@@ -126,8 +127,9 @@ class RecognizerSettings:
     part_seconds: int = 600
     # Parts are cut in pauses: no overlap needed (then every utterance of a part is kept).
     part_overlap_seconds: int = 0
-    # faster-whisper's batched pipeline on clips cut in pauses, or its sequential decoding
-    # (false): batched is 3-4x faster at the same WER (measured in recognition.md).
+    # faster-whisper's batched pipeline on clips of the speech, or its sequential decoding
+    # (false): batched is faster at the same WER (docs/recognition.md, "Sequential or
+    # batched", and the hard-audio corpus under "Every second of speech").
     batched: bool = True
     # Clips decoded at once: memory grows with it (8 took serve to 1.4 GB, 4 to 0.9 GB).
     batch_size: int = 4

@@ -3,7 +3,7 @@
 Telling speakers apart needs nothing from the recognition but the words it
 labels at the end; run after it, in the pool, it added 8-9 % to the
 recognition's time on a 2-core CPU without VNNI, where the embedder's int8
-LSTM is slow (recognition.md). Started when the recognition starts, in one thread at the
+LSTM is slow (docs/speakers.md). Started when the recognition starts, in one thread at the
 lowest CPU priority the system grants (Linux `SCHED_IDLE`, else nice 19), the
 turns are usually ready before the last part's answer is in: on a core the
 recognitions leave spare at no cost to them; squeezed into the idle moments of

@@ -8,7 +8,7 @@ the two closest clusters are further apart than `threshold` (the average
 cosine distance between their members), and a cluster of fewer than
 `MIN_SPEAKER_WINDOWS` windows then joins its nearest (`absorb_small`). The
 default threshold is tuned on the speaker benchmarks and the integration tests'
-real exchange (see docs/recognition.md).
+real exchange (see docs/speakers.md).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy.typing as npt
 # The middle of the thresholds at which every benchmark comes out right (steps of
 # 0.02, with `MIN_SPEAKER_WINDOWS`): the 17-s exchange of the integration tests and the
 # real conversation from 0.40 up, the three voices 0.30-0.58, the long record of two
-# voices up to 0.56 (recognition.md).
+# voices up to 0.56 (docs/speakers.md).
 DEFAULT_THRESHOLD: Final = 0.48
 # A speaker found must hold this many of the clustered windows; a smaller cluster
 # joins its nearest (`absorb_small`). Below the threshold's middle, a few odd windows

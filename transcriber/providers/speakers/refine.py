@@ -50,7 +50,7 @@ def sparse_positions(count: int, every: int) -> list[int]:
 
     Not the middle window alone of every short region: that halved a conversation's
     inputs, but on 3 hours of two voices the closest clusters then came within the
-    threshold and one speaker was found (recognition.md).
+    threshold and one speaker was found (docs/speakers.md).
     """
     if count <= 0:
         return []

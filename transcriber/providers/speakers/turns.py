@@ -39,7 +39,7 @@ def plan_windows(speech: Sequence[Span], plan: WindowPlan = WindowPlan()) -> lis
     A region's tail after its last whole window (less than a step) has no window of
     its own: the turns give it to the last window. An end-aligned window there cost
     one more embedder input in every region (a sixth of all inputs) and found the
-    same turns on the conversations, with fewer confusions on 3 hours (recognition.md).
+    same turns on the conversations, with fewer confusions on 3 hours (docs/speakers.md).
     """
     windows: list[Span] = []
     for region in speech:
