@@ -324,7 +324,7 @@ def test_the_checker_catches_what_it_should(tmp_path: Path) -> None:
     assert _link_problem(api, "recognition.md#no-such-heading") is not None
     assert _link_problem(api, "recognition.md#numbers") is None
     assert _section_problem(api, "docs/recognition.md", "No such section") is not None
-    assert _section_problem(api, "docs/recognition.md", "Progress and ETA") is None
+    assert _section_problem(api, "docs/pipeline.md", "Progress and ETA") is None
     doc = tmp_path / "doc.md"
     doc.write_text("`providers/whisper.py`'s `NoSuchName`, `providers/whisper.py`'s "
                    "`WhisperRecognizer`\n```\n`transcriber/in_a_fence.py`\n```\n")

@@ -234,10 +234,17 @@ class Loudness:
     FRAME = 160  # samples of 16 kHz audio
     SMOOTH = 5  # frames
 
+    BLOCK = 4096  # frames measured at once: no copy of the whole part is made
+
     def __init__(self, samples: np.ndarray, *, rate: int = 16_000) -> None:
         self._rate = rate
-        frames = samples[: samples.size // self.FRAME * self.FRAME].reshape(-1, self.FRAME)
-        energy = (frames.astype(np.float64) ** 2).mean(axis=1) if frames.size else np.zeros(1)
+        count = samples.size // self.FRAME
+        energy = np.zeros(max(count, 1))
+        for first in range(0, count, self.BLOCK):
+            last = min(first + self.BLOCK, count)
+            block = np.asarray(samples[first * self.FRAME:last * self.FRAME],
+                               dtype=np.float32).reshape(-1, self.FRAME)
+            energy[first:last] = np.einsum("ij,ij->i", block, block) / self.FRAME
         kernel = np.ones(self.SMOOTH) / self.SMOOTH
         self._level = np.convolve(energy, kernel, mode="same")
 
