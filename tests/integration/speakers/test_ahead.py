@@ -22,6 +22,7 @@ from transcriber.providers.speakers import ahead as ahead_module
 from transcriber.providers.speakers.ahead import Ahead, AheadKey, JobStopped, TurnsAhead
 from transcriber.providers.speakers.embedder import MODEL_DISTRIBUTION, SpeakerEmbedder
 from transcriber.providers.speakers.features import Features, Floats
+from transcriber.providers.speakers.isolated import IsolatedFailed
 from transcriber.providers.speakers.refine import SpanCache
 from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
@@ -297,3 +298,54 @@ def test_only_a_job_whose_regions_follow_gives_a_sink(
         asyncio.run(separator.close())
     assert LocalSpeakerSeparator().prepare(FIXTURE, num_speakers=None,
                                            speech_follows=True) is None
+
+
+async def test_a_long_recordings_turns_are_found_in_a_child_process(
+        reference: tuple[list[Turn], int]) -> None:
+    """A record of several parts (`speech_follows` false): its job runs the engine in a
+    child process started from the job's thread, at its priority; the same turns."""
+    ahead = TurnsAhead(SpeakerEmbedder)
+    separator = LocalSpeakerSeparator(ahead=ahead, isolate_after_ms=0)
+    try:
+        separator.prepare(FIXTURE, num_speakers=None)
+        job = _job(ahead, FIXTURE)
+        assert job.isolated
+        job.future.result(timeout=WAIT_SECONDS)
+        assert job.child is not None
+        assert job.child.pid != os.getpid()
+        with structlog.testing.capture_logs() as logs:
+            labelled = await separator.separate(FIXTURE, _segments(reference[0]),
+                                                num_speakers=None)
+    finally:
+        await separator.close()
+    assert job.turns() == reference[0]
+    assert [e.get("found") for e in logs if e["event"] == "speaker_turns_taken"] == ["ahead"]
+    assert separator._embedder is None  # nothing of the engine ran in this process
+    assert [u.speaker for u in labelled] == ["S1", "S2", "S1", "S2"]
+
+
+def test_a_long_recording_without_a_job_is_separated_in_a_child_process(
+        reference: tuple[list[Turn], int]) -> None:
+    separator = LocalSpeakerSeparator(isolate_after_ms=1000)
+    with structlog.testing.capture_logs() as logs:
+        labelled = separator._separate(FIXTURE, _segments(reference[0]), None, None, None)
+    assert [e["event"] for e in logs] == ["speaker_turns_isolated"]
+    assert separator._embedder is None
+    assert [u.speaker for u in labelled] == ["S1", "S2", "S1", "S2"]
+
+
+def test_a_child_stopped_by_close_is_killed(tmp_path: Path) -> None:
+    ahead = TurnsAhead(SpeakerEmbedder)
+    copy = tmp_path / "record.mp3"
+    shutil.copyfile(FIXTURE, copy)
+    job = ahead.start(copy, num_speakers=None, isolated=True)
+    assert job is not None
+    for _ in range(400):
+        if job.child is not None:
+            break
+        threading.Event().wait(0.05)
+    assert job.child is not None
+    ahead.close()
+    with pytest.raises(IsolatedFailed):
+        job.future.result(timeout=WAIT_SECONDS)
+    assert job.turns() is None

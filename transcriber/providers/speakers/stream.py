@@ -80,7 +80,9 @@ def speech_and_features(
     without a `vad`) and the log-mel features of all blocks as if they were one array,
     kept as float16."""
     regions: list[Span] = []
-    features: list[Floats] = []
+    # Each block's features are kept as float16 at once: float32 blocks of 3 hours held
+    # 173 MB until the end, and the float16 copy made there 86 MB more beside them.
+    features: list[HalfFloats] = []
     carry = np.zeros(0, dtype=np.float32)
     offset = 0  # samples
     for block in blocks:
@@ -93,14 +95,14 @@ def speech_and_features(
         buffer = np.concatenate([carry, block])
         if buffer.shape[0] >= N_FFT:
             count = (buffer.shape[0] - N_FFT) // HOP_LENGTH + 1
-            features.append(log_mel(buffer))
+            features.append(log_mel(buffer).astype(np.float16))
             carry = buffer[count * HOP_LENGTH:]
         else:
             carry = buffer
     return regions, _joined(features)
 
 
-def _joined(blocks: list[Floats]) -> HalfFloats:
+def _joined(blocks: list[HalfFloats]) -> HalfFloats:
     """The blocks as one float16 array, each freed once copied: `np.concatenate`
     would hold the features twice at the end."""
     joined = np.empty((sum(b.shape[0] for b in blocks), N_MELS), dtype=np.float16)

@@ -1,0 +1,139 @@
+"""A long recording's speaker turns found in a process of its own.
+
+Turns of hours of audio take hundreds of MB (the features of 3 hours alone are 86 MB,
+the embedder's sessions and every block's VAD on top): held in the service beside a
+recognition, they took one `serve` past 1 GiB. In a child process the memory is the
+child's and goes back to the system when it exits, whatever glibc would have kept.
+The child (`python -m transcriber.providers.speakers.isolated`) reads the request as
+JSON on its standard input and writes the turns as JSON on its standard output; it
+inherits the CPU priority of the thread that starts it (a job found ahead starts it
+from its `SCHED_IDLE` thread) and `hurry` raises it to the normal one when the turns
+are waited for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+import structlog
+
+from transcriber.errors import TranscriberError
+from transcriber.ports import Span, Turn
+from transcriber.providers.speakers.embedder import SpeakerModelUnavailable
+
+# The child's exit status for a speaker model that cannot be had (installation problem).
+MODEL_UNAVAILABLE: Final = 3
+# How often a waiting caller looks at its stop flag.
+STOP_POLL_SECONDS: Final = 0.2
+
+
+class IsolatedFailed(TranscriberError):
+    """The child process failed (killed, out of memory, a bug): no turns came."""
+
+
+class IsolatedJob:
+    """One child process finding one recording's turns."""
+
+    def __init__(self, audio: Path, *, num_speakers: int | None,
+                 speech: Sequence[Span] | None = None, threads: int = 1) -> None:
+        request = {"audio": str(audio), "num_speakers": num_speakers, "threads": threads,
+                   "speech": None if speech is None else [[s.start_ms, s.end_ms]
+                                                          for s in speech]}
+        self._process = subprocess.Popen(  # noqa: S603 - our own module, no shell
+            [sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self._request = orjson.dumps(request)
+        self._lock = threading.Lock()
+        self._answer: tuple[bytes, bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def hurry(self) -> None:
+        """The child at the normal CPU priority (it inherited the lowest)."""
+        with contextlib.suppress(AttributeError, OSError):
+            os.sched_setscheduler(self._process.pid, os.SCHED_OTHER, os.sched_param(0))
+        with contextlib.suppress(AttributeError, OSError):
+            os.setpriority(os.PRIO_PROCESS, self._process.pid, 0)
+
+    def wait(self, stop: threading.Event | None = None) -> list[Turn]:
+        """The turns, once the child has found them; the child is killed (and
+        `IsolatedFailed` raised) when `stop` is set first."""
+        with self._lock:
+            if self._answer is None:
+                self._answer = self._communicate(stop)
+        out, err = self._answer
+        code = self._process.returncode
+        if code == MODEL_UNAVAILABLE:
+            raise SpeakerModelUnavailable(err.decode("utf-8", "replace").strip()[-300:])
+        if code != 0:
+            raise IsolatedFailed(f"the speaker process ended with status {code}")
+        return [Turn(start_ms=int(a), end_ms=int(b), speaker=int(s))
+                for a, b, s in orjson.loads(out)["turns"]]
+
+    def _communicate(self, stop: threading.Event | None) -> tuple[bytes, bytes]:
+        if stop is None:
+            return self._process.communicate(self._request)
+        result: dict[str, tuple[bytes, bytes]] = {}
+
+        def talk() -> None:
+            result["answer"] = self._process.communicate(self._request)
+
+        feeding = threading.Thread(target=talk, name="speaker-process-io", daemon=True)
+        feeding.start()
+        while feeding.is_alive():
+            if stop.is_set():
+                self.kill()
+            feeding.join(STOP_POLL_SECONDS)
+        return result.get("answer", (b"", b""))
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self._process.kill()
+
+
+def _find(request: dict[str, Any]) -> list[Turn]:
+    """The child's work: the recording's turns, block by block (`stream`)."""
+    from transcriber.providers.speakers.embedder import SpeakerEmbedder  # noqa: PLC0415
+    from transcriber.providers.speakers.stream import (  # noqa: PLC0415
+        pcm_blocks,
+        speech_and_features,
+    )
+    from transcriber.providers.speakers.turns import turns_from_features  # noqa: PLC0415
+    from transcriber.providers.speakers.vad import speech_regions  # noqa: PLC0415
+
+    embedder = SpeakerEmbedder(threads=int(request["threads"]))
+    handed = request["speech"]
+    regions, features = speech_and_features(pcm_blocks(Path(request["audio"])),
+                                            speech_regions if handed is None else None)
+    if handed is not None:
+        regions = [Span(start_ms=int(a), end_ms=int(b)) for a, b in handed]
+    return turns_from_features(features, regions, embedder,
+                               num_speakers=request["num_speakers"])
+
+
+def main() -> int:
+    # Standard output carries the answer: anything logged goes to standard error.
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+    request = orjson.loads(sys.stdin.buffer.read())
+    try:
+        turns = _find(request)
+    except SpeakerModelUnavailable as exc:
+        sys.stderr.write(str(exc))
+        return MODEL_UNAVAILABLE
+    sys.stdout.buffer.write(orjson.dumps(
+        {"turns": [[t.start_ms, t.end_ms, t.speaker] for t in turns]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
