@@ -68,3 +68,8 @@ async def open_reader(path: Path, *, busy_timeout_ms: int) -> aiosqlite.Connecti
         # read-only connection the statement reports it and changes nothing.
         await conn.execute(statement)
     return conn
+
+
+def use_rollback_journal(conn: sqlite3.Connection) -> None:
+    """Back to a rollback journal: one self-contained file, no `-wal` beside a copy."""
+    conn.execute(q.maintenance.PRAGMA_JOURNAL_DELETE)
