@@ -28,6 +28,7 @@ from transcriber.clock import Clock, SystemClock, stamp
 from transcriber.db.connection import (
     DB_FILE_NAME,
     database_path,
+    open_snapshot,
     reader_uri,
     use_rollback_journal,
 )
@@ -102,8 +103,7 @@ def snapshot_database(source: Path, target: Path, *, busy_timeout_ms: int) -> No
 
 
 def read_snapshot(db: Path) -> tuple[list[SnapshotFile], dict[str, int]]:
-    conn = sqlite3.connect(reader_uri(db), uri=True)
-    conn.row_factory = sqlite3.Row
+    conn = open_snapshot(db)
     try:
         files = [SnapshotFile(record_id=entry.record_id, file_name=entry.file_name,
                               size_bytes=entry.size_bytes)

@@ -17,8 +17,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from transcriber.db import search
-from transcriber.db.connection import reader_uri
+from transcriber.db.connection import open_snapshot
 from transcriber.db.reads import maintenance
 from transcriber.errors import UnsafePath
 from transcriber.files import RECORDS_DIR, stat_inside
@@ -40,9 +39,7 @@ def verify(db_path: Path, files_root: Path) -> Report:
     """`db_path`: the database; `files_root`: the folder holding `records/`."""
     if not db_path.is_file():
         return Report(counts={}, problems={"database": [f"no database at {db_path}"]})
-    conn = sqlite3.connect(reader_uri(db_path), uri=True)
-    conn.row_factory = sqlite3.Row
-    conn.create_function(search.SQL_FUNCTION, 2, search.search_terms, deterministic=True)
+    conn = open_snapshot(db_path)
     try:
         integrity = maintenance.integrity(conn)
         problems: dict[str, list[str]] = {
