@@ -36,6 +36,7 @@ from tests.acceptance.test_serve import free_port
 from tests.integration.steps.textmetrics import wer
 from transcriber.clock import parse_time
 from transcriber.db.connection import database_path
+from transcriber.db.reads.progress import NormalizeProgress, PartProgress, ProgressRecord
 from transcriber.pipeline.progress import progress_of
 from transcriber.providers import media
 from transcriber.providers.whisper import (
@@ -96,17 +97,20 @@ def long_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 def _sample(run: Run) -> None:
     """One look at the record's progress, as every door computes it."""
-    record = lr.query(run.db, "SELECT id, state, halted_at, duration_ms FROM audio_records "
-                              "WHERE id = ?", run.record_id)[0]
-    parts = lr.query(run.db, "SELECT part_index, offset_ms, payload_file, started_at "
-                             "FROM recognitions WHERE record_id = ?", run.record_id)
+    record = ProgressRecord.from_row(lr.query(
+        run.db, "SELECT id, state, halted_at, duration_ms, state_entered_at FROM audio_records "
+                "WHERE id = ?", run.record_id)[0])
+    parts = [PartProgress.from_row(row) for row in lr.query(
+        run.db, "SELECT part_index, offset_ms, channel, provider, model, payload_file, "
+                "started_at, finished_at FROM recognitions WHERE record_id = ?", run.record_id)]
     speed = lr.query(run.db, "SELECT real_time_factor FROM recognition_speed")
-    normalize = lr.query(run.db, "SELECT done_ms, total_ms, started_at, updated_at "
-                                 "FROM normalize_progress WHERE record_id = ?", run.record_id)
+    normalize = [NormalizeProgress.from_row(row) for row in lr.query(
+        run.db, "SELECT record_id, done_ms, total_ms, started_at, updated_at "
+                "FROM normalize_progress WHERE record_id = ?", run.record_id)]
     if normalize and (not run.normalize_updates
-                      or parse_time(normalize[0]["updated_at"]).timestamp()
+                      or parse_time(normalize[0].updated_at).timestamp()
                       != run.normalize_updates[-1]):
-        run.normalize_updates.append(parse_time(normalize[0]["updated_at"]).timestamp())
+        run.normalize_updates.append(parse_time(normalize[0].updated_at).timestamp())
     progress = progress_of(record, parts, real_time_factor=speed[0][0] if speed else None,
                            normalize=normalize[0] if normalize else None, planned=[],
                            overlap_ms=0, sequential=True,

@@ -9,7 +9,6 @@ directly: it is an answer to a command, not a delivery to make durable.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 
 import structlog
@@ -21,9 +20,10 @@ from transcriber.bot.notifier import TelegramNotifier
 from transcriber.bot.status import Progress, ProgressSource, stage_text
 from transcriber.bot.texts import T
 from transcriber.clock import Clock
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.telegram import RecentRecord
 from transcriber.db.writer import Writer
 from transcriber.errors import TranscriberError
 from transcriber.pipeline.outbox import transcript_for_reply
@@ -48,44 +48,44 @@ async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
     lang = decision.language
     user = await writer.ask(EnsureUser(login=decision.login))
     if decision.command == "/status":
-        rows = await readers.fetch_all(q.telegram.LATEST_OF_OWNER,
-                                       {"owner_id": user.id, "limit": STATUS_RECORDS})
+        records = await reads.telegram.latest_of_owner(readers, owner_id=user.id,
+                                                       limit=STATUS_RECORDS)
         shown: dict[str, Progress] = {}
         if progress is not None:
-            for record in rows:
-                found = None if record["halted_at"] is not None else await progress(record["id"])
+            for record in records:
+                found = None if record.halted_at is not None else await progress(record.id)
                 if found is not None:
-                    shown[record["id"]] = found
-        await _send(bot, message, status_list(lang, rows, shown))
+                    shown[record.id] = found
+        await _send(bot, message, status_list(lang, records, shown))
         return
-    row = await readers.fetch_one(q.telegram.LATEST_TRANSCRIPT_OF_OWNER, {"owner_id": user.id})
-    if row is None:
+    latest = await reads.telegram.latest_transcript(readers, owner_id=user.id)
+    if latest is None:
         await _send(bot, message, texts.say(lang, T.LAST_NONE))
         return
-    address = ReplyAddress(record_id=row["id"], source="telegram", tg_chat_id=message.chat.id,
+    record_id = latest.record_id
+    address = ReplyAddress(record_id=record_id, source="telegram", tg_chat_id=message.chat.id,
                            tg_message_id=message.message_id, language=lang)
     notifier = TelegramNotifier(bot, settings=settings, clock=clock)
     try:
-        await notifier.send_transcript(address, await transcript_for_reply(readers, row["id"]))
+        await notifier.send_transcript(address, await transcript_for_reply(readers, record_id))
     except TranscriberError as exc:
-        log.warning("telegram_last_not_sent", record_id=row["id"], error=type(exc).__name__)
+        log.warning("telegram_last_not_sent", record_id=record_id, error=type(exc).__name__)
 
 
-def status_list(lang: texts.Language, rows: Sequence[sqlite3.Row],
+def status_list(lang: texts.Language, records: Sequence[RecentRecord],
                 progress: Mapping[str, Progress] | None = None) -> str:
     """The `/status` answer: one line per record, newest first, with the
     recognition progress of those on their way."""
-    if not rows:
+    if not records:
         return texts.say(lang, T.STATUS_NONE)
     lines = [texts.say(lang, T.STATUS_HEADER)]
-    for row in rows:
-        get = row.__getitem__
-        name: str = get("title") or get("original_filename") or texts.say(lang, T.UNTITLED)
+    for record in records:
+        name = record.title or record.original_filename or texts.say(lang, T.UNTITLED)
         if len(name) > NAME_MAX_CHARS:
             name = name[:NAME_MAX_CHARS - 1] + "…"
-        stage = stage_text(lang, state=get("state"), halted=get("halted_at") is not None,
-                           halt_reason=get("halt_reason"),
-                           progress=(progress or {}).get(get("id")))
+        stage = stage_text(lang, state=record.state, halted=record.halted_at is not None,
+                           halt_reason=record.halt_reason,
+                           progress=(progress or {}).get(record.id))
         lines.append(texts.say(lang, T.STATUS_LINE, name=name, stage=stage))
     return "\n".join(lines)
 

@@ -37,7 +37,7 @@ from transcriber.bot.client import file_url, local_file_chunks
 from transcriber.bot.status import ProgressSource
 from transcriber.bot.texts import T as Text
 from transcriber.clock import Clock
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.commands.telegram import NoteStatus
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
@@ -215,10 +215,10 @@ class TelegramDoor:
 
     async def _take(self, message: Message, decision: rules.TakeFile) -> str:
         parts, lang = self._parts, decision.language
-        key = {"chat_id": message.chat.id, "message_id": message.message_id}
-        stored = await parts.readers.fetch_one(q.records.SELECT_RECORD_BY_TELEGRAM, key)
+        stored = await reads.records.by_telegram_message(
+            parts.readers, chat_id=message.chat.id, message_id=message.message_id)
         if stored is not None:
-            log.info("telegram_repeated_update", record_id=stored["id"])
+            log.info("telegram_repeated_update", record_id=stored)
             await self._reply(message, texts.say(lang, Text.ACCEPTED))
             return "repeated"
         user = await parts.writer.ask(EnsureUser(login=decision.login))

@@ -16,7 +16,6 @@ message is no longer followed. Nothing of the text is logged.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
@@ -28,9 +27,10 @@ from aiogram.exceptions import TelegramBadRequest, TelegramRetryAfter
 from transcriber.bot import rules, texts
 from transcriber.bot.texts import T
 from transcriber.clock import Clock
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.commands.telegram import MarkStatusShown
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.telegram import LiveStatus
 from transcriber.db.writer import Writer
 from transcriber.settings import TelegramSettings
 from transcriber.stages import Stage
@@ -143,22 +143,18 @@ class StatusActor:
                 stop.cancel()
 
     async def round(self) -> None:
-        rows = await self._readers.fetch_all(q.telegram.LIVE_STATUSES,
-                                             {"limit": STATUSES_PER_ROUND})
-        for row in rows:
-            await self._follow(row)
+        for status in await reads.telegram.live_statuses(self._readers,
+                                                         limit=STATUSES_PER_ROUND):
+            await self._follow(status)
 
-    async def _follow(self, row: sqlite3.Row) -> None:
-        get = row.__getitem__
-        record_id: str = get("record_id")
-        chat_id: int = get("chat_id")
-        halted = get("halted_at") is not None
-        state: str = get("state")
-        lang = texts.as_language(get("language"), forced=self._settings.language)
-        text = render_status(lang, state=state, halted=halted, halt_reason=get("halt_reason"),
+    async def _follow(self, status: LiveStatus) -> None:
+        record_id, chat_id, state = status.record_id, status.chat_id, status.state
+        halted = status.halted_at is not None
+        lang = texts.as_language(status.language, forced=self._settings.language)
+        text = render_status(lang, state=state, halted=halted, halt_reason=status.halt_reason,
                              progress=None if halted else await self._progress(record_id))
         final = is_final(state=state, halted=halted)
-        if text == get("shown_text"):
+        if text == status.shown_text:
             if final:
                 await self._writer.ask(MarkStatusShown(record_id=record_id, shown_text=text,
                                                        live=False))
@@ -168,7 +164,7 @@ class StatusActor:
             return
         try:
             await self._bot.edit_message_text(text, chat_id=chat_id,
-                                              message_id=get("message_id"))
+                                              message_id=status.message_id)
         except TelegramRetryAfter as exc:
             self.throttle.hold(chat_id, now + exc.retry_after)
             log.info("status_edit_throttled", record_id=record_id, retry_after=exc.retry_after)
@@ -179,7 +175,7 @@ class StatusActor:
                 log.warning("status_edit_refused", record_id=record_id,
                             error=type(exc).__name__)
                 await self._writer.ask(MarkStatusShown(record_id=record_id,
-                                                       shown_text=get("shown_text"),
+                                                       shown_text=status.shown_text,
                                                        live=False))
                 return
         except rules.ANY_API_ERRORS as exc:

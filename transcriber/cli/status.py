@@ -7,7 +7,7 @@ import asyncio
 
 import aiohttp
 
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
@@ -23,11 +23,8 @@ async def collect_counts(settings: Settings) -> tuple[dict[str, int], dict[str, 
                       busy_timeout_ms=settings.storage.busy_timeout_ms)
     await pool.open()
     try:
-        stages = {row["state"]: row["n"] for row in await pool.fetch_all(q.records.COUNT_BY_STAGE)}
-        halts = {
-            row["halt_reason"]: row["n"]
-            for row in await pool.fetch_all(q.records.COUNT_BY_HALT_REASON)
-        }
+        stages = await reads.counts.by_stage(pool)
+        halts = await reads.counts.by_halt_reason(pool)
     finally:
         await pool.close()
     return (

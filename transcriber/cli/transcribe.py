@@ -31,7 +31,7 @@ from aiohttp import web
 
 from transcriber import keys
 from transcriber.clock import Clock
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.errors import StepFailure, TranscriberError
@@ -42,7 +42,7 @@ from transcriber.ports import Recognizer
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
 from transcriber.stages import Stage
-from transcriber.transcripts import STRUCTURE_ROW, TranscriptFormat, load_structure, render
+from transcriber.transcripts import TranscriptFormat, render
 
 DEFAULT_OWNER = "local"
 POLL_SECONDS = 0.25
@@ -143,14 +143,14 @@ async def _wait(app: web.Application, tracked: list[Tracked], *, err: TextIO) ->
         for item in tracked:
             if item.record_id is None or item.finished is not None:
                 continue
-            row = await readers.fetch_one(q.records.SELECT_RECORD, {"id": item.record_id})
-            if row is None:
+            record = await reads.records.state(readers, record_id=item.record_id)
+            if record is None:
                 continue
-            item.stage = row["state"]
-            if row["halted_at"] is not None:
-                item.halted = f"{row['halt_reason']}: {row['error_text'] or ''}".rstrip(": ")
+            item.stage = record.state
+            if record.halted_at is not None:
+                item.halted = f"{record.halt_reason}: {record.error_text or ''}".rstrip(": ")
             item.progress = await progress_for_row(
-                readers, row, settings=settings, now=app[keys.CLOCK].now(),
+                readers, record, settings=settings, now=app[keys.CLOCK].now(),
                 recognizer=app.get(keys.RECOGNIZER))
             if item.settled:
                 item.finished = time.monotonic()
@@ -233,9 +233,9 @@ async def _report(readers: ReaderPool, tracked: list[Tracked], *, fmt: Transcrip
             print(f"transcriber: {item.path.name}: halted ({item.halted}); "
                   f"record {item.record_id}", file=err)
     for item in done:
-        row = await readers.fetch_one(q.results.SELECT_STRUCTURE,
-                                      {"record_id": item.record_id, "version": STRUCTURE_ROW})
-        utterances = load_structure(row["contents"]) if row is not None else []
+        utterances = None if item.record_id is None else await reads.transcripts.utterances(
+            readers, record_id=item.record_id, original=True)
+        utterances = utterances or []
         if len(tracked) > 1:
             out.write(f"==> {item.path.name} <==\n")
         out.write(render(utterances, fmt))

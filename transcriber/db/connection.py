@@ -68,3 +68,17 @@ async def open_reader(path: Path, *, busy_timeout_ms: int) -> aiosqlite.Connecti
         # read-only connection the statement reports it and changes nothing.
         await conn.execute(statement)
     return conn
+
+
+def open_snapshot(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a database nobody writes (a backup's copy, a folder
+    to verify), for the maintenance reads (`transcriber.db.reads.maintenance`)."""
+    conn = sqlite3.connect(reader_uri(path), uri=True)
+    conn.row_factory = sqlite3.Row
+    conn.create_function(search.SQL_FUNCTION, 2, search.search_terms, deterministic=True)
+    return conn
+
+
+def use_rollback_journal(conn: sqlite3.Connection) -> None:
+    """Back to a rollback journal: one self-contained file, no `-wal` beside a copy."""
+    conn.execute(q.maintenance.PRAGMA_JOURNAL_DELETE)

@@ -16,16 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile, insert_file
+from transcriber.db.commands.results import ColumnValue, save_transcript, set_record_columns
 from transcriber.db.writer import WriteContext
 from transcriber.errors import TranscriberError
 from transcriber.files import PlacedFile
-from transcriber.ids import new_id
 from transcriber.stages import spec_of, stage_of_step
-from transcriber.transcripts import STRUCTURE_ROW
-
-ColumnValue = int | str | None
 
 
 class ColumnNotOwned(TranscriberError):
@@ -92,12 +88,7 @@ class SetColumns:
         foreign = sorted(set(self.values) - set(allowed))
         if foreign:
             raise ColumnNotOwned(f"step {step} may not write {', '.join(foreign)}")
-        columns = list(self.values)
-        cursor = await ctx.conn.execute(
-            q.results.update_record_columns(columns),
-            {**self.values, "record_id": record_id, "now": ctx.now()},
-        )
-        if cursor.rowcount != 1:
+        if not await set_record_columns(ctx, record_id=record_id, values=self.values):
             raise EffectMissedRecord(f"record {record_id} not found for its columns")
 
 
@@ -109,26 +100,8 @@ class SaveTranscript:
     structure_json: str
 
     async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
-        now = ctx.now()
-        async with ctx.conn.execute(
-            q.results.UPSERT_TEXT,
-            {"id": new_id(), "record_id": record_id, "kind": "transcript",
-             "contents": self.text, "now": now},
-        ) as cursor:
-            text_row = await cursor.fetchone()
-        async with ctx.conn.execute(
-            q.results.UPSERT_STRUCTURE,
-            {"id": new_id(), "record_id": record_id, "version": STRUCTURE_ROW,
-             "contents": self.structure_json, "now": now},
-        ) as cursor:
-            structure_row = await cursor.fetchone()
-        assert text_row is not None
-        assert structure_row is not None
-        # A new recognizer transcript (a re-transcription): the corrections
-        # were of the old one, and a correction still open against it must
-        # meet a new revision (409), not overwrite this.
-        await ctx.conn.execute(q.edits.CLEAR_CORRECTIONS, {"record_id": record_id})
-        await ctx.conn.execute(q.edits.NEXT_REVISION, {"record_id": record_id})
-        await SetColumns(values={"transcript_text_id": text_row["id"],
-                                 "structure_id": structure_row["id"]}).apply(
+        saved = await save_transcript(ctx, record_id=record_id, text=self.text,
+                                      structure_json=self.structure_json)
+        await SetColumns(values={"transcript_text_id": saved.text_id,
+                                 "structure_id": saved.structure_id}).apply(
             ctx, record_id=record_id, step=step)

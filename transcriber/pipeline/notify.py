@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import structlog
 
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.commands.telegram import enqueue_reply
 from transcriber.observability import REPLIES_UNDELIVERED
 from transcriber.pipeline import policy
@@ -91,14 +91,14 @@ class Delivery:
         return await self._deliver(record_id, "transcript")
 
     async def _deliver(self, record_id: str, kind: str) -> Delivered:
-        row = await self._readers.fetch_one(q.pipeline.SELECT_REPLY_ADDRESS, {"id": record_id})
-        if row is None:
+        target = await reads.records.reply_target(self._readers, record_id=record_id)
+        if target is None:
             return Delivered.NO_REPLY
         address = ReplyAddress(
             record_id=record_id,
-            source="telegram" if row["source"] == "telegram" else "http",
-            tg_chat_id=row["tg_chat_id"],
-            tg_message_id=row["tg_message_id"],
+            source="telegram" if target.source == "telegram" else "http",
+            tg_chat_id=target.tg_chat_id,
+            tg_message_id=target.tg_message_id,
         )
         plan = policy.delivery_plan(address, bot_running=self.bot_running())
         if isinstance(plan, policy.NoReply):

@@ -28,17 +28,17 @@ from typing import TYPE_CHECKING
 import structlog
 
 from transcriber.clock import Clock, format_time, parse_time
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.commands.telegram import MarkEnded, MarkRetry, MarkSent
+from transcriber.db.reads.telegram import OutboxRow
 from transcriber.observability import OUTBOX_DEPTH, REPLIES_UNDELIVERED
 from transcriber.pipeline import policy
 from transcriber.ports import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.settings import TelegramSettings
 from transcriber.stages import HaltReason
-from transcriber.transcripts import STRUCTURE_ROW, BadStructure, load_structure, reply_text
+from transcriber.transcripts import BadStructure, reply_text
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Callable
 
     from transcriber.db.readers import ReaderPool
@@ -62,9 +62,9 @@ class Outbox:
 
     async def deliver_record(self, record_id: str) -> None:
         """Send the record's pending rows now (with the earlier rows of its chat)."""
-        row = await self._readers.fetch_one(q.telegram.CHAT_OF_RECORD, {"record_id": record_id})
-        if row is not None:
-            await self.deliver_chat(int(row["chat_id"]))
+        chat_id = await reads.telegram.chat_of_record(self._readers, record_id=record_id)
+        if chat_id is not None:
+            await self.deliver_chat(chat_id)
 
     def wake(self) -> None:
         self._wake.set()
@@ -90,71 +90,68 @@ class Outbox:
     async def round(self) -> None:
         """One look for due rows; every chat found is sent in order."""
         if self._notifier() is not None:
-            rows = await self._readers.fetch_all(q.telegram.DUE_CHATS, {
-                "now": self._now(), "limit": ROWS_PER_ROUND})
-            for row in rows:
-                await self.deliver_chat(int(row["chat_id"]))
-        depth = await self._readers.fetch_one(q.telegram.OUTBOX_DEPTH, {})
-        OUTBOX_DEPTH.set(depth["n"] if depth is not None else 0)
+            for chat_id in await reads.telegram.due_chats(self._readers, now=self._now(),
+                                                          limit=ROWS_PER_ROUND):
+                await self.deliver_chat(chat_id)
+        OUTBOX_DEPTH.set(await reads.telegram.outbox_depth(self._readers))
 
     async def deliver_chat(self, chat_id: int) -> None:
         lock = self._locks.setdefault(chat_id, asyncio.Lock())
         async with lock:
-            rows = await self._readers.fetch_all(q.telegram.PENDING_OF_CHAT, {
-                "chat_id": chat_id, "limit": ROWS_PER_ROUND})
+            rows = await reads.telegram.pending_of_chat(self._readers, chat_id=chat_id,
+                                                        limit=ROWS_PER_ROUND)
             for row in rows:
-                if row["next_attempt_at"] > self._now() or not await self._send(row):
+                if row.next_attempt_at > self._now() or not await self._send(row):
                     return  # the chat waits for this row: none overtakes it
 
-    async def _send(self, row: sqlite3.Row) -> bool:
+    async def _send(self, row: OutboxRow) -> bool:
         """Try one row; False when it stays pending (the chat waits for it)."""
         notifier = self._notifier()
         if notifier is None:
             return False
-        record_id: str = row["record_id"]
+        record_id, kind = row.record_id, row.kind
         address = ReplyAddress(record_id=record_id, source="telegram",
-                               tg_chat_id=row["chat_id"], tg_message_id=row["reply_to"],
-                               language=row["language"])
-        kind: str = row["kind"]
+                               tg_chat_id=row.chat_id, tg_message_id=row.reply_to,
+                               language=row.language)
         try:
             if kind == "transcript":
                 message_id = await notifier.send_transcript(
                     address, await transcript_for_reply(self._readers, record_id))
             else:
-                message_id = await notifier.send_halt_notice(address,
-                                                             HaltReason(row["halt_reason"]))
+                # A halt notice's row always has its reason.
+                message_id = await notifier.send_halt_notice(
+                    address, HaltReason(row.halt_reason or ""))
         except Undelivered as exc:
             await self._end(row, exc.reason)
             return True
         except Exception as exc:
             return await self._retry_or_end(row, exc)
-        await self._writer.ask(MarkSent(outbox_id=row["id"], message_id=message_id))
-        log.info("reply_delivered", record_id=record_id, kind=kind,
-                 attempts=row["attempts"] + 1)
+        await self._writer.ask(MarkSent(outbox_id=row.id, message_id=message_id))
+        log.info("reply_delivered", record_id=record_id, kind=kind, attempts=row.attempts + 1)
         return True
 
-    async def _retry_or_end(self, row: sqlite3.Row, error: Exception) -> bool:
+    async def _retry_or_end(self, row: OutboxRow, error: Exception) -> bool:
         window = timedelta(hours=self._settings.delivery_window_hours)
-        if self._clock.now() >= parse_time(row["created_at"]) + window:
+        if self._clock.now() >= parse_time(row.created_at) + window:
             await self._end(row, "window_passed")
             return True
-        failures = row["attempts"] + 1
+        failures = row.attempts + 1
         wait = policy.backoff_base_seconds(failures, base=self._settings.retry_base_seconds,
                                            cap=self._settings.retry_cap_seconds)
         asked = getattr(error, "retry_after", None)
         if isinstance(asked, int | float):
             wait = max(wait, float(asked))
-        await self._writer.ask(MarkRetry(outbox_id=row["id"], delay_seconds=wait))
-        log.warning("reply_retry", record_id=row["record_id"], kind=row["kind"],
+        await self._writer.ask(MarkRetry(outbox_id=row.id, delay_seconds=wait))
+        log.warning("reply_retry", record_id=row.record_id, kind=row.kind,
                     attempts=failures, error=type(error).__name__, retry_in=wait)
         return False
 
-    async def _end(self, row: sqlite3.Row, reason: UndeliveredReason) -> None:
-        await self._writer.ask(MarkEnded(outbox_id=row["id"], reason=reason))
+    async def _end(self, row: OutboxRow, reason: UndeliveredReason) -> None:
+        await self._writer.ask(MarkEnded(outbox_id=row.id, reason=reason))
         REPLIES_UNDELIVERED.labels(reason).inc()
         report = log.error if policy.undelivered_level(reason) == "error" else log.warning
-        report("reply_undelivered", record_id=row["record_id"], kind=row["kind"], reason=reason,
-               attempts=row["attempts"] + 1)
+        report("reply_undelivered", record_id=row.record_id, kind=row.kind, reason=reason,
+               attempts=row.attempts + 1)
 
     def _now(self) -> str:
         return format_time(self._clock.now())
@@ -163,12 +160,13 @@ class Outbox:
 async def transcript_for_reply(readers: ReaderPool, record_id: str) -> str:
     """The reply's text, made from the utterances (`transcripts.reply_text`); the
     stored plain text when the record has no readable structure."""
-    row = await readers.fetch_one(q.archive.STRUCTURE, {
-        "record_id": record_id, "version": STRUCTURE_ROW})
-    if row is not None:
-        try:
-            return reply_text(load_structure(row["contents"]))
-        except BadStructure:
-            log.warning("reply_structure_unreadable", record_id=record_id)
-    text = await readers.fetch_one(q.pipeline.SELECT_TRANSCRIPT, {"record_id": record_id})
-    return str(text["contents"]) if text is not None else ""
+    try:
+        utterances = await reads.transcripts.utterances(readers, record_id=record_id,
+                                                        original=True)
+    except BadStructure:
+        log.warning("reply_structure_unreadable", record_id=record_id)
+    else:
+        if utterances is not None:
+            return reply_text(utterances)
+    text = await reads.transcripts.transcript_text(readers, record_id=record_id)
+    return text if text is not None else ""

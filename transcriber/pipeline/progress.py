@@ -1,7 +1,7 @@
 """How far a record is on its way to a transcript: one answer for every door.
 
-`progress_of` is pure (rows in, a `Progress` or None out); `load_progress`
-reads the rows it needs through named queries. The web card and list, the
+`progress_of` is pure (typed reads in, a `Progress` or None out);
+`load_progress` reads what it needs (`transcriber.db.reads.progress`). The web card and list, the
 Telegram status message and `transcriber transcribe` all call one of them.
 
 `fraction` covers the whole way: normalization is its first
@@ -14,15 +14,15 @@ measured on this machine (`recognition_speed`); no measurement, no ETA.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from transcriber.clock import parse_time
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.progress import NormalizeProgress, PartProgress
 from transcriber.pipeline.parts import PartPlan, plan_parts, plans_from_offsets
 from transcriber.pipeline.steps._common import overlap_ms_of
 from transcriber.ports import Recognizer
@@ -30,8 +30,23 @@ from transcriber.settings import Settings
 from transcriber.stages import Stage
 
 NORMALIZE_SHARE = 0.05
-Row = Mapping[str, Any] | sqlite3.Row
 _IN_PROGRESS = (Stage.UPLOADED.value, Stage.NORMALIZED.value, Stage.SUBMITTED.value)
+
+
+class OnItsWay(Protocol):
+    """What progress needs of a record (a list item, a card, a progress read…)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def halted_at(self) -> str | None: ...
+
+    @property
+    def duration_ms(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,15 +62,13 @@ class Progress:
                 "fraction": self.fraction, "eta_seconds": self.eta_seconds}
 
 
-def part_spans(parts: Sequence[Row], *, duration_ms: int, overlap_ms: int) -> list[PartPlan]:
+def part_spans(parts: Sequence[PartProgress], *, duration_ms: int,
+               overlap_ms: int) -> list[PartPlan]:
     """Pure: the parts' spans from their stored offsets (as the stitch rebuilds them);
     each channel of a stereo record recognized on its own has its own parts."""
     by_channel: dict[int | None, list[tuple[int, int]]] = {}
     for p in parts:
-        # Rows read before migration 0009's column (the bench's own query) have none.
-        channel = p["channel"] if "channel" in p.keys() else None  # noqa: SIM118
-        by_channel.setdefault(channel, []).append((int(p["part_index"]),
-                                                        int(p["offset_ms"])))
+        by_channel.setdefault(p.channel, []).append((p.part_index, p.offset_ms))
     spans = [plan for offsets in by_channel.values()
              for plan in plans_from_offsets(offsets, duration_ms=duration_ms,
                                             overlap_ms=overlap_ms)]
@@ -67,11 +80,11 @@ def _seconds_since(moment: str | None, now: datetime) -> float:
 
 
 def progress_of(
-    record: Row,
-    parts: Sequence[Row],
+    record: OnItsWay,
+    parts: Sequence[PartProgress],
     *,
     real_time_factor: float | None,
-    normalize: Row | None,
+    normalize: NormalizeProgress | None,
     planned: Sequence[PartPlan],
     overlap_ms: int,
     sequential: bool,
@@ -79,21 +92,20 @@ def progress_of(
 ) -> Progress | None:
     """Pure: the progress of a record, or None when it is not on its way (done, halted).
 
-    `record` has state, halted_at, duration_ms; `parts` are its recognitions rows
-    (part_index, offset_ms, payload_file, started_at); `planned` is the cut the
+    `parts` are the record's recognition parts; `planned` is the cut the
     configured recognizer would make, for a record whose parts are not registered
     yet; `sequential`: the parts are recognized one after another (local work).
     """
-    if record["halted_at"] is not None or record["state"] not in _IN_PROGRESS:
+    if record.halted_at is not None or record.state not in _IN_PROGRESS:
         return None
-    duration_ms = int(record["duration_ms"])
-    if record["state"] == Stage.UPLOADED.value:
+    duration_ms = record.duration_ms
+    if record.state == Stage.UPLOADED.value:
         return _normalizing(normalize, duration_ms=duration_ms, total_parts=len(planned),
                             now=now)
     spans = part_spans(parts, duration_ms=duration_ms, overlap_ms=overlap_ms) if parts \
         else list(planned)
-    saved = {int(p["part_index"]) for p in parts if p["payload_file"] is not None}
-    started = {int(p["part_index"]): p["started_at"] for p in parts}
+    saved = {p.part_index for p in parts if p.payload_file is not None}
+    started = {p.part_index: p.started_at for p in parts}
     total_audio = sum(s.length_ms for s in spans) or 1
     done_audio = sum(s.length_ms for s in spans if s.index in saved)
     waiting = [s for s in spans if s.index not in saved]
@@ -114,15 +126,15 @@ def progress_of(
                     total=len(spans), fraction=round(fraction, 4), eta_seconds=eta)
 
 
-def _normalizing(normalize: Row | None, *, duration_ms: int, total_parts: int,
+def _normalizing(normalize: NormalizeProgress | None, *, duration_ms: int, total_parts: int,
                  now: datetime) -> Progress:
-    done_ms = 0 if normalize is None else int(normalize["done_ms"])
-    total_ms = duration_ms if normalize is None else int(normalize["total_ms"]) or duration_ms
+    done_ms = 0 if normalize is None else normalize.done_ms
+    total_ms = duration_ms if normalize is None else normalize.total_ms or duration_ms
     share = min(done_ms / total_ms, 1.0) if total_ms > 0 else 0.0
     eta: int | None = None
     if normalize is not None and done_ms > 0:
         # ffmpeg's own pace so far is the best guess for the rest of this file.
-        elapsed = _seconds_since(normalize["started_at"], now)
+        elapsed = _seconds_since(normalize.started_at, now)
         eta = round(elapsed * max(total_ms - done_ms, 0) / done_ms)
     return Progress(stage="normalize", done=0, total=max(total_parts, 1),
                     fraction=round(NORMALIZE_SHARE * share, 4), eta_seconds=eta)
@@ -155,35 +167,31 @@ class Configured:
 
 async def load_progress(readers: ReaderPool, record_id: str, *, settings: Settings,
                         now: datetime, recognizer: Recognizer | None = None) -> Progress | None:
-    """The progress of one record, read through the named queries (any door may call it)."""
-    record = await readers.fetch_one(q.progress.SELECT_PROGRESS_RECORD, {"record_id": record_id})
+    """The progress of one record, read through the typed reads (any door may call it)."""
+    record = await reads.progress.progress_record(readers, record_id=record_id)
     if record is None:
         return None
     return await progress_for_row(readers, record, settings=settings, now=now,
                                   recognizer=recognizer)
 
 
-async def progress_for_row(readers: ReaderPool, record: Row, *, settings: Settings,
+async def progress_for_row(readers: ReaderPool, record: OnItsWay, *, settings: Settings,
                            now: datetime, recognizer: Recognizer | None = None
                            ) -> Progress | None:
-    """As `load_progress`, for a record row already read (id, state, halted_at, duration_ms)."""
-    if record["halted_at"] is not None or record["state"] not in _IN_PROGRESS:
+    """As `load_progress`, for a record already read (a list item, a card…)."""
+    if record.halted_at is not None or record.state not in _IN_PROGRESS:
         return None
     configured = Configured.of(settings, recognizer)
-    params = {"record_id": record["id"]}
-    parts = await readers.fetch_all(q.progress.SELECT_PROGRESS_PARTS, params)
-    provider = parts[0]["provider"] if parts else configured.provider
-    model = parts[0]["model"] if parts else configured.model
-    speed = await readers.fetch_one(q.progress.SELECT_SPEED,
-                                    {"provider": provider, "model": model})
+    parts = await reads.progress.parts(readers, record_id=record.id)
+    provider = parts[0].provider if parts else configured.provider
+    model = parts[0].model if parts else configured.model
+    speed = await reads.progress.real_time_factor(readers, provider=provider, model=model)
     normalize = None
-    if record["state"] == Stage.UPLOADED.value:
-        normalize = await readers.fetch_one(q.progress.SELECT_NORMALIZE_PROGRESS, params)
+    if record.state == Stage.UPLOADED.value:
+        normalize = await reads.progress.normalize_progress(readers, record_id=record.id)
     overlap_ms = overlap_ms_of(settings, provider)
-    planned = plan_parts(int(record["duration_ms"]), max_part_ms=configured.max_part_ms,
+    planned = plan_parts(record.duration_ms, max_part_ms=configured.max_part_ms,
                          overlap_ms=overlap_ms)
     return progress_of(
-        record, parts,
-        real_time_factor=None if speed is None else float(speed["real_time_factor"]),
-        normalize=normalize, planned=planned, overlap_ms=overlap_ms,
-        sequential=configured.sequential, now=now)
+        record, parts, real_time_factor=speed, normalize=normalize, planned=planned,
+        overlap_ms=overlap_ms, sequential=configured.sequential, now=now)

@@ -25,8 +25,14 @@ from pathlib import Path
 import orjson
 
 from transcriber.clock import Clock, SystemClock, stamp
-from transcriber.db import queries as q
-from transcriber.db.connection import DB_FILE_NAME, database_path, reader_uri
+from transcriber.db.connection import (
+    DB_FILE_NAME,
+    database_path,
+    open_snapshot,
+    reader_uri,
+    use_rollback_journal,
+)
+from transcriber.db.reads import maintenance
 from transcriber.errors import TranscriberError, UnsafePath
 from transcriber.files import RECORDS_DIR, open_inside, sha256_of
 
@@ -88,7 +94,7 @@ def snapshot_database(source: Path, target: Path, *, busy_timeout_ms: int) -> No
         try:
             src.backup(dst)
             # One self-contained file: no -wal beside the copy.
-            dst.execute(q.maintenance.PRAGMA_JOURNAL_DELETE)
+            use_rollback_journal(dst)
         finally:
             dst.close()
     finally:
@@ -97,13 +103,12 @@ def snapshot_database(source: Path, target: Path, *, busy_timeout_ms: int) -> No
 
 
 def read_snapshot(db: Path) -> tuple[list[SnapshotFile], dict[str, int]]:
-    conn = sqlite3.connect(reader_uri(db), uri=True)
-    conn.row_factory = sqlite3.Row
+    conn = open_snapshot(db)
     try:
-        files = [SnapshotFile(record_id=row["record_id"], file_name=row["file_name"],
-                              size_bytes=row["size_bytes"])
-                 for row in conn.execute(q.maintenance.SNAPSHOT_FILES)]
-        counts = dict(conn.execute(q.maintenance.COUNTS).fetchone())
+        files = [SnapshotFile(record_id=entry.record_id, file_name=entry.file_name,
+                              size_bytes=entry.size_bytes)
+                 for entry in maintenance.files(conn)]
+        counts = maintenance.counts(conn).as_dict()
     finally:
         conn.close()
     return files, counts

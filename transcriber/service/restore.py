@@ -25,8 +25,7 @@ from pathlib import Path
 
 import orjson
 
-from transcriber.db import queries as q
-from transcriber.db.connection import database_path
+from transcriber.db.connection import database_path, use_rollback_journal
 from transcriber.db.migrate import migrate
 from transcriber.errors import UnsafePath
 from transcriber.files import open_file_inside, open_inside, plain_name
@@ -160,7 +159,7 @@ def _single_file(db: Path) -> None:
     """Back to a rollback journal after the migration: verify reads it without leaving
     `-wal`/`-shm` files under the temporary name (serve switches to WAL again)."""
     with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as conn:
-        conn.execute(q.maintenance.PRAGMA_JOURNAL_DELETE)
+        use_rollback_journal(conn)
 
 
 def _empty(data_dir: Path) -> None:

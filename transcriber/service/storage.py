@@ -21,7 +21,7 @@ import structlog
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
@@ -87,8 +87,7 @@ def sweep_record_folders(
 
 
 async def sweep_at_start(data_dir: Path, readers: ReaderPool, *, before: float) -> None:
-    keep = {(row["record_id"], row["file_name"])
-            for row in await readers.fetch_all(q.records.ALL_FILE_NAMES)}
+    keep = await reads.counts.stored_file_names(readers)
     temps, orphans = await asyncio.to_thread(sweep_record_folders, data_dir, keep,
                                              before=before)
     # Counts only: file names never reach the log.

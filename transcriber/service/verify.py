@@ -17,9 +17,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from transcriber.db import queries as q
-from transcriber.db import search
-from transcriber.db.connection import reader_uri
+from transcriber.db.connection import open_snapshot
+from transcriber.db.reads import maintenance
 from transcriber.errors import UnsafePath
 from transcriber.files import RECORDS_DIR, stat_inside
 
@@ -40,17 +39,15 @@ def verify(db_path: Path, files_root: Path) -> Report:
     """`db_path`: the database; `files_root`: the folder holding `records/`."""
     if not db_path.is_file():
         return Report(counts={}, problems={"database": [f"no database at {db_path}"]})
-    conn = sqlite3.connect(reader_uri(db_path), uri=True)
-    conn.row_factory = sqlite3.Row
-    conn.create_function(search.SQL_FUNCTION, 2, search.search_terms, deterministic=True)
+    conn = open_snapshot(db_path)
     try:
-        integrity = [row[0] for row in conn.execute(q.maintenance.PRAGMA_INTEGRITY_CHECK)]
+        integrity = maintenance.integrity(conn)
         problems: dict[str, list[str]] = {
             "integrity": [] if integrity == ["ok"] else integrity,
-            "foreign_keys": [f"{row['table']} row {row['rowid']} -> {row['parent']}"
-                             for row in conn.execute(q.maintenance.PRAGMA_FOREIGN_KEY_CHECK)],
+            "foreign_keys": [f"{p.table} row {p.rowid} -> {p.parent}"
+                             for p in maintenance.foreign_key_problems(conn)],
         }
-        counts = dict(conn.execute(q.maintenance.COUNTS).fetchone())
+        counts = maintenance.counts(conn).as_dict()
         problems |= _check_files(conn, files_root)
         problems["search"] = _check_search(conn)
     finally:
@@ -61,8 +58,8 @@ def verify(db_path: Path, files_root: Path) -> Report:
 def _check_files(conn: sqlite3.Connection, files_root: Path) -> dict[str, list[str]]:
     named: set[tuple[str, str]] = set()
     missing, wrong_size, unsafe = [], [], []
-    for row in conn.execute(q.maintenance.SNAPSHOT_FILES):
-        record_id, file_name = str(row["record_id"]), str(row["file_name"])
+    for entry in maintenance.files(conn):
+        record_id, file_name = entry.record_id, entry.file_name
         relative = f"{RECORDS_DIR}/{record_id}/{file_name}"
         named.add((record_id, file_name))
         try:
@@ -73,8 +70,8 @@ def _check_files(conn: sqlite3.Connection, files_root: Path) -> dict[str, list[s
         except (UnsafePath, OSError) as exc:
             unsafe.append(f"{relative!r}: {exc}")
             continue
-        if size != row["size_bytes"]:
-            wrong_size.append(f"{relative}: {size} bytes, the row says {row['size_bytes']}")
+        if size != entry.size_bytes:
+            wrong_size.append(f"{relative}: {size} bytes, the row says {entry.size_bytes}")
     return {"missing_files": missing, "wrong_size": wrong_size, "unsafe_files": unsafe,
             "files_without_row": _unnamed_files(files_root / RECORDS_DIR, named)}
 
@@ -96,14 +93,10 @@ def _unnamed_files(root: Path, named: set[tuple[str, str]]) -> list[str]:
 
 
 def _check_search(conn: sqlite3.Connection) -> list[str]:
-    found = [f"record {row['record_id']} has no search key"
-             for row in conn.execute(q.maintenance.RECORDS_WITHOUT_SEARCH_KEY)]
-    found += [f"search key of a record that does not exist: {row['record_id']}"
-              for row in conn.execute(q.maintenance.SEARCH_KEYS_WITHOUT_RECORD)]
-    conn.execute(q.maintenance.CREATE_EXPECTED_INDEX)
-    conn.execute(q.maintenance.FILL_EXPECTED_INDEX)
-    for statement in q.maintenance.CREATE_VOCABULARIES:
-        conn.execute(statement)
-    found += [f"search terms of record {row['record_id'] or '(no key)'} differ from the record"
-              for row in conn.execute(q.maintenance.SEARCH_DIFFERENCES)]
+    problems = maintenance.search_problems(conn)
+    found = [f"record {record_id} has no search key" for record_id in problems.without_key]
+    found += [f"search key of a record that does not exist: {record_id}"
+              for record_id in problems.key_without_record]
+    found += [f"search terms of record {record_id or '(no key)'} differ from the record"
+              for record_id in problems.differing]
     return found

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import structlog
 from aiohttp import web
 
 from transcriber import keys, transcripts
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.commands.pipeline import Resume
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
-from transcriber.pipeline.progress import progress_for_row
+from transcriber.pipeline.progress import OnItsWay, progress_for_row
 from transcriber.ports import Utterance
 from transcriber.stages import Stage
 from transcriber.web.downloads import (
@@ -35,7 +34,7 @@ from transcriber.web.paging import (
 )
 from transcriber.web.ratelimit import poll_after_ms
 from transcriber.web.responses import json_response
-from transcriber.web.views import record_card, record_summary, speaker_names
+from transcriber.web.views import record_card, record_summary
 
 log = structlog.get_logger(__name__)
 
@@ -66,55 +65,47 @@ async def list_records(request: web.Request) -> web.Response:
     raw_cursor = request.query.get("cursor") or None
     query = request.query.get("q", "").strip()
     topic = request.query.get("topic")
-    params: dict[str, Any] = {"owner_id": owner_id, "limit": limit + 1}
     if topic is not None and query:
         raise bad_request("q and topic cannot be combined")
+    hits: list[reads.lists.SearchHit] = []
     if topic is not None:
-        params["topic"] = topic
         after = decode_cursor(raw_cursor, search=False) if raw_cursor else None
-        if isinstance(after, PageAfter):
-            params.update(after_created_at=after.created_at, after_id=after.id)
-            rows = await readers.fetch_all(q.archive.TOPIC_PAGE_AFTER, params)
-        else:
-            rows = await readers.fetch_all(q.archive.TOPIC_PAGE_FIRST, params)
+        page = await reads.lists.topic_page(
+            readers, owner_id=owner_id, topic=topic, limit=limit + 1,
+            after=after if isinstance(after, PageAfter) else None)
     elif query:
         match = match_expression(query, owner_id)
         after = decode_cursor(raw_cursor, search=True) if raw_cursor else None
         if match is None:
             return json_response({"items": [], "next_cursor": None})
-        params["match"] = match
-        if isinstance(after, SearchAfter):
-            params.update(after_score=after.score, after_id=after.id)
-            rows = await readers.fetch_all(q.archive.SEARCH_AFTER, params)
-        else:
-            rows = await readers.fetch_all(q.archive.SEARCH_FIRST, params)
+        hits = await reads.lists.search_page(
+            readers, owner_id=owner_id, match=match, limit=limit + 1,
+            after=after if isinstance(after, SearchAfter) else None)
+        page = [hit.item for hit in hits]
     else:
         after = decode_cursor(raw_cursor, search=False) if raw_cursor else None
-        if isinstance(after, PageAfter):
-            params.update(after_created_at=after.created_at, after_id=after.id)
-            rows = await readers.fetch_all(q.archive.PAGE_AFTER, params)
-        else:
-            rows = await readers.fetch_all(q.archive.PAGE_FIRST, params)
-    page, more = rows[:limit], len(rows) > limit
+        page = await reads.lists.owner_page(
+            readers, owner_id=owner_id, limit=limit + 1,
+            after=after if isinstance(after, PageAfter) else None)
     next_cursor = None
-    if more:
-        last = page[-1]
+    if len(page) > limit:
+        last = page[limit - 1]
         next_cursor = encode_cursor(
-            SearchAfter(score=last["score"], id=last["id"]) if query
-            else PageAfter(created_at=last["created_at"], id=last["id"])
+            SearchAfter(score=hits[limit - 1].score, id=last.id) if query
+            else PageAfter(created_at=last.created_at, id=last.id)
         )
     return json_response({"items": [record_summary(r, progress=await _progress(request, r))
-                                    for r in page],
+                                    for r in page[:limit]],
                           "next_cursor": next_cursor})
 
 
-async def _progress(request: web.Request, row: sqlite3.Row) -> dict[str, Any] | None:
-    return await record_progress(request.app, row)
+async def _progress(request: web.Request, record: OnItsWay) -> dict[str, Any] | None:
+    return await record_progress(request.app, record)
 
 
-async def record_progress(app: web.Application, row: sqlite3.Row) -> dict[str, Any] | None:
+async def record_progress(app: web.Application, record: OnItsWay) -> dict[str, Any] | None:
     """The record's progress (None unless it is on its way, and only then read)."""
-    progress = await progress_for_row(app[keys.READERS], row, settings=app[keys.SETTINGS],
+    progress = await progress_for_row(app[keys.READERS], record, settings=app[keys.SETTINGS],
                                       now=app[keys.CLOCK].now(),
                                       recognizer=app.get(keys.RECOGNIZER))
     return None if progress is None else progress.as_dict()
@@ -124,18 +115,8 @@ async def current_utterances(
     request: web.Request, record_id: str, *, original: bool = False
 ) -> list[Utterance] | None:
     """The owner's latest correction, else (or with `original`) the recognizer's own."""
-    readers = request.app[keys.READERS]
-    if not original:
-        corrected = await readers.fetch_one(q.archive.CORRECTED_STRUCTURE,
-                                            {"record_id": record_id})
-        if corrected is not None:
-            return transcripts.load_structure(corrected["contents"])
-    row = await readers.fetch_one(
-        q.archive.STRUCTURE, {"record_id": record_id, "version": transcripts.STRUCTURE_ROW}
-    )
-    if row is None:
-        return None
-    return transcripts.load_structure(row["contents"])
+    return await reads.transcripts.utterances(request.app[keys.READERS], record_id=record_id,
+                                              original=original)
 
 
 async def card(request: web.Request) -> web.Response:
@@ -145,23 +126,23 @@ async def card(request: web.Request) -> web.Response:
 
 async def card_body(request: web.Request, record_id: str) -> dict[str, Any]:
     readers = request.app[keys.READERS]
-    row = await readers.fetch_one(q.archive.CARD,
-                                  {"id": record_id, "owner_id": current_user(request).id})
-    if row is None:
+    record = await reads.records.card(readers, record_id=record_id,
+                                      owner_id=current_user(request).id)
+    if record is None:
         raise not_found()
-    timeline = await readers.fetch_all(q.archive.TIMELINE, {"record_id": record_id})
-    text = await readers.fetch_one(q.archive.TRANSCRIPT_TEXT, {"record_id": record_id})
+    timeline = await reads.records.timeline(readers, record_id=record_id)
+    text = await reads.transcripts.transcript_text(readers, record_id=record_id)
     try:
         utterances = await current_utterances(request, record_id)
         original = await current_utterances(request, record_id, original=True)
     except transcripts.BadStructure:
         log.error("card_bad_structure", record_id=record_id)
         utterances = original = None
-    settled = row["halted_at"] is not None or row["state"] == Stage.DONE.value
+    settled = record.halted_at is not None or record.state == Stage.DONE.value
     poll = None if settled else poll_after_ms(request.app[keys.SETTINGS].server)
     return record_card(
-        row, timeline=timeline, transcript=None if text is None else text["contents"],
-        utterances=utterances, poll_after_ms=poll, progress=await _progress(request, row),
+        record, timeline=timeline, transcript=text,
+        utterances=utterances, poll_after_ms=poll, progress=await _progress(request, record),
         original_speakers=transcripts.speakers_of(original or ()),
     )
 
@@ -171,22 +152,19 @@ async def download_file(request: web.Request) -> web.StreamResponse:
     copy = request.query.get("copy", "original")
     if copy not in COPIES:
         raise bad_request("copy must be original or normalized")
-    row = await request.app[keys.READERS].fetch_one(
-        q.archive.RECORD_FILE, {"id": record_id, "owner_id": current_user(request).id,
-                                "copy": copy},
-    )
-    if row is None:
-        exists = await request.app[keys.READERS].fetch_one(
-            q.archive.RECORD_EXISTS, {"id": record_id, "owner_id": current_user(request).id})
-        if exists is None:
+    readers, owner_id = request.app[keys.READERS], current_user(request).id
+    stored = await reads.records.record_file(readers, record_id=record_id, owner_id=owner_id,
+                                             copy=copy)
+    if stored is None:
+        if not await reads.records.exists(readers, record_id=record_id, owner_id=owner_id):
             raise not_found()
         raise not_found(f"the {copy} copy does not exist yet")
-    path, size = await servable_file(request.app[keys.FILES], record_id, row["file_name"],
+    path, size = await servable_file(request.app[keys.FILES], record_id, stored.file_name,
                                      copy=copy)
     check_range(request, size)
-    name = download_name(row["original_filename"], record_id, row["format"])
+    name = download_name(stored.original_filename, record_id, stored.format)
     return web.FileResponse(path, headers={
-        "Content-Type": audio_type(row["format"]),
+        "Content-Type": audio_type(stored.format),
         "Content-Disposition": content_disposition(name),
         "Cache-Control": "private, no-cache",
         "X-Content-Type-Options": "nosniff",
@@ -199,9 +177,9 @@ async def download_transcript(request: web.Request) -> web.Response:
     fmt = next((f for f in transcripts.FORMATS if f == wanted), None)
     if fmt is None:
         raise bad_request("format must be one of " + ", ".join(transcripts.FORMATS))
-    row = await request.app[keys.READERS].fetch_one(
-        q.archive.CARD, {"id": record_id, "owner_id": current_user(request).id})
-    if row is None:
+    record = await reads.records.card(request.app[keys.READERS], record_id=record_id,
+                                      owner_id=current_user(request).id)
+    if record is None:
         raise not_found()
     version = request.query.get("version", "current")
     if version not in TRANSCRIPT_VERSIONS:
@@ -214,8 +192,8 @@ async def download_transcript(request: web.Request) -> web.Response:
         raise ApiError(500, "internal", "the stored transcript cannot be read") from None
     if utterances is None:
         raise ApiError(409, "not_ready", "the record has no transcript yet")
-    body = transcripts.render(utterances, fmt, speaker_names(row))
-    name = download_name(row["original_filename"], record_id, fmt)
+    body = transcripts.render(utterances, fmt, record.speaker_names)
+    name = download_name(record.original_filename, record_id, fmt)
     return web.Response(body=body.encode(), headers={
         "Content-Type": transcripts.CONTENT_TYPES[fmt],
         "Content-Disposition": content_disposition(name),
@@ -234,8 +212,8 @@ async def resume(request: web.Request) -> web.Response:
     except Conflict:
         raise ApiError(409, "not_halted", "the record is not halted") from None
     log.info("record_resumed", record_id=record_id, origin="human")
-    row = await request.app[keys.READERS].fetch_one(
-        q.archive.CARD, {"id": record_id, "owner_id": owner_id})
-    if row is None:  # pragma: no cover - records are never deleted
+    record = await reads.records.card(request.app[keys.READERS], record_id=record_id,
+                                      owner_id=owner_id)
+    if record is None:  # pragma: no cover - records are never deleted
         raise not_found()
-    return json_response(record_summary(row, progress=await _progress(request, row)))
+    return json_response(record_summary(record, progress=await _progress(request, record)))

@@ -17,9 +17,10 @@ import structlog
 from aiohttp import web
 
 from transcriber import keys, transcripts
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.commands.edits import CorrectTranscript, DeleteRecord, EditRecord
 from transcriber.db.commands.retranscribe import Retranscribe
+from transcriber.db.reads.records import OwnedRecord
 from transcriber.errors import Conflict, NotFound, TranscriberError
 from transcriber.pipeline.steps.submit import object_key
 from transcriber.typed_text import text_problem
@@ -126,11 +127,11 @@ async def record_speakers(request: web.Request, record_id: str) -> set[str]:
     return labels
 
 
-async def owned_head(request: web.Request, record_id: str, owner_id: str) -> sqlite3.Row:
+async def owned_head(request: web.Request, record_id: str, owner_id: str) -> OwnedRecord:
     """The record's head when it is the owner's; 404 otherwise, the answer for a
     record that does not exist."""
-    head = await request.app[keys.READERS].fetch_one(
-        q.edits.SELECT_OWNED, {"id": record_id, "owner_id": owner_id})
+    head = await reads.records.owned(request.app[keys.READERS], record_id=record_id,
+                                     owner_id=owner_id)
     if head is None:
         raise not_found()
     return head
@@ -187,7 +188,7 @@ async def patch_transcript(request: web.Request) -> web.Response:
     owner_id = current_user(request).id
     edit = parse_transcript_edit(await read_json(request))
     head = await owned_head(request, record_id, owner_id)
-    if head["revision"] != edit.revision:
+    if head.revision != edit.revision:
         raise ApiError(409, "conflict", "the transcript changed since it was read; reload it")
     try:
         utterances = await current_utterances(request, record_id)
@@ -247,16 +248,13 @@ async def list_topics(request: web.Request) -> web.Response:
     limit = parse_limit(request.query.get("limit"), default=server.page_default,
                         maximum=server.page_max)
     raw_cursor = request.query.get("cursor") or None
-    params: dict[str, Any] = {"owner_id": current_user(request).id, "limit": limit + 1}
-    if raw_cursor:
-        params["after_name"] = decode_topic_cursor(raw_cursor)
-        rows = await request.app[keys.READERS].fetch_all(q.edits.OWNER_TOPICS_AFTER, params)
-    else:
-        rows = await request.app[keys.READERS].fetch_all(q.edits.OWNER_TOPICS_FIRST, params)
-    page = rows[:limit]
-    next_cursor = encode_topic_cursor(page[-1]["name"]) if len(rows) > limit else None
-    return json_response({"items": [{"name": r["name"], "records": r["records"]}
-                                    for r in page],
+    after_name = decode_topic_cursor(raw_cursor) if raw_cursor else None
+    topics = await reads.lists.owner_topics(request.app[keys.READERS],
+                                            owner_id=current_user(request).id,
+                                            limit=limit + 1, after_name=after_name)
+    page = topics[:limit]
+    next_cursor = encode_topic_cursor(page[-1].name) if len(topics) > limit else None
+    return json_response({"items": [{"name": t.name, "records": t.records} for t in page],
                           "next_cursor": next_cursor})
 
 

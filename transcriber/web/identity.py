@@ -23,7 +23,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from transcriber import keys
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.commands.users import EnsureUser, User
 from transcriber.settings import ServerSettings
 from transcriber.typed_text import LoginRefused, canonical_login, text_problem
@@ -127,11 +127,8 @@ class UserDirectory:
         user = self._cache.get(claimed.login)
         if user is not None:
             return user
-        row = await app[keys.READERS].fetch_one(q.users.SELECT_BY_LOGIN,
-                                                {"login": claimed.login})
-        if row is not None:
-            user = User.from_row(row)
-        else:
+        user = await reads.users.by_login(app[keys.READERS], login=claimed.login)
+        if user is None:
             user = await app[keys.WRITER].ask(EnsureUser(
                 login=claimed.login, display_name=claimed.display_name, email=claimed.email,
             ))

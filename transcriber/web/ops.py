@@ -16,7 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from transcriber import keys
 from transcriber.clock import parse_time
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.observability import (
     RECORDS_BY_STAGE,
     RECORDS_HALTED,
@@ -51,7 +51,7 @@ async def healthz(request: web.Request) -> web.Response:
 async def readyz(request: web.Request) -> web.Response:
     if not _writer_alive(request.app) or keys.READERS not in request.app:
         return json_response({"status": "starting"}, status=503)
-    await request.app[keys.READERS].fetch_one(q.control.READY_PROBE)
+    await reads.counts.ready(request.app[keys.READERS])
     return json_response({"status": "ready"})
 
 
@@ -115,13 +115,10 @@ async def metrics(request: web.Request) -> web.Response:
 
 async def refresh_record_gauges(app: web.Application) -> None:
     readers = app[keys.READERS]
-    by_stage = {row["state"]: row["n"] for row in await readers.fetch_all(q.records.COUNT_BY_STAGE)}
+    by_stage = await reads.counts.by_stage(readers)
     for spec in STAGES:
         RECORDS_BY_STAGE.labels(spec.stage.value).set(by_stage.get(spec.stage.value, 0))
-    halted = {
-        row["halt_reason"]: row["n"]
-        for row in await readers.fetch_all(q.records.COUNT_BY_HALT_REASON)
-    }
+    halted = await reads.counts.by_halt_reason(readers)
     for reason in HaltReason:
         RECORDS_HALTED.labels(reason.value).set(halted.get(reason.value, 0))
     await refresh_stage_age_gauges(app)
@@ -136,9 +133,7 @@ async def refresh_stage_age_gauges(app: web.Application) -> None:
         limit = stuck_limit_seconds(spec.stage, settings)
         if limit is None:
             continue
-        row = await app[keys.READERS].fetch_one(q.records.OLDEST_IN_STAGE,
-                                                {"state": spec.stage.value})
-        oldest = row["oldest"] if row is not None else None
+        oldest = await reads.counts.oldest_in_stage(app[keys.READERS], state=spec.stage.value)
         age = (now - parse_time(oldest)).total_seconds() if oldest else 0.0
         STAGE_OLDEST_SECONDS.labels(spec.stage.value).set(max(age, 0.0))
         STAGE_LIMIT_SECONDS.labels(spec.stage.value).set(limit)

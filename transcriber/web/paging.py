@@ -13,13 +13,18 @@ import base64
 import binascii
 import math
 import re
-from dataclasses import dataclass
 
 import orjson
 
+from transcriber.db.reads.lists import PageAfter, SearchAfter
 from transcriber.db.search import owner_match
 from transcriber.ids import parse_id
 from transcriber.web.errors import bad_request
+
+# PageAfter, SearchAfter: the sort keys a cursor holds (the reads take them).
+__all__ = ["QUERY_MAX", "TOPIC_CURSOR_MAX", "PageAfter", "SearchAfter", "decode_cursor",
+           "decode_topic_cursor", "encode_cursor", "encode_topic_cursor", "match_expression",
+           "parse_limit"]
 
 QUERY_MAX = 200
 # A topic name is at most 64 characters (JSON-escaped up to 6 bytes each), then base64.
@@ -27,18 +32,6 @@ TOPIC_CURSOR_MAX = 600
 _TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 _TERM_RE = re.compile(r"\w+", re.UNICODE)
 _TERMS_MAX = 16
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PageAfter:
-    created_at: str
-    id: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SearchAfter:
-    score: float
-    id: str
 
 
 def parse_limit(raw: str | None, *, default: int, maximum: int) -> int:

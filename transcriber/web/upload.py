@@ -19,7 +19,7 @@ from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from transcriber import keys
-from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.errors import (
     IncompleteInput,
     PermanentFailure,
@@ -278,10 +278,10 @@ async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Respo
     except TransientFailure:
         raise ApiError(503, "unavailable", "the file could not be examined now; try again",
                        headers={"Retry-After": "30"}) from None
-    row = await request.app[keys.READERS].fetch_one(
-        q.archive.CARD, {"id": accepted.record_id, "owner_id": owner_id})
-    if row is None:  # pragma: no cover - the writer has just committed it
+    record = await reads.records.card(request.app[keys.READERS], record_id=accepted.record_id,
+                                      owner_id=owner_id)
+    if record is None:  # pragma: no cover - the writer has just committed it
         raise ApiError(500, "internal", "internal error")
-    progress = await record_progress(request.app, row)
-    return json_response(record_summary(row, progress=progress), status=201,
+    progress = await record_progress(request.app, record)
+    return json_response(record_summary(record, progress=progress), status=201,
                          headers={"Location": f"/app/audiorecords/{accepted.record_id}"})

@@ -1,4 +1,4 @@
-"""What the API shows of a record: pure functions from rows to JSON-ready dicts.
+"""What the API shows of a record: pure functions from typed reads to JSON-ready dicts.
 
 Disk names never appear here: files are reached through their record's
 routes. The halt message is the pipeline's reason text, with anything that
@@ -9,13 +9,11 @@ steps already keep them out).
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import orjson
-
 from transcriber import transcripts
+from transcriber.db.reads.records import ListItem, RecordCard, TimelineEvent
 from transcriber.ports import Utterance
 
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
@@ -32,33 +30,27 @@ def safe_message(text: str | None) -> str | None:
     return text[:_MESSAGE_MAX]
 
 
-def record_summary(row: sqlite3.Row, *,
+def record_summary(item: ListItem, *,
                    progress: Mapping[str, Any] | None = None) -> dict[str, Any]:
     halt = None
-    if row["halted_at"] is not None:
-        halt = {"at": row["halted_at"], "reason": row["halt_reason"],
-                "message": safe_message(row["error_text"])}
+    if item.halted_at is not None:
+        halt = {"at": item.halted_at, "reason": item.halt_reason,
+                "message": safe_message(item.error_text)}
     return {
-        "id": row["id"],
-        "title": row["title"],
-        "original_filename": row["original_filename"],
-        "source": row["source"],
-        "stage": row["state"],
+        "id": item.id,
+        "title": item.title,
+        "original_filename": item.original_filename,
+        "source": item.source,
+        "stage": item.state,
         "halt": halt,
         "progress": None if progress is None else dict(progress),
-        "duration_ms": row["duration_ms"],
-        "size_bytes": row["size_bytes"],
-        "created_at": row["created_at"],
-        "updated_at": row["updated_at"],
-        "brief": row["brief"],
-        "topics": sorted(orjson.loads(row["topics_json"] or "[]")),
+        "duration_ms": item.duration_ms,
+        "size_bytes": item.size_bytes,
+        "created_at": item.created_at,
+        "updated_at": item.updated_at,
+        "brief": item.brief,
+        "topics": list(item.topics),
     }
-
-
-def speaker_names(row: sqlite3.Row) -> dict[str, str]:
-    """The names the owner gave the record's speakers (`{"S1": "Anna"}`)."""
-    names = orjson.loads(row["speaker_names"] or "{}")
-    return {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
 def _copy(size: int | None, fmt: str | None, duration_ms: int | None) -> dict[str, Any] | None:
@@ -68,21 +60,21 @@ def _copy(size: int | None, fmt: str | None, duration_ms: int | None) -> dict[st
 
 
 def record_card(
-    row: sqlite3.Row,
+    record: RecordCard,
     *,
-    timeline: Sequence[sqlite3.Row],
+    timeline: Sequence[TimelineEvent],
     transcript: str | None,
     utterances: Sequence[Utterance] | None,
     poll_after_ms: int | None,
     progress: Mapping[str, Any] | None = None,
     original_speakers: Sequence[str] = (),
 ) -> dict[str, Any]:
-    card = record_summary(row, progress=progress)
+    card = record_summary(record, progress=progress)
     card["files"] = {
-        "original": _copy(row["original_size_bytes"], row["original_format"],
-                          row["duration_ms"]),
-        "normalized": _copy(row["normalized_size_bytes"], row["normalized_format"],
-                            row["normalized_duration_ms"]),
+        "original": _copy(record.original_size_bytes, record.original_format,
+                          record.duration_ms),
+        "normalized": _copy(record.normalized_size_bytes, record.normalized_format,
+                            record.normalized_duration_ms),
     }
     card["transcript"] = transcript
     card["utterances"] = [
@@ -90,13 +82,13 @@ def record_card(
          "speaker": u.speaker, "text": u.text}
         for index, u in enumerate(utterances or ())
     ]
-    card["speakers"] = transcripts.card_speakers(utterances or (), speaker_names(row),
+    card["speakers"] = transcripts.card_speakers(utterances or (), record.speaker_names,
                                                  also=original_speakers)
-    card["revision"] = row["revision"]
-    card["language"] = {"requested": row["language"], "detected": row["detected_language"]}
+    card["revision"] = record.revision
+    card["language"] = {"requested": record.language, "detected": record.detected_language}
     card["timeline"] = [
-        {"at": e["created_at"], "origin": e["origin"], "step": e["step"],
-         "outcome": e["outcome"], "duration_ms": e["duration_ms"]}
+        {"at": e.created_at, "origin": e.origin, "step": e.step,
+         "outcome": e.outcome, "duration_ms": e.duration_ms}
         for e in timeline
     ]
     card["poll_after_ms"] = poll_after_ms

@@ -19,6 +19,7 @@ from transcriber.bot import texts
 from transcriber.bot.commands import status_list
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.telegram import RecentRecord
 from transcriber.db.writer import Command, WriteContext, Writer
 from transcriber.ids import new_id
 from transcriber.testing.clock import FakeClock
@@ -167,12 +168,11 @@ def test_status_shows_the_progress_of_a_record_on_its_way() -> None:
         fraction: float
         eta_seconds: float | None
 
-    rows = [{"id": "r1", "title": "Lecture", "original_filename": "", "state": "normalized",
-             "halted_at": None, "halt_reason": None},
-            {"id": "r2", "title": "Call", "original_filename": "", "state": "done",
-             "halted_at": None, "halt_reason": None}]
-    text = status_list("en", rows,  # type: ignore[arg-type] # rows read by name, like sqlite3.Row
-                       {"r1": Shown(fraction=0.25, eta_seconds=120)})
+    records = [RecentRecord(id="r1", title="Lecture", original_filename="", state="normalized",
+                            halted_at=None, halt_reason=None, created_at="2026-01-01T00:00:00Z"),
+               RecentRecord(id="r2", title="Call", original_filename="", state="done",
+                            halted_at=None, halt_reason=None, created_at="2026-01-01T00:00:00Z")]
+    text = status_list("en", records, {"r1": Shown(fraction=0.25, eta_seconds=120)})
     lines = text.split("\n")
     assert lines[1] == en(T.STATUS_LINE, name="Lecture", stage=en(
         T.PROGRESS_ETA, stage=en(T.STAGE_NORMALIZED), percent=25, eta=en(T.MINUTES, n="2")))

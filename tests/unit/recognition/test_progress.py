@@ -9,6 +9,7 @@ import pytest
 
 from transcriber.clock import format_time
 from transcriber.db.commands.progress import next_real_time_factor
+from transcriber.db.reads.progress import NormalizeProgress, PartProgress, ProgressRecord
 from transcriber.pipeline.parts import plan_parts
 from transcriber.pipeline.progress import NORMALIZE_SHARE, progress_of
 from transcriber.pipeline.steps.normalize import due
@@ -19,23 +20,31 @@ MINUTE = 60_000
 HOUR = 60 * MINUTE
 
 
-def _record(state: str, *, duration_ms: int = HOUR, halted: bool = False) -> dict[str, Any]:
-    return {"id": "r", "state": state, "duration_ms": duration_ms,
-            "halted_at": format_time(NOW) if halted else None}
+def _record(state: str, *, duration_ms: int = HOUR, halted: bool = False) -> ProgressRecord:
+    return ProgressRecord(id="r", state=state, duration_ms=duration_ms,
+                          halted_at=format_time(NOW) if halted else None,
+                          state_entered_at=format_time(NOW))
 
 
 def _parts(duration_ms: int, *, saved: int, started: datetime | None = None,
-           part_ms: int = 10 * MINUTE, overlap_ms: int = 4000) -> list[dict[str, Any]]:
+           part_ms: int = 10 * MINUTE, overlap_ms: int = 4000) -> list[PartProgress]:
     plans = plan_parts(duration_ms, max_part_ms=part_ms, overlap_ms=overlap_ms)
-    return [{"part_index": p.index, "offset_ms": p.offset_ms,
-             "payload_file": f"f{p.index}" if p.index < saved else None,
-             "started_at": format_time(started) if started else None} for p in plans]
+    return [PartProgress(part_index=p.index, offset_ms=p.offset_ms, channel=None,
+                         provider="local", model="m",
+                         payload_file=f"f{p.index}" if p.index < saved else None,
+                         started_at=format_time(started) if started else None,
+                         finished_at=None) for p in plans]
 
 
-def _progress(record: dict[str, Any], parts: list[dict[str, Any]], *,
-              rtf: float | None = 0.1, normalize: dict[str, Any] | None = None,
+def _normalize(done_ms: int, *, started: datetime) -> NormalizeProgress:
+    return NormalizeProgress(record_id="r", done_ms=done_ms, total_ms=HOUR,
+                             started_at=format_time(started), updated_at=format_time(NOW))
+
+
+def _progress(record: ProgressRecord, parts: list[PartProgress], *,
+              rtf: float | None = 0.1, normalize: NormalizeProgress | None = None,
               sequential: bool = True, now: datetime = NOW) -> Any:
-    planned = plan_parts(record["duration_ms"], max_part_ms=10 * MINUTE, overlap_ms=4000)
+    planned = plan_parts(record.duration_ms, max_part_ms=10 * MINUTE, overlap_ms=4000)
     return progress_of(record, parts, real_time_factor=rtf, normalize=normalize,
                        planned=planned, overlap_ms=4000, sequential=sequential, now=now)
 
@@ -80,8 +89,8 @@ def test_remote_parts_run_side_by_side_the_slowest_decides() -> None:
 
 def test_normalization_reports_its_own_share_and_pace() -> None:
     started = NOW - timedelta(seconds=30)
-    normalize = {"done_ms": 20 * MINUTE, "total_ms": HOUR, "started_at": format_time(started)}
-    progress = _progress(_record("uploaded"), [], normalize=normalize)
+    progress = _progress(_record("uploaded"), [], normalize=_normalize(20 * MINUTE,
+                                                                       started=started))
     assert progress.stage == "normalize"
     assert progress.fraction == pytest.approx(NORMALIZE_SHARE / 3, abs=1e-4)
     assert progress.eta_seconds == 60  # a third in 30 s: two thirds in 60 s
@@ -91,8 +100,8 @@ def test_normalization_reports_its_own_share_and_pace() -> None:
 def test_fraction_never_goes_backwards_along_the_way() -> None:
     seen = []
     for done_ms in range(0, HOUR + 1, 5 * MINUTE):
-        normalize = {"done_ms": done_ms, "total_ms": HOUR, "started_at": format_time(NOW)}
-        seen.append(_progress(_record("uploaded"), [], normalize=normalize).fraction)
+        seen.append(_progress(_record("uploaded"), [],
+                              normalize=_normalize(done_ms, started=NOW)).fraction)
     seen.append(_progress(_record("normalized"), []).fraction)
     for saved in range(8):
         seen.append(_progress(_record("normalized"), _parts(HOUR, saved=saved)).fraction)

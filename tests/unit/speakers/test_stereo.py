@@ -4,7 +4,6 @@ parts, the merge on one timeline and the channels' speakers."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from tests.unit.speakers.test_channels import RATE, _call, _voice
 from transcriber.clock import format_time
 from transcriber.db.commands.recognition import Recognition
+from transcriber.db.reads.progress import PartProgress, ProgressRecord
 from transcriber.pipeline.parts import PartPlan
 from transcriber.pipeline.progress import progress_of
 from transcriber.pipeline.steps.poll import channel_speakers, merge_channels
@@ -105,11 +105,13 @@ def test_a_mono_record_keeps_its_parts_as_before() -> None:
 
 def test_progress_counts_every_part_of_every_channel() -> None:
     now = datetime(2026, 1, 1, tzinfo=UTC)
-    parts: list[dict[str, Any]] = [
-        {"part_index": 2 * k + c, "offset_ms": offset, "channel": c,
-         "payload_file": "f" if 2 * k + c < 3 else None, "started_at": format_time(now)}
+    parts = [
+        PartProgress(part_index=2 * k + c, offset_ms=offset, channel=c, provider="local",
+                     model="m", payload_file="f" if 2 * k + c < 3 else None,
+                     started_at=format_time(now), finished_at=None)
         for k, offset in enumerate((0, 10 * MINUTE)) for c in (0, 1)]
-    record = {"id": "r", "state": "normalized", "duration_ms": 20 * MINUTE, "halted_at": None}
+    record = ProgressRecord(id="r", state="normalized", duration_ms=20 * MINUTE,
+                            halted_at=None, state_entered_at=format_time(now))
     progress = progress_of(record, parts, real_time_factor=0.5, normalize=None, planned=[],
                            overlap_ms=0, sequential=True, now=now)
     assert progress is not None

@@ -7,25 +7,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from transcriber.db import queries as q
+from transcriber.db.reads.users import User
 from transcriber.db.writer import Command, WriteContext
 from transcriber.ids import new_id
 from transcriber.typed_text import LoginRefused, canonical_login
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class User:
-    id: str
-    login: str
-    name: str
-    email: str
-    created_at: str
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> User:
-        return cls(
-            id=row["id"], login=row["provider_login"], name=row["name"],
-            email=row["email"], created_at=row["created_at"],
-        )
+__all__ = ["EnsureUser", "User"]  # User: the row type the command answers
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

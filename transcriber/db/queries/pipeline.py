@@ -125,10 +125,6 @@ SELECT_REPLY_ADDRESS = """
 SELECT id, source, tg_chat_id, tg_message_id FROM audio_records WHERE id = :id
 """
 
-SELECT_TRANSCRIPT = """
-SELECT contents FROM texts WHERE record_id = :record_id AND kind = 'transcript'
-"""
-
 SELECT_QUEUE_STATE = """
 SELECT id, owner_id, state, state_entered_at, halted_at, halt_reason, error_text,
        acquisition_id, acquire_expires_at, delay_time, attempts, lease_taken_over, updated_at

@@ -1,0 +1,26 @@
+"""Typed reads: what the service reads, as frozen dataclasses built from rows.
+
+The write side has typed commands (`transcriber.db.commands`) run by the
+writer actor; this is the read side. One module per area; each read is a
+function taking the `ReaderPool` (or, for the maintenance reads of a
+snapshot, a plain `sqlite3.Connection`) and named arguments, running a
+named query of `transcriber.db.queries`, and answering a frozen, slotted
+dataclass, a scalar, None or a list. Each dataclass is built from its row in
+one place, its `from_row`: nothing above storage reads a row by column name
+or imports the queries (`tests/unit/test_reads.py` keeps it so).
+"""
+
+from transcriber.db.reads import (
+    counts,
+    lists,
+    maintenance,
+    progress,
+    recognitions,
+    records,
+    telegram,
+    transcripts,
+    users,
+)
+
+__all__ = ["counts", "lists", "maintenance", "progress", "recognitions", "records", "telegram",
+           "transcripts", "users"]

@@ -1,0 +1,84 @@
+"""What the progress of a record is computed from (`transcriber.pipeline.progress`):
+the record, its parts, the measured speed, the normalization's report."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from transcriber.db import queries as q
+from transcriber.db.readers import ReaderPool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProgressRecord:
+    id: str
+    state: str
+    halted_at: str | None
+    duration_ms: int
+    state_entered_at: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> ProgressRecord:
+        return cls(id=row["id"], state=row["state"], halted_at=row["halted_at"],
+                   duration_ms=row["duration_ms"], state_entered_at=row["state_entered_at"])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartProgress:
+    """One part of a recognition, as far as progress is concerned."""
+
+    part_index: int
+    offset_ms: int
+    channel: int | None
+    provider: str
+    model: str
+    payload_file: str | None
+    started_at: str | None
+    finished_at: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> PartProgress:
+        return cls(part_index=row["part_index"], offset_ms=row["offset_ms"],
+                   channel=row["channel"], provider=row["provider"], model=row["model"],
+                   payload_file=row["payload_file"], started_at=row["started_at"],
+                   finished_at=row["finished_at"])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NormalizeProgress:
+    """ffmpeg's last report of the normalization of a record."""
+
+    record_id: str
+    done_ms: int
+    total_ms: int
+    started_at: str
+    updated_at: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> NormalizeProgress:
+        return cls(record_id=row["record_id"], done_ms=row["done_ms"],
+                   total_ms=row["total_ms"], started_at=row["started_at"],
+                   updated_at=row["updated_at"])
+
+
+async def progress_record(readers: ReaderPool, *, record_id: str) -> ProgressRecord | None:
+    row = await readers.fetch_one(q.progress.SELECT_PROGRESS_RECORD, {"record_id": record_id})
+    return None if row is None else ProgressRecord.from_row(row)
+
+
+async def parts(readers: ReaderPool, *, record_id: str) -> list[PartProgress]:
+    rows = await readers.fetch_all(q.progress.SELECT_PROGRESS_PARTS, {"record_id": record_id})
+    return [PartProgress.from_row(row) for row in rows]
+
+
+async def real_time_factor(readers: ReaderPool, *, provider: str, model: str) -> float | None:
+    """Seconds of work per second of audio measured on this machine; None: not measured."""
+    row = await readers.fetch_one(q.progress.SELECT_SPEED, {"provider": provider, "model": model})
+    return None if row is None else float(row["real_time_factor"])
+
+
+async def normalize_progress(readers: ReaderPool, *,
+                             record_id: str) -> NormalizeProgress | None:
+    row = await readers.fetch_one(q.progress.SELECT_NORMALIZE_PROGRESS, {"record_id": record_id})
+    return None if row is None else NormalizeProgress.from_row(row)
