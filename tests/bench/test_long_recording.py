@@ -80,6 +80,8 @@ class Run:
     total: int = 0
     normalize_updates: list[float] = field(default_factory=list)
     peak_rss: int = 0
+    tree_rss: int = 0  # serve and its children together, sampled every 0.5 s
+    child_rss: int = 0  # the largest peak of a child (the speaker engine's, ffmpeg)
     # When the peak last grew: the record's state and the parts saved by then.
     peak_at: str = ""
 
@@ -122,11 +124,37 @@ def _sample(run: Run) -> None:
             run.total = progress.total
 
 
-def _rss_peak(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
+def _status_kib(pid: int, field: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
+    except OSError:  # gone between the listing and the read
+        pass
     return 0
+
+
+def _rss_peak(pid: int) -> int:
+    return _status_kib(pid, "VmHWM:")
+
+
+def _children(pid: int) -> list[int]:
+    """The process's children (the speaker engine's child, ffmpeg), as Linux lists them."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _tree_rss(pid: int) -> tuple[int, int]:
+    """The resident memory of the process and its children now, and the largest peak
+    (VmHWM) of a child seen in it."""
+    children = _children(pid)
+    return (_status_kib(pid, "VmRSS:") + sum(_status_kib(c, "VmRSS:") for c in children),
+            max((_rss_peak(c) for c in children), default=0))
 
 
 def _serve_until(run: Run, data_dir: Path, log: Path, *, stop_after_saved: int | None = None,
@@ -139,6 +167,9 @@ def _serve_until(run: Run, data_dir: Path, log: Path, *, stop_after_saved: int |
                 assert proc.poll() is None, "serve exited"
                 _sample(run)
                 rss = _rss_peak(proc.pid)
+                tree, child = _tree_rss(proc.pid)
+                run.tree_rss = max(run.tree_rss, tree)
+                run.child_rss = max(run.child_rss, child)
                 state = lr.state(run.db, run.record_id)
                 if rss > run.peak_rss:
                     run.peak_rss = rss
@@ -262,6 +293,8 @@ def test_peak_rss_while_recognizing_3_hours(tmp_path: Path) -> None:
           f"{run.peak_rss / 2**20:.0f} MiB (goal <= {RSS_GOAL_BYTES / 2**20:.0f} MiB), last "
           f"grown while {run.peak_at}; "
           f"{run.seconds:.0f} s in all (normalize {run.normalize_seconds:.0f} s)")
+    print(f"with its children (sampled): {run.tree_rss / 2**20:.0f} MiB at most; the largest "
+          f"child's own peak {run.child_rss / 2**20:.0f} MiB")
     if lr.state(run.db, run.record_id)["state"] == "done":
         print(f"the whole recording done: real-time factor "
               f"{run.seconds / (RSS_MINUTES * 60):.3f}")
