@@ -78,3 +78,40 @@ async def test_the_service_separates_in_the_local_recognizers_pool(tmp_path: Pat
     assert isinstance(alone, LocalSpeakerSeparator)
     assert alone._runs is None
     assert alone._ahead is None
+
+
+async def test_models_are_let_go_only_by_the_one_run_going() -> None:
+    runs = ModelRuns(concurrency=2, threads=1)
+    released: list[int] = []
+
+    def release() -> bool:
+        released.append(1)
+        return True
+
+    runs.keep_releasable(release)
+    busy, done = threading.Event(), threading.Event()
+
+    def other() -> None:
+        busy.set()
+        done.wait(10)
+
+    try:
+        beside = asyncio.ensure_future(runs.run(other))
+        assert await asyncio.to_thread(busy.wait, 10)
+        assert await runs.run(runs.release_models) is False  # another run may use them
+        done.set()
+        await beside
+        assert await runs.run(runs.release_models) is True
+    finally:
+        done.set()
+        runs.close()
+    assert released == [1]
+
+
+def test_the_recognizer_lets_its_model_go_and_loads_it_again(tmp_path: Path) -> None:
+    recognizer = WhisperRecognizer(RecognizerSettings(), cache_dir=tmp_path,
+                                   default_time_limit_seconds=60)
+    assert recognizer.release_model() is False  # nothing loaded yet
+    recognizer._model = object()  # as `load` leaves it
+    assert recognizer.model_runs.release_models() is True
+    assert recognizer._model is None

@@ -42,7 +42,7 @@ from transcriber.observability import (
 )
 from transcriber.ports import AudioPart, Span, SpeechSink, Submitted, Utterance
 from transcriber.providers.clips import CLIP_MAX_SECONDS, Loudness, plan_clips
-from transcriber.providers.memory import releasing
+from transcriber.providers.memory import release_free_memory, releasing
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.speakers import speech_regions
 from transcriber.providers.whisper_decoding import (
@@ -139,6 +139,7 @@ class WhisperRecognizer:
         self.load_seconds: float | None = None
         # How a part's speech is cut into clips (a test hands a faulty one to the check).
         self.plan: Planner = plan_clips
+        self.model_runs.keep_releasable(self.release_model)
 
     provider = "local"
     payload_ext = ".json"
@@ -216,6 +217,19 @@ class WhisperRecognizer:
                 log.info("whisper_model_loaded", seconds=round(self.load_seconds, 2),
                          model=self.model)
             return self._model
+
+    def release_model(self) -> bool:
+        """Let the loaded model go (the pool asks, from a run of its own, when no
+        recognition is going: `ModelRuns.release_models`); `load` reads it again when
+        next needed. True when one was loaded."""
+        with self._load_lock:
+            held = self._model is not None
+            self._model = None
+            self._batched = None
+        if held:
+            release_free_memory()
+            log.info("whisper_model_released", model=self.model)
+        return held
 
     @releasing  # the part's buffers are freed when it returns (memory.py)
     def _recognize(self, path: Path, cancel: threading.Event,

@@ -18,11 +18,12 @@ import structlog
 
 from tests.integration.speakers.test_embedder import FIXTURE
 from transcriber.ports import Segment, Span, Turn, Word
+from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.speakers import ahead as ahead_module
 from transcriber.providers.speakers.ahead import Ahead, AheadKey, JobStopped, TurnsAhead
 from transcriber.providers.speakers.embedder import MODEL_DISTRIBUTION, SpeakerEmbedder
 from transcriber.providers.speakers.features import Features, Floats
-from transcriber.providers.speakers.isolated import IsolatedFailed
+from transcriber.providers.speakers.isolated import IsolatedFailed, IsolatedJob
 from transcriber.providers.speakers.refine import SpanCache
 from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
@@ -300,52 +301,46 @@ def test_only_a_job_whose_regions_follow_gives_a_sink(
                                            speech_follows=True) is None
 
 
-async def test_a_long_recordings_turns_are_found_in_a_child_process(
-        reference: tuple[list[Turn], int]) -> None:
-    """A record of several parts (`speech_follows` false): its job runs the engine in a
-    child process started from the job's thread, at its priority; the same turns."""
-    ahead = TurnsAhead(SpeakerEmbedder)
-    separator = LocalSpeakerSeparator(ahead=ahead, isolate_after_ms=0)
+def test_a_record_of_several_parts_starts_no_job_beside_its_recognition(
+        embedder: SpeakerEmbedder) -> None:
+    ahead = TurnsAhead(lambda: embedder)
+    separator = LocalSpeakerSeparator(ahead=ahead, isolate_after_ms=1000)
     try:
-        separator.prepare(FIXTURE, num_speakers=None)
-        job = _job(ahead, FIXTURE)
-        assert job.isolated
-        job.future.result(timeout=WAIT_SECONDS)
-        assert job.child is not None
-        assert job.child.pid != os.getpid()
+        assert separator.prepare(FIXTURE, num_speakers=None) is None
+        assert ahead.take(FIXTURE, num_speakers=None) is None
+        # One part: found ahead as before.
+        assert separator.prepare(FIXTURE, num_speakers=None, speech_follows=True) is not None
+    finally:
+        ahead.close()
+
+
+async def test_a_long_recording_is_separated_in_a_child_process_the_models_let_go(
+        reference: tuple[list[Turn], int]) -> None:
+    runs = ModelRuns(concurrency=1, threads=1)
+    released: list[str] = []
+
+    def release() -> bool:
+        released.append("whisper")
+        return True
+
+    runs.keep_releasable(release)
+    separator = LocalSpeakerSeparator(runs, isolate_after_ms=1000)
+    try:
         with structlog.testing.capture_logs() as logs:
             labelled = await separator.separate(FIXTURE, _segments(reference[0]),
                                                 num_speakers=None)
     finally:
-        await separator.close()
-    assert job.turns() == reference[0]
-    assert [e.get("found") for e in logs if e["event"] == "speaker_turns_taken"] == ["ahead"]
+        runs.close()
+    assert [(e["event"], e["models_released"]) for e in logs] == [
+        ("speaker_turns_isolated", True)]
+    assert released == ["whisper"]
     assert separator._embedder is None  # nothing of the engine ran in this process
     assert [u.speaker for u in labelled] == ["S1", "S2", "S1", "S2"]
 
 
-def test_a_long_recording_without_a_job_is_separated_in_a_child_process(
-        reference: tuple[list[Turn], int]) -> None:
-    separator = LocalSpeakerSeparator(isolate_after_ms=1000)
-    with structlog.testing.capture_logs() as logs:
-        labelled = separator._separate(FIXTURE, _segments(reference[0]), None, None, None)
-    assert [e["event"] for e in logs] == ["speaker_turns_isolated"]
-    assert separator._embedder is None
-    assert [u.speaker for u in labelled] == ["S1", "S2", "S1", "S2"]
-
-
-def test_a_child_stopped_by_close_is_killed(tmp_path: Path) -> None:
-    ahead = TurnsAhead(SpeakerEmbedder)
-    copy = tmp_path / "record.mp3"
-    shutil.copyfile(FIXTURE, copy)
-    job = ahead.start(copy, num_speakers=None, isolated=True)
-    assert job is not None
-    for _ in range(400):
-        if job.child is not None:
-            break
-        threading.Event().wait(0.05)
-    assert job.child is not None
-    ahead.close()
+def test_a_child_process_stopped_is_killed_and_gives_no_turns() -> None:
+    stop = threading.Event()
+    job = IsolatedJob(FIXTURE, num_speakers=None)
+    stop.set()
     with pytest.raises(IsolatedFailed):
-        job.future.result(timeout=WAIT_SECONDS)
-    assert job.turns() is None
+        job.wait(stop)

@@ -42,7 +42,6 @@ from transcriber.ports import Span, Turn
 from transcriber.providers.memory import releasing
 from transcriber.providers.speakers.embedder import SpeakerModelUnavailable
 from transcriber.providers.speakers.features import Features, Floats
-from transcriber.providers.speakers.isolated import IsolatedFailed, IsolatedJob
 from transcriber.providers.speakers.refine import Embeds, SpanCache
 from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
 from transcriber.providers.speakers.turns import turns_from_features
@@ -104,14 +103,10 @@ class Ahead:
 
     future: Future[list[Turn]]  # the worker's, set as the job is kept
 
-    def __init__(self, *, speech_follows: bool = False, isolated: bool = False) -> None:
+    def __init__(self, *, speech_follows: bool = False) -> None:
         self.stop = threading.Event()
         self.partial: Partial | None = None
         self.speech_follows = speech_follows
-        # Found by a child process (`isolated`): a long recording's turns never take
-        # the service's memory; `child` is that process once it runs.
-        self.isolated = isolated
-        self.child: IsolatedJob | None = None
         self._handed = threading.Event()
         self._speech: list[Span] | None = None
         self._hand_lock = threading.Lock()
@@ -214,12 +209,10 @@ class TurnsAhead:
         self.priority = lower_own_priority()
 
     def start(self, audio: Path, *, num_speakers: int | None,
-              speech_follows: bool = False, isolated: bool = False) -> Ahead | None:
+              speech_follows: bool = False) -> Ahead | None:
         """Start finding `audio`'s turns unless a job for it is kept; the job kept, or
         `None`. With `speech_follows` a new job waits for `Ahead.hand_speech`'s regions
-        (after decoding the audio and taking its features) instead of running the VAD;
-        `isolated`, it runs its own VAD in a child process (`isolated`), started from
-        this thread so that it has its priority."""
+        (after decoding the audio and taking its features) instead of running the VAD."""
         key = AheadKey.of(audio, num_speakers)
         if key is None:
             return None
@@ -231,7 +224,7 @@ class TurnsAhead:
                 _, dropped = self._jobs.popitem(last=False)
                 dropped.stop.set()
                 dropped.future.cancel()
-            job = Ahead(speech_follows=speech_follows and not isolated, isolated=isolated)
+            job = Ahead(speech_follows=speech_follows)
             try:
                 job.future = self._executor.submit(self._find, job, audio, num_speakers)
             except RuntimeError:  # closed: the service is stopping
@@ -250,11 +243,6 @@ class TurnsAhead:
     def _find(self, job: Ahead, audio: Path, num_speakers: int | None) -> list[Turn]:
         if job.stop.is_set():
             raise JobStopped
-        if job.isolated:
-            job.child = IsolatedJob(audio, num_speakers=num_speakers)
-            if job.stop.is_set():  # closed while it started
-                job.child.kill()
-            return job.child.wait(job.stop)
         if self._embedder is None:
             self._embedder = self._load()
         embedder = self._embedder
@@ -285,8 +273,6 @@ class TurnsAhead:
         with self._lock:
             for job in self._jobs.values():
                 job.stop.set()
-                if job.child is not None:
-                    job.child.kill()
             self._jobs.clear()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
@@ -297,6 +283,5 @@ def _log_failure(done: Future[list[Turn]]) -> None:
     if done.cancelled():
         return
     error = done.exception()
-    if error is not None and not isinstance(error, JobStopped | SpeakerModelUnavailable
-                                            | IsolatedFailed):
+    if error is not None and not isinstance(error, JobStopped | SpeakerModelUnavailable):
         log.warning("speaker_turns_ahead_failed", error=type(error).__name__)

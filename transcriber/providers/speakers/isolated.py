@@ -5,16 +5,12 @@ the embedder's sessions and every block's VAD on top): held in the service besid
 recognition, they took one `serve` past 1 GiB. In a child process the memory is the
 child's and goes back to the system when it exits, whatever glibc would have kept.
 The child (`python -m transcriber.providers.speakers.isolated`) reads the request as
-JSON on its standard input and writes the turns as JSON on its standard output; it
-inherits the CPU priority of the thread that starts it (a job found ahead starts it
-from its `SCHED_IDLE` thread) and `hurry` raises it to the normal one when the turns
-are waited for.
+JSON on its standard input and writes the turns as JSON on its standard output.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
 import sys
 import threading
@@ -57,13 +53,6 @@ class IsolatedJob:
     @property
     def pid(self) -> int:
         return self._process.pid
-
-    def hurry(self) -> None:
-        """The child at the normal CPU priority (it inherited the lowest)."""
-        with contextlib.suppress(AttributeError, OSError):
-            os.sched_setscheduler(self._process.pid, os.SCHED_OTHER, os.sched_param(0))
-        with contextlib.suppress(AttributeError, OSError):
-            os.setpriority(os.PRIO_PROCESS, self._process.pid, 0)
 
     def wait(self, stop: threading.Event | None = None) -> list[Turn]:
         """The turns, once the child has found them; the child is killed (and

@@ -8,17 +8,16 @@ recording's turns beside its recognition, at the lowest CPU priority
 from whatever the job had found, in the recognizer's pool of model runs
 (`model_runs`), with as many embedder threads as a recognition takes. Alone
 (tests, benches) the pool is a thread of its own with one embedder thread. In the
-service a long recording's turns are found in a child process instead (`isolated`),
-ahead or in the pool, so that their memory is never the service's.
+service a long recording's turns are found after its recognition, in a child process
+(`isolated`), the recognizer's model let go meanwhile, so that their memory is never
+the service's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 from collections.abc import Sequence
-from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Final
 
@@ -37,13 +36,11 @@ from transcriber.providers.speakers.words import split_by_speaker
 
 log = structlog.get_logger(__name__)
 
-# How often a caller waiting for a job found ahead raises its child's priority (the job
-# may start its child only after another job's).
-HURRY_POLL_SECONDS: Final = 0.5
 
 
 # A recording longer than this (by its last utterance) is separated in a child process
-# (`isolated`) when no job found its turns ahead: 3 hours take ~450 MB there.
+# (`isolated`) when no job found its turns ahead: 3 hours take ~430 MB there. A record of
+# several parts (10 min each by default) always is.
 ISOLATE_AFTER_MS: Final = 15 * 60 * 1000
 
 
@@ -62,7 +59,8 @@ class LocalSpeakerSeparator:
     def in_pool(cls, runs: ModelRuns) -> LocalSpeakerSeparator:
         """The service's separation: in `runs`' pool, its turns found ahead, beside the
         recognition, by a thread of the lowest priority with one embedder thread; a
-        long recording's (several parts, or past `ISOLATE_AFTER_MS`) in a child process."""
+        long recording's (several parts, or past `ISOLATE_AFTER_MS`) after it, in a child
+        process."""
         return cls(runs, ahead=TurnsAhead(lambda: SpeakerEmbedder(threads=1)),
                    isolate_after_ms=ISOLATE_AFTER_MS)
 
@@ -70,11 +68,12 @@ class LocalSpeakerSeparator:
                 speech_follows: bool = False) -> SpeechSink | None:
         if self._ahead is None:
             return None
-        # A record of several parts is long: its turns are found in a child process
-        # (where the service isolates long recordings).
-        isolated = not speech_follows and self._isolate_after_ms is not None
-        job = self._ahead.start(audio, num_speakers=num_speakers, speech_follows=speech_follows,
-                                isolated=isolated)
+        if not speech_follows and self._isolate_after_ms is not None:
+            # A record of several parts is long: found beside its recognition, its turns
+            # would hold the service's memory for hours of audio while the recognition
+            # holds its own; they are found after it, in a child process (`separate`).
+            return None
+        job = self._ahead.start(audio, num_speakers=num_speakers, speech_follows=speech_follows)
         return None if job is None or not job.speech_follows else job.hand_speech
 
     async def separate(self, audio: Path, segments: Sequence[Segment], *,
@@ -109,11 +108,9 @@ class LocalSpeakerSeparator:
     @releasing  # features and clustering are freed when it returns (memory.py)
     def _separate(self, audio: Path, segments: Sequence[Segment], num_speakers: int | None,
                   speech: Sequence[Span] | None, job: Ahead | None = None) -> list[Utterance]:
-        if job is not None and job.isolated:
-            return labelled(segments, self._isolated_turns(audio, num_speakers, speech, job))
         last_ms = max((s.end_ms for s in segments), default=0)
-        if self._isolate_after_ms is not None and last_ms > self._isolate_after_ms:
-            return labelled(segments, self._isolated_turns(audio, num_speakers, speech, None))
+        if job is None and self._isolate_after_ms is not None and last_ms > self._isolate_after_ms:
+            return labelled(segments, self._isolated_turns(audio, num_speakers, speech))
         embedder = self._load()
         turns = None
         if job is not None:
@@ -138,28 +135,16 @@ class LocalSpeakerSeparator:
         return labelled(segments, turns)
 
 
-    @staticmethod
-    def _isolated_turns(audio: Path, num_speakers: int | None, speech: Sequence[Span] | None,
-                        job: Ahead | None) -> list[Turn]:
-        """A long recording's turns from a child process: the job's, raised to the normal
-        priority and waited for, or (none started, or it failed) a child of our own."""
-        if job is not None:
-            while not job.future.done():
-                if job.child is not None:
-                    job.child.hurry()
-                with contextlib.suppress(FutureTimeout):
-                    job.future.result(timeout=HURRY_POLL_SECONDS)
-            turns = job.turns()
-            if turns is not None:
-                log.info("speaker_turns_taken", found="ahead", isolated=True)
-                return turns
-            error = None if job.future.cancelled() else job.future.exception()
-            if isinstance(error, SpeakerModelUnavailable):
-                raise error
-            log.info("speaker_turns_isolated", ahead_failed=type(error).__name__)
-        else:
-            log.info("speaker_turns_isolated", ahead_failed=None)
-        return IsolatedJob(audio, num_speakers=num_speakers, speech=speech).wait()
+    def _isolated_turns(self, audio: Path, num_speakers: int | None,
+                        speech: Sequence[Span] | None) -> list[Turn]:
+        """A long recording's turns from a child process, once the pool's models are let
+        go (`ModelRuns.release_models`: the recognizer loads its model again when next
+        used), so that the service and the child together stay in the memory the
+        recognition alone takes."""
+        released = self._runs.release_models() if self._runs is not None else False
+        log.info("speaker_turns_isolated", models_released=released)
+        return IsolatedJob(audio, num_speakers=num_speakers, speech=speech,
+                           threads=1 if self._runs is None else self._runs.threads).wait()
 
 
 def labelled(segments: Sequence[Segment], turns: Sequence[Turn]) -> list[Utterance]:
