@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import structlog
 
-from tests.bench.speaker_audio import real_two_speakers, write_wav
-from tests.der import Segment, diarization_error
-from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row
-from tests.integration.steps.test_local_whisper import whisper  # noqa: F401
+from tests.helpers.der import Segment, diarization_error
+from tests.helpers.pipeline import MakeActor
+from tests.helpers.speaker_audio import real_two_speakers, write_wav
+from tests.helpers.steps import AddRecord, drive, record_row
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.pipeline.step import Step
@@ -76,9 +76,10 @@ def _check_speakers(utterances: list[Utterance], reference: list[Segment]) -> No
     assert score.found_speakers == 2
 
 
+@pytest.mark.slow
 async def test_two_real_speakers_are_told_apart_word_by_word(
     tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
-    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
+    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,
     separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     own_vad: list[object] = []
@@ -97,9 +98,10 @@ async def test_two_real_speakers_are_told_apart_word_by_word(
     _check_speakers(await _utterances(readers, record_id), reference)
 
 
+@pytest.mark.slow
 async def test_a_record_not_prepared_clusters_the_recognizers_regions(
     tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
-    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
+    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,
     separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # As after a restart between the recognition and the speakers: no job kept.
@@ -116,7 +118,7 @@ async def test_a_record_not_prepared_clusters_the_recognizers_regions(
 
 async def test_a_missing_speaker_model_leaves_the_speakers_out_with_one_warning(
     tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
-    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
+    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,
     separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def missing(**_: object) -> Path:
@@ -136,7 +138,7 @@ async def test_a_missing_speaker_model_leaves_the_speakers_out_with_one_warning(
 
 async def test_diarization_off_labels_nobody(
     tmp_path: Path, add_record: AddRecord, make_actor: MakeActor, settings: Settings,
-    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,  # noqa: F811
+    clock: FakeClock, readers: ReaderPool, whisper: WhisperRecognizer,
     separator: LocalSpeakerSeparator, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     off = dataclasses.replace(
