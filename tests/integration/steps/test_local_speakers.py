@@ -4,6 +4,7 @@ real ONNX embedder, on a conversation of two real speakers (pocketsphinx-testdat
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from transcriber.providers.speakers import SpeakerModelUnavailable
 from transcriber.providers.speakers import ahead as ahead_module
 from transcriber.providers.speakers import embedder as embedder_module
 from transcriber.providers.speakers import separator as separator_module
-from transcriber.providers.speakers.ahead import TurnsAhead
+from transcriber.providers.speakers.ahead import Ahead, TurnsAhead
 from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import FfmpegSettings, Settings
@@ -84,6 +85,22 @@ async def test_two_real_speakers_are_told_apart_word_by_word(
 ) -> None:
     own_vad: list[object] = []
     monkeypatch.setattr(ahead_module, "speech_regions", own_vad.append)
+    # The job runs at the lowest CPU priority: on a machine whose cores the recognition
+    # (and anyone else) keeps busy it may not have begun when the poll step takes it.
+    # What is checked is what the separator does with what the job found, so the take
+    # waits (blocking, at most 120 s) until the job found something.
+    take = TurnsAhead.take
+
+    def take_when_found(ahead: TurnsAhead, audio: Path, *,
+                        num_speakers: int | None) -> Ahead | None:
+        job = take(ahead, audio, num_speakers=num_speakers)
+        deadline = time.monotonic() + 120
+        while (job is not None and job.partial is None and not job.future.done()
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
+        return job
+
+    monkeypatch.setattr(TurnsAhead, "take", take_when_found)
     path, reference = _conversation(tmp_path)
     record_id = await add_record(path)
     with structlog.testing.capture_logs() as logs:
