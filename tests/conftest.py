@@ -1,23 +1,36 @@
-"""Shared fixtures: settings on a temporary data folder, a fake clock, started storage."""
+"""Shared fixtures: settings on a temporary data folder, a fake clock, started storage,
+the bundled Whisper model prepared once per run."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import AsyncIterator, Callable
+import functools
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.helpers.markers import left_out
+from tests.helpers.settings import SettingsFactory, settings_on
+from tests.helpers.whisper import MakeWhisper
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
-from transcriber.settings import Settings, load_settings
+from transcriber.providers.whisper import BUNDLED_MODEL_NAME, prepare_bundled_model
+from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 
-SettingsFactory = Callable[..., Settings]
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A `-m` given on the command line replaces the configured one (`not bench and not
+    container`); the benchmarks and the container build stay out unless it names them."""
+    markexpr = str(config.getoption("markexpr") or "")
+    dropped = [item for item in items
+               if left_out(markexpr, (mark.name for mark in item.iter_markers()))]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
 
 
 @pytest.fixture
@@ -33,16 +46,7 @@ def make_settings(data_dir: Path) -> SettingsFactory:
 
     Example: make_settings(pipeline={"workers": 0}).
     """
-
-    def factory(**sections: dict[str, Any]) -> Settings:
-        base = load_settings(environ={"TRANSCRIBER_STORAGE_DATA_DIR": str(data_dir)})
-        replaced = {
-            name: dataclasses.replace(getattr(base, name), **values)
-            for name, values in sections.items()
-        }
-        return dataclasses.replace(base, **replaced)
-
-    return factory
+    return functools.partial(settings_on, data_dir)
 
 
 @pytest.fixture
@@ -80,3 +84,15 @@ async def readers(migrated: Path) -> AsyncIterator[ReaderPool]:
 @pytest.fixture
 def record_files(data_dir: Path) -> RecordFiles:
     return RecordFiles(data_dir)
+
+
+@pytest.fixture(scope="session")
+def whisper_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled Whisper model, joined and checked against its SHA-256 once per run."""
+    return prepare_bundled_model(tmp_path_factory.mktemp("models") / BUNDLED_MODEL_NAME)
+
+
+@pytest.fixture(scope="session")
+def make_whisper(whisper_model: Path) -> MakeWhisper:
+    """Real local recognizers with given settings, all on `whisper_model`."""
+    return MakeWhisper(whisper_model)

@@ -21,11 +21,14 @@ from pathlib import Path
 
 import aiohttp
 import orjson
+import pytest
 
-from tests.acceptance.test_serve import free_port, start_server, wait_ready
-from tests.integration.ops.archive import raw
+from tests.helpers.archive import raw
+from tests.helpers.processes import free_port, start_server, wait_ready
 from transcriber.db.connection import database_path
 from transcriber.service.backup import MANIFEST_NAME
+
+pytestmark = pytest.mark.slow
 
 AUDIO = Path(__file__).resolve().parents[1] / "fixtures" / "audio" / "librivox_0880.mp3"
 CLIENTS = 3

@@ -21,7 +21,7 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-from tests.acceptance.test_serve import free_port, start_server, wait_ready
+from tests.helpers.processes import free_port, start_server, wait_ready
 from transcriber.db.connection import database_path
 from transcriber.files import RECORDS_DIR, TEMP_SUFFIX
 

@@ -18,9 +18,11 @@ import aiohttp
 import orjson
 import pytest
 
-from tests import hard_audio
-from tests.acceptance.test_serve import free_port, start_server, wait_ready
-from tests.integration.steps.textmetrics import wer
+from tests.helpers import hard_audio
+from tests.helpers.processes import free_port, start_server, wait_ready
+from tests.helpers.textmetrics import wer
+
+pytestmark = pytest.mark.slow
 
 SPEECH_SECONDS = 180.0
 # The sequential decoding's WER on this recording is ~0.06 (tests/bench/test_hard_audio.py);

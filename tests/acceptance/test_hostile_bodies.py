@@ -21,7 +21,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.acceptance.test_serve import (
+from tests.helpers.processes import (
     free_port,
     start_server,
     start_server_with_descriptors,

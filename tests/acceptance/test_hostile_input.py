@@ -27,9 +27,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 import aiohttp
+import pytest
 
-from tests import hostile_media as hm
-from tests.acceptance.test_serve import (
+from tests.helpers import hostile_media as hm
+from tests.helpers.processes import (
     free_port,
     start_server,
     start_server_with_descriptors,
@@ -213,6 +214,7 @@ def _records(data_dir: Path) -> dict[str, str]:
         return dict(conn.execute("SELECT id, original_filename FROM audio_records"))
 
 
+@pytest.mark.slow
 async def test_hostile_input_leaves_the_service_healthy_clean_and_quiet(
     data_dir: Path, tmp_path: Path
 ) -> None:

@@ -24,9 +24,9 @@ from urllib.parse import quote
 import aiohttp
 import pytest
 
-from tests import hostile_media as hm
-from tests.acceptance.test_serve import free_port, start_server, wait_ready
-from tests.integration.bot.texts import T, en
+from tests.helpers import hostile_media as hm
+from tests.helpers.processes import free_port, start_server, wait_ready
+from tests.helpers.texts import T, en
 from transcriber.db.connection import database_path
 from transcriber.files import RECORDS_DIR, TEMP_SUFFIX
 from transcriber.testing.fake_telegram import FakeTelegram

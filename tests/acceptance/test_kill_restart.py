@@ -18,8 +18,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.acceptance.test_serve import free_port, start_server, wait_ready
-from tests.factories import make_record, make_user
+from tests.helpers.factories import make_record, make_user
+from tests.helpers.processes import free_port, start_server, wait_ready
 from transcriber.clock import SystemClock, format_time
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate

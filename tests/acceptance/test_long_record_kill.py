@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests import long_record as lr
-from tests import speech_audio
-from tests.acceptance.test_serve import free_port
-from tests.integration.steps.textmetrics import wer
+import pytest
+
+from tests.helpers import long_record as lr
+from tests.helpers import speech_audio
+from tests.helpers.processes import free_port
+from tests.helpers.textmetrics import wer
 from transcriber.db.connection import database_path
+
+pytestmark = pytest.mark.slow
 
 ENV = {
     "TRANSCRIBER_PIPELINE_WORKERS": "1",

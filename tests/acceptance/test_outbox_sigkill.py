@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.acceptance.test_serve import free_port, wait_ready
-from tests.factories import make_record, make_user
-from tests.integration.bot.texts import T, en
-from tests.integration.pipeline.support import until
+from tests.helpers.factories import make_record, make_user
+from tests.helpers.pipeline import until
+from tests.helpers.processes import free_port, wait_ready
+from tests.helpers.texts import T, en
 from transcriber.clock import SystemClock
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate

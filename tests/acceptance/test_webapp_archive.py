@@ -1,7 +1,7 @@
 """The archive's edits in a real browser: rename, brief, topics and the topic filter,
 correcting an utterance (and a conflict), the language on upload, transcribe again,
 delete, and the English/Russian switch. Same service and Chromium as
-webapp_harness.py."""
+tests/helpers/webapp.py."""
 
 from __future__ import annotations
 
@@ -11,19 +11,16 @@ from typing import TYPE_CHECKING
 import pytest
 from aiohttp import ClientSession
 
-from tests.acceptance.webapp_harness import (
+from tests.helpers.webapp import (
     AUDIO,
     Service,
-    browser,
     open_page,
-    service,
     upload,
 )
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
 
-__all__ = ["browser", "service"]  # the fixtures, shared
 pytestmark = pytest.mark.timeout(120)
 
 

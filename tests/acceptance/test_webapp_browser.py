@@ -1,6 +1,6 @@
 """The web app in a real browser (headless Chromium) against the whole service on loopback:
 upload, follow, read, search, resume; the keyboard, a small screen, escaping; another
-site's page. The harness (service, browser, helpers) is `webapp_harness`."""
+site's page. The harness is `tests/helpers/webapp.py`, its fixtures in the conftest."""
 
 from __future__ import annotations
 
@@ -13,18 +13,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from aiohttp import ClientSession, web
 
-from tests.acceptance import webapp_harness
-from tests.acceptance.webapp_harness import (
+from tests.helpers import webapp
+from tests.helpers.processes import free_port
+from tests.helpers.webapp import (
     AUDIO,
     POLL_MS,
     UPLOAD_LIMIT,
     Service,
-    browser,
     card_fetches,
-    free_port,
     need_browser,
     open_page,
-    service,
     until,
     upload,
 )
@@ -33,7 +31,6 @@ from transcriber.errors import PermanentFailure
 if TYPE_CHECKING:
     from playwright.async_api import Browser
 
-__all__ = ["browser", "service"]  # the fixtures, shared
 pytestmark = pytest.mark.timeout(90)
 
 
@@ -41,7 +38,7 @@ pytestmark = pytest.mark.timeout(90)
 def test_a_missing_browser_fails_under_ci_and_skips_elsewhere(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 ) -> None:
-    monkeypatch.setattr(webapp_harness, "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.setattr(webapp, "CHROMIUM", tmp_path / "no-chromium")
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="no-chromium"):
         need_browser()

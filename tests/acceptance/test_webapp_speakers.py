@@ -1,6 +1,6 @@
 """Speakers in a real browser: each in its own colour with a share of the talk,
 renamed in place, a line moved to another speaker. Same service and Chromium as
-webapp_harness.py."""
+tests/helpers/webapp.py."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING
 import pytest
 from aiohttp import ClientSession
 
-from tests.acceptance.webapp_harness import (
+from tests.helpers.webapp import (
     AUDIO,
     Service,
-    browser,
     open_page,
-    service,
     upload,
 )
 from transcriber import keys
@@ -26,7 +24,6 @@ from transcriber.transcripts import dump_structure, plain_text
 if TYPE_CHECKING:
     from playwright.async_api import Browser
 
-__all__ = ["browser", "service"]  # the fixtures, shared
 pytestmark = pytest.mark.timeout(120)
 
 DIALOGUE = [

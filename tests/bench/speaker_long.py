@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from tests.der import Segment, diarization_error, hypothesis_of
+from tests.helpers.der import Segment, diarization_error, hypothesis_of
 from transcriber.providers.speakers.clustering import DEFAULT_THRESHOLD
 from transcriber.providers.speakers.embedder import SpeakerEmbedder
 from transcriber.providers.speakers.features import SAMPLE_RATE, Features, log_mel

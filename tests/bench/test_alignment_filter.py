@@ -33,9 +33,9 @@ import numpy as np
 import orjson
 import pytest
 
-from tests.bench.speaker_audio import conversations, write_wav
-from tests.bench.whisper_timing import timed_alignment
-from tests.der import Segment
+from tests.helpers.der import Segment
+from tests.helpers.speaker_audio import conversations, write_wav
+from tests.helpers.whisper_timing import timed_alignment
 from transcriber.providers.whisper import WhisperRecognizer, batched_clips
 from transcriber.settings import RecognizerSettings
 

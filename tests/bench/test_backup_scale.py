@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.ops.archive import make_archive
+from tests.helpers.archive import make_archive
 from transcriber.db.connection import database_path
 from transcriber.service.backup import backup
 from transcriber.service.restore import restore

@@ -1,7 +1,7 @@
 """The hard-conditions corpus at full size: the default (batched) decoding against the
 sequential one, condition by condition, on the same files in one run.
 
-Every condition of `tests/hard_audio.py` over 60 s and 5 min of continuous speech (the
+Every condition of `tests/helpers/hard_audio.py` over 60 s and 5 min of continuous speech (the
 gap conditions: the speech split by 5 minutes of silence or pink noise). For each: WER
 (CER for Russian), words per minute of speech, real-time factor, and for the default
 the spans its coverage check decoded again. It fails where the default is worse than
@@ -27,9 +27,9 @@ import orjson
 import pytest
 import structlog
 
-from tests import hard_audio
-from tests.hard_audio import END_WITHIN_SECONDS, REPEATS_ALLOWED, WER_MARGIN, longest_run
-from tests.integration.steps.textmetrics import cer, wer
+from tests.helpers import hard_audio
+from tests.helpers.hard_audio import END_WITHIN_SECONDS, REPEATS_ALLOWED, WER_MARGIN, longest_run
+from tests.helpers.textmetrics import cer, wer
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import RecognizerSettings
 

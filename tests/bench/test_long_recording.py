@@ -12,7 +12,7 @@ Goals (issue 12, docs/recognition.md):
   normalization; `fraction` never goes backwards;
 - sequential against batched decoding on the same 10-minute file.
 
-The recordings are built from the speech fixtures (tests/speech_audio.py).
+The recordings are built from the speech fixtures (tests/helpers/speech_audio.py).
 Sizes shrink with TRANSCRIBER_BENCH_LONG_MINUTES (60), ..._RSS_MINUTES (180)
 and ..._SPEED_MINUTES (10); TRANSCRIBER_BENCH_RSS_PARTS stops the memory run
 after that many parts (0: all). Run: `sh .ci/dev bench -k long_recording`.
@@ -30,10 +30,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests import long_record as lr
-from tests import speech_audio
-from tests.acceptance.test_serve import free_port
-from tests.integration.steps.textmetrics import wer
+from tests.helpers import long_record as lr
+from tests.helpers import speech_audio
+from tests.helpers.processes import free_port
+from tests.helpers.textmetrics import wer
 from transcriber.clock import parse_time
 from transcriber.db.connection import database_path
 from transcriber.db.reads.progress import NormalizeProgress, PartProgress, ProgressRecord

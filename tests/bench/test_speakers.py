@@ -42,8 +42,8 @@ import orjson
 import pytest
 import structlog
 
-from tests.bench.speaker_audio import conversations, write_wav
-from tests.der import Score, Segment, diarization_error, hypothesis_of
+from tests.helpers.der import Score, Segment, diarization_error, hypothesis_of
+from tests.helpers.speaker_audio import conversations, write_wav
 from transcriber.pipeline.parts import PartPlan
 from transcriber.pipeline.speakers import segments_of, speech_of
 from transcriber.ports import Span

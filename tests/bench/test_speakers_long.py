@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests import speech_audio
+from tests.helpers import speech_audio
 from transcriber.providers.speakers.embedder import MODEL_DISTRIBUTION
 
 pytestmark = pytest.mark.bench

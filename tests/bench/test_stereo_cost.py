@@ -15,7 +15,7 @@ import imageio_ffmpeg
 import numpy as np
 import pytest
 
-from tests.bench.speaker_audio import POCKETSPHINX, SAMPLE_RATE, decode, write_wav
+from tests.helpers.speaker_audio import POCKETSPHINX, SAMPLE_RATE, decode, write_wav
 from transcriber.ports import AudioPart
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.speakers.channels import Verdict

@@ -27,9 +27,9 @@ from typing import Any
 import orjson
 import pytest
 
-from tests import speech_audio
-from tests.bench.whisper_timing import timed_alignment
-from tests.integration.steps.textmetrics import wer
+from tests.helpers import speech_audio
+from tests.helpers.textmetrics import wer
+from tests.helpers.whisper_timing import timed_alignment
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import RecognizerSettings
 

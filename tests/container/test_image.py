@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acceptance.test_serve import free_port
+from tests.helpers.processes import free_port
 
 # The first run makes the base (debootstrap, minutes); a build takes about 80 s here.
 pytestmark = [pytest.mark.container, pytest.mark.timeout(1800)]

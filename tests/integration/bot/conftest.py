@@ -3,40 +3,26 @@ file, and the door either alone (on a fake clock) or inside the whole app."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
-from tests.conftest import SettingsFactory
+from tests.helpers.bot import ALLOWED, Client, DoorHarness, StartService
+from tests.helpers.settings import SettingsFactory
 from transcriber import keys
-from transcriber.bot.client import make_bot
-from transcriber.bot.door import DoorParts, TelegramDoor
+from transcriber.bot.door import DoorParts
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
 from transcriber.intake import AudioLimits
 from transcriber.service.app import build_app
-from transcriber.service.telegram import stop_door
 from transcriber.settings import Secret, Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_telegram import FakeTelegram
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.transcoder import FakeTranscoder
-
-ALICE_ID = 111
-BOB_ID = 222
-STRANGER_ID = 999
-ALLOWED = {str(ALICE_ID): "alice", str(BOB_ID): "bob"}
-OGG = b"OggS" + bytes(range(256)) * 8  # bytes the fake transcoder takes for audio
-
-Client = TestClient[web.Request, web.Application]
 
 
 @pytest.fixture
@@ -59,48 +45,6 @@ def tg_settings(make_settings: SettingsFactory, fake_tg: FakeTelegram) -> Callab
         return make_settings(telegram=values, **sections)
 
     return factory
-
-
-@dataclass
-class DoorRun:
-    """One life of the door: started, then stopped gracefully or killed."""
-
-    door: TelegramDoor
-    task: asyncio.Task[None]
-    stopping: asyncio.Event
-    closed: bool = False
-
-    async def stop(self) -> None:
-        await stop_door(self.door, self.task, self.stopping, grace_seconds=5.0)
-        await self._close()
-
-    async def kill(self) -> None:
-        """A crash: the task dies where it is; nothing is confirmed on the way out."""
-        self.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.task
-        await self._close()
-
-    async def _close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            await self.door._bot.session.close()
-
-
-@dataclass
-class DoorHarness:
-    settings: Settings
-    parts: DoorParts
-    runs: list[DoorRun] = field(default_factory=list)
-
-    def start(self) -> DoorRun:
-        bot = make_bot(self.settings.telegram)
-        door = TelegramDoor(bot, settings=self.settings.telegram, parts=self.parts)
-        stopping = asyncio.Event()
-        run = DoorRun(door=door, task=asyncio.create_task(door.run(stopping)),
-                      stopping=stopping)
-        self.runs.append(run)
-        return run
 
 
 @pytest.fixture
@@ -130,9 +74,6 @@ async def door_harness(
             if not run.task.done():
                 await run.kill()
             await run._close()
-
-
-StartService = Callable[..., Awaitable[Client]]
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from tests.factories import make_record, make_user
-from tests.integration.bot.conftest import ALICE_ID, OGG, DoorHarness
-from tests.integration.bot.texts import T, en
-from tests.integration.pipeline.support import until
+from tests.helpers.bot import ALICE_ID, OGG, DoorHarness
+from tests.helpers.factories import make_record, make_user
+from tests.helpers.pipeline import until
+from tests.helpers.texts import T, en
 from transcriber.bot import texts
 from transcriber.bot.commands import status_list
 from transcriber.db.commands.users import User

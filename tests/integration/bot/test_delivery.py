@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tests.integration.bot.conftest import ALICE_ID, OGG, Client, StartService
-from tests.integration.bot.texts import T, en
-from tests.integration.pipeline.support import sample, until
+from tests.helpers.bot import ALICE_ID, OGG, Client, StartService
+from tests.helpers.pipeline import sample, until
+from tests.helpers.texts import T, en
 from transcriber import keys
 from transcriber.bot import texts
 from transcriber.bot.notifier import TelegramNotifier

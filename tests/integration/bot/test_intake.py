@@ -7,9 +7,9 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.integration.bot.conftest import ALICE_ID, BOB_ID, OGG, STRANGER_ID, DoorHarness
-from tests.integration.bot.texts import T, en
-from tests.integration.pipeline.support import sample, until
+from tests.helpers.bot import ALICE_ID, BOB_ID, OGG, STRANGER_ID, DoorHarness
+from tests.helpers.pipeline import sample, until
+from tests.helpers.texts import T, en
 from transcriber.bot import texts
 from transcriber.db.readers import ReaderPool
 from transcriber.testing.fake_telegram import FakeTelegram, SentMessage

@@ -11,9 +11,9 @@ from typing import Any
 
 from pytest_aiohttp import AiohttpClient
 
-from tests.integration.bot.conftest import ALICE_ID, OGG, DoorHarness
-from tests.integration.bot.texts import T, en
-from tests.integration.pipeline.support import until
+from tests.helpers.bot import ALICE_ID, OGG, DoorHarness
+from tests.helpers.pipeline import until
+from tests.helpers.texts import T, en
 from transcriber import keys
 from transcriber.cli.transcribe import transcribe
 from transcriber.db.readers import ReaderPool

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import structlog
 
-from tests.integration.bot.conftest import ALICE_ID, OGG, DoorHarness
-from tests.integration.bot.texts import T, en
-from tests.integration.pipeline.support import sample, until
+from tests.helpers.bot import ALICE_ID, OGG, DoorHarness
+from tests.helpers.pipeline import sample, until
+from tests.helpers.texts import T, en
 from transcriber.db.readers import ReaderPool
 from transcriber.testing.fake_telegram import FakeTelegram, SentMessage
 

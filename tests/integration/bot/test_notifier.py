@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from tests.integration.bot.texts import T, en
-from tests.integration.pipeline.support import until
+from tests.helpers.pipeline import until
+from tests.helpers.texts import T, en
 from transcriber.bot import rules, texts
 from transcriber.bot.client import make_bot
 from transcriber.bot.notifier import ReplyFailed, TelegramNotifier

@@ -12,9 +12,9 @@ import pytest
 from aiogram.exceptions import TelegramUnauthorizedError
 from structlog.testing import capture_logs
 
-from tests.integration.bot.conftest import ALICE_ID, OGG, DoorHarness, StartService
-from tests.integration.bot.texts import T, en
-from tests.integration.pipeline.support import named, sample, until
+from tests.helpers.bot import ALICE_ID, OGG, DoorHarness, StartService
+from tests.helpers.pipeline import named, sample, until
+from tests.helpers.texts import T, en
 from transcriber import keys
 from transcriber.bot import rules
 from transcriber.db.readers import ReaderPool

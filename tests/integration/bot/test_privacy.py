@@ -9,8 +9,8 @@ import logging
 import pytest
 from structlog.testing import capture_logs
 
-from tests.integration.bot.conftest import ALICE_ID, OGG, STRANGER_ID, StartService
-from tests.integration.pipeline.support import until
+from tests.helpers.bot import ALICE_ID, OGG, STRANGER_ID, StartService
+from tests.helpers.pipeline import until
 from transcriber import keys
 from transcriber.testing.fake_telegram import FakeTelegram
 

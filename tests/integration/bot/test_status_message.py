@@ -13,9 +13,9 @@ import pytest
 from aiogram import Bot
 from structlog.testing import capture_logs
 
-from tests.integration.bot.conftest import ALICE_ID, BOB_ID, OGG, DoorHarness
-from tests.integration.bot.texts import T, en
-from tests.integration.pipeline.support import named, until
+from tests.helpers.bot import ALICE_ID, BOB_ID, OGG, DoorHarness
+from tests.helpers.pipeline import named, until
+from tests.helpers.texts import T, en
 from transcriber.bot import texts
 from transcriber.bot.client import make_bot
 from transcriber.bot.status import (

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.bot.conftest import ALICE_ID, OGG, DoorHarness
-from tests.integration.bot.texts import T, en
-from tests.integration.ops.small_disk import SmallDisk
+from tests.helpers.bot import ALICE_ID, OGG, DoorHarness
+from tests.helpers.small_disk import SmallDisk
+from tests.helpers.texts import T, en
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RecordFiles
 from transcriber.testing.fake_telegram import FakeTelegram

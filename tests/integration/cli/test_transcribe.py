@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.conftest import SettingsFactory
+from tests.helpers.settings import SettingsFactory
 from transcriber.cli.parser import build_parser
 from transcriber.cli.transcribe import transcribe
 from transcriber.providers.speakers.embedder import SpeakerEmbedder, SpeakerModelUnavailable

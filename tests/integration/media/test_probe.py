@@ -14,7 +14,7 @@ from pathlib import Path
 import av
 import pytest
 
-from tests import hostile_media as hm
+from tests.helpers import hostile_media as hm
 from transcriber.errors import PermanentFailure, TransientFailure
 from transcriber.providers import media
 from transcriber.providers.ffmpeg import (

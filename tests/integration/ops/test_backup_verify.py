@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.integration.ops.archive import kept_logging, make_archive, raw, tamper
+from tests.helpers.archive import kept_logging, make_archive, raw, tamper
 from transcriber.cli import main
 from transcriber.db.connection import database_path
 from transcriber.files import RECORDS_DIR, sha256_of

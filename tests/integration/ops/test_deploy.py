@@ -21,7 +21,7 @@ import orjson
 import pytest
 import yaml
 
-from tests.acceptance.test_serve import free_port, start_server, wait_ready
+from tests.helpers.processes import free_port, start_server, wait_ready
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 RULES = DEPLOY / "prometheus" / "alerts.yml"

@@ -17,9 +17,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
-from tests.conftest import SettingsFactory
-from tests.integration.ops.small_disk import SmallDisk
-from tests.integration.web.helpers import stored_files, upload
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.small_disk import SmallDisk
+from tests.helpers.web import stored_files, upload
 from transcriber import files as files_module
 from transcriber import keys
 from transcriber.errors import StorageFull, TransientFailure

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.integration.ops.archive import kept_logging, make_archive, tamper
+from tests.helpers.archive import kept_logging, make_archive, tamper
 from transcriber.cli import main
 from transcriber.db.connection import database_path
 from transcriber.files import RECORDS_DIR, sha256_of

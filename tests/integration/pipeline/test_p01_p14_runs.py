@@ -8,10 +8,9 @@ import dataclasses
 from aiohttp import web
 from structlog.testing import capture_logs
 
-from tests.conftest import SettingsFactory
-from tests.factories import make_record, make_user
-from tests.integration.pipeline.conftest import ActorFactory
-from tests.integration.pipeline.support import (
+from tests.helpers.factories import make_record, make_user
+from tests.helpers.pipeline import (
+    MakeActor,
     loud,
     named,
     runs,
@@ -19,6 +18,7 @@ from tests.integration.pipeline.support import (
     until,
     worker_runs_total,
 )
+from tests.helpers.settings import SettingsFactory
 from transcriber import keys
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
@@ -56,7 +56,7 @@ async def test_p01_no_eligible_record_logs_nothing_and_counts_nothing(
 
 
 async def test_p01_no_work_marker_that_came_with_an_explanation_is_still_empty(
-    make_actor: ActorFactory,
+    make_actor: MakeActor,
 ) -> None:
     """An intermediate layer added its own explanation to the "no work" marker:
     the run still counts as empty (no counter, no owner-level log)."""

@@ -7,9 +7,9 @@ import dataclasses
 import re
 from datetime import timedelta
 
-from tests.factories import make_record, make_user
-from tests.integration.pipeline.conftest import ActorFactory
-from tests.integration.pipeline.support import (
+from tests.helpers.factories import make_record, make_user
+from tests.helpers.pipeline import (
+    MakeActor,
     claim,
     claim_ok,
     sample,
@@ -190,7 +190,7 @@ async def test_p04_a_claim_taking_over_an_expired_lease_is_counted(
 
 
 async def test_p07_records_of_two_owners_go_to_one_worker_in_creation_order(
-    make_actor: ActorFactory, writer: Writer, steps: dict[str, FakeStep], clock: FakeClock
+    make_actor: MakeActor, writer: Writer, steps: dict[str, FakeStep], clock: FakeClock
 ) -> None:
     """Records of two different owners at one stage: the worker gets both, in the
     order they were created."""

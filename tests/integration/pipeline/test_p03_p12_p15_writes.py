@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import make_record
-from tests.integration.pipeline.support import (
+from tests.helpers.factories import make_record
+from tests.helpers.pipeline import (
     OwnerEdits,
     StoreTranscript,
     claim_ok,

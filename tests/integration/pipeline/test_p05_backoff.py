@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tests.factories import make_record
-from tests.integration.pipeline.support import claim, state_of
+from tests.helpers.factories import make_record
+from tests.helpers.pipeline import claim, state_of
 from transcriber.clock import parse_time
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool

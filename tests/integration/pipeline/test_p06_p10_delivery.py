@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from structlog.testing import capture_logs
 
-from tests.factories import make_record
-from tests.integration.pipeline.conftest import ActorFactory
-from tests.integration.pipeline.support import (
+from tests.helpers.factories import make_record
+from tests.helpers.pipeline import (
+    MakeActor,
     StoreTranscript,
     claim,
     claim_ok,
@@ -34,7 +34,7 @@ SECRET = "the sender's private words"
 
 
 async def _to_transcribed(
-    make_actor: ActorFactory, writer: Writer, user: User, steps: dict[str, FakeStep],
+    make_actor: MakeActor, writer: Writer, user: User, steps: dict[str, FakeStep],
     **record: object,
 ) -> str:
     record_id = await make_record(writer, user, **record)  # type: ignore[arg-type]
@@ -58,7 +58,7 @@ async def _assert_reached_done(readers: ReaderPool, record_id: str) -> None:
 
 
 async def test_p06_sender_door_not_running(
-    make_actor: ActorFactory, writer: Writer, user: User, steps: dict[str, FakeStep],
+    make_actor: MakeActor, writer: Writer, user: User, steps: dict[str, FakeStep],
     readers: ReaderPool,
 ) -> None:
     """A record taken in by Telegram in an earlier run; the service came up without
@@ -83,7 +83,7 @@ async def test_p06_sender_door_not_running(
 
 
 async def test_p06_record_names_no_addressee(
-    make_actor: ActorFactory, writer: Writer, user: User, steps: dict[str, FakeStep],
+    make_actor: MakeActor, writer: Writer, user: User, steps: dict[str, FakeStep],
     readers: ReaderPool, notifier: RecordingNotifier,
 ) -> None:
     """A Telegram record without a chat: the step ends without failure, the record
@@ -103,7 +103,7 @@ async def test_p06_record_names_no_addressee(
 
 
 async def test_p06_halt_notice_not_delivered(
-    make_actor: ActorFactory, writer: Writer, user: User, steps: dict[str, FakeStep],
+    make_actor: MakeActor, writer: Writer, user: User, steps: dict[str, FakeStep],
     readers: ReaderPool,
 ) -> None:
     """The record is halted and the sender's door is not running; the notice
@@ -126,7 +126,7 @@ async def test_p06_halt_notice_not_delivered(
 
 
 async def test_p06_no_one_to_answer_because_the_record_came_over_http(
-    make_actor: ActorFactory, writer: Writer, user: User, steps: dict[str, FakeStep],
+    make_actor: MakeActor, writer: Writer, user: User, steps: dict[str, FakeStep],
     readers: ReaderPool, notifier: RecordingNotifier,
 ) -> None:
     """The record came over HTTP; the step reaches the reply: it ends without
@@ -143,7 +143,7 @@ async def test_p06_no_one_to_answer_because_the_record_came_over_http(
 
 
 async def test_p06_telegram_reply_is_sent_after_the_advance_landed(
-    make_actor: ActorFactory, writer: Writer, user: User, steps: dict[str, FakeStep],
+    make_actor: MakeActor, writer: Writer, user: User, steps: dict[str, FakeStep],
     readers: ReaderPool, notifier: RecordingNotifier,
 ) -> None:
     record_id = await _to_transcribed(make_actor, writer, user, steps, source="telegram",
@@ -158,7 +158,7 @@ async def test_p06_telegram_reply_is_sent_after_the_advance_landed(
 
 
 async def test_p10_halt_for_exhausted_attempts_tells_the_sender(
-    make_actor: ActorFactory, writer: Writer, settings: Settings, user: User,
+    make_actor: MakeActor, writer: Writer, settings: Settings, user: User,
     clock: FakeClock, notifier: RecordingNotifier, readers: ReaderPool,
 ) -> None:
     """The record is halted because its attempts ran out: the sender gets a
@@ -177,7 +177,7 @@ async def test_p10_halt_for_exhausted_attempts_tells_the_sender(
 
 
 async def test_p10_halt_for_time_in_stage_tells_the_sender_and_the_owner_log(
-    make_actor: ActorFactory, writer: Writer, settings: Settings, user: User,
+    make_actor: MakeActor, writer: Writer, settings: Settings, user: User,
     clock: FakeClock, notifier: RecordingNotifier,
 ) -> None:
     """The record is halted because it stayed in its stage past the limit: the
@@ -199,7 +199,7 @@ async def test_p10_halt_for_time_in_stage_tells_the_sender_and_the_owner_log(
 @pytest.mark.parametrize("delivery", ["works", "undelivered", "door_broken", "no_bot"])
 @pytest.mark.parametrize("reason", list(HaltReason))
 async def test_p10_exactly_one_notice_per_halt_for_every_reason(
-    make_actor: ActorFactory, writer: Writer, settings: Settings, user: User,
+    make_actor: MakeActor, writer: Writer, settings: Settings, user: User,
     clock: FakeClock, steps: dict[str, FakeStep], readers: ReaderPool,
     reason: HaltReason, delivery: str,
 ) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.factories import make_record
-from tests.integration.pipeline.conftest import ActorFactory
-from tests.integration.pipeline.support import (
+from tests.helpers.factories import make_record
+from tests.helpers.pipeline import (
+    MakeActor,
     StoreRecognition,
     claim,
     claim_ok,
@@ -104,7 +104,7 @@ async def test_p09_a_halted_record_is_not_claimed(
 
 
 async def test_p09_lifting_the_halt_resets_every_watchdog(
-    make_actor: ActorFactory, writer: Writer, settings: Settings, user: User,
+    make_actor: MakeActor, writer: Writer, settings: Settings, user: User,
     clock: FakeClock, readers: ReaderPool, steps: dict[str, FakeStep],
 ) -> None:
     """The record is halted with spent attempts and a pause, and it stood halted

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from tests.factories import make_record
-from tests.integration.pipeline.conftest import ActorFactory
-from tests.integration.pipeline.support import (
+from tests.helpers.factories import make_record
+from tests.helpers.pipeline import (
+    MakeActor,
     StoreRecognition,
     claim,
     claim_ok,
@@ -56,7 +56,7 @@ class PaidSubmit:
 
 
 async def test_p13_work_already_done_is_not_paid_for_again(
-    make_actor: ActorFactory, writer: Writer, user: User, clock: FakeClock,
+    make_actor: MakeActor, writer: Writer, user: User, clock: FakeClock,
     steps: dict[str, FakeStep], readers: ReaderPool,
 ) -> None:
     """The paid step's result is in place and its marker is stored; the step runs
@@ -192,7 +192,7 @@ async def test_p16_a_record_that_passes_accumulates_no_attempts(
 
 
 async def test_p17_a_step_that_breaks_before_it_starts_fails_like_any_other(
-    make_actor: ActorFactory, writer: Writer, user: User, readers: ReaderPool,
+    make_actor: MakeActor, writer: Writer, user: User, readers: ReaderPool,
     steps: dict[str, FakeStep],
 ) -> None:
     class Broken(FakeStep):

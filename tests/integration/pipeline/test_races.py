@@ -11,9 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
-from tests.factories import make_record
-from tests.integration.pipeline.conftest import ActorFactory
-from tests.integration.pipeline.support import (
+from tests.helpers.factories import make_record
+from tests.helpers.pipeline import (
+    MakeActor,
     claim,
     claim_ok,
     events_of,
@@ -162,7 +162,7 @@ async def test_p04_a_step_past_its_time_limit_is_cancelled_and_counts_as_a_failu
 
 
 async def test_p04_default_time_limit_is_the_setting(
-    make_actor: ActorFactory, writer: Writer, settings: Settings, user: User,
+    make_actor: MakeActor, writer: Writer, settings: Settings, user: User,
     clock: FakeClock, steps: dict[str, FakeStep],
 ) -> None:
     await make_record(writer, user)
@@ -183,7 +183,7 @@ async def test_p04_default_time_limit_is_the_setting(
 
 
 async def test_p16_a_claim_answered_while_stopping_is_released(
-    make_actor: ActorFactory, writer: Writer, settings: Settings, user: User,
+    make_actor: MakeActor, writer: Writer, settings: Settings, user: User,
     readers: ReaderPool,
 ) -> None:
     """The actor is cancelled while its claim is in the writer's mailbox: the

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import make_record, make_user
-from tests.integration.pipeline.support import claim_ok, events_of, state_of
+from tests.helpers.factories import make_record, make_user
+from tests.helpers.pipeline import claim_ok, events_of, state_of
 from transcriber.cli.resume import resume_command
 from transcriber.db.commands.pipeline import Halt, Resume
 from transcriber.db.commands.users import User

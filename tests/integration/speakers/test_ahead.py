@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import structlog
 
-from tests.integration.speakers.test_embedder import FIXTURE
+from tests.helpers.audio import FIXTURES
 from transcriber.ports import Segment, Span, Turn, Word
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.speakers import ahead as ahead_module
@@ -30,6 +30,7 @@ from transcriber.providers.speakers.stream import pcm_blocks, speech_and_feature
 from transcriber.providers.speakers.turns import turns_from_features
 from transcriber.providers.speakers.vad import speech_regions
 
+FIXTURE = FIXTURES / "two_speakers.mp3"
 WAIT_SECONDS = 60
 
 try:

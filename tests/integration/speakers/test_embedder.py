@@ -14,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from tests.bench.speaker_audio import decode
-from tests.der import Segment, diarization_error, hypothesis_of
+from tests.helpers.der import Segment, diarization_error, hypothesis_of
+from tests.helpers.speaker_audio import decode
 from transcriber.ports import Segment as Recognized
 from transcriber.ports import Span, Word
 from transcriber.providers.speakers.embedder import (

@@ -1,48 +1,31 @@
-"""Harness for the real steps: records with real files, one step actor driven by hand.
-
-`drive` runs the actor's claim→run→post loop on a fake clock: when a run
-finds no work (a deferral or a backoff), the clock moves forward instead of
-anyone sleeping.
-"""
+"""Fixtures of the real steps: records with real files, the local recognizer on its
+defaults (loaded once per run), and SpeechKit's path (a real S3 server, moto on
+loopback, and the fake SpeechKit v3 server)."""
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
-import subprocess
-from collections.abc import Awaitable, Callable, Mapping
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import boto3  # type: ignore[import-untyped]
 import pytest
+from moto.server import ThreadedMotoServer
 
-from tests.factories import make_user
-from transcriber.db import queries as q
-from transcriber.db.commands.files import StoredFile
-from transcriber.db.commands.records import AcceptRecord
-from transcriber.db.readers import ReaderPool
+from tests.helpers import steps
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.steps import AddRecord
+from tests.helpers.whisper import MakeWhisper
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
-from transcriber.ids import new_id
-from transcriber.pipeline.actor import RunReport, StepActor
-from transcriber.pipeline.notify import Delivery, NullNotifier
-from transcriber.pipeline.step import Step
-from transcriber.providers.ffmpeg import ffmpeg_executable
-from transcriber.settings import FfmpegSettings, Settings
-from transcriber.stages import Stage
+from transcriber.providers.object_store import S3ObjectStore
+from transcriber.providers.quota import CallBudget
+from transcriber.providers.speechkit import SpeechkitRecognizer
+from transcriber.providers.whisper import WhisperRecognizer
+from transcriber.settings import RecognizerSettings, Secret, Settings
 from transcriber.testing.clock import FakeClock
-
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
-
-
-def tone_mp3(folder: Path, seconds: int) -> Path:
-    """A mono 440 Hz tone of `seconds`, as a 32 kb/s MP3 in `folder`."""
-    path = folder / "tone.mp3"
-    subprocess.run([ffmpeg_executable(FfmpegSettings()), "-nostdin", "-loglevel", "error",
-                    "-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}", "-ac", "1",
-                    "-c:a", "libmp3lame", "-b:a", "32k", str(path)], check=True)
-    return path
-
-AddRecord = Callable[[Path], Awaitable[str]]
+from transcriber.testing.fake_speechkit import FakeSpeechkit
 
 
 @pytest.fixture
@@ -50,54 +33,83 @@ def add_record(writer: Writer, record_files: RecordFiles) -> AddRecord:
     """Place a copy of `source` as a record's original and accept the record."""
 
     async def add(source: Path) -> str:
-        owner = await make_user(writer, "alice")
-        record_id = new_id()
-        file_id, temp = record_files.temp_path(record_id, source.suffix)
-        shutil.copyfile(source, temp)
-        placed = await record_files.finalize(record_id, file_id, temp)
-        await writer.ask(AcceptRecord(
-            record_id=record_id, owner_id=owner.id,
-            original=StoredFile(id=placed.file_id, file_name=placed.file_name,
-                                size_bytes=placed.size_bytes, format=placed.format,
-                                duration_ms=None),
-            original_filename=source.name, duration_ms=0,
-        ))
-        return record_id
+        return await steps.add_record(writer, record_files, source)
 
     return add
 
 
-MakeActor = Callable[[Mapping[str, Step], Settings], StepActor]
+@pytest.fixture(scope="session")
+def whisper(make_whisper: MakeWhisper) -> Iterator[WhisperRecognizer]:
+    """The local recognizer on its default settings (a module may ask for others)."""
+    recognizer = make_whisper(RecognizerSettings())
+    yield recognizer
+    asyncio.run(recognizer.close())
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
 
 
 @pytest.fixture
-def make_actor(clock: FakeClock, writer: Writer, readers: ReaderPool,
-               record_files: RecordFiles) -> MakeActor:
-    def make(steps: Mapping[str, Step], settings: Settings) -> StepActor:
-        return StepActor(name="test-actor", settings=settings, clock=clock, writer=writer,
-                         readers=readers, files=record_files, steps=steps,
-                         delivery=Delivery(readers, NullNotifier), rng=lambda: 0.5)
-
-    return make
+def bucket(s3_endpoint: str) -> str:
+    name = f"transcriber-{uuid.uuid4().hex[:12]}"
+    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1",
+                          aws_access_key_id="test", aws_secret_access_key="test")
+    client.create_bucket(Bucket=name)
+    return name
 
 
-async def record_row(readers: ReaderPool, record_id: str) -> sqlite3.Row:
-    row = await readers.fetch_one(q.records.SELECT_RECORD, {"id": record_id})
-    assert row is not None
-    return row
+@pytest.fixture
+async def speechkit(s3_endpoint: str) -> AsyncIterator[FakeSpeechkit]:
+    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1",
+                          aws_access_key_id="test", aws_secret_access_key="test")
+
+    async def read_object(uri: str) -> bytes | None:
+        bucket, _, key = uri.removeprefix(f"{s3_endpoint}/").partition("/")
+        try:
+            answer = await asyncio.to_thread(client.get_object, Bucket=bucket, Key=key,
+                                             Range="bytes=0-4095")
+            return await asyncio.to_thread(answer["Body"].read)
+        except client.exceptions.NoSuchKey:
+            return None
+
+    fake = FakeSpeechkit(pending_polls=2, read_object=read_object)
+    await fake.start()
+    yield fake
+    await fake.stop()
 
 
-async def drive(actor: StepActor, clock: FakeClock, readers: ReaderPool, record_id: str, *,
-                until: Stage = Stage.DONE, max_runs: int = 60,
-                step_seconds: float = 5.0) -> list[RunReport]:
-    """Run until the record reaches `until` or is halted; returns the reports."""
-    reports: list[RunReport] = []
-    for _ in range(max_runs):
-        row = await record_row(readers, record_id)
-        if row["state"] == until.value or row["halted_at"] is not None:
-            return reports
-        report = await actor.run_once()
-        reports.append(report)
-        if report.outcome in ("empty", "deferred", "failure"):
-            clock.advance(step_seconds)
-    raise AssertionError(f"record did not reach {until} in {max_runs} runs: {reports[-3:]}")
+@pytest.fixture
+def sk_settings(make_settings: SettingsFactory, s3_endpoint: str, bucket: str,
+                speechkit: FakeSpeechkit) -> Settings:
+    settings: Settings = make_settings(
+        recognizer={"provider": "speechkit"},
+        speechkit={"api_key": Secret(speechkit.api_key), "stt_url": speechkit.base_url,
+                   "operation_url": speechkit.base_url},
+        s3={"endpoint_url": s3_endpoint, "bucket": bucket, "region": "us-east-1",
+            "access_key_id": Secret("test"), "secret_access_key": Secret("test")},
+        pipeline={"backoff_base_seconds": 1.0, "backoff_cap_seconds": 1.0},
+    )
+    return settings
+
+
+@pytest.fixture
+async def store(sk_settings: Settings) -> AsyncIterator[S3ObjectStore]:
+    s3 = S3ObjectStore(sk_settings.s3)
+    await s3.start()
+    yield s3
+    await s3.close()
+
+
+@pytest.fixture
+async def recognizer(sk_settings: Settings, clock: FakeClock
+                     ) -> AsyncIterator[SpeechkitRecognizer]:
+    speechkit = SpeechkitRecognizer(sk_settings.speechkit, budget=CallBudget(
+        limit=sk_settings.speechkit.status_checks_per_hour, window_seconds=3600, clock=clock))
+    yield speechkit
+    await speechkit.close()

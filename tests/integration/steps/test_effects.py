@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import pytest
 
-from tests.factories import make_record, make_user
+from tests.helpers.factories import make_record, make_user
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer

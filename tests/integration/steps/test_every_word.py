@@ -20,19 +20,20 @@ import orjson
 import pytest
 import structlog
 
-from tests import hard_audio
-from tests.integration.pipeline.support import sample
-from tests.integration.steps.textmetrics import wer
+from tests.helpers import hard_audio
+from tests.helpers.pipeline import sample
+from tests.helpers.textmetrics import wer
+from tests.helpers.whisper import MakeWhisper
 from transcriber.providers.clips import Clip, plan_clips
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import RecognizerSettings
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
-def whisper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WhisperRecognizer]:
-    recognizer = WhisperRecognizer(RecognizerSettings(language="en"),
-                                   cache_dir=tmp_path_factory.mktemp("m") / "whisper",
-                                   default_time_limit_seconds=3600)
+def whisper(make_whisper: MakeWhisper) -> Iterator[WhisperRecognizer]:
+    recognizer = make_whisper(RecognizerSettings(language="en"))
     yield recognizer
     asyncio.run(recognizer.close())
 

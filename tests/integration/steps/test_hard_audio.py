@@ -19,8 +19,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests import hard_audio
-from tests.hard_audio import (
+from tests.helpers import hard_audio
+from tests.helpers.hard_audio import (
     CONDITIONS,
     END_WITHIN_SECONDS,
     REPEATS_ALLOWED,
@@ -28,21 +28,21 @@ from tests.hard_audio import (
     HardRecording,
     longest_run,
 )
-from tests.integration.steps.textmetrics import cer, wer
+from tests.helpers.textmetrics import cer, wer
+from tests.helpers.whisper import MakeWhisper
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import RecognizerSettings
+
+pytestmark = pytest.mark.slow
 
 SPEECH_SECONDS = 32.0
 GAP_SECONDS = 20.0
 
 
 @pytest.fixture(scope="module")
-def recognizers(tmp_path_factory: pytest.TempPathFactory
-                ) -> Iterator[dict[bool, WhisperRecognizer]]:
+def recognizers(make_whisper: MakeWhisper) -> Iterator[dict[bool, WhisperRecognizer]]:
     """The default (batched) recognizer and the sequential one, by `batched`."""
-    folder = tmp_path_factory.mktemp("m") / "whisper"
-    made = {batched: WhisperRecognizer(RecognizerSettings(batched=batched), cache_dir=folder,
-                                       default_time_limit_seconds=3600)
+    made = {batched: make_whisper(RecognizerSettings(batched=batched))
             for batched in (True, False)}
     yield made
     for recognizer in made.values():

@@ -7,22 +7,21 @@ Quality is asserted by WER/CER thresholds, never exact text.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
-import pytest
 
-from tests.integration.pipeline.support import sample
-from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, drive, record_row
-from tests.integration.steps.textmetrics import cer, wer
+from tests.helpers.audio import FIXTURES
+from tests.helpers.pipeline import MakeActor, sample
+from tests.helpers.steps import AddRecord, drive, record_row
+from tests.helpers.textmetrics import cer, wer
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RecordFiles, sha256_of
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.whisper import BUNDLED_MODEL_SHA256, WhisperRecognizer
-from transcriber.settings import FfmpegSettings, RecognizerSettings, Settings
+from transcriber.settings import FfmpegSettings, Settings
 from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.transcripts import load_structure
@@ -31,15 +30,6 @@ LIBRIVOX_TEXT = "he was not an ill disposed young man"
 RUSSIAN_TEXT = "Привет. Сегодня мы проверяем распознавание русской речи."
 ESPEAK_TEXT = ("The quick brown fox jumps over the lazy dog. "
                "Our archive keeps every recording safe.")
-
-
-@pytest.fixture(scope="session")
-def whisper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WhisperRecognizer]:
-    recognizer = WhisperRecognizer(
-        RecognizerSettings(), cache_dir=tmp_path_factory.mktemp("models") / "whisper-base",
-        default_time_limit_seconds=3600)
-    yield recognizer
-    asyncio.run(recognizer.close())
 
 
 def _steps(whisper: WhisperRecognizer) -> dict:  # type: ignore[type-arg]

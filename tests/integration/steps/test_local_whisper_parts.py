@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests import speech_audio
-from tests.conftest import SettingsFactory
-from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row
-from tests.integration.steps.textmetrics import wer
-from tests.speech_audio import Piece
+from tests.helpers import speech_audio
+from tests.helpers.pipeline import MakeActor
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.speech_audio import Piece
+from tests.helpers.steps import AddRecord, drive, record_row
+from tests.helpers.textmetrics import wer
+from tests.helpers.whisper import MakeWhisper
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.pipeline.steps import build_step_table
@@ -28,13 +30,14 @@ from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.transcripts import load_structure
 
+pytestmark = pytest.mark.slow
+
 PARTS = RecognizerSettings(language="en", part_seconds=12)
 
 
 @pytest.fixture(scope="module")
-def whisper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WhisperRecognizer]:
-    recognizer = WhisperRecognizer(PARTS, cache_dir=tmp_path_factory.mktemp("m") / "whisper",
-                                   default_time_limit_seconds=3600)
+def whisper(make_whisper: MakeWhisper) -> Iterator[WhisperRecognizer]:
+    recognizer = make_whisper(PARTS)
     yield recognizer
     asyncio.run(recognizer.close())
 

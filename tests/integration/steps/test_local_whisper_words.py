@@ -20,7 +20,9 @@ from typing import Any
 import orjson
 import pytest
 
-from tests import speech_audio
+from tests.helpers import speech_audio
+from tests.helpers.audio import FIXTURES
+from tests.helpers.whisper import MakeWhisper
 from transcriber.ports import Span
 from transcriber.providers.whisper import WhisperRecognizer, batched_clips
 from transcriber.providers.whisper_alignment import ALIGNMENT_MEDIAN_WIDTH
@@ -39,18 +41,15 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tupl
     at = 0.0
     for piece in PIECES:
         assert piece.fixture is not None
-        length = speech_audio._pcm(speech_audio.FIXTURES / piece.fixture).size / speech_audio.RATE
+        length = speech_audio._pcm(FIXTURES / piece.fixture).size / speech_audio.RATE
         spans.append((at, at + length))
         at += length + piece.silence_s
     return source, spans
 
 
 @pytest.fixture(scope="module")
-def whisper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WhisperRecognizer]:
-    recognizer = WhisperRecognizer(
-        RecognizerSettings(language="en", batch_size=2),
-        cache_dir=tmp_path_factory.mktemp("models") / "whisper-base",
-        default_time_limit_seconds=3600)
+def whisper(make_whisper: MakeWhisper) -> Iterator[WhisperRecognizer]:
+    recognizer = make_whisper(RecognizerSettings(language="en", batch_size=2))
     yield recognizer
     asyncio.run(recognizer.close())
 
@@ -61,6 +60,7 @@ def _segments(whisper: WhisperRecognizer, source: Path, words: bool) -> list[dic
     return segments
 
 
+@pytest.mark.slow
 def test_word_times_keep_the_words_and_lie_in_the_speech(
         whisper: WhisperRecognizer, recording: tuple[Path, list[tuple[float, float]]],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,7 +149,7 @@ def test_sequential_decoding_says_no_regions_will_come(
     monkeypatch.setattr(whisper, "_settings",
                         dataclasses.replace(whisper._settings, batched=False))
     handed: list[Sequence[Span] | None] = []
-    answer = orjson.loads(whisper._recognize(speech_audio.FIXTURES / "espeak_en.ogg",
+    answer = orjson.loads(whisper._recognize(FIXTURES / "espeak_en.ogg",
                                              threading.Event(), "en", False, handed.append))
     assert handed == [None]
     assert answer["segments"]

@@ -9,16 +9,11 @@ from pathlib import Path
 import av
 import pytest
 
-from tests import hostile_media as hm
-from tests.conftest import SettingsFactory
-from tests.integration.steps.conftest import (
-    FIXTURES,
-    AddRecord,
-    MakeActor,
-    drive,
-    record_row,
-    tone_mp3,
-)
+from tests.helpers import hostile_media as hm
+from tests.helpers.audio import FIXTURES, tone_mp3
+from tests.helpers.pipeline import MakeActor
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.steps import AddRecord, drive, record_row
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RecordFiles

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SettingsFactory
-from tests.integration.steps.conftest import AddRecord, MakeActor, drive, record_row, tone_mp3
+from tests.helpers.audio import tone_mp3
+from tests.helpers.pipeline import MakeActor
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.steps import AddRecord, drive, record_row
 from transcriber.db.readers import ReaderPool
 from transcriber.errors import TransientFailure
 from transcriber.pipeline.steps import build_step_table

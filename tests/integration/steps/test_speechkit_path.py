@@ -6,86 +6,30 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
-import uuid
-from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import boto3  # type: ignore[import-untyped]
 import pytest
-from moto.server import ThreadedMotoServer
 
-from tests.conftest import SettingsFactory
-from tests.integration.pipeline.support import sample
-from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, drive, record_row
+from tests.helpers.audio import FIXTURES
+from tests.helpers.pipeline import MakeActor, sample
+from tests.helpers.steps import AddRecord, drive, record_row, sk_table
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
-from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance
 from transcriber.providers import media
 from transcriber.providers.ffmpeg import FfmpegTranscoder, ffmpeg_executable
 from transcriber.providers.object_store import S3ObjectStore
 from transcriber.providers.quota import CallBudget
 from transcriber.providers.speechkit import SpeechkitRecognizer
-from transcriber.settings import FfmpegSettings, Secret, Settings
+from transcriber.settings import FfmpegSettings, Settings
 from transcriber.stages import HaltReason, Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_speechkit import FakeSpeechkit
 from transcriber.transcripts import load_structure
 
 HOUR_MS = 3_600_000
-
-
-@pytest.fixture(scope="session")
-def s3_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture
-def bucket(s3_endpoint: str) -> str:
-    name = f"transcriber-{uuid.uuid4().hex[:12]}"
-    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1",
-                          aws_access_key_id="test", aws_secret_access_key="test")
-    client.create_bucket(Bucket=name)
-    return name
-
-
-@pytest.fixture
-async def speechkit(s3_endpoint: str) -> AsyncIterator[FakeSpeechkit]:
-    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1",
-                          aws_access_key_id="test", aws_secret_access_key="test")
-
-    async def read_object(uri: str) -> bytes | None:
-        bucket, _, key = uri.removeprefix(f"{s3_endpoint}/").partition("/")
-        try:
-            answer = await asyncio.to_thread(client.get_object, Bucket=bucket, Key=key,
-                                             Range="bytes=0-4095")
-            return await asyncio.to_thread(answer["Body"].read)
-        except client.exceptions.NoSuchKey:
-            return None
-
-    fake = FakeSpeechkit(pending_polls=2, read_object=read_object)
-    await fake.start()
-    yield fake
-    await fake.stop()
-
-
-@pytest.fixture
-def sk_settings(make_settings: SettingsFactory, s3_endpoint: str, bucket: str,
-                speechkit: FakeSpeechkit) -> Settings:
-    settings: Settings = make_settings(
-        recognizer={"provider": "speechkit"},
-        speechkit={"api_key": Secret(speechkit.api_key), "stt_url": speechkit.base_url,
-                   "operation_url": speechkit.base_url},
-        s3={"endpoint_url": s3_endpoint, "bucket": bucket, "region": "us-east-1",
-            "access_key_id": Secret("test"), "secret_access_key": Secret("test")},
-        pipeline={"backoff_base_seconds": 1.0, "backoff_cap_seconds": 1.0},
-    )
-    return settings
 
 
 class CopyTranscoder:
@@ -107,37 +51,13 @@ def probe_duration_ms(path: Path) -> int:
     return int(media.probe(path)["duration_ms"])
 
 
-@pytest.fixture
-async def store(sk_settings: Settings) -> AsyncIterator[S3ObjectStore]:
-    s3 = S3ObjectStore(sk_settings.s3)
-    await s3.start()
-    yield s3
-    await s3.close()
-
-
-@pytest.fixture
-async def recognizer(sk_settings: Settings, clock: FakeClock
-                     ) -> AsyncIterator[SpeechkitRecognizer]:
-    speechkit = SpeechkitRecognizer(sk_settings.speechkit, budget=CallBudget(
-        limit=sk_settings.speechkit.status_checks_per_hour, window_seconds=3600, clock=clock))
-    yield speechkit
-    await speechkit.close()
-
-
-def _table(recognizer: SpeechkitRecognizer, store: S3ObjectStore,
-           transcoder: object | None = None) -> dict:  # type: ignore[type-arg]
-    ffmpeg = FfmpegTranscoder(FfmpegSettings())
-    return build_step_table(transcoder=transcoder or ffmpeg,  # type: ignore[arg-type]
-                            cutter=ffmpeg, recognizer=recognizer, store=store)
-
-
 async def test_speechkit_pipeline_uploads_submits_polls_and_parses(
     add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
     readers: ReaderPool, store: S3ObjectStore, speechkit: FakeSpeechkit,
     recognizer: SpeechkitRecognizer, bucket: str,
 ) -> None:
     record_id = await add_record(FIXTURES / "librivox_0880.mp3")
-    reports = await drive(make_actor(_table(recognizer, store), sk_settings), clock,
+    reports = await drive(make_actor(sk_table(recognizer, store), sk_settings), clock,
                           readers, record_id)
     row = await record_row(readers, record_id)
     assert row["state"] == Stage.DONE.value, row["error_text"]
@@ -164,7 +84,7 @@ async def test_p17_speechkit_rejects_non_opus_audio_permanently(
     recognizer: SpeechkitRecognizer,
 ) -> None:
     record_id = await add_record(FIXTURES / "librivox_0880.mp3")
-    table = _table(recognizer, store, transcoder=CopyTranscoder())  # MP3 stays MP3
+    table = sk_table(recognizer, store, transcoder=CopyTranscoder())  # MP3 stays MP3
     await drive(make_actor(table, sk_settings), clock, readers, record_id)
     row = await record_row(readers, record_id)
     assert row["halt_reason"] == HaltReason.STEP_FAILED.value
@@ -182,7 +102,7 @@ async def test_p17_speechkit_429_and_503_are_retried(
     speechkit.fail_next("operation", 503, 14)
     speechkit.fail_operations.append(14)  # the first operation ends UNAVAILABLE: submit again
     record_id = await add_record(FIXTURES / "librivox_0880.mp3")
-    reports = await drive(make_actor(_table(recognizer, store), sk_settings), clock,
+    reports = await drive(make_actor(sk_table(recognizer, store), sk_settings), clock,
                           readers, record_id)
     row = await record_row(readers, record_id)
     assert row["state"] == Stage.DONE.value, row["error_text"]
@@ -207,7 +127,7 @@ async def test_speechkit_labels_the_speakers_of_a_mono_conversation(
 ) -> None:
     # 17 s of two real speakers, normalized to mono Opus by the real ffmpeg.
     record_id = await add_record(FIXTURES / "two_speakers.mp3")
-    await drive(make_actor(_table(recognizer, store), sk_settings), clock, readers, record_id)
+    await drive(make_actor(sk_table(recognizer, store), sk_settings), clock, readers, record_id)
     row = await record_row(readers, record_id)
     assert row["state"] == Stage.DONE.value, row["error_text"]
     [body] = speechkit.submits
@@ -223,7 +143,7 @@ async def test_speechkit_refusing_the_labeling_still_recognizes_without_speakers
 ) -> None:
     speechkit.labeling_refused_models.add(sk_settings.speechkit.model)
     record_id = await add_record(FIXTURES / "two_speakers.mp3")
-    await drive(make_actor(_table(recognizer, store), sk_settings), clock, readers, record_id)
+    await drive(make_actor(sk_table(recognizer, store), sk_settings), clock, readers, record_id)
     row = await record_row(readers, record_id)
     assert row["state"] == Stage.DONE.value, row["error_text"]
     asked, plain = speechkit.submits
@@ -240,7 +160,7 @@ async def test_speechkit_is_not_asked_for_speakers_when_diarization_is_off(
     settings = replace(sk_settings, recognizer=replace(sk_settings.recognizer,
                                                        diarization="off"))
     record_id = await add_record(FIXTURES / "two_speakers.mp3")
-    await drive(make_actor(_table(recognizer, store), settings), clock, readers, record_id)
+    await drive(make_actor(sk_table(recognizer, store), settings), clock, readers, record_id)
     row = await record_row(readers, record_id)
     assert row["state"] == Stage.DONE.value, row["error_text"]
     [body] = speechkit.submits
@@ -275,6 +195,7 @@ def silence_5h(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _silence_minutes(tmp_path_factory.mktemp("five"), 300)
 
 
+@pytest.mark.slow
 async def test_p13_record_over_4h_is_split_into_overlapping_parts_and_stitched(
     add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
     readers: ReaderPool, store: S3ObjectStore, speechkit: FakeSpeechkit,
@@ -283,7 +204,7 @@ async def test_p13_record_over_4h_is_split_into_overlapping_parts_and_stitched(
 ) -> None:
     assert probe_duration_ms(silence_over_4h) > 4 * HOUR_MS
     record_id = await add_record(silence_over_4h)
-    table = _table(recognizer, store, transcoder=CopyTranscoder())
+    table = sk_table(recognizer, store, transcoder=CopyTranscoder())
     await drive(make_actor(table, sk_settings), clock, readers, record_id)
     row = await record_row(readers, record_id)
     assert row["state"] == Stage.DONE.value, row["error_text"]
@@ -304,6 +225,7 @@ async def test_p13_record_over_4h_is_split_into_overlapping_parts_and_stitched(
     assert starts == [1000, 4000, 4 * HOUR_MS - overlap + 4000]
 
 
+@pytest.mark.slow
 async def test_a_5_hour_records_parts_and_their_overlaps_cover_every_second(
     add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings, clock: FakeClock,
     readers: ReaderPool, store: S3ObjectStore, recognizer: SpeechkitRecognizer,
@@ -318,7 +240,7 @@ async def test_a_5_hour_records_parts_and_their_overlaps_cover_every_second(
     try:
         duration = probe_duration_ms(silence_5h)
         record_id = await add_record(silence_5h)
-        table = _table(hourly, store, transcoder=CopyTranscoder())
+        table = sk_table(hourly, store, transcoder=CopyTranscoder())
         await drive(make_actor(table, settings), clock, readers, record_id)
     finally:
         await hourly.close()
@@ -353,7 +275,7 @@ async def test_a_plan_that_leaves_audio_out_halts_the_record_and_is_counted(
     before = sample("transcriber_recognition_uncovered_seconds_total",
                     {"provider": "speechkit", "after": "parts"})
     record_id = await add_record(silence_over_4h)
-    await drive(make_actor(_table(recognizer, store, transcoder=CopyTranscoder()),
+    await drive(make_actor(sk_table(recognizer, store, transcoder=CopyTranscoder()),
                            sk_settings), clock, readers, record_id)
     row = await record_row(readers, record_id)
     assert row["halt_reason"] == HaltReason.STEP_FAILED.value
@@ -377,7 +299,7 @@ async def test_a_part_cut_short_is_not_sent_and_is_counted(
     before = sample("transcriber_recognition_uncovered_seconds_total",
                     {"provider": "speechkit", "after": "cut"})
     record_id = await add_record(silence_over_4h)
-    table = _table(recognizer, store, transcoder=CopyTranscoder())
+    table = sk_table(recognizer, store, transcoder=CopyTranscoder())
     await drive(make_actor(table, sk_settings), clock, readers, record_id)
     row = await record_row(readers, record_id)
     assert row["halt_reason"] == HaltReason.ATTEMPTS_EXHAUSTED.value  # retried, never sent

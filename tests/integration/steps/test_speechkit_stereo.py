@@ -8,17 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, drive, record_row
-from tests.integration.steps.test_speechkit_path import (  # noqa: F401 - fixtures
-    _table,
-    bucket,
-    recognizer,
-    s3_endpoint,
-    sk_settings,
-    speechkit,
-    store,
-)
-from tests.stereo_audio import stereo_call
+from tests.helpers.audio import FIXTURES
+from tests.helpers.pipeline import MakeActor
+from tests.helpers.steps import AddRecord, drive, record_row, sk_table
+from tests.helpers.stereo_audio import stereo_call
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.providers.object_store import S3ObjectStore
@@ -32,15 +25,15 @@ from transcriber.transcripts import STRUCTURE_ROW, load_structure
 
 async def test_a_stereo_call_goes_whole_and_comes_back_per_channel(
     tmp_path: Path, add_record: AddRecord, make_actor: MakeActor,
-    sk_settings: Settings, clock: FakeClock, readers: ReaderPool,  # noqa: F811
-    store: S3ObjectStore, speechkit: FakeSpeechkit,  # noqa: F811
-    recognizer: SpeechkitRecognizer,  # noqa: F811
+    sk_settings: Settings, clock: FakeClock, readers: ReaderPool,
+    store: S3ObjectStore, speechkit: FakeSpeechkit,
+    recognizer: SpeechkitRecognizer,
 ) -> None:
     path = tmp_path / "call.wav"
     if stereo_call(path, seconds=12.0) is None:
         pytest.skip("apt-get install pocketsphinx-testdata")
     record_id = await add_record(path)
-    await drive(make_actor(_table(recognizer, store), sk_settings), clock, readers, record_id)
+    await drive(make_actor(sk_table(recognizer, store), sk_settings), clock, readers, record_id)
     row = await record_row(readers, record_id)
     assert row["state"] == Stage.DONE.value, row["error_text"]
     [body] = speechkit.submits
@@ -62,12 +55,12 @@ async def test_a_stereo_call_goes_whole_and_comes_back_per_channel(
 
 
 async def test_a_mono_record_stays_on_one_channel_its_speakers_labelled(
-    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings,  # noqa: F811
-    clock: FakeClock, readers: ReaderPool, store: S3ObjectStore,  # noqa: F811
-    speechkit: FakeSpeechkit, recognizer: SpeechkitRecognizer,  # noqa: F811
+    add_record: AddRecord, make_actor: MakeActor, sk_settings: Settings,
+    clock: FakeClock, readers: ReaderPool, store: S3ObjectStore,
+    speechkit: FakeSpeechkit, recognizer: SpeechkitRecognizer,
 ) -> None:
     record_id = await add_record(FIXTURES / "two_speakers.mp3")
-    await drive(make_actor(_table(recognizer, store), sk_settings), clock, readers, record_id)
+    await drive(make_actor(sk_table(recognizer, store), sk_settings), clock, readers, record_id)
     structure = await readers.fetch_one(q.results.SELECT_STRUCTURE,
                                         {"record_id": record_id, "version": STRUCTURE_ROW})
     assert structure is not None

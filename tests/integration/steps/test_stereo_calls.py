@@ -3,7 +3,7 @@ normalization, each channel recognized as its own speaker part by part, and a mo
 recording copied to both channels kept mono.
 
 Audio: two real speakers from Debian's pocketsphinx-testdata (the LibriVox reader
-on the left channel, the `cards` speaker on the right; `tests/stereo_audio.py`).
+on the left channel, the `cards` speaker on the right; `tests/helpers/stereo_audio.py`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.speaker_audio import decode
-from tests.conftest import SettingsFactory
-from tests.der import Segment
-from tests.integration.steps.conftest import FIXTURES, AddRecord, MakeActor, drive, record_row
-from tests.stereo_audio import copied_to_stereo, stereo_call, write_stereo
+from tests.helpers.audio import FIXTURES
+from tests.helpers.der import Segment
+from tests.helpers.pipeline import MakeActor
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.speaker_audio import decode
+from tests.helpers.steps import AddRecord, drive, record_row
+from tests.helpers.stereo_audio import copied_to_stereo, stereo_call, write_stereo
+from tests.helpers.whisper import MakeWhisper
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RecordFiles
@@ -71,9 +74,8 @@ class NoClustering:
 
 
 @pytest.fixture(scope="module")
-def whisper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CountingWhisper]:
-    recognizer = CountingWhisper(PARTS, cache_dir=tmp_path_factory.mktemp("m") / "whisper",
-                                 default_time_limit_seconds=3600)
+def whisper(make_whisper: MakeWhisper) -> Iterator[CountingWhisper]:
+    recognizer = make_whisper(PARTS, kind=CountingWhisper)
     recognizer.heard = []
     yield recognizer
     asyncio.run(recognizer.close())
@@ -129,6 +131,7 @@ async def test_a_mono_recording_copied_to_both_channels_stays_mono(
     assert await ffmpeg.input_channels(copy) == 1
 
 
+@pytest.mark.slow
 async def test_a_stereo_call_is_recognized_channel_by_channel_part_by_part(
     call: tuple[Path, list[Segment]], add_record: AddRecord, make_actor: MakeActor,
     make_settings: SettingsFactory, clock: FakeClock, readers: ReaderPool,

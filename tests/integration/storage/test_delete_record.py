@@ -6,7 +6,7 @@ late delivery of the record finds no address."""
 
 from __future__ import annotations
 
-from tests.factories import make_record, make_user
+from tests.helpers.factories import make_record, make_user
 from transcriber.db import queries as q
 from transcriber.db.commands.edits import DeleteRecord
 from transcriber.db.readers import ReaderPool

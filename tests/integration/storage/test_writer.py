@@ -11,7 +11,7 @@ from typing import ClassVar
 import pytest
 from prometheus_client import REGISTRY
 
-from tests.factories import make_record, make_user
+from tests.helpers.factories import make_record, make_user
 from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.pipeline import Claim, Claimed

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
-from tests.conftest import SettingsFactory
-from tests.integration.web.helpers import ServeLikeServer
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.web import Client, ServeLikeServer, StartApi
 from transcriber import keys
 from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
-
-Client = TestClient[web.Request, web.Application]
-StartApi = Callable[..., Awaitable[Client]]
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from tests.integration.web.conftest import Client, StartApi
+from tests.helpers.web import Client, StartApi
 from transcriber.ids import new_id
 from transcriber.web.spa import (
     ASSETS_DIR,

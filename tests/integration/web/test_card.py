@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import SPEECH, advance, halt, transcribe, upload
+from tests.helpers.web import SPEECH, Client, advance, halt, transcribe, upload
 from transcriber.db.commands.files import StoredFile
 from transcriber.ids import new_id
 from transcriber.pipeline.effects import AddFile, SetColumns

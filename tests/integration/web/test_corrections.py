@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import SPEECH, advance, transcribe, upload
+from tests.helpers.web import SPEECH, Client, advance, transcribe, upload
 
 
 async def _correct(client: Client, record_id: str, body: Any, status: int = 200) -> Any:

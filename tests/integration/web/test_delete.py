@@ -9,9 +9,8 @@ from pathlib import Path
 import structlog
 from pytest_aiohttp import AiohttpClient
 
-from tests.conftest import SettingsFactory
-from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import advance, claim, stored_files, transcribe, upload
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.web import Client, advance, claim, stored_files, transcribe, upload
 from transcriber import keys
 from transcriber.db.commands.edits import DeleteRecord
 from transcriber.db.commands.pipeline import RenewLease

@@ -9,8 +9,7 @@ import orjson
 import pytest
 import structlog
 
-from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import SPEECH, advance, halt, stored_files, transcribe, upload
+from tests.helpers.web import SPEECH, Client, advance, halt, stored_files, transcribe, upload
 from transcriber import keys
 from transcriber.db.commands.files import StoredFile
 from transcriber.ids import new_id

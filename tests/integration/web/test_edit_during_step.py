@@ -19,9 +19,8 @@ from pathlib import Path
 import structlog
 from pytest_aiohttp import AiohttpClient
 
-from tests.conftest import SettingsFactory
-from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import stored_files, upload
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.web import Client, stored_files, upload
 from transcriber import keys
 from transcriber.db.connection import database_path
 from transcriber.pipeline.steps import build_step_table

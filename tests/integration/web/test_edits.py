@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.web.conftest import Client, StartApi
-from tests.integration.web.helpers import upload
+from tests.helpers.web import Client, StartApi, upload
 from transcriber import keys
 from transcriber.db.commands.edits import EditRecord
 

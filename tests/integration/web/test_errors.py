@@ -11,8 +11,7 @@ import structlog
 from aiohttp import web
 from pytest_aiohttp import AiohttpClient
 
-from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import ServeLikeServer, upload
+from tests.helpers.web import Client, ServeLikeServer, upload
 from transcriber.settings import ServerSettings
 from transcriber.web.errors import ApiError, error_middleware
 from transcriber.web.metrics import metrics_middleware

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.web.conftest import Client, StartApi
-from tests.integration.web.helpers import SPEECH, advance, transcribe, upload
+from tests.helpers.web import SPEECH, Client, StartApi, advance, transcribe, upload
 from transcriber.db.connection import database_path
 from transcriber.web.paging import PageAfter, encode_cursor
 

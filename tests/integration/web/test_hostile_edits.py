@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import advance, transcribe, upload
+from tests.helpers.web import Client, advance, transcribe, upload
 from transcriber.ports import Utterance
 
 ALICE = {"Remote-User": "alice"}

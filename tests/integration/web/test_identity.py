@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import structlog
 
-from tests.integration.web.conftest import Client, StartApi
+from tests.helpers.web import Client, StartApi
 from transcriber.db.connection import database_path
 
 

@@ -11,9 +11,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
-from tests import hostile_media as hm
-from tests.conftest import SettingsFactory
-from tests.integration.web.helpers import stored_files
+from tests.helpers import hostile_media as hm
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.web import stored_files
 from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
 

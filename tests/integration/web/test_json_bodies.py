@@ -13,8 +13,7 @@ import pytest
 import structlog
 from prometheus_client import REGISTRY
 
-from tests.integration.web.conftest import Client, StartApi
-from tests.integration.web.helpers import upload
+from tests.helpers.web import Client, StartApi, upload
 
 ABSENT = "01arz3ndektsv4rrffq69g5fav"  # well-formed, no such record
 ROUTES = [

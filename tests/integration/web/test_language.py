@@ -11,9 +11,8 @@ import orjson
 from aiohttp import FormData
 from pytest_aiohttp import AiohttpClient
 
-from tests.conftest import SettingsFactory
-from tests.integration.web.conftest import Client, StartApi
-from tests.integration.web.helpers import stored_files, upload
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.web import Client, StartApi, stored_files, upload
 from transcriber import keys
 from transcriber.db.connection import database_path
 from transcriber.languages import (

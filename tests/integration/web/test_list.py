@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import make_record, make_user
-from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import transcribe, upload
+from tests.helpers.factories import make_record, make_user
+from tests.helpers.web import Client, transcribe, upload
 from transcriber import keys
 from transcriber.db import queries as q
 from transcriber.db.connection import database_path

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import upload
+from tests.helpers.web import Client, upload
 from transcriber.testing.clock import FakeClock
 
 

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.web.conftest import Client, StartApi
-from tests.integration.web.helpers import upload
+from tests.helpers.web import Client, StartApi, upload
 from transcriber import keys
 from transcriber.db import queries as q
 from transcriber.testing.clock import FakeClock

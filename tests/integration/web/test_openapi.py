@@ -10,8 +10,7 @@ import pytest
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from tests.integration.web.conftest import Client, StartApi
-from tests.integration.web.helpers import advance, halt, transcribe, upload
+from tests.helpers.web import Client, StartApi, advance, halt, transcribe, upload
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER
 
 DOC_URI = "urn:transcriber:openapi"

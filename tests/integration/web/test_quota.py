@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.integration.web.conftest import Client, StartApi
-from tests.integration.web.helpers import advance, halt, stored_files, upload
+from tests.helpers.web import Client, StartApi, advance, halt, stored_files, upload
 from transcriber.testing.transcoder import FakeTranscoder
 
 TWENTY_FIVE_MINUTES_MS = 25 * 60 * 1000

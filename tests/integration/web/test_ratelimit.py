@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from tests.integration.web.conftest import Client, StartApi
+from tests.helpers.web import Client, StartApi
 from transcriber.testing.clock import FakeClock
 
 

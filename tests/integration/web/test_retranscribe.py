@@ -7,8 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import advance, claim, halt, transcribe, upload
+from tests.helpers.web import Client, advance, claim, halt, transcribe, upload
 from transcriber import keys
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.pipeline import Advance, Halt

@@ -13,8 +13,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.integration.web.conftest import Client, StartApi
-from tests.integration.web.helpers import stored_files
+from tests.helpers.web import Client, StartApi, stored_files
 from transcriber.db.connection import database_path
 
 EVIL = "https://evil.example"

@@ -17,11 +17,13 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from tests.conftest import SettingsFactory
+from tests.helpers.settings import SettingsFactory
 from transcriber import keys
 from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
+
+pytestmark = pytest.mark.slow
 
 RUN_LIMIT_SECONDS = 90
 CHECKS = ",".join([

@@ -8,8 +8,7 @@ from typing import Any
 import orjson
 from aiohttp import FormData
 
-from tests.integration.web.conftest import Client
-from tests.integration.web.helpers import advance, transcribe, upload
+from tests.helpers.web import Client, advance, transcribe, upload
 from transcriber import keys
 from transcriber.db import queries as q
 from transcriber.ports import Utterance

@@ -13,14 +13,17 @@ import orjson
 import pytest
 from pytest_aiohttp import AiohttpClient
 
-from tests.conftest import SettingsFactory
-from tests.stereo_audio import stereo_call
-from transcriber.providers.whisper import WhisperRecognizer
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.stereo_audio import stereo_call
+from tests.helpers.whisper import MakeWhisper
 from transcriber.service.app import build_app
+
+pytestmark = pytest.mark.slow
 
 
 async def test_a_stereo_call_comes_back_with_a_speaker_per_channel(
     tmp_path: Path, aiohttp_client: AiohttpClient, make_settings: SettingsFactory,
+    make_whisper: MakeWhisper,
 ) -> None:
     call = tmp_path / "call.wav"
     if stereo_call(call, seconds=20.0) is None:
@@ -29,8 +32,7 @@ async def test_a_stereo_call_comes_back_with_a_speaker_per_channel(
     settings = make_settings(pipeline={"workers": 1, "idle_sleep_seconds": 0.05},
                              recognizer={"language": "en"},
                              server={"rate_limit_requests": 100_000})
-    whisper = WhisperRecognizer(settings.recognizer, cache_dir=tmp_path / "whisper",
-                                default_time_limit_seconds=3600)
+    whisper = make_whisper(settings.recognizer)
     client = await aiohttp_client(build_app(settings, recognizer=whisper))
     response = await client.post("/app/audiorecords", data=io.BytesIO(call.read_bytes()), headers={
         "X-Filename": "call.wav", "Content-Type": "application/octet-stream"})

@@ -12,8 +12,7 @@ import aiohttp
 import pytest
 from prometheus_client import REGISTRY
 
-from tests.integration.web.conftest import Client, StartApi
-from tests.integration.web.helpers import stored_files, upload
+from tests.helpers.web import Client, StartApi, stored_files, upload
 from transcriber.db.connection import database_path
 from transcriber.errors import TransientFailure
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER, FakeTranscoder

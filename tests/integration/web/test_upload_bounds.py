@@ -13,8 +13,7 @@ import pytest
 import structlog
 from prometheus_client import REGISTRY
 
-from tests.integration.web.conftest import Client, StartApi
-from tests.integration.web.helpers import stored_files
+from tests.helpers.web import Client, StartApi, stored_files
 from transcriber.files import TEMP_SUFFIX
 from transcriber.testing.transcoder import FakeTranscoder
 

@@ -9,7 +9,7 @@ from aiogram.exceptions import TelegramNetworkError, TelegramRetryAfter
 from aiogram.methods import GetUpdates
 from aiogram.types import Message
 
-from tests.integration.bot.texts import T, en
+from tests.helpers.texts import T, en
 from transcriber.bot import rules, texts
 
 ALLOWED = {"111": "alice"}

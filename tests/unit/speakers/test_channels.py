@@ -3,34 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 
+from tests.helpers.voices import RATE, speechlike, two_party_call
 from transcriber.providers.speakers.channels import Verdict, compare_channels
-
-RATE = 16_000
-
-
-def _voice(seed: int, seconds: float = 6.0) -> npt.NDArray[np.float32]:
-    """Speech-like: noise through a moving formant, in bursts with pauses between."""
-    rng = np.random.default_rng(seed)
-    n = int(RATE * seconds)
-    t = np.arange(n) / RATE
-    carrier = np.sin(2 * np.pi * (120 + 40 * seed) * t) + 0.5 * rng.normal(0, 1, n)
-    envelope = (np.sin(2 * np.pi * 0.7 * t + seed) > -0.2).astype(float)
-    return np.asarray(0.2 * carrier * envelope, dtype=np.float32)
-
-
-def _call() -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-    """Two people, each on a channel, taking turns of 1.5 s."""
-    a, b = _voice(1), _voice(2)
-    turn = (np.arange(a.shape[0]) // int(1.5 * RATE)) % 2 == 0
-    return a * turn, b * ~turn
 
 
 @pytest.mark.parametrize("gain", [1.0, 0.5, -1.0, 0.05])
 def test_a_copy_at_any_gain_or_polarity_is_the_same_signal(gain: float) -> None:
-    voice = _voice(1)
+    voice = speechlike(1)
     report = compare_channels(voice, np.asarray(voice * gain, dtype=np.float32), RATE)
     assert report.verdict is Verdict.SAME
     assert report.correlation > 0.99
@@ -38,7 +19,7 @@ def test_a_copy_at_any_gain_or_polarity_is_the_same_signal(gain: float) -> None:
 
 
 def test_a_copy_with_faint_independent_noise_stays_the_same_signal() -> None:
-    voice = _voice(3)
+    voice = speechlike(3)
     rng = np.random.default_rng(9)
     left = voice + 2e-3 * rng.standard_normal(voice.shape[0], dtype=np.float32)
     right = voice + 2e-3 * rng.standard_normal(voice.shape[0], dtype=np.float32)
@@ -46,7 +27,7 @@ def test_a_copy_with_faint_independent_noise_stays_the_same_signal() -> None:
 
 
 def test_a_call_with_one_speaker_per_channel_is_two_signals() -> None:
-    left, right = _call()
+    left, right = two_party_call()
     noise = np.random.default_rng(4).normal(0, 3e-4, (2, left.shape[0])).astype(np.float32)
     report = compare_channels(left + noise[0], right + noise[1], RATE)
     assert report.verdict is Verdict.DIFFERENT
@@ -55,7 +36,7 @@ def test_a_call_with_one_speaker_per_channel_is_two_signals() -> None:
 
 
 def test_crosstalk_fools_the_correlation_but_not_the_level_spread() -> None:
-    left, right = _call()
+    left, right = two_party_call()
     report = compare_channels(left + 0.1 * right, right + 0.1 * left, RATE)
     assert report.correlation > 0.9
     assert report.level_spread_db > 12
@@ -63,13 +44,13 @@ def test_crosstalk_fools_the_correlation_but_not_the_level_spread() -> None:
 
 
 def test_two_different_voices_talking_over_each_other_are_two_signals() -> None:
-    report = compare_channels(_voice(1), _voice(5), RATE)
+    report = compare_channels(speechlike(1), speechlike(5), RATE)
     assert report.verdict is Verdict.DIFFERENT
     assert report.correlation < 0.5
 
 
 def test_a_silent_channel_is_reported_as_such() -> None:
-    voice = _voice(1)
+    voice = speechlike(1)
     assert compare_channels(voice, np.zeros_like(voice), RATE).verdict is Verdict.ONE_SILENT
     assert compare_channels(np.zeros_like(voice), voice, RATE).verdict is Verdict.ONE_SILENT
 

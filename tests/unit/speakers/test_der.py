@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.der import Segment, diarization_error
+from tests.helpers.der import Segment, diarization_error
 
 
 def _s(start: int, end: int, who: str) -> Segment:

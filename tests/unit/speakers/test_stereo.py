@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from tests.unit.speakers.test_channels import RATE, _call, _voice
+from tests.helpers.voices import RATE, speechlike, two_party_call
 from transcriber.clock import format_time
 from transcriber.db.commands.recognition import Recognition
 from transcriber.db.reads.progress import PartProgress, ProgressRecord
@@ -35,7 +35,7 @@ def _interleave(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("chunk", [1, 799, 1600, 4097, 10**6])
 def test_the_streamed_meter_agrees_with_the_whole_file_at_any_chunk_size(chunk: int) -> None:
-    left, right = _call()
+    left, right = two_party_call()
     meter = ChannelMeter(RATE)
     samples = _interleave(left, right)
     for start in range(0, samples.shape[0], chunk * 2):
@@ -46,7 +46,7 @@ def test_the_streamed_meter_agrees_with_the_whole_file_at_any_chunk_size(chunk: 
 
 def test_the_meter_keeps_numbers_per_frame_not_samples() -> None:
     meter = ChannelMeter(RATE)
-    voice = _voice(3, seconds=60.0)
+    voice = speechlike(3, seconds=60.0)
     meter.feed(_interleave(voice, voice))
     kept = sum(s.nbytes for s in meter._stats)
     assert kept == 60 * 20 * 3 * 8  # 20 frames a second, three float64 each

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.helpers.audio import FIXTURES
 from transcriber.providers.ffmpeg import ffmpeg_executable
 from transcriber.settings import FfmpegSettings
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "audio"
 RATE = 16_000
 
 TEXTS = {

@@ -5,14 +5,14 @@ normalizer and the fake recognizer (so recognition takes milliseconds and its
 failures are scripted). Chromium comes from Debian (`/usr/bin/chromium`) and
 is driven through the `playwright` package; nothing is downloaded. Without
 the browser the tests skip, except under CI where they fail. The fixtures
-`service` and `browser` are imported by each browser test module.
+`service` and `browser` (tests/acceptance/conftest.py) are built from these.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from aiohttp import web
 
-from tests.conftest import SettingsFactory
+from tests.helpers.audio import FIXTURES
+from tests.helpers.processes import free_port
+from tests.helpers.settings import SettingsFactory
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance
 from transcriber.providers.ffmpeg import FfmpegTranscoder
@@ -37,7 +39,7 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
-AUDIO = Path(__file__).parents[1] / "fixtures" / "audio"
+AUDIO = FIXTURES
 SPEECH = (
     Utterance(start_ms=0, end_ms=1200, channel=0, text="He was not an ill disposed"),
     Utterance(start_ms=1200, end_ms=2600, channel=0, text="young man, said the archivist."),
@@ -63,12 +65,6 @@ def need_browser() -> None:
         pytest.skip(reason)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
 class Service:
     base: str
@@ -76,8 +72,9 @@ class Service:
     app: web.Application
 
 
-@pytest.fixture
-async def service(make_settings: SettingsFactory) -> AsyncIterator[Service]:
+@contextlib.asynccontextmanager
+async def serving(make_settings: SettingsFactory) -> AsyncIterator[Service]:
+    """The service on a free loopback port (the fixture `service`)."""
     need_browser()
     port = free_port()
     settings = make_settings(
@@ -103,8 +100,9 @@ async def service(make_settings: SettingsFactory) -> AsyncIterator[Service]:
         await runner.cleanup()
 
 
-@pytest.fixture
-async def browser(service: Service) -> AsyncIterator[Browser]:
+@contextlib.asynccontextmanager
+async def chromium() -> AsyncIterator[Browser]:
+    """Debian's Chromium, headless (the fixture `browser`)."""
     from playwright.async_api import async_playwright  # noqa: PLC0415
 
     async with async_playwright() as driver:

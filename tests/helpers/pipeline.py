@@ -1,12 +1,14 @@
-"""Helpers for the pipeline tests: queue state, journal, metrics, test-only writes."""
+"""Helpers for the pipeline tests: a step actor on the test storage, queue state, journal,
+metrics, test-only writes."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 import sqlite3
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from prometheus_client import REGISTRY
 
@@ -15,10 +17,44 @@ from transcriber.db.commands.pipeline import Claim, Claimed
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
 from transcriber.errors import NoWork
+from transcriber.files import RecordFiles
 from transcriber.ids import new_id
 from transcriber.observability import WORKER_RUNS
 from transcriber.pipeline import policy
+from transcriber.pipeline.actor import StepActor
+from transcriber.pipeline.notify import Delivery, running_notifier
+from transcriber.pipeline.outbox import Outbox
+from transcriber.pipeline.step import Step
+from transcriber.ports import Notifier
 from transcriber.settings import Settings
+from transcriber.testing.clock import FakeClock
+
+
+class MakeActor(Protocol):
+    """The fixture `make_actor`: a step actor on the test's storage and fake clock.
+
+    `steps` and `settings` default to the fixtures of those names; keyword
+    arguments replace any other part (`notifier=`, `claim=`, ...)."""
+
+    def __call__(self, steps: Mapping[str, Step] | None = None,
+                 settings: Settings | None = None, **parts: Any) -> StepActor: ...
+
+
+def step_actor(*, settings: Settings, clock: FakeClock, writer: Writer, readers: ReaderPool,
+               files: RecordFiles, steps: Mapping[str, Step], notifier: Notifier,
+               **parts: Any) -> StepActor:
+    """A step actor whose delivery goes to `notifier` (through the outbox), with a seeded
+    jitter; `parts` replace any of its constructor's arguments."""
+    arguments: dict[str, Any] = {
+        "name": "step-actor-test", "settings": settings, "clock": clock,
+        "writer": writer, "readers": readers, "files": files, "steps": steps,
+        "delivery": Delivery(readers, lambda: notifier, Outbox(
+            writer=writer, readers=readers, clock=clock,
+            notifier=running_notifier(lambda: notifier), settings=settings.telegram)),
+        "rng": random.Random(7).random,
+    }
+    arguments.update(parts)
+    return StepActor(**arguments)
 
 
 async def state_of(readers: ReaderPool, record_id: str) -> sqlite3.Row:

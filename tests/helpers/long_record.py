@@ -18,7 +18,7 @@ from typing import IO, TypeVar
 
 import orjson
 
-from tests.factories import make_user
+from tests.helpers.factories import make_user
 from transcriber.clock import SystemClock
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import AcceptRecord

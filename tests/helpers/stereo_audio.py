@@ -9,8 +9,8 @@ from pathlib import Path
 import imageio_ffmpeg
 import numpy as np
 
-from tests.bench.speaker_audio import SAMPLE_RATE, real_two_speakers, write_wav
-from tests.der import Segment
+from tests.helpers.der import Segment
+from tests.helpers.speaker_audio import SAMPLE_RATE, real_two_speakers, write_wav
 
 
 def write_stereo(path: Path, left: np.ndarray, right: np.ndarray) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from transcriber.transcripts import dump_structure, plain_text
 from transcriber.web.connections import connection_options
 
 Client = TestClient[web.Request, web.Application]
+StartApi = Callable[..., Awaitable[Client]]
 
 
 class ServeLikeServer(TestServer):

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from tests.der import Segment
+from tests.helpers.der import Segment
 
 SAMPLE_RATE = 16_000
 POCKETSPHINX = Path("/usr/share/pocketsphinx/test/data")

@@ -1,0 +1,38 @@
+"""Real local recognizers on the bundled model prepared once per run.
+
+The fixture `whisper_model` (tests/conftest.py) joins the model's two halves and
+checks its SHA-256 once per run; every recognizer `MakeWhisper` hands out loads
+from that folder (`model_dir`), so neither the join nor the hash is repeated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TypeVar, overload
+
+from transcriber.providers.whisper import WhisperRecognizer
+from transcriber.settings import RecognizerSettings
+
+W = TypeVar("W", bound=WhisperRecognizer)
+
+
+class MakeWhisper:
+    """`make_whisper(settings)`: a recognizer on the prepared model; `kind` a subclass."""
+
+    def __init__(self, model: Path) -> None:
+        self.model = model
+
+    @overload
+    def __call__(self, settings: RecognizerSettings | None = None, *,
+                 time_limit_seconds: float = 3600) -> WhisperRecognizer: ...
+
+    @overload
+    def __call__(self, settings: RecognizerSettings | None = None, *, kind: type[W],
+                 time_limit_seconds: float = 3600) -> W: ...
+
+    def __call__(self, settings: RecognizerSettings | None = None, *,
+                 kind: type[WhisperRecognizer] = WhisperRecognizer,
+                 time_limit_seconds: float = 3600) -> WhisperRecognizer:
+        chosen = dataclasses.replace(settings or RecognizerSettings(), model_dir=self.model)
+        return kind(chosen, cache_dir=self.model, default_time_limit_seconds=time_limit_seconds)
