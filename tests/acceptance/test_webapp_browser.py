@@ -24,6 +24,7 @@ from tests.helpers.webapp import (
     need_browser,
     open_page,
     until,
+    until_true_in_page,
     upload,
 )
 from transcriber.errors import PermanentFailure
@@ -90,8 +91,8 @@ async def test_upload_follow_read_search_and_resume(
     assert (await player.get_attribute("src") or "").endswith(
         f"/app/audiorecords/{record_id}/file?copy=normalized")
     await utterances.nth(1).click()
-    await page.wait_for_function(
-        "Math.abs(document.querySelector('audio').currentTime - 1.2) < 0.05")
+    await until_true_in_page(
+        page, "Math.abs(document.querySelector('audio').currentTime - 1.2) < 0.05")
     formats = page.locator(".downloads a[data-format]")
     await expect(formats).to_have_text(["TXT", "SRT", "VTT", "JSON"])
     srt = await page.request.get(service.base + (await formats.nth(1).get_attribute("href") or ""))

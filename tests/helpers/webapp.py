@@ -179,6 +179,19 @@ async def until(condition: Callable[[], bool], seconds: float = 10) -> None:
         await asyncio.sleep(0.05)
 
 
+async def until_true_in_page(page: Page, expression: str, seconds: float = 10) -> None:
+    """Poll a JavaScript expression until it is true.
+
+    Playwright's `wait_for_function` evaluates its predicate with `eval` inside
+    the page, which the app's CSP (`script-src 'self'`, no 'unsafe-eval') refuses
+    in newer Chromium builds; `page.evaluate` goes through the DevTools protocol,
+    which the page's CSP does not govern."""
+    deadline = time.monotonic() + seconds
+    while not await page.evaluate(expression):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        await asyncio.sleep(0.05)
+
+
 async def upload(page: Page, path: Path | dict[str, Any]) -> None:
     await page.get_by_role("link", name="Upload", exact=True).first.click()
     await page.wait_for_url("**/upload")
