@@ -51,6 +51,10 @@ RECORDS_BY_STAGE = Gauge(
 RECORDS_HALTED = Gauge(
     "transcriber_records_halted", "Halted records by reason (read on scrape)", ["reason"]
 )
+SEARCH_RECORDS_TO_INDEX = Gauge(
+    "transcriber_search_records_to_index",
+    "Records the search index has yet to take under its word forms (after migration 0012)",
+)
 OUTBOX_DEPTH = Gauge(
     "transcriber_outbox_depth", "Telegram replies and halt notices waiting in the outbox"
 )

@@ -320,6 +320,8 @@ CONDITIONS: dict[str, Condition] = {c.name: c for c in (
     Condition(name="noise_gap", language="en", make=_gap("noise", 300.0)),
     Condition(name="russian", language="ru", make=_plain),
     Condition(name="russian_pink_10db", language="ru", make=_noise("pink", 10.0)),
+    Condition(name="russian_pink_5db", language="ru", make=_noise("pink", 5.0)),
+    Condition(name="russian_brown_10db", language="ru", make=_noise("brown", 10.0)),
     Condition(name="russian_brown_5db", language="ru", make=_noise("brown", 5.0)),
 )}
 

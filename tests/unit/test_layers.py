@@ -19,7 +19,7 @@ import transcriber
 
 PACKAGE = Path(transcriber.__file__).parent
 LEAVES = ("errors", "ids", "clock", "stages", "settings", "observability", "ports",
-          "transcripts", "files", "typed_text", "languages")
+          "transcripts", "files", "typed_text", "languages", "wordforms", "search_query")
 RANKS: dict[str, int] = {
     **dict.fromkeys(LEAVES, 0),
     "db": 1,
@@ -52,9 +52,17 @@ def _imports(path: Path) -> list[str]:
     return [name for name in found if name.startswith("transcriber.")]
 
 
+def _module_name(path: Path) -> str:
+    """`db/writer.py` -> `transcriber.db.writer`; a package's `__init__.py` is the package
+    itself (`ports/__init__.py` -> `transcriber.ports`), the name its importers use."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(("transcriber", *parts))
+
+
 def _modules() -> list[tuple[str, Path]]:
-    return [(".".join(("transcriber", *path.relative_to(PACKAGE).with_suffix("").parts)), path)
-            for path in sorted(PACKAGE.rglob("*.py"))]
+    return [(_module_name(path), path) for path in sorted(PACKAGE.rglob("*.py"))]
 
 
 def test_every_part_of_the_package_has_a_rank() -> None:
@@ -147,3 +155,11 @@ def test_no_module_imports_itself_back() -> None:
         if module not in state:
             visit(module)
     assert circles == []
+
+
+def test_imports_of_a_package_are_edges_of_the_circle_check() -> None:
+    """A package's `__init__` is named as its importers name it, so `from transcriber.ports
+    import …` is an edge (named `….__init__`, such imports once fell out of the graph)."""
+    known = dict(_modules())
+    assert "transcriber.ports" in known and "transcriber.providers.speakers" in known
+    assert "transcriber.ports" in _module_level_imports(known["transcriber.pipeline.parts"])

@@ -2,7 +2,7 @@
 
 Two of the three settings (foreign_keys, busy_timeout) belong to the
 connection, not the database, so they are applied to each one, never once.
-So does the SQL function `search_terms` the search triggers call: a
+So do the SQL functions the search triggers call (`transcriber.db.search`): a
 connection opened elsewhere (the sqlite3 shell) can read, but a write that
 fires a search trigger fails loudly there instead of indexing wrong terms.
 """
@@ -18,6 +18,23 @@ from transcriber.db import queries as q
 from transcriber.db import search
 
 DB_FILE_NAME = "transcriber.sqlite3"
+
+# name, number of arguments (-1: any), function
+_SEARCH_FUNCTIONS = (
+    (search.STEMS_FUNCTION, 2, search.search_stems),
+    (search.FORMS_FUNCTION, -1, search.search_forms),
+    (search.LEGACY_FUNCTION, 2, search.search_terms),
+)
+
+
+def _register_search(conn: sqlite3.Connection) -> None:
+    for name, arguments, function in _SEARCH_FUNCTIONS:
+        conn.create_function(name, arguments, function, deterministic=True)
+
+
+async def _register_search_async(conn: aiosqlite.Connection) -> None:
+    for name, arguments, function in _SEARCH_FUNCTIONS:
+        await conn.create_function(name, arguments, function, deterministic=True)
 
 
 def database_path(data_dir: Path) -> Path:
@@ -40,7 +57,7 @@ def open_sync(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
     """A blocking write connection (migrations, benchmarks, CLI one-shots)."""
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
-    conn.create_function(search.SQL_FUNCTION, 2, search.search_terms, deterministic=True)
+    _register_search(conn)
     for statement in _pragmas(busy_timeout_ms=busy_timeout_ms, writer=True):
         conn.execute(statement)
     return conn
@@ -49,7 +66,7 @@ def open_sync(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
 async def open_writer(path: Path, *, busy_timeout_ms: int) -> aiosqlite.Connection:
     conn = await aiosqlite.connect(path, isolation_level=None)
     conn.row_factory = sqlite3.Row
-    await conn.create_function(search.SQL_FUNCTION, 2, search.search_terms, deterministic=True)
+    await _register_search_async(conn)
     for statement in _pragmas(busy_timeout_ms=busy_timeout_ms, writer=True):
         await conn.execute(statement)
     return conn
@@ -63,6 +80,9 @@ async def open_reader(path: Path, *, busy_timeout_ms: int) -> aiosqlite.Connecti
     uri = reader_uri(path)
     conn = await aiosqlite.connect(uri, uri=True, isolation_level=None)
     conn.row_factory = sqlite3.Row
+    # A reader computes the terms of records the search index has yet to take
+    # (`queries.search.PENDING_TERMS`): the stemming runs on the reader's thread.
+    await _register_search_async(conn)
     for statement in _pragmas(busy_timeout_ms=busy_timeout_ms, writer=False):
         # journal_mode is a property of the file (set by the writer); on a
         # read-only connection the statement reports it and changes nothing.
@@ -75,7 +95,7 @@ def open_snapshot(path: Path) -> sqlite3.Connection:
     to verify), for the maintenance reads (`transcriber.db.reads.maintenance`)."""
     conn = sqlite3.connect(reader_uri(path), uri=True)
     conn.row_factory = sqlite3.Row
-    conn.create_function(search.SQL_FUNCTION, 2, search.search_terms, deterministic=True)
+    _register_search(conn)
     return conn
 
 

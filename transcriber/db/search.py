@@ -11,52 +11,87 @@ The owner key is a fixed-length digest of the owner id (a fixed length keeps
 would only cost speed, never a leak: the search queries also filter on
 `audio_records.owner_id`.
 
-Both sides go through `_words`, so the index and the query always split text
-the same way; FTS5's unicode61 tokenizer then folds case and diacritics of
-the composite terms alike on both sides.
+What is indexed is each word's stem (`transcriber.wordforms`: case folded,
+ё as е, Snowball's stem for its script) in the columns title, brief,
+original_filename, transcript and speakers, and each word's folded form in
+the column `forms`, so a word typed in part matches as a prefix of either.
+The index and the query go through the same `wordforms` functions.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
 
-# The SQL function the search triggers call (registered on every connection
+from transcriber.search_query import Query, Term
+from transcriber.wordforms import forms_and_stems
+
+# The SQL functions the search triggers call (registered on every connection
 # in `transcriber.db.connection`).
-SQL_FUNCTION = "search_terms"
+STEMS_FUNCTION = "search_stems"
+FORMS_FUNCTION = "search_forms"
+# The terms of migrations 0003-0011 (exact words): kept so those files still apply.
+LEGACY_FUNCTION = "search_terms"
+
+STEM_COLUMNS = "{title brief original_filename transcript speakers}"
+FORMS_COLUMN = "{forms}"
 
 _KEY_CHARS = 12  # 48 bits of digest: collisions across an archive's owners are negligible
-_WORD_RE = re.compile(r"[^\W_]+")  # letters and digits, as unicode61 splits them
+_LEGACY_WORD_RE = re.compile(r"[^\W_]+")
 
 
 def owner_key(owner_id: str) -> str:
     return hashlib.blake2b(owner_id.encode(), digest_size=_KEY_CHARS // 2).hexdigest()
 
 
-def _words(text: str) -> list[str]:
-    return _WORD_RE.findall(text)
-
-
-def search_terms(owner_id: object, text: object) -> str:
-    """The indexed form of `text` for its owner (the SQL function `search_terms`)."""
+def search_stems(owner_id: object, text: object) -> str:
+    """The indexed stems of `text` for its owner (the SQL function `search_stems`)."""
     if not isinstance(owner_id, str) or not isinstance(text, str) or not text:
         return ""
     key = owner_key(owner_id)
-    return " ".join(key + word for word in _words(text))
+    return " ".join(key + stem for _, stem in forms_and_stems(text))
 
 
-def owner_match(owner_id: str, terms: Sequence[str]) -> str | None:
-    """An FTS5 expression requiring every term, each as a prefix, among the owner's words.
-
-    A term that holds several words (`e-mail`) stays one phrase, as before the
-    owner scoping; terms hold only letters and digits, so nothing can be read
-    as FTS5 syntax. None when no term has a searchable word.
-    """
+def search_forms(owner_id: object, *texts: object) -> str:
+    """The indexed forms of every text given, for its owner (the SQL function
+    `search_forms`, variadic: one call for all of a record's columns)."""
+    if not isinstance(owner_id, str):
+        return ""
     key = owner_key(owner_id)
-    phrases = []
-    for term in terms:
-        words = _words(term)
-        if words:
-            phrases.append('"' + " ".join(key + word for word in words) + '"*')
-    return " ".join(phrases) or None
+    return " ".join(key + form for text in texts if isinstance(text, str) and text
+                    for form, _ in forms_and_stems(text))
+
+
+def search_terms(owner_id: object, text: object) -> str:
+    """Migrations 0003-0011's terms: every word as written, behind the owner key."""
+    if not isinstance(owner_id, str) or not isinstance(text, str) or not text:
+        return ""
+    key = owner_key(owner_id)
+    return " ".join(key + word for word in _LEGACY_WORD_RE.findall(text))
+
+
+def _term_expression(key: str, term: Term) -> str:
+    # Terms hold only letters and digits behind the hex key, inside double quotes:
+    # nothing a person types can be read as FTS5 syntax.
+    phrase = '"' + " ".join(key + stem for stem in term.stems) + '"'
+    if not term.prefix:
+        return f"{STEM_COLUMNS} : {phrase}"
+    stems = f"{STEM_COLUMNS} : {phrase}*"
+    if len(term.stems) > 1:
+        return stems
+    return f"({stems} OR {FORMS_COLUMN} : \"{key}{term.form}\"*)"
+
+
+def owner_match(owner_id: str, query: Query) -> str | None:
+    """The FTS5 expression of a parsed query among the owner's words: every required
+    term, none of the excluded ones. None when nothing is required (an exclusion
+    alone finds nothing: it would have to read all of the owner's records)."""
+    key = owner_key(owner_id)
+    required = [_term_expression(key, term) for term in query.required]
+    if not required:
+        return None
+    expression = " AND ".join(required)
+    excluded = [_term_expression(key, term) for term in query.excluded]
+    if excluded:
+        expression = f"({expression}) NOT ({' OR '.join(excluded)})"
+    return expression

@@ -19,6 +19,7 @@ from transcriber.ports import Notifier, Recognizer
 from transcriber.service.fatal import fatal_ctx
 from transcriber.service.pipeline import pipeline_ctx
 from transcriber.service.providers import providers_ctx
+from transcriber.service.search_index import search_index_ctx
 from transcriber.service.storage import storage_ctx
 from transcriber.service.telegram import bot_ctx, telegram_ctx
 from transcriber.settings import Settings
@@ -51,6 +52,8 @@ def build_app(
         app[keys.RECOGNIZER] = recognizer
     app.cleanup_ctx.append(fatal_ctx)
     app.cleanup_ctx.append(storage_ctx)
+    # The search index's word forms for records indexed before migration 0012.
+    app.cleanup_ctx.append(search_index_ctx)
     # Transcoder, recognizer, object store and the step table (unless injected).
     app.cleanup_ctx.append(providers_ctx)
     # The Telegram notifier (when a token is set) before the step actors read it;

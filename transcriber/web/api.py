@@ -45,5 +45,6 @@ def setup_api(app: web.Application) -> None:
     router.add_get("/app/topics", edits.list_topics)
     router.add_get(f"{RECORD}/file", archive.download_file)
     router.add_get(f"{RECORD}/transcript", archive.download_transcript)
+    router.add_get(f"{RECORD}/matches", archive.find_in_transcript)
     router.add_post(f"{RECORD}/resume", archive.resume)
     router.add_post(f"{RECORD}/retranscribe", edits.retranscribe)

@@ -14,6 +14,7 @@ from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
 from transcriber.pipeline.progress import OnItsWay, progress_for_row
 from transcriber.ports import Utterance
+from transcriber.search_query import Query
 from transcriber.stages import Stage
 from transcriber.web.downloads import (
     audio_type,
@@ -24,6 +25,7 @@ from transcriber.web.downloads import (
 )
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
+from transcriber.web.matches import FIND_MATCHES, RESULT_MATCHES, utterance_matches
 from transcriber.web.paging import (
     PageAfter,
     SearchAfter,
@@ -31,6 +33,7 @@ from transcriber.web.paging import (
     encode_cursor,
     match_expression,
     parse_limit,
+    parse_query,
 )
 from transcriber.web.ratelimit import poll_after_ms
 from transcriber.web.responses import json_response
@@ -68,13 +71,15 @@ async def list_records(request: web.Request) -> web.Response:
     if topic is not None and query:
         raise bad_request("q and topic cannot be combined")
     hits: list[reads.lists.SearchHit] = []
+    parsed = None
     if topic is not None:
         after = decode_cursor(raw_cursor, search=False) if raw_cursor else None
         page = await reads.lists.topic_page(
             readers, owner_id=owner_id, topic=topic, limit=limit + 1,
             after=after if isinstance(after, PageAfter) else None)
     elif query:
-        match = match_expression(query, owner_id)
+        parsed = parse_query(query)
+        match = match_expression(parsed, owner_id)
         after = decode_cursor(raw_cursor, search=True) if raw_cursor else None
         if match is None:
             return json_response({"items": [], "next_cursor": None})
@@ -94,9 +99,35 @@ async def list_records(request: web.Request) -> web.Response:
             SearchAfter(score=hits[limit - 1].score, id=last.id) if query
             else PageAfter(created_at=last.created_at, id=last.id)
         )
-    return json_response({"items": [record_summary(r, progress=await _progress(request, r))
-                                    for r in page[:limit]],
-                          "next_cursor": next_cursor})
+    items = []
+    for record in page[:limit]:
+        item = record_summary(record, progress=await _progress(request, record))
+        if parsed is not None:
+            item["matches"] = await _matches(request, record.id, parsed, limit=RESULT_MATCHES)
+        items.append(item)
+    return json_response({"items": items, "next_cursor": next_cursor})
+
+
+async def _matches(request: web.Request, record_id: str, query: Query, *,
+                   limit: int) -> list[dict[str, Any]]:
+    """The utterances of the record's current transcript that hold the query's words."""
+    try:
+        utterances = await current_utterances(request, record_id)
+    except transcripts.BadStructure:
+        log.error("card_bad_structure", record_id=record_id)
+        return []
+    return utterance_matches(utterances or (), query, limit=limit)
+
+
+async def find_in_transcript(request: web.Request) -> web.Response:
+    """`GET …/matches?q=`: every utterance holding the query's words (the card's find box)."""
+    record_id = record_id_of(request)
+    if not await reads.records.exists(request.app[keys.READERS], record_id=record_id,
+                                      owner_id=current_user(request).id):
+        raise not_found()
+    parsed = parse_query(request.query.get("q", "").strip())
+    return json_response({"matches": await _matches(request, record_id, parsed,
+                                                    limit=FIND_MATCHES)})
 
 
 async def _progress(request: web.Request, record: OnItsWay) -> dict[str, Any] | None:

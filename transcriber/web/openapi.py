@@ -66,6 +66,12 @@ _RECORD_LINKS = {
 }
 
 
+_QUERY_SYNTAX = (
+    "Words match in any of their forms (Russian and English word forms, ё as е, case "
+    "ignored); `word*` matches as a prefix; `\"two words\"` in that order; `-word` "
+    "excludes. Every term is required.")
+
+
 def openapi_document(server: ServerSettings) -> dict[str, Any]:
     record_paths: dict[str, Any] = {
         "/app/me": {"get": {
@@ -83,8 +89,9 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     {"name": "cursor", "in": "query", "schema": {"type": "string"},
                      "description": "`next_cursor` of the previous page"},
                     {"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 200},
-                     "description": "Search titles, briefs, file names and transcripts "
-                                    "(ranked)"},
+                     "description": _QUERY_SYNTAX + " Results are best first (title and "
+                                    "brief weigh most), then newest first; each carries "
+                                    "`matches`."},
                     {"name": "topic", "in": "query", "schema": {"type": "string"},
                      "description": "Only the records carrying this topic (not with `q`)"},
                 ],
@@ -218,6 +225,15 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                           "400": _error("Malformed correction, unknown utterance or field"),
                           "404": _error("No such record"),
                           "409": _error("Stale revision (conflict) or no transcript yet")},
+        }},
+        "/app/audiorecords/{id}/matches": {"get": {
+            "operationId": "findInTranscript",
+            "summary": "Every utterance of the current transcript holding the query's words",
+            "parameters": [_ID_PARAM, {"name": "q", "in": "query", "schema": {
+                "type": "string", "maxLength": 200}, "description": _QUERY_SYNTAX}],
+            "responses": {**_COMMON, "200": _json("The matches, in time order", "MatchList"),
+                          "400": _error("q is longer than 200 characters"),
+                          "404": _error("No such record")},
         }},
         "/app/audiorecords/{id}/resume": {"post": {
             "operationId": "resumeRecord", "summary": "Resume a halted record",

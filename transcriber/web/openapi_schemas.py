@@ -136,8 +136,44 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["items", "next_cursor"],
         "additionalProperties": False,
-        "properties": {"items": {"type": "array", "items": ref("Record")},
+        "properties": {"items": {"type": "array", "description": "Search results (with `q`) "
+                                 "are records with their `matches`",
+                                 "items": {"anyOf": [ref("SearchResult"), ref("Record")]}},
                        "next_cursor": {"type": ["string", "null"]}},
+    },
+    "SearchResult": {
+        "allOf": [ref("Record"), {
+            "type": "object", "required": ["matches"],
+            "properties": {"matches": {
+                "type": "array", "maxItems": 3, "items": ref("Match"),
+                "description": "Up to 3 utterances holding the query's words (those holding "
+                               "the most terms), in time order; empty when only the title, "
+                               "brief, file name or speaker names matched"}},
+        }],
+    },
+    "Match": {
+        "type": "object",
+        "required": ["utterance_index", "start_ms", "end_ms", "speaker", "snippet", "marks"],
+        "additionalProperties": False,
+        "properties": {
+            "utterance_index": {"type": "integer", "minimum": 0,
+                                "description": "The card's `utterances[].index`"},
+            "start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
+            "speaker": {"type": ["string", "null"], "pattern": SPEAKER},
+            "snippet": {"type": "string", "maxLength": 240,
+                        "description": "The utterance's text; a long one cut around its "
+                                       "first mark, with … at a cut end"},
+            "marks": {"type": "array", "description": "The matched words of the snippet: "
+                      "[start, end) in Unicode code points, in order",
+                      "items": {"type": "array", "minItems": 2, "maxItems": 2,
+                                "items": {"type": "integer", "minimum": 0}}},
+        },
+    },
+    "MatchList": {
+        "type": "object",
+        "required": ["matches"],
+        "additionalProperties": False,
+        "properties": {"matches": {"type": "array", "items": ref("Match")}},
     },
     "FileCopy": {
         "type": "object",

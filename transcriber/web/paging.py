@@ -19,19 +19,17 @@ import orjson
 from transcriber.db.reads.lists import PageAfter, SearchAfter
 from transcriber.db.search import owner_match
 from transcriber.ids import parse_id
+from transcriber.search_query import QUERY_MAX, Query, parse
 from transcriber.web.errors import bad_request
 
 # PageAfter, SearchAfter: the sort keys a cursor holds (the reads take them).
 __all__ = ["QUERY_MAX", "TOPIC_CURSOR_MAX", "PageAfter", "SearchAfter", "decode_cursor",
            "decode_topic_cursor", "encode_cursor", "encode_topic_cursor", "match_expression",
-           "parse_limit"]
+           "parse_limit", "parse_query"]
 
-QUERY_MAX = 200
 # A topic name is at most 64 characters (JSON-escaped up to 6 bytes each), then base64.
 TOPIC_CURSOR_MAX = 600
 _TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
-_TERM_RE = re.compile(r"\w+", re.UNICODE)
-_TERMS_MAX = 16
 
 
 def parse_limit(raw: str | None, *, default: int, maximum: int) -> int:
@@ -96,17 +94,15 @@ def decode_topic_cursor(raw: str) -> str:
     return payload[1]
 
 
-def match_expression(query: str, owner_id: str) -> str | None:
-    """An FTS5 expression for what a person typed, or None when nothing is searchable.
-
-    Every word becomes a quoted prefix term, all of them required, so no
-    input can be read as FTS5 syntax (a stray quote or `NEAR(` would
-    otherwise be a syntax error); the terms are the owner's own (see
-    `transcriber.db.search`).
-    """
-    if len(query) > QUERY_MAX:
+def parse_query(raw: str) -> Query:
+    """The terms of what a person typed (`transcriber.search_query`); 400 past QUERY_MAX."""
+    if len(raw) > QUERY_MAX:
         raise bad_request(f"q is longer than {QUERY_MAX} characters")
-    terms = _TERM_RE.findall(query)[:_TERMS_MAX]
-    if not terms:
-        return None
-    return owner_match(owner_id, terms)
+    return parse(raw)
+
+
+def match_expression(query: Query, owner_id: str) -> str | None:
+    """The owner-scoped FTS5 expression of a parsed query, or None when nothing is
+    required. Every term is quoted letters and digits, so no input can be read as
+    FTS5 syntax (a stray quote or `NEAR(` would otherwise be a syntax error)."""
+    return owner_match(owner_id, query)

@@ -16,6 +16,7 @@ from transcriber.web.paging import (
     encode_cursor,
     match_expression,
     parse_limit,
+    parse_query,
 )
 
 
@@ -57,19 +58,26 @@ def test_limits() -> None:
     assert parse_limit("100", default=30, maximum=100) == 100
 
 
-def test_every_word_becomes_a_quoted_prefix_term_of_the_owner() -> None:
+def test_every_term_becomes_a_quoted_stem_of_the_owner() -> None:
     k = owner_key("u1")
-    assert match_expression('budget "meeting', "u1") == f'"{k}budget"* "{k}meeting"*'
-    assert match_expression("NEAR(a b) OR c*", "u1") == (
-        f'"{k}NEAR"* "{k}a"* "{k}b"* "{k}OR"* "{k}c"*')
-    assert match_expression("!!! ---", "u1") is None
-    assert match_expression("___", "u1") is None
-    assert match_expression("звонок", "u1") == f'"{k}звонок"*'
+    stems = "{title brief original_filename transcript speakers}"
+    assert match_expression(parse_query('Budgets "meeting'), "u1") == (
+        f'{stems} : "{k}budget" AND {stems} : "{k}meet"')
+    assert match_expression(parse_query("NEAR(a b) OR c*"), "u1") == (
+        f'{stems} : "{k}near {k}a" AND {stems} : "{k}b" AND '
+        f'{stems} : "{k}or" AND ({stems} : "{k}c"* OR {{forms}} : "{k}c"*)')
+    assert match_expression(parse_query("!!! ---"), "u1") is None
+    assert match_expression(parse_query("___"), "u1") is None
+    assert match_expression(parse_query("Звонками"), "u1") == f'{stems} : "{k}звонк"'
     # One typed word that holds several stays one phrase, each word the owner's.
-    assert match_expression("e_mail", "u1") == f'"{k}e {k}mail"*'
+    assert match_expression(parse_query("e_mail"), "u1") == f'{stems} : "{k}e {k}mail"'
+    assert match_expression(parse_query("отчёт -черновик"), "u1") == (
+        f'({stems} : "{k}отчет") NOT ({stems} : "{k}черновик")')
+    # An exclusion alone finds nothing (it would read all of the owner's records).
+    assert match_expression(parse_query("-черновик"), "u1") is None
     assert owner_key("u2") != k
 
 
 def test_overlong_query_is_refused() -> None:
     with pytest.raises(ApiError):
-        match_expression("a" * 201, "u1")
+        parse_query("a" * 201)

@@ -17,11 +17,13 @@ from transcriber.db.queries import (
     recognition,
     records,
     results,
+    search,
     telegram,
     users,
 )
 
 __all__ = [
     "archive", "control", "edits", "files", "loadtest", "maintenance", "migrations",
-    "pipeline", "progress", "recognition", "records", "results", "telegram", "users",
+    "pipeline", "progress", "recognition", "records", "results", "search", "telegram",
+    "users",
 ]

@@ -3,7 +3,7 @@
 Every query is scoped by `owner_id`: another person's record is simply not
 found. Pages are keyset pages, newest first on `(created_at, id)`, served by
 `idx_audio_records_owner_page`; search pages are ordered by the FTS5 rank
-(best first), then id.
+(best first), then newest first.
 """
 
 from __future__ import annotations
@@ -60,13 +60,14 @@ ORDER BY r.created_at DESC, r.id DESC
 LIMIT :limit
 """
 
-# bm25 weights by column: title, brief, original_filename, transcript, speakers. Lower scores
-# are better matches. `:match` comes from `transcriber.db.search.owner_match`:
-# its terms carry the owner's key, so the match (and bm25) reads only the
-# owner's rows; the `owner_id` filter stays as the authority.
+# bm25 weights by column: title, brief, original_filename, transcript, speakers, forms (the
+# folded forms only serve prefixes typed in part: they weigh nothing). Lower scores are
+# better matches; equal scores put the newest first. `:match` comes from
+# `transcriber.db.search.owner_match`: its terms carry the owner's key, so the match
+# (and bm25) reads only the owner's rows; the `owner_id` filter stays as the authority.
 _SEARCH_HITS = """
 WITH hits AS (
-    SELECT rowid AS search_rowid, bm25(record_search, 10.0, 3.0, 5.0, 1.0, 3.0) AS score
+    SELECT rowid AS search_rowid, bm25(record_search, 10.0, 3.0, 5.0, 1.0, 3.0, 0.0) AS score
     FROM record_search
     WHERE record_search MATCH :match
 )
@@ -83,7 +84,7 @@ SEARCH_FIRST = f"""
 SELECT {_RECORD_COLUMNS}, hits.score AS score
 {_SEARCH_FROM}
 WHERE r.owner_id = :owner_id
-ORDER BY hits.score, r.id
+ORDER BY hits.score, r.id DESC
 LIMIT :limit
 """
 
@@ -92,8 +93,8 @@ SEARCH_AFTER = f"""
 SELECT {_RECORD_COLUMNS}, hits.score AS score
 {_SEARCH_FROM}
 WHERE r.owner_id = :owner_id
-  AND (hits.score > :after_score OR (hits.score = :after_score AND r.id > :after_id))
-ORDER BY hits.score, r.id
+  AND (hits.score > :after_score OR (hits.score = :after_score AND r.id < :after_id))
+ORDER BY hits.score, r.id DESC
 LIMIT :limit
 """
 

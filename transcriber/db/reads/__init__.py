@@ -17,10 +17,11 @@ from transcriber.db.reads import (
     progress,
     recognitions,
     records,
+    search,
     telegram,
     transcripts,
     users,
 )
 
-__all__ = ["counts", "lists", "maintenance", "progress", "recognitions", "records", "telegram",
-           "transcripts", "users"]
+__all__ = ["counts", "lists", "maintenance", "progress", "recognitions", "records", "search",
+           "telegram", "transcripts", "users"]

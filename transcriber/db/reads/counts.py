@@ -35,3 +35,4 @@ async def stored_file_names(readers: ReaderPool) -> set[tuple[str, str]]:
     """Every stored file as (record id, file name): the files the sweep keeps."""
     rows = await readers.fetch_all(q.records.ALL_FILE_NAMES)
     return {(str(row["record_id"]), str(row["file_name"])) for row in rows}
+

@@ -1,9 +1,10 @@
 """Pages of the archive: an owner's records, a topic's, a search's; the owner's topics.
 
 Keyset pages: plain and topic pages newest first on `(created_at, id)`,
-search pages best first on `(score, id)`, topics by name. Each read asks for
-`limit` rows after the key given (from the start without one); the caller
-asks one more than it shows to learn whether a next page exists.
+search pages best first on `(score, id)` (equal scores newest first), topics
+by name. Each read asks for `limit` rows after the key given (from the start
+without one); the caller asks one more than it shows to learn whether a next
+page exists.
 """
 
 from __future__ import annotations

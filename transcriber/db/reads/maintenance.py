@@ -67,6 +67,9 @@ class SearchProblems:
     """Search keys of records that do not exist."""
     differing: list[str | None]
     """Records whose indexed terms differ (None: terms under no key at all)."""
+    pending: int
+    """Records still waiting for their first indexing under the word forms (migration
+    0012; the service indexes them in batches): not a problem, not compared."""
 
 
 def integrity(conn: sqlite3.Connection) -> list[str]:
@@ -101,6 +104,7 @@ def search_problems(conn: sqlite3.Connection) -> SearchProblems:
         conn.execute(statement)
     differing = [None if row["record_id"] is None else str(row["record_id"])
                  for row in conn.execute(q.maintenance.SEARCH_DIFFERENCES)]
+    pending = int(conn.execute(q.search.PENDING_COUNT).fetchone()["pending"])
     return SearchProblems(without_key=without_key, key_without_record=key_without_record,
-                          differing=differing)
+                          differing=differing, pending=pending)
 

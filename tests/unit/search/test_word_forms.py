@@ -1,0 +1,92 @@
+"""Word forms and the query syntax: the pure half of search (`transcriber.wordforms`,
+`transcriber.search_query`), on the word-form table of `tests/helpers/word_forms.py`."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.helpers.word_forms import FORMS, NEAR_MISSES
+from transcriber.search_query import TERMS_MAX, Term, marks, parse
+from transcriber.wordforms import fold, stem, words
+
+
+def _marked(text: str, query: str) -> list[str]:
+    return [text[start:end] for start, end in marks(text, parse(query)).spans]
+
+
+def test_the_table_is_large_enough() -> None:
+    assert len(FORMS) >= 60
+    assert len({typed for typed, _, _ in FORMS}) >= 25
+
+
+@pytest.mark.parametrize(("typed", "text", "form"), FORMS)
+def test_every_form_of_the_table_is_found_and_marked(typed: str, text: str, form: str) -> None:
+    assert form in _marked(text, typed)
+
+
+@pytest.mark.parametrize(("typed", "text", "word"), NEAR_MISSES)
+def test_a_word_sharing_a_beginning_is_not_found_unless_typed_as_a_prefix(
+    typed: str, text: str, word: str,
+) -> None:
+    assert _marked(text, typed) == []
+    assert word in _marked(text, typed + "*")
+
+
+def test_folding() -> None:
+    assert fold("ОТЧЁТ") == "отчет"
+    assert fold("Йогурт") == "йогурт"  # й is a letter of its own, never и
+    assert fold("Café") == "cafe"
+    assert stem(fold("Отчёты")) == stem("отчет") == "отчет"
+    assert stem("12345") == "12345"
+    found = words("Звонок в 9:30, «отчёт»!")
+    assert [(w.start, w.end, w.form) for w in found] == [
+        (0, 6, "звонок"), (7, 8, "в"), (9, 10, "9"), (11, 13, "30"), (16, 21, "отчет")]
+
+
+def test_the_syntax() -> None:
+    query = parse('отчёт* "конца недели" -черновик -"старый план" budget')
+    assert query.terms == (
+        Term(stems=("отчет",), prefix=True, form="отчет"),
+        Term(stems=("конц", "недел"), form="недели"),
+        Term(stems=("черновик",), form="черновик", excluded=True),
+        Term(stems=("стар", "план"), form="план", excluded=True),
+        Term(stems=("budget",), form="budget"),
+    )
+    assert parse('"unclosed quote').terms == (Term(stems=("unclos", "quot"), form="quote"),)
+    assert parse("- * \" '' (((").terms == ()
+    assert len(parse(" ".join(f"w{n}" for n in range(40))).terms) == TERMS_MAX
+
+
+def test_a_phrase_matches_its_words_in_order_only() -> None:
+    text = "Отправь до конца недели, а не недели конца."
+    assert _marked(text, '"конца недели"') == ["конца недели"]
+    assert _marked(text, '"недели до"') == []
+    assert _marked("He reported budgets", '"report budget"') == ["reported budgets"]
+
+
+def test_marks_merge_and_count_the_terms_a_text_holds() -> None:
+    held = marks("Отчёт за неделю: отчёты и отчет.", parse("отчет неделя план"))
+    assert held.terms == 2
+    assert held.spans == ((0, 5), (9, 15), (17, 23), (26, 31))
+    assert marks("ничего", parse("-ничего")).spans == ()  # exclusions mark nothing
+
+
+@given(st.text(max_size=80))
+def test_any_text_parses_and_marks_in_order_within_the_text(text: str) -> None:
+    query = parse(text)
+    held = marks(text, query)
+    previous_end = -1
+    for start, end in held.spans:
+        assert 0 <= start < end <= len(text)
+        assert start > previous_end
+        previous_end = end
+
+
+@given(st.lists(st.sampled_from(["неделя", "недели", "отчёт", "отчеты", "report", "reported",
+                                 "квартальный", "встречу", "zeta"]), min_size=1, max_size=6))
+def test_a_text_is_found_by_each_of_its_own_words(chosen: list[str]) -> None:
+    text = " ".join(chosen)
+    for word in chosen:
+        assert marks(text, parse(word)).terms == 1

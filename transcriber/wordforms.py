@@ -1,0 +1,100 @@
+"""Word forms: the one normalization search applies to what it indexes, what it is asked
+and what it marks.
+
+A word is a run of letters and digits (as FTS5's `unicode61` tokenizer splits
+text). Its *form* is its case fold with ё written е: Whisper, and people, write
+ё inconsistently, so «отчёт» and «отчет» are one word (й stays й: it is another
+letter, not a diacritic). Its *stem* is the Snowball stemmer's for its script:
+Russian for a word with a Cyrillic letter, English for one with a Latin letter,
+the form itself for anything else (numbers, other scripts). «недели», «неделя»
+and «недель» share the stem «недел»; "reports" and "reported" share "report".
+
+Snowball's stemmers come from PyStemmer, the C library of the Snowball project
+behind a small binding (about 8 million words a second here). A stemmer object
+keeps state between calls, so each thread has its own: the SQL functions that
+index run on the writer's and the readers' threads.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import unicodedata
+from typing import NamedTuple
+
+import Stemmer
+
+_WORD_RE = re.compile(r"[^\W_]+")
+_CYRILLIC_RE = re.compile(r"[\u0400-\u04ff]")
+_LATIN_RE = re.compile(r"[a-z]")
+_LANGUAGES = ("russian", "english")
+# Letters with marks the index's tokenizer (unicode61, remove_diacritics 2) folds: any
+# outside ASCII and Cyrillic (Cyrillic's й and ё are letters of their own here).
+_MARKED_RE = re.compile(r"[^\x00-\x7f\u0400-\u04ff]")
+
+
+class Word(NamedTuple):
+    """One word of a text: where it stands (code points, end exclusive) and its forms.
+
+    A named tuple, not a dataclass: a transcript of hours has tens of thousands of
+    words, and a frozen dataclass costs three times as much to build."""
+
+    start: int
+    end: int
+    form: str
+    stem: str
+
+
+class _Stemmers(threading.local):
+    def __init__(self) -> None:
+        self.by_language = {language: Stemmer.Stemmer(language) for language in _LANGUAGES}
+
+
+_stemmers = _Stemmers()
+
+
+def fold(word: str) -> str:
+    """The word's form: its case fold, ё as е, Latin letters without their marks
+    ("café" as "cafe", as the index's tokenizer folds them)."""
+    folded = word.casefold().replace("ё", "е")
+    if _MARKED_RE.search(folded):
+        folded = "".join(char if "\u0400" <= char <= "\u04ff" else _bare(char)
+                         for char in folded)
+    return folded
+
+
+@functools.lru_cache(maxsize=4096)
+def _bare(char: str) -> str:
+    return "".join(part for part in unicodedata.normalize("NFD", char)
+                   if not unicodedata.combining(part))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def stem(form: str) -> str:
+    """The Snowball stem of a folded word, by its script (remembered: a language has
+    far fewer words than a transcript has words, and a dict look-up is cheaper than
+    a call into the stemmer)."""
+    if _CYRILLIC_RE.search(form):
+        return str(_stemmers.by_language["russian"].stemWord(form))
+    if _LATIN_RE.search(form):
+        return str(_stemmers.by_language["english"].stemWord(form))
+    return form
+
+
+def words(text: str) -> list[Word]:
+    """Every word of `text` in order, with its place, form and stem."""
+    found = []
+    for match in _WORD_RE.finditer(text):
+        form = fold(match.group())
+        found.append(Word(match.start(), match.end(), form, stem(form)))
+    return found
+
+
+def forms_and_stems(text: str) -> list[tuple[str, str]]:
+    """`(form, stem)` of every word of `text`, in order (what the index stores)."""
+    pairs = []
+    for raw in _WORD_RE.findall(text):
+        form = fold(raw)
+        pairs.append((form, stem(form)))
+    return pairs
