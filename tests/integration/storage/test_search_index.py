@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.search import fill_search_index
@@ -251,7 +251,9 @@ def test_the_index_matches_a_model_after_any_edits(
     conn.close()
 
 
-@settings(max_examples=200, deadline=None)
+# The connection is only read here: one for all examples is what the test means.
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(typed=st.text(max_size=60))
 def test_nothing_typed_is_read_as_fts5_syntax(conn: sqlite3.Connection, typed: str) -> None:
     """Whatever a person types, the expression is valid FTS5 and runs (quotes, NEAR(,
