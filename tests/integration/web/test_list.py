@@ -138,8 +138,10 @@ async def test_search_finds_file_names_and_transcripts_ranked(client: Client) ->
 async def test_search_prefix_and_all_words_required(client: Client) -> None:
     both = await upload(client, name="quarterly budget.wav")
     await upload(client, name="quarterly report.wav")
-    body = await (await client.get("/app/audiorecords", params={"q": "quart budg"})).json()
+    body = await (await client.get("/app/audiorecords", params={"q": "quart* budg*"})).json()
     assert [item["id"] for item in body["items"]] == [both["id"]]
+    body = await (await client.get("/app/audiorecords", params={"q": "quart budg"})).json()
+    assert body["items"] == []  # a word is a prefix only when typed as one
 
 
 async def test_search_is_owner_scoped(client: Client) -> None:

@@ -7,7 +7,7 @@ on purpose; the query-plan test lists each as an exception with its reason.
 
 from __future__ import annotations
 
-from transcriber.db.queries import search
+from transcriber.db.queries.search import COLUMN_NAMES, INDEXED_COLUMNS
 
 PRAGMA_INTEGRITY_CHECK = "PRAGMA integrity_check"
 PRAGMA_FOREIGN_KEY_CHECK = "PRAGMA foreign_key_check"
@@ -53,8 +53,8 @@ CREATE VIRTUAL TABLE temp.expected_search USING fts5 (
 """
 
 FILL_EXPECTED_INDEX = f"""
-INSERT INTO temp.expected_search (rowid, {search.COLUMN_NAMES})
-SELECT k.id, {search.INDEXED_COLUMNS}
+INSERT INTO temp.expected_search (rowid, {COLUMN_NAMES})
+SELECT k.id, {INDEXED_COLUMNS}
 FROM record_search_keys AS k
 JOIN audio_records AS r ON r.id = k.record_id
 LEFT JOIN texts AS t ON t.record_id = r.id AND t.kind = 'transcript'
