@@ -48,6 +48,12 @@ EXCEPTIONS: dict[str, str] = {
     "telegram.DUE_CHATS":
         "scans only a partial index of the pending outbox rows (the queue, not the archive); "
         "on a reader, once per delivery round",
+    "search.PENDING_TERMS":
+        "scans only the partial index idx_record_search_keys_pending (records still waiting "
+        "for the word forms after migration 0012: it empties as the batches go), LIMIT a batch",
+    "search.PENDING_COUNT":
+        "scans only the partial index idx_record_search_keys_pending (the work left, not the "
+        "archive); on a reader, once at start and by verify",
     "maintenance.SNAPSHOT_FILES":
         "backup and verify list every stored file, on their own snapshot or copy, never in "
         "the writer",
