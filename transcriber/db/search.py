@@ -13,7 +13,7 @@ would only cost speed, never a leak: the search queries also filter on
 
 What is indexed is each word's stem (`transcriber.wordforms`: case folded,
 ё as е, Snowball's stem for its script) in the columns title, brief,
-original_filename, transcript and speakers, and each word's folded form in
+original_filename, transcript, speakers and topics, and each word's folded form in
 the column `forms`, so a word typed in part matches as a prefix of either.
 The index and the query go through the same `wordforms` functions.
 """
@@ -33,7 +33,7 @@ FORMS_FUNCTION = "search_forms"
 # The terms of migrations 0003-0011 (exact words): kept so those files still apply.
 LEGACY_FUNCTION = "search_terms"
 
-STEM_COLUMNS = "{title brief original_filename transcript speakers}"
+STEM_COLUMNS = "{title brief original_filename transcript speakers topics}"
 FORMS_COLUMN = "{forms}"
 
 _KEY_CHARS = 12  # 48 bits of digest: collisions across an archive's owners are negligible

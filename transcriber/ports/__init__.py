@@ -2,7 +2,8 @@
 
 Every Protocol a step is given and every value type it passes through one:
 `recognition` (the recognizer and the part cutter), `speakers` (the speaker
-separator), `media` (transcoder, object store), `notify` (the notifier) and
+separator), `media` (transcoder, object store), `notify` (the notifier), `describe` (the
+describer of a record's title, brief and topics) and
 `values` (utterances, spans, words, turns). Ports import only the leaves.
 Adapters live in `transcriber.providers` and `transcriber.bot`; in-package
 fakes that record their calls live in `transcriber.testing`. Import the names
@@ -11,6 +12,7 @@ from here: the modules are how the package is cut, not part of its contract.
 
 from __future__ import annotations
 
+from transcriber.ports.describe import ArchiveCounts, ArchiveTerms, Describer, Material
 from transcriber.ports.media import AudioProbe, ObjectStore, ProgressCallback, Transcoder
 from transcriber.ports.notify import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.ports.recognition import (
@@ -28,8 +30,12 @@ from transcriber.ports.values import Segment, Span, Turn, Utterance, Word
 
 __all__ = [
     "AnswerParser",
+    "ArchiveCounts",
+    "ArchiveTerms",
     "AudioPart",
     "AudioProbe",
+    "Describer",
+    "Material",
     "Notifier",
     "ObjectStore",
     "OperationFailed",

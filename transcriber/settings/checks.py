@@ -7,6 +7,8 @@ import ipaddress
 from transcriber.errors import ConfigError
 from transcriber.settings.model import (
     BOT_TOKEN,
+    DESCRIBER_PROVIDERS,
+    DescriberSettings,
     TELEGRAM_LANGUAGES,
     PipelineSettings,
     Settings,
@@ -87,6 +89,7 @@ def validate(settings: Settings) -> None:
             raise ConfigError(key, problem)
     _validate_pipeline(settings.pipeline)
     _validate_telegram(settings.telegram)
+    _validate_describer(settings.describer)
     for telegram_id, login in settings.telegram.allowed.items():
         if not telegram_id.lstrip("-").isdigit():
             raise ConfigError("telegram.allowed", f"key {telegram_id!r} is not a Telegram user id")
@@ -146,6 +149,29 @@ def _validate_telegram(telegram: TelegramSettings) -> None:
                           "must be set with telegram.local_mode (the Bot API server's --dir)")
     if telegram.local_files_dir is not None and not telegram.local_files_dir.is_absolute():
         raise ConfigError("telegram.local_files_dir", "must be an absolute path")
+
+
+def _validate_describer(describer: DescriberSettings) -> None:
+    if describer.provider not in DESCRIBER_PROVIDERS:
+        raise ConfigError("describer.provider", "must be one of " + ", ".join(DESCRIBER_PROVIDERS))
+    positive = ("timeout_seconds", "attempts_limit", "retry_base_seconds", "poll_seconds")
+    for key in positive:
+        if getattr(describer, key) <= 0:
+            raise ConfigError(f"describer.{key}", "must be positive")
+    if describer.retry_cap_seconds < describer.retry_base_seconds:
+        raise ConfigError("describer.retry_cap_seconds",
+                          "must not be below describer.retry_base_seconds")
+    if describer.reply_wait_seconds < 0:
+        raise ConfigError("describer.reply_wait_seconds", "must not be negative")
+    if describer.max_input_chars < 2000:
+        raise ConfigError("describer.max_input_chars", "must be at least 2000")
+    if describer.base_url and not describer.base_url.startswith(("http://", "https://")):
+        raise ConfigError("describer.base_url", "must be an http:// or https:// URL")
+    if describer.provider == "openai":
+        if not describer.base_url:
+            raise ConfigError("describer.base_url", "must be set with describer.provider = openai")
+        if not describer.model:
+            raise ConfigError("describer.model", "must be set with describer.provider = openai")
 
 
 def _is_loopback(host: str) -> bool:

@@ -222,6 +222,35 @@ class TelegramSettings:
         return LOCAL_DOWNLOAD_MAX_BYTES if self.local_mode else CLOUD_DOWNLOAD_MAX_BYTES
 
 
+DESCRIBER_PROVIDERS = ("extractive", "openai", "off")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescriberSettings:
+    """The title, brief and topics written for each record (docs/describer.md)."""
+
+    # extractive (offline, the default), openai (an OpenAI-compatible chat-completions
+    # endpoint), off (nothing is described; what a person types stays as it is).
+    provider: str = "extractive"
+    # The endpoint's base, the part before /chat/completions (Ollama:
+    # http://127.0.0.1:11434/v1; Yandex: https://llm.api.cloud.yandex.net/v1).
+    base_url: str = ""
+    api_key: Secret | None = None
+    model: str = ""
+    timeout_seconds: float = 120.0
+    # A longer transcript is described in parts of this size and the parts' answers combined.
+    max_input_chars: int = 24000
+    # Tries of one record before its description is `failed` (the openai provider then
+    # answers with the extractive description instead).
+    attempts_limit: int = 5
+    retry_base_seconds: float = 10.0
+    retry_cap_seconds: float = 600.0
+    # A Telegram reply waits this long for the record's title before it goes without one.
+    reply_wait_seconds: float = 30.0
+    # The queue's round when nothing wakes it (retries due, rows of an earlier run).
+    poll_seconds: float = 5.0
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoggingSettings:
     level: str = "INFO"
@@ -238,4 +267,5 @@ class Settings:
     speechkit: SpeechkitSettings = field(default_factory=SpeechkitSettings)
     s3: S3Settings = field(default_factory=S3Settings)
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
+    describer: DescriberSettings = field(default_factory=DescriberSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)

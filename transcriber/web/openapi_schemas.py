@@ -18,6 +18,7 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
 TIME = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"}
 ID = {"type": "string", "pattern": "^[0-7][0-9a-hjkmnp-tv-z]{25}$"}
 SPEAKER = "^S[1-9][0-9]?$"
+ORIGIN = {"type": ["string", "null"], "enum": ["auto", "human", None]}
 
 SCHEMAS: dict[str, Any] = {
     "Error": {
@@ -65,7 +66,8 @@ SCHEMAS: dict[str, Any] = {
     "Record": {
         "type": "object",
         "required": ["id", "title", "original_filename", "source", "stage", "halt",
-                     "duration_ms", "size_bytes", "created_at", "updated_at", "progress"],
+                     "duration_ms", "size_bytes", "created_at", "updated_at", "progress",
+                     "described"],
         "properties": {
             "id": ID,
             "title": {"type": "string"},
@@ -81,6 +83,25 @@ SCHEMAS: dict[str, Any] = {
             "brief": {"type": "string", "maxLength": 2000},
             "topics": {"type": "array", "maxItems": 5,
                        "items": {"type": "string", "minLength": 1, "maxLength": 64}},
+            "described": ref("Described"),
+        },
+    },
+    "Described": {
+        "type": "object",
+        "required": ["title", "brief", "topics", "by", "state"],
+        "additionalProperties": False,
+        "description": "Who wrote the title, brief and topics: `auto` (the describer), "
+                       "`human` (a person set or cleared it; the describer never writes it "
+                       "again), null (nobody yet)",
+        "properties": {
+            "title": ORIGIN, "brief": ORIGIN, "topics": ORIGIN,
+            "by": {"type": ["string", "null"],
+                   "description": "The describer of the automatic fields: `extractive` or "
+                                  "`openai:<model>`; null when none was written"},
+            "state": {"type": ["string", "null"], "enum": ["pending", "done", "failed", None],
+                      "description": "The description's job: written after the record is "
+                                     "`done` (and again after a re-transcription), never "
+                                     "holding the record back; null when none was asked for"},
         },
     },
     "RecordEdit": {
@@ -88,11 +109,14 @@ SCHEMAS: dict[str, Any] = {
         "additionalProperties": False,
         "minProperties": 1,
         "properties": {
-            "title": {"type": "string", "maxLength": 255},
-            "brief": {"type": "string", "maxLength": 2000},
+            "title": {"type": "string", "maxLength": 255,
+                      "description": "Becomes the person's (`described.title` human, even "
+                                     "empty): the describer never writes it again"},
+            "brief": {"type": "string", "maxLength": 2000,
+                      "description": "Becomes the person's, like the title"},
             "topics": {"type": "array", "maxItems": 5, "description":
-                       "The record's topics (replaces them); the owner's names, created on "
-                       "first use",
+                       "The record's topics (replaces them; they become the person's, like "
+                       "the title); the owner's names, created on first use",
                        "items": {"type": "string", "minLength": 1, "maxLength": 64}},
             "speakers": {"type": "object", "minProperties": 1, "maxProperties": 99,
                          "propertyNames": {"pattern": SPEAKER},

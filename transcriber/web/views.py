@@ -50,6 +50,9 @@ def record_summary(item: ListItem, *,
         "updated_at": item.updated_at,
         "brief": item.brief,
         "topics": list(item.topics),
+        "described": {"title": item.title_origin, "brief": item.brief_origin,
+                      "topics": item.topics_origin, "by": item.described_by or None,
+                      "state": item.describe_state},
     }
 
 

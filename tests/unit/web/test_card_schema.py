@@ -37,7 +37,8 @@ ITEM: dict[str, Any] = {
     "size_bytes": 1000, "created_at": "2026-01-01T00:00:01Z",
     "updated_at": "2026-01-01T00:00:02Z", "brief": "About", "language": "auto",
     "detected_language": "en", "revision": 2, "speaker_names": {"S1": "Anna"}, "speakers": 2,
-    "topics": ("a", "b"),
+    "topics": ("a", "b"), "title_origin": "auto", "brief_origin": "human",
+    "topics_origin": "auto", "described_by": "extractive", "describe_state": "done",
 }
 CARD: dict[str, Any] = {
     **ITEM, "original_size_bytes": 1000, "original_format": "mp3",
@@ -149,6 +150,8 @@ def test_every_field_of_the_card_is_shown_and_in_the_card_schema() -> None:
             if _undocumented("Card", paths)} == {}
     assert changes["normalized_format"] == ["files.normalized.format"]
     assert changes["speaker_names"] == ["speakers.S1.name"]
+    assert changes["title_origin"] == ["described.title"]
+    assert changes["describe_state"] == ["described.state"]
 
 
 def test_every_field_of_a_timeline_event_is_shown_and_in_the_card_schema() -> None:

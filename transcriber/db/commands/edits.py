@@ -24,7 +24,9 @@ class EditRecord(Command[None]):
     """Set any of title, brief, topics and speaker names (`None`: leave as is).
 
     `topics` replaces the record's set; names are the owner's, created on
-    first use. Raises `NotFound` for a record that is not the owner's.
+    first use. A field given here becomes the person's (origin `human`, even
+    set empty): the describer never writes it again. Raises `NotFound` for a
+    record that is not the owner's.
     """
 
     name: ClassVar[str] = "edit_record"
@@ -52,24 +54,36 @@ class EditRecord(Command[None]):
                                    {**ids, "patch": self.speaker_names_patch})
         if self.topics is None:
             return
-        topic_ids = []
-        for topic in dict.fromkeys(self.topics):
-            async with ctx.conn.execute(
-                q.edits.UPSERT_TOPIC,
-                {"id": new_id(), "owner_id": self.owner_id, "name": topic, "now": now},
-            ) as topic_cursor:
-                row = await topic_cursor.fetchone()
-            assert row is not None, "an upsert with RETURNING answers a row"
-            topic_ids.append(row["id"])
-        # Only the dropped ones go (a topic no record keeps goes with them, by
-        # trigger), so a kept topic keeps its row.
-        await ctx.conn.execute(q.edits.DELETE_OTHER_RECORD_TOPICS,
-                               {"record_id": self.record_id,
-                                "topic_ids": orjson.dumps(topic_ids).decode()})
-        for topic_id in topic_ids:
-            # The schema's own trigger refuses a sixth topic (IntegrityError).
-            await ctx.conn.execute(q.edits.INSERT_RECORD_TOPIC,
-                                   {"record_id": self.record_id, "topic_id": topic_id})
+        await replace_topics(ctx, record_id=self.record_id, owner_id=self.owner_id,
+                             names=self.topics, origin="human")
+
+
+async def replace_topics(ctx: WriteContext, *, record_id: str, owner_id: str,
+                         names: tuple[str, ...], origin: str) -> None:
+    """The record's topics become `names` (the owner's, created on first use), with
+    their origin (`human`: a person's edit; `auto`: the describer's). The schema's own
+    trigger refuses a sixth topic (IntegrityError); the record's `topic_names`, and so
+    its search row, follow by trigger."""
+    now = ctx.now()
+    topic_ids = []
+    for topic in dict.fromkeys(names):
+        async with ctx.conn.execute(
+            q.edits.UPSERT_TOPIC,
+            {"id": new_id(), "owner_id": owner_id, "name": topic, "now": now},
+        ) as topic_cursor:
+            row = await topic_cursor.fetchone()
+        assert row is not None, "an upsert with RETURNING answers a row"
+        topic_ids.append(row["id"])
+    # Only the dropped ones go (a topic no record keeps goes with them, by
+    # trigger), so a kept topic keeps its row.
+    await ctx.conn.execute(q.edits.DELETE_OTHER_RECORD_TOPICS,
+                           {"record_id": record_id,
+                            "topic_ids": orjson.dumps(topic_ids).decode()})
+    for topic_id in topic_ids:
+        await ctx.conn.execute(q.edits.INSERT_RECORD_TOPIC,
+                               {"record_id": record_id, "topic_id": topic_id})
+    await ctx.conn.execute(q.edits.SET_TOPICS_ORIGIN,
+                           {"record_id": record_id, "origin": origin})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,6 +7,7 @@ migration files aside). Rows are read by column name (`sqlite3.Row`).
 from transcriber.db.queries import (
     archive,
     control,
+    describe,
     edits,
     files,
     loadtest,
@@ -23,7 +24,7 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "control", "edits", "files", "loadtest", "maintenance", "migrations",
+    "archive", "control", "describe", "edits", "files", "loadtest", "maintenance", "migrations",
     "pipeline", "progress", "recognition", "records", "results", "search", "telegram",
     "users",
 ]

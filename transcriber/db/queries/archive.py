@@ -13,6 +13,8 @@ _RECORD_COLUMNS = """
 r.id, r.title, r.original_filename, r.source, r.state, r.halted_at, r.halt_reason,
 r.error_text, r.duration_ms, r.size_bytes, r.created_at, r.updated_at,
 r.brief, r.language, r.detected_language, r.revision, r.speaker_names, r.speakers,
+r.title_origin, r.brief_origin, r.topics_origin, r.described_by,
+(SELECT j.state FROM describe_jobs AS j WHERE j.record_id = r.id) AS describe_state,
 (SELECT json_group_array(t.name) FROM record_topics AS rt JOIN topics AS t ON t.id = rt.topic_id
  WHERE rt.record_id = r.id) AS topics_json
 """
@@ -60,14 +62,14 @@ ORDER BY r.created_at DESC, r.id DESC
 LIMIT :limit
 """
 
-# bm25 weights by column: title, brief, original_filename, transcript, speakers, forms (the
-# folded forms only serve prefixes typed in part: they weigh nothing). Lower scores are
+# bm25 weights by column: title, brief, original_filename, transcript, speakers, topics,
+# forms (the folded forms only serve prefixes typed in part: they weigh nothing). Lower scores are
 # better matches; equal scores put the newest first. `:match` comes from
 # `transcriber.db.search.owner_match`: its terms carry the owner's key, so the match
 # (and bm25) reads only the owner's rows; the `owner_id` filter stays as the authority.
 _SEARCH_HITS = """
 WITH hits AS (
-    SELECT rowid AS search_rowid, bm25(record_search, 10.0, 3.0, 5.0, 1.0, 3.0, 0.0) AS score
+    SELECT rowid AS search_rowid, bm25(record_search, 10.0, 3.0, 5.0, 1.0, 3.0, 5.0, 0.0) AS score
     FROM record_search
     WHERE record_search MATCH :match
 )

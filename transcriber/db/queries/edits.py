@@ -14,10 +14,15 @@ SELECT r.id, r.owner_id, r.state, r.halted_at, r.revision, r.transcript_text_id
 FROM audio_records AS r WHERE r.id = :id AND r.owner_id = :owner_id
 """
 
-# NULL leaves a field as it is: one statement for any mix of the two.
+# NULL leaves a field as it is: one statement for any mix of the two. A field a person
+# sets (or clears) is theirs from then on: origin 'human', which the describer never writes.
 UPDATE_TITLE_BRIEF = """
 UPDATE audio_records
-SET title = coalesce(:title, title), brief = coalesce(:brief, brief), updated_at = :now
+SET title = coalesce(:title, title),
+    title_origin = CASE WHEN :title IS NULL THEN title_origin ELSE 'human' END,
+    brief = coalesce(:brief, brief),
+    brief_origin = CASE WHEN :brief IS NULL THEN brief_origin ELSE 'human' END,
+    updated_at = :now
 WHERE id = :id AND owner_id = :owner_id
 """
 
@@ -58,6 +63,11 @@ INSERT INTO record_topics (record_id, topic_id)
 SELECT :record_id, :topic_id
 WHERE NOT EXISTS (SELECT 1 FROM record_topics
                   WHERE record_id = :record_id AND topic_id = :topic_id)
+"""
+
+# Who set the record's topics: 'human' (an edit) or 'auto' (the describer).
+SET_TOPICS_ORIGIN = """
+UPDATE audio_records SET topics_origin = :origin WHERE id = :record_id
 """
 
 RECORD_TOPICS = """

@@ -43,11 +43,11 @@ WHERE r.id IS NULL
 # The index as it should be, rebuilt from the records into a temporary FTS5
 # table with the same tokenizer, is compared term by term with the real one
 # through fts5vocab (a contentless index cannot be read back any other way).
-# Records still waiting for their first indexing under migration 0012's terms
+# Records still waiting for their row under the terms of migrations 0012 and 0015
 # (`indexed = 0`) have no row in either.
 CREATE_EXPECTED_INDEX = """
 CREATE VIRTUAL TABLE temp.expected_search USING fts5 (
-    title, brief, original_filename, transcript, speakers, forms, content = '',
+    title, brief, original_filename, transcript, speakers, topics, forms, content = '',
     tokenize = 'unicode61 remove_diacritics 2'
 )
 """

@@ -12,6 +12,7 @@ or imports the queries (`tests/unit/test_reads.py` keeps it so).
 
 from transcriber.db.reads import (
     counts,
+    describe,
     lists,
     maintenance,
     progress,
@@ -23,5 +24,5 @@ from transcriber.db.reads import (
     users,
 )
 
-__all__ = ["counts", "lists", "maintenance", "progress", "recognitions", "records", "search",
+__all__ = ["counts", "describe", "lists", "maintenance", "progress", "recognitions", "records", "search",
            "telegram", "transcripts", "users"]

@@ -34,6 +34,9 @@ def _record_columns(row: sqlite3.Row) -> dict[str, Any]:
         "detected_language": row["detected_language"], "revision": row["revision"],
         "speaker_names": _speaker_names(row["speaker_names"]), "speakers": row["speakers"],
         "topics": tuple(sorted(orjson.loads(row["topics_json"] or "[]"))),
+        "title_origin": row["title_origin"], "brief_origin": row["brief_origin"],
+        "topics_origin": row["topics_origin"], "described_by": row["described_by"],
+        "describe_state": row["describe_state"],
     }
 
 
@@ -63,6 +66,14 @@ class ListItem:
     """How many speakers the uploader said the recording has (None: find out)."""
     topics: tuple[str, ...]
     """By name."""
+    title_origin: str | None
+    """`auto` (the describer wrote it), `human` (a person set or cleared it), None (nobody)."""
+    brief_origin: str | None
+    topics_origin: str | None
+    described_by: str
+    """The describer of the automatic fields (`extractive`, `openai:<model>`); empty: none."""
+    describe_state: str | None
+    """The description's job: `pending`, `done`, `failed`; None: never asked for."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> ListItem:

@@ -20,18 +20,19 @@ class IndexRow:
     original_filename: str
     transcript: str
     speakers: str
+    topics: str
     forms: str
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> IndexRow:
         return cls(search_key=int(row["search_key"]), title=row["title"], brief=row["brief"],
                    original_filename=row["original_filename"], transcript=row["transcript"],
-                   speakers=row["speakers"], forms=row["forms"])
+                   speakers=row["speakers"], topics=row["topics"], forms=row["forms"])
 
     def as_list(self) -> list[object]:
         """The order `queries.search.INDEX_ROWS` reads."""
         return [self.search_key, self.title, self.brief, self.original_filename,
-                self.transcript, self.speakers, self.forms]
+                self.transcript, self.speakers, self.topics, self.forms]
 
 
 async def pending_rows(readers: ReaderPool, *, limit: int) -> list[IndexRow]:

@@ -1,0 +1,333 @@
+"""The extractive describer: a title, a brief and topics taken from the transcript itself,
+offline, with no model, the same answer for the same transcript and archive.
+
+- **Words.** Each sentence's words are read by `transcriber.wordforms` (the search's
+  normalization: folded, Snowball-stemmed), stop words and fillers of both languages
+  left out (`transcriber.stopwords`). A stem weighs `(1 + log tf) · idf`, where the idf
+  is from the owner's archive: a word every recording of the owner has ("budget" in a
+  finance team's calls) says little about this one.
+- **Centrality.** Sentences are nodes of a graph whose edges are the cosine
+  similarities of their weighted stems (LexRank's continuous graph); a sentence's
+  score is its PageRank there. The graph is never built: with the sentences' unit
+  vectors as rows of `S`, one step of the power iteration is `S (Sᵀ x)` less the
+  self-loops, so a 3-hour meeting (thousands of sentences) costs sentences × stems,
+  not sentences² (`tests/bench/test_describer.py` measures it).
+- **Title.** The opening words of the most central sentence (fillers in front left
+  out), within `descriptions.TITLE_MAX`.
+- **Brief.** A transcript that is itself short (three sentences, 400 characters) is
+  its own brief; otherwise the 1–3 most central sentences other than the title's (one
+  for a recording under a minute, two under ten, three beyond), none repeating
+  another, in the order they were said.
+- **Topics.** The owner's topics whose word forms occur prominently; when none does,
+  up to `NEW_TOPICS_MAX` key phrases (runs of 1–3 content words said at least twice),
+  so a 5-second message adds no topic of its own to the owner's list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from transcriber import descriptions
+from transcriber.descriptions import Description
+from transcriber.ports import ArchiveCounts, Material, Utterance
+from transcriber.stopwords import is_stop
+from transcriber.wordforms import Word, fold, words
+
+NAME = "extractive"
+VOCABULARY_MAX = 2000
+"""Stems weighed at most (the most frequent): bounds the matrix of a 6-hour record."""
+SENTENCE_WORDS_MAX = 40
+"""A longer run without a full stop (a recognizer that writes no punctuation) is cut here."""
+NEW_TOPICS_MAX = 3
+CENTRAL_SENTENCES = 5
+"""A key phrase said in one of the most central sentences counts twice."""
+PHRASE_WORDS_MAX = 3
+DAMPING = 0.85
+ITERATIONS_MAX = 60
+SIMILAR = 0.5
+"""A brief sentence this similar to one already taken repeats it and is skipped."""
+SHORT_WORDS = 200
+"""Content words of a transcript under which an owner's topic counts if said once."""
+# Words that open a spoken sentence without belonging to its subject.
+_OPENERS = frozenset(fold(word) for word in """
+so well okay ok now right yeah yes and but also then um uh oh alright anyway great good fine
+итак ну так вот значит короче ладно хорошо отлично да нет и а но слушай смотри давайте давай
+""".split())
+_CLAUSE_RE = re.compile(r"\s*[,;:—–]")
+
+
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    text: str
+    words: tuple[Word, ...]
+    content: tuple[str, ...]
+    """The stems of its content words, in order."""
+
+
+class ExtractiveDescriber:
+    name = NAME
+
+    async def describe(self, material: Material) -> Description:
+        # The stemmer and numpy would hold the loop for a fraction of a second on hours
+        # of speech: a thread, so the writer and the doors keep answering meanwhile.
+        sentences = await asyncio.to_thread(split, material.utterances)
+        counts = ArchiveCounts()
+        if material.archive is not None:
+            stems = _vocabulary(sentences)
+            if stems:
+                counts = await material.archive.counts(stems)
+        return await asyncio.to_thread(describe_sentences, sentences, material=material,
+                                       counts=counts)
+
+
+def split(utterances: Sequence[Utterance]) -> list[_Sentence]:
+    """The transcript's sentences with their words; overlong runs cut."""
+    found: list[_Sentence] = []
+    for utterance in utterances:
+        for text in descriptions.sentences(utterance.text):
+            found.extend(_pieces(text))
+    return found
+
+
+def _pieces(text: str) -> list[_Sentence]:
+    read = words(text)
+    if len(read) <= SENTENCE_WORDS_MAX:
+        return [_sentence(text, read)]
+    pieces = []
+    for at in range(0, len(read), SENTENCE_WORDS_MAX):
+        chunk = read[at:at + SENTENCE_WORDS_MAX]
+        piece = text[chunk[0].start:chunk[-1].end]
+        pieces.append(_sentence(piece, words(piece)))
+    return pieces
+
+
+def _sentence(text: str, read: list[Word]) -> _Sentence:
+    return _Sentence(text=text, words=tuple(read),
+                     content=tuple(word.stem for word in read if not is_stop(word.form)))
+
+
+def _vocabulary(sentences: Sequence[_Sentence]) -> list[str]:
+    tf = Counter(stem for sentence in sentences for stem in sentence.content)
+    return [stem for stem, _ in tf.most_common(VOCABULARY_MAX)]
+
+
+def describe_sentences(sentences: Sequence[_Sentence], *, material: Material,
+                       counts: ArchiveCounts) -> Description:
+    """The description of a transcript's sentences (pure: the same input, the same answer)."""
+    if not sentences:
+        return descriptions.fitted(title="", brief="", topics=(),
+                                   owner_topics=material.owner_topics, by=NAME)
+    tf = Counter(stem for sentence in sentences for stem in sentence.content)
+    vocabulary = [stem for stem, _ in tf.most_common(VOCABULARY_MAX)]
+    idf = _idf(vocabulary, counts)
+    matrix = _sentence_vectors(sentences, vocabulary, idf)
+    scores = centrality(matrix)
+    order = _ranked(sentences, scores)
+    top = order[0]
+    title = opening_words(sentences[top])
+    brief = _brief(sentences, order, matrix, top=top, duration_ms=material.duration_ms)
+    topics = _topics(sentences, tf, idf, material.owner_topics,
+                     frozenset(order[:CENTRAL_SENTENCES]))
+    return descriptions.fitted(title=title, brief=brief, topics=topics,
+                               owner_topics=material.owner_topics, by=NAME)
+
+
+def _idf(vocabulary: Sequence[str], counts: ArchiveCounts) -> dict[str, float]:
+    records = max(counts.records, 1)
+    return {stem: math.log((1 + records) / (1 + counts.holding.get(stem, 0))) + 1.0
+            for stem in vocabulary}
+
+
+def _sentence_vectors(sentences: Sequence[_Sentence], vocabulary: Sequence[str],
+                      idf: dict[str, float]) -> np.ndarray:
+    """Unit rows of `(1 + log tf) · idf` per sentence (a row of zeros: no content word)."""
+    column = {stem: at for at, stem in enumerate(vocabulary)}
+    rows, cols = [], []
+    for row, sentence in enumerate(sentences):
+        for stem in sentence.content:
+            at = column.get(stem)
+            if at is not None:
+                rows.append(row)
+                cols.append(at)
+    matrix = np.zeros((len(sentences), len(vocabulary)), dtype=np.float32)
+    np.add.at(matrix, (np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)), 1.0)
+    held = matrix > 0
+    matrix[held] = 1.0 + np.log(matrix[held])
+    matrix *= np.asarray([idf[stem] for stem in vocabulary], dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    return matrix
+
+
+def centrality(matrix: np.ndarray) -> np.ndarray:
+    """PageRank over the graph of cosine similarities between the rows (no self-loops),
+    in `rows × columns` per step: `W x = S (Sᵀ x) − diag(S Sᵀ) x`, never `W` itself."""
+    count = matrix.shape[0]
+    if count == 1:
+        return np.ones(1)
+    own = np.einsum("ij,ij->i", matrix, matrix).astype(np.float64)
+    degree = matrix @ (matrix.T @ np.ones(count, dtype=np.float32)) - own
+    degree = np.maximum(degree, 0.0)
+    dangling = degree <= 1e-9
+    rank = np.full(count, 1.0 / count)
+    for _ in range(ITERATIONS_MAX):
+        share = np.where(dangling, 0.0, rank / np.where(dangling, 1.0, degree))
+        spread = matrix @ (matrix.T @ share.astype(np.float32)) - own * share
+        lost = rank[dangling].sum()
+        following = (1 - DAMPING) / count + DAMPING * (np.maximum(spread, 0.0) + lost / count)
+        following /= following.sum()
+        moved = np.abs(following - rank).sum()
+        rank = following
+        if moved < 1e-7:
+            break
+    return rank
+
+
+def _ranked(sentences: Sequence[_Sentence], scores: np.ndarray) -> list[int]:
+    """Sentence indexes best first: the score, lowered for a sentence of one or two
+    content words ("Yes, exactly.") and for a question, ties to the earlier sentence."""
+    def weight(at: int) -> float:
+        content = len(sentences[at].content)
+        question = 0.5 if sentences[at].text.endswith("?") else 1.0
+        return float(scores[at]) * question * (1.0 if content >= 3 else 0.25 if content else 0.01)
+    return sorted(range(len(sentences)), key=lambda at: (-weight(at), at))
+
+
+def opening_words(sentence: _Sentence) -> str:
+    """A sentence's opening words, fillers in front left out, within the title's limit: a
+    longer sentence ends at its last clause break that leaves a few words, else at a word,
+    without the stop words a cut leaves hanging ("…the Android version a")."""
+    read = sentence.words
+    skip = 0
+    while skip < len(read) - 1 and read[skip].form in _OPENERS:
+        skip += 1
+    if not read:
+        return descriptions.fit_title(sentence.text)
+    start = read[skip].start
+    text = sentence.text[start:]
+    if len(descriptions.clean(text)) <= descriptions.TITLE_MAX:
+        return descriptions.fit_title(text)
+    kept = [word for word in read[skip:] if word.end - start <= descriptions.TITLE_MAX]
+    breaks = [at for at, word in enumerate(kept[:-1]) if at >= 3 and _CLAUSE_RE.match(
+        sentence.text, word.end)]
+    if breaks:
+        kept = kept[:breaks[-1] + 1]
+    while len(kept) > 1 and is_stop(kept[-1].form):
+        kept.pop()
+    return descriptions.fit_title(sentence.text[start:kept[-1].end] if kept else text)
+
+
+def _brief(sentences: Sequence[_Sentence], order: Sequence[int], matrix: np.ndarray, *,
+           top: int, duration_ms: int) -> str:
+    whole = " ".join(sentence.text for sentence in sentences)
+    if (len(sentences) <= descriptions.BRIEF_SENTENCES_MAX
+            and len(whole) <= descriptions.BRIEF_MAX):
+        return whole
+    wanted = 1 if duration_ms < 60_000 else 2 if duration_ms < 600_000 else 3
+    room = descriptions.BRIEF_MAX
+    chosen: list[int] = []
+    for at in order:
+        if len(chosen) == wanted:
+            break
+        text = sentences[at].text
+        if at == top or not sentences[at].content or len(text) + 1 > room:
+            continue
+        if any(float(matrix[at] @ matrix[other]) > SIMILAR for other in (top, *chosen)):
+            continue
+        chosen.append(at)
+        room -= len(text) + 1
+    if not chosen:
+        chosen = [top]
+    return " ".join(sentences[at].text for at in sorted(chosen))
+
+
+def _topics(sentences: Sequence[_Sentence], tf: Counter[str], idf: dict[str, float],
+            owner_topics: Sequence[str], central: frozenset[int]) -> list[str]:
+    said = sum(tf.values())
+    least = 1 if said < SHORT_WORDS else 2 + said // 5000
+    scored = []
+    for name in owner_topics:
+        stems = [word.stem for word in words(name) if not is_stop(word.form)] or \
+            [word.stem for word in words(name)]
+        if not stems:
+            continue
+        times = min(tf.get(stem, 0) for stem in stems)
+        if times >= least:
+            weight = sum(idf.get(stem, 1.0) for stem in stems) / len(stems)
+            scored.append((-times * weight, name))
+    if scored:
+        return [name for _, name in sorted(scored)[:descriptions.TOPICS_MAX]]
+    return key_phrases(sentences, idf, central)
+
+
+def key_phrases(sentences: Sequence[_Sentence], idf: dict[str, float],
+                central: frozenset[int] = frozenset()) -> list[str]:
+    """Up to `NEW_TOPICS_MAX` key phrases: runs of 2–3 content words said at least twice,
+    by how often (twice over in the `central` sentences), how long and how rare in the
+    owner's archive; then single words said at least three times. A phrase inside a
+    chosen one (or holding it) counts as that one unless said more than twice as often."""
+    times: Counter[tuple[str, ...]] = Counter()
+    weight: Counter[tuple[str, ...]] = Counter()
+    surfaces: dict[tuple[str, ...], Counter[str]] = {}
+    for number, sentence in enumerate(sentences):
+        for run in _runs(sentence):
+            for size in range(1, PHRASE_WORDS_MAX + 1):
+                for at in range(len(run) - size + 1):
+                    part = run[at:at + size]
+                    key = tuple(word.stem for word in part)
+                    times[key] += 1
+                    weight[key] += 2 if number in central else 1
+                    surface = sentence.text[part[0].start:part[-1].end]
+                    surfaces.setdefault(key, Counter())[surface] += 1
+
+    def score(key: tuple[str, ...]) -> float:
+        return weight[key] * len(key) * sum(idf.get(stem, 1.0) for stem in key) / len(key)
+
+    phrases = sorted((key for key, count in times.items() if count >= 2 and len(key) > 1),
+                     key=lambda key: (-score(key), key))
+    singles = sorted((key for key, count in times.items() if count >= 3 and len(key) == 1),
+                     key=lambda key: (-score(key), key))
+    chosen: list[tuple[str, ...]] = []
+    for key in (*phrases, *singles):
+        if len(chosen) == NEW_TOPICS_MAX:
+            break
+        if any((_inside(key, other) or _inside(other, key))
+               and times[key] <= 2 * times[other] for other in chosen):
+            continue
+        chosen.append(key)
+    return [_name(surfaces[key]) for key in chosen]
+
+
+def _runs(sentence: _Sentence) -> list[list[Word]]:
+    """Runs of consecutive content words (a stop word or a punctuation mark ends one)."""
+    runs: list[list[Word]] = [[]]
+    previous = None
+    for word in sentence.words:
+        broken = previous is not None and sentence.text[previous.end:word.start].strip()
+        if (is_stop(word.form) or broken) and runs[-1]:
+            runs.append([])
+        if not is_stop(word.form):
+            runs[-1].append(word)
+        previous = word
+    return [run for run in runs if run]
+
+
+def _inside(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
+    size = len(part)
+    return size < len(whole) and any(whole[at:at + size] == part
+                                     for at in range(len(whole) - size + 1))
+
+
+def _name(surfaces: Counter[str]) -> str:
+    """A phrase as it is most often written; in lower case unless every time it was said
+    each of its words was capitalized (a name)."""
+    common = max(surfaces.items(), key=lambda item: (item[1], item[0]))[0]
+    named = all(all(word[:1].isupper() for word in surface.split()) for surface in surfaces)
+    return common if named else common.lower()
