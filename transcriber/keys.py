@@ -12,7 +12,7 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
 from transcriber.pipeline.step import Step
-from transcriber.ports import Notifier, ObjectStore, Recognizer, Transcoder
+from transcriber.ports import Describer, Notifier, ObjectStore, Recognizer, Transcoder
 from transcriber.settings import Settings
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -29,3 +29,5 @@ TRANSCODER = web.AppKey("transcoder", Transcoder)
 RECOGNIZER = web.AppKey("recognizer", Recognizer)
 # Set only when the recognizer stores audio in Object Storage (deletion removes it there too).
 OBJECT_STORE = web.AppKey("object_store", ObjectStore)
+# A describer given to `build_app` (tests); else `describer.provider` names one.
+DESCRIBER = web.AppKey("describer", Describer)

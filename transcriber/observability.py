@@ -58,6 +58,20 @@ SEARCH_RECORDS_TO_INDEX = Gauge(
 OUTBOX_DEPTH = Gauge(
     "transcriber_outbox_depth", "Telegram replies and halt notices waiting in the outbox"
 )
+DESCRIPTIONS = Counter(
+    "transcriber_descriptions_total",
+    "Description jobs by outcome: `described` (by the provider), `fallback` (the extractive "
+    "description after the provider failed), `retry`, `failed`, `skipped` (the record left "
+    "`done`, or every field is a person's)",
+    ["provider", "outcome"],
+)
+DESCRIBE_SECONDS = Histogram(
+    "transcriber_describe_seconds", "Time to describe one record (reads, describer, write)",
+    ["provider"], buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
+)
+DESCRIBE_QUEUE_DEPTH = Gauge(
+    "transcriber_describe_queue_depth", "Records whose description is pending"
+)
 REPLIES_UNDELIVERED = Counter(
     "transcriber_replies_undelivered_total", "Replies and notices that could not be delivered",
     ["reason"],

@@ -1,9 +1,10 @@
 """The `Notifier` port over the Bot API: transcripts and halt notices in the chat.
 
 Every answer replies to the sender's original message (and still arrives if
-that message was deleted). A transcript that fits one message (4096 UTF-16
-units) is sent as text; a longer one is sent as a `.txt` document with a
-short caption, so a six-hour recording does not flood the chat with a
+that message was deleted). A transcript's reply starts with the record's
+title (and, for a recording over a minute, its brief) when there is one. A
+transcript that fits one message (4096 UTF-16 units) is sent as text; a
+longer one is sent as a `.txt` document with a short caption, so a six-hour recording does not flood the chat with a
 hundred messages or run into Telegram's per-chat rate limits.
 
 A send is tried `telegram.send_attempts` times on network errors, Telegram's
@@ -60,17 +61,23 @@ class TelegramNotifier:
     def _language(self, address: ReplyAddress) -> texts.Language:
         return texts.as_language(address.language, forced=self._settings.language)
 
-    async def send_transcript(self, address: ReplyAddress, text: str) -> int | None:
+    async def send_transcript(self, address: ReplyAddress, text: str, *, title: str = "",
+                              brief: str = "") -> int | None:
         chat_id, reply = _target(address)
         lang = self._language(address)
         body = text.strip() or texts.say(lang, texts.T.EMPTY_TRANSCRIPT)
-        if rules.fits_in_message(body):
+        head = rules.heading(title, brief)
+        whole = rules.with_heading(head, body)
+        if rules.fits_in_message(whole):
             return await self._send(address, "transcript", lambda: self._bot.send_message(
-                chat_id, body, reply_parameters=reply,
+                chat_id, whole, reply_parameters=reply,
                 link_preview_options=LinkPreviewOptions(is_disabled=True)))
-        document = BufferedInputFile(body.encode("utf-8"),
+        # The file is the transcript under its title (as the TXT export); the caption
+        # carries the heading, so the chat shows what the recording is about.
+        document = BufferedInputFile(rules.with_heading(title.strip(), body).encode("utf-8"),
                                      filename=rules.transcript_file_name(address.record_id))
-        caption = texts.say(lang, texts.T.TRANSCRIPT_AS_FILE, chars=len(body))
+        caption = rules.caption(head, texts.say(lang, texts.T.TRANSCRIPT_AS_FILE,
+                                                chars=len(body)))
         return await self._send(address, "transcript_file", lambda: self._bot.send_document(
             chat_id, document, caption=caption, reply_parameters=reply))
 

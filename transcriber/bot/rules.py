@@ -211,5 +211,27 @@ def fits_in_message(text: str) -> bool:
     return utf16_units(text) <= MESSAGE_MAX_UNITS
 
 
+CAPTION_MAX_UNITS = 1024
+"""A document's caption, in UTF-16 units (the Bot API's limit)."""
+
+
+def heading(title: str, brief: str) -> str:
+    """What a reply starts with: the record's title, then its brief (each when given)."""
+    return "\n".join(part for part in (title.strip(), brief.strip()) if part)
+
+
+def with_heading(head: str, body: str) -> str:
+    return f"{head}\n\n{body}" if head else body
+
+
+def caption(head: str, note: str) -> str:
+    """A document's caption: the heading and the note, the heading shortened to fit."""
+    text = with_heading(head, note)
+    while head and utf16_units(text) > CAPTION_MAX_UNITS:
+        head = head[:-20].rstrip()
+        text = with_heading(head + "…", note)
+    return text
+
+
 def transcript_file_name(record_id: str) -> str:
     return f"transcript-{record_id}.txt"

@@ -48,7 +48,7 @@ from transcriber.pipeline.effects import discard_unwritten
 from transcriber.pipeline.notify import AfterCommit, Delivery
 from transcriber.pipeline.step import Advanced, Deferred, Job, Step
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason, Stage
+from transcriber.stages import HaltReason, Stage, spec_of, stage_of_step
 
 log = structlog.get_logger(__name__)
 
@@ -266,7 +266,8 @@ class StepActor:
     ) -> RunReport:
         record_id, token, stage = claimed.record_id, claimed.token, claimed.stage.value
         if isinstance(decision, policy.AdvanceDecision):
-            effects = self._delivery.bind(decision.effects)
+            finishing = spec_of(stage_of_step(step)).next_stage is Stage.DONE
+            effects = self._delivery.bind(decision.effects, finishing=finishing)
             try:
                 await self._writer.ask(Advance(
                     record_id=record_id, token=token, step=step,

@@ -57,6 +57,7 @@ class Engine:
         notifier: NotifierSource,
         rng: policy.Random = random.random,
         extras: Mapping[str, Any] | None = None,
+        wake_describer: Callable[[], None] | None = None,
     ) -> None:
         check_step_table(steps)
         self._settings = settings
@@ -64,8 +65,11 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         self._outbox_task: asyncio.Task[None] | None = None
         self.outbox = Outbox(writer=writer, readers=readers, clock=clock,
-                             notifier=running_notifier(notifier), settings=settings.telegram)
-        self.delivery = Delivery(readers, notifier, self.outbox)
+                             notifier=running_notifier(notifier), settings=settings.telegram,
+                             reply_wait_seconds=settings.describer.reply_wait_seconds
+                             if wake_describer is not None else 0.0)
+        # With a describer (not `off`), `done` also asks for the record's description.
+        self.delivery = Delivery(readers, notifier, self.outbox, wake_describer=wake_describer)
         self.actors = [
             StepActor(
                 name=f"step-actor-{number}", settings=settings, clock=clock, writer=writer,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import structlog
 
 from transcriber.db import reads
+from transcriber.db.commands.describe import enqueue_description
 from transcriber.db.commands.telegram import enqueue_reply
 from transcriber.observability import REPLIES_UNDELIVERED
 from transcriber.pipeline import policy
@@ -39,7 +40,8 @@ log = structlog.get_logger(__name__)
 class NullNotifier:
     """The notifier of a run without the bot: every send is `bot_not_running`."""
 
-    async def send_transcript(self, address: ReplyAddress, text: str) -> int | None:
+    async def send_transcript(self, address: ReplyAddress, text: str, *, title: str = "",
+                              brief: str = "") -> int | None:
         raise Undelivered("bot_not_running")
 
     async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> int | None:
@@ -67,20 +69,34 @@ def running_notifier(source: NotifierSource) -> Callable[[], Notifier | None]:
 
 
 class Delivery:
+    """What follows a record's `done` and halts: the sender's reply (the Telegram outbox)
+    and the description (the describer's queue, when `wake_describer` is given: a run
+    whose describer is not `off`)."""
+
     def __init__(self, readers: ReaderPool, notifier_source: NotifierSource,
-                 outbox: Outbox | None = None) -> None:
+                 outbox: Outbox | None = None, *,
+                 wake_describer: Callable[[], None] | None = None) -> None:
         self._readers = readers
         self._source = notifier_source
         self.outbox = outbox
+        self._wake_describer = wake_describer
 
     def bot_running(self) -> bool:
         return self.outbox is not None and not isinstance(self._source(), NullNotifier)
 
-    def bind(self, effects: tuple[Effect, ...]) -> tuple[Effect, ...]:
-        """The effects as this run writes them: no outbox row without the bot."""
+    def bind(self, effects: tuple[Effect, ...], *, finishing: bool = False) -> tuple[Effect, ...]:
+        """The effects as this run writes them: no outbox row without the bot; with the
+        advance to `done` (`finishing`), the description's job, when a describer runs."""
         running = self.bot_running()
-        return tuple(dataclasses.replace(e, enqueue=running)
-                     if isinstance(e, ReplyWithTranscript) else e for e in effects)
+        bound = tuple(dataclasses.replace(e, enqueue=running)
+                      if isinstance(e, ReplyWithTranscript) else e for e in effects)
+        if finishing and self._wake_describer is not None:
+            bound = (*bound, QueueDescription())
+        return bound
+
+    def describer_has_work(self) -> None:
+        if self._wake_describer is not None:
+            self._wake_describer()
 
     async def halt_notice(self, record_id: str, reason: HaltReason) -> Delivered:
         """After the halt (and its outbox row) is stored: send it, or say why not."""
@@ -153,3 +169,16 @@ class ReplyWithTranscript:
 
     async def after_commit(self, delivery: Delivery, *, record_id: str) -> None:
         await delivery.transcript(record_id)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueDescription:
+    """Effect of the advance to `done`: the record's description is asked for in the same
+    transaction (a durable job: a crash cannot lose it), and the describer woken once the
+    advance landed. Not a stage: the record is `done` whatever becomes of the job."""
+
+    async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
+        await enqueue_description(ctx, record_id=record_id)
+
+    async def after_commit(self, delivery: Delivery, *, record_id: str) -> None:
+        delivery.describer_has_work()

@@ -14,6 +14,12 @@ the later rows of its chat back. A failure is retried with backoff (a
 passed since the row was written; a refusal (`Undelivered`: 403, chat not
 found) ends the row at once. Ended rows are logged and counted by reason.
 
+A reply starts with the record's title (and, for a recording over a minute, its
+brief): the describer writes them after `done`, so a reply whose record's
+description is still pending waits for it, at most `describer.reply_wait_seconds`
+after the row was written (the describer wakes the outbox when it is stored or
+has failed); then it goes with what there is.
+
 Known window: a process killed after Telegram took a message but before
 `MarkSent` landed sends it again after the restart (one round trip wide).
 Nothing of the text is logged.
@@ -27,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from transcriber import descriptions
 from transcriber.clock import Clock, format_time, parse_time
 from transcriber.db import reads
 from transcriber.db.commands.telegram import MarkEnded, MarkRetry, MarkSent
@@ -51,8 +58,10 @@ ROWS_PER_ROUND = 100
 
 class Outbox:
     def __init__(self, *, writer: Writer, readers: ReaderPool, clock: Clock,
-                 notifier: Callable[[], Notifier | None], settings: TelegramSettings) -> None:
+                 notifier: Callable[[], Notifier | None], settings: TelegramSettings,
+                 reply_wait_seconds: float = 0.0) -> None:
         self._writer = writer
+        self._reply_wait = timedelta(seconds=reply_wait_seconds)
         self._readers = readers
         self._clock = clock
         self._notifier = notifier
@@ -115,8 +124,16 @@ class Outbox:
                                language=row.language)
         try:
             if kind == "transcript":
+                heading = await reads.describe.reply_heading(self._readers, record_id=record_id)
+                if (heading is not None and heading.describe_state == "pending"
+                        and self._clock.now() < parse_time(row.created_at) + self._reply_wait):
+                    log.debug("reply_waits_for_description", record_id=record_id)
+                    return False
+                title, brief = ("", "") if heading is None else descriptions.reply_heading(
+                    title=heading.title, brief=heading.brief, duration_ms=heading.duration_ms)
                 message_id = await notifier.send_transcript(
-                    address, await transcript_for_reply(self._readers, record_id))
+                    address, await transcript_for_reply(self._readers, record_id),
+                    title=title, brief=brief)
             else:
                 # A halt notice's row always has its reason.
                 message_id = await notifier.send_halt_notice(

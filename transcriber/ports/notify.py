@@ -40,8 +40,10 @@ class Undelivered(TranscriberError):
 
 
 class Notifier(Protocol):
-    async def send_transcript(self, address: ReplyAddress, text: str) -> int | None:
-        """Answer the sender with the finished transcript; the sent message's id.
+    async def send_transcript(self, address: ReplyAddress, text: str, *, title: str = "",
+                              brief: str = "") -> int | None:
+        """Answer the sender with the finished transcript; the sent message's id. The
+        reply starts with the record's `title` and `brief` where they are given.
 
         Raise `Undelivered` for a refusal no later try can change; anything
         else is tried again by the outbox."""

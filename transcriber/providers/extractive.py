@@ -56,10 +56,11 @@ SIMILAR = 0.5
 SHORT_WORDS = 200
 """Content words of a transcript under which an owner's topic counts if said once."""
 # Words that open a spoken sentence without belonging to its subject.
-_OPENERS = frozenset(fold(word) for word in """
+_OPENER_WORDS = """
 so well okay ok now right yeah yes and but also then um uh oh alright anyway great good fine
 итак ну так вот значит короче ладно хорошо отлично да нет и а но слушай смотри давайте давай
-""".split())
+"""
+_OPENERS = frozenset(fold(word) for word in _OPENER_WORDS.split())
 _CLAUSE_RE = re.compile(r"\s*[,;:—–]")
 
 

@@ -2,8 +2,8 @@
 
 Startup runs the lifecycle contexts in the order listed and cleanup in
 reverse: the writer, started first, is the last to close and drains its
-mailbox when it does. Parts given here (a clock, a step table, a notifier, a recognizer)
-replace the ones the contexts would build; tests inject fakes this way.
+mailbox when it does. Parts given here (a clock, a step table, a notifier, a recognizer,
+a describer) replace the ones the contexts would build; tests inject fakes this way.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from aiohttp import web
 from transcriber import keys
 from transcriber.clock import Clock, SystemClock
 from transcriber.pipeline.step import Step
-from transcriber.ports import Notifier, Recognizer
+from transcriber.ports import Describer, Notifier, Recognizer
+from transcriber.service.describer import describer_ctx
 from transcriber.service.fatal import fatal_ctx
 from transcriber.service.pipeline import pipeline_ctx
 from transcriber.service.providers import providers_ctx
@@ -35,6 +36,7 @@ def build_app(
     steps: Mapping[str, Step] | None = None,
     notifier: Notifier | None = None,
     recognizer: Recognizer | None = None,
+    describer: Describer | None = None,
     telegram_intake: bool = True,
 ) -> web.Application:
     """The service. `telegram_intake=False` (one-shot commands) keeps the Telegram
@@ -50,6 +52,8 @@ def build_app(
         app[keys.NOTIFIER] = notifier
     if recognizer is not None:
         app[keys.RECOGNIZER] = recognizer
+    if describer is not None:
+        app[keys.DESCRIBER] = describer
     app.cleanup_ctx.append(fatal_ctx)
     app.cleanup_ctx.append(storage_ctx)
     # The search index's word forms for records indexed before migration 0012.
@@ -59,6 +63,9 @@ def build_app(
     # The Telegram notifier (when a token is set) before the step actors read it;
     # its session closes after they stopped.
     app.cleanup_ctx.append(telegram_ctx)
+    # The describer before the pipeline: `done` writes its job and wakes it; it stops
+    # after the step actors, so a description being written still lands.
+    app.cleanup_ctx.append(describer_ctx)
     app.cleanup_ctx.append(pipeline_ctx)
     # Telegram polling: starts last, stops first (before the pipeline and the writer).
     if telegram_intake:

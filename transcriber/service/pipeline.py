@@ -9,6 +9,7 @@ import structlog
 from aiohttp import web
 
 from transcriber import keys
+from transcriber.pipeline.describer import DescriberActor
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
 from transcriber.ports import Notifier
@@ -17,6 +18,8 @@ from transcriber.service.fatal import fail_service
 log = structlog.get_logger(__name__)
 
 ENGINE = web.AppKey("pipeline_engine", Engine)
+# Set by the describer's context (`service.describer`) when a describer runs.
+DESCRIBER_ACTOR = web.AppKey("describer_actor", DescriberActor)
 
 
 def _notifier_of(app: web.Application) -> Notifier:
@@ -32,10 +35,13 @@ async def pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
             log.error("pipeline_without_steps", workers=settings.pipeline.workers)
         yield
         return
+    # The describer's context, started before this one, is asked to wake on every `done`.
+    describer = app.get(DESCRIBER_ACTOR)
     engine = Engine(
         settings=settings, clock=app[keys.CLOCK], writer=app[keys.WRITER],
         readers=app[keys.READERS], files=app[keys.FILES], steps=steps,
         notifier=lambda: _notifier_of(app),
+        wake_describer=None if describer is None else describer.wake,
     )
     app[ENGINE] = engine
     engine.start(on_death=lambda exc: fail_service(app, exc))

@@ -8,8 +8,8 @@ from transcriber.errors import ConfigError
 from transcriber.settings.model import (
     BOT_TOKEN,
     DESCRIBER_PROVIDERS,
-    DescriberSettings,
     TELEGRAM_LANGUAGES,
+    DescriberSettings,
     PipelineSettings,
     Settings,
     TelegramSettings,

@@ -16,6 +16,8 @@ class Sent:
     address: ReplyAddress
     text: str | None = None
     reason: HaltReason | None = None
+    title: str = ""
+    brief: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -32,8 +34,10 @@ class RecordingNotifier:
     attempts: list[Sent] = field(default_factory=list)
     sent: list[Sent] = field(default_factory=list)
 
-    async def send_transcript(self, address: ReplyAddress, text: str) -> int | None:
-        await self._record(Sent(kind="transcript", address=address, text=text))
+    async def send_transcript(self, address: ReplyAddress, text: str, *, title: str = "",
+                              brief: str = "") -> int | None:
+        await self._record(Sent(kind="transcript", address=address, text=text, title=title,
+                                brief=brief))
         return len(self.sent)
 
     async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> int | None:

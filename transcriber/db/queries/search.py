@@ -1,7 +1,7 @@
 """The search index's own upkeep: the records still to index under the word forms of
-migration 0012 (and again after 0015 added the topics), their terms computed by a reader and written in batches by the
-writer, and the index as the records say it should be (what `transcriber verify`
-compares).
+migration 0012 (and again after 0015 added the topics), their terms computed by a reader
+and written in batches by the writer, and the index as the records say it should be
+(what `transcriber verify` compares).
 
 The terms of a record come from `INDEXED_COLUMNS` over `r` (the record) and `t` (its
 transcript row, if any); the triggers of migration 0015 compute the same values.

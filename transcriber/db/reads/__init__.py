@@ -24,5 +24,5 @@ from transcriber.db.reads import (
     users,
 )
 
-__all__ = ["counts", "describe", "lists", "maintenance", "progress", "recognitions", "records", "search",
-           "telegram", "transcripts", "users"]
+__all__ = ["counts", "describe", "lists", "maintenance", "progress", "recognitions", "records",
+           "search", "telegram", "transcripts", "users"]

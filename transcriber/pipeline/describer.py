@@ -1,0 +1,225 @@
+"""The describer actor: writes each finished record's title, brief and topics, after the fact.
+
+Not a stage. A record is `done` when its transcript is; the advance to `done` also
+writes the record's describe job (`notify.QueueDescription`, the same transaction),
+and this actor works the queue: it reads the record's current transcript and its
+owner's topics, asks the describer, and writes the answer into the fields no person
+has set (`db.commands.describe.SaveDescription`). A failure is retried with backoff
+(`describer.retry_base_seconds`, doubling, at most `describer.retry_cap_seconds`) up to
+`describer.attempts_limit` tries; then, or at once for a permanent refusal, the
+`fallback` (the extractive describer, when the provider is a language model) answers,
+and without one the job is `failed`. Nothing of it halts, re-opens or holds back the
+record. A job whose record left `done` (transcribed again) is settled without a write:
+the next `done` asks again.
+
+One job at a time, in the order they came due; woken by the step actor after a `done`
+and by `describer.poll_seconds` otherwise (retries, jobs of an earlier run). Logged:
+the record id, the outcome, the error's class; never a word of the transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+import structlog
+
+from transcriber.clock import Clock, format_time
+from transcriber.db import reads
+from transcriber.db.commands.describe import RetryDescription, SaveDescription, SettleDescription
+from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.describe import DescribeJob, Subject
+from transcriber.db.writer import Writer
+from transcriber.descriptions import FIELDS, Description, writable
+from transcriber.errors import PermanentFailure
+from transcriber.observability import DESCRIBE_QUEUE_DEPTH, DESCRIBE_SECONDS, DESCRIPTIONS
+from transcriber.pipeline import policy
+from transcriber.ports import ArchiveCounts, Describer, Material
+from transcriber.settings import DescriberSettings
+from transcriber.transcripts import BadStructure
+
+log = structlog.get_logger(__name__)
+
+JOBS_PER_ROUND = 20
+TASK_NAME = "describer"
+
+Described = Callable[[str], Awaitable[None]]
+"""Told each record id once its description is stored (the Telegram reply waits for it)."""
+
+
+class OwnerArchive:
+    """The owner's archive as the describer weighs words against it (the search index's
+    counts of the owner's records that hold each stem)."""
+
+    def __init__(self, readers: ReaderPool, owner_id: str) -> None:
+        self._readers = readers
+        self._owner_id = owner_id
+
+    async def counts(self, stems: Sequence[str]) -> ArchiveCounts:
+        return await reads.describe.archive_counts(self._readers, owner_id=self._owner_id,
+                                                   stems=stems)
+
+
+async def load_material(readers: ReaderPool, subject: Subject) -> Material:
+    """What the describer is given of a record: its current transcript (a person's
+    corrections included), its language, its owner's topics and archive. Raises
+    `BadStructure` when the stored transcript cannot be read."""
+    utterances = await reads.transcripts.utterances(readers, record_id=subject.id)
+    topics = await reads.describe.owner_topic_names(readers, owner_id=subject.owner_id)
+    return Material(record_id=subject.id, language=subject.language,
+                    duration_ms=subject.duration_ms, utterances=tuple(utterances or ()),
+                    owner_topics=topics, archive=OwnerArchive(readers, subject.owner_id))
+
+
+def open_fields(subject: Subject, *, replace_auto: bool) -> tuple[str, ...]:
+    """The fields the describer may write on this record (never a person's)."""
+    origins = {"title": subject.title_origin, "brief": subject.brief_origin,
+               "topics": subject.topics_origin}
+    return tuple(field for field in FIELDS
+                 if writable(origins[field], replace_auto=replace_auto))
+
+
+class DescriberActor:
+    def __init__(self, *, writer: Writer, readers: ReaderPool, clock: Clock,
+                 describer: Describer, settings: DescriberSettings,
+                 fallback: Describer | None = None, described: Described | None = None) -> None:
+        self._writer = writer
+        self._readers = readers
+        self._clock = clock
+        self._describer = describer
+        self._fallback = fallback
+        self._settings = settings
+        self._described = described
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        """Work the queue until `stopping` is set."""
+        while not stopping.is_set():
+            try:
+                await self.round(stopping)
+            except Exception as exc:  # a dead writer or a bug: keep the actor alive, loudly
+                log.error("describer_round_failed", error=type(exc).__name__)
+            self._wake.clear()
+            sleeper = asyncio.ensure_future(self._clock.sleep(self._settings.poll_seconds))
+            woken = asyncio.ensure_future(self._wake.wait())
+            stop = asyncio.ensure_future(stopping.wait())
+            try:
+                await asyncio.wait({sleeper, woken, stop}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiter in (sleeper, woken, stop):
+                    waiter.cancel()
+
+    async def round(self, stopping: asyncio.Event | None = None) -> int:
+        """Every job due now (in rounds of `JOBS_PER_ROUND`); answers how many were worked."""
+        worked = 0
+        while stopping is None or not stopping.is_set():
+            jobs = await reads.describe.due_jobs(self._readers, now=self._now(),
+                                                 limit=JOBS_PER_ROUND)
+            for job in jobs:
+                await self.work(job)
+                worked += 1
+            if len(jobs) < JOBS_PER_ROUND:
+                break
+        DESCRIBE_QUEUE_DEPTH.set(await reads.describe.pending_count(self._readers))
+        return worked
+
+    async def work(self, job: DescribeJob) -> str:
+        """One job, to its outcome (the metric's label)."""
+        started = time.monotonic()
+        subject = await reads.describe.subject(self._readers, record_id=job.record_id)
+        if subject is None:
+            return "skipped"  # deleted meanwhile: its job went with it
+        if subject.state != "done" or subject.halted_at is not None or not open_fields(
+                subject, replace_auto=True):
+            await self._writer.ask(SettleDescription(record_id=job.record_id,
+                                                     generation=job.generation, failed=False))
+            return self._count(self._describer, "skipped")
+        try:
+            material = await load_material(self._readers, subject)
+        except BadStructure:
+            log.error("describe_transcript_unreadable", record_id=job.record_id)
+            return await self._fail(job, "BadStructure")
+        try:
+            description = await self._describer.describe(material)
+        except Exception as exc:
+            return await self._failed_try(job, material, exc)
+        await self._save(job, description, started, self._describer, "described")
+        return "described"
+
+    async def _failed_try(self, job: DescribeJob, material: Material, error: Exception) -> str:
+        attempts = job.attempts + 1
+        permanent = isinstance(error, PermanentFailure)
+        if not permanent and attempts < self._settings.attempts_limit:
+            delay = policy.backoff_base_seconds(attempts, base=self._settings.retry_base_seconds,
+                                                cap=self._settings.retry_cap_seconds)
+            asked = getattr(error, "retry_after", None)
+            if isinstance(asked, int | float):
+                delay = max(delay, float(asked))
+            await self._writer.ask(RetryDescription(
+                record_id=job.record_id, generation=job.generation, delay_seconds=delay,
+                error=type(error).__name__))
+            log.warning("describe_retry", record_id=job.record_id, error=type(error).__name__,
+                        attempts=attempts, retry_in=delay)
+            return self._count(self._describer, "retry")
+        log.warning("describe_gave_up", record_id=job.record_id, error=type(error).__name__,
+                    attempts=attempts, permanent=permanent,
+                    fallback=None if self._fallback is None else self._fallback.name)
+        if self._fallback is None:
+            return await self._fail(job, type(error).__name__)
+        started = time.monotonic()
+        try:
+            description = await self._fallback.describe(material)
+        except Exception as exc:
+            log.error("describe_fallback_failed", record_id=job.record_id,
+                      error=type(exc).__name__)
+            return await self._fail(job, type(exc).__name__)
+        await self._save(job, description, started, self._fallback, "fallback")
+        return "fallback"
+
+    async def _save(self, job: DescribeJob, description: Description, started: float,
+                    describer: Describer, outcome: str) -> None:
+        saved = await self._writer.ask(SaveDescription(
+            record_id=job.record_id, description=description, generation=job.generation))
+        seconds = time.monotonic() - started
+        DESCRIBE_SECONDS.labels(_provider(describer)).observe(seconds)
+        if saved.stale:
+            log.info("describe_stale", record_id=job.record_id)
+            self._count(describer, "skipped")
+            return
+        self._count(describer, outcome)
+        log.info("record_described", record_id=job.record_id, by=description.by,
+                 fields=list(saved.written), seconds=round(seconds, 3), outcome=outcome)
+        await self._tell(job.record_id)
+
+    async def _fail(self, job: DescribeJob, error: str) -> str:
+        await self._writer.ask(SettleDescription(record_id=job.record_id,
+                                                 generation=job.generation, failed=True,
+                                                 error=error))
+        log.error("describe_failed", record_id=job.record_id, error=error)
+        await self._tell(job.record_id)  # a reply waiting for the title goes without it now
+        return self._count(self._describer, "failed")
+
+    async def _tell(self, record_id: str) -> None:
+        if self._described is None:
+            return
+        try:
+            await self._described(record_id)
+        except Exception as exc:  # the reply's own retries take it from here
+            log.warning("described_notice_failed", record_id=record_id,
+                        error=type(exc).__name__)
+
+    def _count(self, describer: Describer, outcome: str) -> str:
+        DESCRIPTIONS.labels(_provider(describer), outcome).inc()
+        return outcome
+
+    def _now(self) -> str:
+        return format_time(self._clock.now())
+
+
+def _provider(describer: Describer) -> str:
+    """The metric's label: the provider without the model (`openai:llama3` is `openai`)."""
+    return describer.name.split(":", 1)[0]

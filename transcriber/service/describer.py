@@ -1,0 +1,93 @@
+"""Lifecycle of the describer (docs/describer.md): the provider `describer.provider` names,
+and the actor that works its queue, as one cleanup context.
+
+It starts before the pipeline, whose advance to `done` writes a describe job and wakes
+the actor, and stops after it, so a description being written when the pipeline stops
+still lands before the writer drains. With `off` nothing starts and `done` writes no
+job. A describer on the app (`keys.DESCRIBER`, given to `build_app` by a test) is used
+as it is. When a description is stored (or has failed), the record's Telegram reply,
+which waits for its title, is sent.
+
+Supervision: the actor keeps itself alive through failed rounds; a task that ends while
+the service is not stopping is a programming error, logged CRITICAL, and the service
+stops loudly (`fail_service`), like a dead step actor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import structlog
+from aiohttp import web
+
+from transcriber import keys
+from transcriber.pipeline.describer import TASK_NAME, DescriberActor
+from transcriber.ports import Describer
+from transcriber.providers.extractive import ExtractiveDescriber
+from transcriber.service.fatal import fail_service
+from transcriber.service.pipeline import DESCRIBER_ACTOR, ENGINE
+from transcriber.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+
+def build_describer(settings: Settings) -> tuple[Describer, Describer | None] | None:
+    """The provider and its fallback (the extractive describer behind a language model);
+    None when `describer.provider` is `off`."""
+    provider = settings.describer.provider
+    if provider == "off":
+        return None
+    extractive = ExtractiveDescriber()
+    if provider == "extractive":
+        return extractive, None
+    from transcriber.providers.openai_describer import OpenAIDescriber  # noqa: PLC0415
+
+    return OpenAIDescriber(settings.describer), extractive
+
+
+async def describer_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[keys.SETTINGS]
+    built = build_describer(settings)
+    if built is None:
+        log.info("describer_off")
+        yield
+        return
+    describer, fallback = built
+    describer = app.get(keys.DESCRIBER, describer)
+
+    async def described(record_id: str) -> None:
+        engine = app.get(ENGINE)
+        if engine is not None:
+            await engine.outbox.deliver_record(record_id)
+
+    actor = DescriberActor(writer=app[keys.WRITER], readers=app[keys.READERS],
+                           clock=app[keys.CLOCK], describer=describer, fallback=fallback,
+                           settings=settings.describer, described=described)
+    app[DESCRIBER_ACTOR] = actor
+    stopping = asyncio.Event()
+    task = asyncio.create_task(actor.run(stopping), name=TASK_NAME)
+
+    def on_done(finished: asyncio.Task[None]) -> None:
+        if stopping.is_set() or finished.cancelled():
+            return
+        error = finished.exception() or RuntimeError(f"{TASK_NAME} ended")
+        log.critical("describer_died", error=type(error).__name__)
+        fail_service(app, error)
+
+    task.add_done_callback(on_done)
+    log.info("describer_started", provider=describer.name.split(":", 1)[0])
+    try:
+        yield
+    finally:
+        stopping.set()
+        # A description being asked for is cut; its job stays pending for the next start.
+        await asyncio.wait({task}, timeout=max(settings.server.shutdown_graceful_seconds, 0.0))
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        for part in (describer, fallback):
+            close = getattr(part, "close", None)
+            if close is not None:
+                await close()

@@ -1,0 +1,137 @@
+"""A fake OpenAI-compatible chat-completions endpoint on loopback, following the wire format.
+
+- `POST /v1/chat/completions`: a JSON body with `model` and `messages` (each a `role`
+  of system, user or assistant and a string `content`); 400 with OpenAI's error shape
+  (`{"error": {"message", "type", "param", "code"}}`) when they are missing; 401 when
+  `api_key` is set and the `Authorization: Bearer` header does not carry it. The answer
+  is a `chat.completion` object: `id`, `object`, `created`, `model`, `choices`
+  (`index`, `message {role: assistant, content}`, `finish_reason: stop`) and `usage`.
+- What the assistant says comes from `answers`, a queue of scripted replies, each one of:
+  a `dict` (sent as its JSON text: the description), a `str` (sent as the content as
+  it is: malformed JSON, prose, a fenced block), `Status(code)` (an error answer with
+  OpenAI's error body), `Hang()` (no answer until the client gives up: a timeout) or
+  `RawBody(bytes)` (a 200 whose body is not a chat completion). With the queue empty it
+  answers `default`.
+- Every request is kept in `requests` (its JSON body and headers), so a test can read
+  what the describer asked, and that the prompt carried the owner's topics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from transcriber.testing.loopback import start_on_loopback
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    code: int
+    retry_after: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hang:
+    seconds: float = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class RawBody:
+    body: bytes
+
+
+Answer = dict[str, Any] | str | Status | Hang | RawBody
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+    @property
+    def prompt(self) -> str:
+        """Everything the messages say, in order (system, user, assistant)."""
+        return "\n".join(str(message.get("content", "")) for message in self.body["messages"])
+
+
+def _error(status: int, message: str, kind: str, code: str | None = None) -> web.Response:
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return web.Response(status=status, body=orjson.dumps(body),
+                        content_type="application/json")
+
+
+@dataclass(slots=True)
+class FakeChatCompletions:
+    api_key: str | None = None
+    default: Answer = field(default_factory=lambda: {
+        "title": "A recording", "brief": "Someone talks.", "topics": []})
+    answers: deque[Answer] = field(default_factory=deque)
+    requests: list[Request] = field(default_factory=list)
+    base_url: str = ""
+    _runner: web.AppRunner | None = None
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+
+    def script(self, *answers: Answer) -> None:
+        self.answers.extend(answers)
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._complete)
+        return app
+
+    async def start(self) -> str:
+        """Serve; answers the base URL to configure (`…/v1`, as `describer.base_url`)."""
+        self._runner, root = await start_on_loopback(self.app())
+        self.base_url = f"{root}/v1"
+        return self.base_url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _complete(self, request: web.Request) -> web.StreamResponse:
+        if self.api_key is not None and request.headers.get(
+                "Authorization") != f"Bearer {self.api_key}":
+            return _error(401, "Incorrect API key provided.", "invalid_request_error",
+                          "invalid_api_key")
+        try:
+            body = orjson.loads(await request.read())
+        except orjson.JSONDecodeError:
+            return _error(400, "We could not parse the JSON body of your request.",
+                          "invalid_request_error")
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or not isinstance(body.get("model"), str) or \
+                not isinstance(messages, list) or not messages or not all(
+                    isinstance(m, dict) and m.get("role") in ("system", "user", "assistant")
+                    and isinstance(m.get("content"), str) for m in messages):
+            return _error(400, "Invalid request: model and messages are required.",
+                          "invalid_request_error")
+        self.requests.append(Request(body=body, headers=dict(request.headers)))
+        answer = self.answers.popleft() if self.answers else self.default
+        if isinstance(answer, Hang):
+            await asyncio.sleep(answer.seconds)
+            answer = self.default
+        if isinstance(answer, Status):
+            response = _error(answer.code, f"scripted status {answer.code}",
+                              "server_error" if answer.code >= 500 else "invalid_request_error")
+            if answer.retry_after is not None:
+                response.headers["Retry-After"] = str(answer.retry_after)
+            return response
+        if isinstance(answer, RawBody):
+            return web.Response(body=answer.body, content_type="application/json")
+        content = answer if isinstance(answer, str) else orjson.dumps(answer).decode()
+        return web.Response(body=orjson.dumps({
+            "id": f"chatcmpl-{next(self._ids)}", "object": "chat.completion",
+            "created": int(time.time()), "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "logprobs": None, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }), content_type="application/json")
