@@ -4,8 +4,9 @@ Every answer replies to the sender's original message (and still arrives if
 that message was deleted). A transcript's reply starts with the record's
 title (and, for a recording over a minute, its brief) when there is one. A
 transcript that fits one message (4096 UTF-16 units) is sent as text; a
-longer one is sent as a `.txt` document with a short caption, so a six-hour recording does not flood the chat with a
-hundred messages or run into Telegram's per-chat rate limits.
+longer one is sent as a `.txt` document with a short caption, so a six-hour
+recording does not flood the chat with a hundred messages or run into
+Telegram's per-chat rate limits.
 
 A send is tried `telegram.send_attempts` times on network errors, Telegram's
 5xx and 429 (waiting its `retry_after`, when that is short); then it raises
