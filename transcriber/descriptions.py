@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from transcriber.wordforms import fold
+from transcriber.wordforms import fold, words
 
 TITLE_MAX = 80
 BRIEF_MAX = 400
@@ -143,7 +143,15 @@ def first_line(brief: str) -> str:
     return found[0] if found else ""
 
 
-def reply_heading(*, title: str, brief: str, duration_ms: int) -> tuple[str, str]:
+def _said(text: str) -> list[str]:
+    return [word.form for word in words(text)]
+
+
+def reply_heading(*, title: str, brief: str, duration_ms: int,
+                  transcript: str = "") -> tuple[str, str]:
     """What a Telegram reply starts with: the title, and the brief for a recording
-    longer than a minute (a voice note's brief would only repeat it)."""
+    longer than a minute (a voice note's brief would only repeat it). Nothing when the
+    title is the whole transcript (a message of one sentence would be said twice)."""
+    if title and _said(title) == _said(transcript):
+        return "", ""
     return title, brief if duration_ms > REPLY_BRIEF_AFTER_MS else ""

@@ -176,11 +176,18 @@ def _cues(utterances: Sequence[Utterance]) -> list[Utterance]:
     return [u for u in utterances if u.text.strip()]
 
 
-def to_srt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None) -> str:
+def to_srt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None, *,
+           title: str = "") -> str:
+    """SubRip cues; a title (SRT has no comments) is the first cue, shown until the first
+    utterance starts (a cue of no length when it starts at once)."""
     given = names or {}
     several = _several(utterances)
+    cues = _cues(utterances)
     blocks = []
-    for number, u in enumerate(_cues(utterances), start=1):
+    if title.strip():
+        end = cues[0].start_ms if cues else 0
+        blocks.append(f"1\n{_timestamp(0, ',')} --> {_timestamp(end, ',')}\n{_srt_text(title)}\n")
+    for number, u in enumerate(cues, start=len(blocks) + 1):
         end = max(u.end_ms, u.start_ms)
         voice = _voice(u, given, several)
         text = _srt_text(u.text)
@@ -203,10 +210,15 @@ def vtt_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def to_vtt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None) -> str:
+def to_vtt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None, *,
+           title: str = "") -> str:
+    """WebVTT cues; a title is a NOTE block after the header (a comment: no player shows
+    it, and a NOTE may not hold "-->", which the title cannot then hold either)."""
     given = names or {}
     several = _several(utterances)
     blocks = ["WEBVTT\n"]
+    if title.strip():
+        blocks.append(f"NOTE {_ARROW_RE.sub('->', one_line(title))}\n")
     for u in _cues(utterances):
         end = max(u.end_ms, u.start_ms)
         voice = _voice(u, given, several)
@@ -219,10 +231,12 @@ def to_vtt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = No
     return "\n".join(blocks)
 
 
-def to_json(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None) -> str:
-    """The structure, each utterance with a speaker also carrying `speaker_name` ("" if none)."""
+def to_json(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None, *,
+           title: str = "") -> str:
+    """The structure, each utterance with a speaker also carrying `speaker_name` ("" if none),
+    and the record's `title` ("" when it has none)."""
     given = names or {}
-    data = structure_dict(utterances)
+    data = {"title": one_line(title), **structure_dict(utterances)}
     for item in data["utterances"]:
         if "speaker" in item:
             item["speaker_name"] = given.get(item["speaker"], "")
@@ -230,17 +244,21 @@ def to_json(utterances: Sequence[Utterance], names: Mapping[str, str] | None = N
 
 
 def render(utterances: Sequence[Utterance], fmt: TranscriptFormat,
-           names: Mapping[str, str] | None = None) -> str:
-    """The transcript in one of `FORMATS`, speakers named by `names` (`{"S1": "Anna"}`)."""
+           names: Mapping[str, str] | None = None, *, title: str = "") -> str:
+    """The transcript in one of `FORMATS`, speakers named by `names` (`{"S1": "Anna"}`),
+    under the record's `title` when it has one: TXT's first line (a blank line after
+    it), SRT's first cue, a WebVTT NOTE, JSON's `title`."""
     if fmt == "txt":
         text = named_text(utterances, names)
-        return f"{text}\n" if text else ""
+        head = one_line(title)
+        body = f"{head}\n\n{text}" if head else text
+        return f"{body}\n" if body else ""
     if fmt == "srt":
-        return to_srt(utterances, names)
+        return to_srt(utterances, names, title=title)
     if fmt == "vtt":
-        return to_vtt(utterances, names)
+        return to_vtt(utterances, names, title=title)
     if fmt == "json":
-        return to_json(utterances, names)
+        return to_json(utterances, names, title=title)
     raise ValueError(f"unknown transcript format {fmt!r}")
 
 

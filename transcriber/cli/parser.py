@@ -65,6 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
     resume = sub.add_parser("resume", parents=common,
                             help="resume a halted record (event origin human)")
     resume.add_argument("record_id", help="the record's id")
+    describe = sub.add_parser(
+        "describe", parents=common,
+        help="write the title, brief and topics of finished records now (never a field a "
+             "person set)")
+    which = describe.add_mutually_exclusive_group(required=True)
+    which.add_argument("record_id", nargs="?", default=None, help="the record's id")
+    which.add_argument("--all", action="store_true", help="every finished record")
+    describe.add_argument("--force-auto", action="store_true",
+                          help="also replace fields the describer wrote before (default: "
+                               "fill only fields nobody set)")
     transcribe = sub.add_parser(
         "transcribe", parents=common,
         help="accept files, run the pipeline in-process, print the transcripts")

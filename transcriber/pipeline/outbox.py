@@ -129,11 +129,12 @@ class Outbox:
                         and self._clock.now() < parse_time(row.created_at) + self._reply_wait):
                     log.debug("reply_waits_for_description", record_id=record_id)
                     return False
+                text = await transcript_for_reply(self._readers, record_id)
                 title, brief = ("", "") if heading is None else descriptions.reply_heading(
-                    title=heading.title, brief=heading.brief, duration_ms=heading.duration_ms)
-                message_id = await notifier.send_transcript(
-                    address, await transcript_for_reply(self._readers, record_id),
-                    title=title, brief=brief)
+                    title=heading.title, brief=heading.brief, duration_ms=heading.duration_ms,
+                    transcript=text)
+                message_id = await notifier.send_transcript(address, text, title=title,
+                                                            brief=brief)
             else:
                 # A halt notice's row always has its reason.
                 message_id = await notifier.send_halt_notice(

@@ -169,7 +169,9 @@ async def card_body(request: web.Request, record_id: str) -> dict[str, Any]:
     except transcripts.BadStructure:
         log.error("card_bad_structure", record_id=record_id)
         utterances = original = None
-    settled = record.halted_at is not None or record.state == Stage.DONE.value
+    # A finished record still changes while its description is being written.
+    settled = (record.halted_at is not None or record.state == Stage.DONE.value) \
+        and record.describe_state != "pending"
     poll = None if settled else poll_after_ms(request.app[keys.SETTINGS].server)
     return record_card(
         record, timeline=timeline, transcript=text,
@@ -223,7 +225,7 @@ async def download_transcript(request: web.Request) -> web.Response:
         raise ApiError(500, "internal", "the stored transcript cannot be read") from None
     if utterances is None:
         raise ApiError(409, "not_ready", "the record has no transcript yet")
-    body = transcripts.render(utterances, fmt, record.speaker_names)
+    body = transcripts.render(utterances, fmt, record.speaker_names, title=record.title)
     name = download_name(record.original_filename, record_id, fmt)
     return web.Response(body=body.encode(), headers={
         "Content-Type": transcripts.CONTENT_TYPES[fmt],

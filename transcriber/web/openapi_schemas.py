@@ -270,7 +270,8 @@ SCHEMAS: dict[str, Any] = {
                 "poll_after_ms": {
                     "type": ["integer", "null"], "minimum": 1,
                     "description": "Poll the card no sooner than this; null when the "
-                                   "record is done or halted (nothing changes by itself).",
+                                   "record is done or halted and its description is not "
+                                   "pending (nothing changes by itself).",
                 },
             },
         }],

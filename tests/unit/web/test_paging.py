@@ -60,7 +60,7 @@ def test_limits() -> None:
 
 def test_every_term_becomes_a_quoted_stem_of_the_owner() -> None:
     k = owner_key("u1")
-    stems = "{title brief original_filename transcript speakers}"
+    stems = "{title brief original_filename transcript speakers topics}"
     assert match_expression(parse_query('Budgets "meeting'), "u1") == (
         f'{stems} : "{k}budget" AND {stems} : "{k}meet"')
     assert match_expression(parse_query("NEAR(a b) OR c*"), "u1") == (

@@ -1,9 +1,12 @@
 // The owner's part of a card: rename inline, the brief, topic chips, transcribe
 // again (in a chosen language) and delete, each asking first where it cannot
 // be undone. Every save answers the updated card, which the card then shows.
+// A field the describer wrote carries a mark and "Keep": saving it as it is
+// makes it the person's (`described` human), which no later description changes.
 
 import * as api from "./api.js";
 import { h, replace } from "./dom.js";
+import { isAutomatic } from "./format.js";
 import { spokenSelect } from "./upload.js";
 
 const TOPICS_MAX = 5;
@@ -100,9 +103,22 @@ export function editors({ id, title, t, saved, retranscribed, deleted }) {
     }
   });
 
+  // The describer's marks: one per field it wrote, each with its "Keep" button.
+  const marks = {};
+  for (const field of ["title", "brief", "topics"]) {
+    const keep = h("button", { type: "button", class: "button-quiet keep",
+      "data-keep": field }, t("described.keep"));
+    keep.addEventListener("click", () => save({ [field]: record[field] }));
+    marks[field] = h("span", { class: "auto-mark", "data-field": field, hidden: true },
+      h("span", { class: "auto-label" }, t("described.auto")), " ", keep);
+  }
+  const describing = h("p", { class: "describe-note muted", "aria-live": "polite" });
+
   const panel = h("div", { class: "edit" },
-    h("label", { for: "brief" }, t("edit.brief")), brief, h("div", { class: "actions" }, briefSave),
-    h("label", { for: "topic-input" }, t("edit.topics")), chips, topicInput,
+    describing,
+    h("label", { for: "brief" }, t("edit.brief")), marks.brief, brief,
+    h("div", { class: "actions" }, briefSave),
+    h("label", { for: "topic-input" }, t("edit.topics")), marks.topics, chips, topicInput,
     h("div", { class: "actions" },
       h("label", { for: "retranscribe-language" }, t("edit.language")), language, again),
     h("div", { class: "actions" }, remove),
@@ -117,7 +133,15 @@ export function editors({ id, title, t, saved, retranscribed, deleted }) {
         "aria-label": t("edit.remove_topic", { name }),
         onclick: () => save({ topics: card.topics.filter((x) => x !== name) }) }, "×"))));
     again.disabled = !(card.stage === "done" || card.halt);
+    const by = card.described?.by;
+    for (const [field, mark] of Object.entries(marks)) {
+      mark.hidden = !isAutomatic(card, field);
+      mark.title = by ? t("described.by", { by }) : "";
+    }
+    const state = card.described?.state;
+    describing.textContent = state === "pending" ? t("described.pending")
+      : state === "failed" ? t("described.failed") : "";
   }
 
-  return { titleButton, titleForm, panel, show };
+  return { titleButton, titleMark: marks.title, titleForm, panel, show };
 }

@@ -4,13 +4,15 @@
 // server's `poll_after_ms`, never sooner, and only once the last answer came.
 // The owner edits the title, brief and topics (card-edit.js), corrects an
 // utterance in place, names the speakers and moves a line to another one
-// (speakers.js), transcribes again or deletes.
+// (speakers.js), transcribes again or deletes. What the describer wrote (the
+// title, brief and topics, `described`) is marked as such, with a way to keep it.
 
 import * as api from "./api.js";
 import { editors } from "./card-edit.js";
 import { editInPlace, h, replace } from "./dom.js";
 import {
-  STAGES, duration, haltLabel, isSettled, recordName, size, stageLabel, stepLabel, when,
+  STAGES, duration, haltLabel, isAutomatic, isSettled, recordName, size, stageLabel, stepLabel,
+  when,
 } from "./format.js";
 import { t } from "./i18n.js";
 import { progressBar } from "./list.js";
@@ -124,7 +126,7 @@ export function renderCard(main, id, { navigate } = {}) {
 
   replace(main,
     h("p", { class: "back" }, h("a", { href: "/" }, t("card.back"))),
-    h("div", { class: "title-row" }, title, edit.titleButton), edit.titleForm,
+    h("div", { class: "title-row" }, title, edit.titleMark, edit.titleButton), edit.titleForm,
     status, progress, halt,
     h("div", { class: "card-grid" },
       h("section", { class: "panel", "aria-label": t("card.details") }, factsSlot, edit.panel),
@@ -302,6 +304,7 @@ export function renderCard(main, id, { navigate } = {}) {
     current = record;
     document.title = t("title.record", { name: recordName(record) });
     title.textContent = recordName(record);
+    title.classList.toggle("automatic", isAutomatic(record, "title"));
     edit.show(record);
     if (record.halt) status.textContent = t("card.stopped");
     else if (record.stage === "done") status.textContent = t("card.done");
@@ -342,7 +345,8 @@ export function renderCard(main, id, { navigate } = {}) {
       if (again) {
         again = false;
         schedule(0);
-      } else if (record.poll_after_ms !== null && !isSettled(record)) {
+      } else if (record.poll_after_ms !== null
+        && (!isSettled(record) || record.described?.state === "pending")) {
         lastPollMs = Math.max(record.poll_after_ms, 1);
         schedule(lastPollMs);
       }

@@ -57,6 +57,18 @@ export function recordName(record) {
   return record.title || record.original_filename || t("record.unnamed", { id: record.id });
 }
 
+/** A brief's first sentence (the list shows it under the title). */
+export function briefLine(brief) {
+  const text = (brief || "").trim().split("\n")[0];
+  const end = text.search(/[.!?…](\s|$)/);
+  return end < 0 ? text : text.slice(0, end + 1);
+}
+
+/** A field the describer wrote (`described.title` etc. `auto`), not yet a person's. */
+export function isAutomatic(record, field) {
+  return record.described?.[field] === "auto";
+}
+
 export function isSettled(record) {
   return record.halt !== null || record.stage === "done";
 }

@@ -5,7 +5,7 @@
 import * as api from "./api.js";
 import { append, h, replace } from "./dom.js";
 import {
-  duration, haltLabel, progressText, recordName, size, stageLabel, when,
+  briefLine, duration, haltLabel, progressText, recordName, size, stageLabel, when,
 } from "./format.js";
 import { t } from "./i18n.js";
 
@@ -40,6 +40,7 @@ function recordItem(record) {
       h("a", { class: "record-link", href: `/records/${encodeURIComponent(record.id)}` },
         recordName(record)),
       stageBadge(record)),
+    record.brief ? h("p", { class: "record-brief" }, briefLine(record.brief)) : null,
     record.progress ? progressBar(record.progress, { small: true }) : null,
     h("div", { class: "record-meta" },
       h("time", { datetime: record.created_at }, when(record.created_at)),
