@@ -79,8 +79,13 @@ def sentences(text: str) -> list[str]:
 
 
 def fit_brief(text: str) -> str:
-    """A brief: at most `BRIEF_SENTENCES_MAX` whole sentences within `BRIEF_MAX`; a first
-    sentence longer than that is cut at a word and ends with …"""
+    """A brief: at most `BRIEF_SENTENCES_MAX` whole sentences within `BRIEF_MAX`, its first
+    letter capital; a first sentence longer than that is cut at a word and ends with …"""
+    brief = _fit_brief(text)
+    return brief[:1].upper() + brief[1:]
+
+
+def _fit_brief(text: str) -> str:
     kept: list[str] = []
     length = 0
     for sentence in sentences(text)[:BRIEF_SENTENCES_MAX]:

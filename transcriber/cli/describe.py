@@ -74,13 +74,15 @@ class _Run:
             return await self.describer.describe(material)
         except Exception as exc:
             if self.fallback is None:
-                return _none(f"record {record_id}: the describer failed ({type(exc).__name__})")
+                _say(f"record {record_id}: the describer failed ({type(exc).__name__})")
+                return None
             print(f"{record_id}: {self.describer.name} failed ({type(exc).__name__}); "
                   f"using {self.fallback.name}", file=sys.stderr)
         try:
             return await self.fallback.describe(material)
         except Exception as exc:
-            return _none(f"record {record_id}: the describer failed ({type(exc).__name__})")
+            _say(f"record {record_id}: the describer failed ({type(exc).__name__})")
+            return None
 
 
 def _refuse(say: bool, message: str) -> bool:
@@ -89,9 +91,8 @@ def _refuse(say: bool, message: str) -> bool:
     return False
 
 
-def _none(message: str) -> None:
+def _say(message: str) -> None:
     print(f"transcriber: {message}", file=sys.stderr)
-    return None
 
 
 async def describe_command(settings: Settings, *, record: str | None, every: bool,

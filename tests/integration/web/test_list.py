@@ -92,7 +92,10 @@ async def test_list_item_shape(client: Client) -> None:
     assert body == {"items": [record], "next_cursor": None}
     assert set(record) == {"id", "title", "original_filename", "source", "stage", "halt",
                            "duration_ms", "size_bytes", "created_at", "updated_at", "brief",
-                           "topics", "progress"}
+                           "topics", "progress", "described"}
+    # Nobody described it yet (it is not done).
+    assert record["described"] == {"title": None, "brief": None, "topics": None, "by": None,
+                                   "state": None}
     # Just accepted: on its way, nothing normalized yet, no speed measured.
     assert record["progress"] == {"stage": "normalize", "done": 0, "total": 1,
                                   "fraction": 0.0, "eta_seconds": None}

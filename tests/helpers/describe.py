@@ -1,0 +1,71 @@
+"""The describer's tests: records driven to `done` with a transcript and their describe
+job, a scripted describer, the job and the record's description as stored."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.helpers.factories import make_record, make_user
+from tests.helpers.pipeline import MakeActor
+from tests.helpers.steps import drive
+from transcriber.db.readers import ReaderPool
+from transcriber.db.writer import Writer
+from transcriber.descriptions import Description
+from transcriber.pipeline.effects import SaveTranscript
+from transcriber.pipeline.notify import Delivery
+from transcriber.ports import Material, Utterance
+from transcriber.testing.clock import FakeClock
+from transcriber.testing.notifier import RecordingNotifier
+from transcriber.testing.steps import Behaviour, fake_steps
+from transcriber.transcripts import dump_structure, plain_text
+
+
+@dataclass(slots=True)
+class ScriptedDescriber:
+    """Answers its script one entry per call (a description, or an exception to raise),
+    then `default`; keeps the materials it was given."""
+
+    name: str = "openai:scripted"
+    script: list[Description | Exception] = field(default_factory=list)
+    default: Description | None = None
+    given: list[Material] = field(default_factory=list)
+
+    async def describe(self, material: Material) -> Description:
+        self.given.append(material)
+        answer = self.script.pop(0) if self.script else self.default
+        if isinstance(answer, Exception):
+            raise answer
+        assert answer is not None, "the script ran out"
+        return answer
+
+
+@dataclass(slots=True)
+class Finisher:
+    """Drives records to `done` through a step actor whose `done` asks for a description
+    (unless `describing` is off); `woken` counts the describer's wake-ups."""
+
+    make_actor: MakeActor
+    writer: Writer
+    readers: ReaderPool
+    clock: FakeClock
+    describing: bool = True
+    woken: list[str] = field(default_factory=list)
+
+    async def finish(self, said: Sequence[Utterance], *, record_id: str | None = None,
+                     login: str = "alice", **record: Any) -> str:
+        """A new record (or `record_id`, sent back to recognition) through to `done`,
+        its transcript `said`."""
+        if record_id is None:
+            owner = await make_user(self.writer, login)
+            record_id = await make_record(self.writer, owner, **record)
+        steps = fake_steps({"poll": Behaviour(effects=(SaveTranscript(
+            text=plain_text(said), structure_json=dump_structure(said)),))})
+        notifier = RecordingNotifier()
+        delivery = Delivery(self.readers, lambda: notifier,
+                            wake_describer=(lambda: self.woken.append("wake"))
+                            if self.describing else None)
+        actor = self.make_actor(steps=steps, delivery=delivery)
+        await drive(actor, self.clock, self.readers, record_id)
+        return record_id
