@@ -14,8 +14,10 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.descriptions import Description
 from transcriber.pipeline.effects import SaveTranscript
-from transcriber.pipeline.notify import Delivery
+from transcriber.pipeline.notify import Delivery, ReplyWithTranscript, running_notifier
+from transcriber.pipeline.outbox import Outbox
 from transcriber.ports import Material, Utterance
+from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.notifier import RecordingNotifier
 from transcriber.testing.steps import Behaviour, fake_steps
@@ -52,6 +54,16 @@ class Finisher:
     clock: FakeClock
     describing: bool = True
     woken: list[str] = field(default_factory=list)
+    notifier: RecordingNotifier = field(default_factory=RecordingNotifier)
+    outbox: Outbox | None = None
+    """With an outbox (a run with the bot), a Telegram record's reply goes through it."""
+
+    def with_bot(self, settings: Settings, *, reply_wait_seconds: float) -> Outbox:
+        notifier = self.notifier
+        self.outbox = Outbox(writer=self.writer, readers=self.readers, clock=self.clock,
+                             notifier=running_notifier(lambda: notifier),
+                             settings=settings.telegram, reply_wait_seconds=reply_wait_seconds)
+        return self.outbox
 
     async def finish(self, said: Sequence[Utterance], *, record_id: str | None = None,
                      login: str = "alice", **record: Any) -> str:
@@ -61,9 +73,11 @@ class Finisher:
             owner = await make_user(self.writer, login)
             record_id = await make_record(self.writer, owner, **record)
         steps = fake_steps({"poll": Behaviour(effects=(SaveTranscript(
-            text=plain_text(said), structure_json=dump_structure(said)),))})
-        notifier = RecordingNotifier()
-        delivery = Delivery(self.readers, lambda: notifier,
+            text=plain_text(said), structure_json=dump_structure(said)),)),
+            # As the real finish step: a Telegram record's reply (an HTTP record has none).
+            "finish": Behaviour(effects=(ReplyWithTranscript(),))})
+        notifier = self.notifier
+        delivery = Delivery(self.readers, lambda: notifier, self.outbox,
                             wake_describer=(lambda: self.woken.append("wake"))
                             if self.describing else None)
         actor = self.make_actor(steps=steps, delivery=delivery)
