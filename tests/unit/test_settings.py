@@ -37,6 +37,8 @@ def test_embedded_defaults_match_the_design() -> None:
     assert s.server.upload_max_bytes == 8 * 1024**3
     assert (s.server.page_default, s.server.page_max) == (30, 100)
     assert (s.server.json_max_bytes, s.server.json_bodies_max) == (65536, 32)
+    assert (s.describer.provider, s.describer.base_url, s.describer.api_key) == (
+        "extractive", "", None)
 
 
 def test_file_then_environment_override(tmp_path: Path) -> None:
@@ -76,6 +78,14 @@ def test_config_file_from_environment(tmp_path: Path) -> None:
           "TRANSCRIBER_TELEGRAM_LOCAL_FILES_DIR": "relative/dir"}, "telegram.local_files_dir"),
         ({"TRANSCRIBER_SERVER_JSON_MAX_BYTES": "100"}, "server.json_max_bytes"),
         ({"TRANSCRIBER_SERVER_JSON_BODIES_MAX": "0"}, "server.json_bodies_max"),
+        ({"TRANSCRIBER_DESCRIBER_PROVIDER": "gpt"}, "describer.provider"),
+        ({"TRANSCRIBER_DESCRIBER_PROVIDER": "openai"}, "describer.base_url"),
+        ({"TRANSCRIBER_DESCRIBER_PROVIDER": "openai",
+          "TRANSCRIBER_DESCRIBER_BASE_URL": "http://127.0.0.1:11434/v1"}, "describer.model"),
+        ({"TRANSCRIBER_DESCRIBER_BASE_URL": "ftp://x"}, "describer.base_url"),
+        ({"TRANSCRIBER_DESCRIBER_MAX_INPUT_CHARS": "100"}, "describer.max_input_chars"),
+        ({"TRANSCRIBER_DESCRIBER_TIMEOUT_SECONDS": "0"}, "describer.timeout_seconds"),
+        ({"TRANSCRIBER_DESCRIBER_RETRY_CAP_SECONDS": "1"}, "describer.retry_cap_seconds"),
     ],
 )
 def test_bad_values_name_the_key(env: dict[str, str], key: str) -> None:
@@ -99,11 +109,14 @@ def test_unknown_keys_in_the_file_are_refused(tmp_path: Path) -> None:
 
 def test_secrets_never_show_in_repr() -> None:
     s = load_settings(environ={"TRANSCRIBER_SPEECHKIT_API_KEY": "AQVN-very-hidden",
-                               "TRANSCRIBER_TELEGRAM_TOKEN": "123:ABC-hidden"})
+                               "TRANSCRIBER_TELEGRAM_TOKEN": "123:ABC-hidden",
+                               "TRANSCRIBER_DESCRIBER_API_KEY": "sk-hidden"})
     assert isinstance(s.speechkit.api_key, Secret)
     assert s.speechkit.api_key.value == "AQVN-very-hidden"
     assert "hidden" not in repr(s)
     assert "hidden" not in str(s.telegram.token)
+    assert isinstance(s.describer.api_key, Secret)
+    assert "hidden" not in str(s.describer.api_key)
 
 
 def test_cli_reports_a_bad_setting_in_one_line_with_exit_2(tmp_path: Path) -> None:

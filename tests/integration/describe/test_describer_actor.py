@@ -10,18 +10,22 @@ from typing import Any
 import pytest
 
 from tests.helpers.describe import Finisher, ScriptedDescriber
+from tests.helpers.factories import make_user
 from tests.helpers.meetings import MEETING_EN, MEETING_RU, VOICE_EN, utterances
 from tests.helpers.pipeline import MakeActor, sample
 from transcriber.clock import format_time
 from transcriber.db import reads
 from transcriber.db.commands.describe import SaveDescription
 from transcriber.db.commands.edits import EditRecord
+from transcriber.db.commands.files import StoredFile
+from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.commands.retranscribe import Retranscribe
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.records import RecordCard
 from transcriber.db.writer import Writer
 from transcriber.descriptions import Description
 from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.ids import new_id
 from transcriber.pipeline.describer import DescriberActor
 from transcriber.ports import Describer, Utterance
 from transcriber.providers.extractive import ExtractiveDescriber
@@ -263,3 +267,19 @@ async def test_the_retry_time_is_the_backoff(
     clock.advance(1)
     [job] = await reads.describe.due_jobs(readers, now=format_time(clock.now()), limit=5)
     assert job.record_id == record_id
+
+
+async def test_a_title_sent_with_the_recording_is_the_senders(
+    writer: Writer, readers: ReaderPool,
+) -> None:
+    owner = await make_user(writer, "carol")
+    titled, plain = new_id(), new_id()
+    for record_id, title in ((titled, "Voice note for Anna"), (plain, "")):
+        file_id = new_id()
+        await writer.ask(AcceptRecord(
+            record_id=record_id, owner_id=owner.id, title=title, original_filename="v.ogg",
+            duration_ms=1000, original=StoredFile(id=file_id, file_name=f"{file_id}.ogg",
+                                                  size_bytes=10, format="ogg",
+                                                  duration_ms=1000)))
+    assert (await _card(readers, titled)).title_origin == "human"
+    assert (await _card(readers, plain)).title_origin is None

@@ -69,6 +69,8 @@ class AcceptRecord(Command[Accepted]):
              "tg_chat_id": self.tg_chat_id, "tg_message_id": self.tg_message_id,
              "state": FIRST_STAGE.value, "original_file_id": self.original.id, "now": now},
         )
+        if self.title:
+            await ctx.conn.execute(q.records.TITLE_GIVEN, {"id": self.record_id})
         if self.language != "auto":
             await ctx.conn.execute(q.records.SET_LANGUAGE,
                                    {"id": self.record_id, "language": self.language})

@@ -3,19 +3,22 @@ SELECT id, owner_id, record_id, file_name, size_bytes, format, duration_ms, crea
 FROM files WHERE id = :id
 """
 
-# A title given with the recording (a Telegram caption, the audio's own title) is the
-# sender's: origin 'human', which the describer never overwrites.
 INSERT_RECORD = """
 INSERT INTO audio_records (
-    id, owner_id, title, title_origin, original_filename, duration_ms, size_bytes, source,
+    id, owner_id, title, original_filename, duration_ms, size_bytes, source,
     tg_chat_id, tg_message_id, state, state_entered_at, attempts,
     original_file_id, created_at, updated_at
 ) VALUES (
-    :id, :owner_id, :title, CASE WHEN :title <> '' THEN 'human' END, :original_filename,
-    :duration_ms, :size_bytes, :source,
+    :id, :owner_id, :title, :original_filename, :duration_ms, :size_bytes, :source,
     :tg_chat_id, :tg_message_id, :state, :now, 0,
     :original_file_id, :now, :now
 )
+"""
+
+# A title given with the recording (a Telegram caption, the audio's own title) is the
+# sender's: origin 'human', which the describer never overwrites.
+TITLE_GIVEN = """
+UPDATE audio_records SET title_origin = 'human' WHERE id = :id
 """
 
 # How many speakers the uploader said the recording has (NULL: find out).
