@@ -274,24 +274,26 @@ def key_phrases(sentences: Sequence[_Sentence], idf: dict[str, float],
     by how often (twice over in the `central` sentences), how long and how rare in the
     owner's archive; then single words said at least three times. A phrase inside a
     chosen one (or holding it) counts as that one unless said more than twice as often."""
+    runs = [(number, run) for number, sentence in enumerate(sentences)
+            for run in _runs(sentence)]
+    # Counted in C (zip makes the n-grams, Counter.update counts them): hours of speech
+    # have tens of thousands of them.
     times: Counter[tuple[str, ...]] = Counter()
     weight: Counter[tuple[str, ...]] = Counter()
-    surfaces: dict[tuple[str, ...], Counter[str]] = {}
-    for number, sentence in enumerate(sentences):
-        for run in _runs(sentence):
-            for size in range(1, PHRASE_WORDS_MAX + 1):
-                for at in range(len(run) - size + 1):
-                    part = run[at:at + size]
-                    key = tuple(word.stem for word in part)
-                    times[key] += 1
-                    weight[key] += 2 if number in central else 1
-                    surface = sentence.text[part[0].start:part[-1].end]
-                    surfaces.setdefault(key, Counter())[surface] += 1
+    for number, run in runs:
+        stems = [word.stem for word in run]
+        for size in range(1, PHRASE_WORDS_MAX + 1):
+            grams = list(zip(*(stems[at:] for at in range(size)), strict=False))
+            times.update(grams)
+            if number in central:
+                weight.update(grams)
+    weight.update(times)
 
     def score(key: tuple[str, ...]) -> float:
         return weight[key] * len(key) * sum(idf.get(stem, 1.0) for stem in key) / len(key)
 
-    phrases = sorted((key for key, count in times.items() if count >= 2 and len(key) > 1),
+    phrases = sorted((key for key, count in times.items()
+                      if count >= 2 and len(key) > 1 and len(set(key)) == len(key)),
                      key=lambda key: (-score(key), key))
     singles = sorted((key for key, count in times.items() if count >= 3 and len(key) == 1),
                      key=lambda key: (-score(key), key))
@@ -303,6 +305,15 @@ def key_phrases(sentences: Sequence[_Sentence], idf: dict[str, float],
                and times[key] <= 2 * times[other] for other in chosen):
             continue
         chosen.append(key)
+    # How each chosen phrase is written, read again for those few only.
+    surfaces: dict[tuple[str, ...], Counter[str]] = {key: Counter() for key in chosen}
+    for number, run in runs:
+        text = sentences[number].text
+        for key in chosen:
+            size = len(key)
+            for at in range(len(run) - size + 1):
+                if tuple(word.stem for word in run[at:at + size]) == key:
+                    surfaces[key][text[run[at].start:run[at + size - 1].end]] += 1
     return [_name(surfaces[key]) for key in chosen]
 
 
