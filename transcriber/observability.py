@@ -53,7 +53,7 @@ RECORDS_HALTED = Gauge(
 )
 SEARCH_RECORDS_TO_INDEX = Gauge(
     "transcriber_search_records_to_index",
-    "Records the search index has yet to take under its word forms (after migration 0012)",
+    "Records the search index has yet to take under its terms (after migrations 0012 and 0015)",
 )
 OUTBOX_DEPTH = Gauge(
     "transcriber_outbox_depth", "Telegram replies and halt notices waiting in the outbox"

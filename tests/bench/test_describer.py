@@ -33,8 +33,8 @@ import pytest
 from tests.helpers.meetings import MEETING_EN, MEETING_RU, hours_of, utterances
 from transcriber.clock import SystemClock
 from transcriber.db.commands.files import StoredFile
-from transcriber.db.commands.results import save_transcript
 from transcriber.db.commands.records import AcceptRecord
+from transcriber.db.commands.results import save_transcript
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate

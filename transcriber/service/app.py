@@ -56,7 +56,7 @@ def build_app(
         app[keys.DESCRIBER] = describer
     app.cleanup_ctx.append(fatal_ctx)
     app.cleanup_ctx.append(storage_ctx)
-    # The search index's word forms for records indexed before migration 0012.
+    # The search index's rows of records indexed before migrations 0012 and 0015.
     app.cleanup_ctx.append(search_index_ctx)
     # Transcoder, recognizer, object store and the step table (unless injected).
     app.cleanup_ctx.append(providers_ctx)

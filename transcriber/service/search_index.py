@@ -1,10 +1,11 @@
 """The search index filled under its word forms, a batch at a time, beside the service.
 
-Migration 0012 changed every indexed term (Snowball stems and folded forms) and
-left each record's search key `indexed = 0`; a record written since is indexed
-by its trigger. This context indexes the rest, newest first, in batches: a
-reader computes a batch's terms on its own thread (the stemming never runs on
-the event loop, where the writer's statements do), the writer stores them, and
+Migration 0012 changed every indexed term (Snowball stems and folded forms), and
+0015 added the topics column; each left every record's search key `indexed = 0`;
+a record written since is indexed by its trigger. This context indexes the rest,
+newest first, in batches: a reader computes a batch's terms on its own thread (the
+stemming never runs on the event loop, where the writer's statements do), the writer
+stores them, and
 the batch is sized to take about `BATCH_SECONDS` in all, with a rest as long
 between two, so the doors' reads and writes keep flowing. It ends when nothing
 is left (at once on an archive that never saw the old index). A failure stops
