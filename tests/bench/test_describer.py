@@ -20,6 +20,7 @@ tests/bench/test_describer.py`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import statistics
 import time
@@ -98,6 +99,11 @@ def _material(said: Sequence[Utterance], archive: object = None) -> Material:
                     utterances=tuple(said), archive=archive)  # type: ignore[arg-type]
 
 
+def _alone(material: Material) -> object:
+    return describe_sentences(split(material.utterances), material=material,
+                              counts=ArchiveCounts())
+
+
 def _median(run: Callable[[], object]) -> float:
     run()
     samples = []
@@ -157,8 +163,7 @@ def test_three_hours_are_described_within_a_second(tmp_path: Path) -> None:
     for name, said in transcripts.items():
         words = sum(len(u.text.split()) for u in said)
         material = _material(said)
-        alone = _median(lambda material=material: describe_sentences(
-            split(material.utterances), material=material, counts=ArchiveCounts()))
+        alone = _median(functools.partial(_alone, material))
         whole = asyncio.run(with_archive(said))
         rows.append((name, len(said), words, alone, whole))
     print("\n| transcript (3 h) | utterances | words | describer alone | with the archive "
