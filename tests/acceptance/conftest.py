@@ -21,6 +21,14 @@ async def service(make_settings: SettingsFactory) -> AsyncIterator[webapp.Servic
 
 
 @pytest.fixture
-async def browser(service: webapp.Service) -> AsyncIterator[Browser]:
+async def described_service(make_settings: SettingsFactory) -> AsyncIterator[webapp.Service]:
+    """The service with the extractive describer (the default of a real one)."""
+    async with webapp.serving(make_settings, describer="extractive") as running:
+        yield running
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    webapp.need_browser()
     async with webapp.chromium() as launched:
         yield launched

@@ -132,3 +132,47 @@ async def test_the_language_follows_the_browser_and_can_be_switched(
     await expect(page.locator("h1")).to_have_text("Your recordings")
     await expect(page.locator("html")).to_have_attribute("lang", "en")
     await context.close()
+
+
+async def test_what_the_describer_wrote_is_marked_and_can_be_kept(
+    browser: Browser, described_service: Service,
+) -> None:
+    from playwright.async_api import expect  # noqa: PLC0415
+
+    service = described_service
+    service.recognizer.pending_checks = 0
+    page, watch = await open_page(browser, service)
+    await page.goto(service.base + "/upload")
+    await upload(page, AUDIO / "librivox_0880.mp3")
+    await page.get_by_role("link", name="Open “librivox_0880.mp3”").click()
+    await page.wait_for_url("**/records/*")
+    await expect(page.get_by_role("status").first).to_have_text("Done.", timeout=20_000)
+    # Done before its description: the card keeps asking until the title is there.
+    title_mark = page.locator('.auto-mark[data-field="title"]')
+    await expect(title_mark).to_be_visible(timeout=10_000)
+    await expect(title_mark).to_contain_text("written automatically")
+    await expect(page.locator("h1")).to_have_text("Young man, said the archivist")
+    brief = "He was not an ill disposed young man, said the archivist."
+    await expect(page.locator("#brief")).to_have_value(brief)
+
+    # Keep the brief: it is the person's now, the mark goes.
+    brief_mark = page.locator('.auto-mark[data-field="brief"]')
+    await brief_mark.get_by_role("button", name="Keep").click()
+    await expect(brief_mark).to_be_hidden()
+    await expect(page.locator("#brief")).to_have_value(brief)
+    # Rename: the title too.
+    await page.get_by_role("button", name="Rename").click()
+    await page.locator("#title-input").fill("Archivist reading")
+    await page.keyboard.press("Enter")
+    await expect(page.locator("h1")).to_have_text("Archivist reading")
+    await expect(title_mark).to_be_hidden()
+
+    # The list: the title and the brief's first sentence.
+    await page.goto(service.base + "/")
+    await expect(page.locator(".record-link")).to_have_text(["Archivist reading"])
+    await expect(page.locator(".record-brief")).to_have_text([brief])
+    async with ClientSession() as session:
+        listed = await (await session.get(f"{service.base}/app/audiorecords")).json()
+    assert listed["items"][0]["described"]["title"] == "human"
+    assert listed["items"][0]["described"]["brief"] == "human"
+    assert watch.problems == []

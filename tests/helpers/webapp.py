@@ -73,8 +73,11 @@ class Service:
 
 
 @contextlib.asynccontextmanager
-async def serving(make_settings: SettingsFactory) -> AsyncIterator[Service]:
-    """The service on a free loopback port (the fixture `service`)."""
+async def serving(make_settings: SettingsFactory, *,
+                  describer: str = "off") -> AsyncIterator[Service]:
+    """The service on a free loopback port (the fixture `service`). The describer is off
+    unless asked for (`described_service`): the other tests follow records by the names
+    of their files."""
     need_browser()
     port = free_port()
     settings = make_settings(
@@ -82,6 +85,7 @@ async def serving(make_settings: SettingsFactory) -> AsyncIterator[Service]:
                 "rate_limit_window_seconds": RATE_WINDOW_SECONDS},
         pipeline={"workers": 1, "idle_sleep_seconds": 0.05, "poll_first_delay_seconds": 0.2,
                   "poll_delay_seconds": 0.2},
+        describer={"provider": describer, "poll_seconds": 0.2},
     )
     # Recognition stays pending until a test sets `pending_checks = 0`, so the
     # card can be watched while the record waits at `submitted`.
