@@ -137,6 +137,7 @@ class DescriberActor:
                 subject, replace_auto=True):
             await self._writer.ask(SettleDescription(record_id=job.record_id,
                                                      generation=job.generation, failed=False))
+            await self._tell(job.record_id)  # a reply waiting for a title need not wait
             return self._count(self._describer, "skipped")
         try:
             material = await load_material(self._readers, subject)

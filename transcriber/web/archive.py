@@ -169,9 +169,12 @@ async def card_body(request: web.Request, record_id: str) -> dict[str, Any]:
     except transcripts.BadStructure:
         log.error("card_bad_structure", record_id=record_id)
         utterances = original = None
-    # A finished record still changes while its description is being written.
+    # A finished record still changes while its description is being written (unless
+    # the describer is off now: a job left pending by an earlier run never moves).
+    describing = record.describe_state == "pending" and \
+        request.app[keys.SETTINGS].describer.provider != "off"
     settled = (record.halted_at is not None or record.state == Stage.DONE.value) \
-        and record.describe_state != "pending"
+        and not describing
     poll = None if settled else poll_after_ms(request.app[keys.SETTINGS].server)
     return record_card(
         record, timeline=timeline, transcript=text,

@@ -75,3 +75,19 @@ async def test_the_wait_is_bounded(finisher: Finisher, settings: Settings) -> No
     await outbox.round()
     [reply] = finisher.notifier.sent
     assert (reply.title, reply.brief) == ("", "")
+
+
+async def test_a_record_whose_fields_are_all_a_persons_is_answered_at_once(
+    finisher: Finisher, settings: Settings,
+) -> None:
+    from transcriber.db import reads  # noqa: PLC0415
+    from transcriber.db.commands.edits import EditRecord  # noqa: PLC0415
+
+    record_id = await _telegram_record(finisher, settings, duration_ms=45_000)
+    subject = await reads.describe.subject(finisher.readers, record_id=record_id)
+    assert subject is not None
+    await finisher.writer.ask(EditRecord(record_id=record_id, owner_id=subject.owner_id,
+                                         title="Mine", brief="", topics=()))
+    await _describer(finisher, settings).round()  # nothing to write: settled, reply told
+    [reply] = finisher.notifier.sent
+    assert (reply.title, reply.brief) == ("Mine", "")
