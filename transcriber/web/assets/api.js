@@ -96,6 +96,16 @@ export function card(id, signal) {
   return request("GET", recordPath(id), signal);
 }
 
+/**
+ * Every utterance of the record's current transcript holding `q`'s words, in
+ * time order: {matches: [{utterance_index, start_ms, end_ms, speaker, snippet,
+ * marks}]} (the card's find box).
+ */
+export function findInTranscript(id, q, signal) {
+  const params = new URLSearchParams({ q });
+  return request("GET", `${recordPath(id)}/matches?${params}`, signal);
+}
+
 export function resume(id) {
   return request("POST", `${recordPath(id)}/resume`);
 }
