@@ -7,28 +7,24 @@
 // (speakers.js), transcribes again or deletes.
 // Opened with `?t=<ms>&u=<index>` (a search result's line) it plays from that
 // moment and highlights that utterance; the find box above the transcript
-// marks the utterances holding a query's words and steps through them.
+// (card-find.js) marks the utterances holding a query's words and steps
+// through them.
 
 import * as api from "./api.js";
 import { editors } from "./card-edit.js";
+import { facts, history, stageTimeline, work } from "./card-facts.js";
+import { findBox } from "./card-find.js";
 import { editInPlace, h, replace } from "./dom.js";
 import {
-  STAGES, duration, haltLabel, isSettled, recordName, size, stageLabel, stepLabel, when,
+  duration, haltLabel, isSettled, recordName, size, when,
 } from "./format.js";
 import { t } from "./i18n.js";
-import { markedText, progressBar, searchAsTyped } from "./list.js";
+import { progressBar } from "./list.js";
 import { colourClass, lineSpeaker, speakerPanel } from "./speakers.js";
 
 const FALLBACK_POLL_MS = 4000;
 const MAX_ERROR_POLL_MS = 60000;
-// What the pipeline does after reaching each stage.
-const WORKING = ["uploaded", "normalized", "submitted", "transcribed"];
-function work(stage) {
-  return WORKING.includes(stage) ? t(`work.${stage}`) : t("work.other");
-}
 const TRANSCRIPT_FORMATS = ["txt", "srt", "vtt", "json"];
-const FIND_PAUSE_MS = 300;
-const CUT = "\u2026"; // what marks a snippet's cut end
 
 /** The moment `?t=<ms>&u=<index>` asks to play: {startMs, index}, either null; or null. */
 function askedMoment(params) {
@@ -39,92 +35,6 @@ function askedMoment(params) {
   const startMs = read("t");
   const index = read("u");
   return startMs === null && index === null ? null : { startMs, index };
-}
-
-/**
- * A match's marks in the utterance's whole `text` ([start, end) in code
- * points): its snippet may be a window of it with `…` at a cut end. Marks
- * that do not fall on the same words (the text changed since) are left out.
- */
-function marksInText(text, match) {
-  const full = Array.from(text);
-  const snippet = Array.from(match.snippet);
-  let shift = null;
-  if (match.snippet === text) shift = 0;
-  else {
-    const heads = snippet[0] === CUT ? [1, 0] : [0];
-    const tails = snippet[snippet.length - 1] === CUT ? [1, 0] : [0];
-    search: for (const head of heads) {
-      for (const tail of tails) {
-        const core = snippet.slice(head, snippet.length - tail).join("");
-        const at = core ? text.indexOf(core) : -1;
-        if (at >= 0) {
-          shift = Array.from(text.slice(0, at)).length - head;
-          break search;
-        }
-      }
-    }
-  }
-  if (shift === null) return [];
-  return match.marks.map(([start, end]) => [start + shift, end + shift])
-    .filter(([start, end], i) => start >= 0 && end <= full.length
-      && full.slice(start, end).join("")
-        === snippet.slice(match.marks[i][0], match.marks[i][1]).join(""));
-}
-
-// A stage names what has been achieved, so the step in progress (or the one
-// that stopped) is the one leading to the next stage.
-function stageTimeline(record) {
-  const reached = STAGES.indexOf(record.stage);
-  return h("ol", { class: "stages", "aria-label": t("card.progress") },
-    STAGES.map((stage, index) => {
-      let state = "pending";
-      if (index <= reached) state = "achieved";
-      else if (index === reached + 1) state = record.halt ? "halted" : "current";
-      const note = t(`stage_note.${state}`);
-      return h("li", {
-        class: `stage stage-${state}`,
-        "aria-current": state === "current" || state === "halted" ? "step" : null,
-        "data-stage": stage,
-      }, h("span", { class: "stage-dot", "aria-hidden": "true" }),
-      h("span", { class: "stage-name" }, stageLabel(stage)),
-      h("span", { class: "visually-hidden" }, ` (${note})`));
-    }));
-}
-
-function facts(record) {
-  const language = record.language || { requested: "auto", detected: null };
-  const rows = [
-    [t("facts.stage"), record.halt ? t("facts.stage_halted", { stage: stageLabel(record.stage) })
-      : stageLabel(record.stage)],
-    [t("facts.duration"), duration(record.duration_ms) || t("facts.not_measured")],
-    [t("facts.size"), size(record.size_bytes)],
-    [t("facts.file"), record.original_filename || "—"],
-    [t("facts.uploaded"), h("time", { datetime: record.created_at }, when(record.created_at))],
-    [t("facts.from"), record.source === "telegram" ? t("facts.telegram") : t("facts.web")],
-    [t("facts.language"), language.detected
-      ? t("facts.language_detected", { requested: language.requested,
-        detected: language.detected })
-      : language.requested],
-  ];
-  return h("dl", { class: "facts" },
-    rows.map(([term, value]) => h("div", {}, h("dt", {}, term), h("dd", {}, value))));
-}
-
-function history(timeline) {
-  if (!timeline.length) return h("p", { class: "muted" }, t("history.empty"));
-  return h("table", { class: "history" },
-    h("thead", {}, h("tr", {},
-      h("th", { scope: "col" }, t("history.when")), h("th", { scope: "col" }, t("history.step")),
-      h("th", { scope: "col" }, t("history.outcome")), h("th", { scope: "col" }, t("history.took")),
-      h("th", { scope: "col" }, t("history.by")))),
-    h("tbody", {}, timeline.map((event) => h("tr", {},
-      h("td", {}, h("time", { datetime: event.at }, when(event.at))),
-      h("td", {}, stepLabel(event.step)),
-      h("td", {}, t(`outcome.${event.outcome}`)),
-      h("td", {}, event.duration_ms === null ? ""
-        : t("history.seconds", { seconds: (event.duration_ms / 1000).toFixed(1) })),
-      h("td", {}, event.origin === "human" ? t("history.person") : t("history.pipeline"))))));
 }
 
 export function renderCard(main, id, { navigate, params } = {}) {
@@ -140,11 +50,6 @@ export function renderCard(main, id, { navigate, params } = {}) {
   let current = null;
   let editing = 0; // utterance editors open: the transcript is not redrawn under them
   let moment = askedMoment(params); // played once the transcript is there
-  let foundIndex = null; // the utterance highlighted (.utterance-found)
-  let texts = new Map(); // utterance index → its text as drawn
-  // The find box: what was asked (on which revision) and the matches it answered.
-  const find = { asked: "", revision: null, matches: [], at: -1, timer: null,
-    controller: null };
 
   const title = h("h1", { tabindex: "-1" }, t("card.heading"));
   const status = h("p", { class: "status", role: "status", "aria-live": "polite" },
@@ -159,20 +64,11 @@ export function renderCard(main, id, { navigate, params } = {}) {
   const downloadPanel = h("section", { class: "panel", "aria-labelledby": "download-h",
     hidden: true }, h("h2", { id: "download-h" }, t("card.download")), downloads);
   const transcript = h("div", { class: "transcript" });
-  const findInput = h("input", { id: "find", type: "search", autocomplete: "off",
-    maxlength: "200", placeholder: t("find.placeholder") });
-  const findPrevious = h("button", { type: "button", class: "button-quiet find-previous",
-    title: t("find.previous_hint"), disabled: true }, t("find.previous"));
-  const findNext = h("button", { type: "button", class: "button-quiet find-next",
-    title: t("find.next_hint"), disabled: true }, t("find.next"));
-  const findCount = h("span", { class: "find-count", "aria-live": "polite",
-    "aria-atomic": "true" });
-  const findBar = h("div", { class: "find", role: "search", hidden: true },
-    h("label", { for: "find" }, t("find.label")),
-    h("div", { class: "find-row" }, findInput, findPrevious, findNext, findCount));
+  // `seek` and `showLine` are declared below (hoisted); `current` is read only once asked.
+  const find = findBox({ id, transcript, seek, showLine, revision: () => current?.revision });
   const transcriptPanel = h("section", { class: "panel panel-wide",
     "aria-labelledby": "transcript-h", hidden: true },
-  h("h2", { id: "transcript-h" }, t("card.transcript")), findBar, transcript);
+  h("h2", { id: "transcript-h" }, t("card.transcript")), find.element, transcript);
   const transcriptNote = h("p", { class: "transcript-note", "aria-live": "polite" });
   transcriptPanel.append(transcriptNote);
   const speakers = speakerPanel({ id, note: transcriptNote, saved: (record) => show(record) });
@@ -240,94 +136,6 @@ export function renderCard(main, id, { navigate, params } = {}) {
     lineOf(index)?.scrollIntoView({ block: "center" });
   }
 
-  // The find state on the lines drawn: matches marked, the current one found.
-  // Runs after every redraw, so it outlives them.
-  function applyFind() {
-    const byIndex = new Map(find.matches.map((match) => [match.utterance_index, match]));
-    for (const line of transcript.querySelectorAll(".utterances > li")) {
-      const index = Number(line.dataset.index);
-      const match = byIndex.get(index);
-      line.classList.toggle("utterance-match", !!match);
-      line.classList.toggle("utterance-found", index === foundIndex);
-      const text = line.querySelector(".utterance-text");
-      if (!text || !texts.has(index)) continue;
-      if (match) replace(text, markedText(texts.get(index), marksInText(texts.get(index), match)));
-      else if (text.querySelector("mark")) replace(text, texts.get(index));
-    }
-  }
-
-  function countFound() {
-    const total = find.matches.length;
-    findPrevious.disabled = total === 0;
-    findNext.disabled = total === 0;
-    if (!find.asked) findCount.textContent = "";
-    else if (!total) findCount.textContent = t("find.none");
-    else findCount.textContent = t("find.count", { n: find.at + 1, total });
-  }
-
-  // Go `step` matches on (-1: back), round the ends: highlight, show, seek there.
-  function stepFind(step) {
-    const total = find.matches.length;
-    if (!total) return;
-    find.at = find.at < 0 ? (step > 0 ? 0 : total - 1) : (find.at + step + total) % total;
-    const match = find.matches[find.at];
-    foundIndex = match.utterance_index;
-    applyFind();
-    countFound();
-    showLine(foundIndex);
-    seek(match.start_ms, { play: false });
-  }
-
-  // Ask for the matches of what the box holds; the first one is shown, not played.
-  async function runFind({ again = false } = {}) {
-    clearTimeout(find.timer);
-    find.timer = null;
-    const asked = searchAsTyped(findInput.value);
-    if (asked === find.asked && !again) return;
-    find.controller?.abort();
-    find.asked = asked;
-    find.revision = current?.revision ?? null;
-    if (!asked) {
-      find.matches = [];
-      find.at = -1;
-      foundIndex = null;
-      applyFind();
-      countFound();
-      return;
-    }
-    find.controller = new AbortController();
-    try {
-      const answer = await api.findInTranscript(id, asked, find.controller.signal);
-      const keep = again && find.at >= 0 ? find.matches[find.at]?.utterance_index : null;
-      find.matches = answer.matches;
-      find.at = find.matches.length ? 0 : -1;
-      if (keep !== null) {
-        const still = find.matches.findIndex((match) => match.utterance_index === keep);
-        if (still >= 0) find.at = still;
-      }
-      if (find.at >= 0) foundIndex = find.matches[find.at].utterance_index;
-      applyFind();
-      countFound();
-      if (find.at >= 0 && !again) showLine(foundIndex);
-    } catch (error) {
-      if (error.name === "AbortError") return;
-      replace(findCount, h("span", { class: "error-text" }, error.message));
-    }
-  }
-
-  findInput.addEventListener("input", () => {
-    clearTimeout(find.timer);
-    find.timer = setTimeout(runFind, FIND_PAUSE_MS);
-  });
-  findInput.addEventListener("keydown", async (event) => {
-    if (event.key !== "Enter") return;
-    event.preventDefault();
-    if (find.timer !== null) await runFind(); // typed but not asked yet: its first match
-    else stepFind(event.shiftKey ? -1 : 1);
-  });
-  findPrevious.addEventListener("click", () => stepFind(-1));
-  findNext.addEventListener("click", () => stepFind(1));
-
   // A search result's line: play from its moment, that utterance highlighted.
   function playMoment(record) {
     if (!moment || !record.utterances.length) return;
@@ -336,9 +144,8 @@ export function renderCard(main, id, { navigate, params } = {}) {
     const line = index !== null ? record.utterances.find((u) => u.index === index)
       : record.utterances.find((u) => startMs >= u.start_ms && startMs < u.end_ms);
     if (line) {
-      foundIndex = line.index;
-      applyFind();
-      showLine(foundIndex);
+      find.outline(line.index);
+      showLine(line.index);
     }
     const from = startMs ?? line?.start_ms;
     if (from !== null && from !== undefined) seek(from);
@@ -416,9 +223,8 @@ export function renderCard(main, id, { navigate, params } = {}) {
         return { button, item };
       });
       utteranceButtons = items.map((x) => x.button);
-      texts = new Map(record.utterances.map((u) => [u.index, u.text]));
       replace(transcript, h("ol", { class: "utterances" }, items.map((x) => x.item)));
-      applyFind();
+      find.redrawn(new Map(record.utterances.map((u) => [u.index, u.text])));
     } else if (record.transcript) {
       utteranceButtons = [];
       replace(transcript, record.transcript.split("\n").map((line) => h("p", {}, line)));
@@ -501,11 +307,11 @@ export function renderCard(main, id, { navigate, params } = {}) {
     downloadPanel.hidden = false;
     speakers.show(record);
     renderTranscript(record);
-    findBar.hidden = !record.utterances.length;
+    find.element.hidden = !record.utterances.length;
     transcriptPanel.hidden = false;
     playMoment(record);
     // A correction moved the transcript on: the find box asks again.
-    if (find.asked && find.revision !== record.revision) runFind({ again: true });
+    find.recheck();
     replace(historyBody, history(record.timeline));
     historyPanel.hidden = false;
   }
@@ -559,9 +365,8 @@ export function renderCard(main, id, { navigate, params } = {}) {
   return () => {
     stopped = true;
     clearTimeout(timer);
-    clearTimeout(find.timer);
     controller?.abort();
-    find.controller?.abort();
+    find.stop();
     audio.pause();
   };
 }
