@@ -83,11 +83,9 @@ def parse_target(url: str) -> Target:
         host, port = parsed.raw_host, parsed.port
     except (ValueError, UnicodeError):
         raise TargetRefused("bad_url") from None
-    if not parsed.absolute or not parsed.scheme:
-        raise TargetRefused("bad_url")
     if parsed.scheme not in SCHEMES:
-        raise TargetRefused("scheme")
-    if not host or port is None or not 0 < port < 65536:
+        raise TargetRefused("scheme" if parsed.scheme else "bad_url")
+    if not parsed.absolute or not host or port is None or not 0 < port < 65536:
         raise TargetRefused("bad_url")
     try:
         address: IPAddress | None = ipaddress.ip_address(host)

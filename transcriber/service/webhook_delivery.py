@@ -78,11 +78,11 @@ class WebhookDelivery:
     async def run(self, stopping: asyncio.Event) -> None:
         """Send due deliveries until `stopping` is set."""
         while not stopping.is_set():
+            self._wake.clear()  # before the round: a wake during it brings another
             try:
                 await self.round()
             except Exception as exc:  # a dead writer or a bug: keep the actor alive
                 log.error("webhook_round_failed", error=type(exc).__name__)
-            self._wake.clear()
             sleeper = asyncio.ensure_future(self._clock.sleep(self._settings.poll_seconds))
             woken = asyncio.ensure_future(self._wake.wait())
             stop = asyncio.ensure_future(stopping.wait())
@@ -148,8 +148,9 @@ class WebhookDelivery:
             delivery_id=due.id, webhook_id=due.webhook_id, outcome=decided.outcome,
             status=status, error=error, body=body, delay_seconds=decided.delay_seconds))
         WEBHOOK_DELIVERIES.labels(decided.outcome).inc()
-        fields = {"webhook_id": due.webhook_id, "delivery_id": due.id, "event": due.event,
-                  "record_id": due.record_id, "attempts": due.attempts + 1, "status": status}
+        fields = {"webhook_id": due.webhook_id, "delivery_id": due.id,
+                  "webhook_event": due.event, "record_id": due.record_id,
+                  "attempts": due.attempts + 1, "status": status}
         if decided.outcome == "delivered":
             log.info("webhook_delivered", **fields)
         elif decided.outcome == "retry":
