@@ -14,6 +14,12 @@ from transcriber.webhook_signature import DELIVERY_HEADER, EVENT_HEADER, SIGNATU
 
 _JSON = "application/json"
 _EVENTS = {"type": "string", "enum": list(EVENTS)}
+EXAMPLE_URL = "https://hooks.example.net/transcriber"
+_WEBHOOK_LINKS = {
+    name: {"operationId": operation, "parameters": {"id": "$response.body#/id"}}
+    for name, operation in (("DeleteWebhook", "deleteWebhook"),
+                            ("ListDeliveries", "listDeliveries"))
+}
 
 WEBHOOK_SCHEMAS: dict[str, Any] = {
     "WebhookNew": {
@@ -112,11 +118,13 @@ def webhook_paths(*, error: Callable[[str], dict[str, Any]],
             "post": {
                 "operationId": "createWebhook",
                 "summary": "Register a webhook; the answer shows its secret, once",
-                "requestBody": {"required": True, "content": {
-                    _JSON: {"schema": ref("WebhookNew")}}},
+                "requestBody": {"required": True, "content": {_JSON: {
+                    "schema": ref("WebhookNew"),
+                    "example": {"url": EXAMPLE_URL, "events": ["record.done"]}}}},
                 "responses": {
                     **common, **cross_site, **json_body,
-                    "201": answer("The webhook with its secret", "WebhookCreated"),
+                    "201": {**answer("The webhook with its secret", "WebhookCreated"),
+                            "links": _WEBHOOK_LINKS},
                     "400": error("Malformed body; a URL that is not http(s) (bad_request), or "
                                  "whose host does not resolve or leads to a loopback, "
                                  "private, link-local, metadata, multicast or unspecified "
