@@ -1,11 +1,13 @@
-"""Webhook deliveries across a SIGKILL, with a real `serve` process.
+"""Webhook deliveries across a SIGKILL, then through two failures, with a real
+`serve` process.
 
 `serve` (fake steps, `webhooks.allow_private_targets` on) sends to a receiver
 on 127.0.0.1 in this test's loop, which checks every signature. The record
 reaches `done` moments after the start, so its delivery is written with it;
 the receiver kills the process with SIGKILL when the first attempt arrives,
-before answering: the delivery is due and pending. After a restart it is
-delivered, under the same delivery id, with the same body. Real (short)
+before answering: the delivery is due and pending. After a restart the
+receiver answers 500 twice, then 200: three recorded attempts (1 s and 2 s
+apart), all under the same delivery id with the same body. Real (short)
 times: this is a real process.
 """
 
@@ -65,7 +67,8 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 async def test_a_delivery_due_when_serve_is_killed_is_delivered_after_the_restart(
         data_dir: Path) -> None:
-    receiver = Receiver()
+    # The first answer goes to the cut try (it reaches nobody); then 500, 500, 200.
+    receiver = Receiver(answers=[500, 500, 500])
     url = await receiver.start()
     procs: list[subprocess.Popen[bytes]] = []
 
@@ -91,17 +94,18 @@ async def test_a_delivery_due_when_serve_is_killed_is_delivered_after_the_restar
         port = free_port()
         procs.append(start_server(data_dir, port, fake_steps="", **ENV))
         await asyncio.to_thread(wait_ready, port, procs[1])
-        got = await receiver.wait_for(2, within=30)
+        got = await receiver.wait_for(4, within=30)
         await until(lambda: _query(db, "SELECT state FROM webhook_deliveries")[0]["state"]
                     == "delivered", within=20)
         [delivered] = _query(db, "SELECT attempts, last_status FROM webhook_deliveries")
-        assert (delivered["attempts"], delivered["last_status"]) == (1, 200)
-        assert [r.delivery for r in got] == [pending["id"], pending["id"]]
+        assert (delivered["attempts"], delivered["last_status"]) == (3, 200)
+        assert [r.delivery for r in got] == [pending["id"]] * 4
         assert all(r.signed for r in got)
-        assert got[0].payload() == got[1].payload()
-        assert got[1].payload()["record"]["id"] == record_id
-        await asyncio.sleep(1.0)  # a third send would have come by now (poll is 0.2 s)
-        assert len(receiver.received) == 2
+        assert len({r.body for r in got}) == 1  # the cut try built it; every retry resends it
+        assert got[3].payload()["record"]["id"] == record_id
+        assert got[3].payload()["event"] == "record.done"
+        await asyncio.sleep(1.0)  # another send would have come by now (poll is 0.2 s)
+        assert len(receiver.received) == 4
     finally:
         for proc in procs:
             await asyncio.to_thread(_stop, proc)
