@@ -51,8 +51,11 @@ class GuardedResolver(AbstractResolver):
         if not results:
             raise TargetRefused("unresolvable")
         for result in results:
-            check_address(ipaddress.ip_address(result["host"]),
-                          allow_private=self._allow_private)
+            try:
+                address = ipaddress.ip_address(result["host"])
+            except ValueError:  # not an address we can judge: not one we connect to
+                raise TargetRefused("unresolvable") from None
+            check_address(address, allow_private=self._allow_private)
         return results
 
     async def close(self) -> None:

@@ -6,14 +6,20 @@ literal addresses and to names before any connection is made."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 from aiohttp import web
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from tests.helpers.processes import free_port
 from transcriber.ports import WebhookUnreachable
-from transcriber.providers.webhook_http import ANSWER_MAX_BYTES, HttpWebhookTransport
+from transcriber.providers.webhook_http import (
+    ANSWER_MAX_BYTES,
+    GuardedResolver,
+    HttpWebhookTransport,
+)
 from transcriber.webhook_rules import TargetRefused
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -175,3 +181,31 @@ async def test_the_guard_refuses_before_connecting(loopback: Loopback, host: str
         await sender.close()
     assert caught.value.reason == "private"
     assert loopback.hits == []
+
+
+class _Answers(AbstractResolver):
+    """A resolver answering a fixed list (no DNS): what the guard is given to judge."""
+
+    def __init__(self, *hosts: str) -> None:
+        self.hosts = hosts
+
+    async def resolve(self, host: str, port: int = 0,
+                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+        return [{"hostname": host, "host": h, "port": port, "family": family, "proto": 0,
+                 "flags": 0} for h in self.hosts]
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(("hosts", "reason"), [
+    (("93.184.216.34", "10.0.0.1"), "private"),  # one bad address refuses the name
+    (("169.254.169.254",), "metadata"),
+    (("not-an-address",), "unresolvable"),
+    ((), "unresolvable"),
+])
+async def test_every_address_of_a_name_is_judged(hosts: tuple[str, ...], reason: str) -> None:
+    guard = GuardedResolver(_Answers(*hosts), allow_private=False)
+    with pytest.raises(TargetRefused) as caught:
+        await guard.resolve("hooks.example.net", 443, socket.AF_UNSPEC)
+    assert caught.value.reason == reason
