@@ -10,13 +10,16 @@ touches the network.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from aiohttp import ClientResponse
 
 from tests.helpers.web import Client, StartApi, advance, halt, transcribe, upload
+from transcriber.db.writer import WriteContext
 from transcriber.service.webhooks import DELIVERY
+from transcriber.testing.clock import FakeClock
 from transcriber.testing.webhooks import FakeWebhookTransport
 
 ALL_EVENTS = ["record.done", "record.halted", "record.deleted"]
@@ -201,3 +204,28 @@ async def test_a_deleted_webhooks_pending_deliveries_are_never_sent(
     assert (await client.delete(f"/app/webhooks/{webhook['id']}")).status == 204
     assert await client.app[DELIVERY].round() == 0
     assert transport.posts == []
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Explodes:
+    """An effect that fails inside the advance: the whole advance is undone."""
+
+    async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
+        raise RuntimeError("the finish step's write failed")
+
+
+async def test_an_event_undone_writes_no_delivery(start_api: StartApi,
+                                                  clock: FakeClock) -> None:
+    client = await start_api(webhook_transport=fake())
+    webhook = await created(client)
+    record = str((await upload(client))["id"])
+    await transcribe(client, record)
+    with pytest.raises(RuntimeError):
+        await advance(client, record, Explodes())  # done, rolled back with its effect
+    assert (await (await client.get(f"/app/audiorecords/{record}")).json())["stage"] == (
+        "transcribed")
+    assert (await client.delete(f"/app/audiorecords/{record}", headers=BOB)).status == 404
+    assert await deliveries(client, webhook["id"]) == []
+    clock.advance(61)  # the failed attempt's lease runs out
+    await advance(client, record)  # done, for real this time
+    assert [d["event"] for d in await deliveries(client, webhook["id"])] == ["record.done"]
