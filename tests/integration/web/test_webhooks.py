@@ -122,7 +122,7 @@ REFUSED_WITHOUT_THE_SETTING = [
     "http://localhost/", "http://localhost:8080/hook", "http://[::1]/", "http://192.168.0.10/",
     "http://172.16.5.4/", "http://100.64.0.1/", "http://[fd00:ec2::254]/", "http://[fe80::1]/",
     "http://[::ffff:127.0.0.1]/", "http://0.0.0.0/", "http://224.0.0.1/",
-    "https://127.0.0.1:8443/", "http://127.1/",
+    "https://127.0.0.1:8443/", "http://127.1/", "http://2130706433/",
 ]
 
 
