@@ -227,7 +227,11 @@ async def test_a_deleted_record_is_sent_as_it_was_known(
         assert "utterances" not in known
     assert sent["record.done"]["record"]["stage"] == "done"
     assert sent["record.deleted"]["record"]["stage"] == "done"
-    assert {d["status"] for d in await deliveries(client, webhook_id)} == {"delivered"}
+
+    async def both_written() -> bool:  # the posts came; their results follow
+        return {d["status"] for d in await deliveries(client, webhook_id)} == {"delivered"}
+
+    await until(both_written)
 
 
 async def test_metrics_count_outcomes_and_the_queue(start_api: StartApi) -> None:
@@ -237,10 +241,14 @@ async def test_metrics_count_outcomes_and_the_queue(start_api: StartApi) -> None
     before = await _metrics(client)
     await halt(client, str((await upload(client))["id"]))
     await attempted(client, webhook_id, 1)
-    after = await _metrics(client)
-    assert _sample(after, 'transcriber_webhook_deliveries_total{outcome="retry"}') == (
-        _sample(before, 'transcriber_webhook_deliveries_total{outcome="retry"}') + 1)
-    assert _sample(after, "transcriber_webhook_queue_depth") == 1
+    retried = 'transcriber_webhook_deliveries_total{outcome="retry"}'
+
+    async def counted() -> bool:  # counted once the attempt's result is written
+        after = await _metrics(client)
+        return (_sample(after, retried) == _sample(before, retried) + 1
+                and _sample(after, "transcriber_webhook_queue_depth") == 1)
+
+    await until(counted)
 
 
 async def _metrics(client: Client) -> str:
@@ -266,6 +274,8 @@ async def test_logs_name_the_webhook_never_its_url_or_secret(
         await attempted(client, webhook_id, 1)
         clock.advance(1)
         await attempted(client, webhook_id, 2)
+        # Logged once the attempt's result is written.
+        await until(lambda: any(e["event"] == "webhook_delivered" for e in logs))
     events = {entry["event"] for entry in logs}
     assert {"webhook_created", "webhook_retry", "webhook_delivered"} <= events
     assert "webhook_round_failed" not in events
