@@ -12,7 +12,7 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
 from transcriber.pipeline.step import Step
-from transcriber.ports import Notifier, ObjectStore, Recognizer, Transcoder
+from transcriber.ports import Notifier, ObjectStore, Recognizer, Transcoder, WebhookTransport
 from transcriber.settings import Settings
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -29,3 +29,5 @@ TRANSCODER = web.AppKey("transcoder", Transcoder)
 RECOGNIZER = web.AppKey("recognizer", Recognizer)
 # Set only when the recognizer stores audio in Object Storage (deletion removes it there too).
 OBJECT_STORE = web.AppKey("object_store", ObjectStore)
+# How webhook URLs are checked and deliveries sent (`providers.webhook_http` unless injected).
+WEBHOOK_TRANSPORT = web.AppKey("webhook_transport", WebhookTransport)

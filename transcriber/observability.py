@@ -62,6 +62,16 @@ REPLIES_UNDELIVERED = Counter(
     "transcriber_replies_undelivered_total", "Replies and notices that could not be delivered",
     ["reason"],
 )
+WEBHOOK_DELIVERIES = Counter(
+    "transcriber_webhook_deliveries_total",
+    "Webhook delivery attempts by outcome: retry (no 2xx; tried again later), or the "
+    "delivery's end: delivered (2xx), failed (its window passed), gone (410: the webhook "
+    "was disabled)",
+    ["outcome"],
+)
+WEBHOOK_QUEUE_DEPTH = Gauge(
+    "transcriber_webhook_queue_depth", "Webhook deliveries waiting to be sent (pending)"
+)
 LEASE_EXPIRIES = Counter(
     "transcriber_lease_expiries_total",
     "Claims that took a record whose previous lease had expired",

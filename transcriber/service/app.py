@@ -2,8 +2,9 @@
 
 Startup runs the lifecycle contexts in the order listed and cleanup in
 reverse: the writer, started first, is the last to close and drains its
-mailbox when it does. Parts given here (a clock, a step table, a notifier, a recognizer)
-replace the ones the contexts would build; tests inject fakes this way.
+mailbox when it does. Parts given here (a clock, a step table, a notifier, a
+recognizer, a webhook transport) replace the ones the contexts would build;
+tests inject fakes this way.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from aiohttp import web
 from transcriber import keys
 from transcriber.clock import Clock, SystemClock
 from transcriber.pipeline.step import Step
-from transcriber.ports import Notifier, Recognizer
+from transcriber.ports import Notifier, Recognizer, WebhookTransport
 from transcriber.service.fatal import fatal_ctx
 from transcriber.service.pipeline import pipeline_ctx
 from transcriber.service.providers import providers_ctx
 from transcriber.service.search_index import search_index_ctx
 from transcriber.service.storage import storage_ctx
 from transcriber.service.telegram import bot_ctx, telegram_ctx
+from transcriber.service.webhooks import webhooks_ctx
 from transcriber.settings import Settings
 from transcriber.web import ops
 from transcriber.web.api import setup_api
@@ -36,6 +38,7 @@ def build_app(
     notifier: Notifier | None = None,
     recognizer: Recognizer | None = None,
     telegram_intake: bool = True,
+    webhook_transport: WebhookTransport | None = None,
 ) -> web.Application:
     """The service. `telegram_intake=False` (one-shot commands) keeps the Telegram
     notifier but never polls: a second poller would take the server's messages."""
@@ -50,6 +53,8 @@ def build_app(
         app[keys.NOTIFIER] = notifier
     if recognizer is not None:
         app[keys.RECOGNIZER] = recognizer
+    if webhook_transport is not None:
+        app[keys.WEBHOOK_TRANSPORT] = webhook_transport
     app.cleanup_ctx.append(fatal_ctx)
     app.cleanup_ctx.append(storage_ctx)
     # The search index's word forms for records indexed before migration 0012.
@@ -60,6 +65,8 @@ def build_app(
     # its session closes after they stopped.
     app.cleanup_ctx.append(telegram_ctx)
     app.cleanup_ctx.append(pipeline_ctx)
+    # Webhook deliveries: the transport (URL checks at registration) and the actor.
+    app.cleanup_ctx.append(webhooks_ctx)
     # Telegram polling: starts last, stops first (before the pipeline and the writer).
     if telegram_intake:
         app.cleanup_ctx.append(bot_ctx)

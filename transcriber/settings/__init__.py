@@ -28,6 +28,7 @@ from transcriber.settings.model import (
     SpeechkitSettings,
     StorageSettings,
     TelegramSettings,
+    WebhookSettings,
 )
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "SpeechkitSettings",
     "StorageSettings",
     "TelegramSettings",
+    "WebhookSettings",
     "load_settings",
     "setting_keys",
 ]

@@ -11,6 +11,7 @@ from transcriber.settings.model import (
     PipelineSettings,
     Settings,
     TelegramSettings,
+    WebhookSettings,
 )
 from transcriber.stages import claimable_stages
 from transcriber.typed_text import LoginRefused, canonical_login
@@ -87,6 +88,7 @@ def validate(settings: Settings) -> None:
             raise ConfigError(key, problem)
     _validate_pipeline(settings.pipeline)
     _validate_telegram(settings.telegram)
+    _validate_webhooks(settings.webhooks)
     for telegram_id, login in settings.telegram.allowed.items():
         if not telegram_id.lstrip("-").isdigit():
             raise ConfigError("telegram.allowed", f"key {telegram_id!r} is not a Telegram user id")
@@ -146,6 +148,21 @@ def _validate_telegram(telegram: TelegramSettings) -> None:
                           "must be set with telegram.local_mode (the Bot API server's --dir)")
     if telegram.local_files_dir is not None and not telegram.local_files_dir.is_absolute():
         raise ConfigError("telegram.local_files_dir", "must be an absolute path")
+
+
+def _validate_webhooks(webhooks: WebhookSettings) -> None:
+    positive = ("delivery_window_hours", "retry_base_seconds", "poll_seconds",
+                "connect_timeout_seconds", "request_timeout_seconds")
+    for key in positive:
+        if getattr(webhooks, key) <= 0:
+            raise ConfigError(f"webhooks.{key}", "must be positive")
+    if webhooks.retry_cap_seconds < webhooks.retry_base_seconds:
+        raise ConfigError("webhooks.retry_cap_seconds",
+                          "must not be below webhooks.retry_base_seconds")
+    if webhooks.concurrency < 1:
+        raise ConfigError("webhooks.concurrency", "must be at least 1")
+    if webhooks.per_user_max < 0:
+        raise ConfigError("webhooks.per_user_max", "must not be negative")
 
 
 def _is_loopback(host: str) -> bool:

@@ -223,6 +223,27 @@ class TelegramSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WebhookSettings:
+    # How long a delivery is tried (from its event) before it is given up (`failed`).
+    delivery_window_hours: float = 24.0
+    # Targets on loopback, private and link-local networks (a receiver on this
+    # machine or the LAN); metadata, multicast and unspecified addresses stay refused.
+    allow_private_targets: bool = False
+    # Backoff between the tries of one delivery: base · 2^(n-1), capped; a longer
+    # Retry-After of the receiver wins.
+    retry_base_seconds: float = 1.0
+    retry_cap_seconds: float = 600.0
+    # The delivery actor's look for due deliveries (written by any transaction).
+    poll_seconds: float = 1.0
+    # Deliveries sent at once (each waits at most the request timeout).
+    concurrency: int = 8
+    connect_timeout_seconds: float = 5.0
+    request_timeout_seconds: float = 10.0
+    # Webhooks one person may have.
+    per_user_max: int = 10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LoggingSettings:
     level: str = "INFO"
     format: str = "auto"
@@ -238,4 +259,5 @@ class Settings:
     speechkit: SpeechkitSettings = field(default_factory=SpeechkitSettings)
     s3: S3Settings = field(default_factory=S3Settings)
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
+    webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)

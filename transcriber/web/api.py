@@ -11,7 +11,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.web import archive, edits, upload
+from transcriber.web import archive, edits, upload, webhooks
 from transcriber.web.errors import error_middleware
 from transcriber.web.identity import USERS, UserDirectory, identity_middleware
 from transcriber.web.metrics import metrics_middleware
@@ -21,6 +21,7 @@ from transcriber.web.ratelimit import RATE_LIMITER, RateLimiter, rate_limit_midd
 from transcriber.web.uploadguard import JSON_SLOTS, UPLOAD_SLOTS, BodySlots
 
 RECORD = "/app/audiorecords/{id}"
+WEBHOOK = "/app/webhooks/{id}"
 
 
 def setup_api(app: web.Application) -> None:
@@ -48,3 +49,7 @@ def setup_api(app: web.Application) -> None:
     router.add_get(f"{RECORD}/matches", archive.find_in_transcript)
     router.add_post(f"{RECORD}/resume", archive.resume)
     router.add_post(f"{RECORD}/retranscribe", edits.retranscribe)
+    router.add_get("/app/webhooks", webhooks.list_webhooks)
+    router.add_post("/app/webhooks", webhooks.create_webhook)
+    router.add_delete(WEBHOOK, webhooks.delete_webhook)
+    router.add_get(f"{WEBHOOK}/deliveries", webhooks.list_deliveries)

@@ -156,24 +156,34 @@ async def card(request: web.Request) -> web.Response:
 
 
 async def card_body(request: web.Request, record_id: str) -> dict[str, Any]:
-    readers = request.app[keys.READERS]
-    record = await reads.records.card(readers, record_id=record_id,
-                                      owner_id=current_user(request).id)
-    if record is None:
+    card = await card_of(request.app, record_id, current_user(request).id)
+    if card is None:
         raise not_found()
+    return card
+
+
+async def card_of(app: web.Application, record_id: str, owner_id: str) -> dict[str, Any] | None:
+    """The owner's record card as `GET /app/audiorecords/{id}` answers it (None: no
+    such record of theirs); webhook deliveries send it too."""
+    readers = app[keys.READERS]
+    record = await reads.records.card(readers, record_id=record_id, owner_id=owner_id)
+    if record is None:
+        return None
     timeline = await reads.records.timeline(readers, record_id=record_id)
     text = await reads.transcripts.transcript_text(readers, record_id=record_id)
     try:
-        utterances = await current_utterances(request, record_id)
-        original = await current_utterances(request, record_id, original=True)
+        utterances = await reads.transcripts.utterances(readers, record_id=record_id,
+                                                        original=False)
+        original = await reads.transcripts.utterances(readers, record_id=record_id,
+                                                      original=True)
     except transcripts.BadStructure:
         log.error("card_bad_structure", record_id=record_id)
         utterances = original = None
     settled = record.halted_at is not None or record.state == Stage.DONE.value
-    poll = None if settled else poll_after_ms(request.app[keys.SETTINGS].server)
+    poll = None if settled else poll_after_ms(app[keys.SETTINGS].server)
     return record_card(
         record, timeline=timeline, transcript=text,
-        utterances=utterances, poll_after_ms=poll, progress=await _progress(request, record),
+        utterances=utterances, poll_after_ms=poll, progress=await record_progress(app, record),
         original_speakers=transcripts.speakers_of(original or ()),
     )
 

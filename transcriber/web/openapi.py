@@ -14,6 +14,7 @@ from aiohttp import web
 from transcriber import keys, transcripts
 from transcriber.settings import ServerSettings
 from transcriber.web.openapi_schemas import SCHEMAS, ref
+from transcriber.web.openapi_webhooks import WEBHOOK_SCHEMAS, outgoing_webhooks, webhook_paths
 from transcriber.web.responses import json_response
 
 _JSON = "application/json"
@@ -263,11 +264,13 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                           "429": _COMMON["429"]},
         }},
     }
+    record_paths.update(webhook_paths(error=_error, answer=_json, common=_COMMON,
+                                      cross_site=_CROSS_SITE, json_body=_JSON_BODY))
     return {
         "openapi": "3.1.0",
         "info": {"title": "transcriber archive API", "version": "1"},
         "components": {
-            "schemas": SCHEMAS,
+            "schemas": {**SCHEMAS, **WEBHOOK_SCHEMAS},
             "securitySchemes": {"remoteUser": {
                 "type": "apiKey", "in": "header", "name": "Remote-User",
                 "description": "Set by the trusted reverse proxy; without it the request is "
@@ -276,6 +279,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
         },
         "security": [{"remoteUser": []}],
         "paths": record_paths,
+        "webhooks": outgoing_webhooks(),
     }
 
 

@@ -27,7 +27,7 @@ from transcriber.stages import STAGES
 
 GROWING = ("audio_records", "texts", "structures", "files", "recognitions", "record_events",
            "record_search", "record_search_keys", "telegram_outbox", "telegram_status",
-           "topics", "record_topics", "structure_revisions")
+           "topics", "record_topics", "structure_revisions", "webhooks", "webhook_deliveries")
 
 # name -> why a whole-table read is right there.
 EXCEPTIONS: dict[str, str] = {
@@ -48,6 +48,9 @@ EXCEPTIONS: dict[str, str] = {
     "telegram.DUE_CHATS":
         "scans only a partial index of the pending outbox rows (the queue, not the archive); "
         "on a reader, once per delivery round",
+    "webhooks.QUEUE_DEPTH":
+        "scans only the partial index idx_webhook_deliveries_due of the pending deliveries "
+        "(the queue, not the archive); on a reader, for the depth gauge, once per round",
     "search.PENDING_TERMS":
         "scans only the partial index idx_record_search_keys_pending (records still waiting "
         "for the word forms after migration 0012: it empties as the batches go), LIMIT a batch",

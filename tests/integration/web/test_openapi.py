@@ -6,12 +6,17 @@ import re
 from typing import Any
 
 import jsonschema
+import orjson
 import pytest
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from tests.helpers.pipeline import until
 from tests.helpers.web import Client, StartApi, advance, halt, transcribe, upload
+from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER
+from transcriber.testing.webhooks import FakeWebhookTransport
+from transcriber.web.openapi_schemas import ref
 
 DOC_URI = "urn:transcriber:openapi"
 
@@ -167,3 +172,36 @@ async def test_documented_limits_follow_settings(start_api: StartApi, path: str)
     limit = document["paths"]["/app/audiorecords"]["get"]["parameters"][0]["schema"]
     assert (limit["maximum"], limit["default"]) == (50, 10)
     assert (await client.get(path)).status == 200
+
+
+async def test_webhook_routes_and_the_payload_match_the_document(start_api: StartApi) -> None:
+    transport = FakeWebhookTransport(names={"hooks.example.net": ["93.184.216.34"]})
+    client = await start_api(webhook_transport=transport, webhooks={"per_user_max": 1})
+    checker = Checker(await _document(client))
+
+    async def call(method: str, path: str, **kwargs: Any) -> Any:
+        response = await client.request(method, path, **kwargs)
+        await checker.check(response, method, path)
+        return response
+
+    new = {"url": "https://hooks.example.net/in", "events": ["record.halted", "record.deleted"]}
+    webhook = await (await call("POST", "/app/webhooks", json=new)).json()
+    await call("POST", "/app/webhooks", json=new)  # 409: one each
+    await call("POST", "/app/webhooks", json={**new, "url": "http://127.0.0.1/"})
+    await call("GET", "/app/webhooks")
+    record = str((await upload(client))["id"])
+    await halt(client, record)
+    await call("DELETE", f"/app/audiorecords/{record}")
+    await call("GET", f"/app/webhooks/{webhook['id']}/deliveries")
+    client.app[DELIVERY].wake()
+    await until(lambda: len(transport.posts) == 2)
+    payload_schema = _rebase(ref("WebhookPayload"))
+    for posted in transport.posts:
+        jsonschema.Draft202012Validator(payload_schema, registry=checker.registry).validate(
+            orjson.loads(posted.body))
+    await call("GET", f"/app/webhooks/{webhook['id']}/deliveries")
+    await call("DELETE", f"/app/webhooks/{webhook['id']}")
+    await call("DELETE", f"/app/webhooks/{webhook['id']}")
+    await call("GET", f"/app/webhooks/{webhook['id']}/deliveries")
+    assert {s for _, p, s in checker.checked if "webhooks" in p} == {200, 201, 204, 400, 404,
+                                                                      409}

@@ -3,6 +3,14 @@
 The app runs on a real port in a thread of its own (schemathesis' client is
 blocking); the run is bounded by examples per operation and a wall-clock
 limit so it stays in the default test command.
+
+Webhooks: the run registers whatever URLs schemathesis makes up (and the
+document's example), and may then delete a record it uploaded (a
+`record.deleted` event). None of it can leave the machine: the app's webhook
+transport is the fake one, which resolves only the example's name, from its
+own table (no DNS query is ever made), and records a delivery instead of
+sending it; and the delivery actor runs on the fake clock, which never moves
+here. The test checks at the end that nothing was even handed to it.
 """
 
 from __future__ import annotations
@@ -16,12 +24,15 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from yarl import URL
 
 from tests.helpers.settings import SettingsFactory
 from transcriber import keys
 from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.testing.webhooks import FakeWebhookTransport
+from transcriber.web.openapi_webhooks import EXAMPLE_URL
 
 pytestmark = pytest.mark.slow
 
@@ -35,12 +46,18 @@ CHECKS = ",".join([
 
 
 @pytest.fixture
-def served_app(make_settings: SettingsFactory) -> Iterator[str]:
+def webhook_transport() -> FakeWebhookTransport:
+    return FakeWebhookTransport(names={URL(EXAMPLE_URL).raw_host or "": ["93.184.216.34"]})
+
+
+@pytest.fixture
+def served_app(make_settings: SettingsFactory,
+               webhook_transport: FakeWebhookTransport) -> Iterator[str]:
     """The whole app on 127.0.0.1:<free port>, in a background thread with its own loop."""
     settings = make_settings(pipeline={"workers": 0},
                              server={"rate_limit_requests": 1_000_000,
                                      "upload_max_bytes": 64 * 1024})
-    app = build_app(settings, clock=FakeClock())
+    app = build_app(settings, clock=FakeClock(), webhook_transport=webhook_transport)
     app[keys.TRANSCODER] = FakeTranscoder()
     loop = asyncio.new_event_loop()
     runner = web.AppRunner(app)
@@ -72,7 +89,8 @@ def served_app(make_settings: SettingsFactory) -> Iterator[str]:
         thread.join(30)
 
 
-def test_fuzzing_finds_no_server_errors(served_app: str, tmp_path: Path) -> None:
+def test_fuzzing_finds_no_server_errors(served_app: str, tmp_path: Path,
+                                        webhook_transport: FakeWebhookTransport) -> None:
     command = [
         str(Path(sys.executable).with_name("schemathesis")), "run",
         f"{served_app}/app/openapi.json",
@@ -93,3 +111,4 @@ def test_fuzzing_finds_no_server_errors(served_app: str, tmp_path: Path) -> None
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-8000:]
     assert "No issues found" in output or "passed" in output, output[-3000:]
+    assert webhook_transport.posts == []

@@ -14,6 +14,7 @@ from typing import ClassVar
 import orjson
 
 from transcriber.db import queries as q
+from transcriber.db.commands.webhooks import enqueue_event
 from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import new_id
@@ -143,6 +144,7 @@ class DeleteRecord(Command[Deleted]):
 
     A step holding the record loses its claim with the row. Raises
     `NotFound` for a record that is not the owner's (nothing is removed).
+    The `record.deleted` webhook deliveries are written with it.
     """
 
     name: ClassVar[str] = "delete_record"
@@ -156,6 +158,8 @@ class DeleteRecord(Command[Deleted]):
             if await cursor.fetchone() is None:
                 raise NotFound(f"record {self.record_id} not found")
         params = {"record_id": self.record_id}
+        # While the row still tells what the record was.
+        await enqueue_event(ctx, record_id=self.record_id, event="record.deleted")
         async with ctx.conn.execute(q.edits.RECORD_PARTS, params) as cursor:
             parts = tuple(sorted(row["part_index"] for row in await cursor.fetchall()))
         for statement in q.edits.DELETE_RECORD_IN_ORDER:

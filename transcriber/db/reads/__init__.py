@@ -21,7 +21,8 @@ from transcriber.db.reads import (
     telegram,
     transcripts,
     users,
+    webhooks,
 )
 
 __all__ = ["counts", "lists", "maintenance", "progress", "recognitions", "records", "search",
-           "telegram", "transcripts", "users"]
+           "telegram", "transcripts", "users", "webhooks"]

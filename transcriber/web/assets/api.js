@@ -133,6 +133,25 @@ export function topics(signal) {
   return request("GET", "/app/topics", signal);
 }
 
+const WEBHOOKS = "/app/webhooks";
+
+export function webhooks(signal) {
+  return request("GET", WEBHOOKS, signal);
+}
+
+/** {url, events, secret?}; answers the webhook with its secret (shown once). */
+export function createWebhook(fields) {
+  return request("POST", WEBHOOKS, undefined, fields);
+}
+
+export function deleteWebhook(id) {
+  return request("DELETE", `${WEBHOOKS}/${encodeURIComponent(id)}`);
+}
+
+export function webhookDeliveries(id, signal) {
+  return request("GET", `${WEBHOOKS}/${encodeURIComponent(id)}/deliveries`, signal);
+}
+
 /**
  * Upload one file as multipart/form-data (field `file`) with progress.
  * Returns {promise, abort}; `onProgress(sent, total)` follows the upload.
