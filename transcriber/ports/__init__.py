@@ -23,7 +23,7 @@ from transcriber.ports.recognition import (
     SpeechSink,
     Submitted,
 )
-from transcriber.ports.speakers import SpeakerSeparator, SpeakersUnavailable
+from transcriber.ports.speakers import Separation, SpeakerSeparator, SpeakersUnavailable
 from transcriber.ports.values import Segment, Span, Turn, Utterance, Word
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "Recognizer",
     "ReplyAddress",
     "Segment",
+    "Separation",
     "Span",
     "SpeakerSeparator",
     "SpeakersUnavailable",

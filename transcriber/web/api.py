@@ -11,7 +11,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.web import archive, edits, upload
+from transcriber.web import archive, edits, upload, voices
 from transcriber.web.errors import error_middleware
 from transcriber.web.identity import USERS, UserDirectory, identity_middleware
 from transcriber.web.metrics import metrics_middleware
@@ -48,3 +48,9 @@ def setup_api(app: web.Application) -> None:
     router.add_get(f"{RECORD}/matches", archive.find_in_transcript)
     router.add_post(f"{RECORD}/resume", archive.resume)
     router.add_post(f"{RECORD}/retranscribe", edits.retranscribe)
+    router.add_post(f"{RECORD}/speakers/{{speaker}}/confirm", voices.confirm_suggestion)
+    router.add_post(f"{RECORD}/speakers/{{speaker}}/reject", voices.reject_suggestion)
+    router.add_get("/app/voices", voices.list_voices)
+    router.add_patch("/app/voices/{voice_id}", voices.rename_voice)
+    router.add_delete("/app/voices/{voice_id}", voices.delete_voice)
+    router.add_post("/app/voices/{voice_id}/merge", voices.merge_voice)

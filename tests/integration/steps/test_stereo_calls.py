@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.helpers.audio import FIXTURES
@@ -26,7 +27,7 @@ from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RecordFiles
 from transcriber.pipeline.steps import build_step_table
-from transcriber.ports import AudioPart, Span, Submitted, Utterance
+from transcriber.ports import AudioPart, Separation, Span, Submitted, Utterance
 from transcriber.ports import Segment as WordSegment
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.speakers.channels import Verdict
@@ -35,6 +36,7 @@ from transcriber.settings import FfmpegSettings, RecognizerSettings
 from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.transcripts import STRUCTURE_ROW, load_structure, to_json
+from transcriber.voiceprints import VoiceWindows
 
 PARTS = RecognizerSettings(language="en", part_seconds=12)
 CARD_WORDS = ("club", "heart", "spade", "diamond", "queen", "king", "ace", "jack", "seven",
@@ -65,9 +67,15 @@ class NoClustering:
 
     async def separate(self, audio: Path, segments: Sequence[WordSegment], *,
                        num_speakers: int | None,
-                       speech: Sequence[Span] | None = None) -> list[Utterance]:
+                       speech: Sequence[Span] | None = None) -> Separation:
         NoClustering.calls += 1
         raise AssertionError("the mono clustering ran on a stereo call")
+
+    async def channel_voices(self, audio: Path,
+                             utterances: Sequence[Utterance]) -> VoiceWindows:
+        # The channels' voices are embedded, not clustered (tested with the real
+        # embedder in tests/integration/speakers/test_known_voices.py).
+        return VoiceWindows.of([], np.zeros((0, 256), np.float32))
 
     async def close(self) -> None:
         pass

@@ -20,10 +20,11 @@ from transcriber.db.queries import (
     search,
     telegram,
     users,
+    voices,
 )
 
 __all__ = [
     "archive", "control", "edits", "files", "loadtest", "maintenance", "migrations",
     "pipeline", "progress", "recognition", "records", "results", "search", "telegram",
-    "users",
+    "users", "voices",
 ]

@@ -21,7 +21,8 @@ from transcriber.db.reads import (
     telegram,
     transcripts,
     users,
+    voices,
 )
 
 __all__ = ["counts", "lists", "maintenance", "progress", "recognitions", "records", "search",
-           "telegram", "transcripts", "users"]
+           "telegram", "transcripts", "users", "voices"]
