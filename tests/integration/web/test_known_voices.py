@@ -112,7 +112,8 @@ async def test_a_named_voice_is_suggested_then_confirmed_or_rejected(
     await _enrolled(client, recordings)
     voices = await _voices(client)
     assert set(voices) == {"Анна", "Борис"}
-    assert voices["Анна"]["records"] == 1 and voices["Анна"]["talk_ms"] > 5000
+    assert voices["Анна"]["records"] == 1
+    assert voices["Анна"]["talk_ms"] > 5000
     # Names and counts only: never an embedding.
     assert set(voices["Анна"]) == {"id", "name", "records", "talk_ms", "created_at",
                                    "updated_at"}

@@ -87,7 +87,8 @@ async def test_a_line_moves_to_another_speaker(client: Client) -> None:
     response = await client.patch(f"/app/audiorecords/{record_id}/transcript", json={
         "revision": card["revision"], "utterances": [{"index": 0, "speaker": "S2"}]})
     assert response.status == 200
-    assert (await response.json())["speakers"]["S1"] == {"name": "", "talk_ms": 0, "suggested": None}
+    assert (await response.json())["speakers"]["S1"] == {"name": "", "talk_ms": 0,
+                                                         "suggested": None}
     response = await client.patch(f"/app/audiorecords/{record_id}/transcript", json={
         "revision": card["revision"] + 1, "utterances": [{"index": 0, "speaker": "S1"}]})
     assert response.status == 200, await response.text()
