@@ -153,7 +153,7 @@ class SpeakersSettings:
     # A suggestion is made from this cosine similarity up (`voiceprints.similarity`):
     # the middle of the thresholds at which the calibration bench meets its goals
     # (tests/bench/test_voice_calibration.py, docs/speakers.md "Known voices").
-    suggestion_threshold: float = 0.59
+    suggestion_threshold: float = 0.62
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
