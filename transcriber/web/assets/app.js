@@ -7,6 +7,7 @@ import { replace, h } from "./dom.js";
 import { renderList } from "./list.js";
 import { renderUpload } from "./upload.js";
 import { renderCard } from "./card.js";
+import { renderVoices } from "./voices.js";
 import { LANGUAGES, language, setLanguage, t, translatePage } from "./i18n.js";
 
 const main = document.getElementById("main");
@@ -19,6 +20,7 @@ const ROUTES = [
   { pattern: /^\/upload$/, nav: "upload", view: (m, ctx) => renderUpload(main, ctx) },
   { pattern: /^\/records\/([^/]+)$/, nav: null,
     view: (m, ctx) => renderCard(main, decodeURIComponent(m[1]), ctx) },
+  { pattern: /^\/voices$/, nav: "voices", view: (m, ctx) => renderVoices(main, ctx) },
 ];
 
 function match(pathname) {
