@@ -20,16 +20,21 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from tests.helpers.der import Segment
-from tests.helpers.speaker_audio import POCKETSPHINX, SAMPLE_RATE, Floats, decode
+from tests.helpers.speaker_audio import POCKETSPHINX, SAMPLE_RATE, Floats, decode, write_wav
+from transcriber.db.writer import Command, WriteContext
+from transcriber.pipeline.voices import ForgetVoices, SaveVoices
 from transcriber.ports import Segment as WordSegment
-from transcriber.ports import Utterance, Word
+from transcriber.ports import Separation, Utterance, Word
+from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 
 REAL_VOICES = ("LV", "CD", "DH")
 RAW = ("goforward.raw", "numbers.raw", "something.raw", "tidigits/dhd.2934z.raw")
@@ -132,3 +137,51 @@ def voice_of(utterances: Sequence[Utterance], reference: Sequence[Segment]) -> d
                 counts = overlap.setdefault(u.speaker, {})
                 counts[turn.speaker] = counts.get(turn.speaker, 0) + shared
     return {label: max(counts, key=lambda v: counts[v]) for label, counts in overlap.items()}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApplyVoices(Command[None]):
+    """The poll step's voices effect on a record already done (a browser test gives a
+    record of the fake recognizer the transcript and voices of a real recording)."""
+
+    name: ClassVar[str] = "test_apply_voices"
+    record_id: str
+    effect: SaveVoices | ForgetVoices
+
+    async def execute(self, ctx: WriteContext) -> None:
+        await self.effect.apply(ctx, record_id=self.record_id, step="poll")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recording:
+    """A real-voice recording separated by the real engine, with each label's voice."""
+
+    separation: Separation
+    voices: dict[str, str]  # label -> real voice
+
+    def label(self, voice: str) -> str:
+        return next(label for label, found in self.voices.items() if found == voice)
+
+
+def separated_recordings(folder: Path) -> dict[str, Recording]:
+    """Three recordings separated by the real engine (VAD, ONNX embedder, clustering;
+    the uploader's count of 2): `enrol` (LV and CD, to be named), `known` (other clips
+    of LV and CD) and `stranger` (DH, never named, with LV)."""
+    clips = real_clips()
+    lv, cd, dh = clips["LV"], clips["CD"], clips["DH"]
+    plans = {
+        "enrol": [("LV", lv[2]), ("CD", cd[4]), ("LV", lv[4]),
+                  ("CD", np.concatenate([cd[1], cd[2]]))],
+        "known": [("LV", lv[0]), ("CD", cd[0]), ("LV", lv[3]), ("CD", cd[3]), ("LV", lv[1])],
+        "stranger": [("DH", dh[0]), ("LV", lv[0]), ("DH", dh[1]), ("LV", lv[3])],
+    }
+    separator = LocalSpeakerSeparator()
+    made = {}
+    for name, turns in plans.items():
+        audio, reference = conversation(turns)
+        path = write_wav(audio, folder / f"{name}.wav")
+        separation = separator._separate(path, word_segments(reference), 2, None)
+        voices = voice_of(separation.utterances, reference)
+        assert sorted(voices.values()) == sorted({v for v, _ in turns}), name
+        made[name] = Recording(separation=separation, voices=voices)
+    return made

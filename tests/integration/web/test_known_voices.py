@@ -11,57 +11,23 @@ the only thing not run (its words are one a 400 ms of each known turn).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from tests.helpers.known_voices import conversation, real_clips, voice_of, word_segments
-from tests.helpers.speaker_audio import write_wav
+from tests.helpers.known_voices import Recording, separated_recordings
 from tests.helpers.web import Client, StartApi, advance, upload
 from transcriber import keys
 from transcriber.cli.voices import purge_command
 from transcriber.db import queries as q
 from transcriber.pipeline.effects import SaveTranscript
 from transcriber.pipeline.voices import voices_effect
-from transcriber.ports import Separation
-from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.transcripts import dump_structure, plain_text
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Recording:
-    separation: Separation
-    voices: dict[str, str]  # label -> real voice
-
-    def label(self, voice: str) -> str:
-        return next(label for label, found in self.voices.items() if found == voice)
 
 
 @pytest.fixture(scope="module")
 def recordings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Recording]:
-    """Three recordings, separated once: `enrol` (LV and CD, named by the tests), `known`
-    (other clips of LV and CD) and `stranger` (DH, never named, with LV)."""
-    clips = real_clips()
-    lv, cd, dh = clips["LV"], clips["CD"], clips["DH"]
-    plans = {
-        "enrol": [("LV", lv[2]), ("CD", cd[4]), ("LV", lv[4]),
-                  ("CD", np.concatenate([cd[1], cd[2]]))],
-        "known": [("LV", lv[0]), ("CD", cd[0]), ("LV", lv[3]), ("CD", cd[3]), ("LV", lv[1])],
-        "stranger": [("DH", dh[0]), ("LV", lv[0]), ("DH", dh[1]), ("LV", lv[3])],
-    }
-    folder = tmp_path_factory.mktemp("voices")
-    separator = LocalSpeakerSeparator()
-    made = {}
-    for name, turns in plans.items():
-        audio, reference = conversation(turns)
-        path = write_wav(audio, folder / f"{name}.wav")
-        separation = separator._separate(path, word_segments(reference), 2, None)
-        voices = voice_of(separation.utterances, reference)
-        assert sorted(voices.values()) == sorted({v for v, _ in turns}), name
-        made[name] = Recording(separation=separation, voices=voices)
-    return made
+    return separated_recordings(tmp_path_factory.mktemp("voices"))
 
 
 async def _record(client: Client, recording: Recording, headers: dict[str, str] | None = None,

@@ -197,7 +197,7 @@ export const MESSAGES = {
   "voices.heading": "Known voices",
   "voices.intro": "A speaker you name teaches the voice of that name; in new recordings a speaker who sounds like it gets the name as a suggestion. Voice fingerprints are biometric data: they stay on this server, are never exported, and go when you delete a voice.",
   "voices.empty": "No voices yet: name a speaker of a recording to teach one.",
-  "voices.facts": "{records} recordings · {talk} of speech · updated {updated}",
+  "voices.facts": "recordings: {records} · speech: {talk} · updated {updated}",
   "voices.rename": "Rename",
   "voices.rename_label": "Name the voice {name}: Enter saves, Esc cancels",
   "voices.renamed": "Voice renamed.",
