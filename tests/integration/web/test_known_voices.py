@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 
 from tests.helpers.known_voices import Recording, separated_recordings
 from tests.helpers.web import Client, StartApi, advance, upload
@@ -85,7 +86,11 @@ async def test_a_named_voice_is_suggested_then_confirmed_or_rejected(
                                    "updated_at"}
 
     known = recordings["known"]
+    made = REGISTRY.get_sample_value("transcriber_voice_suggestions_total",
+                                     {"outcome": "made"}) or 0.0
     record_id = await _record(client, known)
+    assert REGISTRY.get_sample_value("transcriber_voice_suggestions_total",
+                                     {"outcome": "made"}) == made + 2
     speakers = (await _card(client, record_id))["speakers"]
     anna, boris = known.label("LV"), known.label("CD")
     threshold = client.app[keys.SETTINGS].speakers.suggestion_threshold

@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import orjson
+import structlog
 
 from transcriber.db import queries as q
 from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import new_id
+from transcriber.observability import VOICE_SUGGESTIONS
 from transcriber.voiceprints import (
     MAX_SOURCES,
     SpokenLine,
@@ -34,6 +36,7 @@ from transcriber.voiceprints import (
 )
 
 q_v = q.voices
+log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,7 +104,15 @@ async def suggest(ctx: WriteContext, *, record_id: str, rules: VoiceRules) -> No
     scores = {(v["speaker"], pid): similarity(_print(v), found)
               for v in voices for pid, found in prints.items()}
     refused = {(v["speaker"], str(pid)) for v in voices for pid in orjson.loads(v["rejected"])}
-    for match in assign(scores, threshold=rules.threshold, refused=refused, taken=taken):
+    matches = assign(scores, threshold=rules.threshold, refused=refused, taken=taken)
+    if len({m.profile_id for m in matches}) != len(matches) or any(
+            (m.speaker, m.profile_id) in refused or m.profile_id in taken for m in matches):
+        # One profile for two speakers of a record, or a refused pair: never written.
+        VOICE_SUGGESTIONS.labels(outcome="refused_invariant").inc()
+        log.error("voice_suggestions_invariant", record_id=record_id)
+        return
+    VOICE_SUGGESTIONS.labels(outcome="made").inc(len(matches))
+    for match in matches:
         await ctx.conn.execute(q_v.SET_SUGGESTION, {
             "record_id": record_id, "speaker": match.speaker, "profile_id": match.profile_id,
             "similarity": round(match.similarity, 4)})
