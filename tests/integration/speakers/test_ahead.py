@@ -13,6 +13,7 @@ from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import structlog
 
@@ -334,10 +335,15 @@ async def test_a_long_recording_is_separated_in_a_child_process_the_models_let_g
     separator = LocalSpeakerSeparator(runs, isolate_after_ms=1000)
     try:
         with structlog.testing.capture_logs() as logs:
-            labelled = (await separator.separate(FIXTURE, _segments(reference[0]),
-                                                 num_speakers=None)).utterances
+            separated = await separator.separate(FIXTURE, _segments(reference[0]),
+                                                 num_speakers=None)
     finally:
         runs.close()
+    labelled = separated.utterances
+    # The child hands the windows it embedded back too (the record's voices).
+    assert separated.voices is not None
+    assert len(separated.voices) > 0
+    assert np.allclose(np.linalg.norm(separated.voices.vectors, axis=1), 1, atol=1e-2)
     assert [(e["event"], e["models_released"]) for e in logs] == [
         ("speaker_turns_isolated", True)]
     assert released == ["whisper"]
