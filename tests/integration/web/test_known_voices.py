@@ -230,16 +230,29 @@ async def test_turned_off_nothing_is_learned_or_suggested(
 async def test_purge_deletes_every_embedding(
         client: Client, recordings: dict[str, Recording], data_dir: Path) -> None:
     record_id = await _enrolled(client, recordings)
+    bob = {"Remote-User": "bob"}
+    bobs = await _record(client, recordings["enrol"], headers=bob)
+    enrol = recordings["enrol"]
+    response = await client.patch(f"/app/audiorecords/{bobs}", headers=bob,
+                                  json={"speakers": {enrol.label("LV"): "Ann"}})
+    assert response.status == 200
     readers = client.app[keys.READERS]
     assert await readers.fetch_all(q.voices.RECORD_VOICES, {"record_id": record_id})
     settings = client.app[keys.SETTINGS]
     assert await purge_command(settings, "nobody-here") != 0
+    # One user's purge leaves everybody else's voices as they were.
     assert await purge_command(settings, settings.server.anonymous_user) == 0
     assert await _voices(client) == {}
+    assert set(await _voices(client, bob)) == {"Ann"}
+    assert await readers.fetch_all(q.voices.RECORD_VOICES, {"record_id": bobs})
     assert await readers.fetch_all(q.voices.RECORD_VOICES, {"record_id": record_id}) == []
     assert await readers.fetch_one(q.voices.RECORD_WINDOWS, {"record_id": record_id}) is None
     card = await _card(client, record_id)
     assert {s["name"] for s in card["speakers"].values()} == {"Анна", "Борис"}
+    # Without a login: everybody's.
+    assert await purge_command(settings, None) == 0
+    assert await _voices(client, bob) == {}
+    assert await readers.fetch_all(q.voices.RECORD_VOICES, {"record_id": bobs}) == []
 
 
 async def test_a_deleted_record_takes_its_prints_not_what_the_profiles_learned(
