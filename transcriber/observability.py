@@ -35,6 +35,11 @@ WRITER_BATCH_SIZE = Histogram(
     "transcriber_writer_batch_size", "Commands committed in one writer transaction",
     buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
 )
+VOICE_SUGGESTIONS = Counter(
+    "transcriber_voice_suggestions_total",
+    "Known-voice suggestions made, and matchings refused for giving one profile two "
+    "speakers (an invariant; never expected)", ["outcome"],
+)
 WORKER_RUNS = Counter(
     "transcriber_worker_runs_total", "Step runs by the stage claimed from and outcome",
     ["stage", "outcome"],

@@ -79,6 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
     transcribe.add_argument("--diarization", choices=("auto", "on", "off"), default=None,
                             help="tell speakers apart (default: recognizer.diarization)")
     _add_maintenance(sub, common)
+    voices = sub.add_parser("voices", parents=common, help="known voices (biometric data)")
+    voices_sub = voices.add_subparsers(dest="voices_command", required=True)
+    purge = voices_sub.add_parser(
+        "purge", parents=common,
+        help="delete every voice embedding: the profiles and each record's speakers' prints "
+             "(of one user with LOGIN, else of everybody)")
+    purge.add_argument("login", type=_login, nargs="?", default=None, metavar="LOGIN",
+                       help="the user whose voices go (default: everybody's)")
     _add_loadtest(sub.add_parser(
         "loadtest", parents=common,
         help="the real pipeline with simulated steps on a throwaway archive; "

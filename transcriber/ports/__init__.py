@@ -24,7 +24,7 @@ from transcriber.ports.recognition import (
     SpeechSink,
     Submitted,
 )
-from transcriber.ports.speakers import SpeakerSeparator, SpeakersUnavailable
+from transcriber.ports.speakers import Separation, SpeakerSeparator, SpeakersUnavailable
 from transcriber.ports.values import Segment, Span, Turn, Utterance, Word
 from transcriber.ports.webhooks import WebhookAnswer, WebhookTransport, WebhookUnreachable
 
@@ -41,6 +41,7 @@ __all__ = [
     "Recognizer",
     "ReplyAddress",
     "Segment",
+    "Separation",
     "Span",
     "SpeakerSeparator",
     "SpeakersUnavailable",

@@ -78,6 +78,8 @@ def validate(settings: Settings) -> None:
         ("recognizer.batch_size", settings.recognizer.batch_size >= 1, "must be at least 1"),
         ("recognizer.diarization", settings.recognizer.diarization in {"auto", "on", "off"},
          "must be auto, on or off"),
+        ("speakers.suggestion_threshold",
+         0 < settings.speakers.suggestion_threshold <= 1, "must be in (0, 1]"),
         ("logging.level", settings.logging.level.upper() in
          {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}, "must be a log level name"),
         ("logging.format", settings.logging.format in {"auto", "json", "console"},

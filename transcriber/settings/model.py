@@ -138,6 +138,22 @@ class RecognizerSettings:
     # contract and keep their name; the code calls the concept "speakers"
     # (`pipeline.speakers.speakers_apply`).
     diarization: str = "auto"
+    # Known voices (docs/speakers.md): the speakers a person names teach the owner's
+    # voice profiles, and a new record's speakers get suggested names. False: no
+    # profile is written and nothing is suggested (`transcriber voices purge` deletes
+    # what exists).
+    voice_profiles: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpeakersSettings:
+    # Exports name a speaker by its suggested name, marked "Anna (?)", when the owner
+    # has not named it; false: the card shows the suggestion, exports do not use it.
+    apply_suggestions: bool = False
+    # A suggestion is made from this cosine similarity up (`voiceprints.similarity`):
+    # the middle of the thresholds at which the calibration bench meets its goals
+    # (tests/bench/test_voice_calibration.py, docs/speakers.md "Known voices").
+    suggestion_threshold: float = 0.62
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -255,6 +271,7 @@ class Settings:
     storage: StorageSettings = field(default_factory=StorageSettings)
     pipeline: PipelineSettings = field(default_factory=PipelineSettings)
     recognizer: RecognizerSettings = field(default_factory=RecognizerSettings)
+    speakers: SpeakersSettings = field(default_factory=SpeakersSettings)
     ffmpeg: FfmpegSettings = field(default_factory=FfmpegSettings)
     speechkit: SpeechkitSettings = field(default_factory=SpeechkitSettings)
     s3: S3Settings = field(default_factory=S3Settings)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.web import archive, edits, upload, webhooks
+from transcriber.web import archive, edits, upload, voices, webhooks
 from transcriber.web.errors import error_middleware
 from transcriber.web.identity import USERS, UserDirectory, identity_middleware
 from transcriber.web.metrics import metrics_middleware
@@ -53,3 +53,9 @@ def setup_api(app: web.Application) -> None:
     router.add_post("/app/webhooks", webhooks.create_webhook)
     router.add_delete(WEBHOOK, webhooks.delete_webhook)
     router.add_get(f"{WEBHOOK}/deliveries", webhooks.list_deliveries)
+    router.add_post(f"{RECORD}/speakers/{{speaker}}/confirm", voices.confirm_suggestion)
+    router.add_post(f"{RECORD}/speakers/{{speaker}}/reject", voices.reject_suggestion)
+    router.add_get("/app/voices", voices.list_voices)
+    router.add_patch("/app/voices/{voice_id}", voices.rename_voice)
+    router.add_delete("/app/voices/{voice_id}", voices.delete_voice)
+    router.add_post("/app/voices/{voice_id}/merge", voices.merge_voice)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -10,6 +11,7 @@ from aiohttp import web
 from transcriber import keys, transcripts
 from transcriber.db import reads
 from transcriber.db.commands.pipeline import Resume
+from transcriber.db.reads.voices import VoiceSuggestion
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
 from transcriber.pipeline.progress import OnItsWay, progress_for_row
@@ -185,7 +187,16 @@ async def card_of(app: web.Application, record_id: str, owner_id: str) -> dict[s
         record, timeline=timeline, transcript=text,
         utterances=utterances, poll_after_ms=poll, progress=await record_progress(app, record),
         original_speakers=transcripts.speakers_of(original or ()),
+        suggestions=await _suggestions(request, record_id),
     )
+
+
+async def _suggestions(request: web.Request, record_id: str) -> list[VoiceSuggestion]:
+    """The record's voice suggestions; none while known voices are off."""
+    if not request.app[keys.SETTINGS].recognizer.voice_profiles:
+        return []
+    return await reads.voices.suggestions(request.app[keys.READERS], record_id=record_id,
+                                          owner_id=current_user(request).id)
 
 
 async def download_file(request: web.Request) -> web.StreamResponse:
@@ -233,7 +244,11 @@ async def download_transcript(request: web.Request) -> web.Response:
         raise ApiError(500, "internal", "the stored transcript cannot be read") from None
     if utterances is None:
         raise ApiError(409, "not_ready", "the record has no transcript yet")
-    body = transcripts.render(utterances, fmt, record.speaker_names)
+    names: Mapping[str, str] = record.speaker_names
+    if request.app[keys.SETTINGS].speakers.apply_suggestions:
+        names = transcripts.with_suggested_names(
+            names, {s.speaker: s.name for s in await _suggestions(request, record_id)})
+    body = transcripts.render(utterances, fmt, names)
     name = download_name(record.original_filename, record_id, fmt)
     return web.Response(body=body.encode(), headers={
         "Content-Type": transcripts.CONTENT_TYPES[fmt],

@@ -14,6 +14,7 @@ from aiohttp import web
 from transcriber import keys, transcripts
 from transcriber.settings import ServerSettings
 from transcriber.web.openapi_schemas import SCHEMAS, ref
+from transcriber.web.openapi_voices import voice_paths
 from transcriber.web.openapi_webhooks import WEBHOOK_SCHEMAS, outgoing_webhooks, webhook_paths
 from transcriber.web.responses import json_response
 
@@ -278,7 +279,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             }},
         },
         "security": [{"remoteUser": []}],
-        "paths": record_paths,
+        "paths": {**record_paths, **voice_paths(_COMMON, _CROSS_SITE, _JSON_BODY, _ID_PARAM)},
         "webhooks": outgoing_webhooks(),
     }
 

@@ -30,7 +30,7 @@ ASSETS_DIR = Path(__file__).with_name("assets")
 INDEX = "index.html"
 HASH_CHARS = 16
 # Paths the browser-side router knows (see assets/app.js).
-CLIENT_ROUTES = ("/", "/upload", "/settings", "/records/{id}")
+CLIENT_ROUTES = ("/", "/upload", "/settings", "/records/{id}", "/voices")
 
 CONTENT_TYPES: Mapping[str, str] = {
     ".js": "text/javascript; charset=utf-8",

@@ -27,7 +27,8 @@ from transcriber.stages import STAGES
 
 GROWING = ("audio_records", "texts", "structures", "files", "recognitions", "record_events",
            "record_search", "record_search_keys", "telegram_outbox", "telegram_status",
-           "topics", "record_topics", "structure_revisions", "webhooks", "webhook_deliveries")
+           "topics", "record_topics", "structure_revisions", "webhooks", "webhook_deliveries",
+           "voice_profiles", "voice_profile_sources", "record_voices", "record_voice_windows")
 
 # name -> why a whole-table read is right there.
 EXCEPTIONS: dict[str, str] = {
@@ -68,6 +69,15 @@ EXCEPTIONS: dict[str, str] = {
         "verify reads every search key of a folder nobody writes, once per run",
     "maintenance.FILL_EXPECTED_INDEX":
         "verify rebuilds the whole search index into a temporary table to compare, once per run",
+    "voices.PURGE_PROFILES":
+        "`transcriber voices purge` without a login deletes every voice profile by "
+        "definition; a command a person runs, never the service",
+    "voices.PURGE_RECORD_VOICES":
+        "`transcriber voices purge` without a login deletes every record's prints by "
+        "definition; a command a person runs, never the service",
+    "voices.PURGE_RECORD_WINDOWS":
+        "`transcriber voices purge` without a login deletes every record's windows by "
+        "definition; a command a person runs, never the service",
     "loadtest.RECORD_TOTALS":
         "the load test's final check of its own throw-away archive, once after the run",
     "loadtest.RECORD_IDS":

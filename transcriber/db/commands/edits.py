@@ -15,9 +15,11 @@ import orjson
 
 from transcriber.db import queries as q
 from transcriber.db.commands.webhooks import enqueue_event
+from transcriber.db.commands.voices import VoiceRules, learn_names, relearn_lines
 from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import new_id
+from transcriber.voiceprints import SpokenLine
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,6 +38,8 @@ class EditRecord(Command[None]):
     topics: tuple[str, ...] | None = None
     speaker_names_patch: str | None = None
     """A JSON merge patch of the speakers' names (`{"S1": "Anna", "S2": null}`)."""
+    voices: VoiceRules | None = None
+    """Known voices are on: the names teach the owner's profiles (`learn_names`)."""
 
     async def execute(self, ctx: WriteContext) -> None:
         now = ctx.now()
@@ -51,6 +55,10 @@ class EditRecord(Command[None]):
             # The search trigger re-indexes the names with the record's other columns.
             await ctx.conn.execute(q.edits.PATCH_SPEAKER_NAMES,
                                    {**ids, "patch": self.speaker_names_patch})
+            if self.voices is not None:
+                await learn_names(ctx, record_id=self.record_id, owner_id=self.owner_id,
+                                  names=orjson.loads(self.speaker_names_patch),
+                                  rules=self.voices)
         if self.topics is None:
             return
         topic_ids = []
@@ -97,6 +105,10 @@ class CorrectTranscript(Command[Corrected]):
     structure_json: str
     text: str
     revisions_max: int
+    voice_lines: tuple[SpokenLine, ...] | None = None
+    """The corrected lines when a line moved between speakers and known voices are on:
+    the speakers' prints and profiles follow (`relearn_lines`)."""
+    voices: VoiceRules | None = None
 
     async def execute(self, ctx: WriteContext) -> Corrected:
         now = ctx.now()
@@ -126,6 +138,9 @@ class CorrectTranscript(Command[Corrected]):
                                          "now": now})
         if cursor.rowcount != 1:
             raise NotFound(f"record {self.record_id} has no transcript")
+        if self.voice_lines is not None and self.voices is not None:
+            await relearn_lines(ctx, record_id=self.record_id, lines=self.voice_lines,
+                                rules=self.voices)
         return Corrected(revision=revision)
 
 

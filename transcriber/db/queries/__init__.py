@@ -20,11 +20,12 @@ from transcriber.db.queries import (
     search,
     telegram,
     users,
+    voices,
     webhooks,
 )
 
 __all__ = [
     "archive", "control", "edits", "files", "loadtest", "maintenance", "migrations",
     "pipeline", "progress", "recognition", "records", "results", "search", "telegram",
-    "users", "webhooks",
+    "users", "voices", "webhooks",
 ]

@@ -21,8 +21,9 @@ from transcriber.db.reads import (
     telegram,
     transcripts,
     users,
+    voices,
     webhooks,
 )
 
 __all__ = ["counts", "lists", "maintenance", "progress", "recognitions", "records", "search",
-           "telegram", "transcripts", "users", "webhooks"]
+           "telegram", "transcripts", "users", "voices", "webhooks"]

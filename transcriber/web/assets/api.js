@@ -129,6 +129,40 @@ export function deleteRecord(id) {
   return request("DELETE", recordPath(id));
 }
 
+/** The suggestion of `label` confirmed (it becomes the name) or rejected; the card. */
+export function confirmVoice(id, label, profileId) {
+  return request("POST", `${recordPath(id)}/speakers/${encodeURIComponent(label)}/confirm`,
+    undefined, { profile_id: profileId });
+}
+
+export function rejectVoice(id, label, profileId) {
+  return request("POST", `${recordPath(id)}/speakers/${encodeURIComponent(label)}/reject`,
+    undefined, { profile_id: profileId });
+}
+
+const VOICES = "/app/voices";
+
+function voicePath(id) {
+  return `${VOICES}/${encodeURIComponent(id)}`;
+}
+
+/** The user's known voices: {items: [{id, name, records, talk_ms, updated_at}]}. */
+export function voices(signal) {
+  return request("GET", VOICES, signal);
+}
+
+export function renameVoice(id, name) {
+  return request("PATCH", voicePath(id), undefined, { name });
+}
+
+export function mergeVoice(id, into) {
+  return request("POST", `${voicePath(id)}/merge`, undefined, { into });
+}
+
+export function deleteVoice(id) {
+  return request("DELETE", voicePath(id));
+}
+
 export function topics(signal) {
   return request("GET", "/app/topics", signal);
 }

@@ -8,6 +8,7 @@ import { renderList } from "./list.js";
 import { renderUpload } from "./upload.js";
 import { renderCard } from "./card.js";
 import { renderSettings } from "./settings.js";
+import { renderVoices } from "./voices.js";
 import { LANGUAGES, language, setLanguage, t, translatePage } from "./i18n.js";
 
 const main = document.getElementById("main");
@@ -21,6 +22,7 @@ const ROUTES = [
   { pattern: /^\/settings$/, nav: "settings", view: (m, ctx) => renderSettings(main, ctx) },
   { pattern: /^\/records\/([^/]+)$/, nav: null,
     view: (m, ctx) => renderCard(main, decodeURIComponent(m[1]), ctx) },
+  { pattern: /^\/voices$/, nav: "voices", view: (m, ctx) => renderVoices(main, ctx) },
 ];
 
 function match(pathname) {
