@@ -187,16 +187,17 @@ async def card_of(app: web.Application, record_id: str, owner_id: str) -> dict[s
         record, timeline=timeline, transcript=text,
         utterances=utterances, poll_after_ms=poll, progress=await record_progress(app, record),
         original_speakers=transcripts.speakers_of(original or ()),
-        suggestions=await _suggestions(request, record_id),
+        suggestions=await _suggestions(app, record_id, owner_id),
     )
 
 
-async def _suggestions(request: web.Request, record_id: str) -> list[VoiceSuggestion]:
+async def _suggestions(app: web.Application, record_id: str,
+                       owner_id: str) -> list[VoiceSuggestion]:
     """The record's voice suggestions; none while known voices are off."""
-    if not request.app[keys.SETTINGS].recognizer.voice_profiles:
+    if not app[keys.SETTINGS].recognizer.voice_profiles:
         return []
-    return await reads.voices.suggestions(request.app[keys.READERS], record_id=record_id,
-                                          owner_id=current_user(request).id)
+    return await reads.voices.suggestions(app[keys.READERS], record_id=record_id,
+                                          owner_id=owner_id)
 
 
 async def download_file(request: web.Request) -> web.StreamResponse:
@@ -246,8 +247,8 @@ async def download_transcript(request: web.Request) -> web.Response:
         raise ApiError(409, "not_ready", "the record has no transcript yet")
     names: Mapping[str, str] = record.speaker_names
     if request.app[keys.SETTINGS].speakers.apply_suggestions:
-        names = transcripts.with_suggested_names(
-            names, {s.speaker: s.name for s in await _suggestions(request, record_id)})
+        suggested = await _suggestions(request.app, record_id, current_user(request).id)
+        names = transcripts.with_suggested_names(names, {s.speaker: s.name for s in suggested})
     body = transcripts.render(utterances, fmt, names)
     name = download_name(record.original_filename, record_id, fmt)
     return web.Response(body=body.encode(), headers={
