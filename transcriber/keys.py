@@ -11,6 +11,7 @@ from transcriber.clock import Clock
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
+from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.ports import Notifier, ObjectStore, Recognizer, Transcoder
 from transcriber.settings import Settings
@@ -29,3 +30,5 @@ TRANSCODER = web.AppKey("transcoder", Transcoder)
 RECOGNIZER = web.AppKey("recognizer", Recognizer)
 # Set only when the recognizer stores audio in Object Storage (deletion removes it there too).
 OBJECT_STORE = web.AppKey("object_store", ObjectStore)
+# Records reaching done or halting in this process (the OpenAI door waits on it).
+SETTLED = web.AppKey("settled", SettledRecords)

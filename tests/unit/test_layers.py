@@ -19,7 +19,8 @@ import transcriber
 
 PACKAGE = Path(transcriber.__file__).parent
 LEAVES = ("errors", "ids", "clock", "stages", "settings", "observability", "ports",
-          "transcripts", "files", "typed_text", "languages", "wordforms", "search_query")
+          "transcripts", "files", "typed_text", "languages", "wordforms", "search_query",
+          "tokens")
 RANKS: dict[str, int] = {
     **dict.fromkeys(LEAVES, 0),
     "db": 1,

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from transcriber import keys
 from transcriber.clock import Clock, SystemClock
+from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.ports import Notifier, Recognizer
 from transcriber.service.fatal import fatal_ctx
@@ -44,6 +45,7 @@ def build_app(
     app = web.Application(client_max_size=settings.server.json_max_bytes)
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock or SystemClock()
+    app[keys.SETTLED] = SettledRecords()
     if steps is not None:
         app[keys.STEPS] = steps
     if notifier is not None:

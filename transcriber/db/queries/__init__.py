@@ -19,11 +19,12 @@ from transcriber.db.queries import (
     results,
     search,
     telegram,
+    tokens,
     users,
 )
 
 __all__ = [
     "archive", "control", "edits", "files", "loadtest", "maintenance", "migrations",
     "pipeline", "progress", "recognition", "records", "results", "search", "telegram",
-    "users",
+    "tokens", "users",
 ]

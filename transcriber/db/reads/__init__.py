@@ -19,9 +19,10 @@ from transcriber.db.reads import (
     records,
     search,
     telegram,
+    tokens,
     transcripts,
     users,
 )
 
 __all__ = ["counts", "lists", "maintenance", "progress", "recognitions", "records", "search",
-           "telegram", "transcripts", "users"]
+           "telegram", "tokens", "transcripts", "users"]
