@@ -27,7 +27,7 @@ __all__ = ["EXIT_CONFIG", "EXIT_FATAL", "main"]
 # failures log a warning each, and its report counts them.
 _QUIET_LEVEL = {"transcribe": "WARNING", "status": "WARNING", "resume": "WARNING",
                 "loadtest": "ERROR", "backup": "WARNING", "restore": "WARNING",
-                "verify": "WARNING"}
+                "verify": "WARNING", "token": "WARNING", "upload": "WARNING"}
 
 
 class Command(Protocol):

@@ -7,6 +7,7 @@ import { replace, h } from "./dom.js";
 import { renderList } from "./list.js";
 import { renderUpload } from "./upload.js";
 import { renderCard } from "./card.js";
+import { renderTokens } from "./tokens.js";
 import { LANGUAGES, language, setLanguage, t, translatePage } from "./i18n.js";
 
 const main = document.getElementById("main");
@@ -17,6 +18,7 @@ let cleanup = () => {};
 const ROUTES = [
   { pattern: /^\/$/, nav: "list", view: (m, ctx) => renderList(main, ctx) },
   { pattern: /^\/upload$/, nav: "upload", view: (m, ctx) => renderUpload(main, ctx) },
+  { pattern: /^\/tokens$/, nav: "tokens", view: (m, ctx) => renderTokens(main, ctx) },
   { pattern: /^\/records\/([^/]+)$/, nav: null,
     view: (m, ctx) => renderCard(main, decodeURIComponent(m[1]), ctx) },
 ];
