@@ -20,7 +20,6 @@ without the request waiting for it.
 from __future__ import annotations
 
 import asyncio
-import time
 
 import structlog
 from aiohttp import web
@@ -88,7 +87,7 @@ class TokenCheck:
         cutoff = stamp(clock, plus_seconds=-TOUCH_SECONDS)
         if found.last_used_at is not None and found.last_used_at >= cutoff:
             return
-        now = time.monotonic()
+        now = clock.monotonic()
         last = self._touched.get(found.token_id)
         if last is not None and now - last < TOUCH_SECONDS:
             return
