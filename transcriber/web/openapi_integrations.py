@@ -33,23 +33,23 @@ SECURITY_SCHEMES: dict[str, Any] = {
 APP_SECURITY: list[dict[str, list[str]]] = [{"remoteUser": []}, {"bearerToken": []}]
 BEARER_ONLY: list[dict[str, list[str]]] = [{"bearerToken": []}]
 
+_TOKEN_FIELDS: dict[str, Any] = {
+    "id": ID, "name": {"type": "string", "maxLength": NAME_MAX},
+    "scope": {"type": "string", "enum": ["read", "write"]},
+    "created_at": TIME, "expires_at": nullable(TIME), "last_used_at": nullable(TIME),
+}
+
 SCHEMAS: dict[str, Any] = {
     "Token": {
-        "type": "object",
-        "required": ["id", "name", "scope", "created_at", "expires_at", "last_used_at"],
-        "additionalProperties": False,
-        "properties": {
-            "id": ID, "name": {"type": "string", "maxLength": NAME_MAX},
-            "scope": {"type": "string", "enum": ["read", "write"]},
-            "created_at": TIME, "expires_at": nullable(TIME), "last_used_at": nullable(TIME),
-        },
+        "type": "object", "required": list(_TOKEN_FIELDS), "additionalProperties": False,
+        "properties": _TOKEN_FIELDS,
     },
     "NewToken": {
-        "allOf": [ref("Token"), {
-            "type": "object", "required": ["token"],
-            "properties": {"token": {"type": "string", "pattern": "^tx_[A-Za-z0-9_-]{43}$",
-                                     "description": "Shown this once; only its hash is kept"}},
-        }],
+        "type": "object", "required": [*_TOKEN_FIELDS, "token"],
+        "additionalProperties": False,
+        "properties": {**_TOKEN_FIELDS, "token": {
+            "type": "string", "pattern": "^tx_[A-Za-z0-9_-]{43}$",
+            "description": "Shown this once; only its hash is kept"}},
     },
     "TokenList": {
         "type": "object", "required": ["items"], "additionalProperties": False,
