@@ -223,7 +223,7 @@ async def test_token_and_openai_responses_match_the_document(
         waiting = asyncio.ensure_future(call(
             "POST", "/v1/audio/transcriptions", headers=writer,
             data=_form(response_format=fmt, **{"timestamp_granularities[]": "word"})))
-        listed = []
+        listed: list[Any] = []
         while not listed:
             await asyncio.sleep(0.02)
             listed = (await (await client.get("/app/audiorecords", headers=writer)).json())[
@@ -237,7 +237,7 @@ async def test_token_and_openai_responses_match_the_document(
     # A record that halts while its request waits.
     waiting = asyncio.ensure_future(call("POST", "/v1/audio/transcriptions", data=_form(),
                                          headers=writer))
-    listed = []
+    listed: list[Any] = []
     while not listed:
         await asyncio.sleep(0.02)
         listed = (await (await client.get("/app/audiorecords", headers=writer)).json())[
