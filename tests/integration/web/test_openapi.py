@@ -176,9 +176,9 @@ async def test_documented_limits_follow_settings(start_api: StartApi, path: str)
     assert (await client.get(path)).status == 200
 
 
-def _form(content: bytes = b"audio", **fields: str) -> aiohttp.FormData:
+def _form(content: bytes = b"audio", fields: dict[str, str] | None = None) -> aiohttp.FormData:
     form = aiohttp.FormData()
-    for name, value in fields.items():
+    for name, value in (fields or {}).items():
         form.add_field(name, value)
     form.add_field("file", content, filename="talk.wav")
     return form
@@ -209,7 +209,8 @@ async def test_token_and_openai_responses_match_the_document(
     await call("POST", "/v1/audio/transcriptions", data=_form(), headers=reader)
     await call("POST", "/v1/audio/transcriptions", data=_form(NOT_AUDIO_MARKER),
                headers=writer)
-    await call("POST", "/v1/audio/transcriptions", data=_form(language="xx"), headers=writer)
+    await call("POST", "/v1/audio/transcriptions", data=_form(fields={"language": "xx"}),
+               headers=writer)
     # Past the wait (the fake clock's): 504 with the record's id.
     waiting = asyncio.ensure_future(call("POST", "/v1/audio/transcriptions", data=_form(),
                                          headers=writer))
@@ -222,7 +223,7 @@ async def test_token_and_openai_responses_match_the_document(
     for fmt in ("json", "verbose_json", "text"):
         waiting = asyncio.ensure_future(call(
             "POST", "/v1/audio/transcriptions", headers=writer,
-            data=_form(response_format=fmt, **{"timestamp_granularities[]": "word"})))
+            data=_form(fields={"response_format": fmt, "timestamp_granularities[]": "word"})))
         listed: list[Any] = []
         while not listed:
             await asyncio.sleep(0.02)
@@ -237,7 +238,7 @@ async def test_token_and_openai_responses_match_the_document(
     # A record that halts while its request waits.
     waiting = asyncio.ensure_future(call("POST", "/v1/audio/transcriptions", data=_form(),
                                          headers=writer))
-    listed: list[Any] = []
+    listed = []
     while not listed:
         await asyncio.sleep(0.02)
         listed = (await (await client.get("/app/audiorecords", headers=writer)).json())[
