@@ -62,7 +62,8 @@ async def live_service(make_settings: SettingsFactory, *,
                        **sections: dict[str, Any]) -> AsyncIterator[LiveService]:
     """The service on 127.0.0.1:<free port>: real steps and ffmpeg, the fake recognizer."""
     port = free_port()
-    server = {"port": port, **sections.pop("server", {})}
+    # A card may be polled every 6000 / (120 · 1/8) = 400 ms (`poll_after_ms`).
+    server = {"port": port, "rate_limit_window_seconds": 6.0, **sections.pop("server", {})}
     pipeline = {"workers": 1, "idle_sleep_seconds": 0.05, "poll_first_delay_seconds": 0.1,
                 "poll_delay_seconds": 0.1, **sections.pop("pipeline", {})}
     # Speakers are not told apart: the speaker model stays unloaded.

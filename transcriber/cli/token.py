@@ -92,7 +92,7 @@ def _line(info: TokenInfo) -> str:
     # One line per token, tab-separated (a name is one line: `tokens.name_problem`).
     return "\t".join((info.id, info.login, info.name or "-", info.scope, info.created_at,
                       info.last_used_at or say("token.never_used"),
-                      info.expires_at or say("token.never")))
+                      info.expires_at or say("token.no_expiry")))
 
 
 async def revoke(settings: Settings, *, raw_id: str) -> int:
