@@ -44,6 +44,9 @@ CHUNK_BYTES = 1024 * 1024
 TRIES = 6
 RETRY_CAP_SECONDS = 60.0
 DEFAULT_POLL_MS = 4000
+# Asked again: the server's own "nothing stored, come back" (an upload), and a
+# proxy's trouble too for a read (a POST that timed out at a proxy may have landed).
+_BUSY_UPLOAD = frozenset({429, 503})
 _BUSY = frozenset({429, 502, 503, 504})
 
 
@@ -134,7 +137,7 @@ async def _send(session: aiohttp.ClientSession, client: Client, item: Item,
                                     params=params) as response:
                 if response.status in (401, 403):
                     await _refuse_auth(response)
-                if response.status in _BUSY and attempt + 1 < TRIES:
+                if response.status in _BUSY_UPLOAD and attempt + 1 < TRIES:
                     await asyncio.sleep(_retry_after(response, attempt))
                     continue
                 if response.status != 201:
