@@ -19,10 +19,10 @@ import time
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
+from prometheus_client import REGISTRY
 
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.tokens import bearer, make_token
-from transcriber.observability import WRITER_COMMANDS
 from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
 
@@ -33,7 +33,8 @@ PER_ROUND = 200
 
 
 def _touches() -> float:
-    return WRITER_COMMANDS.labels("touch_token", "ok")._value.get()  # noqa: SLF001
+    return REGISTRY.get_sample_value("transcriber_writer_commands_total",
+                                     {"command": "touch_token", "outcome": "ok"}) or 0.0
 
 
 async def test_a_bearer_request_against_a_proxy_login(make_settings: SettingsFactory) -> None:
