@@ -96,3 +96,18 @@ async def test_a_record_deleted_while_waited_for_is_404(client: Client) -> None:
     response = await asyncio.wait_for(request, 5)
     assert response.status == 404
     assert set((await response.json())["error"]) == {"message", "type", "param", "code"}
+
+
+async def test_a_client_that_hangs_up_stops_the_wait(client: Client, clock: FakeClock) -> None:
+    request, record_id = await _started(client)
+    await _stays_waiting(request)
+    assert client.app[keys.SETTLED].watched == 1
+    request.cancel()  # the client closes its connection
+    for _ in range(100):
+        await asyncio.sleep(0.02)
+        clock.advance(LOOK_SECONDS)
+        if client.app[keys.SETTLED].watched == 0:
+            break
+    assert client.app[keys.SETTLED].watched == 0
+    state = await reads.records.state(client.app[keys.READERS], record_id=record_id)
+    assert state is not None  # the record goes on
