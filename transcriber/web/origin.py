@@ -13,8 +13,8 @@ Two checks, both pure functions with a thin middleware each:
   `Sec-Fetch-Site` other than `same-origin`/`none`, or an `Origin` that is
   not this request's own (scheme, host and port; the scheme a trusted proxy
   reports in `X-Forwarded-Proto`), is refused with 403. A request with neither marker
-  (curl, scripts) is no browser's cross-site request and passes. Neither does
-  a request with `Authorization: Bearer …`: no cookie or proxy login is
+  (curl, scripts) is no browser's cross-site request and passes. So does a
+  request with `Authorization: Bearer …`: no cookie or proxy login is
   involved, and another site's page cannot send that header either (it
   needs the same refused preflight); a bad token is 401 a step later.
 """
