@@ -125,6 +125,18 @@ HTTP_REQUEST_SECONDS = Histogram(
     "transcriber_http_request_seconds", "HTTP request duration by route", ["route"],
     buckets=_FAST_BUCKETS,
 )
+TOKEN_CHECKS = Counter(
+    "transcriber_token_checks_total",
+    "Bearer tokens presented, by outcome (ok, unknown: bad or revoked, expired, malformed, "
+    "read_only: a read token refused a write)",
+    ["outcome"],
+)
+OPENAI_TRANSCRIPTIONS = Counter(
+    "transcriber_openai_transcriptions_total",
+    "POST /v1/audio/transcriptions that got their record stored, by how the wait ended "
+    "(done, halted, timed_out, deleted, client_gone)",
+    ["outcome"],
+)
 
 STORAGE_FREE_BYTES = Gauge(
     "transcriber_storage_free_bytes",

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from transcriber import keys
 from transcriber.clock import Clock, SystemClock
+from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.ports import Notifier, Recognizer, WebhookTransport
 from transcriber.service.fatal import fatal_ctx
@@ -47,6 +48,7 @@ def build_app(
     app = web.Application(client_max_size=settings.server.json_max_bytes)
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock or SystemClock()
+    app[keys.SETTLED] = SettledRecords()
     if steps is not None:
         app[keys.STEPS] = steps
     if notifier is not None:

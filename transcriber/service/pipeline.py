@@ -35,7 +35,7 @@ async def pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
     engine = Engine(
         settings=settings, clock=app[keys.CLOCK], writer=app[keys.WRITER],
         readers=app[keys.READERS], files=app[keys.FILES], steps=steps,
-        notifier=lambda: _notifier_of(app),
+        notifier=lambda: _notifier_of(app), settled=app[keys.SETTLED],
     )
     app[ENGINE] = engine
     engine.start(on_death=lambda exc: fail_service(app, exc))

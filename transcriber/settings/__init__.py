@@ -9,6 +9,7 @@ line and exit code 2. Secrets are `Secret` values whose repr hides them.
 from transcriber.settings.loading import load_settings, setting_keys
 from transcriber.settings.model import (
     BOT_TOKEN,
+    CLIENT_ENV,
     CLOUD_DOWNLOAD_MAX_BYTES,
     CONFIG_ENV,
     ENV_PREFIX,
@@ -34,6 +35,7 @@ from transcriber.settings.model import (
 
 __all__ = [
     "BOT_TOKEN",
+    "CLIENT_ENV",
     "CLOUD_DOWNLOAD_MAX_BYTES",
     "CONFIG_ENV",
     "ENV_PREFIX",

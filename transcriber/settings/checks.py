@@ -52,6 +52,8 @@ def validate(settings: Settings) -> None:
         ("server.json_max_bytes", settings.server.json_max_bytes >= 1024,
          "must be at least 1024"),
         ("server.json_bodies_max", settings.server.json_bodies_max >= 1, "must be at least 1"),
+        ("server.openai_wait_seconds", settings.server.openai_wait_seconds > 0,
+         "must be positive"),
         ("storage.read_connections", settings.storage.read_connections >= 1, "must be at least 1"),
         ("storage.busy_timeout_ms", settings.storage.busy_timeout_ms >= 0, "must not be negative"),
         ("storage.writer_batch_max", settings.storage.writer_batch_max >= 1, "must be at least 1"),

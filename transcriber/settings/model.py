@@ -13,8 +13,11 @@ ENV_PREFIX = "TRANSCRIBER_"
 # the bot's numeric id, a colon, the secret, no white space.
 BOT_TOKEN = re.compile(r"[0-9]+:\S+")
 CONFIG_ENV = "TRANSCRIBER_CONFIG"
+# The command-line client's own variables (`transcriber upload`; docs/api.md,
+# "The command-line client"): it talks to a server, it is not one.
+CLIENT_ENV = ("TRANSCRIBER_SERVER_URL", "TRANSCRIBER_TOKEN")
 # Variables under the prefix that are not settings (docs/settings.md lists them).
-NON_SETTING_ENV = frozenset({CONFIG_ENV})
+NON_SETTING_ENV = frozenset({CONFIG_ENV, *CLIENT_ENV})
 NON_SETTING_ENV_PREFIXES = ("TRANSCRIBER_BENCH_",)
 
 
@@ -78,6 +81,9 @@ class ServerSettings:
     # many may be arriving at once (docs/hostile-input.md, "Request bodies").
     json_max_bytes: int = 64 * 1024
     json_bodies_max: int = 32
+    # `POST /v1/audio/transcriptions` waits this long for the record to be done,
+    # then answers 504 with the record's id (docs/api.md, "OpenAI's speech-to-text API").
+    openai_wait_seconds: float = 600.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,6 +19,7 @@ from transcriber.db.queries import (
     results,
     search,
     telegram,
+    tokens,
     users,
     voices,
     webhooks,
@@ -27,5 +28,5 @@ from transcriber.db.queries import (
 __all__ = [
     "archive", "control", "edits", "files", "loadtest", "maintenance", "migrations",
     "pipeline", "progress", "recognition", "records", "results", "search", "telegram",
-    "users", "voices", "webhooks",
+    "tokens", "users", "voices", "webhooks",
 ]

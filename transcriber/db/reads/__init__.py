@@ -19,6 +19,7 @@ from transcriber.db.reads import (
     records,
     search,
     telegram,
+    tokens,
     transcripts,
     users,
     voices,
@@ -26,4 +27,4 @@ from transcriber.db.reads import (
 )
 
 __all__ = ["counts", "lists", "maintenance", "progress", "recognitions", "records", "search",
-           "telegram", "transcripts", "users", "voices", "webhooks"]
+           "telegram", "tokens", "transcripts", "users", "voices", "webhooks"]

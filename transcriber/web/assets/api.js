@@ -163,6 +163,20 @@ export function deleteVoice(id) {
   return request("DELETE", voicePath(id));
 }
 
+/** The signed-in person's tokens: {items: [{id, name, scope, created_at, …}]}. */
+export function listTokens(signal) {
+  return request("GET", "/app/tokens", signal);
+}
+
+/** {name, scope, expires_days}; the answer carries `token`, shown this once. */
+export function createToken(fields) {
+  return request("POST", "/app/tokens", undefined, fields);
+}
+
+export function revokeToken(id) {
+  return request("DELETE", `/app/tokens/${encodeURIComponent(id)}`);
+}
+
 export function topics(signal) {
   return request("GET", "/app/topics", signal);
 }
