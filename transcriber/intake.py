@@ -18,7 +18,7 @@ file without a row; the task finishes or cleans up by itself.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -127,8 +127,13 @@ async def accept_stream(
     limit: int,
     limits: AudioLimits,
     expected_size: int | None = None,
+    late: Callable[[Intake], Intake] | None = None,
 ) -> Accepted:
     """Store the stream as a new record.
+
+    `late`, when given, is applied to `intake` once the stream has ended: a form
+    may send fields after its file (OpenAI's clients' `language`), and the
+    chunks' iterator reads them before it ends.
 
     Raises `TooLarge`, `IncompleteInput`, `EmptyInput`, `AudioRefused`,
     `QuotaExceeded`, the transcoder's `PermanentFailure` (not audio) or
@@ -141,6 +146,12 @@ async def accept_stream(
     placed = await files.place_stream(
         record_id, chunks, ext="", limit=limit, expected_size=expected_size
     )
+    if late is not None:
+        try:
+            intake = late(intake)
+        except BaseException:
+            files.discard(placed)
+            raise
     task = asyncio.create_task(
         _register(intake, placed, name, files=files, writer=writer, transcoder=transcoder,
                   limits=limits),

@@ -11,8 +11,16 @@ from transcriber.clock import Clock
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
+from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
-from transcriber.ports import Describer, Notifier, ObjectStore, Recognizer, Transcoder
+from transcriber.ports import (
+    Describer,
+    Notifier,
+    ObjectStore,
+    Recognizer,
+    Transcoder,
+    WebhookTransport,
+)
 from transcriber.settings import Settings
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -31,3 +39,7 @@ RECOGNIZER = web.AppKey("recognizer", Recognizer)
 OBJECT_STORE = web.AppKey("object_store", ObjectStore)
 # A describer given to `build_app` (tests); else `describer.provider` names one.
 DESCRIBER = web.AppKey("describer", Describer)
+# How webhook URLs are checked and deliveries sent (`providers.webhook_http` unless injected).
+WEBHOOK_TRANSPORT = web.AppKey("webhook_transport", WebhookTransport)
+# Records reaching done or halting in this process (the OpenAI door waits on it).
+SETTLED = web.AppKey("settled", SettledRecords)

@@ -64,3 +64,37 @@ def reported_language(payload: bytes) -> str | None:
         return None
     language = data.get("language") if isinstance(data, dict) else None
     return language if isinstance(language, str) and 0 < len(language) <= 16 else None
+
+
+# Whisper's English names of its languages (openai-whisper's `tokenizer.LANGUAGES`):
+# what OpenAI's speech-to-text API answers as `language` ("english", not "en").
+WHISPER_LANGUAGE_NAMES: dict[str, str] = {
+    "af": "afrikaans", "am": "amharic", "ar": "arabic", "as": "assamese",
+    "az": "azerbaijani", "ba": "bashkir", "be": "belarusian", "bg": "bulgarian",
+    "bn": "bengali", "bo": "tibetan", "br": "breton", "bs": "bosnian", "ca": "catalan",
+    "cs": "czech", "cy": "welsh", "da": "danish", "de": "german", "el": "greek",
+    "en": "english", "es": "spanish", "et": "estonian", "eu": "basque", "fa": "persian",
+    "fi": "finnish", "fo": "faroese", "fr": "french", "gl": "galician", "gu": "gujarati",
+    "ha": "hausa", "haw": "hawaiian", "he": "hebrew", "hi": "hindi", "hr": "croatian",
+    "ht": "haitian creole", "hu": "hungarian", "hy": "armenian", "id": "indonesian",
+    "is": "icelandic", "it": "italian", "ja": "japanese", "jw": "javanese",
+    "ka": "georgian", "kk": "kazakh", "km": "khmer", "kn": "kannada", "ko": "korean",
+    "la": "latin", "lb": "luxembourgish", "ln": "lingala", "lo": "lao",
+    "lt": "lithuanian", "lv": "latvian", "mg": "malagasy", "mi": "maori",
+    "mk": "macedonian", "ml": "malayalam", "mn": "mongolian", "mr": "marathi",
+    "ms": "malay", "mt": "maltese", "my": "myanmar", "ne": "nepali", "nl": "dutch",
+    "nn": "nynorsk", "no": "norwegian", "oc": "occitan", "pa": "punjabi", "pl": "polish",
+    "ps": "pashto", "pt": "portuguese", "ro": "romanian", "ru": "russian",
+    "sa": "sanskrit", "sd": "sindhi", "si": "sinhala", "sk": "slovak", "sl": "slovenian",
+    "sn": "shona", "so": "somali", "sq": "albanian", "sr": "serbian", "su": "sundanese",
+    "sv": "swedish", "sw": "swahili", "ta": "tamil", "te": "telugu", "tg": "tajik",
+    "th": "thai", "tk": "turkmen", "tl": "tagalog", "tr": "turkish", "tt": "tatar",
+    "uk": "ukrainian", "ur": "urdu", "uz": "uzbek", "vi": "vietnamese", "yi": "yiddish",
+    "yo": "yoruba", "zh": "chinese", "yue": "cantonese",
+}
+
+
+def language_name(code: str) -> str:
+    """The English name of a spoken language's code (`ru` → `russian`); an unknown
+    code (`auto`, a SpeechKit tag) stays as it is."""
+    return WHISPER_LANGUAGE_NAMES.get(code.lower(), code)

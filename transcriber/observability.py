@@ -35,6 +35,11 @@ WRITER_BATCH_SIZE = Histogram(
     "transcriber_writer_batch_size", "Commands committed in one writer transaction",
     buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
 )
+VOICE_SUGGESTIONS = Counter(
+    "transcriber_voice_suggestions_total",
+    "Known-voice suggestions made, and matchings refused for giving one profile two "
+    "speakers (an invariant; never expected)", ["outcome"],
+)
 WORKER_RUNS = Counter(
     "transcriber_worker_runs_total", "Step runs by the stage claimed from and outcome",
     ["stage", "outcome"],
@@ -75,6 +80,16 @@ DESCRIBE_QUEUE_DEPTH = Gauge(
 REPLIES_UNDELIVERED = Counter(
     "transcriber_replies_undelivered_total", "Replies and notices that could not be delivered",
     ["reason"],
+)
+WEBHOOK_DELIVERIES = Counter(
+    "transcriber_webhook_deliveries_total",
+    "Webhook delivery attempts by outcome: retry (no 2xx; tried again later), or the "
+    "delivery's end: delivered (2xx), failed (its window passed), gone (410: the webhook "
+    "was disabled)",
+    ["outcome"],
+)
+WEBHOOK_QUEUE_DEPTH = Gauge(
+    "transcriber_webhook_queue_depth", "Webhook deliveries waiting to be sent (pending)"
 )
 LEASE_EXPIRIES = Counter(
     "transcriber_lease_expiries_total",
@@ -123,6 +138,18 @@ HTTP_REQUESTS = Counter(
 HTTP_REQUEST_SECONDS = Histogram(
     "transcriber_http_request_seconds", "HTTP request duration by route", ["route"],
     buckets=_FAST_BUCKETS,
+)
+TOKEN_CHECKS = Counter(
+    "transcriber_token_checks_total",
+    "Bearer tokens presented, by outcome (ok, unknown: bad or revoked, expired, malformed, "
+    "read_only: a read token refused a write)",
+    ["outcome"],
+)
+OPENAI_TRANSCRIPTIONS = Counter(
+    "transcriber_openai_transcriptions_total",
+    "POST /v1/audio/transcriptions that got their record stored, by how the wait ended "
+    "(done, halted, timed_out, deleted, client_gone)",
+    ["outcome"],
 )
 
 STORAGE_FREE_BYTES = Gauge(

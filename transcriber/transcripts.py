@@ -121,6 +121,21 @@ def card_speakers(utterances: Sequence[Utterance], names: Mapping[str, str], *,
             for label in ordered}
 
 
+# How an export marks a name the service suggested and nobody confirmed.
+SUGGESTED_MARK = " (?)"
+
+
+def with_suggested_names(names: Mapping[str, str],
+                         suggested: Mapping[str, str]) -> dict[str, str]:
+    """Pure: the names an export uses with `speakers.apply_suggestions`: each unnamed
+    speaker by its suggested name, marked as such ("Anna (?)")."""
+    merged = {label: name for label, name in names.items() if name.strip()}
+    for label, name in suggested.items():
+        if label not in merged:
+            merged[label] = f"{name}{SUGGESTED_MARK}"
+    return merged
+
+
 def _voice(u: Utterance, names: Mapping[str, str], several: bool) -> str | None:
     """Who an exported line is said by: the given name; else the label when the
     record has several speakers; else nobody (a transcript without speakers)."""

@@ -374,6 +374,6 @@ async def _as_the_service(recognizer: WhisperRecognizer, separator: LocalSpeaker
             on_speech(None)
     runs["recognized_s"][name].append(time.perf_counter() - started)
     answer = (plan, payload)
-    labelled = await separator.separate(path, segments_of([answer]), num_speakers=None,
-                                        speech=speech_of([answer]))
+    labelled = (await separator.separate(path, segments_of([answer]), num_speakers=None,
+                                         speech=speech_of([answer]))).utterances
     assert len({u.speaker for u in labelled}) == 2

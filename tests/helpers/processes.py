@@ -26,6 +26,15 @@ def start_server(
     return _start(command, data_dir, port, env)
 
 
+def start_server_with_fake_recognizer(
+    data_dir: Path, port: int, **env: str
+) -> subprocess.Popen[bytes]:
+    """A real serve with the real steps (ffmpeg) and the fake recognizer of
+    `transcriber.testing`, which answers at once (`tests.serve_with_fakes`)."""
+    command = [sys.executable, "-m", "tests.serve_with_fakes", "--fake-recognizer"]
+    return _start(command, data_dir, port, env)
+
+
 def start_server_with_descriptors(
     data_dir: Path, port: int, nofile: int, **env: str
 ) -> subprocess.Popen[bytes]:

@@ -26,7 +26,7 @@ from tests.helpers.audio import FIXTURES
 from tests.helpers.processes import free_port
 from tests.helpers.settings import SettingsFactory
 from transcriber.pipeline.steps import build_step_table
-from transcriber.ports import Utterance
+from transcriber.ports import Utterance, WebhookTransport
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.service.app import build_app
 from transcriber.testing.recognizer import FakeRecognizer
@@ -74,10 +74,12 @@ class Service:
 
 @contextlib.asynccontextmanager
 async def serving(make_settings: SettingsFactory, *,
-                  describer: str = "off") -> AsyncIterator[Service]:
-    """The service on a free loopback port (the fixture `service`). The describer is off
-    unless asked for (`described_service`): the other tests follow records by the names
-    of their files."""
+                  describer: str = "off",
+                  webhook_transport: WebhookTransport | None = None) -> AsyncIterator[Service]:
+    """The service on a free loopback port (the fixture `service`), optionally with a
+    webhook transport (`transcriber.testing.webhooks`: nothing leaves the machine). The
+    describer is off unless asked for (`described_service`): the other tests follow
+    records by the names of their files."""
     need_browser()
     port = free_port()
     settings = make_settings(
@@ -94,7 +96,7 @@ async def serving(make_settings: SettingsFactory, *,
     transcoder = FfmpegTranscoder(settings.ffmpeg)
     steps = build_step_table(transcoder=transcoder, cutter=transcoder, recognizer=recognizer,
                              store=None)
-    app = build_app(settings, steps=steps)
+    app = build_app(settings, steps=steps, webhook_transport=webhook_transport)
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()

@@ -19,8 +19,10 @@ inline code span is cut into words, and a word is checked when it is one of:
 - a setting `section.key` (a section of `transcriber.settings.Settings`): the
   key is a field of that section (a word that is neither a setting nor a
   module's attribute is reported as both);
-- an environment variable `TRANSCRIBER_…`: a setting's variable,
-  `TRANSCRIBER_CONFIG`, or a `TRANSCRIBER_BENCH_…` knob read under tests/bench;
+- an environment variable `TRANSCRIBER_…`: a setting's variable, one that is
+  not a setting (`TRANSCRIBER_CONFIG`, the command-line client's
+  `TRANSCRIBER_SERVER_URL` and `TRANSCRIBER_TOKEN`), or a `TRANSCRIBER_BENCH_…`
+  knob read under tests/bench;
 - a metric `transcriber_…` (labels dropped): registered in
   `transcriber/observability.py`.
 
@@ -44,7 +46,7 @@ from pathlib import Path
 from prometheus_client.metrics import MetricWrapperBase
 
 from transcriber import observability
-from transcriber.settings import CONFIG_ENV, Settings, setting_keys
+from transcriber.settings import NON_SETTING_ENV, Settings, setting_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "transcriber"
@@ -119,7 +121,7 @@ def _settings() -> dict[str, frozenset[str]]:
 
 @cache
 def _env_names() -> frozenset[str]:
-    return frozenset({CONFIG_ENV, *setting_keys().values()})
+    return frozenset({*NON_SETTING_ENV, *setting_keys().values()})
 
 
 @cache

@@ -20,7 +20,8 @@ import transcriber
 PACKAGE = Path(transcriber.__file__).parent
 LEAVES = ("errors", "ids", "clock", "stages", "settings", "observability", "ports",
           "transcripts", "files", "typed_text", "languages", "wordforms", "search_query",
-          "descriptions", "stopwords")
+          "webhook_rules", "webhook_signature", "voiceprints", "tokens", "descriptions",
+          "stopwords")
 RANKS: dict[str, int] = {
     **dict.fromkeys(LEAVES, 0),
     "db": 1,

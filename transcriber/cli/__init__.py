@@ -27,7 +27,8 @@ __all__ = ["EXIT_CONFIG", "EXIT_FATAL", "main"]
 # failures log a warning each, and its report counts them.
 _QUIET_LEVEL = {"transcribe": "WARNING", "status": "WARNING", "resume": "WARNING",
                 "loadtest": "ERROR", "backup": "WARNING", "restore": "WARNING",
-                "verify": "WARNING", "describe": "WARNING"}
+                "verify": "WARNING", "voices": "WARNING", "token": "WARNING",
+                "upload": "WARNING", "describe": "WARNING"}
 
 
 class Command(Protocol):

@@ -2,4 +2,5 @@
 
 EXIT_REFUSED = 1  # the command ran and said no (a halted record, a broken invariant)
 EXIT_CONFIG = 2  # a bad setting or argument, said in one line
+EXIT_UNREACHABLE = 3  # the client cannot reach its server, or the server refused its token
 EXIT_FATAL = 70  # the service could not go on (EX_SOFTWARE)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from transcriber.tokens import EXPIRES_DAYS_MAX, SCOPES, name_problem
 from transcriber.transcripts import FORMATS
 from transcriber.typed_text import LoginRefused, canonical_login
 
@@ -33,6 +34,20 @@ def _login(text: str) -> str:
         return canonical_login(text)
     except LoginRefused as exc:
         raise argparse.ArgumentTypeError(f"the login {exc}") from None
+
+
+def _token_name(text: str) -> str:
+    problem = name_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"the name {problem}")
+    return text.strip()
+
+
+def _expiry_days(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= EXPIRES_DAYS_MAX:
+        raise argparse.ArgumentTypeError(f"must be 1 to {EXPIRES_DAYS_MAX}")
+    return value
 
 
 def _share(text: str) -> float:
@@ -89,6 +104,19 @@ def build_parser() -> argparse.ArgumentParser:
     transcribe.add_argument("--diarization", choices=("auto", "on", "off"), default=None,
                             help="tell speakers apart (default: recognizer.diarization)")
     _add_maintenance(sub, common)
+    voices = sub.add_parser("voices", parents=common, help="known voices (biometric data)")
+    voices_sub = voices.add_subparsers(dest="voices_command", required=True)
+    purge = voices_sub.add_parser(
+        "purge", parents=common,
+        help="delete every voice embedding: the profiles and each record's speakers' prints "
+             "(of one user with LOGIN, else of everybody)")
+    purge.add_argument("login", type=_login, nargs="?", default=None, metavar="LOGIN",
+                       help="the user whose voices go (default: everybody's)")
+    _add_tokens(sub, common)
+    _add_upload(sub.add_parser(
+        "upload", parents=common,
+        help="send files to a transcriber server (a client: nothing runs here); with "
+             "--wait, write or print their transcripts"))
     _add_loadtest(sub.add_parser(
         "loadtest", parents=common,
         help="the real pipeline with simulated steps on a throwaway archive; "
@@ -114,6 +142,48 @@ def _add_maintenance(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     verify.add_argument("folder", type=Path, nargs="?", default=None, metavar="FOLDER",
                         help="the folder to check (default: storage.data_dir)")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _add_tokens(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                common: list[argparse.ArgumentParser]) -> None:
+    token = sub.add_parser("token", parents=common,
+                           help="personal access tokens (Authorization: Bearer tx_...)")
+    actions = token.add_subparsers(dest="action", required=True)
+    create = actions.add_parser(
+        "create", parents=common,
+        help="make a token for LOGIN; prints it once, alone, on stdout")
+    create.add_argument("login", type=_login, metavar="LOGIN")
+    create.add_argument("--name", type=_token_name, default="",
+                        help="what it is for, shown in lists (at most 100 characters)")
+    create.add_argument("--scope", choices=SCOPES, default="write",
+                        help="read: GET only; write: everything (default: write)")
+    create.add_argument("--expires-days", type=_expiry_days, default=None, metavar="N",
+                        help="refused after N days (default: never expires)")
+    listing = actions.add_parser(
+        "list", parents=common, help="tokens of LOGIN, or everybody's (never the tokens)")
+    listing.add_argument("login", type=_login, nargs="?", default=None, metavar="LOGIN")
+    revoke = actions.add_parser("revoke", parents=common,
+                                help="revoke a token: refused from its next request")
+    revoke.add_argument("token_id", metavar="TOKEN_ID", help="its id, as list shows it")
+
+
+def _add_upload(upload: argparse.ArgumentParser) -> None:
+    upload.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    upload.add_argument("--server", default=None, metavar="URL",
+                        help="the server, e.g. https://transcriber.example "
+                             "(default: $TRANSCRIBER_SERVER_URL)")
+    upload.add_argument("--token", default=None, metavar="T",
+                        help="a personal access token (default: $TRANSCRIBER_TOKEN; the "
+                             "variable keeps it out of the process list)")
+    upload.add_argument("--language", default=None, metavar="L",
+                        help="the spoken language: auto or a code (default: the server's)")
+    upload.add_argument("--wait", action="store_true",
+                        help="follow each record to done, then write or print its transcript")
+    upload.add_argument("--format", choices=FORMATS, default="txt",
+                        help="transcript format with --wait (default: txt)")
+    upload.add_argument("--output", type=Path, default=None, metavar="DIR",
+                        help="with --wait, write each transcript to DIR/<name>.<format> "
+                             "instead of printing it")
 
 
 def _add_loadtest(load: argparse.ArgumentParser) -> None:

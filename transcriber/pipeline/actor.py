@@ -46,12 +46,15 @@ from transcriber.observability import (
 from transcriber.pipeline import policy
 from transcriber.pipeline.effects import discard_unwritten
 from transcriber.pipeline.notify import AfterCommit, Delivery
+from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Advanced, Deferred, Job, Step
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason, Stage, spec_of, stage_of_step
+from transcriber.stages import STAGES, HaltReason, Stage, spec_of, stage_of_step
 
 log = structlog.get_logger(__name__)
 
+# The stage whose step's success makes a record `done`.
+FINAL_STEP_STAGE = next(spec.stage for spec in STAGES if spec.next_stage is Stage.DONE)
 RunOutcome = Literal["empty", "success", "failure", "deferred", "halted", "stale", "lease_lost"]
 ClaimSource = Callable[[], Awaitable["Claimed | NoWork"]]
 
@@ -84,6 +87,7 @@ class StepActor:
         rng: policy.Random = random.random,
         claim: ClaimSource | None = None,
         extras: Mapping[str, Any] | None = None,
+        settled: SettledRecords | None = None,
     ) -> None:
         self.name = name
         self._settings = settings
@@ -97,6 +101,8 @@ class StepActor:
         self._rng = rng
         self._claim_source = claim or self._claim
         self._extras = extras or {}
+        # Told when a record reaches done or halts (the OpenAI door waits on it).
+        self._settled = settled or SettledRecords()
         # Fixed for the actor's life: computed once, not per claim.
         self._leases = policy.lease_table(self._pipeline)
         self._metrics: dict[tuple[Any, tuple[str, ...]], Any] = {}
@@ -285,6 +291,8 @@ class StepActor:
             self._metric(WORKER_RUNS, stage, "success").inc()
             self._log.debug("step_done", record_id=record_id, stage=stage, step=step,
                       duration_ms=duration_ms)
+            if claimed.stage is FINAL_STEP_STAGE:
+                self._settled.settled(record_id)
             for effect in effects:
                 if isinstance(effect, AfterCommit):
                     await effect.after_commit(self._delivery, record_id=record_id)
@@ -335,6 +343,7 @@ class StepActor:
         self._metric(WORKER_RUNS, claimed.stage.value, "halted").inc()
         self._log.error("record_halted", record_id=claimed.record_id, stage=claimed.stage.value,
                   reason=reason.value, attempts=claimed.attempts)
+        self._settled.settled(claimed.record_id)
         # After the halt is stored, exactly once; a failed delivery undoes nothing (P10, P6).
         await self._delivery.halt_notice(claimed.record_id, reason)
         return self._report("halted", claimed, step)

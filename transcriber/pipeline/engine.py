@@ -24,6 +24,7 @@ from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.notify import Delivery, NotifierSource, running_notifier
 from transcriber.pipeline.outbox import Outbox
+from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.settings import Settings
 from transcriber.stages import step_names
@@ -58,6 +59,7 @@ class Engine:
         rng: policy.Random = random.random,
         extras: Mapping[str, Any] | None = None,
         wake_describer: Callable[[], None] | None = None,
+        settled: SettledRecords | None = None,
     ) -> None:
         check_step_table(steps)
         self._settings = settings
@@ -74,7 +76,7 @@ class Engine:
             StepActor(
                 name=f"step-actor-{number}", settings=settings, clock=clock, writer=writer,
                 readers=readers, files=files, steps=steps, delivery=self.delivery, rng=rng,
-                extras=extras,
+                extras=extras, settled=settled,
             )
             for number in range(1, settings.pipeline.workers + 1)
         ]

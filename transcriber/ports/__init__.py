@@ -2,9 +2,10 @@
 
 Every Protocol a step is given and every value type it passes through one:
 `recognition` (the recognizer and the part cutter), `speakers` (the speaker
-separator), `media` (transcoder, object store), `notify` (the notifier), `describe` (the
-describer of a record's title, brief and topics) and
-`values` (utterances, spans, words, turns). Ports import only the leaves.
+separator), `media` (transcoder, object store), `notify` (the notifier),
+`webhooks` (the webhook transport), `describe` (the describer of a record's
+title, brief and topics) and `values` (utterances, spans, words, turns). Ports
+import only the leaves.
 Adapters live in `transcriber.providers` and `transcriber.bot`; in-package
 fakes that record their calls live in `transcriber.testing`. Import the names
 from here: the modules are how the package is cut, not part of its contract.
@@ -25,8 +26,9 @@ from transcriber.ports.recognition import (
     SpeechSink,
     Submitted,
 )
-from transcriber.ports.speakers import SpeakerSeparator, SpeakersUnavailable
+from transcriber.ports.speakers import Separation, SpeakerSeparator, SpeakersUnavailable
 from transcriber.ports.values import Segment, Span, Turn, Utterance, Word
+from transcriber.ports.webhooks import WebhookAnswer, WebhookTransport, WebhookUnreachable
 
 __all__ = [
     "AnswerParser",
@@ -45,6 +47,7 @@ __all__ = [
     "Recognizer",
     "ReplyAddress",
     "Segment",
+    "Separation",
     "Span",
     "SpeakerSeparator",
     "SpeakersUnavailable",
@@ -55,5 +58,8 @@ __all__ = [
     "Undelivered",
     "UndeliveredReason",
     "Utterance",
+    "WebhookAnswer",
+    "WebhookTransport",
+    "WebhookUnreachable",
     "Word",
 ]

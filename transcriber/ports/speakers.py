@@ -7,17 +7,28 @@ The adapter is the speaker engine's `LocalSpeakerSeparator`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from transcriber.errors import TranscriberError
 from transcriber.ports.recognition import SpeechSink
 from transcriber.ports.values import Segment, Span, Utterance
+from transcriber.voiceprints import VoiceWindows
 
 
 class SpeakersUnavailable(TranscriberError):
     """Speakers cannot be told apart here (the speaker model is missing or broken):
     the record is finished without them, never failed."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Separation:
+    """The utterances labelled S1, S2, … and the windows embedded to tell them apart
+    (`None` where none were kept): what the record's voice prints are made of."""
+
+    utterances: list[Utterance]
+    voices: VoiceWindows | None = None
 
 
 class SpeakerSeparator(Protocol):
@@ -31,10 +42,17 @@ class SpeakerSeparator(Protocol):
 
     async def separate(self, audio: Path, segments: Sequence[Segment], *,
                        num_speakers: int | None,
-                       speech: Sequence[Span] | None = None) -> list[Utterance]:
+                       speech: Sequence[Span] | None = None) -> Separation:
         """The segments as utterances labelled S1, S2, … from the audio's speaker
-        turns; `speech` is where the recognizer's VAD found speech (found here when
-        `None`). Raise `SpeakersUnavailable` when it cannot be done here."""
+        turns, with the windows embedded; `speech` is where the recognizer's VAD found
+        speech (found here when `None`). Raise `SpeakersUnavailable` when it cannot be
+        done here."""
+
+    async def channel_voices(self, audio: Path,
+                             utterances: Sequence[Utterance]) -> VoiceWindows:
+        """A stereo call's voices: windows of each utterance's speech embedded on the
+        utterance's own channel of `audio` (a bounded number, chosen evenly). Raise
+        `SpeakersUnavailable` when it cannot be done here."""
 
     async def close(self) -> None:
         """Stop what `prepare` started; called once, as the service stops."""

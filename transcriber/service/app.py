@@ -2,8 +2,9 @@
 
 Startup runs the lifecycle contexts in the order listed and cleanup in
 reverse: the writer, started first, is the last to close and drains its
-mailbox when it does. Parts given here (a clock, a step table, a notifier, a recognizer,
-a describer) replace the ones the contexts would build; tests inject fakes this way.
+mailbox when it does. Parts given here (a clock, a step table, a notifier, a
+recognizer, a webhook transport, a describer) replace the ones the contexts would
+build; tests inject fakes this way.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from aiohttp import web
 
 from transcriber import keys
 from transcriber.clock import Clock, SystemClock
+from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
-from transcriber.ports import Describer, Notifier, Recognizer
+from transcriber.ports import Describer, Notifier, Recognizer, WebhookTransport
 from transcriber.service.describer import describer_ctx
 from transcriber.service.fatal import fatal_ctx
 from transcriber.service.pipeline import pipeline_ctx
@@ -23,6 +25,7 @@ from transcriber.service.providers import providers_ctx
 from transcriber.service.search_index import search_index_ctx
 from transcriber.service.storage import storage_ctx
 from transcriber.service.telegram import bot_ctx, telegram_ctx
+from transcriber.service.webhooks import webhooks_ctx
 from transcriber.settings import Settings
 from transcriber.web import ops
 from transcriber.web.api import setup_api
@@ -38,6 +41,7 @@ def build_app(
     recognizer: Recognizer | None = None,
     describer: Describer | None = None,
     telegram_intake: bool = True,
+    webhook_transport: WebhookTransport | None = None,
 ) -> web.Application:
     """The service. `telegram_intake=False` (one-shot commands) keeps the Telegram
     notifier but never polls: a second poller would take the server's messages."""
@@ -46,6 +50,7 @@ def build_app(
     app = web.Application(client_max_size=settings.server.json_max_bytes)
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock or SystemClock()
+    app[keys.SETTLED] = SettledRecords()
     if steps is not None:
         app[keys.STEPS] = steps
     if notifier is not None:
@@ -54,6 +59,8 @@ def build_app(
         app[keys.RECOGNIZER] = recognizer
     if describer is not None:
         app[keys.DESCRIBER] = describer
+    if webhook_transport is not None:
+        app[keys.WEBHOOK_TRANSPORT] = webhook_transport
     app.cleanup_ctx.append(fatal_ctx)
     app.cleanup_ctx.append(storage_ctx)
     # The search index's rows of records indexed before migrations 0012 and 0015.
@@ -67,6 +74,8 @@ def build_app(
     # after the step actors, so a description being written still lands.
     app.cleanup_ctx.append(describer_ctx)
     app.cleanup_ctx.append(pipeline_ctx)
+    # Webhook deliveries: the transport (URL checks at registration) and the actor.
+    app.cleanup_ctx.append(webhooks_ctx)
     # Telegram polling: starts last, stops first (before the pipeline and the writer).
     if telegram_intake:
         app.cleanup_ctx.append(bot_ctx)

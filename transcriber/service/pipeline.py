@@ -40,7 +40,7 @@ async def pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
     engine = Engine(
         settings=settings, clock=app[keys.CLOCK], writer=app[keys.WRITER],
         readers=app[keys.READERS], files=app[keys.FILES], steps=steps,
-        notifier=lambda: _notifier_of(app),
+        notifier=lambda: _notifier_of(app), settled=app[keys.SETTLED],
         wake_describer=None if describer is None else describer.wake,
     )
     app[ENGINE] = engine

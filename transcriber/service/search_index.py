@@ -34,16 +34,24 @@ log = structlog.get_logger(__name__)
 
 TASK_NAME = "search-index"
 BATCH_SECONDS = 0.25
-"""The time one batch aims at (a batch of long transcripts is cut smaller)."""
+"""The time one batch aims at, its reading and writing together (a batch of long
+transcripts is cut smaller)."""
+WRITER_SECONDS = 0.1
+"""The writer's share of it at most: the writer's statements run on the event loop, and
+FTS5 merges its segments as it inserts, so the writer's part grows with the index."""
 BATCH_FIRST = 32
-BATCH_MIN, BATCH_MAX = 1, 2000
+BATCH_MIN, BATCH_MAX = 1, 500
 
 
-def next_batch(size: int, seconds: float) -> int:
-    """The next batch's size from how long a batch of `size` took (pure)."""
-    if seconds <= 0:
-        return BATCH_MAX
-    return max(BATCH_MIN, min(BATCH_MAX, int(size * BATCH_SECONDS / seconds)))
+def next_batch(size: int, seconds: float, writer_seconds: float = 0.0) -> int:
+    """The next batch's size from how long a batch of `size` took in all and in the
+    writer (pure): the tighter of the two aims."""
+    wanted = BATCH_MAX
+    if seconds > 0:
+        wanted = min(wanted, int(size * BATCH_SECONDS / seconds))
+    if writer_seconds > 0:
+        wanted = min(wanted, int(size * WRITER_SECONDS / writer_seconds))
+    return max(BATCH_MIN, wanted)
 
 
 async def index_all(writer: Writer, readers: ReaderPool) -> int:
@@ -62,12 +70,12 @@ async def index_all(writer: Writer, readers: ReaderPool) -> int:
         done += await writer.ask(IndexPending(rows=tuple(rows)))
         SEARCH_RECORDS_TO_INDEX.set(max(left - done, 0))
         finished = time.monotonic()
-        spent = finished - began
+        spent, written = finished - began, finished - writing
         log.debug("search_index_batch", records=len(rows), seconds=round(spent, 3),
-                  writer_seconds=round(finished - writing, 3), total=done)
+                  writer_seconds=round(written, 3), total=done)
         if len(rows) < size:
             break
-        size = next_batch(size, spent)
+        size = next_batch(size, spent, written)
         await asyncio.sleep(spent)
     if done:
         log.info("search_index_filled", records=done,

@@ -9,6 +9,7 @@ line and exit code 2. Secrets are `Secret` values whose repr hides them.
 from transcriber.settings.loading import load_settings, setting_keys
 from transcriber.settings.model import (
     BOT_TOKEN,
+    CLIENT_ENV,
     CLOUD_DOWNLOAD_MAX_BYTES,
     CONFIG_ENV,
     DESCRIBER_PROVIDERS,
@@ -27,13 +28,16 @@ from transcriber.settings.model import (
     Secret,
     ServerSettings,
     Settings,
+    SpeakersSettings,
     SpeechkitSettings,
     StorageSettings,
     TelegramSettings,
+    WebhookSettings,
 )
 
 __all__ = [
     "BOT_TOKEN",
+    "CLIENT_ENV",
     "CLOUD_DOWNLOAD_MAX_BYTES",
     "CONFIG_ENV",
     "DESCRIBER_PROVIDERS",
@@ -52,9 +56,11 @@ __all__ = [
     "Secret",
     "ServerSettings",
     "Settings",
+    "SpeakersSettings",
     "SpeechkitSettings",
     "StorageSettings",
     "TelegramSettings",
+    "WebhookSettings",
     "load_settings",
     "setting_keys",
 ]

@@ -13,6 +13,7 @@ from transcriber.settings.model import (
     PipelineSettings,
     Settings,
     TelegramSettings,
+    WebhookSettings,
 )
 from transcriber.stages import claimable_stages
 from transcriber.typed_text import LoginRefused, canonical_login
@@ -53,6 +54,8 @@ def validate(settings: Settings) -> None:
         ("server.json_max_bytes", settings.server.json_max_bytes >= 1024,
          "must be at least 1024"),
         ("server.json_bodies_max", settings.server.json_bodies_max >= 1, "must be at least 1"),
+        ("server.openai_wait_seconds", settings.server.openai_wait_seconds > 0,
+         "must be positive"),
         ("storage.read_connections", settings.storage.read_connections >= 1, "must be at least 1"),
         ("storage.busy_timeout_ms", settings.storage.busy_timeout_ms >= 0, "must not be negative"),
         ("storage.writer_batch_max", settings.storage.writer_batch_max >= 1, "must be at least 1"),
@@ -79,6 +82,8 @@ def validate(settings: Settings) -> None:
         ("recognizer.batch_size", settings.recognizer.batch_size >= 1, "must be at least 1"),
         ("recognizer.diarization", settings.recognizer.diarization in {"auto", "on", "off"},
          "must be auto, on or off"),
+        ("speakers.suggestion_threshold",
+         0 < settings.speakers.suggestion_threshold <= 1, "must be in (0, 1]"),
         ("logging.level", settings.logging.level.upper() in
          {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}, "must be a log level name"),
         ("logging.format", settings.logging.format in {"auto", "json", "console"},
@@ -90,6 +95,7 @@ def validate(settings: Settings) -> None:
     _validate_pipeline(settings.pipeline)
     _validate_telegram(settings.telegram)
     _validate_describer(settings.describer)
+    _validate_webhooks(settings.webhooks)
     for telegram_id, login in settings.telegram.allowed.items():
         if not telegram_id.lstrip("-").isdigit():
             raise ConfigError("telegram.allowed", f"key {telegram_id!r} is not a Telegram user id")
@@ -172,6 +178,21 @@ def _validate_describer(describer: DescriberSettings) -> None:
             raise ConfigError("describer.base_url", "must be set with describer.provider = openai")
         if not describer.model:
             raise ConfigError("describer.model", "must be set with describer.provider = openai")
+
+
+def _validate_webhooks(webhooks: WebhookSettings) -> None:
+    positive = ("delivery_window_hours", "retry_base_seconds", "poll_seconds",
+                "connect_timeout_seconds", "request_timeout_seconds")
+    for key in positive:
+        if getattr(webhooks, key) <= 0:
+            raise ConfigError(f"webhooks.{key}", "must be positive")
+    if webhooks.retry_cap_seconds < webhooks.retry_base_seconds:
+        raise ConfigError("webhooks.retry_cap_seconds",
+                          "must not be below webhooks.retry_base_seconds")
+    if webhooks.concurrency < 1:
+        raise ConfigError("webhooks.concurrency", "must be at least 1")
+    if webhooks.per_user_max < 0:
+        raise ConfigError("webhooks.per_user_max", "must not be negative")
 
 
 def _is_loopback(host: str) -> bool:

@@ -13,8 +13,11 @@ ENV_PREFIX = "TRANSCRIBER_"
 # the bot's numeric id, a colon, the secret, no white space.
 BOT_TOKEN = re.compile(r"[0-9]+:\S+")
 CONFIG_ENV = "TRANSCRIBER_CONFIG"
+# The command-line client's own variables (`transcriber upload`; docs/api.md,
+# "The command-line client"): it talks to a server, it is not one.
+CLIENT_ENV = ("TRANSCRIBER_SERVER_URL", "TRANSCRIBER_TOKEN")
 # Variables under the prefix that are not settings (docs/settings.md lists them).
-NON_SETTING_ENV = frozenset({CONFIG_ENV})
+NON_SETTING_ENV = frozenset({CONFIG_ENV, *CLIENT_ENV})
 NON_SETTING_ENV_PREFIXES = ("TRANSCRIBER_BENCH_",)
 
 
@@ -78,6 +81,9 @@ class ServerSettings:
     # many may be arriving at once (docs/hostile-input.md, "Request bodies").
     json_max_bytes: int = 64 * 1024
     json_bodies_max: int = 32
+    # `POST /v1/audio/transcriptions` waits this long for the record to be done,
+    # then answers 504 with the record's id (docs/api.md, "OpenAI's speech-to-text API").
+    openai_wait_seconds: float = 600.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,6 +144,22 @@ class RecognizerSettings:
     # contract and keep their name; the code calls the concept "speakers"
     # (`pipeline.speakers.speakers_apply`).
     diarization: str = "auto"
+    # Known voices (docs/speakers.md): the speakers a person names teach the owner's
+    # voice profiles, and a new record's speakers get suggested names. False: no
+    # profile is written and nothing is suggested (`transcriber voices purge` deletes
+    # what exists).
+    voice_profiles: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpeakersSettings:
+    # Exports name a speaker by its suggested name, marked "Anna (?)", when the owner
+    # has not named it; false: the card shows the suggestion, exports do not use it.
+    apply_suggestions: bool = False
+    # A suggestion is made from this cosine similarity up (`voiceprints.similarity`):
+    # the middle of the thresholds at which the calibration bench meets its goals
+    # (tests/bench/test_voice_calibration.py, docs/speakers.md "Known voices").
+    suggestion_threshold: float = 0.62
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -252,6 +274,27 @@ class DescriberSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WebhookSettings:
+    # How long a delivery is tried (from its event) before it is given up (`failed`).
+    delivery_window_hours: float = 24.0
+    # Targets on loopback, private and link-local networks (a receiver on this
+    # machine or the LAN); metadata, multicast and unspecified addresses stay refused.
+    allow_private_targets: bool = False
+    # Backoff between the tries of one delivery: base · 2^(n-1), capped; a longer
+    # Retry-After of the receiver wins.
+    retry_base_seconds: float = 1.0
+    retry_cap_seconds: float = 600.0
+    # The delivery actor's look for due deliveries (written by any transaction).
+    poll_seconds: float = 1.0
+    # Deliveries sent at once (each waits at most the request timeout).
+    concurrency: int = 8
+    connect_timeout_seconds: float = 5.0
+    request_timeout_seconds: float = 10.0
+    # Webhooks one person may have.
+    per_user_max: int = 10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LoggingSettings:
     level: str = "INFO"
     format: str = "auto"
@@ -263,9 +306,11 @@ class Settings:
     storage: StorageSettings = field(default_factory=StorageSettings)
     pipeline: PipelineSettings = field(default_factory=PipelineSettings)
     recognizer: RecognizerSettings = field(default_factory=RecognizerSettings)
+    speakers: SpeakersSettings = field(default_factory=SpeakersSettings)
     ffmpeg: FfmpegSettings = field(default_factory=FfmpegSettings)
     speechkit: SpeechkitSettings = field(default_factory=SpeechkitSettings)
     s3: S3Settings = field(default_factory=S3Settings)
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
     describer: DescriberSettings = field(default_factory=DescriberSettings)
+    webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)

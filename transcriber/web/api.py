@@ -1,9 +1,11 @@
-"""The web app's API under `/app/`: middlewares and routes, registered by `build_app`.
+"""The web app's API under `/app/` and OpenAI's under `/v1/`: middlewares and routes,
+registered by `build_app`.
 
 Middlewares, outermost first: metrics (sees every final status), errors
-(one JSON shape), the host check (DNS rebinding) and the same-origin check
-(hostile pages), rate limit (before any work, before identity touches the
-database), identity.
+(one JSON shape; OpenAI's under `/v1/`), the host check (DNS rebinding) and
+the same-origin check (hostile pages), rate limit (before any work, before
+identity touches the database; per bearer token or per address), the bearer
+token (one lookup; a refused one is charged to its address), identity.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.web import archive, edits, upload
+from transcriber.web import access_tokens, archive, edits, openai_api, upload, voices, webhooks
+from transcriber.web.bearer import bearer_middleware, setup_bearer
 from transcriber.web.errors import error_middleware
 from transcriber.web.identity import USERS, UserDirectory, identity_middleware
 from transcriber.web.metrics import metrics_middleware
@@ -21,6 +24,7 @@ from transcriber.web.ratelimit import RATE_LIMITER, RateLimiter, rate_limit_midd
 from transcriber.web.uploadguard import JSON_SLOTS, UPLOAD_SLOTS, BodySlots
 
 RECORD = "/app/audiorecords/{id}"
+WEBHOOK = "/app/webhooks/{id}"
 
 
 def setup_api(app: web.Application) -> None:
@@ -29,9 +33,11 @@ def setup_api(app: web.Application) -> None:
     app[UPLOAD_SLOTS] = BodySlots.for_uploads(app[keys.SETTINGS].server)
     app[JSON_SLOTS] = BodySlots.for_json(app[keys.SETTINGS].server)
     setup_origin_checks(app)
+    setup_bearer(app)
+    openai_api.setup_openai(app)
     app.middlewares.extend([
         metrics_middleware, error_middleware, host_middleware, same_origin_middleware,
-        rate_limit_middleware, identity_middleware,
+        rate_limit_middleware, bearer_middleware, identity_middleware,
     ])
     router = app.router
     router.add_get("/app/openapi.json", serve_openapi)
@@ -48,3 +54,20 @@ def setup_api(app: web.Application) -> None:
     router.add_get(f"{RECORD}/matches", archive.find_in_transcript)
     router.add_post(f"{RECORD}/resume", archive.resume)
     router.add_post(f"{RECORD}/retranscribe", edits.retranscribe)
+    router.add_get("/app/webhooks", webhooks.list_webhooks)
+    router.add_post("/app/webhooks", webhooks.create_webhook)
+    router.add_delete(WEBHOOK, webhooks.delete_webhook)
+    router.add_get(f"{WEBHOOK}/deliveries", webhooks.list_deliveries)
+    router.add_post(f"{RECORD}/speakers/{{speaker}}/confirm", voices.confirm_suggestion)
+    router.add_post(f"{RECORD}/speakers/{{speaker}}/reject", voices.reject_suggestion)
+    router.add_get("/app/voices", voices.list_voices)
+    router.add_patch("/app/voices/{voice_id}", voices.rename_voice)
+    router.add_delete("/app/voices/{voice_id}", voices.delete_voice)
+    router.add_post("/app/voices/{voice_id}/merge", voices.merge_voice)
+    router.add_get("/app/tokens", access_tokens.list_tokens)
+    router.add_post("/app/tokens", access_tokens.create_token)
+    router.add_delete("/app/tokens/{id}", access_tokens.revoke_token)
+    router.add_post("/v1/audio/transcriptions", openai_api.transcriptions,
+                    expect_handler=upload.expect_handler)
+    router.add_get("/v1/models", openai_api.list_models)
+    router.add_get("/v1/models/{model}", openai_api.get_model)

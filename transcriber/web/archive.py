@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -10,6 +11,7 @@ from aiohttp import web
 from transcriber import keys, transcripts
 from transcriber.db import reads
 from transcriber.db.commands.pipeline import Resume
+from transcriber.db.reads.voices import VoiceSuggestion
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
 from transcriber.pipeline.progress import OnItsWay, progress_for_row
@@ -156,31 +158,51 @@ async def card(request: web.Request) -> web.Response:
 
 
 async def card_body(request: web.Request, record_id: str) -> dict[str, Any]:
-    readers = request.app[keys.READERS]
-    record = await reads.records.card(readers, record_id=record_id,
-                                      owner_id=current_user(request).id)
-    if record is None:
+    card = await card_of(request.app, record_id, current_user(request).id)
+    if card is None:
         raise not_found()
+    return card
+
+
+async def card_of(app: web.Application, record_id: str, owner_id: str) -> dict[str, Any] | None:
+    """The owner's record card as `GET /app/audiorecords/{id}` answers it (None: no
+    such record of theirs); webhook deliveries send it too."""
+    readers = app[keys.READERS]
+    record = await reads.records.card(readers, record_id=record_id, owner_id=owner_id)
+    if record is None:
+        return None
     timeline = await reads.records.timeline(readers, record_id=record_id)
     text = await reads.transcripts.transcript_text(readers, record_id=record_id)
     try:
-        utterances = await current_utterances(request, record_id)
-        original = await current_utterances(request, record_id, original=True)
+        utterances = await reads.transcripts.utterances(readers, record_id=record_id,
+                                                        original=False)
+        original = await reads.transcripts.utterances(readers, record_id=record_id,
+                                                      original=True)
     except transcripts.BadStructure:
         log.error("card_bad_structure", record_id=record_id)
         utterances = original = None
     # A finished record still changes while its description is being written (unless
     # the describer is off now: a job left pending by an earlier run never moves).
-    describing = record.describe_state == "pending" and \
-        request.app[keys.SETTINGS].describer.provider != "off"
+    settings = app[keys.SETTINGS]
+    describing = record.describe_state == "pending" and settings.describer.provider != "off"
     settled = (record.halted_at is not None or record.state == Stage.DONE.value) \
         and not describing
-    poll = None if settled else poll_after_ms(request.app[keys.SETTINGS].server)
+    poll = None if settled else poll_after_ms(settings.server)
     return record_card(
         record, timeline=timeline, transcript=text,
-        utterances=utterances, poll_after_ms=poll, progress=await _progress(request, record),
+        utterances=utterances, poll_after_ms=poll, progress=await record_progress(app, record),
         original_speakers=transcripts.speakers_of(original or ()),
+        suggestions=await _suggestions(app, record_id, owner_id),
     )
+
+
+async def _suggestions(app: web.Application, record_id: str,
+                       owner_id: str) -> list[VoiceSuggestion]:
+    """The record's voice suggestions; none while known voices are off."""
+    if not app[keys.SETTINGS].recognizer.voice_profiles:
+        return []
+    return await reads.voices.suggestions(app[keys.READERS], record_id=record_id,
+                                          owner_id=owner_id)
 
 
 async def download_file(request: web.Request) -> web.StreamResponse:
@@ -228,7 +250,11 @@ async def download_transcript(request: web.Request) -> web.Response:
         raise ApiError(500, "internal", "the stored transcript cannot be read") from None
     if utterances is None:
         raise ApiError(409, "not_ready", "the record has no transcript yet")
-    body = transcripts.render(utterances, fmt, record.speaker_names, title=record.title)
+    names: Mapping[str, str] = record.speaker_names
+    if request.app[keys.SETTINGS].speakers.apply_suggestions:
+        suggested = await _suggestions(request.app, record_id, current_user(request).id)
+        names = transcripts.with_suggested_names(names, {s.speaker: s.name for s in suggested})
+    body = transcripts.render(utterances, fmt, names, title=record.title)
     name = download_name(record.original_filename, record_id, fmt)
     return web.Response(body=body.encode(), headers={
         "Content-Type": transcripts.CONTENT_TYPES[fmt],

@@ -23,6 +23,7 @@ from transcriber.db.commands.retranscribe import Retranscribe
 from transcriber.db.reads.records import OwnedRecord
 from transcriber.errors import Conflict, NotFound, TranscriberError
 from transcriber.pipeline.steps.submit import object_key
+from transcriber.pipeline.voices import spoken_lines, voice_rules
 from transcriber.typed_text import text_problem
 from transcriber.web.archive import card_body, current_utterances, record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
@@ -174,7 +175,8 @@ async def patch_record(request: web.Request) -> web.Response:
     try:
         await request.app[keys.WRITER].ask(EditRecord(
             record_id=record_id, owner_id=owner_id, title=edit.title, brief=edit.brief,
-            topics=edit.topics, speaker_names_patch=names_patch))
+            topics=edit.topics, speaker_names_patch=names_patch,
+            voices=voice_rules(request.app[keys.SETTINGS])))
     except NotFound:
         raise not_found() from None
     except sqlite3.IntegrityError:  # the schema's own five-topic limit
@@ -203,12 +205,16 @@ async def patch_transcript(request: web.Request) -> web.Response:
                                                   speakers=speakers)
     except transcripts.BadCorrection as exc:
         raise bad_request(str(exc)) from None
+    rules = voice_rules(request.app[keys.SETTINGS])
+    moved = any("speaker" in item for item in edit.utterances)
     try:
         await request.app[keys.WRITER].ask(CorrectTranscript(
             record_id=record_id, owner_id=owner_id, revision=edit.revision,
             structure_json=transcripts.dump_structure(corrected),
             text=transcripts.plain_text(corrected),
-            revisions_max=request.app[keys.SETTINGS].storage.revisions_max))
+            revisions_max=request.app[keys.SETTINGS].storage.revisions_max,
+            voice_lines=tuple(spoken_lines(corrected)) if moved and rules else None,
+            voices=rules))
     except Conflict:
         raise ApiError(409, "conflict",
                        "the transcript changed since it was read; reload it") from None

@@ -1,5 +1,9 @@
 """One error shape for every 4xx/5xx answer: `{"error": {"code", "message"}}`.
 
+Under `/v1/` (OpenAI's speech-to-text API) the same errors take OpenAI's
+shape instead, `{"error": {"message", "type", "param", "code"}}`, so the
+clients made for it read them (`openai_error_body`).
+
 Handlers raise `ApiError`; aiohttp's own errors (unknown route, wrong method,
 body too large) are rewritten into the same shape; anything unexpected
 becomes a generic 500. Messages are written here or by the handler, never
@@ -27,6 +31,12 @@ from aiohttp.typedefs import Handler
 from transcriber.errors import WriterUnavailable
 
 log = structlog.get_logger(__name__)
+
+# Paths answered in OpenAI's error shape.
+OPENAI_PREFIX = "/v1/"
+# Our codes that OpenAI's clients know by another name.
+_OPENAI_CODES: Mapping[str, str] = {"unauthorized": "invalid_api_key",
+                                    "rate_limited": "rate_limit_exceeded"}
 
 # How long a connection cut mid-body stays open after its answer (`_linger`).
 LINGER_SECONDS = 1.0
@@ -56,6 +66,8 @@ class ApiError(Exception):
         *,
         headers: Mapping[str, str] | None = None,
         close: bool = False,
+        param: str | None = None,
+        details: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(code)
         self.status = status
@@ -64,6 +76,10 @@ class ApiError(Exception):
         self.headers = dict(headers or {})
         # Close the connection instead of draining a request body left unread.
         self.close = close
+        # OpenAI's shape only: the request field at fault, and fields of our own
+        # (the id of a record still being transcribed).
+        self.param = param
+        self.details = dict(details or {})
 
 
 def error_response(
@@ -72,6 +88,30 @@ def error_response(
     body = orjson.dumps({"error": {"code": code, "message": message}})
     return web.Response(body=body, status=status, content_type="application/json",
                         headers=headers)
+
+
+def openai_error_body(status: int, code: str, message: str, *, param: str | None = None,
+                      details: Mapping[str, str] | None = None) -> dict[str, object]:
+    """Pure: an error as OpenAI's API words it (its clients read `type` and `code`)."""
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return {"error": {"message": message, "type": kind, "param": param,
+                      "code": _OPENAI_CODES.get(code, code), **(details or {})}}
+
+
+def answer_for(request: web.BaseRequest, status: int, code: str, message: str, *,
+               headers: Mapping[str, str] | None = None, param: str | None = None,
+               details: Mapping[str, str] | None = None) -> web.Response:
+    """The error in the shape of the request's API (`/v1/`: OpenAI's)."""
+    if not request.path.startswith(OPENAI_PREFIX):
+        return error_response(status, code, message, headers)
+    body = orjson.dumps(openai_error_body(status, code, message, param=param, details=details))
+    return web.Response(body=body, status=status, content_type="application/json",
+                        headers=headers)
+
+
+def api_error_response(request: web.BaseRequest, exc: ApiError) -> web.Response:
+    return answer_for(request, exc.status, exc.code, exc.message, headers=exc.headers,
+                      param=exc.param, details=exc.details)
 
 
 def not_found(message: str = "no such record") -> ApiError:
@@ -100,14 +140,14 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except ApiError as exc:
-        response = error_response(exc.status, exc.code, exc.message, exc.headers)
+        response = api_error_response(request, exc)
         if exc.close:
             await close_after(request, response)
         return response
     except ConnectionResetError:
         # aiohttp sets it on the body's stream when the connection is lost.
         log.info("http_client_gone", route=route_label(request), status=CLIENT_GONE)
-        response = error_response(CLIENT_GONE, "client_gone", "the connection was closed")
+        response = answer_for(request, CLIENT_GONE, "client_gone", "the connection was closed")
         response.force_close()
         return response
     except web.HTTPException as exc:
@@ -118,17 +158,17 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             ("bad_request", "the request was refused")
         )
         headers = {k: exc.headers[k] for k in _KEPT_HEADERS if k in exc.headers}
-        return error_response(exc.status, code, message, headers)
+        return answer_for(request, exc.status, code, message, headers=headers)
     except WriterUnavailable:
         log.error("http_writer_unavailable", route=route_label(request))
-        return error_response(503, "unavailable", "the service is stopping or failed")
+        return answer_for(request, 503, "unavailable", "the service is stopping or failed")
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         # The class only: an exception's text may carry SQL, paths or URLs.
         log.error("http_unhandled_error", route=route_label(request),
                   error=type(exc).__name__)
-        return error_response(500, "internal", "internal error")
+        return answer_for(request, 500, "internal", "internal error")
 
 
 async def close_after(request: web.Request, response: web.StreamResponse) -> None:

@@ -1,8 +1,10 @@
 """Identity under `/app/`: who the request is from.
 
-The reverse proxy authenticates people and passes `Remote-User` (and
-optionally `Remote-Name`, `Remote-Email`); those headers are believed only
-when the TCP peer is a trusted proxy. Without them the request is the
+A valid bearer token (`web.bearer`, checked before this) is its owner's,
+from any address, whatever else the request says. Otherwise the reverse
+proxy authenticates people and passes `Remote-User` (and optionally
+`Remote-Name`, `Remote-Email`); those headers are believed only when the TCP
+peer is a trusted proxy. Without them the request is the
 `[server] anonymous_user`, or refused with 401 when that is empty. The user
 row is created by the first request through the writer (`EnsureUser`
 resolves the race of concurrent first requests); later requests find it
@@ -28,14 +30,13 @@ from transcriber.db.commands.users import EnsureUser, User
 from transcriber.settings import ServerSettings
 from transcriber.typed_text import LoginRefused, canonical_login, text_problem
 from transcriber.web.addresses import is_trusted, parse_address
+from transcriber.web.bearer import BEARER, PUBLIC_PATHS
 from transcriber.web.errors import ApiError
 from transcriber.web.ratelimit import API_PREFIX
 
 log = structlog.get_logger(__name__)
 
 IDENTITY_MAX = 255
-# Paths under /app/ that anybody may read (the API's own description).
-PUBLIC_PATHS = frozenset({"/app/openapi.json"})
 _CACHE_MAX = 1024
 
 
@@ -149,6 +150,9 @@ def current_user(request: web.Request) -> User:
 @web.middleware
 async def identity_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     if not request.path.startswith(API_PREFIX) or request.path in PUBLIC_PATHS:
+        return await handler(request)
+    if BEARER in request:
+        request[CURRENT_USER] = request[BEARER].user
         return await handler(request)
     try:
         claimed = claimed_identity(

@@ -1,4 +1,4 @@
-"""The OpenAPI 3.1 description of `/app/`, served at `GET /app/openapi.json`.
+"""The OpenAPI 3.1 description of `/app/` and `/v1/`, served at `GET /app/openapi.json`.
 
 Written by hand next to the routes it describes; a test validates real
 responses against it and a schemathesis run fuzzes the routes from it.
@@ -13,7 +13,15 @@ from aiohttp import web
 
 from transcriber import keys, transcripts
 from transcriber.settings import ServerSettings
+from transcriber.web.openapi_integrations import (
+    APP_SECURITY,
+    SECURITY_SCHEMES,
+    integration_paths,
+)
+from transcriber.web.openapi_integrations import SCHEMAS as INTEGRATION_SCHEMAS
 from transcriber.web.openapi_schemas import SCHEMAS, ref
+from transcriber.web.openapi_voices import voice_paths
+from transcriber.web.openapi_webhooks import WEBHOOK_SCHEMAS, outgoing_webhooks, webhook_paths
 from transcriber.web.responses import json_response
 
 _JSON = "application/json"
@@ -42,13 +50,14 @@ _ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "s
              "description": "The record id (a ULID); anything else is 404."}
 _COMMON = {
     "400": _error("Bad request (for every route: a malformed identity header)"),
-    "401": _error("No identity"),
+    "401": _error("No identity, or a bearer token that is invalid, expired or revoked"),
     "421": _error("Host is not one this service answers for (server.allowed_hosts)"),
     "429": _error("Rate limited (see Retry-After)"),
 }
 # State-changing calls: a browser's cross-site request without the web app's
 # X-Transcriber-Client header is refused.
-_CROSS_SITE = {"403": _error("Cross-site request (send X-Transcriber-Client: web)")}
+_CROSS_SITE = {"403": _error("Cross-site request (send X-Transcriber-Client: web), or a "
+                             "read token")}
 # Routes that read a JSON body (jsonbody.read_json).
 _JSON_BODY = {
     "408": _error("The body stalled or came too slowly"),
@@ -263,19 +272,19 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                           "429": _COMMON["429"]},
         }},
     }
+    record_paths.update(webhook_paths(error=_error, answer=_json, common=_COMMON,
+                                      cross_site=_CROSS_SITE, json_body=_JSON_BODY))
     return {
         "openapi": "3.1.0",
         "info": {"title": "transcriber archive API", "version": "1"},
         "components": {
-            "schemas": SCHEMAS,
-            "securitySchemes": {"remoteUser": {
-                "type": "apiKey", "in": "header", "name": "Remote-User",
-                "description": "Set by the trusted reverse proxy; without it the request is "
-                               "the configured anonymous user, or 401.",
-            }},
+            "schemas": {**SCHEMAS, **WEBHOOK_SCHEMAS, **INTEGRATION_SCHEMAS},
+            "securitySchemes": SECURITY_SCHEMES,
         },
-        "security": [{"remoteUser": []}],
-        "paths": record_paths,
+        "security": APP_SECURITY,
+        "paths": {**record_paths, **voice_paths(_COMMON, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
+                  **integration_paths()},
+        "webhooks": outgoing_webhooks(),
     }
 
 

@@ -221,12 +221,41 @@ SCHEMAS: dict[str, Any] = {
     },
     "Speaker": {
         "type": "object",
-        "required": ["name", "talk_ms"],
+        "required": ["name", "talk_ms", "suggested"],
         "additionalProperties": False,
         "properties": {"name": {"type": "string", "maxLength": 64,
                                 "description": "The owner's name for the speaker; empty "
                                                "when none"},
-                       "talk_ms": {"type": "integer", "minimum": 0}},
+                       "talk_ms": {"type": "integer", "minimum": 0},
+                       "suggested": nullable(ref("Suggestion"))},
+    },
+    "Suggestion": {
+        "type": "object",
+        "required": ["name", "profile_id", "similarity"],
+        "additionalProperties": False,
+        "description": "An unnamed speaker sounds like one of the owner's known voices: "
+                       "confirm it (it becomes the name) or reject it",
+        "properties": {"name": {"type": "string", "maxLength": 64},
+                       "profile_id": ID,
+                       "similarity": {"type": "number", "minimum": -1, "maximum": 1,
+                                      "description": "Cosine similarity of the voices"}},
+    },
+    "Voice": {
+        "type": "object",
+        "required": ["id", "name", "records", "talk_ms", "created_at", "updated_at"],
+        "additionalProperties": False,
+        "description": "One of the owner's known voices: its name and counts (never its "
+                       "embeddings)",
+        "properties": {"id": ID, "name": {"type": "string", "maxLength": 64},
+                       "records": {"type": "integer", "minimum": 0,
+                                   "description": "Records it was learned from"},
+                       "talk_ms": {"type": "integer", "minimum": 0,
+                                   "description": "Speech it was learned from"},
+                       "created_at": TIME, "updated_at": TIME},
+    },
+    "VoiceList": {
+        "type": "object", "required": ["items"], "additionalProperties": False,
+        "properties": {"items": {"type": "array", "items": ref("Voice")}},
     },
     "TimelineEvent": {
         "type": "object",

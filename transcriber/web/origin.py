@@ -13,7 +13,10 @@ Two checks, both pure functions with a thin middleware each:
   `Sec-Fetch-Site` other than `same-origin`/`none`, or an `Origin` that is
   not this request's own (scheme, host and port; the scheme a trusted proxy
   reports in `X-Forwarded-Proto`), is refused with 403. A request with neither marker
-  (curl, scripts) is no browser's cross-site request and passes.
+  (curl, scripts) is no browser's cross-site request and passes. So does a
+  request with `Authorization: Bearer …`: no cookie or proxy login is
+  involved, and another site's page cannot send that header either (it
+  needs the same refused preflight); a bad token is 401 a step later.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from aiohttp.typedefs import Handler
 
 from transcriber import keys
 from transcriber.settings import Network, ServerSettings
+from transcriber.tokens import bearer_credentials
 from transcriber.web.addresses import is_trusted, parse_address
 from transcriber.web.errors import ApiError
 from transcriber.web.ratelimit import API_PREFIX
@@ -121,7 +125,8 @@ async def host_middleware(request: web.Request, handler: Handler) -> web.StreamR
 
 @web.middleware
 async def same_origin_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if request.path.startswith(API_PREFIX):
+    if (request.path.startswith(API_PREFIX)
+            and bearer_credentials(request.headers.getall("Authorization", [])) is None):
         scheme = request_scheme(
             peer=request.remote, transport=request.scheme,
             forwarded_proto=request.headers.getall("X-Forwarded-Proto", []),

@@ -1,4 +1,7 @@
-"""Rate limiting under `/app/`: a token bucket per client address.
+"""Rate limiting under `/app/` and `/v1/`: a token bucket per client address, or
+per bearer token for requests that present one (a script behind a shared
+address has its own budget; a guessed token's refusal is charged to the
+address by `bearer`).
 
 Each address may make `requests` requests per `window` seconds, with bursts
 up to the whole budget; a refused request learns when the next one will be
@@ -20,8 +23,9 @@ from aiohttp.typedefs import Handler
 from transcriber import keys
 from transcriber.clock import Clock
 from transcriber.settings import ServerSettings
+from transcriber.tokens import bearer_credentials, token_hash
 from transcriber.web.addresses import bucket_key, client_address, forwarded_chain
-from transcriber.web.errors import ApiError
+from transcriber.web.errors import OPENAI_PREFIX, ApiError
 
 API_PREFIX = "/app/"
 
@@ -101,18 +105,35 @@ def poll_after_ms(settings: ServerSettings) -> int:
 RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)
 
 
-@web.middleware
-async def rate_limit_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if not request.path.startswith(API_PREFIX):
-        return await handler(request)
+def address_key(request: web.Request) -> str:
+    """The bucket of the request's client address (behind trusted proxies, the client's)."""
     settings = request.app[keys.SETTINGS].server
-    address = client_address(
+    return bucket_key(client_address(
         request.remote, forwarded_chain(request.headers.getall("X-Forwarded-For", [])),
         settings.trusted_proxies,
-    )
-    verdict = request.app[RATE_LIMITER].hit(bucket_key(address))
+    ))
+
+
+def rate_key(request: web.Request) -> str:
+    """A bearer request's bucket is its token's (by the token's hash: the token itself
+    is checked after this); any other request's, its address's."""
+    presented = bearer_credentials(request.headers.getall("Authorization", []))
+    if presented:
+        return "token:" + token_hash(presented)[:32]
+    return address_key(request)
+
+
+def enforce(request: web.Request, key: str) -> None:
+    """Spend one request of bucket `key`; 429 with `Retry-After` when it is empty."""
+    verdict = request.app[RATE_LIMITER].hit(key)
     if not verdict.allowed:
         raise ApiError(429, "rate_limited",
                        f"too many requests; retry in {verdict.retry_after_seconds} s",
                        headers={"Retry-After": str(verdict.retry_after_seconds)})
+
+
+@web.middleware
+async def rate_limit_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.path.startswith((API_PREFIX, OPENAI_PREFIX)):
+        enforce(request, rate_key(request))
     return await handler(request)

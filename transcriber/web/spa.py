@@ -8,7 +8,8 @@ references are rewritten to the hashed names first, so a file's hash covers
 the names of what it loads. `index.html` itself is never cached: it is the
 one place that points at the current release.
 
-The SPA's own routes (the record list, upload, a record card) answer with
+The SPA's own routes (the record list, upload, settings, API tokens, voices, a record
+card) answer with
 `index.html`; they are listed explicitly so nothing else is shadowed and an
 unknown path is still the API's JSON 404.
 """
@@ -30,7 +31,7 @@ ASSETS_DIR = Path(__file__).with_name("assets")
 INDEX = "index.html"
 HASH_CHARS = 16
 # Paths the browser-side router knows (see assets/app.js).
-CLIENT_ROUTES = ("/", "/upload", "/records/{id}")
+CLIENT_ROUTES = ("/", "/upload", "/settings", "/tokens", "/records/{id}", "/voices")
 
 CONTENT_TYPES: Mapping[str, str] = {
     ".js": "text/javascript; charset=utf-8",

@@ -12,7 +12,7 @@ before `100 Continue`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from urllib.parse import unquote
 
 from aiohttp import BodyPartReader, web
@@ -20,6 +20,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from transcriber import keys
 from transcriber.db import reads
+from transcriber.db.commands.records import Accepted
 from transcriber.errors import (
     IncompleteInput,
     PermanentFailure,
@@ -30,7 +31,7 @@ from transcriber.errors import (
 )
 from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.web.archive import record_progress
-from transcriber.web.errors import ApiError, close_after, error_response
+from transcriber.web.errors import ApiError, answer_for, api_error_response, close_after
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language, default_language
 from transcriber.web.responses import json_response
@@ -106,11 +107,11 @@ def _declared_too_large(request: web.Request, limit: int) -> bool:
 async def expect_handler(request: web.Request) -> web.StreamResponse | None:
     """Answer `Expect: 100-continue` only when the declared size is acceptable."""
     if request.headers.get("Expect", "").lower() != "100-continue":
-        return error_response(417, "expectation_failed", "only 100-continue is understood")
+        return answer_for(request, 417, "expectation_failed", "only 100-continue is understood")
     try:
-        _check_before_the_body(request)
+        check_before_the_body(request)
     except ApiError as exc:  # this runs before the middlewares: answered here
-        response = error_response(exc.status, exc.code, exc.message, exc.headers)
+        response = api_error_response(request, exc)
         await close_after(request, response)
         return response
     if request.version >= (1, 1):
@@ -119,7 +120,7 @@ async def expect_handler(request: web.Request) -> web.StreamResponse | None:
     return None
 
 
-def _check_before_the_body(request: web.Request) -> None:
+def check_before_the_body(request: web.Request) -> None:
     """What the head alone tells: the coding, the declared size, the room for it."""
     limit = request.app[keys.SETTINGS].server.upload_max_bytes
     refuse_coded(request.headers)
@@ -131,7 +132,7 @@ def _check_before_the_body(request: web.Request) -> None:
         raise _storage_full() from None
 
 
-async def _part_chunks(part: BodyPartReader) -> AsyncIterator[bytes]:
+async def part_chunks(part: BodyPartReader) -> AsyncIterator[bytes]:
     while True:
         try:
             chunk = await part.read_chunk(CHUNK_BYTES)
@@ -142,11 +143,11 @@ async def _part_chunks(part: BodyPartReader) -> AsyncIterator[bytes]:
         yield chunk
 
 
-async def _read_field(part: BodyPartReader, *, keep: bool = True) -> bytes:
+async def read_field(part: BodyPartReader, *, keep: bool = True) -> bytes:
     """A form field before the file, at most FIELD_MAX bytes (kept or only counted)."""
     content = bytearray()
     size = 0
-    async for chunk in _part_chunks(part):
+    async for chunk in part_chunks(part):
         size += len(chunk)
         if size > FIELD_MAX:
             raise ApiError(400, "bad_request", "form fields other than the file are too large",
@@ -157,7 +158,7 @@ async def _read_field(part: BodyPartReader, *, keep: bool = True) -> bytes:
 
 
 async def _skip_field(part: BodyPartReader) -> None:
-    await _read_field(part, keep=False)
+    await read_field(part, keep=False)
 
 
 def _language(request: web.Request, value: str | None) -> str | None:
@@ -200,10 +201,10 @@ async def _multipart_file(
             if part.name == FILE_FIELD:
                 return part, language, speakers
             if part.name == LANGUAGE_FIELD:
-                language = (await _read_field(part)).decode("utf-8", errors="replace")
+                language = (await read_field(part)).decode("utf-8", errors="replace")
                 continue
             if part.name == SPEAKERS_FIELD:
-                speakers = (await _read_field(part)).decode("utf-8", errors="replace")
+                speakers = (await read_field(part)).decode("utf-8", errors="replace")
                 continue
             await _skip_field(part)
     except (ValueError, AssertionError, HttpProcessingError, MalformedUpload) as exc:
@@ -214,46 +215,27 @@ async def _multipart_file(
 
 
 async def upload(request: web.Request) -> web.Response:
-    _check_before_the_body(request)
-    limit = request.app[keys.SETTINGS].server.upload_max_bytes
+    check_before_the_body(request)
     owner = current_user(request)
     try:
         async with guarded_body(request, request.app[UPLOAD_SLOTS], owner.id):
-            return await _receive(request, owner.id, limit)
+            return await _receive(request, owner.id)
     except BodyTooSlow:
         raise too_slow("upload_too_slow", "upload") from None
 
 
-async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Response:
+async def store(request: web.Request, intake: Intake, chunks: AsyncIterator[bytes], *,
+                expected_size: int | None = None,
+                late: Callable[[Intake], Intake] | None = None) -> Accepted:
+    """`intake.accept_stream` with its refusals as the API's errors (every door that
+    takes a file: this upload and OpenAI's)."""
     server = request.app[keys.SETTINGS].server
-    expected: int | None = None
-    language = _language(request, request.query.get("language"))
-    speakers = _speakers(request.query.get(SPEAKERS_FIELD))
-    if request.content_type == "multipart/form-data":
-        part, field, speakers_field = await _multipart_file(request)
-        if field is not None:
-            language = _language(request, field)
-        if speakers_field is not None:
-            speakers = _speakers(speakers_field)
-        # Browsers escape only quotes and line breaks; other clients
-        # (aiohttp, some libraries) percent-encode the whole name.
-        name = unquote(part.filename or "", errors="replace")
-        chunks: AsyncIterator[bytes] = _part_chunks(part)
-    elif request.content_type.startswith("multipart/"):
-        raise ApiError(415, "unsupported_media_type",
-                       "send multipart/form-data or the raw file", close=True)
-    else:
-        name = unquote(request.headers.get("X-Filename", ""), errors="replace")
-        chunks = request.content.iter_chunked(CHUNK_BYTES)
-        expected = request.content_length
+    limit = server.upload_max_bytes
     try:
-        accepted = await accept_stream(
-            Intake(owner_id=owner_id, original_name=name,
-                   language=language or default_language(request.app), speakers=speakers),
-            chunks,
-            files=request.app[keys.FILES], writer=request.app[keys.WRITER],
+        return await accept_stream(
+            intake, chunks, files=request.app[keys.FILES], writer=request.app[keys.WRITER],
             transcoder=request.app[keys.TRANSCODER], limit=limit,
-            limits=AudioLimits.of(server), expected_size=expected,
+            limits=AudioLimits.of(server), expected_size=expected_size, late=late,
         )
     except BodyTooSlow:
         raise
@@ -278,6 +260,33 @@ async def _receive(request: web.Request, owner_id: str, limit: int) -> web.Respo
     except TransientFailure:
         raise ApiError(503, "unavailable", "the file could not be examined now; try again",
                        headers={"Retry-After": "30"}) from None
+
+
+async def _receive(request: web.Request, owner_id: str) -> web.Response:
+    expected: int | None = None
+    language = _language(request, request.query.get("language"))
+    speakers = _speakers(request.query.get(SPEAKERS_FIELD))
+    if request.content_type == "multipart/form-data":
+        part, field, speakers_field = await _multipart_file(request)
+        if field is not None:
+            language = _language(request, field)
+        if speakers_field is not None:
+            speakers = _speakers(speakers_field)
+        # Browsers escape only quotes and line breaks; other clients
+        # (aiohttp, some libraries) percent-encode the whole name.
+        name = unquote(part.filename or "", errors="replace")
+        chunks: AsyncIterator[bytes] = part_chunks(part)
+    elif request.content_type.startswith("multipart/"):
+        raise ApiError(415, "unsupported_media_type",
+                       "send multipart/form-data or the raw file", close=True)
+    else:
+        name = unquote(request.headers.get("X-Filename", ""), errors="replace")
+        chunks = request.content.iter_chunked(CHUNK_BYTES)
+        expected = request.content_length
+    accepted = await store(request, Intake(
+        owner_id=owner_id, original_name=name,
+        language=language or default_language(request.app), speakers=speakers,
+    ), chunks, expected_size=expected)
     record = await reads.records.card(request.app[keys.READERS], record_id=accepted.record_id,
                                       owner_id=owner_id)
     if record is None:  # pragma: no cover - the writer has just committed it

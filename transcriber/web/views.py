@@ -14,6 +14,7 @@ from typing import Any
 
 from transcriber import transcripts
 from transcriber.db.reads.records import ListItem, RecordCard, TimelineEvent
+from transcriber.db.reads.voices import VoiceSuggestion
 from transcriber.ports import Utterance
 
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
@@ -71,6 +72,7 @@ def record_card(
     poll_after_ms: int | None,
     progress: Mapping[str, Any] | None = None,
     original_speakers: Sequence[str] = (),
+    suggestions: Sequence[VoiceSuggestion] = (),
 ) -> dict[str, Any]:
     card = record_summary(record, progress=progress)
     card["files"] = {
@@ -87,6 +89,13 @@ def record_card(
     ]
     card["speakers"] = transcripts.card_speakers(utterances or (), record.speaker_names,
                                                  also=original_speakers)
+    suggested = {s.speaker: s for s in suggestions}
+    for label, entry in card["speakers"].items():
+        found = suggested.get(label)
+        # A named speaker needs no suggestion (the writer makes none for it either).
+        entry["suggested"] = None if found is None or entry["name"] else {
+            "name": found.name, "profile_id": found.profile_id,
+            "similarity": round(found.similarity, 3)}
     card["revision"] = record.revision
     card["language"] = {"requested": record.language, "detected": record.detected_language}
     card["timeline"] = [

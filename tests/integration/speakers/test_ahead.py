@@ -13,6 +13,7 @@ from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import structlog
 
@@ -96,8 +97,12 @@ def test_turns_are_found_in_a_thread_of_the_lowest_priority(
     assert ahead.start(FIXTURE, num_speakers=None)  # kept: not started twice
     job = ahead.take(FIXTURE, num_speakers=None)
     assert job is not None
-    assert job.future.result(timeout=WAIT_SECONDS) == reference[0]
-    assert job.turns() == reference[0]
+    assert job.future.result(timeout=WAIT_SECONDS).turns == reference[0]
+    found = job.turns()
+    assert found is not None
+    assert found.turns == reference[0]
+    # The windows embedded come with the turns: the record's voices (known voices).
+    assert len(found.windows) == found.vectors.shape[0] > 0
     assert ahead.take(FIXTURE, num_speakers=None) is None  # taken once
     (thread,) = [t for t in threading.enumerate() if t.name.startswith("speaker-turns-ahead")]
     assert thread.native_id is not None
@@ -116,8 +121,8 @@ async def test_the_separator_takes_finished_turns_without_a_model_run(
         separator.prepare(FIXTURE, num_speakers=None)
         _job(ahead, FIXTURE).future.result(timeout=WAIT_SECONDS)
         with structlog.testing.capture_logs() as logs:
-            labelled = await separator.separate(FIXTURE, _segments(reference[0]),
-                                                num_speakers=None)
+            labelled = (await separator.separate(FIXTURE, _segments(reference[0]),
+                                                 num_speakers=None)).utterances
     finally:
         await separator.close()
     assert [e.get("found") for e in logs if e["event"] == "speaker_turns_taken"] == ["ahead"]
@@ -149,7 +154,8 @@ def test_a_job_half_done_is_taken_over_from_the_inputs_it_embedded(
         done = len(job.partial.cache)
         assert 0 < done < reference[1]
         with structlog.testing.capture_logs() as logs:
-            labelled = separator._separate(FIXTURE, _segments(reference[0]), None, None, job)
+            labelled = separator._separate(FIXTURE, _segments(reference[0]), None, None,
+                                           job).utterances
         gated.release.set()
         with pytest.raises(JobStopped):
             job.future.result(timeout=WAIT_SECONDS)
@@ -215,7 +221,8 @@ def test_a_failed_job_is_logged_once_and_the_pool_separates(
             assert job is not None
             with pytest.raises(RuntimeError):
                 job.future.result(timeout=WAIT_SECONDS)
-            labelled = separator._separate(FIXTURE, _segments(reference[0]), None, None, job)
+            labelled = separator._separate(FIXTURE, _segments(reference[0]), None, None,
+                                           job).utterances
     finally:
         ahead.close()
     assert [e["event"] for e in logs if e["log_level"] == "warning"] == [
@@ -244,7 +251,7 @@ def test_a_job_handed_the_recognizers_regions_runs_no_vad_of_its_own(
         assert not job.future.done()  # it waits for them (or is still decoding)
         sink(regions)
         sink(None)  # as the submit step does after the recognition: the first counts
-        assert job.future.result(timeout=WAIT_SECONDS) == reference[0]
+        assert job.future.result(timeout=WAIT_SECONDS).turns == reference[0]
     finally:
         asyncio.run(separator.close())
     assert own_vad == []
@@ -255,7 +262,7 @@ def test_a_job_told_no_regions_come_runs_its_own_vad(
     job = ahead.start(FIXTURE, num_speakers=None, speech_follows=True)
     assert job is not None
     job.hand_speech(None)
-    assert job.future.result(timeout=WAIT_SECONDS) == reference[0]
+    assert job.future.result(timeout=WAIT_SECONDS).turns == reference[0]
 
 
 def test_a_job_waits_for_its_regions_only_so_long(
@@ -265,7 +272,7 @@ def test_a_job_waits_for_its_regions_only_so_long(
         with structlog.testing.capture_logs() as logs:
             job = ahead.start(FIXTURE, num_speakers=None, speech_follows=True)
             assert job is not None
-            assert job.future.result(timeout=WAIT_SECONDS) == reference[0]
+            assert job.future.result(timeout=WAIT_SECONDS).turns == reference[0]
     finally:
         ahead.close()
     assert [e["event"] for e in logs if e["event"].startswith("speaker_")] == [
@@ -328,10 +335,15 @@ async def test_a_long_recording_is_separated_in_a_child_process_the_models_let_g
     separator = LocalSpeakerSeparator(runs, isolate_after_ms=1000)
     try:
         with structlog.testing.capture_logs() as logs:
-            labelled = await separator.separate(FIXTURE, _segments(reference[0]),
-                                                num_speakers=None)
+            separated = await separator.separate(FIXTURE, _segments(reference[0]),
+                                                 num_speakers=None)
     finally:
         runs.close()
+    labelled = separated.utterances
+    # The child hands the windows it embedded back too (the record's voices).
+    assert separated.voices is not None
+    assert len(separated.voices) > 0
+    assert np.allclose(np.linalg.norm(separated.voices.vectors, axis=1), 1, atol=1e-2)
     assert [(e["event"], e["models_released"]) for e in logs] == [
         ("speaker_turns_isolated", True)]
     assert released == ["whisper"]

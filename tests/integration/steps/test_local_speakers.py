@@ -113,6 +113,12 @@ async def test_two_real_speakers_are_told_apart_word_by_word(
     # The job clustered the recognizer's VAD regions, handed on: it ran no VAD of its own.
     assert own_vad == []
     _check_speakers(await _utterances(readers, record_id), reference)
+    # Known voices: the poll step saved each speaker's print and the windows embedded,
+    # in the transaction that saved the transcript (no profile yet: no suggestion).
+    voices = await readers.fetch_all(q.voices.RECORD_VOICES, {"record_id": record_id})
+    assert sorted(v["speaker"] for v in voices) == ["S1", "S2"]
+    assert all(v["profile_id"] is None and len(v["centroid"]) == 256 * 4 for v in voices)
+    assert await readers.fetch_one(q.voices.RECORD_WINDOWS, {"record_id": record_id})
 
 
 @pytest.mark.slow

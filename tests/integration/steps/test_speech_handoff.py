@@ -21,12 +21,21 @@ from tests.helpers.steps import AddRecord, drive, record_row
 from transcriber.db.readers import ReaderPool
 from transcriber.errors import TransientFailure
 from transcriber.pipeline.steps import build_step_table
-from transcriber.ports import AudioPart, Segment, Span, SpeechSink, Submitted, Utterance
+from transcriber.ports import (
+    AudioPart,
+    Segment,
+    Separation,
+    Span,
+    SpeechSink,
+    Submitted,
+    Utterance,
+)
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.settings import FfmpegSettings
 from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.recognizer import FakeRecognizer
+from transcriber.voiceprints import VoiceWindows
 
 REGIONS = [Span(start_ms=500, end_ms=9_000), Span(start_ms=9_600, end_ms=19_500)]
 
@@ -74,9 +83,14 @@ class NotingSeparator:
 
     async def separate(self, audio: Path, segments: Sequence[Segment], *,
                        num_speakers: int | None,
-                       speech: Sequence[Span] | None = None) -> list[Utterance]:
-        return [Utterance(start_ms=s.start_ms, end_ms=s.end_ms, channel=0, text=s.text,
-                          speaker="S1") for s in segments]
+                       speech: Sequence[Span] | None = None) -> Separation:
+        return Separation(utterances=[
+            Utterance(start_ms=s.start_ms, end_ms=s.end_ms, channel=0, text=s.text,
+                      speaker="S1") for s in segments])
+
+    async def channel_voices(self, audio: Path,
+                             utterances: Sequence[Utterance]) -> VoiceWindows:
+        raise AssertionError("a mono record has no channels' voices")
 
     async def close(self) -> None:
         pass

@@ -26,15 +26,17 @@ from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RecordFiles
 from transcriber.pipeline.steps import build_step_table
-from transcriber.ports import AudioPart, Span, Submitted, Utterance
+from transcriber.ports import AudioPart, Separation, Span, Submitted, Utterance
 from transcriber.ports import Segment as WordSegment
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.speakers.channels import Verdict
+from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import FfmpegSettings, RecognizerSettings
 from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.transcripts import STRUCTURE_ROW, load_structure, to_json
+from transcriber.voiceprints import VoiceWindows
 
 PARTS = RecognizerSettings(language="en", part_seconds=12)
 CARD_WORDS = ("club", "heart", "spade", "diamond", "queen", "king", "ace", "jack", "seven",
@@ -57,6 +59,7 @@ class NoClustering:
     channels."""
 
     calls = 0
+    voiced: list[set[int]] = []  # noqa: RUF012 - counted across instances, as `calls`
 
     def prepare(self, audio: Path, *, num_speakers: int | None,
                 speech_follows: bool = False) -> None:
@@ -65,9 +68,15 @@ class NoClustering:
 
     async def separate(self, audio: Path, segments: Sequence[WordSegment], *,
                        num_speakers: int | None,
-                       speech: Sequence[Span] | None = None) -> list[Utterance]:
+                       speech: Sequence[Span] | None = None) -> Separation:
         NoClustering.calls += 1
         raise AssertionError("the mono clustering ran on a stereo call")
+
+    async def channel_voices(self, audio: Path,
+                             utterances: Sequence[Utterance]) -> VoiceWindows:
+        # The channels' voices are embedded (the real engine's), never clustered.
+        NoClustering.voiced.append({u.channel for u in utterances})
+        return await LocalSpeakerSeparator().channel_voices(audio, utterances)
 
     async def close(self) -> None:
         pass
@@ -145,6 +154,7 @@ async def test_a_stereo_call_is_recognized_channel_by_channel_part_by_part(
         return build_step_table(transcoder=ffmpeg, cutter=ffmpeg, recognizer=whisper,
                                 store=None, separator=NoClustering())
 
+    NoClustering.voiced.clear()
     record_id = await add_record(path)
     await drive(make_actor(steps(), settings), clock, readers, record_id,
                 until=Stage.NORMALIZED)
@@ -172,6 +182,10 @@ async def test_a_stereo_call_is_recognized_channel_by_channel_part_by_part(
     row = await record_row(readers, record_id)
     assert row["state"] == Stage.DONE.value, row["error_text"]
     assert NoClustering.calls == 0
+    # Known voices: each channel's speaker has a print, saved with the transcript.
+    assert NoClustering.voiced == [{0, 1}]
+    voices = await readers.fetch_all(q.voices.RECORD_VOICES, {"record_id": record_id})
+    assert sorted(v["speaker"] for v in voices) == ["S1", "S2"]
 
     structure = await readers.fetch_one(q.results.SELECT_STRUCTURE,
                                         {"record_id": record_id, "version": STRUCTURE_ROW})

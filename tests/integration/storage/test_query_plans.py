@@ -29,6 +29,8 @@ GROWING = ("audio_records", "texts", "structures", "files", "recognitions", "rec
            "record_search", "record_search_keys", "telegram_outbox", "telegram_status",
            "topics", "record_topics", "structure_revisions", "describe_jobs",
            "record_search_terms")
+           "topics", "record_topics", "structure_revisions", "webhooks", "webhook_deliveries",
+           "voice_profiles", "voice_profile_sources", "record_voices", "record_voice_windows")
 
 # name -> why a whole-table read is right there.
 EXCEPTIONS: dict[str, str] = {
@@ -52,6 +54,9 @@ EXCEPTIONS: dict[str, str] = {
     "describe.PENDING_COUNT":
         "scans only the partial index idx_describe_jobs_due (the queue, not the archive); on "
         "a reader, for the queue's gauge",
+    "webhooks.QUEUE_DEPTH":
+        "scans only the partial index idx_webhook_deliveries_due of the pending deliveries "
+        "(the queue, not the archive); on a reader, for the depth gauge, once per round",
     "search.PENDING_TERMS":
         "scans only the partial index idx_record_search_keys_pending (records still waiting "
         "for the word forms after migration 0012: it empties as the batches go), LIMIT a batch",
@@ -69,6 +74,15 @@ EXCEPTIONS: dict[str, str] = {
         "verify reads every search key of a folder nobody writes, once per run",
     "maintenance.FILL_EXPECTED_INDEX":
         "verify rebuilds the whole search index into a temporary table to compare, once per run",
+    "voices.PURGE_PROFILES":
+        "`transcriber voices purge` without a login deletes every voice profile by "
+        "definition; a command a person runs, never the service",
+    "voices.PURGE_RECORD_VOICES":
+        "`transcriber voices purge` without a login deletes every record's prints by "
+        "definition; a command a person runs, never the service",
+    "voices.PURGE_RECORD_WINDOWS":
+        "`transcriber voices purge` without a login deletes every record's windows by "
+        "definition; a command a person runs, never the service",
     "loadtest.RECORD_TOTALS":
         "the load test's final check of its own throw-away archive, once after the run",
     "loadtest.RECORD_IDS":

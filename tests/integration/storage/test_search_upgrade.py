@@ -151,3 +151,6 @@ def test_a_batch_follows_the_time_it_took() -> None:
     assert search_index.next_batch(32, 100.0) == search_index.BATCH_MIN
     assert search_index.next_batch(32, 0.0) == search_index.BATCH_MAX
     assert search_index.next_batch(1000, 0.001) == search_index.BATCH_MAX
+    # The writer's share is the tighter aim when it took most of the time.
+    assert search_index.next_batch(100, 0.25, 0.2) == 50
+    assert search_index.next_batch(100, 0.25, 0.01) == 100

@@ -10,6 +10,7 @@ from pytest_aiohttp import AiohttpClient
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import Client, ServeLikeServer, StartApi
 from transcriber import keys
+from transcriber.ports import WebhookTransport
 from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
@@ -27,15 +28,17 @@ def start_api(
     clock: FakeClock,
     transcoder: FakeTranscoder,
 ) -> StartApi:
-    """Start the whole app (storage, API; `workers=0`) with settings sections replaced.
+    """Start the whole app (storage, API; `workers=0`) with settings sections replaced,
+    and optionally a webhook transport (default: the real one, as `serve` has).
 
     Example: `await start_api(server={"anonymous_user": ""})`.
     """
 
-    async def start(**sections: dict[str, Any]) -> Client:
+    async def start(*, webhook_transport: WebhookTransport | None = None,
+                    **sections: dict[str, Any]) -> Client:
         pipeline = {"workers": 0, **sections.pop("pipeline", {})}
         settings = make_settings(pipeline=pipeline, **sections)
-        app = build_app(settings, clock=clock)
+        app = build_app(settings, clock=clock, webhook_transport=webhook_transport)
         app[keys.TRANSCODER] = transcoder
         # A server given (not an app) types its client's app as None; it is this app.
         return cast(Client, await aiohttp_client(ServeLikeServer(app, settings.server)))

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
+import aiohttp
 import jsonschema
+import orjson
 import pytest
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from tests.helpers.pipeline import until
+from tests.helpers.tokens import bearer, make_token
 from tests.helpers.web import Client, StartApi, advance, halt, transcribe, upload
+from transcriber import keys
+from transcriber.service.webhooks import DELIVERY
+from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER
+from transcriber.testing.webhooks import FakeWebhookTransport
+from transcriber.web.openai_api import LOOK_SECONDS
+from transcriber.web.openapi_schemas import ref
 
 DOC_URI = "urn:transcriber:openapi"
 
@@ -77,7 +88,8 @@ async def test_document_is_valid_and_covers_every_api_route(client: Client) -> N
     routes = {
         (route.method, route.resource.canonical)
         for route in client.app.router.routes()
-        if route.resource is not None and route.resource.canonical.startswith("/app/")
+        if route.resource is not None
+        and route.resource.canonical.startswith(("/app/", "/v1/"))
         and route.method != "HEAD"
     }
     documented = {(m.upper(), p) for p, item in document["paths"].items() for m in item}
@@ -167,3 +179,115 @@ async def test_documented_limits_follow_settings(start_api: StartApi, path: str)
     limit = document["paths"]["/app/audiorecords"]["get"]["parameters"][0]["schema"]
     assert (limit["maximum"], limit["default"]) == (50, 10)
     assert (await client.get(path)).status == 200
+
+
+async def test_webhook_routes_and_the_payload_match_the_document(start_api: StartApi) -> None:
+    transport = FakeWebhookTransport(names={"hooks.example.net": ["93.184.216.34"]})
+    client = await start_api(webhook_transport=transport, webhooks={"per_user_max": 1})
+    checker = Checker(await _document(client))
+
+    async def call(method: str, path: str, **kwargs: Any) -> Any:
+        response = await client.request(method, path, **kwargs)
+        await checker.check(response, method, path)
+        return response
+
+    new = {"url": "https://hooks.example.net/in", "events": ["record.halted", "record.deleted"]}
+    webhook = await (await call("POST", "/app/webhooks", json=new)).json()
+    await call("POST", "/app/webhooks", json=new)  # 409: one each
+    await call("POST", "/app/webhooks", json={**new, "url": "http://127.0.0.1/"})
+    await call("GET", "/app/webhooks")
+    record = str((await upload(client))["id"])
+    await halt(client, record)
+    await call("DELETE", f"/app/audiorecords/{record}")
+    await call("GET", f"/app/webhooks/{webhook['id']}/deliveries")
+    client.app[DELIVERY].wake()
+    await until(lambda: len(transport.posts) == 2)
+    payload_schema = _rebase(ref("WebhookPayload"))
+    for posted in transport.posts:
+        jsonschema.Draft202012Validator(payload_schema, registry=checker.registry).validate(
+            orjson.loads(posted.body))
+    await call("GET", f"/app/webhooks/{webhook['id']}/deliveries")
+    await call("DELETE", f"/app/webhooks/{webhook['id']}")
+    await call("DELETE", f"/app/webhooks/{webhook['id']}")
+    await call("GET", f"/app/webhooks/{webhook['id']}/deliveries")
+    assert {s for _, p, s in checker.checked if "webhooks" in p} == {200, 201, 204, 400, 404,
+                                                                      409}
+
+
+def _form(content: bytes = b"audio", fields: dict[str, str] | None = None) -> aiohttp.FormData:
+    form = aiohttp.FormData()
+    for name, value in (fields or {}).items():
+        form.add_field(name, value)
+    form.add_field("file", content, filename="talk.wav")
+    return form
+
+
+async def test_token_and_openai_responses_match_the_document(
+    start_api: StartApi, clock: FakeClock,
+) -> None:
+    client = await start_api(server={"openai_wait_seconds": 4.0})
+    checker = Checker(await _document(client))
+
+    async def call(method: str, path: str, **kwargs: Any) -> Any:
+        response = await client.request(method, path, **kwargs)
+        await checker.check(response, method, path)
+        return response
+
+    made = await (await call("POST", "/app/tokens", json={"name": "n8n"})).json()
+    await call("POST", "/app/tokens", json={"scope": "root"})
+    await call("GET", "/app/tokens")
+    writer, reader = bearer(made["token"]), bearer(await make_token(client.app, scope="read"))
+    await call("GET", "/app/tokens", headers=writer)
+    await call("POST", "/app/tokens", json={}, headers=writer)
+    await call("GET", "/app/me", headers=bearer("tx_" + "A" * 43))
+    await call("DELETE", "/app/tokens/nope")
+    await call("GET", "/v1/models", headers=writer)
+    await call("GET", "/v1/models")
+    await call("GET", "/v1/models/fake", headers=writer)
+    await call("POST", "/v1/audio/transcriptions", data=_form(), headers=reader)
+    await call("POST", "/v1/audio/transcriptions", data=_form(NOT_AUDIO_MARKER),
+               headers=writer)
+    await call("POST", "/v1/audio/transcriptions", data=_form(fields={"language": "xx"}),
+               headers=writer)
+    # Past the wait (the fake clock's): 504 with the record's id.
+    waiting = asyncio.ensure_future(call("POST", "/v1/audio/transcriptions", data=_form(),
+                                         headers=writer))
+    while not waiting.done():
+        await asyncio.sleep(0.02)
+        clock.advance(LOOK_SECONDS)
+    record_id = (await (await waiting).json())["error"]["record_id"]
+    await client.delete(f"/app/audiorecords/{record_id}")  # out of the claims below
+    # Done while a request waits: the transcript in each format.
+    for fmt in ("json", "verbose_json", "text"):
+        waiting = asyncio.ensure_future(call(
+            "POST", "/v1/audio/transcriptions", headers=writer,
+            data=_form(fields={"response_format": fmt, "timestamp_granularities[]": "word"})))
+        listed: list[Any] = []
+        while not listed:
+            await asyncio.sleep(0.02)
+            listed = (await (await client.get("/app/audiorecords", headers=writer)).json())[
+                "items"]
+        newest = listed[0]["id"]
+        await transcribe(client, newest)
+        await advance(client, newest)
+        client.app[keys.SETTLED].settled(newest)
+        assert (await waiting).status == 200
+        await client.delete(f"/app/audiorecords/{newest}")
+    # A record that halts while its request waits.
+    waiting = asyncio.ensure_future(call("POST", "/v1/audio/transcriptions", data=_form(),
+                                         headers=writer))
+    listed = []
+    while not listed:
+        await asyncio.sleep(0.02)
+        listed = (await (await client.get("/app/audiorecords", headers=writer)).json())[
+            "items"]
+    await halt(client, listed[0]["id"])
+    client.app[keys.SETTLED].settled(listed[0]["id"])
+    assert (await waiting).status == 500
+    await call("DELETE", f"/app/tokens/{made['id']}")
+    statuses = {(template, status) for _, template, status in checker.checked}
+    assert {status for _, status in statuses} >= {200, 201, 204, 400, 401, 403, 404, 415,
+                                                  500, 504}
+    assert {template for template, _ in statuses} == {
+        "/app/tokens", "/app/tokens/{id}", "/app/me", "/v1/models", "/v1/models/{model}",
+        "/v1/audio/transcriptions"}

@@ -43,15 +43,15 @@ async def _text(client: Client, record_id: str, fmt: str) -> str:
 async def test_card_shows_speakers_with_talk_time(client: Client) -> None:
     record_id = await _done(client)
     card = await (await client.get(f"/app/audiorecords/{record_id}")).json()
-    assert card["speakers"] == {"S1": {"name": "", "talk_ms": 1500},
-                                "S2": {"name": "", "talk_ms": 3000}}
+    assert card["speakers"] == {"S1": {"name": "", "talk_ms": 1500, "suggested": None},
+                                "S2": {"name": "", "talk_ms": 3000, "suggested": None}}
     assert [u["speaker"] for u in card["utterances"]] == ["S1", "S2", "S1"]
 
 
 async def test_names_reach_the_card_and_every_export(client: Client) -> None:
     record_id = await _done(client)
     card = await _patch(client, record_id, {"speakers": {"S1": "Anna", "S2": "Boris"}})
-    assert card["speakers"]["S1"] == {"name": "Anna", "talk_ms": 1500}
+    assert card["speakers"]["S1"] == {"name": "Anna", "talk_ms": 1500, "suggested": None}
     assert (await _text(client, record_id, "txt")).splitlines() == [
         "Anna: Good morning.", "Boris: Morning, how are you?", "Anna: Fine."]
     assert "Boris: Morning, how are you?" in await _text(client, record_id, "srt")
@@ -87,7 +87,8 @@ async def test_a_line_moves_to_another_speaker(client: Client) -> None:
     response = await client.patch(f"/app/audiorecords/{record_id}/transcript", json={
         "revision": card["revision"], "utterances": [{"index": 0, "speaker": "S2"}]})
     assert response.status == 200
-    assert (await response.json())["speakers"]["S1"] == {"name": "", "talk_ms": 0}
+    assert (await response.json())["speakers"]["S1"] == {"name": "", "talk_ms": 0,
+                                                         "suggested": None}
     response = await client.patch(f"/app/audiorecords/{record_id}/transcript", json={
         "revision": card["revision"] + 1, "utterances": [{"index": 0, "speaker": "S1"}]})
     assert response.status == 200, await response.text()

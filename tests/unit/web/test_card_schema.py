@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from transcriber.db.reads.records import ListItem, RecordCard, TimelineEvent
+from transcriber.db.reads.voices import VoiceSuggestion
 from transcriber.pipeline.progress import Progress
 from transcriber.ports import Utterance
 from transcriber.web.openapi_schemas import SCHEMAS
@@ -46,6 +47,8 @@ CARD: dict[str, Any] = {
 }
 EVENT: dict[str, Any] = {"origin": "pipeline", "step": "normalize", "outcome": "done",
                          "duration_ms": 1200, "created_at": "2026-01-01T00:00:02Z"}
+SUGGESTION: dict[str, Any] = {"speaker": "S2", "profile_id": "01hzzzzzzzzzzzzzzzzzzzzzzy",
+                              "name": "Boris", "similarity": 0.81}
 UTTERANCES = [Utterance(start_ms=0, end_ms=900, channel=0, text="Hello", speaker="S1")]
 PROGRESS = Progress(stage="recognize", done=1, total=2, fraction=0.5, eta_seconds=10)
 
@@ -54,10 +57,12 @@ def _summary(item: ListItem) -> dict[str, Any]:
     return record_summary(item, progress=PROGRESS.as_dict())
 
 
-def _card(card: RecordCard, event: TimelineEvent | None = None) -> dict[str, Any]:
+def _card(card: RecordCard, event: TimelineEvent | None = None,
+          suggestion: VoiceSuggestion | None = None) -> dict[str, Any]:
     return record_card(card, timeline=[event or TimelineEvent(**EVENT)], transcript="Hello",
                        utterances=UTTERANCES, poll_after_ms=1000,
-                       progress=PROGRESS.as_dict(), original_speakers=("S2",))
+                       progress=PROGRESS.as_dict(), original_speakers=("S2",),
+                       suggestions=[suggestion or VoiceSuggestion(**SUGGESTION)])
 
 
 def _other(value: object) -> object:
@@ -130,7 +135,8 @@ def _field_changes(cls: type, sample: dict[str, Any], render: Any) -> dict[str, 
 
 def test_the_samples_fill_every_field() -> None:
     # A field added to a dataclass needs a sample here (and then a place below).
-    for cls, sample in ((ListItem, ITEM), (RecordCard, CARD), (TimelineEvent, EVENT)):
+    for cls, sample in ((ListItem, ITEM), (RecordCard, CARD), (TimelineEvent, EVENT),
+                        (VoiceSuggestion, SUGGESTION)):
         assert set(sample) == {field.name for field in dataclasses.fields(cls)}, cls
 
 
@@ -160,6 +166,19 @@ def test_every_field_of_a_timeline_event_is_shown_and_in_the_card_schema() -> No
     assert all(changes.values()), changes
     assert {name: _undocumented("Card", paths) for name, paths in changes.items()
             if _undocumented("Card", paths)} == {}
+
+
+def test_every_field_of_a_voice_suggestion_is_shown_and_in_the_card_schema() -> None:
+    card = RecordCard(**CARD)
+    changes = _field_changes(VoiceSuggestion, SUGGESTION,
+                             lambda found: _card(card, suggestion=found))
+    assert all(changes.values()), changes
+    assert {name: _undocumented("Card", paths) for name, paths in changes.items()
+            if _undocumented("Card", paths)} == {}
+    assert changes["name"] == ["speakers.S2.suggested.name"]
+    # A named speaker shows no suggestion: S1 is "Anna" in the sample.
+    named = _card(card, suggestion=VoiceSuggestion(**{**SUGGESTION, "speaker": "S1"}))
+    assert named["speakers"]["S1"]["suggested"] is None
 
 
 def _objects(answer: object, schema: dict[str, Any], path: str) -> Iterator[

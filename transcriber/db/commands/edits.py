@@ -14,9 +14,12 @@ from typing import ClassVar
 import orjson
 
 from transcriber.db import queries as q
+from transcriber.db.commands.voices import VoiceRules, learn_names, relearn_lines
+from transcriber.db.commands.webhooks import enqueue_event
 from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import new_id
+from transcriber.voiceprints import SpokenLine
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,6 +40,8 @@ class EditRecord(Command[None]):
     topics: tuple[str, ...] | None = None
     speaker_names_patch: str | None = None
     """A JSON merge patch of the speakers' names (`{"S1": "Anna", "S2": null}`)."""
+    voices: VoiceRules | None = None
+    """Known voices are on: the names teach the owner's profiles (`learn_names`)."""
 
     async def execute(self, ctx: WriteContext) -> None:
         now = ctx.now()
@@ -52,6 +57,10 @@ class EditRecord(Command[None]):
             # The search trigger re-indexes the names with the record's other columns.
             await ctx.conn.execute(q.edits.PATCH_SPEAKER_NAMES,
                                    {**ids, "patch": self.speaker_names_patch})
+            if self.voices is not None:
+                await learn_names(ctx, record_id=self.record_id, owner_id=self.owner_id,
+                                  names=orjson.loads(self.speaker_names_patch),
+                                  rules=self.voices)
         if self.topics is None:
             return
         await replace_topics(ctx, record_id=self.record_id, owner_id=self.owner_id,
@@ -110,6 +119,10 @@ class CorrectTranscript(Command[Corrected]):
     structure_json: str
     text: str
     revisions_max: int
+    voice_lines: tuple[SpokenLine, ...] | None = None
+    """The corrected lines when a line moved between speakers and known voices are on:
+    the speakers' prints and profiles follow (`relearn_lines`)."""
+    voices: VoiceRules | None = None
 
     async def execute(self, ctx: WriteContext) -> Corrected:
         now = ctx.now()
@@ -139,6 +152,9 @@ class CorrectTranscript(Command[Corrected]):
                                          "now": now})
         if cursor.rowcount != 1:
             raise NotFound(f"record {self.record_id} has no transcript")
+        if self.voice_lines is not None and self.voices is not None:
+            await relearn_lines(ctx, record_id=self.record_id, lines=self.voice_lines,
+                                rules=self.voices)
         return Corrected(revision=revision)
 
 
@@ -157,6 +173,7 @@ class DeleteRecord(Command[Deleted]):
 
     A step holding the record loses its claim with the row. Raises
     `NotFound` for a record that is not the owner's (nothing is removed).
+    The `record.deleted` webhook deliveries are written with it.
     """
 
     name: ClassVar[str] = "delete_record"
@@ -170,6 +187,8 @@ class DeleteRecord(Command[Deleted]):
             if await cursor.fetchone() is None:
                 raise NotFound(f"record {self.record_id} not found")
         params = {"record_id": self.record_id}
+        # While the row still tells what the record was.
+        await enqueue_event(ctx, record_id=self.record_id, event="record.deleted")
         async with ctx.conn.execute(q.edits.RECORD_PARTS, params) as cursor:
             parts = tuple(sorted(row["part_index"] for row in await cursor.fetchall()))
         for statement in q.edits.DELETE_RECORD_IN_ORDER:

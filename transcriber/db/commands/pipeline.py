@@ -14,6 +14,7 @@ from typing import ClassVar, Literal, Protocol
 
 from transcriber.db import queries as q
 from transcriber.db.commands.telegram import enqueue_reply
+from transcriber.db.commands.webhooks import enqueue_event
 from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import ClaimLost, Conflict, NotFound, NoWork
 from transcriber.ids import new_id
@@ -163,7 +164,8 @@ class RenewLease(Command[None]):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Advance(Command[None]):
     """The step succeeded: next stage, journal row, then the step's effects,
-    all in this command's savepoint (an effect that raises undoes it all)."""
+    all in this command's savepoint (an effect that raises undoes it all).
+    Reaching `done` writes the `record.done` webhook deliveries with it."""
 
     name: ClassVar[str] = "advance"
     record_id: str
@@ -186,6 +188,8 @@ class Advance(Command[None]):
                            outcome="done", duration_ms=self.duration_ms)
         for effect in self.effects:
             await effect.apply(ctx, record_id=self.record_id, step=self.step)
+        if spec.next_stage is Stage.DONE:
+            await enqueue_event(ctx, record_id=self.record_id, event="record.done")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -228,7 +232,8 @@ class Fail(Command[None]):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Halt(Command[None]):
-    """Set the halt flag (P9), written by the claim holder, with a journal row."""
+    """Set the halt flag (P9), written by the claim holder, with a journal row
+    and the `record.halted` webhook deliveries."""
 
     name: ClassVar[str] = "halt"
     record_id: str
@@ -255,6 +260,7 @@ class Halt(Command[None]):
         if self.notify:
             await enqueue_reply(ctx, record_id=self.record_id, kind="halt_notice",
                                 halt_reason=self.reason.value)
+        await enqueue_event(ctx, record_id=self.record_id, event="record.halted")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,11 +20,14 @@ from transcriber.db.queries import (
     results,
     search,
     telegram,
+    tokens,
     users,
+    voices,
+    webhooks,
 )
 
 __all__ = [
     "archive", "control", "describe", "edits", "files", "loadtest", "maintenance", "migrations",
     "pipeline", "progress", "recognition", "records", "results", "search", "telegram",
-    "users",
+    "tokens", "users", "voices", "webhooks",
 ]

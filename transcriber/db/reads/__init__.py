@@ -20,9 +20,12 @@ from transcriber.db.reads import (
     records,
     search,
     telegram,
+    tokens,
     transcripts,
     users,
+    voices,
+    webhooks,
 )
 
 __all__ = ["counts", "describe", "lists", "maintenance", "progress", "recognitions", "records",
-           "search", "telegram", "transcripts", "users"]
+           "search", "telegram", "tokens", "transcripts", "users", "voices", "webhooks"]

@@ -39,6 +39,7 @@ from transcriber.pipeline.steps._common import (
     overlap_ms_of,
 )
 from transcriber.pipeline.steps.submit import channel_plans, save_payload, submit_part
+from transcriber.pipeline.voices import voice_rules, voices_effect
 from transcriber.ports import (
     AnswerParser,
     ObjectStore,
@@ -51,6 +52,7 @@ from transcriber.ports import (
     Utterance,
 )
 from transcriber.transcripts import dump_structure, plain_text
+from transcriber.voiceprints import VoiceWindows
 
 log = structlog.get_logger(__name__)
 
@@ -193,8 +195,10 @@ class PollStep:
         log.info("recognition_finished", record_id=job.record_id, parts=len(parts),
                  utterances=len(utterances))
         record = await load_record(job)
+        voices: VoiceWindows | None = None
         if record.channels > 1:
             utterances = channel_speakers(utterances)
+            voices = await self._channel_voices(job, record, utterances)
         else:
             utterances = on_one_channel(utterances)
             # `recognizer.diarization`: the setting keeps its user-facing name (a contract).
@@ -203,33 +207,52 @@ class PollStep:
                                       duration_ms=record.duration_ms, channels=record.channels,
                                       providers={row.provider for row in rows},
                                       overlap_ms=overlap_ms):
-                utterances = await self._with_speakers(job, record, payloads, utterances)
+                utterances, voices = await self._with_speakers(job, record, payloads,
+                                                               utterances)
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),
-                                 SetColumns(values={"detected_language": detected})))
+                                 SetColumns(values={"detected_language": detected}),
+                                 voices_effect(job.settings, voices, utterances)))
+
+    async def _channel_voices(self, job: Job, record: StepRecord,
+                              utterances: list[Utterance]) -> VoiceWindows | None:
+        """A stereo call's voices, each channel's embedded on its own, when known voices
+        are kept; `None` when not, or when the speaker model cannot be had."""
+        if (self._separator is None or voice_rules(job.settings) is None
+                or not record.normalized_file_name or not utterances):
+            return None
+        audio = job.files.path_of(job.record_id, record.normalized_file_name)
+        try:
+            return await self._separator.channel_voices(audio, utterances)
+        except SpeakersUnavailable as exc:
+            log.warning("channel_voices_skipped", record_id=job.record_id,
+                        reason=type(exc).__name__)
+            return None
 
     async def _with_speakers(self, job: Job, record: StepRecord,
                              payloads: Sequence[tuple[PartPlan, bytes]],
-                             utterances: list[Utterance]) -> list[Utterance]:
-        """The utterances labelled by speaker when the record's speakers are told apart; as
-        they are when not, or when the speaker model cannot be had (one warning)."""
+                             utterances: list[Utterance],
+                             ) -> tuple[list[Utterance], VoiceWindows | None]:
+        """The utterances labelled by speaker (with the windows embedded) when the record's
+        speakers are told apart; as they are when not, or when the speaker model cannot
+        be had (one warning)."""
         if self._separator is None or not record.normalized_file_name:
-            return utterances
+            return utterances, None
         try:
             segments, speech = segments_of(payloads), speech_of(payloads)
         except ValueError:
-            return utterances
+            return utterances, None
         audio = job.files.path_of(job.record_id, record.normalized_file_name)
         started = time.perf_counter()  # a measurement for the log, not a decision
         try:
-            labelled = await self._separator.separate(audio, segments,
-                                                      num_speakers=record.speakers,
-                                                      speech=speech)
+            separated = await self._separator.separate(audio, segments,
+                                                       num_speakers=record.speakers,
+                                                       speech=speech)
         except SpeakersUnavailable as exc:
             log.warning("speakers_skipped", record_id=job.record_id,
                         reason=type(exc).__name__)
-            return utterances
+            return utterances, None
         log.info("speakers_found", record_id=job.record_id,
-                 speakers=len({u.speaker for u in labelled}),
+                 speakers=len({u.speaker for u in separated.utterances}),
                  seconds=round(time.perf_counter() - started, 2))
-        return labelled
+        return separated.utterances, separated.voices

@@ -10,6 +10,7 @@ JSON on its standard input and writes the turns as JSON on its standard output.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import subprocess
 import sys
@@ -18,12 +19,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
 import orjson
 import structlog
 
 from transcriber.errors import TranscriberError
 from transcriber.ports import Span, Turn
-from transcriber.providers.speakers.embedder import SpeakerModelUnavailable
+from transcriber.providers.speakers.embedder import EMBEDDING_DIM, SpeakerModelUnavailable
+from transcriber.providers.speakers.turns import Found
 
 # The child's exit status for a speaker model that cannot be had (installation problem).
 MODEL_UNAVAILABLE: Final = 3
@@ -54,9 +57,9 @@ class IsolatedJob:
     def pid(self) -> int:
         return self._process.pid
 
-    def wait(self, stop: threading.Event | None = None) -> list[Turn]:
-        """The turns, once the child has found them; the child is killed (and
-        `IsolatedFailed` raised) when `stop` is set first."""
+    def wait(self, stop: threading.Event | None = None) -> Found:
+        """The turns (and the windows embedded), once the child has found them; the child
+        is killed (and `IsolatedFailed` raised) when `stop` is set first."""
         with self._lock:
             if self._answer is None:
                 self._answer = self._communicate(stop)
@@ -66,8 +69,13 @@ class IsolatedJob:
             raise SpeakerModelUnavailable(err.decode("utf-8", "replace").strip()[-300:])
         if code != 0:
             raise IsolatedFailed(f"the speaker process ended with status {code}")
-        return [Turn(start_ms=int(a), end_ms=int(b), speaker=int(s))
-                for a, b, s in orjson.loads(out)["turns"]]
+        answer = orjson.loads(out)
+        windows = [Span(start_ms=int(a), end_ms=int(b)) for a, b in answer["windows"]]
+        vectors = np.frombuffer(base64.b64decode(answer["vectors"]), dtype="<f4")
+        return Found(turns=[Turn(start_ms=int(a), end_ms=int(b), speaker=int(s))
+                            for a, b, s in answer["turns"]],
+                     windows=windows,
+                     vectors=vectors.astype(np.float32).reshape(len(windows), EMBEDDING_DIM))
 
     def _communicate(self, stop: threading.Event | None) -> tuple[bytes, bytes]:
         if stop is None:
@@ -90,14 +98,14 @@ class IsolatedJob:
             self._process.kill()
 
 
-def _find(request: dict[str, Any]) -> list[Turn]:
+def _find(request: dict[str, Any]) -> Found:
     """The child's work: the recording's turns, block by block (`stream`)."""
     from transcriber.providers.speakers.embedder import SpeakerEmbedder  # noqa: PLC0415
     from transcriber.providers.speakers.stream import (  # noqa: PLC0415
         pcm_blocks,
         speech_and_features,
     )
-    from transcriber.providers.speakers.turns import turns_from_features  # noqa: PLC0415
+    from transcriber.providers.speakers.turns import found_from_features  # noqa: PLC0415
     from transcriber.providers.speakers.vad import speech_regions  # noqa: PLC0415
 
     embedder = SpeakerEmbedder(threads=int(request["threads"]))
@@ -106,7 +114,7 @@ def _find(request: dict[str, Any]) -> list[Turn]:
                                             speech_regions if handed is None else None)
     if handed is not None:
         regions = [Span(start_ms=int(a), end_ms=int(b)) for a, b in handed]
-    return turns_from_features(features, regions, embedder,
+    return found_from_features(features, regions, embedder,
                                num_speakers=request["num_speakers"])
 
 
@@ -115,12 +123,16 @@ def main() -> int:
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     request = orjson.loads(sys.stdin.buffer.read())
     try:
-        turns = _find(request)
+        found = _find(request)
     except SpeakerModelUnavailable as exc:
         sys.stderr.write(str(exc))
         return MODEL_UNAVAILABLE
-    sys.stdout.buffer.write(orjson.dumps(
-        {"turns": [[t.start_ms, t.end_ms, t.speaker] for t in turns]}))
+    sys.stdout.buffer.write(orjson.dumps({
+        "turns": [[t.start_ms, t.end_ms, t.speaker] for t in found.turns],
+        "windows": [[w.start_ms, w.end_ms] for w in found.windows],
+        # The embeddings as little-endian float32 (base64): biometric data, read only by
+        # the parent from this pipe, never written anywhere else.
+        "vectors": base64.b64encode(found.vectors.astype("<f4").tobytes()).decode()}))
     return 0
 
 

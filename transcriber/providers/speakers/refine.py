@@ -41,6 +41,10 @@ class Refinement:
     labels: list[int]
     coarse: int
     refined: int
+    # The windows embedded (their positions in the flat order of `groups`' windows) and
+    # their embeddings, rows in that order: what a record keeps of its voices.
+    embedded: tuple[int, ...] = ()
+    vectors: Floats | None = None
 
 
 def sparse_positions(count: int, every: int) -> list[int]:
@@ -92,14 +96,21 @@ def label_windows(
                     pending.append((g, p, a, b))
         for p in range(picked[-1] + 1, len(groups[g])):
             label_at[(g, p)] = label_at[(g, picked[-1])]
+    kept = [coarse]
+    embedded_keys = list(flat)
     if pending:
         centres = centroids(coarse, coarse_labels)
         refined = embedder.embed(features, [groups[g][p] for g, p, _, _ in pending],
                                  cache=cache)
+        kept.append(refined)
+        embedded_keys += [(g, p) for g, p, _, _ in pending]
         for vector, (g, p, a, b) in zip(refined, pending, strict=True):
             label_at[(g, p)] = a if float(vector @ centres[a]) >= float(vector @ centres[b]) \
                 else b
     labels = [label_at[(g, p)] for g, group in enumerate(groups) for p in range(len(group))]
     order: dict[int, int] = {}
     numbered = [order.setdefault(label, len(order)) for label in labels]
-    return Refinement(labels=numbered, coarse=len(flat), refined=len(pending))
+    starts = list(itertools.accumulate((len(group) for group in groups), initial=0))
+    return Refinement(labels=numbered, coarse=len(flat), refined=len(pending),
+                      embedded=tuple(starts[g] + p for g, p in embedded_keys),
+                      vectors=np.concatenate(kept))

@@ -23,16 +23,26 @@ from typing import Final
 
 import structlog
 
-from transcriber.ports import Segment, Span, SpeakersUnavailable, SpeechSink, Turn, Utterance
+from transcriber.ports import (
+    Segment,
+    Separation,
+    Span,
+    SpeakersUnavailable,
+    SpeechSink,
+    Turn,
+    Utterance,
+)
 from transcriber.providers.memory import releasing
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.speakers.ahead import Ahead, TurnsAhead
 from transcriber.providers.speakers.embedder import SpeakerEmbedder, SpeakerModelUnavailable
 from transcriber.providers.speakers.isolated import IsolatedJob
 from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
-from transcriber.providers.speakers.turns import turns_from_features
+from transcriber.providers.speakers.turns import Found, found_from_features
 from transcriber.providers.speakers.vad import speech_regions
+from transcriber.providers.speakers.voices import found_voices, stereo_voices
 from transcriber.providers.speakers.words import split_by_speaker
+from transcriber.voiceprints import VoiceWindows
 
 log = structlog.get_logger(__name__)
 
@@ -78,19 +88,31 @@ class LocalSpeakerSeparator:
 
     async def separate(self, audio: Path, segments: Sequence[Segment], *,
                        num_speakers: int | None,
-                       speech: Sequence[Span] | None = None) -> list[Utterance]:
+                       speech: Sequence[Span] | None = None) -> Separation:
         job = None if self._ahead is None else self._ahead.take(audio,
                                                                  num_speakers=num_speakers)
-        turns = None if job is None else job.turns()
-        if turns is not None:
+        found = None if job is None else job.turns()
+        if found is not None:
             # Found beside the recognition: only the words are left, no model run.
             log.info("speaker_turns_taken", found="ahead")
-            return await asyncio.to_thread(labelled, segments, turns)
+            return await asyncio.to_thread(separation, segments, found)
         args = (audio, segments, num_speakers, speech, job)
         try:
             if self._runs is None:
                 return await asyncio.to_thread(self._separate, *args)
             return await self._runs.run(self._separate, *args)
+        except SpeakerModelUnavailable as exc:
+            raise SpeakersUnavailable(str(exc)) from None
+
+    async def channel_voices(self, audio: Path,
+                             utterances: Sequence[Utterance]) -> VoiceWindows:
+        def embed() -> VoiceWindows:
+            return stereo_voices(audio, utterances, self._load())
+
+        try:
+            if self._runs is None:
+                return await asyncio.to_thread(embed)
+            return await self._runs.run(embed)
         except SpeakerModelUnavailable as exc:
             raise SpeakersUnavailable(str(exc)) from None
 
@@ -107,44 +129,49 @@ class LocalSpeakerSeparator:
 
     @releasing  # features and clustering are freed when it returns (memory.py)
     def _separate(self, audio: Path, segments: Sequence[Segment], num_speakers: int | None,
-                  speech: Sequence[Span] | None, job: Ahead | None = None) -> list[Utterance]:
+                  speech: Sequence[Span] | None, job: Ahead | None = None) -> Separation:
         last_ms = max((s.end_ms for s in segments), default=0)
         if job is None and self._isolate_after_ms is not None and last_ms > self._isolate_after_ms:
-            return labelled(segments, self._isolated_turns(audio, num_speakers, speech))
+            return separation(segments, self._isolated_turns(audio, num_speakers, speech))
         embedder = self._load()
-        turns = None
+        found = None
         if job is not None:
             job.stop.set()  # its thread stops at its next block or batch
-            turns = job.turns()  # it may have finished in the meantime
+            found = job.turns()  # it may have finished in the meantime
             partial = job.partial
-            if turns is not None:
+            if found is not None:
                 log.info("speaker_turns_taken", found="ahead")
             elif partial is not None:
                 # Go on from where it was: its regions, features and embedded inputs.
                 log.info("speaker_turns_taken", found="taken_over",
                          inputs_done=len(partial.cache))
-                turns = turns_from_features(partial.features, partial.regions, embedder,
+                found = found_from_features(partial.features, partial.regions, embedder,
                                             num_speakers=num_speakers, cache=partial.cache)
-        if turns is None:
+        if found is None:
             # Block by block: the whole recording's samples are never held (see
             # `stream`); the VAD runs only when the recognizer's regions are not at hand.
-            found, features = speech_and_features(pcm_blocks(audio),
-                                                  speech_regions if speech is None else None)
-            regions = found if speech is None else list(speech)
-            turns = turns_from_features(features, regions, embedder, num_speakers=num_speakers)
-        return labelled(segments, turns)
-
+            regions, features = speech_and_features(pcm_blocks(audio),
+                                                    speech_regions if speech is None else None)
+            if speech is not None:
+                regions = list(speech)
+            found = found_from_features(features, regions, embedder, num_speakers=num_speakers)
+        return separation(segments, found)
 
     def _isolated_turns(self, audio: Path, num_speakers: int | None,
-                        speech: Sequence[Span] | None) -> list[Turn]:
-        """A long recording's turns from a child process, once the pool's models are let
-        go (`ModelRuns.release_models`: the recognizer loads its model again when next
-        used), so that the service and the child together stay in the memory the
-        recognition alone takes."""
+                        speech: Sequence[Span] | None) -> Found:
+        """A long recording's turns (and the windows embedded) from a child process, once
+        the pool's models are let go (`ModelRuns.release_models`: the recognizer loads its
+        model again when next used), so that the service and the child together stay in
+        the memory the recognition alone takes."""
         released = self._runs.release_models() if self._runs is not None else False
         log.info("speaker_turns_isolated", models_released=released)
         return IsolatedJob(audio, num_speakers=num_speakers, speech=speech,
                            threads=1 if self._runs is None else self._runs.threads).wait()
+
+
+def separation(segments: Sequence[Segment], found: Found) -> Separation:
+    """The segments labelled by the turns found, with the windows embedded (bounded)."""
+    return Separation(utterances=labelled(segments, found.turns), voices=found_voices(found))
 
 
 def labelled(segments: Sequence[Segment], turns: Sequence[Turn]) -> list[Utterance]:

@@ -34,15 +34,16 @@ EDGE_MS: Final = 300
 HalfFloats = npt.NDArray[np.float16]
 
 
-def pcm_blocks(path: Path, *,
-               block_samples: int = BLOCK_SECONDS * SAMPLE_RATE) -> Iterator[Floats]:
+def pcm_blocks(path: Path, *, block_samples: int = BLOCK_SECONDS * SAMPLE_RATE,
+               channel: int | None = None) -> Iterator[Floats]:
     """16 kHz mono float32 blocks of `block_samples` (the last shorter), decoded as
-    faster-whisper's `decode_audio` decodes (its own frame helpers), never all at once."""
+    faster-whisper's `decode_audio` decodes (its own frame helpers), never all at once;
+    with `channel` (0, 1) that channel of a stereo file alone, not the mix."""
     import av  # noqa: PLC0415 - faster-whisper's dependency, loaded when used
     from faster_whisper import audio as fw  # noqa: PLC0415
 
-    resampler = av.audio.resampler.AudioResampler(format="s16", layout="mono",
-                                                  rate=SAMPLE_RATE)
+    resampler = av.audio.resampler.AudioResampler(
+        format="s16", layout="mono" if channel is None else "stereo", rate=SAMPLE_RATE)
     pending: list[np.ndarray] = []
     held = 0
     with av.open(str(path), mode="r", metadata_errors="ignore") as container:
@@ -50,7 +51,9 @@ def pcm_blocks(path: Path, *,
         frames = fw._ignore_invalid_frames(container.decode(audio=0))
         frames = fw._resample_frames(fw._group_frames(frames, 500_000), resampler)
         for frame in frames:
-            pending.append(frame.to_ndarray().reshape(-1))
+            samples = frame.to_ndarray().reshape(-1)
+            # Packed stereo s16 interleaves the channels: every second sample is one's.
+            pending.append(samples if channel is None else samples[channel::2])
             held += pending[-1].shape[0]
             while held >= block_samples:
                 joined = np.concatenate(pending)

@@ -16,6 +16,7 @@ import numpy as np
 
 from transcriber.ports import Span, Turn
 from transcriber.providers.speakers.clustering import DEFAULT_THRESHOLD
+from transcriber.providers.speakers.embedder import EMBEDDING_DIM
 from transcriber.providers.speakers.features import Features, Floats, log_mel
 from transcriber.providers.speakers.refine import Embeds, SpanCache, label_windows
 from transcriber.providers.speakers.vad import speech_regions
@@ -105,6 +106,16 @@ def find_turns(
                                threshold=threshold, plan=plan)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Found:
+    """A recording's turns and the windows embedded to find them, with their embeddings
+    (rows): the voices a record keeps (`voiceprints`)."""
+
+    turns: list[Turn]
+    windows: list[Span]
+    vectors: Floats
+
+
 def turns_from_features(
     features: Features,
     regions: Sequence[Span],
@@ -117,10 +128,28 @@ def turns_from_features(
 ) -> list[Turn]:
     """`find_turns` from the log-mel `features` and speech `regions` already found (a long
     recording's come from `stream`, block by block); `cache`: `label_windows`'."""
+    return found_from_features(features, regions, embedder, num_speakers=num_speakers,
+                               threshold=threshold, plan=plan, cache=cache).turns
+
+
+def found_from_features(
+    features: Features,
+    regions: Sequence[Span],
+    embedder: Embeds,
+    *,
+    num_speakers: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    plan: WindowPlan = WindowPlan(),
+    cache: SpanCache | None = None,
+) -> Found:
+    """`turns_from_features` with the windows it embedded and their embeddings."""
     groups = [group for group in (plan_windows([r], plan) for r in regions) if group]
     if not groups:
-        return []
+        return Found(turns=[], windows=[], vectors=np.zeros((0, EMBEDDING_DIM), np.float32))
     refinement = label_windows(groups, features, embedder, every=plan.every,
                                num_speakers=num_speakers, threshold=threshold, cache=cache)
     windows = [window for group in groups for window in group]
-    return turns_from_windows(regions, windows, refinement.labels)
+    vectors = refinement.vectors if refinement.vectors is not None else \
+        np.zeros((0, EMBEDDING_DIM), np.float32)
+    return Found(turns=turns_from_windows(regions, windows, refinement.labels),
+                 windows=[windows[i] for i in refinement.embedded], vectors=vectors)

@@ -96,6 +96,16 @@ export function card(id, signal) {
   return request("GET", recordPath(id), signal);
 }
 
+/**
+ * Every utterance of the record's current transcript holding `q`'s words, in
+ * time order: {matches: [{utterance_index, start_ms, end_ms, speaker, snippet,
+ * marks}]} (the card's find box).
+ */
+export function findInTranscript(id, q, signal) {
+  const params = new URLSearchParams({ q });
+  return request("GET", `${recordPath(id)}/matches?${params}`, signal);
+}
+
 export function resume(id) {
   return request("POST", `${recordPath(id)}/resume`);
 }
@@ -119,8 +129,75 @@ export function deleteRecord(id) {
   return request("DELETE", recordPath(id));
 }
 
+/** The suggestion of `label` confirmed (it becomes the name) or rejected; the card. */
+export function confirmVoice(id, label, profileId) {
+  return request("POST", `${recordPath(id)}/speakers/${encodeURIComponent(label)}/confirm`,
+    undefined, { profile_id: profileId });
+}
+
+export function rejectVoice(id, label, profileId) {
+  return request("POST", `${recordPath(id)}/speakers/${encodeURIComponent(label)}/reject`,
+    undefined, { profile_id: profileId });
+}
+
+const VOICES = "/app/voices";
+
+function voicePath(id) {
+  return `${VOICES}/${encodeURIComponent(id)}`;
+}
+
+/** The user's known voices: {items: [{id, name, records, talk_ms, updated_at}]}. */
+export function voices(signal) {
+  return request("GET", VOICES, signal);
+}
+
+export function renameVoice(id, name) {
+  return request("PATCH", voicePath(id), undefined, { name });
+}
+
+export function mergeVoice(id, into) {
+  return request("POST", `${voicePath(id)}/merge`, undefined, { into });
+}
+
+export function deleteVoice(id) {
+  return request("DELETE", voicePath(id));
+}
+
+/** The signed-in person's tokens: {items: [{id, name, scope, created_at, …}]}. */
+export function listTokens(signal) {
+  return request("GET", "/app/tokens", signal);
+}
+
+/** {name, scope, expires_days}; the answer carries `token`, shown this once. */
+export function createToken(fields) {
+  return request("POST", "/app/tokens", undefined, fields);
+}
+
+export function revokeToken(id) {
+  return request("DELETE", `/app/tokens/${encodeURIComponent(id)}`);
+}
+
 export function topics(signal) {
   return request("GET", "/app/topics", signal);
+}
+
+const WEBHOOKS = "/app/webhooks";
+
+export function webhooks(signal) {
+  return request("GET", WEBHOOKS, signal);
+}
+
+/** {url, events, secret?}; answers the webhook with its secret (shown once). */
+export function createWebhook(fields) {
+  return request("POST", WEBHOOKS, undefined, fields);
+}
+
+export function deleteWebhook(id) {
+  return request("DELETE", `${WEBHOOKS}/${encodeURIComponent(id)}`);
+}
+
+export function webhookDeliveries(id, signal) {
+  return request("GET", `${WEBHOOKS}/${encodeURIComponent(id)}/deliveries`, signal);
 }
 
 /**

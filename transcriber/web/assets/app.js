@@ -7,6 +7,9 @@ import { replace, h } from "./dom.js";
 import { renderList } from "./list.js";
 import { renderUpload } from "./upload.js";
 import { renderCard } from "./card.js";
+import { renderSettings } from "./settings.js";
+import { renderVoices } from "./voices.js";
+import { renderTokens } from "./tokens.js";
 import { LANGUAGES, language, setLanguage, t, translatePage } from "./i18n.js";
 
 const main = document.getElementById("main");
@@ -17,8 +20,11 @@ let cleanup = () => {};
 const ROUTES = [
   { pattern: /^\/$/, nav: "list", view: (m, ctx) => renderList(main, ctx) },
   { pattern: /^\/upload$/, nav: "upload", view: (m, ctx) => renderUpload(main, ctx) },
+  { pattern: /^\/settings$/, nav: "settings", view: (m, ctx) => renderSettings(main, ctx) },
+  { pattern: /^\/tokens$/, nav: "tokens", view: (m, ctx) => renderTokens(main, ctx) },
   { pattern: /^\/records\/([^/]+)$/, nav: null,
     view: (m, ctx) => renderCard(main, decodeURIComponent(m[1]), ctx) },
+  { pattern: /^\/voices$/, nav: "voices", view: (m, ctx) => renderVoices(main, ctx) },
 ];
 
 function match(pathname) {

@@ -6,13 +6,18 @@
 // utterance in place, names the speakers and moves a line to another one
 // (speakers.js), transcribes again or deletes. What the describer wrote (the
 // title, brief and topics, `described`) is marked as such, with a way to keep it.
+// Opened with `?t=<ms>&u=<index>` (a search result's line) it plays from that
+// moment and highlights that utterance; the find box above the transcript
+// (card-find.js) marks the utterances holding a query's words and steps
+// through them.
 
 import * as api from "./api.js";
 import { editors } from "./card-edit.js";
+import { facts, history, stageTimeline, work } from "./card-facts.js";
+import { findBox } from "./card-find.js";
 import { editInPlace, h, replace } from "./dom.js";
 import {
-  STAGES, duration, haltLabel, isAutomatic, isSettled, recordName, size, stageLabel, stepLabel,
-  when,
+  duration, haltLabel, isAutomatic, isSettled, recordName, size, when,
 } from "./format.js";
 import { t } from "./i18n.js";
 import { progressBar } from "./list.js";
@@ -20,69 +25,20 @@ import { colourClass, lineSpeaker, speakerPanel } from "./speakers.js";
 
 const FALLBACK_POLL_MS = 4000;
 const MAX_ERROR_POLL_MS = 60000;
-// What the pipeline does after reaching each stage.
-const WORKING = ["uploaded", "normalized", "submitted", "transcribed"];
-function work(stage) {
-  return WORKING.includes(stage) ? t(`work.${stage}`) : t("work.other");
-}
 const TRANSCRIPT_FORMATS = ["txt", "srt", "vtt", "json"];
 
-// A stage names what has been achieved, so the step in progress (or the one
-// that stopped) is the one leading to the next stage.
-function stageTimeline(record) {
-  const reached = STAGES.indexOf(record.stage);
-  return h("ol", { class: "stages", "aria-label": t("card.progress") },
-    STAGES.map((stage, index) => {
-      let state = "pending";
-      if (index <= reached) state = "achieved";
-      else if (index === reached + 1) state = record.halt ? "halted" : "current";
-      const note = t(`stage_note.${state}`);
-      return h("li", {
-        class: `stage stage-${state}`,
-        "aria-current": state === "current" || state === "halted" ? "step" : null,
-        "data-stage": stage,
-      }, h("span", { class: "stage-dot", "aria-hidden": "true" }),
-      h("span", { class: "stage-name" }, stageLabel(stage)),
-      h("span", { class: "visually-hidden" }, ` (${note})`));
-    }));
+/** The moment `?t=<ms>&u=<index>` asks to play: {startMs, index}, either null; or null. */
+function askedMoment(params) {
+  const read = (name) => {
+    const value = params?.get(name);
+    return value && /^\d+$/.test(value) ? Number(value) : null;
+  };
+  const startMs = read("t");
+  const index = read("u");
+  return startMs === null && index === null ? null : { startMs, index };
 }
 
-function facts(record) {
-  const language = record.language || { requested: "auto", detected: null };
-  const rows = [
-    [t("facts.stage"), record.halt ? t("facts.stage_halted", { stage: stageLabel(record.stage) })
-      : stageLabel(record.stage)],
-    [t("facts.duration"), duration(record.duration_ms) || t("facts.not_measured")],
-    [t("facts.size"), size(record.size_bytes)],
-    [t("facts.file"), record.original_filename || "—"],
-    [t("facts.uploaded"), h("time", { datetime: record.created_at }, when(record.created_at))],
-    [t("facts.from"), record.source === "telegram" ? t("facts.telegram") : t("facts.web")],
-    [t("facts.language"), language.detected
-      ? t("facts.language_detected", { requested: language.requested,
-        detected: language.detected })
-      : language.requested],
-  ];
-  return h("dl", { class: "facts" },
-    rows.map(([term, value]) => h("div", {}, h("dt", {}, term), h("dd", {}, value))));
-}
-
-function history(timeline) {
-  if (!timeline.length) return h("p", { class: "muted" }, t("history.empty"));
-  return h("table", { class: "history" },
-    h("thead", {}, h("tr", {},
-      h("th", { scope: "col" }, t("history.when")), h("th", { scope: "col" }, t("history.step")),
-      h("th", { scope: "col" }, t("history.outcome")), h("th", { scope: "col" }, t("history.took")),
-      h("th", { scope: "col" }, t("history.by")))),
-    h("tbody", {}, timeline.map((event) => h("tr", {},
-      h("td", {}, h("time", { datetime: event.at }, when(event.at))),
-      h("td", {}, stepLabel(event.step)),
-      h("td", {}, t(`outcome.${event.outcome}`)),
-      h("td", {}, event.duration_ms === null ? ""
-        : t("history.seconds", { seconds: (event.duration_ms / 1000).toFixed(1) })),
-      h("td", {}, event.origin === "human" ? t("history.person") : t("history.pipeline"))))));
-}
-
-export function renderCard(main, id, { navigate } = {}) {
+export function renderCard(main, id, { navigate, params } = {}) {
   let stopped = false;
   let timer = null;
   let inFlight = false;
@@ -94,6 +50,7 @@ export function renderCard(main, id, { navigate } = {}) {
   let utteranceButtons = [];
   let current = null;
   let editing = 0; // utterance editors open: the transcript is not redrawn under them
+  let moment = askedMoment(params); // played once the transcript is there
 
   const title = h("h1", { tabindex: "-1" }, t("card.heading"));
   const status = h("p", { class: "status", role: "status", "aria-live": "polite" },
@@ -108,9 +65,11 @@ export function renderCard(main, id, { navigate } = {}) {
   const downloadPanel = h("section", { class: "panel", "aria-labelledby": "download-h",
     hidden: true }, h("h2", { id: "download-h" }, t("card.download")), downloads);
   const transcript = h("div", { class: "transcript" });
+  // `seek` and `showLine` are declared below (hoisted); `current` is read only once asked.
+  const find = findBox({ id, transcript, seek, showLine, revision: () => current?.revision });
   const transcriptPanel = h("section", { class: "panel panel-wide",
     "aria-labelledby": "transcript-h", hidden: true },
-  h("h2", { id: "transcript-h" }, t("card.transcript")), transcript);
+  h("h2", { id: "transcript-h" }, t("card.transcript")), find.element, transcript);
   const transcriptNote = h("p", { class: "transcript-note", "aria-live": "polite" });
   transcriptPanel.append(transcriptNote);
   const speakers = speakerPanel({ id, note: transcriptNote, saved: (record) => show(record) });
@@ -157,10 +116,40 @@ export function renderCard(main, id, { navigate } = {}) {
     }
   });
 
-  function seek(startMs) {
+  function seek(startMs, { play = true } = {}) {
     audio.currentTime = startMs / 1000;
+    if (audio.readyState === HTMLMediaElement.HAVE_NOTHING) {
+      // Before the metadata a browser may drop the position: set it again once known.
+      audio.addEventListener("loadedmetadata", () => {
+        audio.currentTime = startMs / 1000;
+      }, { once: true });
+    }
+    if (!play) return;
     const playing = audio.play();
     if (playing) playing.catch(() => {}); // autoplay rules or no audio device: the seek stays
+  }
+
+  function lineOf(index) {
+    return transcript.querySelector(`.utterances > li[data-index="${index}"]`);
+  }
+
+  function showLine(index) {
+    lineOf(index)?.scrollIntoView({ block: "center" });
+  }
+
+  // A search result's line: play from its moment, that utterance highlighted.
+  function playMoment(record) {
+    if (!moment || !record.utterances.length) return;
+    const { startMs, index } = moment;
+    moment = null;
+    const line = index !== null ? record.utterances.find((u) => u.index === index)
+      : record.utterances.find((u) => startMs >= u.start_ms && startMs < u.end_ms);
+    if (line) {
+      find.outline(line.index);
+      showLine(line.index);
+    }
+    const from = startMs ?? line?.start_ms;
+    if (from !== null && from !== undefined) seek(from);
   }
 
   // Click the text, type, Enter saves (a new revision), Esc cancels. A
@@ -236,6 +225,7 @@ export function renderCard(main, id, { navigate } = {}) {
       });
       utteranceButtons = items.map((x) => x.button);
       replace(transcript, h("ol", { class: "utterances" }, items.map((x) => x.item)));
+      find.redrawn(new Map(record.utterances.map((u) => [u.index, u.text])));
     } else if (record.transcript) {
       utteranceButtons = [];
       replace(transcript, record.transcript.split("\n").map((line) => h("p", {}, line)));
@@ -319,7 +309,11 @@ export function renderCard(main, id, { navigate } = {}) {
     downloadPanel.hidden = false;
     speakers.show(record);
     renderTranscript(record);
+    find.element.hidden = !record.utterances.length;
     transcriptPanel.hidden = false;
+    playMoment(record);
+    // A correction moved the transcript on: the find box asks again.
+    find.recheck();
     replace(historyBody, history(record.timeline));
     historyPanel.hidden = false;
   }
@@ -375,6 +369,7 @@ export function renderCard(main, id, { navigate } = {}) {
     stopped = true;
     clearTimeout(timer);
     controller?.abort();
+    find.stop();
     audio.pause();
   };
 }

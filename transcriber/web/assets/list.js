@@ -1,6 +1,9 @@
 // The record list: the user's recordings newest first (or best match first
 // when searching, or one topic's), one keyset page at a time with "Load
 // more". The page size is the server's default (`server.page_default`).
+// A search result shows where its transcript matched: a line per utterance
+// (its time, speaker and text with the matched words marked), each a link to
+// the card that plays from that moment.
 
 import * as api from "./api.js";
 import { append, h, replace } from "./dom.js";
@@ -8,8 +11,68 @@ import {
   briefLine, duration, haltLabel, progressText, recordName, size, stageLabel, when,
 } from "./format.js";
 import { t } from "./i18n.js";
+import { colourClass, speakerName } from "./speakers.js";
 
 const TYPING_PAUSE_MS = 500;
+// The tokens of transcriber/search_query.py: a quoted phrase (its closing
+// quote optional), or a run of anything but spaces.
+const TOKEN_RE = /(-?)"([^"]*)"?|(\S+)/gu;
+const WORD_RE = /[\p{L}\p{N}]/u;
+
+/**
+ * What to ask for while the person types `value`: the query with `*` after
+ * its last word when that word is still being typed (no space after it) and
+ * is a plain word (not a phrase, not excluded, no `*` yet), so "недел" finds
+ * "неделя". A plain word matches its forms only, never as a prefix.
+ */
+export function searchAsTyped(value) {
+  const query = value.trim();
+  if (!query || /\s$/u.test(value)) return query;
+  let last = null;
+  for (const found of value.matchAll(TOKEN_RE)) last = found;
+  const word = last?.[3];
+  if (!word || word.startsWith("-") || word.includes("*") || word.includes('"')
+      || !WORD_RE.test(word)) return query;
+  return `${query}*`;
+}
+
+/**
+ * `text` with its `marks` ([start, end) in code points, in order) as
+ * `<mark>` elements: text nodes and elements, never parsed markup.
+ */
+export function markedText(text, marks) {
+  const chars = Array.from(text);
+  const parts = [];
+  let at = 0;
+  for (const [start, end] of marks || []) {
+    const from = Math.max(at, start);
+    const to = Math.min(end, chars.length);
+    if (to <= from) continue;
+    if (from > at) parts.push(chars.slice(at, from).join(""));
+    parts.push(h("mark", {}, chars.slice(from, to).join("")));
+    at = to;
+  }
+  if (at < chars.length) parts.push(chars.slice(at).join(""));
+  return parts;
+}
+
+/** The card's address that plays `match` (an utterance of the record `id`). */
+export function momentHref(id, match) {
+  return `/records/${encodeURIComponent(id)}?t=${match.start_ms}&u=${match.utterance_index}`;
+}
+
+function snippets(record) {
+  const matches = record.matches || [];
+  if (!matches.length) return null;
+  return h("ul", { class: "snippets", "aria-label": t("list.snippets") },
+    matches.map((match) => h("li", {},
+      h("a", { class: "snippet", href: momentHref(record.id, match),
+        title: t("list.snippet_title", { time: duration(match.start_ms) }) },
+      h("span", { class: "snippet-time" }, duration(match.start_ms)),
+      match.speaker ? h("span", { class: `snippet-speaker ${colourClass(match.speaker)}` },
+        speakerName(record, match.speaker)) : null,
+      h("span", { class: "snippet-text" }, markedText(match.snippet, match.marks))))));
+}
 
 export function stageBadge(record) {
   if (record.halt) {
@@ -46,7 +109,8 @@ function recordItem(record) {
       h("time", { datetime: record.created_at }, when(record.created_at)),
       facts.length ? ` · ${facts.join(" · ")}` : "",
       record.source === "telegram" ? t("list.from_telegram") : ""),
-    topics.length ? h("div", { class: "chips" }, topics.map((name) => topicChip(name))) : null);
+    topics.length ? h("div", { class: "chips" }, topics.map((name) => topicChip(name))) : null,
+    snippets(record));
 }
 
 function titleFor(query, topic) {
@@ -57,6 +121,10 @@ function titleFor(query, topic) {
 
 export function renderList(main, { params }) {
   let query = (params.get("q") || "").trim();
+  // What the server is asked: `query`, or it with the last word as a prefix
+  // when it was typed (the history entry remembers which, so Back shows the
+  // same results).
+  let asked = query && window.history.state?.prefix ? `${query}*` : query;
   const topic = query ? "" : (params.get("topic") || "").trim();
   let cursor = null;
   let controller = null;
@@ -103,7 +171,7 @@ export function renderList(main, { params }) {
     more.disabled = true;
     status.textContent = reset ? t("common.loading") : t("list.loading_more");
     try {
-      const page = await api.listRecords({ q: query, topic, cursor }, signal);
+      const page = await api.listRecords({ q: asked, topic, cursor }, signal);
       if (reset) list.replaceChildren();
       append(list, page.items.map(recordItem));
       cursor = page.next_cursor;
@@ -127,13 +195,17 @@ export function renderList(main, { params }) {
     }
   }
 
+  // Typing asks for the last word as a prefix; Enter asks for the words as they stand.
   function search(pushHistory) {
     const next = input.value.trim();
-    if (next === query && !pushHistory) return;
+    const nextAsked = pushHistory ? next : searchAsTyped(input.value);
+    if (nextAsked === asked && !pushHistory) return;
     query = next;
+    asked = nextAsked;
     const url = query ? `/?q=${encodeURIComponent(query)}` : "/";
-    if (pushHistory) window.history.pushState(null, "", url);
-    else window.history.replaceState(null, "", url);
+    const state = asked === query ? null : { prefix: true };
+    if (pushHistory) window.history.pushState(state, "", url);
+    else window.history.replaceState(state, "", url);
     document.title = titleFor(query, "");
     load({ reset: true });
   }

@@ -70,8 +70,38 @@ export function speakerPanel({ id, saved, note }) {
       t("speakers.rename"));
       button.addEventListener("click", () => rename(item, record, label));
       item.append(button);
+      const suggested = record.speakers[label].suggested;
+      if (suggested) item.append(suggestion(record, label, suggested));
       return item;
     }));
+  }
+
+  // A known voice it sounds like: one click confirms (the name is given and the voice
+  // learns from this record) or rejects it (never suggested for this speaker again).
+  function suggestion(record, label, suggested) {
+    const act = (call, done) => async (event) => {
+      const buttons = event.target.parentElement.querySelectorAll("button");
+      for (const b of buttons) b.disabled = true;
+      try {
+        const answer = await call(id, label, suggested.profile_id);
+        note.textContent = t(done, { name: suggested.name });
+        saved(answer);
+      } catch (error) {
+        for (const b of buttons) b.disabled = false;
+        note.textContent = error.message;
+      }
+    };
+    return h("p", { class: "speaker-suggestion" },
+      t("voices.suggested", { name: suggested.name,
+        percent: Math.round(100 * suggested.similarity) }), " ",
+      h("button", { type: "button", class: "link voice-confirm",
+        "aria-label": t("voices.confirm_label", { name: suggested.name,
+          speaker: speakerName(record, label) }),
+        onclick: act(api.confirmVoice, "voices.confirmed") }, t("voices.confirm")), " ",
+      h("button", { type: "button", class: "link voice-reject",
+        "aria-label": t("voices.reject_label", { name: suggested.name,
+          speaker: speakerName(record, label) }),
+        onclick: act(api.rejectVoice, "voices.rejected") }, t("voices.reject")));
   }
 
   return { panel, show, isEditing: () => editing };

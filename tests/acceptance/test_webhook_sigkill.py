@@ -1,0 +1,112 @@
+"""Webhook deliveries across a SIGKILL, then through two failures, with a real
+`serve` process.
+
+`serve` (fake steps, `webhooks.allow_private_targets` on) sends to a receiver
+on 127.0.0.1 in this test's loop, which checks every signature. The record
+reaches `done` moments after the start, so its delivery is written with it;
+the receiver kills the process with SIGKILL when the first attempt arrives,
+before answering: the delivery is due and pending. After a restart the
+receiver answers 500 twice, then 200: three recorded attempts (1 s and 2 s
+apart), all under the same delivery id with the same body. Real (short)
+times: this is a real process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+from pathlib import Path
+
+from tests.helpers.factories import make_record, make_user
+from tests.helpers.pipeline import until
+from tests.helpers.processes import free_port, start_server, wait_ready
+from tests.helpers.webhooks import SECRET, Received, Receiver
+from transcriber.clock import SystemClock
+from transcriber.db.commands.webhooks import CreateWebhook
+from transcriber.db.connection import database_path
+from transcriber.db.migrate import migrate
+from transcriber.db.writer import Writer
+
+ENV = {
+    "TRANSCRIBER_PIPELINE_WORKERS": "1",
+    "TRANSCRIBER_PIPELINE_IDLE_SLEEP_SECONDS": "0.05",
+    "TRANSCRIBER_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
+    "TRANSCRIBER_WEBHOOKS_POLL_SECONDS": "0.2",
+}
+
+
+async def _record_with_a_webhook(data_dir: Path, url: str) -> str:
+    """The owner's webhook and a record at its first stage, written before the start."""
+    migrate(data_dir)
+    writer = Writer(database_path(data_dir), clock=SystemClock())
+    await writer.start()
+    try:
+        owner = await make_user(writer, login="local")
+        await writer.ask(CreateWebhook(owner_id=owner.id, url=url, secret=SECRET,
+                                       events=("record.done",), limit=10))
+        return await make_record(writer, owner)
+    finally:
+        await writer.stop()
+
+
+def _query(db: Path, sql: str) -> list[sqlite3.Row]:
+    with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)) as conn:
+        conn.row_factory = sqlite3.Row
+        return list(conn.execute(sql))
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+    proc.communicate(timeout=20)
+
+
+async def test_a_delivery_due_when_serve_is_killed_is_delivered_after_the_restart(
+        data_dir: Path) -> None:
+    # The first answer goes to the cut try (it reaches nobody); then 500, 500, 200.
+    receiver = Receiver(answers=[500, 500, 500])
+    url = await receiver.start()
+    procs: list[subprocess.Popen[bytes]] = []
+
+    async def kill_at_the_first_attempt(got: Received) -> None:
+        if len(receiver.received) == 1:
+            os.kill(procs[0].pid, signal.SIGKILL)  # before this attempt is answered
+            await asyncio.to_thread(procs[0].wait, 20)  # its answer then goes nowhere
+
+    receiver.before_answer = kill_at_the_first_attempt
+    try:
+        record_id = await _record_with_a_webhook(data_dir, url)
+        db = database_path(data_dir)
+        procs.append(start_server(data_dir, free_port(), fake_steps="", **ENV))
+        await receiver.wait_for(1, within=30)
+        assert await asyncio.to_thread(procs[0].wait, 20) == -signal.SIGKILL
+        [record] = _query(db, "SELECT state FROM audio_records")
+        assert record["state"] == "done"
+        [pending] = _query(db, "SELECT id, state, attempts, event, record_id "
+                               "FROM webhook_deliveries")
+        assert (pending["state"], pending["attempts"]) == ("pending", 0)
+        assert (pending["event"], pending["record_id"]) == ("record.done", record_id)
+
+        port = free_port()
+        procs.append(start_server(data_dir, port, fake_steps="", **ENV))
+        await asyncio.to_thread(wait_ready, port, procs[1])
+        got = await receiver.wait_for(4, within=30)
+        await until(lambda: _query(db, "SELECT state FROM webhook_deliveries")[0]["state"]
+                    == "delivered", within=20)
+        [delivered] = _query(db, "SELECT attempts, last_status FROM webhook_deliveries")
+        assert (delivered["attempts"], delivered["last_status"]) == (3, 200)
+        assert [r.delivery for r in got] == [pending["id"]] * 4
+        assert all(r.signed for r in got)
+        assert len({r.body for r in got}) == 1  # the cut try built it; every retry resends it
+        assert got[3].payload()["record"]["id"] == record_id
+        assert got[3].payload()["event"] == "record.done"
+        await asyncio.sleep(1.0)  # another send would have come by now (poll is 0.2 s)
+        assert len(receiver.received) == 4
+    finally:
+        for proc in procs:
+            await asyncio.to_thread(_stop, proc)
+        await receiver.stop()

@@ -1,0 +1,96 @@
+"""OpenAI's speech-to-text shapes: the form's fields, and the answers as OpenAI words them."""
+
+from __future__ import annotations
+
+import pytest
+
+from transcriber.languages import WHISPER_LANGUAGE_NAMES, WHISPER_LANGUAGES, language_name
+from transcriber.ports import Utterance
+from transcriber.web.errors import ApiError, openai_error_body
+from transcriber.web.openai_shapes import (
+    Transcribed,
+    TranscriptionRequest,
+    parse_form,
+    transcription_body,
+)
+
+DONE = Transcribed(
+    utterances=(Utterance(start_ms=0, end_ms=1500, channel=0, text="Hello there.", speaker="S1"),
+                Utterance(start_ms=1500, end_ms=3250, channel=0, text="Line\nbreak",
+                          speaker="S2")),
+    speaker_names={"S1": "Anna"}, language="ru", duration_ms=3300)
+
+
+def _request(fmt: str = "json", granularities: tuple[str, ...] = ()) -> TranscriptionRequest:
+    return parse_form({"response_format": [fmt],
+                       "timestamp_granularities[]": list(granularities)})
+
+
+def test_the_defaults_and_what_is_accepted_whatever_it_says() -> None:
+    parsed = parse_form({"model": ["whisper-1"], "prompt": ["ignored"], "temperature": ["0.2"]})
+    assert parsed == TranscriptionRequest(model="whisper-1", language=None,
+                                          response_format="json", granularities=())
+    assert parse_form({"language": [" ru "], "stream": ["false"]}).language == "ru"
+    assert parse_form({"timestamp_granularities": ["word"]}).granularities == ("word",)
+
+
+@pytest.mark.parametrize(("fields", "param"), [
+    ({"response_format": ["docx"]}, "response_format"),
+    ({"timestamp_granularities[]": ["char"]}, "timestamp_granularities"),
+    ({"stream": ["true"]}, "stream"),
+    ({"language": ["en", "ru"]}, "language"),
+])
+def test_refusals_name_the_field(fields: dict[str, list[str]], param: str) -> None:
+    with pytest.raises(ApiError) as refused:
+        parse_form(fields)
+    assert (refused.value.status, refused.value.param) == (400, param)
+
+
+def test_json_is_the_text_in_one_paragraph() -> None:
+    assert transcription_body(DONE, _request()) == (
+        "application/json", {"text": "Hello there. Line break"})
+    assert transcription_body(DONE, _request("text")) == (
+        "text/plain", "Hello there. Line break\n")
+
+
+def test_verbose_json_fills_what_is_not_known_with_neutral_values() -> None:
+    _, body = transcription_body(DONE, _request("verbose_json"))
+    assert body == {
+        "task": "transcribe", "language": "russian", "duration": 3.3,
+        "text": "Hello there. Line break",
+        "segments": [
+            {"id": 0, "seek": 0, "start": 0.0, "end": 1.5, "text": "Hello there.",
+             "tokens": [], "temperature": 0.0, "avg_logprob": 0.0, "compression_ratio": 0.0,
+             "no_speech_prob": 0.0},
+            {"id": 1, "seek": 0, "start": 1.5, "end": 3.25, "text": "Line break",
+             "tokens": [], "temperature": 0.0, "avg_logprob": 0.0, "compression_ratio": 0.0,
+             "no_speech_prob": 0.0},
+        ],
+    }
+    _, with_words = transcription_body(DONE, _request("verbose_json", ("word",)))
+    assert isinstance(with_words, dict)
+    assert with_words["words"] == []  # never invented from the utterances' times
+
+
+def test_subtitles_are_the_archives_exports_with_speakers_named() -> None:
+    _, srt = transcription_body(DONE, _request("srt"))
+    assert isinstance(srt, str)
+    assert srt.startswith("1\n00:00:00,000 --> 00:00:01,500\nAnna: Hello there.\n")
+    _, vtt = transcription_body(DONE, _request("vtt"))
+    assert isinstance(vtt, str)
+    assert vtt.startswith("WEBVTT\n\n00:00:00.000 --> 00:00:01.500\n<v Anna>Hello there.")
+
+
+def test_language_names_are_whispers_for_every_code() -> None:
+    assert set(WHISPER_LANGUAGE_NAMES) == set(WHISPER_LANGUAGES)
+    assert (language_name("en"), language_name("RU"), language_name("auto")) == (
+        "english", "russian", "auto")
+
+
+def test_errors_take_openais_shape() -> None:
+    assert openai_error_body(401, "unauthorized", "no") == {"error": {
+        "message": "no", "type": "invalid_request_error", "param": None,
+        "code": "invalid_api_key"}}
+    assert openai_error_body(504, "timeout", "later", details={"record_id": "r"}) == {
+        "error": {"message": "later", "type": "server_error", "param": None,
+                  "code": "timeout", "record_id": "r"}}

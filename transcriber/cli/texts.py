@@ -1,0 +1,90 @@
+"""What `transcriber token` and `transcriber upload` tell a person, in English and Russian.
+
+The language follows the locale (`LC_ALL`, `LC_MESSAGES`, `LANG`: one that
+starts with `ru` is Russian), as command-line tools do. Only sentences are
+translated: the server's own error messages, ids, file names and the
+command's output for scripts (a token, a transcript) are printed as they are.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
+
+EN: Mapping[str, str] = {
+    "token.created": "token {id} for {login}: scope {scope}, {expiry}. It is shown once: "
+                     "keep it now.",
+    "token.never": "never expires",
+    "token.until": "expires {at}",
+    "token.revoked": "token {id} revoked: its next request is refused",
+    "token.not_found": "token {id} not found",
+    "token.no_user": "no person signs in as {login}",
+    "token.too_many": "{login} already holds the most tokens a person may; revoke one first",
+    "token.none": "no tokens",
+    "token.header": "id\tlogin\tname\tscope\tcreated\tlast used\texpires",
+    "token.never_used": "never",
+    "token.no_expiry": "never",
+    "upload.no_server": "say which server: --server URL or TRANSCRIBER_SERVER_URL",
+    "upload.bad_server": "the server must be an http:// or https:// URL: {url}",
+    "upload.no_file": "{path}: no such file",
+    "upload.output_not_dir": "{path} is not a folder",
+    "upload.unreachable": "cannot reach {url}: {reason}",
+    "upload.refused_auth": "the server refused the credentials (HTTP {status}): {message}",
+    "upload.refused": "{name}: refused (HTTP {status}): {message}",
+    "upload.uploaded": "{name}: uploaded as record {id}",
+    "upload.stage": "{name}: {stage}",
+    "upload.progress": "{name}: {stage} {done}/{total} {percent}%",
+    "upload.done": "{name}: done",
+    "upload.halted": "{name}: halted ({reason}): {message}",
+    "upload.deleted": "{name}: the record was deleted",
+    "upload.written": "{name}: transcript written to {path}",
+    "upload.server_trouble": "the server answered HTTP {status}; trying again",
+}
+
+RU: Mapping[str, str] = {
+    "token.created": "токен {id} для {login}: права {scope}, {expiry}. Он показан один раз: "
+                     "сохраните его сейчас.",
+    "token.never": "бессрочный",
+    "token.until": "действует до {at}",
+    "token.revoked": "токен {id} отозван: его следующий запрос будет отклонён",
+    "token.not_found": "токен {id} не найден",
+    "token.no_user": "никто не входит под именем {login}",
+    "token.too_many": "у {login} уже столько токенов, сколько можно; сначала отзовите один",
+    "token.none": "токенов нет",
+    "token.header": "id\tлогин\tназвание\tправа\tсоздан\tиспользован\tистекает",
+    "token.never_used": "никогда",
+    "token.no_expiry": "никогда",
+    "upload.no_server": "укажите сервер: --server URL или TRANSCRIBER_SERVER_URL",
+    "upload.bad_server": "адрес сервера должен начинаться с http:// или https://: {url}",
+    "upload.no_file": "{path}: нет такого файла",
+    "upload.output_not_dir": "{path} — не папка",
+    "upload.unreachable": "не удаётся связаться с {url}: {reason}",
+    "upload.refused_auth": "сервер не принял учётные данные (HTTP {status}): {message}",
+    "upload.refused": "{name}: отклонено (HTTP {status}): {message}",
+    "upload.uploaded": "{name}: загружено, запись {id}",
+    "upload.stage": "{name}: {stage}",
+    "upload.progress": "{name}: {stage} {done}/{total} {percent}%",
+    "upload.done": "{name}: готово",
+    "upload.halted": "{name}: остановлено ({reason}): {message}",
+    "upload.deleted": "{name}: запись удалена",
+    "upload.written": "{name}: расшифровка записана в {path}",
+    "upload.server_trouble": "сервер ответил HTTP {status}; пробую ещё раз",
+}
+
+CATALOGUES: Mapping[str, Mapping[str, str]] = {"en": EN, "ru": RU}
+
+
+def language(environ: Mapping[str, str] | None = None) -> str:
+    """`ru` when the locale is Russian, else `en` (the first locale variable set wins)."""
+    env = os.environ if environ is None else environ
+    for name in LOCALE_VARIABLES:
+        value = env.get(name, "")
+        if value:
+            return "ru" if value.lower().startswith("ru") else "en"
+    return "en"
+
+
+def say(key: str, **values: object) -> str:
+    return CATALOGUES[language()][key].format(**values)

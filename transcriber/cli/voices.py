@@ -1,0 +1,46 @@
+"""`transcriber voices purge [LOGIN]`: every voice embedding of one user, or of everybody.
+
+Voice embeddings are biometric data (docs/speakers.md, "Known voices"): the
+profiles with what they were learned from, and each record's speakers' prints
+and windows, go in one transaction. The names given on records stay (they are
+text a person typed). Runs its own short-lived writer, as `resume` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from transcriber.cli.exits import EXIT_REFUSED
+from transcriber.clock import SystemClock
+from transcriber.db.commands.voices import PurgeVoices
+from transcriber.db.connection import database_path
+from transcriber.db.migrate import migrate
+from transcriber.db.writer import Writer
+from transcriber.errors import NotFound
+from transcriber.settings import Settings
+
+
+async def purge_command(settings: Settings, login: str | None) -> int:
+    clock = SystemClock()
+    migrate(settings.storage.data_dir, busy_timeout_ms=settings.storage.busy_timeout_ms,
+            clock=clock)
+    writer = Writer(database_path(settings.storage.data_dir), clock=clock,
+                    busy_timeout_ms=settings.storage.busy_timeout_ms)
+    await writer.start()
+    try:
+        purged = await writer.ask(PurgeVoices(login=login))
+    except NotFound:
+        print("transcriber: no user has that login", file=sys.stderr)
+        return EXIT_REFUSED
+    finally:
+        await writer.stop()
+    whose = "everybody's" if login is None else "the user's"
+    print(f"purged {whose} voices: {purged.profiles} voice profiles, "
+          f"{purged.record_voices} record speakers' prints")
+    return 0
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    return asyncio.run(purge_command(settings, args.login))

@@ -1,0 +1,135 @@
+"""Writer commands of webhooks: a person's webhooks, the deliveries an event
+writes, and the outcome of each attempt to send one.
+
+`enqueue_event` runs inside the command that writes the event (`Advance` to
+`done`, `Halt`, `DeleteRecord`): the delivery rows commit or roll back with
+it — the outbox the Telegram replies use too, so a crash can neither lose a
+delivery nor report an event that did not happen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import orjson
+
+from transcriber.db import queries as q
+from transcriber.db.writer import Command, WriteContext
+from transcriber.errors import Conflict, NotFound
+from transcriber.ids import new_id
+from transcriber.webhook_rules import Event
+
+DELIVERIES_KEPT = 100
+"""Finished deliveries a webhook keeps (the list shows the latest 50)."""
+
+
+async def enqueue_event(ctx: WriteContext, *, record_id: str, event: Event) -> int:
+    """In the transaction of `event`: one delivery per live webhook of the record's
+    owner that takes it, with what is known of the record now (for a deletion:
+    before its rows go). Answers how many were written."""
+    params = {"record_id": record_id, "event": event}
+    async with ctx.conn.execute(q.webhooks.SUBSCRIBED, params) as cursor:
+        webhooks = [row["id"] for row in await cursor.fetchall()]
+    if not webhooks:
+        return 0
+    async with ctx.conn.execute(q.webhooks.RECORD_SNAPSHOT, params) as cursor:
+        row = await cursor.fetchone()
+    if row is None:
+        return 0
+    now = ctx.now()
+    for webhook_id in webhooks:
+        await ctx.conn.execute(q.webhooks.INSERT_DELIVERY, {
+            "id": new_id(), "webhook_id": webhook_id, "event": event, "record_id": record_id,
+            "record_json": row["record_json"], "now": now})
+    return len(webhooks)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatedWebhook:
+    id: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateWebhook(Command[CreatedWebhook]):
+    """A new webhook; `Conflict` when the owner already has `limit` of them."""
+
+    name: ClassVar[str] = "create_webhook"
+    owner_id: str
+    url: str
+    secret: str
+    events: Sequence[Event]
+    limit: int
+
+    async def execute(self, ctx: WriteContext) -> CreatedWebhook:
+        async with ctx.conn.execute(q.webhooks.COUNT_OF_OWNER,
+                                    {"owner_id": self.owner_id}) as cursor:
+            row = await cursor.fetchone()
+        if row is not None and row["n"] >= self.limit:
+            raise Conflict(f"at most {self.limit} webhooks")
+        created = CreatedWebhook(id=new_id(), created_at=ctx.now())
+        await ctx.conn.execute(q.webhooks.INSERT_WEBHOOK, {
+            "id": created.id, "owner_id": self.owner_id, "url": self.url,
+            "secret": self.secret, "events": orjson.dumps(list(self.events)).decode(),
+            "now": created.created_at})
+        return created
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteWebhook(Command[None]):
+    """The owner's webhook and its deliveries, pending ones included; `NotFound`
+    for a webhook that is not the owner's."""
+
+    name: ClassVar[str] = "delete_webhook"
+    savepoint: ClassVar[bool] = False  # one statement (the cascade is part of it)
+    webhook_id: str
+    owner_id: str
+
+    async def execute(self, ctx: WriteContext) -> None:
+        cursor = await ctx.conn.execute(q.webhooks.DELETE_WEBHOOK,
+                                        {"id": self.webhook_id, "owner_id": self.owner_id})
+        if cursor.rowcount != 1:
+            raise NotFound(f"webhook {self.webhook_id} not found")
+
+
+AttemptOutcome = Literal["delivered", "retry", "failed", "gone"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordAttempt(Command[None]):
+    """One attempt's result: delivered, tried again in `delay_seconds`, failed
+    (its window passed), or `gone` (410: the delivery fails and the webhook is
+    disabled with every delivery it still had pending). `body` is what was
+    sent; the first attempt's stays. A delivery deleted meanwhile (its webhook
+    was) is left alone."""
+
+    name: ClassVar[str] = "webhook_attempt"
+    delivery_id: str
+    webhook_id: str
+    outcome: AttemptOutcome
+    status: int | None
+    error: str | None
+    body: bytes
+    delay_seconds: float = 0.0
+
+    async def execute(self, ctx: WriteContext) -> None:
+        now = ctx.now()
+        common = {"id": self.delivery_id, "status": self.status, "body": self.body, "now": now}
+        if self.outcome == "delivered":
+            await ctx.conn.execute(q.webhooks.MARK_DELIVERED, common)
+        elif self.outcome == "retry":
+            await ctx.conn.execute(q.webhooks.MARK_RETRY, {
+                **common, "error": self.error,
+                "next_attempt_at": ctx.now(plus_seconds=self.delay_seconds)})
+            return
+        else:
+            await ctx.conn.execute(q.webhooks.MARK_FAILED, {**common, "error": self.error})
+        if self.outcome == "gone":
+            await ctx.conn.execute(q.webhooks.DISABLE_WEBHOOK,
+                                   {"id": self.webhook_id, "reason": "gone", "now": now})
+            await ctx.conn.execute(q.webhooks.FAIL_PENDING_OF_WEBHOOK, {
+                "webhook_id": self.webhook_id, "error": "webhook_disabled", "now": now})
+        await ctx.conn.execute(q.webhooks.PRUNE_FINISHED,
+                               {"webhook_id": self.webhook_id, "keep": DELIVERIES_KEPT})

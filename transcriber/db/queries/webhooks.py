@@ -1,0 +1,141 @@
+"""Webhooks and their deliveries (migrations/0014_webhooks.sql).
+
+A person's webhooks are few (`webhooks.per_user_max`) and found by
+`idx_webhooks_owner`; deliveries are found by the partial index of the
+pending ones (the queue) or by their webhook's latest.
+"""
+
+# --- a person's webhooks ---------------------------------------------------------
+
+INSERT_WEBHOOK = """
+INSERT INTO webhooks (id, owner_id, url, secret, events, created_at)
+VALUES (:id, :owner_id, :url, :secret, :events, :now)
+"""
+
+COUNT_OF_OWNER = """
+SELECT count(*) AS n FROM webhooks WHERE owner_id = :owner_id
+"""
+
+WEBHOOKS_OF_OWNER = """
+SELECT id, url, events, created_at, disabled_at, disabled_reason
+FROM webhooks WHERE owner_id = :owner_id
+ORDER BY created_at, id
+"""
+
+WEBHOOK_OF_OWNER = """
+SELECT id, url, events, created_at, disabled_at, disabled_reason
+FROM webhooks WHERE id = :id AND owner_id = :owner_id
+"""
+
+# Its deliveries go with it (ON DELETE CASCADE): a pending one is never sent.
+DELETE_WEBHOOK = """
+DELETE FROM webhooks WHERE id = :id AND owner_id = :owner_id
+"""
+
+# --- events: written inside the transaction of the event ---------------------------
+
+# The owner's live webhooks that take `event` (usually none: then nothing more runs).
+SUBSCRIBED = """
+SELECT w.id FROM webhooks AS w
+WHERE w.owner_id = (SELECT r.owner_id FROM audio_records AS r WHERE r.id = :record_id)
+  AND w.disabled_at IS NULL
+  AND EXISTS (SELECT 1 FROM json_each(w.events) AS e WHERE e.value = :event)
+ORDER BY w.created_at, w.id
+"""
+
+# What is known of the record when the event is written, in the shape of a list
+# item (`Record` in the OpenAPI document): a deletion's delivery sends it, and
+# so does any delivery whose record is gone by its first try. The halt's
+# message is not kept (the API's is a cleaned copy of the error text).
+RECORD_SNAPSHOT = """
+SELECT json_object(
+    'id', r.id, 'title', r.title, 'original_filename', r.original_filename,
+    'source', r.source, 'stage', r.state,
+    'halt', CASE WHEN r.halted_at IS NULL THEN NULL
+                 ELSE json_object('at', r.halted_at, 'reason', r.halt_reason,
+                                  'message', NULL) END,
+    'progress', NULL, 'duration_ms', r.duration_ms, 'size_bytes', r.size_bytes,
+    'created_at', r.created_at, 'updated_at', r.updated_at, 'brief', r.brief,
+    'topics', (SELECT json_group_array(t.name) FROM record_topics AS rt
+               JOIN topics AS t ON t.id = rt.topic_id WHERE rt.record_id = r.id)
+) AS record_json
+FROM audio_records AS r WHERE r.id = :record_id
+"""
+
+INSERT_DELIVERY = """
+INSERT INTO webhook_deliveries (id, webhook_id, event, record_id, record_json,
+                                next_attempt_at, created_at)
+VALUES (:id, :webhook_id, :event, :record_id, :record_json, :now, :now)
+"""
+
+# --- the delivery actor ------------------------------------------------------------
+
+# Deliveries whose time has come, soonest first, with what sending them needs.
+DUE = """
+SELECT d.id, d.webhook_id, d.event, d.record_id, d.record_json, d.body, d.attempts,
+       d.created_at, w.owner_id, w.url, w.secret
+FROM webhook_deliveries AS d JOIN webhooks AS w ON w.id = d.webhook_id
+WHERE d.state = 'pending' AND d.next_attempt_at <= :now
+ORDER BY d.next_attempt_at
+LIMIT :limit
+"""
+
+QUEUE_DEPTH = """
+SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'
+"""
+
+# One attempt's result. `body` is kept from the first attempt on (coalesce):
+# every retry sends the same bytes.
+MARK_DELIVERED = """
+UPDATE webhook_deliveries
+SET state = 'delivered', attempts = attempts + 1, last_status = :status, last_error = NULL,
+    body = coalesce(body, :body), finished_at = :now
+WHERE id = :id AND state = 'pending'
+"""
+
+MARK_RETRY = """
+UPDATE webhook_deliveries
+SET attempts = attempts + 1, last_status = :status, last_error = :error,
+    body = coalesce(body, :body), next_attempt_at = :next_attempt_at
+WHERE id = :id AND state = 'pending'
+"""
+
+MARK_FAILED = """
+UPDATE webhook_deliveries
+SET state = 'failed', attempts = attempts + 1, last_status = :status, last_error = :error,
+    body = coalesce(body, :body), finished_at = :now
+WHERE id = :id AND state = 'pending'
+"""
+
+# The receiver answered 410 Gone: the webhook gets nothing more.
+DISABLE_WEBHOOK = """
+UPDATE webhooks SET disabled_at = :now, disabled_reason = :reason
+WHERE id = :id AND disabled_at IS NULL
+"""
+
+FAIL_PENDING_OF_WEBHOOK = """
+UPDATE webhook_deliveries
+SET state = 'failed', last_error = :error, finished_at = :now
+WHERE webhook_id = :webhook_id AND state = 'pending'
+"""
+
+# A webhook keeps its latest finished deliveries only: those older than the
+# `keep`-th newest go (the list shows the last 50). Run when one finishes, so
+# at most a few rows go each time.
+PRUNE_FINISHED = """
+DELETE FROM webhook_deliveries
+WHERE webhook_id = :webhook_id AND state <> 'pending'
+  AND created_at < (SELECT d.created_at FROM webhook_deliveries AS d
+                    WHERE d.webhook_id = :webhook_id
+                    ORDER BY d.created_at DESC, d.id DESC LIMIT 1 OFFSET :keep)
+"""
+
+# --- what the owner sees --------------------------------------------------------------
+
+LATEST_DELIVERIES = """
+SELECT id, event, record_id, state, attempts, next_attempt_at, last_status, last_error,
+       created_at, finished_at
+FROM webhook_deliveries WHERE webhook_id = :webhook_id
+ORDER BY created_at DESC, id DESC
+LIMIT :limit
+"""

@@ -1,0 +1,121 @@
+"""Webhooks: a person's webhooks and latest deliveries, and the delivery queue.
+
+A webhook's secret is read only by the delivery actor (`DueDelivery`), to
+sign; what the owner reads (`Webhook`) never carries it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+import orjson
+
+from transcriber.db import queries as q
+from transcriber.db.readers import ReaderPool
+
+
+def _events(stored: str) -> tuple[str, ...]:
+    events = orjson.loads(stored)
+    return tuple(str(e) for e in events) if isinstance(events, list) else ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Webhook:
+    id: str
+    url: str
+    events: tuple[str, ...]
+    created_at: str
+    disabled_at: str | None
+    disabled_reason: str | None
+    """`gone`: the receiver answered 410."""
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Webhook:
+        return cls(id=row["id"], url=row["url"], events=_events(row["events"]),
+                   created_at=row["created_at"], disabled_at=row["disabled_at"],
+                   disabled_reason=row["disabled_reason"])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delivery:
+    """One delivery as its owner sees it."""
+
+    id: str
+    event: str
+    record_id: str
+    state: str
+    """`pending`, `delivered` or `failed`."""
+    attempts: int
+    next_attempt_at: str
+    last_status: int | None
+    last_error: str | None
+    created_at: str
+    finished_at: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Delivery:
+        return cls(id=row["id"], event=row["event"], record_id=row["record_id"],
+                   state=row["state"], attempts=row["attempts"],
+                   next_attempt_at=row["next_attempt_at"], last_status=row["last_status"],
+                   last_error=row["last_error"], created_at=row["created_at"],
+                   finished_at=row["finished_at"])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DueDelivery:
+    """A pending delivery whose time has come, with what sending it needs."""
+
+    id: str
+    webhook_id: str
+    owner_id: str
+    url: str
+    secret: str
+    event: str
+    record_id: str
+    record_json: str
+    """What was known of the record when the event was written."""
+    body: bytes | None
+    """The payload as first sent (None before the first attempt)."""
+    attempts: int
+    created_at: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> DueDelivery:
+        return cls(id=row["id"], webhook_id=row["webhook_id"], owner_id=row["owner_id"],
+                   url=row["url"], secret=row["secret"], event=row["event"],
+                   record_id=row["record_id"], record_json=row["record_json"],
+                   body=row["body"], attempts=row["attempts"], created_at=row["created_at"])
+
+    def __repr__(self) -> str:
+        # The URL and the secret stay out of every repr (and so of any traceback).
+        return f"DueDelivery(id={self.id!r}, webhook_id={self.webhook_id!r})"
+
+
+async def webhooks_of_owner(readers: ReaderPool, *, owner_id: str) -> list[Webhook]:
+    rows = await readers.fetch_all(q.webhooks.WEBHOOKS_OF_OWNER, {"owner_id": owner_id})
+    return [Webhook.from_row(row) for row in rows]
+
+
+async def webhook_of_owner(readers: ReaderPool, *, webhook_id: str,
+                           owner_id: str) -> Webhook | None:
+    row = await readers.fetch_one(q.webhooks.WEBHOOK_OF_OWNER,
+                                  {"id": webhook_id, "owner_id": owner_id})
+    return None if row is None else Webhook.from_row(row)
+
+
+async def latest_deliveries(readers: ReaderPool, *, webhook_id: str,
+                            limit: int) -> list[Delivery]:
+    rows = await readers.fetch_all(q.webhooks.LATEST_DELIVERIES,
+                                   {"webhook_id": webhook_id, "limit": limit})
+    return [Delivery.from_row(row) for row in rows]
+
+
+async def due_deliveries(readers: ReaderPool, *, now: str, limit: int) -> list[DueDelivery]:
+    rows = await readers.fetch_all(q.webhooks.DUE, {"now": now, "limit": limit})
+    return [DueDelivery.from_row(row) for row in rows]
+
+
+async def queue_depth(readers: ReaderPool) -> int:
+    row = await readers.fetch_one(q.webhooks.QUEUE_DEPTH, {})
+    return 0 if row is None else int(row["n"])

@@ -1,0 +1,74 @@
+"""Start and stop of webhook deliveries, as an aiohttp cleanup context.
+
+`webhooks_ctx` puts the transport on `keys.WEBHOOK_TRANSPORT` (the HTTP one
+with the SSRF guard, unless a test put a fake there), which the routes use
+to check a URL at registration, and runs the delivery actor
+(`service.webhook_delivery`) as the task `webhook-delivery`. It starts after
+the pipeline and stops before it (and so before the writer drains). At the
+stop an attempt in flight gets `server.shutdown_graceful_seconds`, then is
+cut: its delivery stays pending and is sent after the next start (at least
+once). Supervision: the actor keeps itself alive through any failure of a
+round, so its task ending while the service runs is a bug: logged CRITICAL,
+and the service stops loudly, like a dead writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from transcriber import keys
+from transcriber.providers.webhook_http import HttpWebhookTransport
+from transcriber.service.fatal import fail_service
+from transcriber.service.webhook_delivery import WebhookDelivery
+from transcriber.web.archive import card_of
+
+log = structlog.get_logger(__name__)
+
+DELIVERY = web.AppKey("webhook_delivery", WebhookDelivery)
+TASK_NAME = "webhook-delivery"
+
+
+async def webhooks_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[keys.SETTINGS]
+    if keys.WEBHOOK_TRANSPORT not in app:
+        hooks = settings.webhooks
+        app[keys.WEBHOOK_TRANSPORT] = HttpWebhookTransport(
+            allow_private=hooks.allow_private_targets,
+            connect_timeout_seconds=hooks.connect_timeout_seconds,
+            request_timeout_seconds=hooks.request_timeout_seconds,
+            concurrency=hooks.concurrency)
+    transport = app[keys.WEBHOOK_TRANSPORT]
+
+    async def card(record_id: str, owner_id: str) -> dict[str, Any] | None:
+        return await card_of(app, record_id, owner_id)
+
+    actor = WebhookDelivery(writer=app[keys.WRITER], readers=app[keys.READERS],
+                            clock=app[keys.CLOCK], transport=transport,
+                            settings=settings.webhooks, card=card)
+    app[DELIVERY] = actor
+    stopping = asyncio.Event()
+    task = asyncio.create_task(actor.run(stopping), name=TASK_NAME)
+
+    def on_done(finished: asyncio.Task[None]) -> None:
+        if stopping.is_set() or finished.cancelled():
+            return
+        error = finished.exception() or RuntimeError(f"{TASK_NAME} ended")
+        log.critical("webhook_delivery_died", error=type(error).__name__)
+        fail_service(app, error)
+
+    task.add_done_callback(on_done)
+    try:
+        yield
+    finally:
+        stopping.set()
+        await asyncio.wait({task}, timeout=max(settings.server.shutdown_graceful_seconds, 0.0))
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await transport.close()

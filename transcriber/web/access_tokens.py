@@ -1,0 +1,113 @@
+"""`/app/tokens`: the signed-in person's personal access tokens (the web app's page).
+
+`POST` makes one and answers it once (`token`), never again: only its hash is
+stored (`transcriber.tokens`). `GET` lists them without the token; `DELETE
+/app/tokens/{id}` revokes one at once. Making and revoking take the person
+signed in through the proxy (or the anonymous user), not a token: a leaked
+token must not be able to mint itself a successor, nor revoke its owner's
+other tokens (403). Listing is a read, open to any of the person's tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from transcriber import keys, tokens
+from transcriber.db import reads
+from transcriber.db.commands.tokens import TOKENS_PER_USER_MAX, CreateToken, RevokeToken
+from transcriber.db.reads.tokens import TokenInfo
+from transcriber.errors import Conflict, NotFound
+from transcriber.ids import parse_id
+from transcriber.web.bearer import BEARER
+from transcriber.web.errors import ApiError, bad_request, not_found
+from transcriber.web.identity import current_user
+from transcriber.web.jsonbody import read_json
+from transcriber.web.responses import json_response
+
+log = structlog.get_logger(__name__)
+
+FIELDS = frozenset({"name", "scope", "expires_days"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenRequest:
+    name: str = ""
+    scope: tokens.Scope = "write"
+    expires_days: int | None = None
+
+
+def parse_token_request(data: object) -> TokenRequest:
+    """Pure: a POST body, `{"name"?, "scope"?, "expires_days"?}`; 400 for anything else."""
+    if not isinstance(data, dict):
+        raise bad_request("the body must be a JSON object with name, scope or expires_days")
+    unknown = sorted(set(data) - FIELDS)
+    if unknown:
+        raise bad_request("unknown fields: " + ", ".join(unknown))
+    name = data.get("name", "")
+    if not isinstance(name, str):
+        raise bad_request("name must be a string")
+    problem = tokens.name_problem(name)
+    if problem is not None:
+        raise bad_request(f"name {problem}")
+    scope = next((s for s in tokens.SCOPES if s == data.get("scope", "write")), None)
+    if scope is None:
+        raise bad_request("scope must be read or write")
+    days = data.get("expires_days")
+    if days is not None and (not isinstance(days, int) or isinstance(days, bool)
+                             or not 1 <= days <= tokens.EXPIRES_DAYS_MAX):
+        raise bad_request(f"expires_days must be a whole number from 1 to "
+                          f"{tokens.EXPIRES_DAYS_MAX}, or null (never expires)")
+    return TokenRequest(name=name.strip(), scope=scope, expires_days=days)
+
+
+def token_view(info: TokenInfo) -> dict[str, Any]:
+    return {"id": info.id, "name": info.name, "scope": info.scope,
+            "created_at": info.created_at, "expires_at": info.expires_at,
+            "last_used_at": info.last_used_at}
+
+
+def _by_the_person(request: web.Request, what: str) -> None:
+    if BEARER in request:
+        raise ApiError(403, "forbidden", f"a token cannot {what} tokens; sign in as the "
+                                         "person whose tokens they are")
+
+
+async def list_tokens(request: web.Request) -> web.Response:
+    found = await reads.tokens.of_user(request.app[keys.READERS], user_id=current_user(request).id)
+    return json_response({"items": [token_view(info) for info in found]})
+
+
+async def create_token(request: web.Request) -> web.Response:
+    _by_the_person(request, "make")
+    wanted = parse_token_request(await read_json(request))
+    owner = current_user(request)
+    made = tokens.new_token()
+    try:
+        info = await request.app[keys.WRITER].ask(CreateToken(
+            user_id=owner.id, token_name=wanted.name, scope=wanted.scope,
+            token_hash=made.hash,
+            expires_at=tokens.expires_at(request.app[keys.CLOCK].now(), wanted.expires_days)))
+    except Conflict:
+        raise ApiError(409, "conflict", f"a person may hold at most {TOKENS_PER_USER_MAX} "
+                                        "tokens; revoke one first") from None
+    log.info("token_created", token_id=info.id, user_id=owner.id, scope=info.scope)
+    return json_response({**token_view(info), "token": made.text}, status=201,
+                         headers={"Cache-Control": "no-store"})
+
+
+async def revoke_token(request: web.Request) -> web.Response:
+    _by_the_person(request, "revoke")
+    token_id = parse_id(request.match_info["id"])
+    if token_id is None:
+        raise not_found("no such token")
+    try:
+        await request.app[keys.WRITER].ask(RevokeToken(token_id=token_id,
+                                                       user_id=current_user(request).id))
+    except NotFound:
+        raise not_found("no such token") from None
+    log.info("token_revoked", token_id=token_id)
+    return web.Response(status=204)

@@ -1,0 +1,70 @@
+// The card's read-only parts, drawn from the record as it is: the chain of
+// stages, the facts beside the player and the history of its steps. Kept
+// apart from card.js, which holds the card's state, polling and editing.
+
+import { h } from "./dom.js";
+import {
+  STAGES, duration, size, stageLabel, stepLabel, when,
+} from "./format.js";
+import { t } from "./i18n.js";
+
+// What the pipeline does after reaching each stage.
+const WORKING = ["uploaded", "normalized", "submitted", "transcribed"];
+export function work(stage) {
+  return WORKING.includes(stage) ? t(`work.${stage}`) : t("work.other");
+}
+
+// A stage names what has been achieved, so the step in progress (or the one
+// that stopped) is the one leading to the next stage.
+export function stageTimeline(record) {
+  const reached = STAGES.indexOf(record.stage);
+  return h("ol", { class: "stages", "aria-label": t("card.progress") },
+    STAGES.map((stage, index) => {
+      let state = "pending";
+      if (index <= reached) state = "achieved";
+      else if (index === reached + 1) state = record.halt ? "halted" : "current";
+      const note = t(`stage_note.${state}`);
+      return h("li", {
+        class: `stage stage-${state}`,
+        "aria-current": state === "current" || state === "halted" ? "step" : null,
+        "data-stage": stage,
+      }, h("span", { class: "stage-dot", "aria-hidden": "true" }),
+      h("span", { class: "stage-name" }, stageLabel(stage)),
+      h("span", { class: "visually-hidden" }, ` (${note})`));
+    }));
+}
+
+export function facts(record) {
+  const language = record.language || { requested: "auto", detected: null };
+  const rows = [
+    [t("facts.stage"), record.halt ? t("facts.stage_halted", { stage: stageLabel(record.stage) })
+      : stageLabel(record.stage)],
+    [t("facts.duration"), duration(record.duration_ms) || t("facts.not_measured")],
+    [t("facts.size"), size(record.size_bytes)],
+    [t("facts.file"), record.original_filename || "—"],
+    [t("facts.uploaded"), h("time", { datetime: record.created_at }, when(record.created_at))],
+    [t("facts.from"), record.source === "telegram" ? t("facts.telegram") : t("facts.web")],
+    [t("facts.language"), language.detected
+      ? t("facts.language_detected", { requested: language.requested,
+        detected: language.detected })
+      : language.requested],
+  ];
+  return h("dl", { class: "facts" },
+    rows.map(([term, value]) => h("div", {}, h("dt", {}, term), h("dd", {}, value))));
+}
+
+export function history(timeline) {
+  if (!timeline.length) return h("p", { class: "muted" }, t("history.empty"));
+  return h("table", { class: "history" },
+    h("thead", {}, h("tr", {},
+      h("th", { scope: "col" }, t("history.when")), h("th", { scope: "col" }, t("history.step")),
+      h("th", { scope: "col" }, t("history.outcome")), h("th", { scope: "col" }, t("history.took")),
+      h("th", { scope: "col" }, t("history.by")))),
+    h("tbody", {}, timeline.map((event) => h("tr", {},
+      h("td", {}, h("time", { datetime: event.at }, when(event.at))),
+      h("td", {}, stepLabel(event.step)),
+      h("td", {}, t(`outcome.${event.outcome}`)),
+      h("td", {}, event.duration_ms === null ? ""
+        : t("history.seconds", { seconds: (event.duration_ms / 1000).toFixed(1) })),
+      h("td", {}, event.origin === "human" ? t("history.person") : t("history.pipeline"))))));
+}

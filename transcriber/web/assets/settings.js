@@ -1,0 +1,19 @@
+// The settings page (`/settings`): one section per kind of thing the user
+// sets up for other programs. Each section renders itself and returns its
+// cleanup.
+
+import { h, replace } from "./dom.js";
+import { t } from "./i18n.js";
+import { renderWebhooks } from "./webhooks.js";
+
+export function renderSettings(main) {
+  document.title = t("title.settings");
+  const webhooks = h("section", { class: "panel", "aria-labelledby": "webhooks-heading" });
+  replace(main,
+    h("div", { class: "view-head" }, h("h1", { tabindex: "-1" }, t("settings.heading"))),
+    webhooks);
+  const cleanups = [renderWebhooks(webhooks)];
+  const heading = webhooks.querySelector("h2");
+  if (heading) heading.id = "webhooks-heading";
+  return () => cleanups.forEach((cleanup) => cleanup());
+}

@@ -1,0 +1,268 @@
+"""OpenAI's speech-to-text API under `/v1/`: the clients people already have use the archive.
+
+`POST /v1/audio/transcriptions` takes OpenAI's multipart form (`file`,
+`model`, `language`, `prompt`, `response_format`, `timestamp_granularities[]`)
+with a bearer `write` token. The file becomes an ordinary record of the
+token's owner through the upload's own intake (`upload.store`: every limit,
+quota and refusal of `POST /app/audiorecords`), then the request waits until
+the record is done, at most `server.openai_wait_seconds`: the step actors
+announce a settled record in this process (`keys.SETTLED`), and the record's
+stage is read again on each announcement and every `LOOK_SECONDS` besides
+(a record settled elsewhere, a deletion). Past the wait: 504 with the record
+id, which goes on and can be fetched from `/app/` later. The answer takes
+OpenAI's shapes (`openai_shapes`), errors OpenAI's error shape
+(`errors.answer_for`). `GET /v1/models` names the recognizer that answers.
+
+Answers that stored a record tell OpenAI's SDKs not to send the request again
+(`x-should-retry: false`): a retry would upload the file once more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any, Literal
+from urllib.parse import unquote
+
+import structlog
+from aiohttp import BodyPartReader, MultipartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from transcriber import keys
+from transcriber.db import reads
+from transcriber.db.commands.users import User
+from transcriber.db.reads.records import RecordState
+from transcriber.intake import Intake
+from transcriber.observability import OPENAI_TRANSCRIPTIONS
+from transcriber.stages import Stage
+from transcriber.web.archive import current_utterances
+from transcriber.web.bearer import BEARER
+from transcriber.web.errors import ApiError
+from transcriber.web.language import active_provider, check_language, default_language
+from transcriber.web.openai_shapes import (
+    Transcribed,
+    TranscriptionRequest,
+    invalid,
+    model_entry,
+    parse_form,
+    transcription_body,
+)
+from transcriber.web.responses import json_response
+from transcriber.web.upload import (
+    FILE_FIELD,
+    check_before_the_body,
+    part_chunks,
+    read_field,
+    store,
+)
+from transcriber.web.uploadguard import UPLOAD_SLOTS, BodyTooSlow, guarded_body, too_slow
+
+log = structlog.get_logger(__name__)
+
+# How often a waiting request reads its record's stage without news of it.
+LOOK_SECONDS = 2.0
+# At most this many form fields besides the file (OpenAI's clients send a handful).
+FIELDS_MAX = 32
+NO_RETRY = {"x-should-retry": "false"}
+Waited = RecordState | Literal["timed_out", "deleted", "client_gone"]
+# When the models list says the model was made: when this process started.
+STARTED = web.AppKey("openai_started", int)
+
+
+def token_owner(request: web.Request) -> User:
+    """The bearer token's owner; `/v1/` knows no other identity."""
+    if BEARER not in request:
+        raise ApiError(401, "unauthorized", "no API key: send Authorization: Bearer tx_… "
+                                            "(a token from transcriber token create)")
+    return request[BEARER].user
+
+
+@dataclasses.dataclass(slots=True)
+class _Form:
+    """The fields as they arrive (before and after the file) and the request they make."""
+
+    fields: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    parsed: TranscriptionRequest | None = None
+
+    def applied(self, intake: Intake) -> Intake:
+        """The intake with the form's language (known once the whole form is read)."""
+        assert self.parsed is not None  # set when the file's chunks ended
+        if self.parsed.language is None:
+            return intake
+        return dataclasses.replace(intake, language=self.parsed.language)
+
+    async def read(self, part: BodyPartReader) -> None:
+        if sum(len(v) for v in self.fields.values()) >= FIELDS_MAX:
+            raise invalid("the form has too many fields", "file", close=True)
+        value = (await read_field(part)).decode("utf-8", errors="replace")
+        self.fields.setdefault(part.name or "", []).append(value)
+
+
+async def _next_part(reader: MultipartReader) -> BodyPartReader | None:
+    try:
+        part = await reader.next()
+    except (ValueError, AssertionError, HttpProcessingError) as exc:
+        raise ApiError(400, "bad_request", "the multipart body is malformed",
+                       close=True) from exc
+    if part is not None and not isinstance(part, BodyPartReader):
+        raise ApiError(400, "bad_request", "nested multipart bodies are not read", close=True)
+    return part
+
+
+async def _file_then_fields(request: web.Request, part: BodyPartReader,
+                            reader: MultipartReader, form: _Form) -> AsyncIterator[bytes]:
+    """The file's bytes, then the fields after it, checked before the stream ends (a
+    refusal then leaves nothing stored: intake removes the file)."""
+    async for chunk in part_chunks(part):
+        yield chunk
+    while (later := await _next_part(reader)) is not None:
+        if later.name == FILE_FIELD:
+            raise invalid("send one file per request", FILE_FIELD, close=True)
+        await form.read(later)
+    form.parsed = _checked(request, parse_form(form.fields))
+
+
+def _checked(request: web.Request, parsed: TranscriptionRequest) -> TranscriptionRequest:
+    try:
+        language = check_language(request.app, parsed.language)
+    except ApiError as exc:
+        raise invalid(exc.message, "language", close=True) from None
+    return dataclasses.replace(parsed, language=language)
+
+
+async def _receive(request: web.Request, owner: User) -> tuple[str, TranscriptionRequest]:
+    """Store the form's file as the owner's record; its id and the form's request."""
+    if request.content_type != "multipart/form-data":
+        raise invalid("send multipart/form-data with the audio in the field file", FILE_FIELD,
+                      close=True)
+    form = _Form()
+    try:
+        reader = await request.multipart()
+    except (ValueError, AssertionError, HttpProcessingError) as exc:
+        raise ApiError(400, "bad_request", "the multipart body is malformed",
+                       close=True) from exc
+    while (part := await _next_part(reader)) is not None:
+        if part.name != FILE_FIELD:
+            await form.read(part)
+            continue
+        _checked(request, parse_form(form.fields))  # what came before: refused before storing
+        accepted = await store(
+            request, Intake(owner_id=owner.id, original_name=unquote(
+                part.filename or "", errors="replace"), language=default_language(request.app)),
+            _file_then_fields(request, part, reader, form), late=form.applied)
+        assert form.parsed is not None
+        return accepted.record_id, form.parsed
+    raise invalid("the form has no field named file", FILE_FIELD, close=True)
+
+
+async def _first(*waits: Coroutine[Any, Any, Any]) -> None:
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
+async def wait_settled(app: web.Application, record_id: str, *, seconds: float,
+                       gone: Callable[[], bool]) -> Waited:
+    """The record once it is done or halted; or why the wait ended without it."""
+    clock = app[keys.CLOCK]
+    deadline = clock.monotonic() + seconds
+    with app[keys.SETTLED].watch(record_id) as news:
+        while True:
+            state = await reads.records.state(app[keys.READERS], record_id=record_id)
+            if state is None:
+                return "deleted"
+            if state.halted_at is not None or state.state == Stage.DONE.value:
+                return state
+            left = deadline - clock.monotonic()
+            if left <= 0:
+                return "timed_out"
+            if gone():
+                return "client_gone"
+            await _first(news.wait(), clock.sleep(min(LOOK_SECONDS, left)))
+            news.clear()
+
+
+def _client_gone(request: web.Request) -> Callable[[], bool]:
+    def gone() -> bool:
+        transport = request.transport
+        return transport is None or transport.is_closing()
+    return gone
+
+
+async def transcriptions(request: web.Request) -> web.StreamResponse:
+    owner = token_owner(request)
+    check_before_the_body(request)
+    try:
+        async with guarded_body(request, request.app[UPLOAD_SLOTS], owner.id):
+            record_id, wanted = await _receive(request, owner)
+    except BodyTooSlow:
+        raise too_slow("upload_too_slow", "upload") from None
+    seconds = request.app[keys.SETTINGS].server.openai_wait_seconds
+    waited = await wait_settled(request.app, record_id, seconds=seconds,
+                                gone=_client_gone(request))
+    outcome = waited if isinstance(waited, str) else (
+        "halted" if waited.halted_at is not None else "done")
+    OPENAI_TRANSCRIPTIONS.labels(outcome).inc()
+    log.info("openai_transcription", record_id=record_id, outcome=outcome)
+    if waited == "timed_out":
+        raise ApiError(504, "timeout", (
+            f"the recording is not transcribed after {seconds:g} s; it goes on as record "
+            f"{record_id}: fetch it later from /app/audiorecords/{record_id}/transcript"),
+            headers=NO_RETRY, details={"record_id": record_id})
+    if waited == "deleted":
+        raise ApiError(404, "not_found", "the record was deleted before it was transcribed")
+    if waited == "client_gone":
+        return web.Response(status=499)  # nobody reads it; the record goes on
+    if waited.halted_at is not None:
+        raise ApiError(500, "transcription_failed", (
+            f"the recording could not be transcribed ({waited.halt_reason}); it is kept as "
+            f"record {record_id}"), headers=NO_RETRY, details={"record_id": record_id})
+    return await _answer(request, record_id, owner, wanted)
+
+
+async def _answer(request: web.Request, record_id: str, owner: User,
+                  wanted: TranscriptionRequest) -> web.Response:
+    record = await reads.records.card(request.app[keys.READERS], record_id=record_id,
+                                      owner_id=owner.id)
+    utterances = await current_utterances(request, record_id)
+    if record is None or utterances is None:
+        raise ApiError(404, "not_found", "the record was deleted before it was transcribed")
+    requested = record.language if record.language != "auto" else None
+    done = Transcribed(utterances=utterances, speaker_names=record.speaker_names,
+                       language=record.detected_language or requested,
+                       duration_ms=record.duration_ms)
+    content_type, body = transcription_body(done, wanted)
+    headers = {"X-Transcriber-Record": record_id}
+    if isinstance(body, dict):
+        return json_response(body, headers=headers)
+    return web.Response(text=body, content_type=content_type, charset="utf-8", headers=headers)
+
+
+def _model(app: web.Application) -> dict[str, Any]:
+    recognizer = app.get(keys.RECOGNIZER)
+    provider = active_provider(app)
+    return model_entry(recognizer.model if recognizer is not None else provider,
+                       created=app[STARTED], owned_by=f"transcriber-{provider}")
+
+
+async def list_models(request: web.Request) -> web.Response:
+    token_owner(request)
+    return json_response({"object": "list", "data": [_model(request.app)]})
+
+
+async def get_model(request: web.Request) -> web.Response:
+    token_owner(request)
+    model = _model(request.app)
+    if request.match_info["model"] != model["id"]:
+        raise ApiError(404, "model_not_found", "no such model; GET /v1/models lists the one "
+                                               "this service runs (any name is accepted by "
+                                               "/v1/audio/transcriptions)", param="model")
+    return json_response(model)
+
+
+def setup_openai(app: web.Application) -> None:
+    app[STARTED] = int(app[keys.CLOCK].now().timestamp())

@@ -1,0 +1,139 @@
+"""OpenAI's speech-to-text API, the pure part: the request's fields and the answers' shapes.
+
+`parse_form` reads the multipart fields OpenAI's clients send beside the
+file; `transcription_body` words a finished record the way OpenAI's
+`/v1/audio/transcriptions` answers (`json`, `text`, `srt`, `vtt`,
+`verbose_json`). What the archive does not know is filled with neutral values
+(docs/api.md, "OpenAI's speech-to-text API", says which): `seek` 0,
+`tokens` [], `temperature`, `avg_logprob`, `compression_ratio` and
+`no_speech_prob` 0.0 (a client that drops segments by these thresholds keeps
+them all). Words: the archive keeps times per utterance, not per word (word
+times are aligned only to place words in a speaker's turn, and are not part
+of the stored transcript), so `words` is `[]` when asked for, never
+invented from the utterances' times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from transcriber import transcripts
+from transcriber.languages import language_name
+from transcriber.ports import Utterance
+from transcriber.web.errors import ApiError
+
+ResponseFormat = Literal["json", "text", "srt", "vtt", "verbose_json"]
+RESPONSE_FORMATS: tuple[ResponseFormat, ...] = get_args(ResponseFormat)
+Granularity = Literal["segment", "word"]
+GRANULARITIES: tuple[Granularity, ...] = get_args(Granularity)
+# The fields OpenAI's clients send beside `file` (both spellings of the list).
+GRANULARITY_FIELDS = ("timestamp_granularities[]", "timestamp_granularities")
+TEXT_FORMATS = frozenset({"text", "srt", "vtt"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TranscriptionRequest:
+    model: str
+    language: str | None
+    response_format: ResponseFormat
+    granularities: tuple[Granularity, ...]
+
+
+def invalid(message: str, param: str, *, close: bool = False) -> ApiError:
+    """A 400 naming the field at fault, as OpenAI's clients expect (`param`)."""
+    return ApiError(400, "bad_request", message, param=param, close=close)
+
+
+def _one(fields: Mapping[str, Sequence[str]], name: str) -> str | None:
+    values = fields.get(name, ())
+    if len(values) > 1:
+        raise invalid(f"{name} is given more than once", name, close=True)
+    return values[0] if values else None
+
+
+def parse_form(fields: Mapping[str, Sequence[str]]) -> TranscriptionRequest:
+    """Pure: the fields read so far. `model` is accepted whatever it names (the
+    configured recognizer answers); `prompt` and `temperature` are ignored; a
+    `stream` asked for is refused (the answer comes whole)."""
+    wanted = (_one(fields, "response_format") or "json").strip()
+    response_format = next((f for f in RESPONSE_FORMATS if f == wanted), None)
+    if response_format is None:
+        raise invalid("response_format must be one of " + ", ".join(RESPONSE_FORMATS),
+                      "response_format", close=True)
+    granularities: list[Granularity] = []
+    for name in GRANULARITY_FIELDS:
+        for value in fields.get(name, ()):
+            found = next((g for g in GRANULARITIES if g == value.strip()), None)
+            if found is None:
+                raise invalid("timestamp_granularities must hold segment or word",
+                              "timestamp_granularities", close=True)
+            granularities.append(found)
+    if (_one(fields, "stream") or "false").strip().lower() not in ("false", "0", ""):
+        raise invalid("streaming is not supported: the answer comes whole", "stream",
+                      close=True)
+    language = _one(fields, "language")
+    return TranscriptionRequest(
+        model=(_one(fields, "model") or "").strip(),
+        language=language.strip() or None if language is not None else None,
+        response_format=response_format,
+        granularities=tuple(dict.fromkeys(granularities)),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Transcribed:
+    """What an answer is made of: the record's current transcript and a few facts."""
+
+    utterances: Sequence[Utterance]
+    speaker_names: Mapping[str, str]
+    language: str | None
+    """The detected language's code (or the one asked for), None when unknown."""
+    duration_ms: int
+
+
+def plain(utterances: Sequence[Utterance]) -> str:
+    """OpenAI's `text`: one paragraph, the utterances joined by spaces."""
+    return " ".join(transcripts.one_line(u.text).strip() for u in utterances if u.text.strip())
+
+
+def segment(index: int, utterance: Utterance) -> dict[str, Any]:
+    return {"id": index, "seek": 0, "start": utterance.start_ms / 1000,
+            "end": utterance.end_ms / 1000, "text": transcripts.one_line(utterance.text),
+            "tokens": [], "temperature": 0.0, "avg_logprob": 0.0, "compression_ratio": 0.0,
+            "no_speech_prob": 0.0}
+
+
+def verbose(done: Transcribed, granularities: Sequence[Granularity]) -> dict[str, Any]:
+    """`verbose_json`: segments always, `words` (empty) when word times are asked for."""
+    body: dict[str, Any] = {
+        "task": "transcribe",
+        "language": language_name(done.language) if done.language else "",
+        "duration": done.duration_ms / 1000,
+        "text": plain(done.utterances),
+    }
+    # Always: the segments are the archive's own utterances; OpenAI adds them by default.
+    body["segments"] = [segment(i, u) for i, u in enumerate(done.utterances)]
+    if "word" in granularities:
+        body["words"] = []  # not kept: see the module's docstring
+    return body
+
+
+def transcription_body(done: Transcribed,
+                       request: TranscriptionRequest) -> tuple[str, dict[str, Any] | str]:
+    """The answer's content type and body (a JSON object, or text as OpenAI sends it)."""
+    fmt = request.response_format
+    if fmt == "json":
+        return "application/json", {"text": plain(done.utterances)}
+    if fmt == "verbose_json":
+        return "application/json", verbose(done, request.granularities)
+    if fmt == "text":
+        return "text/plain", plain(done.utterances) + "\n"
+    # As the archive's own exports, speakers named (docs/api.md, "… /transcript").
+    export: transcripts.TranscriptFormat = "srt" if fmt == "srt" else "vtt"
+    return "text/plain", transcripts.render(done.utterances, export, done.speaker_names)
+
+
+def model_entry(model_id: str, *, created: int, owned_by: str) -> dict[str, Any]:
+    return {"id": model_id, "object": "model", "created": created, "owned_by": owned_by}

@@ -1,0 +1,247 @@
+"""The OpenAPI description of the ways in for scripts: `/app/tokens` and OpenAI's `/v1/`.
+
+Merged into the document by `openapi.openapi_document`, next to the archive's
+own routes; the security schemes (the proxy's `Remote-User`, a bearer token)
+are declared here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transcriber.tokens import EXPIRES_DAYS_MAX, NAME_MAX
+from transcriber.web.openai_shapes import GRANULARITIES, RESPONSE_FORMATS
+from transcriber.web.openapi_schemas import ID, TIME, nullable, ref
+
+_JSON = "application/json"
+
+SECURITY_SCHEMES: dict[str, Any] = {
+    "remoteUser": {
+        "type": "apiKey", "in": "header", "name": "Remote-User",
+        "description": "Set by the trusted reverse proxy; without it the request is "
+                       "the configured anonymous user, or 401.",
+    },
+    "bearerToken": {
+        "type": "http", "scheme": "bearer", "bearerFormat": "tx_…",
+        "description": "A personal access token (`transcriber token create`, or the web "
+                       "app's API tokens page), from any address; it wins over "
+                       "Remote-User. Invalid, expired or revoked: 401. A read token is 403 "
+                       "on every state-changing call.",
+    },
+}
+# `/app/`: the proxy's login or a token; `/v1/`: a token only.
+APP_SECURITY: list[dict[str, list[str]]] = [{"remoteUser": []}, {"bearerToken": []}]
+BEARER_ONLY: list[dict[str, list[str]]] = [{"bearerToken": []}]
+
+_TOKEN_FIELDS: dict[str, Any] = {
+    "id": ID, "name": {"type": "string", "maxLength": NAME_MAX},
+    "scope": {"type": "string", "enum": ["read", "write"]},
+    "created_at": TIME, "expires_at": nullable(TIME), "last_used_at": nullable(TIME),
+}
+
+SCHEMAS: dict[str, Any] = {
+    "Token": {
+        "type": "object", "required": list(_TOKEN_FIELDS), "additionalProperties": False,
+        "properties": _TOKEN_FIELDS,
+    },
+    "NewToken": {
+        "type": "object", "required": [*_TOKEN_FIELDS, "token"],
+        "additionalProperties": False,
+        "properties": {**_TOKEN_FIELDS, "token": {
+            "type": "string", "pattern": "^tx_[A-Za-z0-9_-]{43}$",
+            "description": "Shown this once; only its hash is kept"}},
+    },
+    "TokenList": {
+        "type": "object", "required": ["items"], "additionalProperties": False,
+        "properties": {"items": {"type": "array", "items": ref("Token")}},
+    },
+    "TokenRequest": {
+        "type": "object", "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string", "maxLength": NAME_MAX},
+            "scope": {"type": "string", "enum": ["read", "write"], "default": "write"},
+            "expires_days": {"anyOf": [{"type": "integer", "minimum": 1,
+                                        "maximum": EXPIRES_DAYS_MAX}, {"type": "null"}]},
+        },
+    },
+    "OpenAIError": {
+        "type": "object", "required": ["error"], "additionalProperties": False,
+        "properties": {"error": {
+            "type": "object", "required": ["message", "type", "param", "code"],
+            "properties": {
+                "message": {"type": "string"},
+                "type": {"type": "string", "enum": ["invalid_request_error", "server_error"]},
+                "param": {"type": ["string", "null"]},
+                "code": {"type": ["string", "null"]},
+                "record_id": {**ID, "description": "504, or a halt: the record, which stays"},
+            },
+        }},
+    },
+    "Transcription": {
+        "type": "object", "required": ["text"], "additionalProperties": False,
+        "properties": {"text": {"type": "string"}},
+    },
+    "TranscriptionVerbose": {
+        "type": "object", "required": ["task", "language", "duration", "text", "segments"],
+        "additionalProperties": False,
+        "properties": {
+            "task": {"const": "transcribe"},
+            "language": {"type": "string",
+                         "description": "Whisper's English name of the language (english)"},
+            "duration": {"type": "number", "minimum": 0},
+            "text": {"type": "string"},
+            "segments": {"type": "array", "items": ref("TranscriptionSegment")},
+            "words": {"type": "array", "maxItems": 0,
+                      "description": "Asked for with timestamp_granularities[]=word: always "
+                                     "empty, the archive keeps no word times"},
+        },
+    },
+    "TranscriptionSegment": {
+        "type": "object", "additionalProperties": False,
+        "required": ["id", "seek", "start", "end", "text", "tokens", "temperature",
+                     "avg_logprob", "compression_ratio", "no_speech_prob"],
+        "description": "An utterance of the transcript; what the archive does not know is 0 "
+                       "or empty (docs/api.md)",
+        "properties": {
+            "id": {"type": "integer", "minimum": 0}, "seek": {"const": 0},
+            "start": {"type": "number", "minimum": 0}, "end": {"type": "number", "minimum": 0},
+            "text": {"type": "string"}, "tokens": {"type": "array", "maxItems": 0},
+            "temperature": {"type": "number"}, "avg_logprob": {"type": "number"},
+            "compression_ratio": {"type": "number"}, "no_speech_prob": {"type": "number"},
+        },
+    },
+    "Model": {
+        "type": "object", "required": ["id", "object", "created", "owned_by"],
+        "additionalProperties": False,
+        "properties": {"id": {"type": "string"}, "object": {"const": "model"},
+                       "created": {"type": "integer"}, "owned_by": {"type": "string"}},
+    },
+    "ModelList": {
+        "type": "object", "required": ["object", "data"], "additionalProperties": False,
+        "properties": {"object": {"const": "list"},
+                       "data": {"type": "array", "items": ref("Model")}},
+    },
+}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {_JSON: {"schema": ref("Error")}}}
+
+
+def _openai_error(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {_JSON: {"schema": ref("OpenAIError")}}}
+
+
+_COMMON = {
+    "400": _error("Bad request (for every route: a malformed identity header)"),
+    "401": _error("No identity, or a bearer token that is invalid, expired or revoked"),
+    "421": _error("Host is not one this service answers for (server.allowed_hosts)"),
+    "429": _error("Rate limited (see Retry-After)"),
+}
+_CHANGES = {"403": _error("Cross-site request, a read token, or any token: tokens are made "
+                          "and revoked by the person signed in")}
+_OPENAI_COMMON = {
+    "401": _openai_error("No bearer token, or one invalid, expired or revoked"),
+    "404": _openai_error("No such route or model"),
+    "421": _openai_error("Host is not one this service answers for (server.allowed_hosts)"),
+    "429": _openai_error("Rate limited (see Retry-After)"),
+}
+_TRANSCRIPTION_FORM = {
+    "type": "object", "required": ["file"],
+    "properties": {
+        "file": {"type": "string", "format": "binary"},
+        "model": {"type": "string", "description": "Any name: the configured recognizer "
+                                                   "answers (GET /v1/models)"},
+        "language": {"type": "string", "description": "A code the recognizer supports "
+                                                      "(en, ru, …); absent: detected"},
+        "prompt": {"type": "string", "description": "Accepted and ignored"},
+        "response_format": {"type": "string", "enum": list(RESPONSE_FORMATS),
+                            "default": "json"},
+        "timestamp_granularities[]": {"type": "array",
+                                      "items": {"type": "string",
+                                                "enum": list(GRANULARITIES)}},
+        "temperature": {"type": "number", "description": "Accepted and ignored"},
+    },
+}
+
+
+def integration_paths() -> dict[str, Any]:
+    return {
+        "/app/tokens": {
+            "get": {
+                "operationId": "listTokens", "summary": "The user's personal access tokens "
+                                                        "(never the tokens themselves)",
+                "responses": {"200": {"description": "The tokens, newest first", "content": {
+                    _JSON: {"schema": ref("TokenList")}}}, **_COMMON},
+            },
+            "post": {
+                "operationId": "createToken",
+                "summary": "Make a token; the answer shows it, this once",
+                "requestBody": {"required": True, "content": {
+                    _JSON: {"schema": ref("TokenRequest")}}},
+                "responses": {
+                    **_COMMON, **_CHANGES,
+                    "201": {"description": "The token, with `token`", "content": {
+                        _JSON: {"schema": ref("NewToken")}}},
+                    "400": _error("Unknown field, a bad name, scope or expires_days"),
+                    "408": _error("The body stalled or came too slowly"),
+                    "409": _error("The user holds the most tokens one may"),
+                    "413": _error("A body larger than server.json_max_bytes"),
+                    "415": _error("Not JSON, or a compressed body (Content-Encoding)"),
+                    "503": _error("Too many request bodies arriving at once "
+                                  "(see Retry-After)"),
+                },
+            },
+        },
+        "/app/tokens/{id}": {"delete": {
+            "operationId": "revokeToken", "summary": "Revoke a token: refused from its next "
+                                                     "request on",
+            "parameters": [{"name": "id", "in": "path", "required": True,
+                            "schema": {"type": "string"}}],
+            "responses": {**_COMMON, **_CHANGES, "204": {"description": "Revoked"},
+                          "404": _error("No such token of this user")},
+        }},
+        "/v1/audio/transcriptions": {"post": {
+            "operationId": "createTranscription",
+            "summary": "OpenAI's speech-to-text: the file becomes a record of the token's "
+                       "owner; answers once it is done",
+            "security": BEARER_ONLY,
+            "requestBody": {"required": True, "content": {
+                "multipart/form-data": {"schema": _TRANSCRIPTION_FORM}}},
+            "responses": {
+                **_OPENAI_COMMON,
+                "200": {"description": "The transcript in response_format", "content": {
+                    _JSON: {"schema": {"anyOf": [ref("Transcription"),
+                                                 ref("TranscriptionVerbose")]}},
+                    "text/plain": {"schema": {"type": "string"}}}},
+                "400": _openai_error("A malformed form, no file, an unknown language or "
+                                     "response_format, an empty or incomplete file"),
+                "403": _openai_error("A read token"),
+                "408": _openai_error("The body stalled or came too slowly"),
+                "413": _openai_error("Larger than server.upload_max_bytes, or longer than "
+                                     "server.record_max_seconds"),
+                "415": _openai_error("Not readable audio (or refused as the upload refuses "
+                                     "it), or a compressed body or form part"),
+                "500": _openai_error("The record halted (record_id: it is kept)"),
+                "503": _openai_error("The file could not be examined now, or too many "
+                                     "uploads at once (see Retry-After)"),
+                "504": _openai_error("Not done within server.openai_wait_seconds; record_id "
+                                     "names the record, which goes on"),
+                "507": _openai_error("No room on the server's disk for the file"),
+            },
+        }},
+        "/v1/models": {"get": {
+            "operationId": "listModels", "summary": "The recognizer that answers",
+            "security": BEARER_ONLY,
+            "responses": {"200": {"description": "One model", "content": {
+                _JSON: {"schema": ref("ModelList")}}}, **_OPENAI_COMMON},
+        }},
+        "/v1/models/{model}": {"get": {
+            "operationId": "getModel", "summary": "The recognizer, by its id",
+            "security": BEARER_ONLY,
+            "parameters": [{"name": "model", "in": "path", "required": True,
+                            "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "The model", "content": {
+                _JSON: {"schema": ref("Model")}}}, **_OPENAI_COMMON},
+        }},
+    }

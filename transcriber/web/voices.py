@@ -1,0 +1,164 @@
+"""The routes of known voices: the owner's profiles, and a record speaker's suggestion.
+
+`/app/voices` lists, renames, merges and deletes the owner's profiles: their
+names and counts only, never an embedding (a profile's vectors never leave the
+writer). A suggestion is confirmed (it becomes the speaker's name and teaches
+the profile) or rejected (never suggested for that speaker again) under the
+record: `POST /app/audiorecords/{id}/speakers/{speaker}/confirm|reject`, with
+an optional `{"profile_id": …}`, the profile the person saw (another one now
+is a 409). Another person's profile or record is a 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from transcriber import keys, transcripts
+from transcriber.db import reads
+from transcriber.db.commands.voices import (
+    ConfirmSuggestion,
+    DeleteVoice,
+    MergeVoices,
+    RejectSuggestion,
+    RenameVoice,
+)
+from transcriber.db.reads.voices import VoiceProfile
+from transcriber.errors import Conflict, NotFound
+from transcriber.ids import parse_id
+from transcriber.pipeline.voices import voice_rules
+from transcriber.web.archive import card_body, record_id_of
+from transcriber.web.edits import checked_text
+from transcriber.web.errors import ApiError, bad_request, not_found
+from transcriber.web.identity import current_user
+from transcriber.web.jsonbody import read_json
+from transcriber.web.responses import json_response
+
+log = structlog.get_logger(__name__)
+
+
+def voice_view(profile: VoiceProfile) -> dict[str, Any]:
+    """What the API shows of a profile: its name and counts, never a vector."""
+    return {"id": profile.id, "name": profile.name, "records": profile.records,
+            "talk_ms": profile.talk_ms, "created_at": profile.created_at,
+            "updated_at": profile.updated_at}
+
+
+def _voice_id(request: web.Request, raw: object | None = None) -> str:
+    found = parse_id(request.match_info["voice_id"] if raw is None else
+                     (raw if isinstance(raw, str) else None))
+    if found is None:
+        raise not_found("no such voice")
+    return found
+
+
+def parse_voice_name(data: object) -> str:
+    """`{"name": "Anna"}`: one line of at most `SPEAKER_NAME_MAX` characters."""
+    if not isinstance(data, dict) or set(data) != {"name"}:
+        raise bad_request("the body must be a JSON object with name only")
+    name = data["name"]
+    limit = transcripts.SPEAKER_NAME_MAX
+    if not isinstance(name, str) or not name.strip() or len(name) > limit:
+        raise bad_request(f"a voice's name is one line of 1 to {limit} characters")
+    return checked_text("name", name).strip()
+
+
+async def _voice_answer(request: web.Request, profile_id: str) -> web.Response:
+    found = await reads.voices.profile(request.app[keys.READERS], profile_id=profile_id,
+                                       owner_id=current_user(request).id)
+    if found is None:
+        raise not_found("no such voice")
+    return json_response(voice_view(found))
+
+
+async def list_voices(request: web.Request) -> web.Response:
+    found = await reads.voices.profiles(request.app[keys.READERS],
+                                        owner_id=current_user(request).id)
+    return json_response({"items": [voice_view(p) for p in found]})
+
+
+async def rename_voice(request: web.Request) -> web.Response:
+    profile_id = _voice_id(request)
+    name = parse_voice_name(await read_json(request))
+    try:
+        await request.app[keys.WRITER].ask(RenameVoice(
+            profile_id=profile_id, owner_id=current_user(request).id, new_name=name))
+    except NotFound:
+        raise not_found("no such voice") from None
+    except Conflict:
+        raise ApiError(409, "conflict", "a voice of that name exists: merge them instead") \
+            from None
+    log.info("voice_renamed", voice_id=profile_id)
+    return await _voice_answer(request, profile_id)
+
+
+async def merge_voice(request: web.Request) -> web.Response:
+    profile_id = _voice_id(request)
+    data = await read_json(request)
+    if not isinstance(data, dict) or set(data) != {"into"}:
+        raise bad_request("the body must be a JSON object with into only")
+    into = _voice_id(request, data["into"])
+    try:
+        await request.app[keys.WRITER].ask(MergeVoices(
+            profile_id=profile_id, into=into, owner_id=current_user(request).id))
+    except NotFound:
+        raise not_found("no such voice") from None
+    except Conflict:
+        raise bad_request("a voice cannot be merged into itself") from None
+    log.info("voices_merged", voice_id=profile_id, into=into)
+    return await _voice_answer(request, into)
+
+
+async def delete_voice(request: web.Request) -> web.Response:
+    profile_id = _voice_id(request)
+    try:
+        await request.app[keys.WRITER].ask(DeleteVoice(profile_id=profile_id,
+                                                       owner_id=current_user(request).id))
+    except NotFound:
+        raise not_found("no such voice") from None
+    log.info("voice_deleted", voice_id=profile_id)
+    return web.Response(status=204)
+
+
+async def _suggestion_act(request: web.Request, *, confirm: bool) -> web.Response:
+    record_id = record_id_of(request)
+    speaker = request.match_info["speaker"]
+    if not transcripts.SPEAKER_RE.fullmatch(speaker):
+        raise not_found("no such speaker")
+    expected = None
+    if request.can_read_body:
+        data = await read_json(request)
+        if not isinstance(data, dict) or set(data) - {"profile_id"}:
+            raise bad_request("the body may hold only profile_id")
+        if "profile_id" in data:
+            expected = parse_id(data["profile_id"] if isinstance(data["profile_id"], str)
+                                else None)
+            if expected is None:
+                raise bad_request("profile_id is not a voice id")
+    rules = voice_rules(request.app[keys.SETTINGS])
+    if rules is None:
+        raise ApiError(409, "voice_profiles_off", "known voices are turned off here")
+    owner_id = current_user(request).id
+    act = ConfirmSuggestion if confirm else RejectSuggestion
+    try:
+        await request.app[keys.WRITER].ask(act(record_id=record_id, owner_id=owner_id,
+                                               speaker=speaker, expected=expected,
+                                               rules=rules))
+    except NotFound:
+        raise not_found() from None
+    except Conflict:
+        raise ApiError(409, "no_suggestion",
+                       "the speaker has no such suggestion now; reload the record") from None
+    log.info("voice_suggestion_confirmed" if confirm else "voice_suggestion_rejected",
+             record_id=record_id, speaker=speaker)
+    return json_response(await card_body(request, record_id))
+
+
+async def confirm_suggestion(request: web.Request) -> web.Response:
+    return await _suggestion_act(request, confirm=True)
+
+
+async def reject_suggestion(request: web.Request) -> web.Response:
+    return await _suggestion_act(request, confirm=False)

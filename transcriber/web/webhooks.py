@@ -1,0 +1,146 @@
+"""The webhook routes: a person registers, lists and deletes webhooks and reads
+their latest deliveries (docs/api.md "Webhooks").
+
+Owner-scoped like every `/app/` route: another person's webhook is 404. A
+URL is checked when it is registered (`ports.WebhookTransport.check`: http or
+https, and every address its host resolves to must be one a delivery may
+reach) and again at every delivery. The secret is answered once, by the
+registration; it is never logged, nor is the URL (the webhook's id is).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from transcriber import keys
+from transcriber.db import reads
+from transcriber.db.commands.webhooks import CreateWebhook, DeleteWebhook
+from transcriber.db.reads.webhooks import Delivery, Webhook
+from transcriber.errors import Conflict, NotFound
+from transcriber.ids import parse_id
+from transcriber.web.errors import ApiError, bad_request, not_found
+from transcriber.web.identity import current_user
+from transcriber.web.jsonbody import read_json
+from transcriber.web.responses import json_response
+from transcriber.webhook_rules import EVENTS, URL_MAX, Event, TargetRefused
+
+log = structlog.get_logger(__name__)
+
+SECRET_MIN, SECRET_MAX = 16, 256
+SECRET_PREFIX = "whsec_"  # noqa: S105 - the prefix of generated secrets, not a secret
+DELIVERIES_SHOWN = 50
+# Refusals about the URL's form are plain bad requests; those about where it leads
+# say so in their code.
+_FORM_REFUSALS = frozenset({"bad_url", "scheme"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewWebhook:
+    url: str
+    events: tuple[Event, ...]
+    secret: str | None
+
+
+def parse_new_webhook(data: object) -> NewWebhook:
+    """`{"url", "events", "secret"?}`, nothing else (pure: a bad body is a 400)."""
+    if not isinstance(data, dict):
+        raise bad_request("the body must be a JSON object with url and events")
+    unknown = sorted(set(data) - {"url", "events", "secret"})
+    if unknown:
+        raise bad_request("unknown fields: " + ", ".join(unknown))
+    url = data.get("url")
+    if not isinstance(url, str) or not url or len(url) > URL_MAX:
+        raise bad_request(f"url must be a string of at most {URL_MAX} characters")
+    raw_events = data.get("events")
+    if not isinstance(raw_events, list) or not raw_events:
+        raise bad_request("events must be a non-empty list of " + ", ".join(EVENTS))
+    events = []
+    for item in raw_events:
+        event = next((e for e in EVENTS if e == item), None)
+        if event is None:
+            raise bad_request("events must be a non-empty list of " + ", ".join(EVENTS))
+        events.append(event)
+    secret = data.get("secret")
+    if secret is not None and not (
+            isinstance(secret, str) and SECRET_MIN <= len(secret) <= SECRET_MAX
+            and all(33 <= ord(ch) <= 126 for ch in secret)):
+        raise bad_request(f"secret must be {SECRET_MIN} to {SECRET_MAX} printable ASCII "
+                          "characters without spaces")
+    return NewWebhook(url=url, events=tuple(dict.fromkeys(events)), secret=secret)
+
+
+def webhook_json(webhook: Webhook) -> dict[str, Any]:
+    return {"id": webhook.id, "url": webhook.url, "events": list(webhook.events),
+            "created_at": webhook.created_at, "disabled_at": webhook.disabled_at,
+            "disabled_reason": webhook.disabled_reason}
+
+
+def delivery_json(delivery: Delivery) -> dict[str, Any]:
+    pending = delivery.state == "pending"
+    return {"id": delivery.id, "event": delivery.event, "record_id": delivery.record_id,
+            "status": delivery.state, "attempts": delivery.attempts,
+            "next_attempt_at": delivery.next_attempt_at if pending else None,
+            "last_status": delivery.last_status, "last_error": delivery.last_error,
+            "created_at": delivery.created_at, "finished_at": delivery.finished_at}
+
+
+def _webhook_id(request: web.Request) -> str:
+    webhook_id = parse_id(request.match_info["id"])
+    if webhook_id is None:
+        raise not_found("no such webhook")
+    return webhook_id
+
+
+async def create_webhook(request: web.Request) -> web.Response:
+    owner_id = current_user(request).id
+    new = parse_new_webhook(await read_json(request))
+    try:
+        await request.app[keys.WEBHOOK_TRANSPORT].check(new.url)
+    except TargetRefused as exc:
+        code = "bad_request" if exc.reason in _FORM_REFUSALS else "target_refused"
+        raise ApiError(400, code, str(exc)) from None
+    secret = new.secret or SECRET_PREFIX + secrets.token_urlsafe(32)
+    limit = request.app[keys.SETTINGS].webhooks.per_user_max
+    try:
+        created = await request.app[keys.WRITER].ask(CreateWebhook(
+            owner_id=owner_id, url=new.url, secret=secret, events=new.events, limit=limit))
+    except Conflict:
+        raise ApiError(409, "limit_reached",
+                       f"a person may have at most {limit} webhooks") from None
+    log.info("webhook_created", webhook_id=created.id, events=list(new.events))
+    webhook = Webhook(id=created.id, url=new.url, events=new.events,
+                      created_at=created.created_at, disabled_at=None, disabled_reason=None)
+    return json_response({**webhook_json(webhook), "secret": secret}, status=201)
+
+
+async def list_webhooks(request: web.Request) -> web.Response:
+    webhooks = await reads.webhooks.webhooks_of_owner(request.app[keys.READERS],
+                                                      owner_id=current_user(request).id)
+    return json_response({"items": [webhook_json(w) for w in webhooks]})
+
+
+async def delete_webhook(request: web.Request) -> web.Response:
+    webhook_id = _webhook_id(request)
+    try:
+        await request.app[keys.WRITER].ask(
+            DeleteWebhook(webhook_id=webhook_id, owner_id=current_user(request).id))
+    except NotFound:
+        raise not_found("no such webhook") from None
+    log.info("webhook_deleted", webhook_id=webhook_id)
+    return web.Response(status=204)
+
+
+async def list_deliveries(request: web.Request) -> web.Response:
+    webhook_id = _webhook_id(request)
+    readers = request.app[keys.READERS]
+    if await reads.webhooks.webhook_of_owner(readers, webhook_id=webhook_id,
+                                             owner_id=current_user(request).id) is None:
+        raise not_found("no such webhook")
+    deliveries = await reads.webhooks.latest_deliveries(readers, webhook_id=webhook_id,
+                                                        limit=DELIVERIES_SHOWN)
+    return json_response({"items": [delivery_json(d) for d in deliveries]})
