@@ -28,9 +28,8 @@ from transcriber.stages import STAGES
 GROWING = ("audio_records", "texts", "structures", "files", "recognitions", "record_events",
            "record_search", "record_search_keys", "telegram_outbox", "telegram_status",
            "topics", "record_topics", "structure_revisions", "describe_jobs",
-           "record_search_terms")
-           "topics", "record_topics", "structure_revisions", "webhooks", "webhook_deliveries",
-           "voice_profiles", "voice_profile_sources", "record_voices", "record_voice_windows")
+           "record_search_terms", "webhooks", "webhook_deliveries", "voice_profiles",
+           "voice_profile_sources", "record_voices", "record_voice_windows")
 
 # name -> why a whole-table read is right there.
 EXCEPTIONS: dict[str, str] = {
