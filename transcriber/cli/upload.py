@@ -202,7 +202,9 @@ async def _follow(session: aiohttp.ClientSession, client: Client, item: Item,
                 print(say("upload.halted", name=item.path.name, reason=card["halt"]["reason"],
                           message=card["halt"]["message"] or ""), file=err)
                 return
-            if card["stage"] == "done":
+            # Done and settled: the card stops asking to be polled once the record's
+            # description is written too, so the transcript carries its title.
+            if card["stage"] == "done" and card.get("poll_after_ms") is None:
                 break
             line = _progress_line(item, card)
             if err.isatty():

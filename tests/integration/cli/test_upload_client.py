@@ -14,9 +14,11 @@ from tests.helpers.audio import FIXTURES
 from tests.helpers.processes import free_port
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.tokens import LiveService, live_service, make_token
+from transcriber import keys
 from transcriber.cli import main
 from transcriber.cli.exits import EXIT_CONFIG, EXIT_REFUSED, EXIT_UNREACHABLE
 from transcriber.cli.upload import Client, client_of, upload
+from transcriber.db import reads
 from transcriber.errors import PermanentFailure
 from transcriber.testing.recognizer import FakeRecognizer
 
@@ -27,8 +29,27 @@ TEXT = "He was not an ill disposed\nyoung man, said the archivist.\n"
 
 @pytest.fixture
 async def service(make_settings: SettingsFactory) -> AsyncIterator[LiveService]:
-    async with live_service(make_settings, server={"anonymous_user": ""}) as running:
+    # No describer: the transcripts are the recognizer's words alone.
+    async with live_service(make_settings, server={"anonymous_user": ""},
+                            describer={"provider": "off"}) as running:
         yield running
+
+
+async def test_wait_follows_the_record_until_its_description_is_written(
+    make_settings: SettingsFactory,
+) -> None:
+    async with live_service(make_settings, server={"anonymous_user": ""},
+                            describer={"provider": "extractive", "poll_seconds": 0.1}) as running:
+        token = await make_token(running.app, "alice")
+        code, out, err = await _run(_client(running, token), AUDIO)
+        assert code == 0, err
+        readers = running.app[keys.READERS]
+        alice = await reads.users.by_login(readers, login="alice")
+        assert alice is not None
+        (record,) = await reads.lists.owner_page(readers, owner_id=alice.id, limit=2)
+        assert record.title  # the describer wrote one before the client read the transcript
+        assert out.splitlines()[0] == record.title
+        assert out.endswith(TEXT)
 
 
 def _client(service: LiveService | str, token: str | None, *, wait: bool = True,

@@ -57,7 +57,11 @@ SELECT json_object(
     'progress', NULL, 'duration_ms', r.duration_ms, 'size_bytes', r.size_bytes,
     'created_at', r.created_at, 'updated_at', r.updated_at, 'brief', r.brief,
     'topics', (SELECT json_group_array(t.name) FROM record_topics AS rt
-               JOIN topics AS t ON t.id = rt.topic_id WHERE rt.record_id = r.id)
+               JOIN topics AS t ON t.id = rt.topic_id WHERE rt.record_id = r.id),
+    'described', json_object(
+        'title', r.title_origin, 'brief', r.brief_origin, 'topics', r.topics_origin,
+        'by', nullif(r.described_by, ''),
+        'state', (SELECT j.state FROM describe_jobs AS j WHERE j.record_id = r.id))
 ) AS record_json
 FROM audio_records AS r WHERE r.id = :record_id
 """
