@@ -32,6 +32,9 @@ SERVER_ENV = {
     "TRANSCRIBER_SERVER_ANONYMOUS_USER": "",
     "TRANSCRIBER_STORAGE_MIN_FREE_BYTES": "0",
     "TRANSCRIBER_RECOGNIZER_DIARIZATION": "off",
+    # No describer: the transcripts read are the recognizer's words alone (its title
+    # would head the TXT export; tests/integration/cli/test_upload_client.py has that).
+    "TRANSCRIBER_DESCRIBER_PROVIDER": "off",
     # A card may be polled every 400 ms.
     "TRANSCRIBER_SERVER_RATE_LIMIT_WINDOW_SECONDS": "6",
 }
