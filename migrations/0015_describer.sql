@@ -44,21 +44,10 @@ CREATE TABLE describe_jobs (
 CREATE INDEX idx_describe_jobs_due ON describe_jobs (next_attempt_at, record_id)
     WHERE state = 'pending';
 
-CREATE TRIGGER record_topics_names_insert AFTER INSERT ON record_topics
-BEGIN
-    UPDATE audio_records SET topic_names = (SELECT json_group_array(name) FROM (
-        SELECT t.name FROM record_topics AS rt JOIN topics AS t ON t.id = rt.topic_id
-        WHERE rt.record_id = NEW.record_id ORDER BY t.name))
-    WHERE id = NEW.record_id;
-END;
-
-CREATE TRIGGER record_topics_names_delete AFTER DELETE ON record_topics
-BEGIN
-    UPDATE audio_records SET topic_names = (SELECT json_group_array(name) FROM (
-        SELECT t.name FROM record_topics AS rt JOIN topics AS t ON t.id = rt.topic_id
-        WHERE rt.record_id = OLD.record_id ORDER BY t.name))
-    WHERE id = OLD.record_id;
-END;
+-- `topic_names` is written by the commands that change a record's topics
+-- (`transcriber.db.commands.edits.replace_topics`), once per change: a trigger per
+-- `record_topics` row would re-index the record (its whole transcript stemmed
+-- twice) once for every topic added or dropped.
 
 -- The topics join the search index as a column of their own: the FTS5 table is
 -- rebuilt empty and every record waits for its row again (`indexed = 0`), which

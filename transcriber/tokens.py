@@ -80,8 +80,10 @@ def bearer_credentials(authorization: Sequence[str]) -> str | None:
 
     A header given twice, or a bearer header without credentials, answers "" (a
     bearer attempt that cannot be right): it is refused, never ignored."""
+    # Any whitespace ends the scheme, as a proxy's `^Bearer\s` rule reads it: a tab
+    # after the scheme is still a bearer attempt, never a request without one.
     bearers = [value for value in authorization
-               if value.strip().split(" ", 1)[0].lower() == _BEARER]
+               if (value.split(None, 1) or [""])[0].lower() == _BEARER]
     if not bearers:
         return None
     if len(authorization) > 1:

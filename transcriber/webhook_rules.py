@@ -120,7 +120,10 @@ def address_refusal(address: IPAddress, *, allow_private: bool) -> RefusalReason
         return "unspecified"
     if address.is_reserved and not address.is_loopback:  # ::1 is inside ::/8
         return "reserved"
-    if not address.is_global and not allow_private:
+    # fec0::/10 (IPv6 site-local, deprecated but routed on some networks) is not
+    # `is_private` in Python's table, yet it is as internal as 10/8.
+    site_local = isinstance(address, ipaddress.IPv6Address) and address.is_site_local
+    if (not address.is_global or site_local) and not allow_private:
         return "private"
     return None
 

@@ -40,6 +40,7 @@ def test_hashes_compare_in_constant_time_and_exactly() -> None:
     (["Basic YWxpY2U6eA=="], None),  # a proxy's own scheme: not ours
     (["Bearer tx_abc"], "tx_abc"),
     (["bearer   tx_abc  "], "tx_abc"),
+    (["Bearer\ttx_abc"], "tx_abc"),  # any whitespace ends the scheme, as a proxy reads it
     (["Bearer"], ""),  # an attempt without credentials: refused, never ignored
     (["Bearer tx_a", "Bearer tx_b"], ""),
     (["Basic eDp5", "Bearer tx_b"], ""),

@@ -64,6 +64,7 @@ def test_a_bad_url_is_refused(url: str, reason: str) -> None:
     ("169.254.1.1", "private", None),  # link-local
     ("fe80::1", "private", None),
     ("fc00::1", "private", None),
+    ("fec0::1", "private", None),  # site-local: not in is_private, as internal all the same
     ("::ffff:10.0.0.1", "private", None),  # IPv4-mapped
     ("2002:a00:1::", "private", None),  # 6to4 of 10.0.0.1
     ("64:ff9b::a00:1", "private", None),  # NAT64 of 10.0.0.1

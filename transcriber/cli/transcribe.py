@@ -94,7 +94,7 @@ async def transcribe(
             settings, pipeline=dataclasses.replace(settings.pipeline, workers=1))
     # Replies to Telegram records it finishes still go out; it never polls for messages.
     app = app or build_app(settings, clock=clock, recognizer=recognizer,
-                          telegram_intake=False)
+                          telegram_intake=False, webhook_deliveries=False)
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
     await runner.setup()  # storage, providers and the step actors start here
     try:

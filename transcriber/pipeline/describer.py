@@ -159,7 +159,9 @@ class DescriberActor:
                                                 cap=self._settings.retry_cap_seconds)
             asked = getattr(error, "retry_after", None)
             if isinstance(asked, int | float):
-                delay = max(delay, float(asked))
+                # The server's wish, within the retry cap: a Retry-After of a day would
+                # park this job (and the queue's fairness) for that long.
+                delay = min(max(delay, float(asked)), self._settings.retry_cap_seconds)
             await self._writer.ask(RetryDescription(
                 record_id=job.record_id, generation=job.generation, delay_seconds=delay,
                 error=type(error).__name__))

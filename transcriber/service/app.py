@@ -42,9 +42,13 @@ def build_app(
     describer: Describer | None = None,
     telegram_intake: bool = True,
     webhook_transport: WebhookTransport | None = None,
+    webhook_deliveries: bool = True,
 ) -> web.Application:
     """The service. `telegram_intake=False` (one-shot commands) keeps the Telegram
-    notifier but never polls: a second poller would take the server's messages."""
+    notifier but never polls: a second poller would take the server's messages.
+    `webhook_deliveries=False` (one-shot commands too) starts no delivery actor: the
+    deliveries a one-shot run writes wait for `serve`'s, and two actors on one data
+    folder would send the same delivery twice."""
     # Uploads stream (request.content); only a body read whole (`request.read()`)
     # meets this cap, and none may be larger than a JSON body.
     app = web.Application(client_max_size=settings.server.json_max_bytes)
@@ -75,7 +79,8 @@ def build_app(
     app.cleanup_ctx.append(describer_ctx)
     app.cleanup_ctx.append(pipeline_ctx)
     # Webhook deliveries: the transport (URL checks at registration) and the actor.
-    app.cleanup_ctx.append(webhooks_ctx)
+    if webhook_deliveries:
+        app.cleanup_ctx.append(webhooks_ctx)
     # Telegram polling: starts last, stops first (before the pipeline and the writer).
     if telegram_intake:
         app.cleanup_ctx.append(bot_ctx)

@@ -58,9 +58,11 @@ async def describer_ctx(app: web.Application) -> AsyncIterator[None]:
     describer = app.get(keys.DESCRIBER, describer)
 
     async def described(record_id: str) -> None:
+        # The outbox's own actor sends the reply that waited for the title: woken, not
+        # awaited here, so a slow Telegram never holds the describer's queue.
         engine = app.get(ENGINE)
         if engine is not None:
-            await engine.outbox.deliver_record(record_id)
+            engine.outbox.wake()
 
     actor = DescriberActor(writer=app[keys.WRITER], readers=app[keys.READERS],
                            clock=app[keys.CLOCK], describer=describer, fallback=fallback,

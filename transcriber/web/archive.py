@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -118,7 +119,9 @@ async def _matches(request: web.Request, record_id: str, query: Query, *,
     except transcripts.BadStructure:
         log.error("card_bad_structure", record_id=record_id)
         return []
-    return utterance_matches(utterances or (), query, limit=limit)
+    # Marking the words of hours of transcript takes a tenth of a second or more: off
+    # the event loop, so one search never holds the other requests.
+    return await asyncio.to_thread(utterance_matches, utterances or (), query, limit=limit)
 
 
 async def find_in_transcript(request: web.Request) -> web.Response:

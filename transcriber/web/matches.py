@@ -45,12 +45,19 @@ def _snippet(text: str, found: Marks) -> tuple[str, list[list[int]]]:
 def utterance_matches(utterances: Sequence[Utterance], query: Query, *,
                       limit: int) -> list[dict[str, Any]]:
     """The utterances holding the query's words: those holding the most of its terms
-    first when there are more than `limit`, then given in time order."""
+    first when there are more than `limit`, then given in time order. The scan stops at
+    the `limit`-th utterance holding every term (no later one could take its place).
+    Pure and CPU-bound: the web route runs it in a thread."""
     found: list[tuple[int, int, Marks]] = []
+    every_term = len(query.required)
+    whole = 0  # utterances holding every term: none can be beaten
     for index, utterance in enumerate(utterances):
         held = marks(utterance.text, query)
         if held.spans:
             found.append((held.terms, index, held))
+            whole += held.terms == every_term
+            if whole == limit:
+                break
     if len(found) > limit:
         found = sorted(found, key=lambda entry: (-entry[0], entry[1]))[:limit]
         found.sort(key=lambda entry: entry[1])

@@ -166,10 +166,11 @@ async def _first(*waits: Coroutine[Any, Any, Any]) -> None:
 
 
 async def wait_settled(app: web.Application, record_id: str, *, seconds: float,
-                       gone: Callable[[], bool]) -> Waited:
-    """The record once it is done or halted; or why the wait ended without it."""
+                       gone: Callable[[], bool], since: float | None = None) -> Waited:
+    """The record once it is done or halted; or why the wait ended without it.
+    `since`: when the wait's `seconds` began on the app's clock (default: now)."""
     clock = app[keys.CLOCK]
-    deadline = clock.monotonic() + seconds
+    deadline = (clock.monotonic() if since is None else since) + seconds
     with app[keys.SETTLED].watch(record_id) as news:
         while True:
             state = await reads.records.state(app[keys.READERS], record_id=record_id)
@@ -194,6 +195,10 @@ def _client_gone(request: web.Request) -> Callable[[], bool]:
 
 
 async def transcriptions(request: web.Request) -> web.StreamResponse:
+    # The wait is counted from the request's arrival, not from the end of its upload:
+    # OpenAI's SDK gives up (and sends the file again) 600 s after its last byte, so
+    # the 504 with the record's id must come before that, whatever the upload took.
+    arrived = request.app[keys.CLOCK].monotonic()
     owner = token_owner(request)
     check_before_the_body(request)
     try:
@@ -203,7 +208,7 @@ async def transcriptions(request: web.Request) -> web.StreamResponse:
         raise too_slow("upload_too_slow", "upload") from None
     seconds = request.app[keys.SETTINGS].server.openai_wait_seconds
     waited = await wait_settled(request.app, record_id, seconds=seconds,
-                                gone=_client_gone(request))
+                                gone=_client_gone(request), since=arrived)
     outcome = waited if isinstance(waited, str) else (
         "halted" if waited.halted_at is not None else "done")
     OPENAI_TRANSCRIPTIONS.labels(outcome).inc()

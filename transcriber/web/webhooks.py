@@ -115,7 +115,10 @@ async def create_webhook(request: web.Request) -> web.Response:
     log.info("webhook_created", webhook_id=created.id, events=list(new.events))
     webhook = Webhook(id=created.id, url=new.url, events=new.events,
                       created_at=created.created_at, disabled_at=None, disabled_reason=None)
-    return json_response({**webhook_json(webhook), "secret": secret}, status=201)
+    response = json_response({**webhook_json(webhook), "secret": secret}, status=201)
+    # The secret is in this answer only: no cache along the way may keep a copy.
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 async def list_webhooks(request: web.Request) -> web.Response:

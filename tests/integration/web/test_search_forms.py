@@ -148,3 +148,15 @@ async def test_no_query_is_a_server_error(client: Client, query: str) -> None:
     record_id = await _record(client, "x.wav", ["a b c"])
     await _search(client, query)
     await _find(client, record_id, query)
+
+
+async def test_topics_are_found_in_their_forms_and_leave_with_the_edit(client: Client) -> None:
+    record_id = await _record(client, "talk.wav", ["Разговор ни о чём."])
+    patched = await client.patch(f"/app/audiorecords/{record_id}",
+                                 json={"topics": ["Стратегия", "Бюджет"]})
+    assert patched.status == 200
+    assert [item["id"] for item in await _search(client, "стратегии")] == [record_id]
+    patched = await client.patch(f"/app/audiorecords/{record_id}", json={"topics": ["Бюджет"]})
+    assert patched.status == 200
+    assert await _search(client, "стратегии") == []
+    assert [item["id"] for item in await _search(client, "бюджеты")] == [record_id]

@@ -57,7 +57,9 @@ class SaveDescription(Command[Saved]):
         fields = tuple(field for field in ("title", "brief", "topics")
                        if writable(record[f"{field}_origin"], replace_auto=self.replace_auto))
         description = self.description
-        if "title" in fields or "brief" in fields:
+        # Any field written names its describer (topics alone too: `WRITE_TITLE_BRIEF`
+        # with neither title nor brief changes only `described_by`).
+        if fields:
             await ctx.conn.execute(q.describe.WRITE_TITLE_BRIEF, {
                 **params, "title": description.title if "title" in fields else None,
                 "brief": description.brief if "brief" in fields else None,

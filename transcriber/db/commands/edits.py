@@ -71,8 +71,8 @@ async def replace_topics(ctx: WriteContext, *, record_id: str, owner_id: str,
                          names: tuple[str, ...], origin: str) -> None:
     """The record's topics become `names` (the owner's, created on first use), with
     their origin (`human`: a person's edit; `auto`: the describer's). The schema's own
-    trigger refuses a sixth topic (IntegrityError); the record's `topic_names`, and so
-    its search row, follow by trigger."""
+    trigger refuses a sixth topic (IntegrityError). The record's `topic_names` is
+    written once at the end, so its search row is re-indexed once, not per topic."""
     now = ctx.now()
     topic_ids = []
     for topic in dict.fromkeys(names):
@@ -91,6 +91,7 @@ async def replace_topics(ctx: WriteContext, *, record_id: str, owner_id: str,
     for topic_id in topic_ids:
         await ctx.conn.execute(q.edits.INSERT_RECORD_TOPIC,
                                {"record_id": record_id, "topic_id": topic_id})
+    await ctx.conn.execute(q.edits.SET_TOPIC_NAMES, {"record_id": record_id})
     await ctx.conn.execute(q.edits.SET_TOPICS_ORIGIN,
                            {"record_id": record_id, "origin": origin})
 

@@ -86,7 +86,8 @@ async def forget_record_voices(ctx: WriteContext, *, record_id: str) -> None:
 async def suggest(ctx: WriteContext, *, record_id: str, rules: VoiceRules) -> None:
     """Choose the record's suggestions again: each unnamed speaker against the owner's
     profiles, one profile a speaker and a speaker a profile (`voiceprints.assign`),
-    never a profile whose name the record already gives, nor one refused for it."""
+    never a profile whose name the record already gives or that one of its speakers
+    taught, nor one refused for it."""
     async with ctx.conn.execute(q_v.RECORD_OWNER, {"record_id": record_id}) as cursor:
         record = await cursor.fetchone()
     await ctx.conn.execute(q_v.CLEAR_SUGGESTIONS, {"record_id": record_id})
@@ -99,7 +100,11 @@ async def suggest(ctx: WriteContext, *, record_id: str, rules: VoiceRules) -> No
     if not voices:
         return
     profiles = await _rows(ctx, q_v.OWNER_PROFILE_PRINTS, {"owner_id": record["owner_id"]})
-    taken = {p["id"] for p in profiles if p["name"] in names}
+    # Taken: a profile the record names, and one a speaker of the record already taught
+    # (renamed or merged since, its name may no longer be among the record's names).
+    sources = {row["profile_id"]
+               for row in await _rows(ctx, q_v.RECORD_SOURCES, {"record_id": record_id})}
+    taken = {p["id"] for p in profiles if p["name"] in names or p["id"] in sources}
     prints = {p["id"]: _print(p) for p in profiles if p["id"] not in taken}
     scores = {(v["speaker"], pid): similarity(_print(v), found)
               for v in voices for pid, found in prints.items()}

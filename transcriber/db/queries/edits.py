@@ -65,6 +65,15 @@ WHERE NOT EXISTS (SELECT 1 FROM record_topics
                   WHERE record_id = :record_id AND topic_id = :topic_id)
 """
 
+# The record's topic names as the search index reads them (sorted, a JSON array),
+# written once after its topics changed: the search trigger re-indexes the row once.
+SET_TOPIC_NAMES = """
+UPDATE audio_records SET topic_names = (SELECT json_group_array(name) FROM (
+    SELECT t.name FROM record_topics AS rt JOIN topics AS t ON t.id = rt.topic_id
+    WHERE rt.record_id = :record_id ORDER BY t.name))
+WHERE id = :record_id
+"""
+
 # Who set the record's topics: 'human' (an edit) or 'auto' (the describer).
 SET_TOPICS_ORIGIN = """
 UPDATE audio_records SET topics_origin = :origin WHERE id = :record_id

@@ -163,11 +163,17 @@ ON CONFLICT (profile_id, record_id, speaker) DO NOTHING
 
 # A merge: suggestions of `:from_id` become `:into_id`'s, except on a record where
 # another speaker already has `:into_id` suggested (never two speakers one profile).
+# A merged profile's suggestions move to the profile it joins, except where the record
+# already suggests that one, a speaker of the record taught it, or the speaker refused it.
 MOVE_SUGGESTIONS = """
 UPDATE record_voices SET profile_id = :into_id
 WHERE profile_id = :from_id AND NOT EXISTS (
     SELECT 1 FROM record_voices AS other
     WHERE other.record_id = record_voices.record_id AND other.profile_id = :into_id)
+  AND NOT EXISTS (
+    SELECT 1 FROM voice_profile_sources AS s
+    WHERE s.record_id = record_voices.record_id AND s.profile_id = :into_id)
+  AND NOT EXISTS (SELECT 1 FROM json_each(record_voices.rejected) AS r WHERE r.value = :into_id)
 """
 
 # --- purge ------------------------------------------------------------------------------
