@@ -53,3 +53,15 @@ class SystemClock:
 def stamp(clock: Clock, *, plus_seconds: float = 0) -> str:
     """The clock's time (optionally shifted) in the stored format."""
     return format_time(clock.now() + timedelta(seconds=plus_seconds))
+
+
+async def rest(clock: Clock, seconds: float, *events: asyncio.Event) -> None:
+    """Return once `seconds` passed on `clock` or as soon as one of `events` is set: the
+    pause of every polling actor, woken early by its wake or stop event."""
+    waiters = [asyncio.ensure_future(clock.sleep(seconds)),
+               *(asyncio.ensure_future(event.wait()) for event in events)]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()

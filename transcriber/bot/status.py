@@ -26,7 +26,7 @@ from aiogram.exceptions import TelegramBadRequest, TelegramRetryAfter
 
 from transcriber.bot import rules, texts
 from transcriber.bot.texts import T
-from transcriber.clock import Clock
+from transcriber.clock import Clock, rest
 from transcriber.db import reads
 from transcriber.db.commands.telegram import MarkStatusShown
 from transcriber.db.readers import ReaderPool
@@ -134,13 +134,7 @@ class StatusActor:
                 await self.round()
             except Exception as exc:  # a bug or a dead writer: the next round tries again
                 log.error("status_round_failed", error=type(exc).__name__)
-            sleeper = asyncio.ensure_future(self._clock.sleep(self._settings.status_poll_seconds))
-            stop = asyncio.ensure_future(stopping.wait())
-            try:
-                await asyncio.wait({sleeper, stop}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                sleeper.cancel()
-                stop.cancel()
+            await rest(self._clock, self._settings.status_poll_seconds, stopping)
 
     async def round(self) -> None:
         for status in await reads.telegram.live_statuses(self._readers,

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 
-from transcriber.clock import Clock, format_time
+from transcriber.clock import Clock, format_time, rest
 from transcriber.db import reads
 from transcriber.db.commands.describe import RetryDescription, SaveDescription, SettleDescription
 from transcriber.db.readers import ReaderPool
@@ -104,14 +104,7 @@ class DescriberActor:
             except Exception as exc:  # a dead writer or a bug: keep the actor alive, loudly
                 log.error("describer_round_failed", error=type(exc).__name__)
             self._wake.clear()
-            sleeper = asyncio.ensure_future(self._clock.sleep(self._settings.poll_seconds))
-            woken = asyncio.ensure_future(self._wake.wait())
-            stop = asyncio.ensure_future(stopping.wait())
-            try:
-                await asyncio.wait({sleeper, woken, stop}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiter in (sleeper, woken, stop):
-                    waiter.cancel()
+            await rest(self._clock, self._settings.poll_seconds, self._wake, stopping)
 
     async def round(self, stopping: asyncio.Event | None = None) -> int:
         """Every job due now (in rounds of `JOBS_PER_ROUND`); answers how many were worked."""

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from transcriber import descriptions
-from transcriber.clock import Clock, format_time, parse_time
+from transcriber.clock import Clock, format_time, parse_time, rest
 from transcriber.db import reads
 from transcriber.db.commands.telegram import MarkEnded, MarkRetry, MarkSent
 from transcriber.db.reads.telegram import OutboxRow
@@ -86,15 +86,7 @@ class Outbox:
             except Exception as exc:  # a dead writer or a bug: keep the actor alive
                 log.error("outbox_round_failed", error=type(exc).__name__)
             self._wake.clear()
-            sleeper = asyncio.ensure_future(
-                self._clock.sleep(self._settings.delivery_poll_seconds))
-            woken = asyncio.ensure_future(self._wake.wait())
-            stop = asyncio.ensure_future(stopping.wait())
-            try:
-                await asyncio.wait({sleeper, woken, stop}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiter in (sleeper, woken, stop):
-                    waiter.cancel()
+            await rest(self._clock, self._settings.delivery_poll_seconds, self._wake, stopping)
 
     async def round(self) -> None:
         """One look for due rows; every chat found is sent in order."""

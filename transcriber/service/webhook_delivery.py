@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import structlog
 
-from transcriber.clock import Clock, format_time, parse_time
+from transcriber.clock import Clock, format_time, parse_time, rest
 from transcriber.db import reads
 from transcriber.db.commands.webhooks import RecordAttempt
 from transcriber.db.reads.webhooks import DueDelivery
@@ -83,14 +83,7 @@ class WebhookDelivery:
                 await self.round()
             except Exception as exc:  # a dead writer or a bug: keep the actor alive
                 log.error("webhook_round_failed", error=type(exc).__name__)
-            sleeper = asyncio.ensure_future(self._clock.sleep(self._settings.poll_seconds))
-            woken = asyncio.ensure_future(self._wake.wait())
-            stop = asyncio.ensure_future(stopping.wait())
-            try:
-                await asyncio.wait({sleeper, woken, stop}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiter in (sleeper, woken, stop):
-                    waiter.cancel()
+            await rest(self._clock, self._settings.poll_seconds, self._wake, stopping)
 
     async def round(self) -> int:
         """Send every delivery due now, `concurrency` at a time; how many were tried.

@@ -19,9 +19,8 @@ Answers that stored a record tell OpenAI's SDKs not to send the request again
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 from urllib.parse import unquote
 
@@ -30,6 +29,7 @@ from aiohttp import BodyPartReader, MultipartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from transcriber import keys
+from transcriber.clock import rest
 from transcriber.db import reads
 from transcriber.db.commands.users import User
 from transcriber.db.reads.records import RecordState
@@ -156,14 +156,6 @@ async def _receive(request: web.Request, owner: User) -> tuple[str, Transcriptio
     raise invalid("the form has no field named file", FILE_FIELD, close=True)
 
 
-async def _first(*waits: Coroutine[Any, Any, Any]) -> None:
-    tasks = [asyncio.ensure_future(w) for w in waits]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-
 
 async def wait_settled(app: web.Application, record_id: str, *, seconds: float,
                        gone: Callable[[], bool], since: float | None = None) -> Waited:
@@ -183,7 +175,7 @@ async def wait_settled(app: web.Application, record_id: str, *, seconds: float,
                 return "timed_out"
             if gone():
                 return "client_gone"
-            await _first(news.wait(), clock.sleep(min(LOOK_SECONDS, left)))
+            await rest(clock, min(LOOK_SECONDS, left), news)
             news.clear()
 
 
