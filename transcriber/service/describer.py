@@ -15,8 +15,6 @@ stops loudly (`fail_service`), like a dead step actor.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 
 import structlog
@@ -26,7 +24,7 @@ from transcriber import keys
 from transcriber.pipeline.describer import TASK_NAME, DescriberActor
 from transcriber.ports import Describer
 from transcriber.providers.extractive import ExtractiveDescriber
-from transcriber.service.fatal import fail_service
+from transcriber.service.fatal import supervised
 from transcriber.service.pipeline import DESCRIBER_ACTOR, ENGINE
 from transcriber.settings import Settings
 
@@ -68,27 +66,14 @@ async def describer_ctx(app: web.Application) -> AsyncIterator[None]:
                            clock=app[keys.CLOCK], describer=describer, fallback=fallback,
                            settings=settings.describer, described=described)
     app[DESCRIBER_ACTOR] = actor
-    stopping = asyncio.Event()
-    task = asyncio.create_task(actor.run(stopping), name=TASK_NAME)
-
-    def on_done(finished: asyncio.Task[None]) -> None:
-        if stopping.is_set() or finished.cancelled():
-            return
-        error = finished.exception() or RuntimeError(f"{TASK_NAME} ended")
-        log.critical("describer_died", error=type(error).__name__)
-        fail_service(app, error)
-
-    task.add_done_callback(on_done)
     log.info("describer_started", provider=describer.name.split(":", 1)[0])
     try:
-        yield
+        # A description being asked for at the end is cut; its job stays pending for
+        # the next start.
+        async with supervised(app, actor.run, name=TASK_NAME, died="describer_died",
+                              grace_seconds=settings.server.shutdown_graceful_seconds):
+            yield
     finally:
-        stopping.set()
-        # A description being asked for is cut; its job stays pending for the next start.
-        await asyncio.wait({task}, timeout=max(settings.server.shutdown_graceful_seconds, 0.0))
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
         for part in (describer, fallback):
             close = getattr(part, "close", None)
             if close is not None:

@@ -14,8 +14,6 @@ and the service stops loudly, like a dead writer.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -24,7 +22,7 @@ from aiohttp import web
 
 from transcriber import keys
 from transcriber.providers.webhook_http import HttpWebhookTransport
-from transcriber.service.fatal import fail_service
+from transcriber.service.fatal import supervised
 from transcriber.service.webhook_delivery import WebhookDelivery
 from transcriber.web.archive import card_of
 
@@ -52,23 +50,9 @@ async def webhooks_ctx(app: web.Application) -> AsyncIterator[None]:
                             clock=app[keys.CLOCK], transport=transport,
                             settings=settings.webhooks, card=card)
     app[DELIVERY] = actor
-    stopping = asyncio.Event()
-    task = asyncio.create_task(actor.run(stopping), name=TASK_NAME)
-
-    def on_done(finished: asyncio.Task[None]) -> None:
-        if stopping.is_set() or finished.cancelled():
-            return
-        error = finished.exception() or RuntimeError(f"{TASK_NAME} ended")
-        log.critical("webhook_delivery_died", error=type(error).__name__)
-        fail_service(app, error)
-
-    task.add_done_callback(on_done)
     try:
-        yield
+        async with supervised(app, actor.run, name=TASK_NAME, died="webhook_delivery_died",
+                              grace_seconds=settings.server.shutdown_graceful_seconds):
+            yield
     finally:
-        stopping.set()
-        await asyncio.wait({task}, timeout=max(settings.server.shutdown_graceful_seconds, 0.0))
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
         await transport.close()
