@@ -17,11 +17,10 @@ import asyncio
 import sys
 
 from transcriber.cli.exits import EXIT_REFUSED
-from transcriber.clock import SystemClock
+from transcriber.cli.storage import migrated_writer
 from transcriber.db import reads
 from transcriber.db.commands.describe import SaveDescription
 from transcriber.db.connection import database_path
-from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.descriptions import Description
@@ -107,12 +106,10 @@ async def describe_command(settings: Settings, *, record: str | None, every: boo
         if record_id is None:  # a malformed id never reaches SQL
             print(f"transcriber: record {record!r} not found", file=sys.stderr)
             return EXIT_REFUSED
-    clock = SystemClock()
     storage = settings.storage
-    migrate(storage.data_dir, busy_timeout_ms=storage.busy_timeout_ms, clock=clock)
-    path = database_path(storage.data_dir)
-    writer = Writer(path, clock=clock, busy_timeout_ms=storage.busy_timeout_ms)
-    readers = ReaderPool(path, size=1, busy_timeout_ms=storage.busy_timeout_ms)
+    writer = migrated_writer(settings)
+    readers = ReaderPool(database_path(storage.data_dir), size=1,
+                         busy_timeout_ms=storage.busy_timeout_ms)
     describer, fallback = built
     await writer.start()
     await readers.open()

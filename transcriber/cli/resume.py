@@ -11,11 +11,8 @@ import asyncio
 import sys
 
 from transcriber.cli.exits import EXIT_REFUSED
-from transcriber.clock import SystemClock
+from transcriber.cli.storage import migrated_writer
 from transcriber.db.commands.pipeline import Resume
-from transcriber.db.connection import database_path
-from transcriber.db.migrate import migrate
-from transcriber.db.writer import Writer
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
 from transcriber.settings import Settings
@@ -27,11 +24,7 @@ async def resume_command(settings: Settings, raw_id: str) -> int:
         # A malformed id never reaches SQL; for the person it is simply unknown.
         print(f"transcriber: record {raw_id!r} not found", file=sys.stderr)
         return EXIT_REFUSED
-    clock = SystemClock()
-    migrate(settings.storage.data_dir, busy_timeout_ms=settings.storage.busy_timeout_ms,
-            clock=clock)
-    writer = Writer(database_path(settings.storage.data_dir), clock=clock,
-                    busy_timeout_ms=settings.storage.busy_timeout_ms)
+    writer = migrated_writer(settings)
     await writer.start()
     try:
         resumed = await writer.ask(Resume(record_id=record_id))

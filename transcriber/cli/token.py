@@ -16,6 +16,7 @@ import asyncio
 import sys
 
 from transcriber.cli.exits import EXIT_REFUSED
+from transcriber.cli.storage import migrated_writer
 from transcriber.cli.texts import say
 from transcriber.clock import SystemClock
 from transcriber.db import reads
@@ -25,24 +26,15 @@ from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.tokens import TokenInfo
-from transcriber.db.writer import Writer
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
 from transcriber.settings import Settings
 from transcriber.tokens import expires_at, new_token
 
 
-def _writer(settings: Settings) -> Writer:
-    clock = SystemClock()
-    migrate(settings.storage.data_dir, busy_timeout_ms=settings.storage.busy_timeout_ms,
-            clock=clock)
-    return Writer(database_path(settings.storage.data_dir), clock=clock,
-                  busy_timeout_ms=settings.storage.busy_timeout_ms)
-
-
 async def create(settings: Settings, *, login: str, name: str, scope: str,
                  days: int | None) -> int:
-    writer = _writer(settings)
+    writer = migrated_writer(settings)
     await writer.start()
     made = new_token()
     try:
@@ -100,7 +92,7 @@ async def revoke(settings: Settings, *, raw_id: str) -> int:
     if token_id is None:
         print(say("token.not_found", id=raw_id), file=sys.stderr)
         return EXIT_REFUSED
-    writer = _writer(settings)
+    writer = migrated_writer(settings)
     await writer.start()
     try:
         await writer.ask(RevokeToken(token_id=token_id))

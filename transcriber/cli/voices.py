@@ -13,21 +13,14 @@ import asyncio
 import sys
 
 from transcriber.cli.exits import EXIT_REFUSED
-from transcriber.clock import SystemClock
+from transcriber.cli.storage import migrated_writer
 from transcriber.db.commands.voices import PurgeVoices
-from transcriber.db.connection import database_path
-from transcriber.db.migrate import migrate
-from transcriber.db.writer import Writer
 from transcriber.errors import NotFound
 from transcriber.settings import Settings
 
 
 async def purge_command(settings: Settings, login: str | None) -> int:
-    clock = SystemClock()
-    migrate(settings.storage.data_dir, busy_timeout_ms=settings.storage.busy_timeout_ms,
-            clock=clock)
-    writer = Writer(database_path(settings.storage.data_dir), clock=clock,
-                    busy_timeout_ms=settings.storage.busy_timeout_ms)
+    writer = migrated_writer(settings)
     await writer.start()
     try:
         purged = await writer.ask(PurgeVoices(login=login))
