@@ -230,6 +230,16 @@ async def _owned_voice(ctx: WriteContext, *, record_id: str, owner_id: str,
     return record, voice
 
 
+async def _suggested_voice(ctx: WriteContext, *, record_id: str, owner_id: str, speaker: str,
+                           expected: str | None) -> Any:
+    """The owner's record's speaker whose suggestion a person answers; `Conflict` when
+    the suggestion is no longer the one they saw (`expected`)."""
+    _, voice = await _owned_voice(ctx, record_id=record_id, owner_id=owner_id, speaker=speaker)
+    if expected is not None and voice["profile_id"] != expected:
+        raise Conflict("the suggestion changed")
+    return voice
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConfirmSuggestion(Command[None]):
     """The suggested name becomes the speaker's name, and the speaker a source of the
@@ -243,10 +253,8 @@ class ConfirmSuggestion(Command[None]):
     rules: VoiceRules
 
     async def execute(self, ctx: WriteContext) -> None:
-        _, voice = await _owned_voice(ctx, record_id=self.record_id, owner_id=self.owner_id,
-                                      speaker=self.speaker)
-        if self.expected is not None and voice["profile_id"] != self.expected:
-            raise Conflict("the suggestion changed")
+        voice = await _suggested_voice(ctx, record_id=self.record_id, owner_id=self.owner_id,
+                                       speaker=self.speaker, expected=self.expected)
         async with ctx.conn.execute(q_v.OWNED_PROFILE, {"id": voice["profile_id"],
                                                         "owner_id": self.owner_id}) as cursor:
             profile = await cursor.fetchone()
@@ -272,10 +280,8 @@ class RejectSuggestion(Command[None]):
     rules: VoiceRules
 
     async def execute(self, ctx: WriteContext) -> None:
-        _, voice = await _owned_voice(ctx, record_id=self.record_id, owner_id=self.owner_id,
-                                      speaker=self.speaker)
-        if self.expected is not None and voice["profile_id"] != self.expected:
-            raise Conflict("the suggestion changed")
+        voice = await _suggested_voice(ctx, record_id=self.record_id, owner_id=self.owner_id,
+                                       speaker=self.speaker, expected=self.expected)
         rejected = [*orjson.loads(voice["rejected"]), voice["profile_id"]]
         await ctx.conn.execute(q_v.SET_REJECTED, {
             "record_id": self.record_id, "speaker": self.speaker,
