@@ -19,21 +19,17 @@ from transcriber.web.openapi_integrations import (
     integration_paths,
 )
 from transcriber.web.openapi_integrations import SCHEMAS as INTEGRATION_SCHEMAS
-from transcriber.web.openapi_schemas import SCHEMAS, ref
+from transcriber.web.openapi_schemas import (
+    COMMON_RESPONSES,
+    JSON,
+    SCHEMAS,
+    error_doc,
+    json_doc,
+    ref,
+)
 from transcriber.web.openapi_voices import voice_paths
 from transcriber.web.openapi_webhooks import WEBHOOK_SCHEMAS, outgoing_webhooks, webhook_paths
 from transcriber.web.responses import json_response
-
-_JSON = "application/json"
-
-
-def _error(description: str) -> dict[str, Any]:
-    return {"description": description, "content": {_JSON: {"schema": ref("Error")}}}
-
-
-def _json(description: str, schema_name: str) -> dict[str, Any]:
-    return {"description": description, "content": {_JSON: {"schema": ref(schema_name)}}}
-
 
 _LANGUAGE_PARAM = {
     "name": "language", "in": "query", "required": False, "schema": {"type": "string"},
@@ -48,22 +44,16 @@ _SPEAKERS_PARAM = {
 }
 _ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
              "description": "The record id (a ULID); anything else is 404."}
-_COMMON = {
-    "400": _error("Bad request (for every route: a malformed identity header)"),
-    "401": _error("No identity, or a bearer token that is invalid, expired or revoked"),
-    "421": _error("Host is not one this service answers for (server.allowed_hosts)"),
-    "429": _error("Rate limited (see Retry-After)"),
-}
 # State-changing calls: a browser's cross-site request without the web app's
 # X-Transcriber-Client header is refused.
-_CROSS_SITE = {"403": _error("Cross-site request (send X-Transcriber-Client: web), or a "
+_CROSS_SITE = {"403": error_doc("Cross-site request (send X-Transcriber-Client: web), or a "
                              "read token")}
 # Routes that read a JSON body (jsonbody.read_json).
 _JSON_BODY = {
-    "408": _error("The body stalled or came too slowly"),
-    "413": _error("A body larger than server.json_max_bytes"),
-    "415": _error("Not JSON, or a compressed body (Content-Encoding)"),
-    "503": _error("Too many request bodies arriving at once (see Retry-After)"),
+    "408": error_doc("The body stalled or came too slowly"),
+    "413": error_doc("A body larger than server.json_max_bytes"),
+    "415": error_doc("Not JSON, or a compressed body (Content-Encoding)"),
+    "503": error_doc("Too many request bodies arriving at once (see Retry-After)"),
 }
 _RECORD_LINKS = {
     name: {"operationId": operation, "parameters": {"id": "$response.body#/id"}}
@@ -85,7 +75,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
     record_paths: dict[str, Any] = {
         "/app/me": {"get": {
             "operationId": "me", "summary": "The current user",
-            "responses": {"200": _json("The user", "User"), **_COMMON},
+            "responses": {"200": json_doc("The user", "User"), **COMMON_RESPONSES},
         }},
         "/app/audiorecords": {
             "get": {
@@ -104,8 +94,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     {"name": "topic", "in": "query", "schema": {"type": "string"},
                      "description": "Only the records carrying this topic (not with `q`)"},
                 ],
-                "responses": {**_COMMON, "200": _json("A page", "RecordPage"),
-                              "400": _error("Bad limit, cursor or query, or q with topic")},
+                "responses": {**COMMON_RESPONSES, "200": json_doc("A page", "RecordPage"),
+                              "400": error_doc("Bad limit, cursor or query, or q with topic")},
             },
             "post": {
                 "operationId": "uploadRecord",
@@ -130,23 +120,23 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                                                             "format": "binary"}},
                 }},
                 "responses": {
-                    **_COMMON, **_CROSS_SITE,
-                    "201": {**_json("The new record", "Record"), "links": _RECORD_LINKS},
-                    "400": _error("Malformed, empty or incomplete upload, an unknown "
+                    **COMMON_RESPONSES, **_CROSS_SITE,
+                    "201": {**json_doc("The new record", "Record"), "links": _RECORD_LINKS},
+                    "400": error_doc("Malformed, empty or incomplete upload, an unknown "
                                   "language, or speakers outside 1-8"),
-                    "408": _error("The body stalled or came too slowly"),
-                    "413": _error("Larger than the limit, or longer than "
+                    "408": error_doc("The body stalled or came too slowly"),
+                    "413": error_doc("Larger than the limit, or longer than "
                                   "server.record_max_seconds"),
-                    "415": _error("Not readable audio, sampled below 8 kHz or above "
+                    "415": error_doc("Not readable audio, sampled below 8 kHz or above "
                                   "server.max_sample_rate, with more channels than "
                                   "server.max_channels, or a compressed body or form part"),
-                    "429": _error("Rate limited, or too many uploads at once by this user "
+                    "429": error_doc("Rate limited, or too many uploads at once by this user "
                                   "(see Retry-After), or quota_exceeded: this user's queued "
                                   "audio would pass "
                                   "server.queued_audio_max_seconds_per_user"),
-                    "503": _error("The file could not be examined now, or too many uploads "
+                    "503": error_doc("The file could not be examined now, or too many uploads "
                                   "at once (see Retry-After)"),
-                    "507": _error("No room on the server's disk for the file (its declared "
+                    "507": error_doc("No room on the server's disk for the file (its declared "
                                   "size plus storage.min_free_bytes); nothing was stored"),
                 },
             },
@@ -155,25 +145,25 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             "get": {
                 "operationId": "getRecord", "summary": "The record card",
                 "parameters": [_ID_PARAM],
-                "responses": {"200": _json("The card", "Card"),
-                              "404": _error("No such record"), **_COMMON},
+                "responses": {"200": json_doc("The card", "Card"),
+                              "404": error_doc("No such record"), **COMMON_RESPONSES},
             },
             "patch": {
                 "operationId": "editRecord", "summary": "Set title, brief, topics or speaker names",
                 "parameters": [_ID_PARAM],
                 "requestBody": {"required": True, "content": {
-                    _JSON: {"schema": ref("RecordEdit")}}},
-                "responses": {**_COMMON, **_CROSS_SITE, **_JSON_BODY,
-                              "200": _json("The updated card", "Card"),
-                              "400": _error("Unknown field, value too long, a sixth topic"),
-                              "404": _error("No such record")},
+                    JSON: {"schema": ref("RecordEdit")}}},
+                "responses": {**COMMON_RESPONSES, **_CROSS_SITE, **_JSON_BODY,
+                              "200": json_doc("The updated card", "Card"),
+                              "400": error_doc("Unknown field, value too long, a sixth topic"),
+                              "404": error_doc("No such record")},
             },
             "delete": {
                 "operationId": "deleteRecord",
                 "summary": "Delete the record with its files, in any stage",
                 "parameters": [_ID_PARAM],
-                "responses": {**_COMMON, **_CROSS_SITE, "204": {"description": "Deleted"},
-                              "404": _error("No such record")},
+                "responses": {**COMMON_RESPONSES, **_CROSS_SITE, "204": {"description": "Deleted"},
+                              "404": error_doc("No such record")},
             },
         },
         "/app/topics": {"get": {
@@ -186,8 +176,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 {"name": "cursor", "in": "query", "schema": {"type": "string"},
                  "description": "`next_cursor` of the previous page"},
             ],
-            "responses": {"200": _json("A page of topics", "TopicList"), **_COMMON,
-                          "400": _error("Bad limit or cursor")},
+            "responses": {"200": json_doc("A page of topics", "TopicList"), **COMMON_RESPONSES,
+                          "400": error_doc("Bad limit or cursor")},
         }},
         "/app/audiorecords/{id}/file": {"get": {
             "operationId": "downloadFile", "summary": "The audio, with Range support",
@@ -202,8 +192,9 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 "206": {"description": "The requested range",
                         "content": {"audio/*": {"schema": {"type": "string",
                                                            "format": "binary"}}}},
-                **_COMMON, "400": _error("Bad copy"), "404": _error("No such record or copy"),
-                "416": _error("Range not satisfiable"),
+                **COMMON_RESPONSES, "400": error_doc("Bad copy"),
+                "404": error_doc("No such record or copy"),
+                "416": error_doc("Range not satisfiable"),
             },
         }},
         "/app/audiorecords/{id}/transcript": {"get": {
@@ -220,59 +211,60 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     "text/vtt": {"schema": {"type": "string"}},
                     "application/json": {"schema": {"type": "object"}},
                 }},
-                **_COMMON, "400": _error("Bad format or version"),
-                "404": _error("No such record"), "409": _error("No transcript yet"),
+                **COMMON_RESPONSES, "400": error_doc("Bad format or version"),
+                "404": error_doc("No such record"), "409": error_doc("No transcript yet"),
             },
         }, "patch": {
             "operationId": "correctTranscript",
             "summary": "Correct utterances: a new revision of the transcript",
             "parameters": [_ID_PARAM],
             "requestBody": {"required": True, "content": {
-                _JSON: {"schema": ref("TranscriptEdit")}}},
-            "responses": {**_COMMON, **_CROSS_SITE, **_JSON_BODY,
-                          "200": _json("The updated card", "Card"),
-                          "400": _error("Malformed correction, unknown utterance or field"),
-                          "404": _error("No such record"),
-                          "409": _error("Stale revision (conflict) or no transcript yet")},
+                JSON: {"schema": ref("TranscriptEdit")}}},
+            "responses": {**COMMON_RESPONSES, **_CROSS_SITE, **_JSON_BODY,
+                          "200": json_doc("The updated card", "Card"),
+                          "400": error_doc("Malformed correction, unknown utterance or field"),
+                          "404": error_doc("No such record"),
+                          "409": error_doc("Stale revision (conflict) or no transcript yet")},
         }},
         "/app/audiorecords/{id}/matches": {"get": {
             "operationId": "findInTranscript",
             "summary": "Every utterance of the current transcript holding the query's words",
             "parameters": [_ID_PARAM, {"name": "q", "in": "query", "schema": {
                 "type": "string", "maxLength": 200}, "description": _QUERY_SYNTAX}],
-            "responses": {**_COMMON, "200": _json("The matches, in time order", "MatchList"),
-                          "400": _error("q is longer than 200 characters"),
-                          "404": _error("No such record")},
+            "responses": {**COMMON_RESPONSES,
+                          "200": json_doc("The matches, in time order", "MatchList"),
+                          "400": error_doc("q is longer than 200 characters"),
+                          "404": error_doc("No such record")},
         }},
         "/app/audiorecords/{id}/resume": {"post": {
             "operationId": "resumeRecord", "summary": "Resume a halted record",
             "parameters": [_ID_PARAM],
-            "responses": {"200": _json("The record", "Record"),
-                          "404": _error("No such record"), "409": _error("Not halted"),
-                          **_COMMON, **_CROSS_SITE},
+            "responses": {"200": json_doc("The record", "Record"),
+                          "404": error_doc("No such record"), "409": error_doc("Not halted"),
+                          **COMMON_RESPONSES, **_CROSS_SITE},
         }},
         "/app/audiorecords/{id}/retranscribe": {"post": {
             "operationId": "retranscribeRecord",
             "summary": "Transcribe a done or halted record again, optionally in another language",
             "parameters": [_ID_PARAM, _LANGUAGE_PARAM],
-            "requestBody": {"required": False, "content": {_JSON: {"schema": {
+            "requestBody": {"required": False, "content": {JSON: {"schema": {
                 "type": "object", "additionalProperties": False,
                 "properties": {"language": {"type": "string"}}}}}},
-            "responses": {"200": _json("The card (the old transcript until the new one)",
+            "responses": {"200": json_doc("The card (the old transcript until the new one)",
                                        "Card"),
-                          "400": _error("Unknown language (the message lists them)"),
-                          "404": _error("No such record"),
-                          "409": _error("Neither done nor halted"),
-                          **_COMMON, **_CROSS_SITE, **_JSON_BODY},
+                          "400": error_doc("Unknown language (the message lists them)"),
+                          "404": error_doc("No such record"),
+                          "409": error_doc("Neither done nor halted"),
+                          **COMMON_RESPONSES, **_CROSS_SITE, **_JSON_BODY},
         }},
         "/app/openapi.json": {"get": {
             "operationId": "openapi", "summary": "This document", "security": [],
             "responses": {"200": {"description": "OpenAPI 3.1",
-                                  "content": {_JSON: {"schema": {"type": "object"}}}},
-                          "429": _COMMON["429"]},
+                                  "content": {JSON: {"schema": {"type": "object"}}}},
+                          "429": COMMON_RESPONSES["429"]},
         }},
     }
-    record_paths.update(webhook_paths(error=_error, answer=_json, common=_COMMON,
+    record_paths.update(webhook_paths(error=error_doc, answer=json_doc, common=COMMON_RESPONSES,
                                       cross_site=_CROSS_SITE, json_body=_JSON_BODY))
     return {
         "openapi": "3.1.0",
@@ -282,7 +274,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             "securitySchemes": SECURITY_SCHEMES,
         },
         "security": APP_SECURITY,
-        "paths": {**record_paths, **voice_paths(_COMMON, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
+        "paths": {**record_paths,
+                  **voice_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
                   **integration_paths()},
         "webhooks": outgoing_webhooks(),
     }

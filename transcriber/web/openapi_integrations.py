@@ -11,9 +11,15 @@ from typing import Any
 
 from transcriber.tokens import EXPIRES_DAYS_MAX, NAME_MAX
 from transcriber.web.openai_shapes import GRANULARITIES, RESPONSE_FORMATS
-from transcriber.web.openapi_schemas import ID, TIME, nullable, ref
-
-_JSON = "application/json"
+from transcriber.web.openapi_schemas import (
+    COMMON_RESPONSES,
+    ID,
+    JSON,
+    TIME,
+    error_doc,
+    nullable,
+    ref,
+)
 
 SECURITY_SCHEMES: dict[str, Any] = {
     "remoteUser": {
@@ -124,21 +130,11 @@ SCHEMAS: dict[str, Any] = {
 }
 
 
-def _error(description: str) -> dict[str, Any]:
-    return {"description": description, "content": {_JSON: {"schema": ref("Error")}}}
-
-
 def _openai_error(description: str) -> dict[str, Any]:
-    return {"description": description, "content": {_JSON: {"schema": ref("OpenAIError")}}}
+    return {"description": description, "content": {JSON: {"schema": ref("OpenAIError")}}}
 
 
-_COMMON = {
-    "400": _error("Bad request (for every route: a malformed identity header)"),
-    "401": _error("No identity, or a bearer token that is invalid, expired or revoked"),
-    "421": _error("Host is not one this service answers for (server.allowed_hosts)"),
-    "429": _error("Rate limited (see Retry-After)"),
-}
-_CHANGES = {"403": _error("Cross-site request, a read token, or any token: tokens are made "
+_CHANGES = {"403": error_doc("Cross-site request, a read token, or any token: tokens are made "
                           "and revoked by the person signed in")}
 _OPENAI_COMMON = {
     "401": _openai_error("No bearer token, or one invalid, expired or revoked"),
@@ -172,23 +168,23 @@ def integration_paths() -> dict[str, Any]:
                 "operationId": "listTokens", "summary": "The user's personal access tokens "
                                                         "(never the tokens themselves)",
                 "responses": {"200": {"description": "The tokens, newest first", "content": {
-                    _JSON: {"schema": ref("TokenList")}}}, **_COMMON},
+                    JSON: {"schema": ref("TokenList")}}}, **COMMON_RESPONSES},
             },
             "post": {
                 "operationId": "createToken",
                 "summary": "Make a token; the answer shows it, this once",
                 "requestBody": {"required": True, "content": {
-                    _JSON: {"schema": ref("TokenRequest")}}},
+                    JSON: {"schema": ref("TokenRequest")}}},
                 "responses": {
-                    **_COMMON, **_CHANGES,
+                    **COMMON_RESPONSES, **_CHANGES,
                     "201": {"description": "The token, with `token`", "content": {
-                        _JSON: {"schema": ref("NewToken")}}},
-                    "400": _error("Unknown field, a bad name, scope or expires_days"),
-                    "408": _error("The body stalled or came too slowly"),
-                    "409": _error("The user holds the most tokens one may"),
-                    "413": _error("A body larger than server.json_max_bytes"),
-                    "415": _error("Not JSON, or a compressed body (Content-Encoding)"),
-                    "503": _error("Too many request bodies arriving at once "
+                        JSON: {"schema": ref("NewToken")}}},
+                    "400": error_doc("Unknown field, a bad name, scope or expires_days"),
+                    "408": error_doc("The body stalled or came too slowly"),
+                    "409": error_doc("The user holds the most tokens one may"),
+                    "413": error_doc("A body larger than server.json_max_bytes"),
+                    "415": error_doc("Not JSON, or a compressed body (Content-Encoding)"),
+                    "503": error_doc("Too many request bodies arriving at once "
                                   "(see Retry-After)"),
                 },
             },
@@ -198,8 +194,8 @@ def integration_paths() -> dict[str, Any]:
                                                      "request on",
             "parameters": [{"name": "id", "in": "path", "required": True,
                             "schema": {"type": "string"}}],
-            "responses": {**_COMMON, **_CHANGES, "204": {"description": "Revoked"},
-                          "404": _error("No such token of this user")},
+            "responses": {**COMMON_RESPONSES, **_CHANGES, "204": {"description": "Revoked"},
+                          "404": error_doc("No such token of this user")},
         }},
         "/v1/audio/transcriptions": {"post": {
             "operationId": "createTranscription",
@@ -211,7 +207,7 @@ def integration_paths() -> dict[str, Any]:
             "responses": {
                 **_OPENAI_COMMON,
                 "200": {"description": "The transcript in response_format", "content": {
-                    _JSON: {"schema": {"anyOf": [ref("Transcription"),
+                    JSON: {"schema": {"anyOf": [ref("Transcription"),
                                                  ref("TranscriptionVerbose")]}},
                     "text/plain": {"schema": {"type": "string"}}}},
                 "400": _openai_error("A malformed form, no file, an unknown language or "
@@ -234,7 +230,7 @@ def integration_paths() -> dict[str, Any]:
             "operationId": "listModels", "summary": "The recognizer that answers",
             "security": BEARER_ONLY,
             "responses": {"200": {"description": "One model", "content": {
-                _JSON: {"schema": ref("ModelList")}}}, **_OPENAI_COMMON},
+                JSON: {"schema": ref("ModelList")}}}, **_OPENAI_COMMON},
         }},
         "/v1/models/{model}": {"get": {
             "operationId": "getModel", "summary": "The recognizer, by its id",
@@ -242,6 +238,6 @@ def integration_paths() -> dict[str, Any]:
             "parameters": [{"name": "model", "in": "path", "required": True,
                             "schema": {"type": "string"}}],
             "responses": {"200": {"description": "The model", "content": {
-                _JSON: {"schema": ref("Model")}}}, **_OPENAI_COMMON},
+                JSON: {"schema": ref("Model")}}}, **_OPENAI_COMMON},
         }},
     }

@@ -11,6 +11,28 @@ def ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
+JSON = "application/json"
+
+
+def json_doc(description: str, schema_name: str) -> dict[str, Any]:
+    """A response answering the JSON of a named schema."""
+    return {"description": description, "content": {JSON: {"schema": ref(schema_name)}}}
+
+
+def error_doc(description: str) -> dict[str, Any]:
+    """A response answering the error shape (`Error`)."""
+    return json_doc(description, "Error")
+
+
+# What any `/app/` route may answer, whatever it does.
+COMMON_RESPONSES = {
+    "400": error_doc("Bad request (for every route: a malformed identity header)"),
+    "401": error_doc("No identity, or a bearer token that is invalid, expired or revoked"),
+    "421": error_doc("Host is not one this service answers for (server.allowed_hosts)"),
+    "429": error_doc("Rate limited (see Retry-After)"),
+}
+
+
 def nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]}
 
