@@ -4,11 +4,13 @@ the bundled Whisper model prepared once per run."""
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import postgres
 from tests.helpers.markers import left_out
 from tests.helpers.settings import SettingsFactory, settings_on
 from tests.helpers.whisper import MakeWhisper
@@ -96,3 +98,24 @@ def whisper_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def make_whisper(whisper_model: Path) -> MakeWhisper:
     """Real local recognizers with given settings, all on `whisper_model`."""
     return MakeWhisper(whisper_model)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[postgres.PostgresServer]:
+    """One PostgreSQL per run (Debian's package, a temporary cluster on loopback).
+    Missing here: its tests skip; under CI (`.ci/dev test` installs it) they fail."""
+    server = postgres.start_postgres()
+    if server is None:
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL (Debian's postgresql) is missing under CI")
+        pytest.skip("needs PostgreSQL (Debian's postgresql)")
+    yield server
+    postgres.remove(server)
+
+
+@pytest.fixture
+def postgres_url(postgres_server: postgres.PostgresServer) -> Iterator[str]:
+    """A fresh, empty database of the run's PostgreSQL, dropped afterwards."""
+    url = postgres_server.create_database()
+    yield url
+    postgres_server.drop_database(url)

@@ -7,7 +7,9 @@ import ipaddress
 from transcriber.errors import ConfigError
 from transcriber.settings.model import (
     BOT_TOKEN,
+    DATABASE_URL_SCHEMES,
     DESCRIBER_PROVIDERS,
+    STORAGE_FILES,
     TELEGRAM_LANGUAGES,
     DescriberSettings,
     PipelineSettings,
@@ -59,6 +61,8 @@ def validate(settings: Settings) -> None:
         ("storage.read_connections", settings.storage.read_connections >= 1, "must be at least 1"),
         ("storage.busy_timeout_ms", settings.storage.busy_timeout_ms >= 0, "must not be negative"),
         ("storage.writer_batch_max", settings.storage.writer_batch_max >= 1, "must be at least 1"),
+        ("storage.files", settings.storage.files in STORAGE_FILES,
+         "must be one of " + ", ".join(STORAGE_FILES)),
         ("storage.revisions_max", settings.storage.revisions_max >= 1, "must be at least 1"),
         ("pipeline.workers", settings.pipeline.workers >= 0, "must not be negative"),
         ("pipeline.lease_seconds", settings.pipeline.lease_seconds >= 3, "must be at least 3"),
@@ -92,6 +96,7 @@ def validate(settings: Settings) -> None:
     for key, ok, problem in checks:
         if not ok:
             raise ConfigError(key, problem)
+    _validate_storage(settings)
     _validate_pipeline(settings.pipeline)
     _validate_telegram(settings.telegram)
     _validate_describer(settings.describer)
@@ -117,6 +122,15 @@ def _check_login(key: str, login: str, what: str) -> None:
         raise ConfigError(key, f"{what} {exc}") from None
     if canonical != login:
         raise ConfigError(key, f"{what} is not in its canonical (NFKC) form")
+
+
+def _validate_storage(settings: Settings) -> None:
+    url = settings.storage.database_url
+    if url is not None and url.value and not url.value.startswith(DATABASE_URL_SCHEMES):
+        raise ConfigError("storage.database_url",
+                          "must be empty (SQLite) or a postgresql:// URL")
+    if settings.storage.files == "s3" and not settings.s3.bucket:
+        raise ConfigError("s3.bucket", "must be set with storage.files = s3")
 
 
 def _validate_pipeline(pipeline: PipelineSettings) -> None:

@@ -86,9 +86,20 @@ class ServerSettings:
     openai_wait_seconds: float = 600.0
 
 
+STORAGE_FILES = ("local", "s3")
+DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StorageSettings:
     data_dir: Path = Path("data")
+    # None or empty: SQLite in data_dir (the embedded default). `postgresql://user:password@
+    # host:port/db`: PostgreSQL through asyncpg, shared by every process of the
+    # service (docs/storage.md, "Two engines"). A secret: it may carry a password.
+    database_url: Secret | None = None
+    # Where originals, normalized copies and parts live: `local` (data_dir/records)
+    # or `s3` (the bucket of the s3.* settings, under s3.prefix).
+    files: str = "local"
     read_connections: int = 4
     busy_timeout_ms: int = 5000
     writer_batch_max: int = 64
