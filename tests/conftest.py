@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import postgres
+from tests.helpers.database import TestDatabase
 from tests.helpers.markers import left_out
 from tests.helpers.settings import SettingsFactory, settings_on
 from tests.helpers.whisper import MakeWhisper
@@ -77,6 +78,21 @@ def engine() -> str:
     """The storage engine of `writer` and `readers`; a folder's conftest may
     parametrize it over "sqlite" and "postgresql" (the P-tests do)."""
     return "sqlite"
+
+
+@pytest.fixture
+def database_url(engine: str, request: pytest.FixtureRequest) -> str | None:
+    """The PostgreSQL database of this test (not yet migrated), or None on SQLite."""
+    if engine == "postgresql":
+        url: str = request.getfixturevalue("postgres_url")
+        return url
+    return None
+
+
+@pytest.fixture
+def database(data_dir: Path, database_url: str | None) -> TestDatabase:
+    """Plain SQL on this test's engine, from synchronous test code."""
+    return TestDatabase(data_dir, database_url)
 
 
 @pytest.fixture

@@ -58,8 +58,11 @@ async def index_all(writer: Writer, readers: ReaderPool) -> int:
     """Index every record still waiting; answers how many were indexed."""
     left = await reads.search.records_to_index(readers)
     SEARCH_RECORDS_TO_INDEX.set(left)
-    if left:
-        log.info("search_index_filling", records=left)
+    if not left:
+        # Nothing waits (always so on PostgreSQL, whose writer indexes before COMMIT);
+        # a record written from now on is indexed by its trigger.
+        return 0
+    log.info("search_index_filling", records=left)
     size, done, started = BATCH_FIRST, 0, time.monotonic()
     while True:
         began = time.monotonic()

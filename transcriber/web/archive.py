@@ -34,7 +34,6 @@ from transcriber.web.paging import (
     SearchAfter,
     decode_cursor,
     encode_cursor,
-    match_expression,
     parse_limit,
     parse_query,
 )
@@ -82,12 +81,9 @@ async def list_records(request: web.Request) -> web.Response:
             after=after if isinstance(after, PageAfter) else None)
     elif query:
         parsed = parse_query(query)
-        match = match_expression(parsed, owner_id)
         after = decode_cursor(raw_cursor, search=True) if raw_cursor else None
-        if match is None:
-            return json_response({"items": [], "next_cursor": None})
         hits = await reads.lists.search_page(
-            readers, owner_id=owner_id, match=match, limit=limit + 1,
+            readers, owner_id=owner_id, query=parsed, limit=limit + 1,
             after=after if isinstance(after, SearchAfter) else None)
         page = [hit.item for hit in hits]
     else:

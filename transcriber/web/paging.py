@@ -17,14 +17,13 @@ import re
 import orjson
 
 from transcriber.db.reads.lists import PageAfter, SearchAfter
-from transcriber.db.search import owner_match
 from transcriber.ids import parse_id
 from transcriber.search_query import QUERY_MAX, Query, parse
 from transcriber.web.errors import bad_request
 
 # PageAfter, SearchAfter: the sort keys a cursor holds (the reads take them).
 __all__ = ["QUERY_MAX", "TOPIC_CURSOR_MAX", "PageAfter", "SearchAfter", "decode_cursor",
-           "decode_topic_cursor", "encode_cursor", "encode_topic_cursor", "match_expression",
+           "decode_topic_cursor", "encode_cursor", "encode_topic_cursor",
            "parse_limit", "parse_query"]
 
 # A topic name is at most 64 characters (JSON-escaped up to 6 bytes each), then base64.
@@ -100,9 +99,3 @@ def parse_query(raw: str) -> Query:
         raise bad_request(f"q is longer than {QUERY_MAX} characters")
     return parse(raw)
 
-
-def match_expression(query: Query, owner_id: str) -> str | None:
-    """The owner-scoped FTS5 expression of a parsed query, or None when nothing is
-    required. Every term is quoted letters and digits, so no input can be read as
-    FTS5 syntax (a stray quote or `NEAR(` would otherwise be a syntax error)."""
-    return owner_match(owner_id, query)

@@ -12,6 +12,7 @@ from tests.helpers.web import Client, ServeLikeServer, StartApi
 from transcriber import keys
 from transcriber.ports import WebhookTransport
 from transcriber.service.app import build_app
+from transcriber.settings import Secret
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
 
@@ -21,8 +22,15 @@ def transcoder() -> FakeTranscoder:
     return FakeTranscoder(duration_ms=1500)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request: pytest.FixtureRequest) -> str:
+    """The API holds on both engines: each web test runs on each."""
+    return str(request.param)
+
+
 @pytest.fixture
 def start_api(
+    database_url: str | None,  # first: its database outlives the app (torn down in reverse)
     aiohttp_client: AiohttpClient,
     make_settings: SettingsFactory,
     clock: FakeClock,
@@ -37,7 +45,10 @@ def start_api(
     async def start(*, webhook_transport: WebhookTransport | None = None,
                     **sections: dict[str, Any]) -> Client:
         pipeline = {"workers": 0, **sections.pop("pipeline", {})}
-        settings = make_settings(pipeline=pipeline, **sections)
+        storage = sections.pop("storage", {})
+        if database_url is not None:
+            storage = {"database_url": Secret(database_url), **storage}
+        settings = make_settings(pipeline=pipeline, storage=storage, **sections)
         app = build_app(settings, clock=clock, webhook_transport=webhook_transport)
         app[keys.TRANSCODER] = transcoder
         # A server given (not an app) types its client's app as None; it is this app.

@@ -6,15 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transcriber.db.search import owner_key
+from transcriber.db.postgres.search import owner_tsquery
+from transcriber.db.search import owner_key, owner_match
 from transcriber.ids import new_id
+from transcriber.search_query import Query
 from transcriber.web.errors import ApiError
 from transcriber.web.paging import (
     PageAfter,
     SearchAfter,
     decode_cursor,
     encode_cursor,
-    match_expression,
     parse_limit,
     parse_query,
 )
@@ -58,26 +59,42 @@ def test_limits() -> None:
     assert parse_limit("100", default=30, maximum=100) == 100
 
 
+def _match(query: Query, owner_id: str) -> str | None:
+    return owner_match(owner_id, query)
+
+
 def test_every_term_becomes_a_quoted_stem_of_the_owner() -> None:
     k = owner_key("u1")
     stems = "{title brief original_filename transcript speakers topics}"
-    assert match_expression(parse_query('Budgets "meeting'), "u1") == (
+    assert _match(parse_query('Budgets "meeting'), "u1") == (
         f'{stems} : "{k}budget" AND {stems} : "{k}meet"')
-    assert match_expression(parse_query("NEAR(a b) OR c*"), "u1") == (
+    assert _match(parse_query("NEAR(a b) OR c*"), "u1") == (
         f'{stems} : "{k}near {k}a" AND {stems} : "{k}b" AND '
         f'{stems} : "{k}or" AND ({stems} : "{k}c"* OR {{forms}} : "{k}c"*)')
-    assert match_expression(parse_query("!!! ---"), "u1") is None
-    assert match_expression(parse_query("___"), "u1") is None
-    assert match_expression(parse_query("Звонками"), "u1") == f'{stems} : "{k}звонк"'
+    assert _match(parse_query("!!! ---"), "u1") is None
+    assert _match(parse_query("___"), "u1") is None
+    assert _match(parse_query("Звонками"), "u1") == f'{stems} : "{k}звонк"'
     # One typed word that holds several stays one phrase, each word the owner's.
-    assert match_expression(parse_query("e_mail"), "u1") == f'{stems} : "{k}e {k}mail"'
-    assert match_expression(parse_query("отчёт -черновик"), "u1") == (
+    assert _match(parse_query("e_mail"), "u1") == f'{stems} : "{k}e {k}mail"'
+    assert _match(parse_query("отчёт -черновик"), "u1") == (
         f'({stems} : "{k}отчет") NOT ({stems} : "{k}черновик")')
     # An exclusion alone finds nothing (it would read all of the owner's records).
-    assert match_expression(parse_query("-черновик"), "u1") is None
+    assert _match(parse_query("-черновик"), "u1") is None
     assert owner_key("u2") != k
 
 
 def test_overlong_query_is_refused() -> None:
     with pytest.raises(ApiError):
         parse_query("a" * 201)
+
+
+def test_the_postgresql_query_holds_the_same_keyed_terms() -> None:
+    """The tsquery of PostgreSQL: the same owner-keyed stems (phrases in order with
+    `<->`, a prefix on the stem or the folded form, exclusions), quoted as literals."""
+    k = owner_key("u1")
+    assert owner_tsquery("u1", parse_query('Budgets "meeting')) == f"'{k}budget' & '{k}meet'"
+    assert owner_tsquery("u1", parse_query("e_mail c*")) == (
+        f"('{k}e' <-> '{k}mail') & ('{k}c':* | '{k}=c':*)")
+    assert owner_tsquery("u1", parse_query("отчёт -черновик")) == (
+        f"('{k}отчет') & !('{k}черновик')")
+    assert owner_tsquery("u1", parse_query("-only")) is None

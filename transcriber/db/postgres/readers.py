@@ -7,6 +7,7 @@ connection. Rows are read by column name on both engines.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -42,7 +43,13 @@ class PgReaderPool(ReaderPool):
     async def acquire(self) -> AsyncIterator[Any]:
         assert self._pool is not None, "the reader pool is not open"
         async with self._pool.acquire() as conn:
-            yield conn
+            try:
+                yield conn
+            except asyncio.CancelledError:
+                # A read cancelled mid-statement leaves its connection busy: the pool
+                # could not reset it. Closed, the pool replaces it with a fresh one.
+                conn.terminate()
+                raise
 
     async def fetch_one(self, query: str, params: Params | None = None) -> Any:
         translated = translate(query)

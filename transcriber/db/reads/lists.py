@@ -14,8 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from transcriber.db import queries as q
+from transcriber.db.postgres.search import owner_tsquery
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.records import ListItem
+from transcriber.db.search import owner_match
+from transcriber.search_query import Query
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,16 +76,22 @@ async def topic_page(readers: ReaderPool, *, owner_id: str, topic: str, limit: i
     return [ListItem.from_row(row) for row in await readers.fetch_all(query, params)]
 
 
-async def search_page(readers: ReaderPool, *, owner_id: str, match: str, limit: int,
+async def search_page(readers: ReaderPool, *, owner_id: str, query: Query, limit: int,
                       after: SearchAfter | None = None) -> list[SearchHit]:
-    """`match`: an owner-scoped FTS5 expression (`transcriber.db.search.owner_match`)."""
+    """The owner's records that match a parsed query, best first: FTS5 on SQLite
+    (`transcriber.db.search.owner_match`), a tsquery on PostgreSQL
+    (`transcriber.db.postgres.search.owner_tsquery`), the same terms either way.
+    Nothing required (an exclusion alone): no records."""
+    owner_expression = owner_tsquery if readers.dialect == "postgresql" else owner_match
+    match = owner_expression(owner_id, query)
+    if match is None:
+        return []
     params: dict[str, Any] = {"owner_id": owner_id, "match": match, "limit": limit}
-    if after is None:
-        query = q.archive.SEARCH_FIRST
-    else:
-        query = q.archive.SEARCH_AFTER
+    statement = q.archive.SEARCH_FIRST
+    if after is not None:
+        statement = q.archive.SEARCH_AFTER
         params.update(after_score=after.score, after_id=after.id)
-    return [SearchHit.from_row(row) for row in await readers.fetch_all(query, params)]
+    return [SearchHit.from_row(row) for row in await readers.fetch_all(statement, params)]
 
 
 async def owner_topics(readers: ReaderPool, *, owner_id: str, limit: int,
