@@ -1,7 +1,8 @@
 """Lifecycle of the storage parts, as aiohttp cleanup contexts.
 
 Order at start: migrations → writer → readers → the sweep of what a killed
-process left in the record folders (→ the pipeline and the doors, added by
+process left in the record folders → the record-file store (the data folder,
+or a bucket and its own sweep: `service.bucket`) (→ the pipeline and the doors, added by
 their own contexts). aiohttp runs cleanups in reverse, so the
 writer, started first, closes last and drains its mailbox before it does.
 """
@@ -27,6 +28,7 @@ from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RECORDS_DIR, TEMP_SUFFIX, RecordFiles
+from transcriber.service.bucket import bucket_files
 from transcriber.service.fatal import fail_service
 
 log = structlog.get_logger(__name__)
@@ -118,6 +120,7 @@ async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
         busy_timeout_ms=settings.storage.busy_timeout_ms,
     )
     lock_fd, alone = await asyncio.to_thread(take_instance_lock, data_dir)
+    stack = contextlib.AsyncExitStack()
     try:
         await writer.start()
     except BaseException:
@@ -133,11 +136,16 @@ async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
         app[keys.WRITER] = writer
         app[keys.READERS] = readers
         if keys.FILES not in app:  # a test's file layer (a disk that fills) is kept
-            app[keys.FILES] = RecordFiles(data_dir,
-                                          min_free_bytes=settings.storage.min_free_bytes)
-        log.info("storage_started", read_connections=readers.size)
+            if settings.storage.files == "s3":
+                app[keys.FILES] = await stack.enter_async_context(
+                    bucket_files(settings, readers, alone=alone, started=started))
+            else:
+                app[keys.FILES] = RecordFiles(data_dir,
+                                              min_free_bytes=settings.storage.min_free_bytes)
+        log.info("storage_started", read_connections=readers.size, files=app[keys.FILES].kind)
         yield
     finally:
+        await stack.aclose()
         await readers.close()
         await writer.stop()
         os.close(lock_fd)  # releases the instance lock

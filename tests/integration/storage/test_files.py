@@ -78,7 +78,7 @@ async def test_discard_removes_the_file_and_its_empty_folder(
 ) -> None:
     record_id = new_id()
     placed = await record_files.place_stream(record_id, _chunks(b"a"), ext="", limit=10)
-    record_files.discard(placed)
+    await record_files.discard(placed)
     assert not record_files.record_dir(record_id).exists()
 
 
