@@ -240,6 +240,19 @@ class S3RecordFiles:
              ) -> AsyncGenerator[bytes]:
         return self._store.read(self.key(record_id, file_name), start=start, end=end)
 
+    async def fetch(self, record_id: str, file_name: str, target: Path) -> None:
+        """The stored file written to the new local file `target` (a backup's copy)."""
+        try:
+            await self._store.download(self.key(record_id, file_name), target)
+        except ObjectMissing:
+            await asyncio.to_thread(target.unlink, missing_ok=True)
+            raise FileNotFoundError("the stored file is missing") from None
+
+    async def put(self, record_id: str, file_name: str, handle: BinaryIO) -> None:
+        """An open file stored under its name as it is (a restore's), in parts."""
+        await self._store.stream_upload(self.key(record_id, file_name), _read(handle),
+                                        part_size=self._part_size)
+
     async def stored(self) -> dict[tuple[str, str], int]:
         """Every record file in the bucket and its size (verify, backup)."""
         found: dict[tuple[str, str], int] = {}
@@ -275,6 +288,11 @@ class S3RecordFiles:
     def _remove_work_if_empty(self, record_id: str) -> None:
         with contextlib.suppress(OSError):
             self.work_dir(record_id).rmdir()
+
+
+async def _read(handle: BinaryIO) -> AsyncGenerator[bytes]:
+    while chunk := await asyncio.to_thread(handle.read, READ_CHUNK_BYTES):
+        yield chunk
 
 
 async def _teed(chunks: AsyncIterable[bytes], handle: BinaryIO, *, limit: int,
