@@ -66,7 +66,8 @@ async def send_file(request: web.Request, files: RecordStore, record_id: str,
     chunks = files.read(record_id, file_name, start=start, end=end)
     try:
         # The first chunk before the answer starts: a failure is still an error answer.
-        first = await anext(chunks, b"") if end > start else b""
+        first = (await anext(chunks, b"") if end > start and request.method != "HEAD"
+                 else b"")
     except PermanentFailure as exc:
         log.error("record_file_refused", record_id=record_id, copy=copy,
                   error=type(exc).__name__)
