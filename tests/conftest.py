@@ -3,6 +3,8 @@ the bundled Whisper model prepared once per run."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import functools
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -17,6 +19,9 @@ from tests.helpers.settings import SettingsFactory, settings_on
 from tests.helpers.whisper import MakeWhisper
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
+from transcriber.db.postgres.migrate import migrate_postgres
+from transcriber.db.postgres.readers import PgReaderPool
+from transcriber.db.postgres.writer import PgWriter
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
@@ -69,16 +74,42 @@ def migrated(data_dir: Path, clock: FakeClock) -> Path:
 
 
 @pytest.fixture
-async def writer(migrated: Path, clock: FakeClock) -> AsyncIterator[Writer]:
-    actor = Writer(migrated, clock=clock)
+def engine() -> str:
+    """The storage engine of `writer` and `readers`; a folder's conftest may
+    parametrize it over "sqlite" and "postgresql" (the P-tests do)."""
+    return "sqlite"
+
+
+@pytest.fixture
+def pg_migrated(postgres_url: str, clock: FakeClock) -> str:
+    """A fresh PostgreSQL database with the schema: its URL. Migrated on a thread
+    of its own (it may be asked for from inside a running loop, by `writer`)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        thread.submit(asyncio.run, migrate_postgres(postgres_url, clock=clock)).result()
+    return postgres_url
+
+
+@pytest.fixture
+async def writer(
+    engine: str, request: pytest.FixtureRequest, clock: FakeClock
+) -> AsyncIterator[Writer]:
+    actor: Writer
+    if engine == "postgresql":
+        actor = PgWriter(request.getfixturevalue("pg_migrated"), clock=clock)
+    else:
+        actor = Writer(request.getfixturevalue("migrated"), clock=clock)
     await actor.start()
     yield actor
     await actor.stop()
 
 
 @pytest.fixture
-async def readers(migrated: Path) -> AsyncIterator[ReaderPool]:
-    pool = ReaderPool(migrated, size=2)
+async def readers(engine: str, request: pytest.FixtureRequest) -> AsyncIterator[ReaderPool]:
+    pool: ReaderPool
+    if engine == "postgresql":
+        pool = PgReaderPool(request.getfixturevalue("pg_migrated"), size=2)
+    else:
+        pool = ReaderPool(request.getfixturevalue("migrated"), size=2)
     await pool.open()
     yield pool
     await pool.close()

@@ -72,7 +72,7 @@ class PostgresServer:
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(self.programs / args[0]), *args[1:]], check=True, capture_output=True,
-            text=True, preexec_fn=_as_user(self.user),  # noqa: PLW1509 - before exec only
+            text=True, preexec_fn=_as_user(self.user),
             env={**os.environ, "LC_ALL": "C.UTF-8", "PGHOST": "127.0.0.1",
                  "PGPORT": str(self.port), "PGUSER": SUPERUSER}, cwd="/")
 

@@ -20,7 +20,7 @@ from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.storage import migrated_writer
 from transcriber.db import reads
 from transcriber.db.commands.describe import SaveDescription
-from transcriber.db.connection import database_path
+from transcriber.db.engine import new_readers
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.descriptions import Description
@@ -106,10 +106,8 @@ async def describe_command(settings: Settings, *, record: str | None, every: boo
         if record_id is None:  # a malformed id never reaches SQL
             print(f"transcriber: record {record!r} not found", file=sys.stderr)
             return EXIT_REFUSED
-    storage = settings.storage
-    writer = migrated_writer(settings)
-    readers = ReaderPool(database_path(storage.data_dir), size=1,
-                         busy_timeout_ms=storage.busy_timeout_ms)
+    writer = await migrated_writer(settings)
+    readers = new_readers(settings.storage, size=1)
     describer, fallback = built
     await writer.start()
     await readers.open()

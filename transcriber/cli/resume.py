@@ -24,7 +24,7 @@ async def resume_command(settings: Settings, raw_id: str) -> int:
         # A malformed id never reaches SQL; for the person it is simply unknown.
         print(f"transcriber: record {raw_id!r} not found", file=sys.stderr)
         return EXIT_REFUSED
-    writer = migrated_writer(settings)
+    writer = await migrated_writer(settings)
     await writer.start()
     try:
         resumed = await writer.ask(Resume(record_id=record_id))

@@ -7,10 +7,9 @@ import asyncio
 
 import aiohttp
 
+from transcriber.clock import SystemClock
 from transcriber.db import reads
-from transcriber.db.connection import database_path
-from transcriber.db.migrate import migrate
-from transcriber.db.readers import ReaderPool
+from transcriber.db.engine import migrate_storage, new_readers
 from transcriber.settings import Settings
 from transcriber.stages import STAGES, HaltReason
 
@@ -18,9 +17,8 @@ _MAILBOX_METRIC = "transcriber_writer_mailbox_depth"
 
 
 async def collect_counts(settings: Settings) -> tuple[dict[str, int], dict[str, int]]:
-    migrate(settings.storage.data_dir, busy_timeout_ms=settings.storage.busy_timeout_ms)
-    pool = ReaderPool(database_path(settings.storage.data_dir), size=1,
-                      busy_timeout_ms=settings.storage.busy_timeout_ms)
+    await migrate_storage(settings.storage, clock=SystemClock())
+    pool = new_readers(settings.storage, size=1)
     await pool.open()
     try:
         stages = await reads.counts.by_stage(pool)

@@ -22,9 +22,7 @@ from transcriber.clock import SystemClock
 from transcriber.db import reads
 from transcriber.db.commands.tokens import CreateToken, RevokeToken
 from transcriber.db.commands.users import EnsureUser
-from transcriber.db.connection import database_path
-from transcriber.db.migrate import migrate
-from transcriber.db.readers import ReaderPool
+from transcriber.db.engine import migrate_storage, new_readers
 from transcriber.db.reads.tokens import TokenInfo
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
@@ -34,7 +32,7 @@ from transcriber.tokens import expires_at, new_token
 
 async def create(settings: Settings, *, login: str, name: str, scope: str,
                  days: int | None) -> int:
-    writer = migrated_writer(settings)
+    writer = await migrated_writer(settings)
     await writer.start()
     made = new_token()
     try:
@@ -56,9 +54,8 @@ async def create(settings: Settings, *, login: str, name: str, scope: str,
 
 
 async def show(settings: Settings, *, login: str | None) -> int:
-    migrate(settings.storage.data_dir, busy_timeout_ms=settings.storage.busy_timeout_ms)
-    pool = ReaderPool(database_path(settings.storage.data_dir), size=1,
-                      busy_timeout_ms=settings.storage.busy_timeout_ms)
+    await migrate_storage(settings.storage, clock=SystemClock())
+    pool = new_readers(settings.storage, size=1)
     await pool.open()
     try:
         if login is None:
@@ -92,7 +89,7 @@ async def revoke(settings: Settings, *, raw_id: str) -> int:
     if token_id is None:
         print(say("token.not_found", id=raw_id), file=sys.stderr)
         return EXIT_REFUSED
-    writer = migrated_writer(settings)
+    writer = await migrated_writer(settings)
     await writer.start()
     try:
         await writer.ask(RevokeToken(token_id=token_id))

@@ -20,7 +20,7 @@ from transcriber.settings import Settings
 
 
 async def purge_command(settings: Settings, login: str | None) -> int:
-    writer = migrated_writer(settings)
+    writer = await migrated_writer(settings)
     await writer.start()
     try:
         purged = await writer.ask(PurgeVoices(login=login))

@@ -17,7 +17,10 @@ Params = Mapping[str, Any]
 
 
 class ReaderPool:
-    def __init__(self, path: Path, *, size: int, busy_timeout_ms: int = 5000) -> None:
+    # Which engine's reads these are (`transcriber.db.postgres.readers` says "postgresql").
+    dialect = "sqlite"
+
+    def __init__(self, path: Path | None, *, size: int, busy_timeout_ms: int = 5000) -> None:
         self._path = path
         self._size = size
         self._busy_timeout_ms = busy_timeout_ms
@@ -29,6 +32,7 @@ class ReaderPool:
         return self._size
 
     async def open(self) -> None:
+        assert self._path is not None
         for _ in range(self._size):
             conn = await open_reader(self._path, busy_timeout_ms=self._busy_timeout_ms)
             self._all.append(conn)

@@ -22,12 +22,13 @@ import asyncio
 import math
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from types import TracebackType
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import structlog
 
@@ -49,8 +50,43 @@ log = structlog.get_logger(__name__)
 # commands; it stops early at a turn that brought none.
 GATHER_TURNS = 3
 
+Params = Mapping[str, Any] | Sequence[Any]
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
+
+
+class Cursor(Protocol):
+    """A statement's result on either engine: rows read by column name."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    async def fetchone(self) -> Any: ...
+
+    async def fetchall(self) -> list[Any]: ...
+
+
+class Executed(Protocol):
+    """`await conn.execute(…)` or `async with conn.execute(…) as cursor`."""
+
+    def __await__(self) -> Generator[Any, None, Cursor]: ...
+
+    async def __aenter__(self) -> Cursor: ...
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+class Connection(Protocol):
+    """The writer's connection as a command sees it: SQLite's `InlineConnection`
+    or PostgreSQL's `PgConnection`, both running named queries."""
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def execute(self, sql: str, params: Params | None = None) -> Executed: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,7 +99,7 @@ class WriteContext:
     each distinct second once instead of once per statement.
     """
 
-    conn: InlineConnection
+    conn: Connection
     clock: Clock
     memo: dict[str, object] = field(default_factory=dict)
     _stamps: dict[int, str] = field(default_factory=dict)

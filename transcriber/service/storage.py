@@ -23,10 +23,8 @@ from aiohttp import web
 
 from transcriber import keys
 from transcriber.db import reads
-from transcriber.db.connection import database_path
-from transcriber.db.migrate import migrate
+from transcriber.db.engine import engine_name, migrate_storage, new_readers, new_writer
 from transcriber.db.readers import ReaderPool
-from transcriber.db.writer import Writer
 from transcriber.files import RECORDS_DIR, TEMP_SUFFIX, RecordFiles
 from transcriber.service.bucket import bucket_files
 from transcriber.service.fatal import fail_service
@@ -103,22 +101,11 @@ async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     data_dir = settings.storage.data_dir
     started = time.time()
-    await asyncio.to_thread(
-        migrate, data_dir, busy_timeout_ms=settings.storage.busy_timeout_ms,
-        clock=app[keys.CLOCK],
-    )
-    path = database_path(data_dir)
-    writer = Writer(
-        path,
-        clock=app[keys.CLOCK],
-        busy_timeout_ms=settings.storage.busy_timeout_ms,
-        batch_max=settings.storage.writer_batch_max,
-        on_death=lambda exc: fail_service(app, exc),
-    )
-    readers = ReaderPool(
-        path, size=settings.storage.read_connections,
-        busy_timeout_ms=settings.storage.busy_timeout_ms,
-    )
+    data_dir.mkdir(parents=True, exist_ok=True)
+    await migrate_storage(settings.storage, clock=app[keys.CLOCK])
+    writer = new_writer(settings.storage, clock=app[keys.CLOCK],
+                        on_death=lambda exc: fail_service(app, exc))
+    readers = new_readers(settings.storage)
     lock_fd, alone = await asyncio.to_thread(take_instance_lock, data_dir)
     stack = contextlib.AsyncExitStack()
     try:
@@ -142,7 +129,8 @@ async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
             else:
                 app[keys.FILES] = RecordFiles(data_dir,
                                               min_free_bytes=settings.storage.min_free_bytes)
-        log.info("storage_started", read_connections=readers.size, files=app[keys.FILES].kind)
+        log.info("storage_started", read_connections=readers.size,
+                 engine=engine_name(settings.storage), files=app[keys.FILES].kind)
         yield
     finally:
         await stack.aclose()

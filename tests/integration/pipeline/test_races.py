@@ -11,6 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
+import asyncpg
+import pytest
+
 from tests.helpers.factories import make_record
 from tests.helpers.pipeline import (
     MakeActor,
@@ -34,6 +37,7 @@ from transcriber.db.commands.pipeline import (
 )
 from transcriber.db.commands.users import User
 from transcriber.db.connection import open_sync
+from transcriber.db.postgres.dialect import translate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.errors import NoWork
@@ -209,7 +213,8 @@ async def test_p16_a_claim_answered_while_stopping_is_released(
 
 
 async def test_p02_the_claim_statement_is_atomic_even_across_connections(
-    writer: Writer, settings: Settings, user: User, migrated: Path,
+    writer: Writer, settings: Settings, user: User, engine: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     """The single writer serialises claims, but the statement does not rely on it:
     8 separate connections in 8 threads race the raw claim 200 times; exactly
@@ -244,5 +249,33 @@ async def test_p02_the_claim_statement_is_atomic_even_across_connections(
                 conn.close()
         return winners
 
-    winners = await asyncio.to_thread(race)
+    if engine == "postgresql":
+        winners = await _race_postgres(request.getfixturevalue("pg_migrated"), record_id,
+                                       params, claimers=claimers, trials=trials)
+    else:
+        migrated: Path = request.getfixturevalue("migrated")
+        winners = await asyncio.to_thread(race)
     assert winners == [1] * trials
+
+
+async def _race_postgres(url: str, record_id: str, params: dict[str, str], *,
+                         claimers: int, trials: int) -> list[int]:
+    """The PostgreSQL claim (FOR UPDATE SKIP LOCKED) from separate connections, each
+    its own autocommitted statement, all sent at once."""
+    claim_sql = translate(q.pipeline.CLAIM)
+    connections = [await asyncpg.connect(url) for _ in range(claimers)]
+    winners: list[int] = []
+    try:
+        for trial in range(trials):
+            rows = await asyncio.gather(*(
+                conn.fetchrow(claim_sql.text, *claim_sql.arguments(
+                    {**params, "token": f"t{trial}-{n}"}))
+                for n, conn in enumerate(connections)))
+            winners.append(sum(row is not None for row in rows))
+            await connections[0].execute(
+                "UPDATE audio_records SET acquisition_id = NULL, acquire_expires_at = NULL "
+                "WHERE id = $1", record_id)
+    finally:
+        for conn in connections:
+            await conn.close()
+    return winners

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from transcriber.db import queries as q
 from transcriber.db.commands.telegram import enqueue_reply
 from transcriber.db.commands.webhooks import enqueue_event
+from transcriber.db.inline import InlineConnection
 from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import ClaimLost, Conflict, NotFound, NoWork
 from transcriber.ids import new_id
@@ -99,7 +100,10 @@ class Claim(Command["Claimed | NoWork"]):
         # Eligibility depends only on the rows and on `now` (whole seconds):
         # an empty claim stays empty for the same second while this
         # transaction, which holds the write lock, has changed no row since.
-        raw = ctx.conn.raw
+        conn = ctx.conn
+        if not isinstance(conn, InlineConnection):  # PostgreSQL: other hosts claim too
+            return await self._claim(ctx, moment, now)
+        raw = conn.raw
         if ctx.memo.get(_EMPTY_CLAIM) == (now, raw.total_changes):
             return NoWork()
         params: dict[str, object] = {"token": new_id(), "now": now,
@@ -115,6 +119,25 @@ class Claim(Command["Claimed | NoWork"]):
             q.pipeline.SELECT_CLAIMED, {"id": record_id, "token": row["acquisition_id"]}
         ).fetchone()
         assert state is not None, "the claimed row vanished inside its own command"
+        return self._claimed(row, state)
+
+    async def _claim(self, ctx: WriteContext, moment: datetime, now: str) -> Claimed | NoWork:
+        """The claim through the engine-neutral connection (PostgreSQL: FOR UPDATE
+        SKIP LOCKED, so claimers on other hosts pass over each other's rows)."""
+        params: dict[str, object] = {"token": new_id(), "now": now,
+                                     **self._lease_params(ctx, moment, now)}
+        row = await (await ctx.conn.execute(q.pipeline.CLAIM, params)).fetchone()
+        if row is None:
+            return NoWork()
+        state = await (await ctx.conn.execute(
+            q.pipeline.SELECT_CLAIMED, {"id": row["id"], "token": row["acquisition_id"]},
+        )).fetchone()
+        assert state is not None, "the claimed row vanished inside its own command"
+        return self._claimed(row, state)
+
+    @staticmethod
+    def _claimed(row: Any, state: Any) -> Claimed:
+        record_id: str = row["id"]
         return Claimed(
             record_id=record_id,
             token=row["acquisition_id"],

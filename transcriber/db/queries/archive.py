@@ -9,7 +9,7 @@ found. Pages are keyset pages, newest first on `(created_at, id)`, served by
 from __future__ import annotations
 
 # The columns of a record as the API shows it (a list item and the card's head).
-_RECORD_COLUMNS = """
+RECORD_COLUMNS = """
 r.id, r.title, r.original_filename, r.source, r.state, r.halted_at, r.halt_reason,
 r.error_text, r.duration_ms, r.size_bytes, r.created_at, r.updated_at,
 r.brief, r.language, r.detected_language, r.revision, r.speaker_names, r.speakers,
@@ -20,7 +20,7 @@ r.title_origin, r.brief_origin, r.topics_origin, r.described_by,
 """
 
 PAGE_FIRST = f"""
-SELECT {_RECORD_COLUMNS}
+SELECT {RECORD_COLUMNS}
 FROM audio_records AS r
 WHERE r.owner_id = :owner_id
 ORDER BY r.created_at DESC, r.id DESC
@@ -28,7 +28,7 @@ LIMIT :limit
 """
 
 PAGE_AFTER = f"""
-SELECT {_RECORD_COLUMNS}
+SELECT {RECORD_COLUMNS}
 FROM audio_records AS r
 WHERE r.owner_id = :owner_id
   AND (r.created_at < :after_created_at
@@ -47,14 +47,14 @@ WHERE t.owner_id = :owner_id AND t.name = :topic AND r.owner_id = :owner_id
 """
 
 TOPIC_PAGE_FIRST = f"""
-SELECT {_RECORD_COLUMNS}
+SELECT {RECORD_COLUMNS}
 {_TOPIC_FROM}
 ORDER BY r.created_at DESC, r.id DESC
 LIMIT :limit
 """
 
 TOPIC_PAGE_AFTER = f"""
-SELECT {_RECORD_COLUMNS}
+SELECT {RECORD_COLUMNS}
 {_TOPIC_FROM}
   AND (r.created_at < :after_created_at
        OR (r.created_at = :after_created_at AND r.id < :after_id))
@@ -83,7 +83,7 @@ JOIN audio_records AS r ON r.id = k.record_id
 
 SEARCH_FIRST = f"""
 {_SEARCH_HITS}
-SELECT {_RECORD_COLUMNS}, hits.score AS score
+SELECT {RECORD_COLUMNS}, hits.score AS score
 {_SEARCH_FROM}
 WHERE r.owner_id = :owner_id
 ORDER BY hits.score, r.id DESC
@@ -92,7 +92,7 @@ LIMIT :limit
 
 SEARCH_AFTER = f"""
 {_SEARCH_HITS}
-SELECT {_RECORD_COLUMNS}, hits.score AS score
+SELECT {RECORD_COLUMNS}, hits.score AS score
 {_SEARCH_FROM}
 WHERE r.owner_id = :owner_id
   AND (hits.score > :after_score OR (hits.score = :after_score AND r.id < :after_id))
@@ -101,7 +101,7 @@ LIMIT :limit
 """
 
 CARD = f"""
-SELECT {_RECORD_COLUMNS},
+SELECT {RECORD_COLUMNS},
        o.size_bytes AS original_size_bytes, o.format AS original_format,
        n.size_bytes AS normalized_size_bytes, n.format AS normalized_format,
        n.duration_ms AS normalized_duration_ms

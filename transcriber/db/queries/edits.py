@@ -116,7 +116,7 @@ VALUES (:record_id, :revision, :contents, :now)
 # All but the newest `:keep` revisions of the record (a range of the primary
 # key). The recognizer's original lives in `structures`, untouched.
 PRUNE_CORRECTIONS = """
-DELETE FROM structure_revisions WHERE record_id = :record_id AND revision <= :revision - :keep
+DELETE FROM structure_revisions WHERE record_id = :record_id AND revision + :keep <= :revision
 """
 
 # Conditional on the revision the person saw: a stale one changes nothing.

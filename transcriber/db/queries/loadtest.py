@@ -4,10 +4,11 @@
 # attempts or a lease (both must be gone once a record is done).
 RECORD_TOTALS = """
 SELECT count(*) AS records,
-       coalesce(sum(state = :done AND halted_at IS NULL), 0) AS done,
-       coalesce(sum(halted_at IS NOT NULL), 0) AS halted,
-       coalesce(sum(attempts <> 0), 0) AS attempts_left,
-       coalesce(sum(acquisition_id IS NOT NULL OR acquire_expires_at IS NOT NULL), 0)
+       coalesce(sum(CASE WHEN state = :done AND halted_at IS NULL THEN 1 ELSE 0 END), 0) AS done,
+       coalesce(sum(CASE WHEN halted_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS halted,
+       coalesce(sum(CASE WHEN attempts <> 0 THEN 1 ELSE 0 END), 0) AS attempts_left,
+       coalesce(sum(CASE WHEN acquisition_id IS NOT NULL OR acquire_expires_at IS NOT NULL
+                        THEN 1 ELSE 0 END), 0)
            AS leases_left
 FROM audio_records
 """

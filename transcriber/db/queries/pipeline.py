@@ -18,8 +18,8 @@ def lease_param(stage: str) -> str:
 
 CLAIMABLE_STAGES: tuple[str, ...] = tuple(stage.value for stage in claimable_stages())
 
-_IN_CLAIMABLE = ", ".join(f"'{stage}'" for stage in CLAIMABLE_STAGES)
-_LEASE_BY_STAGE = "CASE state " + " ".join(
+IN_CLAIMABLE = ", ".join(f"'{stage}'" for stage in CLAIMABLE_STAGES)
+LEASE_BY_STAGE = "CASE state " + " ".join(
     f"WHEN '{stage}' THEN :{lease_param(stage)}" for stage in CLAIMABLE_STAGES
 ) + " END"
 
@@ -32,12 +32,12 @@ _LEASE_BY_STAGE = "CASE state " + " ".join(
 CLAIM = f"""
 UPDATE audio_records
 SET acquisition_id = :token,
-    acquire_expires_at = {_LEASE_BY_STAGE},
+    acquire_expires_at = {LEASE_BY_STAGE},
     attempts = attempts + 1,
     lease_taken_over = (acquisition_id IS NOT NULL)
 WHERE id = (
     SELECT id FROM audio_records INDEXED BY idx_audio_records_acquire
-    WHERE state IN ({_IN_CLAIMABLE})
+    WHERE state IN ({IN_CLAIMABLE})
       AND halted_at IS NULL
       AND (delay_time IS NULL OR delay_time <= :now)
       AND (acquire_expires_at IS NULL OR acquire_expires_at <= :now)
@@ -94,7 +94,8 @@ RETURNING state
 
 RELEASE_ON_SHUTDOWN = """
 UPDATE audio_records
-SET attempts = max(attempts - 1, 0), acquisition_id = NULL, acquire_expires_at = NULL
+SET attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END,
+    acquisition_id = NULL, acquire_expires_at = NULL
 WHERE id = :id AND acquisition_id = :token
 """
 

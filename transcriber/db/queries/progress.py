@@ -19,7 +19,7 @@ UPSERT_SPEED = """
 INSERT INTO recognition_speed (provider, model, real_time_factor, samples, updated_at)
 VALUES (:provider, :model, :real_time_factor, 1, :now)
 ON CONFLICT (provider, model) DO UPDATE SET
-    real_time_factor = :real_time_factor, samples = samples + 1, updated_at = :now
+    real_time_factor = :real_time_factor, samples = recognition_speed.samples + 1, updated_at = :now
 """
 
 SELECT_NORMALIZE_PROGRESS = """
@@ -33,6 +33,8 @@ INSERT INTO normalize_progress (record_id, done_ms, total_ms, started_at, update
 SELECT :record_id, :done_ms, :total_ms, :now, :now
 WHERE EXISTS (SELECT 1 FROM audio_records WHERE id = :record_id AND acquisition_id = :token)
 ON CONFLICT (record_id) DO UPDATE SET
-    done_ms = max(done_ms, excluded.done_ms), total_ms = excluded.total_ms,
+    done_ms = CASE WHEN normalize_progress.done_ms > excluded.done_ms
+                   THEN normalize_progress.done_ms ELSE excluded.done_ms END,
+    total_ms = excluded.total_ms,
     updated_at = excluded.updated_at
 """

@@ -23,7 +23,7 @@ def _speaker_names(stored: str | None) -> dict[str, str]:
 
 
 def _record_columns(row: sqlite3.Row) -> dict[str, Any]:
-    """The columns every archive query selects (`queries.archive._RECORD_COLUMNS`)."""
+    """The columns every archive query selects (`queries.archive.RECORD_COLUMNS`)."""
     return {
         "id": row["id"], "title": row["title"], "original_filename": row["original_filename"],
         "source": row["source"], "state": row["state"], "halted_at": row["halted_at"],

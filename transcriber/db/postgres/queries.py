@@ -1,0 +1,151 @@
+"""PostgreSQL's own statements, and the named queries whose PostgreSQL text
+differs in more than spelling.
+
+`OVERRIDES` is keyed by the SQLite text of a query of `transcriber.db.queries`,
+so the service still names one query; `transcriber.db.postgres.dialect` looks
+the text up here before it translates parameters.
+"""
+
+from __future__ import annotations
+
+from transcriber.db import queries as q
+
+# -- the search index (transcriber.db.postgres.search) -----------------------------------
+
+STALE_SEARCH_ROWS = """
+SELECT r.id, r.owner_id, r.title, r.brief, r.original_filename, r.speaker_names,
+       r.topic_names, t.contents AS transcript
+FROM record_search AS s
+JOIN audio_records AS r ON r.id = s.record_id
+LEFT JOIN texts AS t ON t.record_id = r.id AND t.kind = 'transcript'
+WHERE s.stale = 1
+"""
+
+WRITE_SEARCH_TERMS = """
+UPDATE record_search SET terms = :terms::tsvector, stale = 0 WHERE record_id = :record_id
+"""
+
+# -- migrations (transcriber.db.postgres.migrate) -----------------------------------------
+
+# One key for every process migrating this database: they take turns.
+MIGRATION_LOCK_KEY = 0x7472616E73  # "trans"
+LOCK_MIGRATIONS = "SELECT pg_advisory_lock(:key)"
+UNLOCK_MIGRATIONS = "SELECT pg_advisory_unlock(:key)"
+CREATE_MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    BIGINT PRIMARY KEY NOT NULL,
+    name       TEXT NOT NULL,
+    checksum   TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)
+"""
+
+# -- overrides -----------------------------------------------------------------------------
+
+# FOR UPDATE SKIP LOCKED: a claimer on another host passes over the row this one
+# is taking instead of waiting for it (P2 holds on both engines). Right of SET,
+# columns read the row's old values, as on SQLite.
+_CLAIM = f"""
+UPDATE audio_records AS r
+SET acquisition_id = :token,
+    acquire_expires_at = {q.pipeline.LEASE_BY_STAGE},
+    attempts = r.attempts + 1,
+    lease_taken_over = CASE WHEN r.acquisition_id IS NULL THEN 0 ELSE 1 END
+FROM (
+    SELECT id FROM audio_records
+    WHERE state IN ({q.pipeline.IN_CLAIMABLE})
+      AND halted_at IS NULL
+      AND (delay_time IS NULL OR delay_time <= :now)
+      AND (acquire_expires_at IS NULL OR acquire_expires_at <= :now)
+    ORDER BY created_at, id
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+) AS picked
+WHERE r.id = picked.id
+RETURNING r.id, r.acquisition_id
+"""
+
+# `:match` is a tsquery literal of the owner's keyed terms; the score is the negated
+# rank (lower is better, as bm25 on SQLite), a double so that a page cursor's score
+# compares equal to itself. Weights of D, C, B, A: transcript 1, brief/speakers/topics 3,
+# file name 5, title 10.
+_SEARCH = """
+WITH hits AS (
+    SELECT s.record_id,
+           (-ts_rank('{0.1, 0.3, 0.5, 1.0}', s.terms, :match::tsquery))::float8 AS score
+    FROM record_search AS s
+    WHERE s.terms @@ :match::tsquery
+)
+SELECT """ + q.archive.RECORD_COLUMNS + """, hits.score AS score
+FROM hits
+JOIN audio_records AS r ON r.id = hits.record_id
+WHERE r.owner_id = :owner_id AFTER_CONDITION
+ORDER BY hits.score, r.id DESC
+LIMIT :limit
+"""
+_SEARCH_AFTER = ("AND (hits.score > :after_score"
+                 " OR (hits.score = :after_score AND r.id < :after_id))")
+
+_RECORD_SNAPSHOT = """
+SELECT json_build_object(
+    'id', r.id, 'title', r.title, 'original_filename', r.original_filename,
+    'source', r.source, 'stage', r.state,
+    'halt', CASE WHEN r.halted_at IS NULL THEN NULL
+                 ELSE json_build_object('at', r.halted_at, 'reason', r.halt_reason,
+                                        'message', NULL) END,
+    'progress', NULL, 'duration_ms', r.duration_ms, 'size_bytes', r.size_bytes,
+    'created_at', r.created_at, 'updated_at', r.updated_at, 'brief', r.brief,
+    'topics', coalesce((SELECT json_agg(t.name) FROM record_topics AS rt
+               JOIN topics AS t ON t.id = rt.topic_id WHERE rt.record_id = r.id), '[]'::json),
+    'described', json_build_object(
+        'title', r.title_origin, 'brief', r.brief_origin, 'topics', r.topics_origin,
+        'by', nullif(r.described_by, ''),
+        'state', (SELECT j.state FROM describe_jobs AS j WHERE j.record_id = r.id))
+)::text AS record_json
+FROM audio_records AS r WHERE r.id = :record_id
+"""
+
+# How many records' transcripts (weight D) hold each owner-keyed stem: one GIN lookup
+# per term (SQLite reads fts5vocab). A term is letters and digits behind a hex key.
+_TERM_RECORDS = """
+SELECT e.term, count(s.record_id) AS doc
+FROM jsonb_array_elements_text(:terms::jsonb) AS e(term)
+JOIN record_search AS s ON s.terms @@ (quote_literal(e.term) || ':D')::tsquery
+GROUP BY e.term
+"""
+
+OVERRIDES: dict[str, str] = {
+    q.pipeline.CLAIM: _CLAIM,
+    # SQLite's CROSS JOIN … ON fixes the join order; PostgreSQL spells it JOIN.
+    q.telegram.LIVE_STATUSES: q.telegram.LIVE_STATUSES.replace("CROSS JOIN", "JOIN"),
+    # json_patch (RFC 7396) on a flat object: a null value removes the name.
+    q.edits.PATCH_SPEAKER_NAMES: """
+UPDATE audio_records
+SET speaker_names = jsonb_strip_nulls(speaker_names::jsonb || :patch::jsonb)::text,
+    updated_at = :now
+WHERE id = :id AND owner_id = :owner_id
+""",
+    q.edits.SET_TOPIC_NAMES: """
+UPDATE audio_records SET topic_names = coalesce((
+    SELECT json_agg(t.name ORDER BY t.name) FROM record_topics AS rt
+    JOIN topics AS t ON t.id = rt.topic_id WHERE rt.record_id = :record_id)::text, '[]')
+WHERE id = :record_id
+""",
+    q.webhooks.RECORD_SNAPSHOT: _RECORD_SNAPSHOT,
+    q.describe.TERM_RECORDS: _TERM_RECORDS,
+    # The index never waits on PostgreSQL: the writer refreshes it before COMMIT.
+    q.search.PENDING_COUNT: "SELECT count(*) AS pending FROM record_search WHERE stale = 1",
+    q.archive.SEARCH_FIRST: _SEARCH.replace("AFTER_CONDITION", ""),
+    q.archive.SEARCH_AFTER: _SEARCH.replace("AFTER_CONDITION", _SEARCH_AFTER),
+}
+
+# Named queries that never run on PostgreSQL, and why: a test prepares every other one.
+SQLITE_ONLY: dict[str, str] = {
+    q.search.PENDING_TERMS: "the search refill of SQLite's migration 0012 (FTS5 rows)",
+    q.search.INDEX_ROWS: "the search refill of SQLite's migration 0012 (FTS5 rows)",
+    q.search.MARK_INDEXED: "the search refill of SQLite's migration 0012 (FTS5 rows)",
+    q.maintenance.RECORDS_WITHOUT_SEARCH_KEY: "verify of a SQLite file's FTS5 index",
+    q.maintenance.SEARCH_KEYS_WITHOUT_RECORD: "verify of a SQLite file's FTS5 index",
+    q.maintenance.FILL_EXPECTED_INDEX: "verify of a SQLite file's FTS5 index",
+    q.maintenance.SEARCH_DIFFERENCES: "verify of a SQLite file's FTS5 index",
+}

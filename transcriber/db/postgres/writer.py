@@ -1,0 +1,130 @@
+"""The DB writer actor on PostgreSQL: the same mailbox, batches and answers as
+SQLite's (`transcriber.db.writer`), over one asyncpg connection.
+
+What differs is the engine's: every command runs inside its own SAVEPOINT
+(a failed statement aborts a PostgreSQL transaction until rolled back to a
+savepoint, where SQLite undoes the statement alone); a batch that loses a
+deadlock or a serialization check to another process's writer is run again
+whole (nothing of it was committed and no caller was answered); and before
+COMMIT the writer recomputes the search terms of the records this batch
+changed (`search.refresh_stale`), in Python, through the same normalization
+as SQLite's index, so a committed change is searchable at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import structlog
+
+from transcriber.clock import Clock
+from transcriber.db.postgres import search
+from transcriber.db.postgres.connection import PgConnection
+from transcriber.db.writer import Command, Envelope, WriteContext, Writer
+from transcriber.errors import WriterUnavailable
+from transcriber.observability import WRITER_BATCH_SIZE
+
+log = structlog.get_logger(__name__)
+
+# A batch that lost to another writer (deadlock, serialization) runs again this often.
+RETRIES = 3
+_RETRYABLE = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
+
+
+class PgWriter(Writer):
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Clock,
+        batch_max: int = 64,
+        on_death: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        # The SQLite path is unused here; the mailbox, metrics and answers are shared.
+        super().__init__(Path(), clock=clock, batch_max=batch_max, on_death=on_death)
+        self._url = url
+        self._pg: PgConnection | None = None
+
+    async def start(self) -> None:
+        self._pg = PgConnection(await asyncpg.connect(self._url))
+        self._accepting = True
+        self._task = asyncio.create_task(self._run(), name="db-writer")
+        self._task.add_done_callback(self._task_done)
+
+    async def _run_batch(self, first: Envelope[Any]) -> bool:
+        conn = self._pg
+        assert conn is not None
+        await self._let_callers_in()
+        batch, stopping = self._take(first)
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            for attempt in range(RETRIES + 1):
+                try:
+                    outcomes = await self._transaction(conn, batch)
+                    break
+                except _RETRYABLE:
+                    if attempt == RETRIES:
+                        raise
+                    log.warning("writer_batch_retried", attempt=attempt + 1, size=len(batch))
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            # The transaction itself failed (the server went away, a statement
+            # timed out): nothing of this batch is stored, every caller hears so.
+            log.error("writer_batch_failed", error=type(exc).__name__, size=len(batch))
+            outcomes = [(False, sqlite3.OperationalError(type(exc).__name__))] * len(batch)
+            if conn.raw.is_closed():
+                raise
+        except BaseException:
+            for envelope in batch:
+                self._answer(envelope, False, WriterUnavailable("the DB writer stopped"))
+            raise
+        WRITER_BATCH_SIZE.observe(len(batch))
+        for envelope, (ok, value) in zip(batch, outcomes, strict=True):
+            self._answer(envelope, ok, value)
+        return stopping
+
+    async def _transaction(
+        self, conn: PgConnection, batch: list[Envelope[Any]]
+    ) -> list[tuple[bool, Any]]:
+        ctx = WriteContext(conn=conn, clock=self._clock)
+        transaction = conn.raw.transaction()
+        await transaction.start()
+        try:
+            outcomes = [await self._command(envelope.command, ctx, conn) for envelope in batch]
+            await search.refresh_stale(conn)
+        except BaseException:
+            await transaction.rollback()
+            raise
+        await transaction.commit()
+        return outcomes
+
+    @staticmethod
+    async def _command(
+        command: Command[Any], ctx: WriteContext, conn: PgConnection
+    ) -> tuple[bool, Any]:
+        savepoint = conn.raw.transaction()
+        await savepoint.start()
+        try:
+            result = await command.execute(ctx)
+        except _RETRYABLE:
+            raise  # the whole transaction is lost: the batch runs again
+        except Exception as exc:
+            await savepoint.rollback()
+            return False, exc
+        await savepoint.commit()
+        return True, result
+
+    def _rollback_quietly(self) -> None:
+        """Nothing to do: `_transaction` rolls back what it started."""
+
+    async def _close(self) -> None:
+        self._accepting = False
+        if self._pg is not None:
+            raw = self._pg.raw
+            self._pg = None
+            await raw.close()
+        self._thread.shutdown(wait=False)
