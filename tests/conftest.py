@@ -15,6 +15,7 @@ import pytest
 from tests.helpers import postgres
 from tests.helpers.database import TestDatabase
 from tests.helpers.markers import left_out
+from tests.helpers.s3 import Bucket, start_moto
 from tests.helpers.settings import SettingsFactory, settings_on
 from tests.helpers.whisper import MakeWhisper
 from transcriber.db.connection import database_path
@@ -166,3 +167,15 @@ def postgres_url(postgres_server: postgres.PostgresServer) -> Iterator[str]:
     url = postgres_server.create_database()
     yield url
     postgres_server.drop_database(url)
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A real S3 (moto in server mode) on loopback, one per run."""
+    yield from start_moto()
+
+
+@pytest.fixture
+def s3_bucket(s3_endpoint: str) -> Bucket:
+    """A fresh bucket on the run's S3."""
+    return Bucket(s3_endpoint)

@@ -20,8 +20,9 @@ import stat
 import unicodedata
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 from transcriber.errors import IncompleteInput, StorageFull, TooLarge, UnsafePath
 from transcriber.ids import new_unguessable_id
@@ -42,6 +43,17 @@ class PlacedFile:
     @property
     def format(self) -> str:
         return Path(self.file_name).suffix.lstrip(".")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Servable:
+    """A stored file that may be sent: its size, and either a local path (sent as a
+    file) or the validators of an object (streamed through the service)."""
+
+    size: int
+    path: Path | None = None
+    etag: str = ""
+    modified: datetime | None = None
 
 
 def clean_original_name(raw: str | None) -> str:
@@ -78,7 +90,11 @@ def is_no_room(exc: BaseException) -> bool:
 
 
 class RecordFiles:
-    """`free_bytes` and `opener` are the file layer (tests inject a disk that fills)."""
+    """The record-file store of `storage.files = local` (`ports.RecordStore`).
+
+    `free_bytes` and `opener` are the file layer (tests inject a disk that fills)."""
+
+    kind: Literal["local", "s3"] = "local"
 
     def __init__(self, data_dir: Path, *, min_free_bytes: int = 0,
                  free_bytes: FreeBytes = disk_free_bytes, opener: Opener = _open_new) -> None:
@@ -173,9 +189,36 @@ class RecordFiles:
         return PlacedFile(record_id=placed.record_id, file_id=placed.file_id,
                           file_name=final.name, path=final, size_bytes=placed.size_bytes)
 
-    def discard(self, placed: PlacedFile) -> None:
+    async def discard(self, placed: PlacedFile) -> None:
         placed.path.unlink(missing_ok=True)
         self.remove_dir_if_empty(placed.record_id)
+
+    async def local_path(self, record_id: str, file_name: str) -> Path:
+        """The stored file itself (whether it exists is for its reader to find)."""
+        return self.path_of(record_id, file_name)
+
+    async def release(self, record_id: str) -> None:
+        """Nothing to drop: steps read the stored files in place."""
+
+    async def servable(self, record_id: str, file_name: str) -> Servable:
+        found = await asyncio.to_thread(self.regular_file, record_id, file_name)
+        return Servable(size=found.st_size, path=self.path_of(record_id, file_name))
+
+    async def read(self, record_id: str, file_name: str, *, start: int, end: int
+                   ) -> AsyncGenerator[bytes]:
+        handle = await asyncio.to_thread(open_file_inside, self._data_dir,
+                                         (RECORDS_DIR, record_id, file_name))
+        try:
+            await asyncio.to_thread(handle.seek, start)
+            left = end - start
+            while left > 0:
+                chunk = await asyncio.to_thread(handle.read, min(left, HASH_CHUNK_BYTES))
+                if not chunk:
+                    return
+                left -= len(chunk)
+                yield chunk
+        finally:
+            handle.close()
 
     async def remove_record(self, record_id: str) -> None:
         """The record's folder with everything in it (a deleted record's)."""

@@ -1,8 +1,9 @@
 """Intake: a stream of bytes becomes a record at the first stage.
 
 Shared by both doors (the web upload and the Telegram bot). The stream goes
-straight into the record folder (`RecordFiles.place_stream`: a temporary
-name, renamed when complete; never held in memory), it is probed (only
+straight into the record-file store (`RecordStore.place_stream`: a temporary
+name renamed when complete, or a multipart upload completed at the end;
+never held in memory), it is probed (only
 audio containers are opened; the container decides the stored extension),
 audio that is too long or sampled too slowly is refused (`audio_refusal`),
 and the `files` and record rows are written in one writer transaction
@@ -28,9 +29,9 @@ from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import Accepted, AcceptRecord, Source
 from transcriber.db.writer import Writer
 from transcriber.errors import PermanentFailure, TranscriberError
-from transcriber.files import PlacedFile, RecordFiles, clean_original_name
+from transcriber.files import PlacedFile, clean_original_name
 from transcriber.ids import new_id
-from transcriber.ports import AudioProbe, Transcoder
+from transcriber.ports import AudioProbe, RecordStore, Transcoder
 from transcriber.settings import ServerSettings
 
 log = structlog.get_logger(__name__)
@@ -121,7 +122,7 @@ async def accept_stream(
     intake: Intake,
     chunks: AsyncIterable[bytes],
     *,
-    files: RecordFiles,
+    files: RecordStore,
     writer: Writer,
     transcoder: Transcoder,
     limit: int,
@@ -150,7 +151,8 @@ async def accept_stream(
         try:
             intake = late(intake)
         except BaseException:
-            files.discard(placed)
+            await files.discard(placed)
+            await files.release(placed.record_id)
             raise
     task = asyncio.create_task(
         _register(intake, placed, name, files=files, writer=writer, transcoder=transcoder,
@@ -167,7 +169,7 @@ async def _register(
     placed: PlacedFile,
     name: str,
     *,
-    files: RecordFiles,
+    files: RecordStore,
     writer: Writer,
     transcoder: Transcoder,
     limits: AudioLimits,
@@ -210,4 +212,6 @@ async def _register(
         raise
     finally:
         if not keep:
-            files.discard(placed)
+            await files.discard(placed)
+        # The probe's local copy (s3): a step fetches what it needs on its own host.
+        await files.release(placed.record_id)

@@ -10,7 +10,6 @@ from aiohttp import web
 from transcriber.clock import Clock
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.ports import (
@@ -18,6 +17,7 @@ from transcriber.ports import (
     Notifier,
     ObjectStore,
     Recognizer,
+    RecordStore,
     Transcoder,
     WebhookTransport,
 )
@@ -27,7 +27,7 @@ SETTINGS = web.AppKey("settings", Settings)
 CLOCK = web.AppKey("clock", Clock)
 WRITER = web.AppKey("writer", Writer)
 READERS = web.AppKey("readers", ReaderPool)
-FILES = web.AppKey("files", RecordFiles)
+FILES = web.AppKey("files", RecordStore)
 # Resolved with the exception that must stop the service (the writer died, …).
 FATAL = web.AppKey("fatal", asyncio.Future[BaseException])
 # The step table: step name (from stages.STAGES) -> the Step that runs it.

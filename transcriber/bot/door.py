@@ -49,10 +49,9 @@ from transcriber.errors import (
     TooLarge,
     UnsafePath,
 )
-from transcriber.files import RecordFiles
 from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
-from transcriber.ports import Transcoder
+from transcriber.ports import RecordStore, Transcoder
 from transcriber.settings import TelegramSettings
 
 log = structlog.get_logger(__name__)
@@ -70,7 +69,7 @@ class DoorParts:
 
     writer: Writer
     readers: ReaderPool
-    files: RecordFiles
+    files: RecordStore
     transcoder: Transcoder
     clock: Clock
     limits: AudioLimits

@@ -12,6 +12,7 @@ import sys
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.progress import file_progress
 from transcriber.service.backup import BackupError, Manifest, MissingFiles, backup
+from transcriber.service.bucket import with_bucket
 from transcriber.settings import Settings
 
 
@@ -25,8 +26,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     storage = settings.storage
     try:
         with file_progress("backup") as progress:
-            manifest = backup(storage.data_dir, args.dest,
-                              busy_timeout_ms=storage.busy_timeout_ms, progress=progress)
+            manifest = with_bucket(settings, lambda bucket: backup(
+                storage.data_dir, args.dest, busy_timeout_ms=storage.busy_timeout_ms,
+                progress=progress, fetch=None if bucket is None else bucket.fetch))
     except MissingFiles as exc:
         if args.json:
             sys.stdout.write(exc.manifest.to_json().decode() + "\n")

@@ -16,6 +16,7 @@ from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.progress import file_progress
 from transcriber.cli.verify import print_problems
 from transcriber.service.backup import BackupError
+from transcriber.service.bucket import with_bucket
 from transcriber.service.restore import RestoreUnverified, restore
 from transcriber.settings import Settings
 
@@ -24,8 +25,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     storage = settings.storage
     try:
         with file_progress("restore") as progress:
-            manifest = restore(args.src, storage.data_dir,
-                               busy_timeout_ms=storage.busy_timeout_ms, progress=progress)
+            manifest = with_bucket(settings, lambda bucket: restore(
+                args.src, storage.data_dir, busy_timeout_ms=storage.busy_timeout_ms,
+                progress=progress, bucket=bucket))
     except RestoreUnverified as exc:
         print(f"transcriber: restore failed: {exc}", file=sys.stderr)
         print_problems(exc.report)

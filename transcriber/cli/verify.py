@@ -9,13 +9,18 @@ import orjson
 
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.db.connection import database_path
+from transcriber.service.bucket import with_bucket
 from transcriber.service.verify import LIST_MAX, Report, verify
 from transcriber.settings import Settings
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     folder = args.folder or settings.storage.data_dir
-    report = verify(database_path(folder), folder)
+    # A backup folder holds its files; the data folder's may be in the bucket.
+    in_bucket = settings.storage.files == "s3" and folder == settings.storage.data_dir
+    report = with_bucket(settings, lambda bucket: verify(
+        database_path(folder), folder,
+        objects=bucket.stored() if bucket is not None and in_bucket else None))
     if args.json:
         body = {"ok": report.ok, "counts": report.counts, "problems": report.problems}
         sys.stdout.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")

@@ -36,7 +36,6 @@ from transcriber.db.commands.pipeline import (
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.errors import ClaimLost, NoWork
-from transcriber.files import RecordFiles
 from transcriber.observability import (
     CLAIM_SECONDS,
     LEASE_EXPIRIES,
@@ -48,6 +47,7 @@ from transcriber.pipeline.effects import discard_unwritten
 from transcriber.pipeline.notify import AfterCommit, Delivery
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Advanced, Deferred, Job, Step
+from transcriber.ports import RecordStore
 from transcriber.settings import Settings
 from transcriber.stages import STAGES, HaltReason, Stage, spec_of, stage_of_step
 
@@ -81,7 +81,7 @@ class StepActor:
         clock: Clock,
         writer: Writer,
         readers: ReaderPool,
-        files: RecordFiles,
+        files: RecordStore,
         steps: Mapping[str, Step],
         delivery: Delivery,
         rng: policy.Random = random.random,
@@ -279,12 +279,12 @@ class StepActor:
                     record_id=record_id, token=token, step=step,
                     effects=effects, duration_ms=duration_ms))
             except ClaimLost:
-                discard_unwritten(decision.effects)
+                await discard_unwritten(decision.effects, self._files)
                 return self._stale(claimed, step)
             except Exception as exc:
                 # An effect refused to land: the whole advance rolled back; it is
                 # the step's failure like any other.
-                discard_unwritten(decision.effects)
+                await discard_unwritten(decision.effects, self._files)
                 retry = policy.decide(exc, attempts=claimed.attempts, settings=self._pipeline,
                                       rng=self._rng)
                 return await self._apply(claimed, step, retry, duration_ms)
@@ -293,6 +293,7 @@ class StepActor:
                       duration_ms=duration_ms)
             if claimed.stage is FINAL_STEP_STAGE:
                 self._settled.settled(record_id)
+                await self._files.release(record_id)
             for effect in effects:
                 if isinstance(effect, AfterCommit):
                     await effect.after_commit(self._delivery, record_id=record_id)
@@ -344,6 +345,8 @@ class StepActor:
         self._log.error("record_halted", record_id=claimed.record_id, stage=claimed.stage.value,
                   reason=reason.value, attempts=claimed.attempts)
         self._settled.settled(claimed.record_id)
+        # Its working copies (s3) are fetched again if a person resumes it.
+        await self._files.release(claimed.record_id)
         # After the halt is stored, exactly once; a failed delivery undoes nothing (P10, P6).
         await self._delivery.halt_notice(claimed.record_id, reason)
         return self._report("halted", claimed, step)

@@ -9,11 +9,9 @@ record columns its stage owns (`StageSpec.owned_columns`): never `owner_id`,
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 
 from transcriber.db.commands.files import StoredFile, insert_file
@@ -21,6 +19,7 @@ from transcriber.db.commands.results import ColumnValue, save_transcript, set_re
 from transcriber.db.writer import WriteContext
 from transcriber.errors import TranscriberError
 from transcriber.files import PlacedFile
+from transcriber.ports import RecordStore
 from transcriber.stages import spec_of, stage_of_step
 
 
@@ -38,11 +37,11 @@ def owned_columns(step: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AddFile:
-    """The `files` row of a file the step placed in the record folder."""
+    """The `files` row of a file the step placed in the record-file store."""
 
     file: StoredFile
-    # Where the file lies, so it can be removed when its row never lands.
-    path: Path | None = None
+    # What was placed, so it can be removed when its row never lands.
+    placed: PlacedFile | None = None
 
     @classmethod
     def of(cls, placed: PlacedFile, *, duration_ms: int | None = None,
@@ -50,15 +49,13 @@ class AddFile:
         return cls(file=StoredFile(id=placed.file_id, file_name=placed.file_name,
                                    size_bytes=placed.size_bytes, format=placed.format,
                                    duration_ms=duration_ms, channels=channels),
-                   path=placed.path)
+                   placed=placed)
 
-    def discard(self) -> None:
-        if self.path is not None:
-            self.path.unlink(missing_ok=True)
-            # The record may be gone (deleted under the step): its folder goes
-            # with its last file, not left for the next start's sweep.
-            with contextlib.suppress(OSError):
-                self.path.parent.rmdir()
+    async def discard(self, files: RecordStore) -> None:
+        # The record may be gone (deleted under the step): its folder goes with its
+        # last file (`discard`), not left for the next start's sweep.
+        if self.placed is not None:
+            await files.discard(self.placed)
 
     async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
         try:
@@ -67,12 +64,12 @@ class AddFile:
             raise EffectMissedRecord(f"record {record_id} not found for its file row") from exc
 
 
-def discard_unwritten(effects: Iterable[object]) -> None:
+async def discard_unwritten(effects: Iterable[object], files: RecordStore) -> None:
     """Remove files whose rows did not land (the advance was stale or rolled
     back): without a row nothing would ever find or clean them."""
     for effect in effects:
         if isinstance(effect, AddFile):
-            effect.discard()
+            await effect.discard(files)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

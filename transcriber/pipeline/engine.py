@@ -19,13 +19,13 @@ import structlog
 from transcriber.clock import Clock
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
 from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.notify import Delivery, NotifierSource, running_notifier
 from transcriber.pipeline.outbox import Outbox
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
+from transcriber.ports import RecordStore
 from transcriber.settings import Settings
 from transcriber.stages import step_names
 
@@ -53,7 +53,7 @@ class Engine:
         clock: Clock,
         writer: Writer,
         readers: ReaderPool,
-        files: RecordFiles,
+        files: RecordStore,
         steps: Mapping[str, Step],
         notifier: NotifierSource,
         rng: policy.Random = random.random,

@@ -21,7 +21,7 @@ from transcriber.clock import Clock
 from transcriber.db.commands.pipeline import Effect
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
+from transcriber.ports import RecordStore
 from transcriber.settings import Settings
 from transcriber.stages import Stage
 
@@ -53,7 +53,7 @@ class Job:
     clock: Clock
     writer: Writer
     readers: ReaderPool
-    files: RecordFiles
+    files: RecordStore
     extras: Mapping[str, Any] = field(default_factory=dict)
 
 

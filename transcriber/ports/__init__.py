@@ -2,7 +2,8 @@
 
 Every Protocol a step is given and every value type it passes through one:
 `recognition` (the recognizer and the part cutter), `speakers` (the speaker
-separator), `media` (transcoder, object store), `notify` (the notifier),
+separator), `media` (transcoder, object store), `files` (the record-file
+store), `notify` (the notifier),
 `webhooks` (the webhook transport), `describe` (the describer of a record's
 title, brief and topics) and `values` (utterances, spans, words, turns). Ports
 import only the leaves.
@@ -14,6 +15,7 @@ from here: the modules are how the package is cut, not part of its contract.
 from __future__ import annotations
 
 from transcriber.ports.describe import ArchiveCounts, ArchiveTerms, Describer, Material
+from transcriber.ports.files import FilesKind, RecordStore
 from transcriber.ports.media import AudioProbe, ObjectStore, ProgressCallback, Transcoder
 from transcriber.ports.notify import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.ports.recognition import (
@@ -37,6 +39,7 @@ __all__ = [
     "AudioPart",
     "AudioProbe",
     "Describer",
+    "FilesKind",
     "Material",
     "Notifier",
     "ObjectStore",
@@ -45,6 +48,7 @@ __all__ = [
     "PollLater",
     "ProgressCallback",
     "Recognizer",
+    "RecordStore",
     "ReplyAddress",
     "Segment",
     "Separation",

@@ -9,7 +9,9 @@ destination and renamed when complete, so a folder named DEST is always a
 whole backup. Files placed after the snapshot are not copied (their rows are
 not in it); a file the snapshot names but that is missing is listed in the
 manifest and makes the backup fail, never silently skipped. Caches (the
-Whisper model) are not archive data and are never copied.
+Whisper model) are not archive data and are never copied. With `storage.files
+= s3` the files are fetched from the bucket (`fetch`) into the same layout, so
+a backup is the same folder whichever store it came from.
 """
 
 from __future__ import annotations
@@ -34,13 +36,16 @@ from transcriber.db.connection import (
 )
 from transcriber.db.reads import maintenance
 from transcriber.errors import TranscriberError, UnsafePath
-from transcriber.files import RECORDS_DIR, open_inside, sha256_of
+from transcriber.files import RECORDS_DIR, open_inside, plain_name, sha256_of
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = 1
 COPY_CHUNK_BYTES = 4 * 1024 * 1024
 
 Progress = Callable[[int], None]
+# Writes a record file from elsewhere (a bucket) to a new local file; FileNotFoundError
+# when it is missing.
+Fetch = Callable[[str, str, Path], None]
 
 
 class BackupError(TranscriberError):
@@ -142,6 +147,16 @@ def place_inside(source_root: Path, names: tuple[str, ...], target_root: Path) -
         os.close(fd)
 
 
+def fetch_inside(fetch: Fetch, item: SnapshotFile, target_root: Path) -> None:
+    """Fetch one record file to `target_root/records/…`; its names must be plain (a
+    row is data: `UnsafePath` otherwise)."""
+    if not all(plain_name(name) for name in item.names):
+        raise UnsafePath("a path component is not a plain name")
+    target = target_root.joinpath(*item.names)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fetch(item.record_id, item.file_name, target)
+
+
 def _copy_fd(fd: int, target: Path) -> None:
     """Copy an open file into a new regular file (never through a name that exists)."""
     out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -163,9 +178,11 @@ def _check_destination(dest: Path) -> None:
 
 def backup(data_dir: Path, dest: Path, *, busy_timeout_ms: int = 5000,
            clock: Clock | None = None,
-           progress: Callable[[int], Progress] | None = None) -> Manifest:
+           progress: Callable[[int], Progress] | None = None,
+           fetch: Fetch | None = None) -> Manifest:
     """Back `data_dir` up into the new folder `dest`; the manifest says what
-    was copied. `progress(total)` gives a callback told each file done."""
+    was copied. `progress(total)` gives a callback told each file done; `fetch`
+    takes the files from a bucket instead of the data folder."""
     source_db = database_path(data_dir)
     if not source_db.is_file():
         raise BackupError(f"{data_dir} holds no database")
@@ -181,7 +198,10 @@ def backup(data_dir: Path, dest: Path, *, busy_timeout_ms: int = 5000,
         missing: list[str] = []
         for item in files:
             try:
-                if place_inside(data_dir, item.names, temp):
+                if fetch is not None:
+                    fetch_inside(fetch, item, temp)
+                    copied += 1
+                elif place_inside(data_dir, item.names, temp):
                     linked += 1
                 else:
                     copied += 1

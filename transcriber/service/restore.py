@@ -9,7 +9,9 @@ under a temporary name and checked against the manifest's SHA-256 as copied,
 migrated to this version's schema there, and `verify` runs on the result;
 only a restore it finds complete and consistent gets the database's real
 name. Any refusal or problem empties the folder again: nothing half-trusted
-stays behind.
+stays behind. With `storage.files = s3` the files go into the bucket
+(`BucketSink`), which must hold no record files yet, and are removed from it
+again on any refusal.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import hashlib
 import os
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import BinaryIO, Protocol
 
 import orjson
 
@@ -56,6 +59,19 @@ class RestoreUnverified(BackupError):
         self.report = report
 
 
+class BucketSink(Protocol):
+    """Where a restore puts the record files with `storage.files = s3` (sync calls;
+    the CLI runs them on its event loop)."""
+
+    def stored(self) -> Mapping[tuple[str, str], int]:
+        """Every record file in the bucket and its size."""
+
+    def put(self, record_id: str, file_name: str, handle: BinaryIO) -> None: ...
+
+    def remove(self, record_id: str) -> None:
+        """Every file of the record."""
+
+
 def read_manifest(src: Path) -> Manifest:
     try:
         with open_file_inside(src, (MANIFEST_NAME,)) as handle:
@@ -88,7 +104,8 @@ def folder_in_use(data_dir: Path) -> bool:
 
 
 def restore(src: Path, data_dir: Path, *, busy_timeout_ms: int = 5000,
-            progress: Callable[[int], Progress] | None = None) -> Manifest:
+            progress: Callable[[int], Progress] | None = None,
+            bucket: BucketSink | None = None) -> Manifest:
     """Restore the backup `src` into `data_dir`, which must be empty and unused.
 
     Raises `BackupError` (a refusal: the folder is left as it was, or emptied
@@ -99,15 +116,22 @@ def restore(src: Path, data_dir: Path, *, busy_timeout_ms: int = 5000,
         raise BackupError(f"{data_dir} is in use by a running transcriber")
     if data_dir.exists() and any(data_dir.iterdir()):
         raise BackupError(f"{data_dir} is not empty; restore goes into an empty folder")
+    if bucket is not None and bucket.stored():
+        raise BackupError("the bucket already holds record files; restore goes into an "
+                          "empty store")
     data_dir.mkdir(parents=True, exist_ok=True)
     temp_db = data_dir / TEMP_DB_NAME
+    placed: set[tuple[str, str]] = set()
     try:
         _copy_database(src, manifest, temp_db)
         files, _ = read_snapshot(temp_db)
         step = progress(len(files)) if progress else None
         for item in files:
             try:
-                place_inside(src, item.names, data_dir)
+                if bucket is None:
+                    place_inside(src, item.names, data_dir)
+                else:
+                    _put(bucket, src, item.names, placed)
             except FileNotFoundError:
                 raise BackupError(f"the backup lacks a file its database names: "
                                   f"{item.relative}") from None
@@ -119,15 +143,31 @@ def restore(src: Path, data_dir: Path, *, busy_timeout_ms: int = 5000,
                 step(1)
         migrate(data_dir, database=temp_db, busy_timeout_ms=busy_timeout_ms)
         _single_file(temp_db)
-        report = verify(temp_db, data_dir)
+        report = verify(temp_db, data_dir,
+                        objects=None if bucket is None else bucket.stored())
         if not report.ok:
             raise RestoreUnverified(report)
         temp_db.rename(database_path(data_dir))
         fsync_dir(data_dir)
     except BaseException:
         _empty(data_dir)
+        if bucket is not None:
+            for record_id in {record_id for record_id, _ in placed}:
+                bucket.remove(record_id)
         raise
     return manifest
+
+
+def _put(bucket: BucketSink, src: Path, names: tuple[str, ...],
+         placed: set[tuple[str, str]]) -> None:
+    """One backup file into the bucket, read through `open_file_inside` (the same
+    refusals as a local restore); a file named twice is refused as it is there."""
+    _, record_id, file_name = names
+    if (record_id, file_name) in placed:
+        raise FileExistsError(file_name)
+    with open_file_inside(src, names) as handle:
+        placed.add((record_id, file_name))
+        bucket.put(record_id, file_name, handle)
 
 
 def _copy_database(src: Path, manifest: Manifest, target: Path) -> None:

@@ -1,7 +1,8 @@
 """Lifecycle of the storage parts, as aiohttp cleanup contexts.
 
 Order at start: migrations → writer → readers → the sweep of what a killed
-process left in the record folders (→ the pipeline and the doors, added by
+process left in the record folders → the record-file store (the data folder,
+or a bucket and its own sweep: `service.bucket`) (→ the pipeline and the doors, added by
 their own contexts). aiohttp runs cleanups in reverse, so the
 writer, started first, closes last and drains its mailbox before it does.
 """
@@ -25,6 +26,7 @@ from transcriber.db import reads
 from transcriber.db.engine import engine_name, migrate_storage, new_readers, new_writer
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RECORDS_DIR, TEMP_SUFFIX, RecordFiles
+from transcriber.service.bucket import bucket_files
 from transcriber.service.fatal import fail_service
 
 log = structlog.get_logger(__name__)
@@ -105,6 +107,7 @@ async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
                         on_death=lambda exc: fail_service(app, exc))
     readers = new_readers(settings.storage)
     lock_fd, alone = await asyncio.to_thread(take_instance_lock, data_dir)
+    stack = contextlib.AsyncExitStack()
     try:
         await writer.start()
     except BaseException:
@@ -120,12 +123,17 @@ async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
         app[keys.WRITER] = writer
         app[keys.READERS] = readers
         if keys.FILES not in app:  # a test's file layer (a disk that fills) is kept
-            app[keys.FILES] = RecordFiles(data_dir,
-                                          min_free_bytes=settings.storage.min_free_bytes)
+            if settings.storage.files == "s3":
+                app[keys.FILES] = await stack.enter_async_context(
+                    bucket_files(settings, readers, alone=alone, started=started))
+            else:
+                app[keys.FILES] = RecordFiles(data_dir,
+                                              min_free_bytes=settings.storage.min_free_bytes)
         log.info("storage_started", read_connections=readers.size,
-                 engine=engine_name(settings.storage))
+                 engine=engine_name(settings.storage), files=app[keys.FILES].kind)
         yield
     finally:
+        await stack.aclose()
         await readers.close()
         await writer.stop()
         os.close(lock_fd)  # releases the instance lock

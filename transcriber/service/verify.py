@@ -9,13 +9,16 @@ holds exactly the terms its records and transcripts give (rebuilt into a
 temporary index and compared term by term; records the service has yet to index
 under migration 0012's word forms are counted as `records_to_index`, not
 compared). Meant for a folder no process writes: a live one shows its uploads in
-flight as files without a row.
+flight as files without a row. With `storage.files = s3` the files checked are
+the bucket's objects (`objects`: each record file's size, listed beforehand),
+by the same rules: present, of the row's size, none without a row.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,8 +40,10 @@ class Report:
         return not any(self.problems.values())
 
 
-def verify(db_path: Path, files_root: Path) -> Report:
-    """`db_path`: the database; `files_root`: the folder holding `records/`."""
+def verify(db_path: Path, files_root: Path, *,
+           objects: Mapping[tuple[str, str], int] | None = None) -> Report:
+    """`db_path`: the database; `files_root`: the folder holding `records/`, or
+    `objects`: the record files of a bucket by (record id, file name), their sizes."""
     if not db_path.is_file():
         return Report(counts={}, problems={"database": [f"no database at {db_path}"]})
     conn = open_snapshot(db_path)
@@ -50,7 +55,8 @@ def verify(db_path: Path, files_root: Path) -> Report:
                              for p in maintenance.foreign_key_problems(conn)],
         }
         counts = maintenance.counts(conn).as_dict()
-        problems |= _check_files(conn, files_root)
+        problems |= (_check_files(conn, files_root) if objects is None
+                     else _check_objects(conn, objects))
         search = maintenance.search_problems(conn)
         counts["records_to_index"] = search.pending
         problems["search"] = _search_problems(search)
@@ -78,6 +84,24 @@ def _check_files(conn: sqlite3.Connection, files_root: Path) -> dict[str, list[s
             wrong_size.append(f"{relative}: {size} bytes, the row says {entry.size_bytes}")
     return {"missing_files": missing, "wrong_size": wrong_size, "unsafe_files": unsafe,
             "files_without_row": _unnamed_files(files_root / RECORDS_DIR, named)}
+
+
+def _check_objects(conn: sqlite3.Connection, objects: Mapping[tuple[str, str], int]
+                   ) -> dict[str, list[str]]:
+    named: set[tuple[str, str]] = set()
+    missing, wrong_size = [], []
+    for entry in maintenance.files(conn):
+        names = (entry.record_id, entry.file_name)
+        relative = f"{RECORDS_DIR}/{entry.record_id}/{entry.file_name}"
+        named.add(names)
+        size = objects.get(names)
+        if size is None:
+            missing.append(relative)
+        elif size != entry.size_bytes:
+            wrong_size.append(f"{relative}: {size} bytes, the row says {entry.size_bytes}")
+    stray = [f"{RECORDS_DIR}/{record_id}/{name}"
+             for record_id, name in sorted(set(objects) - named)]
+    return {"missing_files": missing, "wrong_size": wrong_size, "files_without_row": stray}
 
 
 def _unnamed_files(root: Path, named: set[tuple[str, str]]) -> list[str]:

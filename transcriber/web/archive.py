@@ -21,10 +21,9 @@ from transcriber.search_query import Query
 from transcriber.stages import Stage
 from transcriber.web.downloads import (
     audio_type,
-    check_range,
     content_disposition,
     download_name,
-    servable_file,
+    send_file,
 )
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
@@ -216,16 +215,14 @@ async def download_file(request: web.Request) -> web.StreamResponse:
         if not await reads.records.exists(readers, record_id=record_id, owner_id=owner_id):
             raise not_found()
         raise not_found(f"the {copy} copy does not exist yet")
-    path, size = await servable_file(request.app[keys.FILES], record_id, stored.file_name,
-                                     copy=copy)
-    check_range(request, size)
     name = download_name(stored.original_filename, record_id, stored.format)
-    return web.FileResponse(path, headers={
-        "Content-Type": audio_type(stored.format),
-        "Content-Disposition": content_disposition(name),
-        "Cache-Control": "private, no-cache",
-        "X-Content-Type-Options": "nosniff",
-    })
+    return await send_file(request, request.app[keys.FILES], record_id, stored.file_name,
+                           copy=copy, headers={
+                               "Content-Type": audio_type(stored.format),
+                               "Content-Disposition": content_disposition(name),
+                               "Cache-Control": "private, no-cache",
+                               "X-Content-Type-Options": "nosniff",
+                           })
 
 
 async def download_transcript(request: web.Request) -> web.Response:

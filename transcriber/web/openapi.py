@@ -195,6 +195,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 **COMMON_RESPONSES, "400": error_doc("Bad copy"),
                 "404": error_doc("No such record or copy"),
                 "416": error_doc("Range not satisfiable"),
+                "503": error_doc("The bucket holding the file cannot be reached now "
+                                 "(`storage.files = s3`)"),
             },
         }},
         "/app/audiorecords/{id}/transcript": {"get": {

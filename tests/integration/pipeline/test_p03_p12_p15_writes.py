@@ -23,6 +23,7 @@ from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.errors import ClaimLost
+from transcriber.files import PlacedFile
 from transcriber.ids import new_id
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.effects import AddFile
@@ -214,8 +215,11 @@ async def test_p03_a_stale_result_leaves_no_orphan_file(
     await make_record(writer, user)
     placed = tmp_path / "normalized.ogg"
     placed.write_bytes(b"OggS")
-    effect = AddFile(file=StoredFile(id=new_id(), file_name="x.ogg", size_bytes=4,
-                                     format="ogg"), path=placed)
+    file_id = new_id()
+    effect = AddFile(file=StoredFile(id=file_id, file_name="x.ogg", size_bytes=4,
+                                     format="ogg"),
+                     placed=PlacedFile(record_id=new_id(), file_id=file_id,
+                                       file_name="x.ogg", path=placed, size_bytes=4))
     lease = settings.pipeline.lease_seconds
     steps["normalize"].then(Behaviour(seconds=lease + 1, effects=(effect,)))
     run = asyncio.create_task(actor.run_once())

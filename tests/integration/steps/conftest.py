@@ -5,15 +5,14 @@ loopback, and the fake SpeechKit v3 server)."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import boto3  # type: ignore[import-untyped]
 import pytest
-from moto.server import ThreadedMotoServer
 
 from tests.helpers import steps
+from tests.helpers.s3 import Bucket
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import AddRecord
 from tests.helpers.whisper import MakeWhisper
@@ -46,22 +45,9 @@ def whisper(make_whisper: MakeWhisper) -> Iterator[WhisperRecognizer]:
     asyncio.run(recognizer.close())
 
 
-@pytest.fixture(scope="session")
-def s3_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
 @pytest.fixture
-def bucket(s3_endpoint: str) -> str:
-    name = f"transcriber-{uuid.uuid4().hex[:12]}"
-    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1",
-                          aws_access_key_id="test", aws_secret_access_key="test")
-    client.create_bucket(Bucket=name)
-    return name
+def bucket(s3_bucket: Bucket) -> str:
+    return s3_bucket.name
 
 
 @pytest.fixture

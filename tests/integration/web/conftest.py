@@ -7,6 +7,7 @@ from typing import Any, cast
 import pytest
 from pytest_aiohttp import AiohttpClient
 
+from tests.helpers.s3 import Bucket
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import Client, ServeLikeServer, StartApi
 from transcriber import keys
@@ -29,12 +30,28 @@ def engine(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
+def files_kind() -> str:
+    """Where record files live (`storage.files`); a module parametrizes it for both."""
+    return "local"
+
+
+@pytest.fixture
+def files_sections(files_kind: str, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The settings sections of `files_kind`: a fresh bucket on moto for `s3`."""
+    if files_kind == "local":
+        return {}
+    bucket: Bucket = request.getfixturevalue("s3_bucket")
+    return bucket.files_sections()
+
+
+@pytest.fixture
 def start_api(
     database_url: str | None,  # first: its database outlives the app (torn down in reverse)
     aiohttp_client: AiohttpClient,
     make_settings: SettingsFactory,
     clock: FakeClock,
     transcoder: FakeTranscoder,
+    files_sections: dict[str, Any],
 ) -> StartApi:
     """Start the whole app (storage, API; `workers=0`) with settings sections replaced,
     and optionally a webhook transport (default: the real one, as `serve` has).
@@ -45,10 +62,12 @@ def start_api(
     async def start(*, webhook_transport: WebhookTransport | None = None,
                     **sections: dict[str, Any]) -> Client:
         pipeline = {"workers": 0, **sections.pop("pipeline", {})}
-        storage = sections.pop("storage", {})
+        for name, values in files_sections.items():
+            sections[name] = {**values, **sections.get(name, {})}
         if database_url is not None:
-            storage = {"database_url": Secret(database_url), **storage}
-        settings = make_settings(pipeline=pipeline, storage=storage, **sections)
+            sections["storage"] = {"database_url": Secret(database_url),
+                                   **sections.get("storage", {})}
+        settings = make_settings(pipeline=pipeline, **sections)
         app = build_app(settings, clock=clock, webhook_transport=webhook_transport)
         app[keys.TRANSCODER] = transcoder
         # A server given (not an app) types its client's app as None; it is this app.

@@ -1,14 +1,18 @@
-"""DELETE /app/audiorecords/{id}: every row, the search row, the folder, the objects."""
+"""DELETE /app/audiorecords/{id}: every row, the search row, the folder, the objects
+(SpeechKit's parts, and the record files themselves with `storage.files = s3`)."""
 
 from __future__ import annotations
 
 import sqlite3
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 import structlog
 from pytest_aiohttp import AiohttpClient
 
+from tests.helpers.s3 import Bucket
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import Client, advance, claim, stored_files, transcribe, upload
 from transcriber import keys
@@ -17,7 +21,10 @@ from transcriber.db.commands.pipeline import RenewLease
 from transcriber.db.commands.recognition import RegisterRecognition
 from transcriber.db.connection import database_path
 from transcriber.errors import ClaimLost
+from transcriber.pipeline.effects import AddFile, SetColumns
+from transcriber.providers.record_objects import S3RecordFiles
 from transcriber.service.app import build_app
+from transcriber.service.bucket import sweep_bucket
 from transcriber.service.storage import sweep_at_start
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.object_store import FakeObjectStore
@@ -144,3 +151,42 @@ async def test_files_left_by_a_crash_after_the_rows_go_at_the_next_start(
     assert any(folder.iterdir())  # the process "died" before removing the files
     await sweep_at_start(data_dir, client.app[keys.READERS], before=time.time() + 1)
     assert not folder.exists()
+
+
+@pytest.mark.parametrize("files_kind", ["s3"])
+async def test_with_files_in_a_bucket_its_objects_are_removed(
+    client: Client, s3_bucket: Bucket, data_dir: Path
+) -> None:
+    record_id = str((await upload(client))["id"])
+    keep = str((await upload(client))["id"])
+    files = client.app[keys.FILES]
+    file_id, temp = files.temp_path(record_id, ".ogg")
+    temp.write_bytes(b"OggS normalized")
+    placed = await files.finalize(record_id, file_id, temp)
+    await advance(client, record_id, AddFile.of(placed),
+                  SetColumns(values={"normalized_file_id": file_id}))
+    assert len(s3_bucket.record_keys(record_id)) == 2
+    assert (data_dir / "work" / record_id).is_dir()  # this host's working copy
+    assert not (data_dir / "records").exists()
+
+    assert (await client.delete(f"/app/audiorecords/{record_id}")).status == 204
+    assert s3_bucket.record_keys(record_id) == []
+    assert len(s3_bucket.record_keys(keep)) == 1
+    assert not (data_dir / "work" / record_id).exists()
+
+
+@pytest.mark.parametrize("files_kind", ["s3"])
+async def test_objects_left_by_a_crash_after_the_rows_go_at_the_next_start(
+    client: Client, s3_bucket: Bucket
+) -> None:
+    record_id = str((await upload(client))["id"])
+    keep = str((await upload(client))["id"])
+    me = await (await client.get("/app/me")).json()
+    await client.app[keys.WRITER].ask(DeleteRecord(record_id=record_id, owner_id=me["id"]))
+    assert s3_bucket.record_keys(record_id)  # the process "died" before removing them
+    files = client.app[keys.FILES]
+    assert isinstance(files, S3RecordFiles)
+    await sweep_bucket(files, client.app[keys.READERS],
+                       before=datetime.now(UTC) + timedelta(seconds=1))
+    assert s3_bucket.record_keys(record_id) == []
+    assert len(s3_bucket.record_keys(keep)) == 1

@@ -81,8 +81,11 @@ class NormalizeStep:
         record = await load_record(job)
         if not record.original_file_name:
             raise PermanentFailure("the record has no original file")
-        source = job.files.path_of(job.record_id, record.original_file_name)
-        if not await asyncio.to_thread(source.exists):
+        try:
+            source = await job.files.local_path(job.record_id, record.original_file_name)
+        except FileNotFoundError:
+            source = None
+        if source is None or not await asyncio.to_thread(source.exists):
             raise PermanentFailure("the original file is missing")
         file_id, temp = job.files.temp_path(job.record_id, NORMALIZED_EXT)
         try:

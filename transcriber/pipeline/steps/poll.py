@@ -181,8 +181,8 @@ class PollStep:
             if parser is None:
                 raise PermanentFailure(f"no parser for provider {row.provider}")
             name = await file_name_of(job, row.payload_file)
-            path = job.files.path_of(job.record_id, name)
             try:
+                path = await job.files.local_path(job.record_id, name)
                 payload = await asyncio.to_thread(path.read_bytes)
             except FileNotFoundError:
                 raise PermanentFailure("a saved recognition answer is missing") from None
@@ -221,7 +221,7 @@ class PollStep:
         if (self._separator is None or voice_rules(job.settings) is None
                 or not record.normalized_file_name or not utterances):
             return None
-        audio = job.files.path_of(job.record_id, record.normalized_file_name)
+        audio = await job.files.local_path(job.record_id, record.normalized_file_name)
         try:
             return await self._separator.channel_voices(audio, utterances)
         except SpeakersUnavailable as exc:
@@ -242,7 +242,7 @@ class PollStep:
             segments, speech = segments_of(payloads), speech_of(payloads)
         except ValueError:
             return utterances, None
-        audio = job.files.path_of(job.record_id, record.normalized_file_name)
+        audio = await job.files.local_path(job.record_id, record.normalized_file_name)
         started = time.perf_counter()  # a measurement for the log, not a decision
         try:
             separated = await self._separator.separate(audio, segments,

@@ -95,7 +95,7 @@ class SubmitStep:
         check_parts(plans, record.duration_ms, job=job, provider=self._recognizer.provider)
         words = wants_words(job, record, self._recognizer)
         one_part = len(plans) == 1 and record.channels == 1
-        on_speech = self._prepare_speakers(job, record, overlap_ms=overlap_ms,
+        on_speech = await self._prepare_speakers(job, record, overlap_ms=overlap_ms,
                                            speech_follows=one_part)
         try:
             if self._recognizer.finishes_in_submit and not one_part:
@@ -116,7 +116,7 @@ class SubmitStep:
         assert first is not None
         return Advanced(effects=(SetColumns(values={"recognition_id": first.id}),))
 
-    def _prepare_speakers(self, job: Job, record: StepRecord, *, overlap_ms: int,
+    async def _prepare_speakers(self, job: Job, record: StepRecord, *, overlap_ms: int,
                           speech_follows: bool) -> SpeechSink | None:
         """The speaker turns started beside the recognition when the poll step will
         label the record's speakers (every claim asks again: after a restart the job is gone;
@@ -132,7 +132,7 @@ class SubmitStep:
                                       overlap_ms=overlap_ms):
             return None
         return self._separator.prepare(
-            job.files.path_of(job.record_id, record.normalized_file_name),
+            await job.files.local_path(job.record_id, record.normalized_file_name),
             num_speakers=record.speakers, speech_follows=speech_follows)
 
     async def _one_part(self, job: Job, duration_ms: int, *, normalized: str,
@@ -152,7 +152,8 @@ class SubmitStep:
         rows = await load_recognitions(job)
         if not rows:
             assert recognizer.max_part_ms is not None
-            pauses = await self._cutter.pauses(job.files.path_of(job.record_id, normalized))
+            pauses = await self._cutter.pauses(
+                await job.files.local_path(job.record_id, normalized))
             cut = plan_at_pauses(duration_ms, pauses, part_ms=recognizer.max_part_ms,
                                  overlap_ms=overlap_ms)
             rows = await job.writer.ask(RegisterParts(
@@ -266,7 +267,7 @@ async def submit_part(
         log.info("submit_skipped", record_id=job.record_id, part=plan.index,
                  reason="already_submitted")
         return row
-    source = job.files.path_of(job.record_id, normalized)
+    source = await job.files.local_path(job.record_id, normalized)
     part_file = None
     try:
         if not whole or channel is not None:
@@ -329,8 +330,8 @@ async def save_payload(job: Job, row: Recognition, payload: bytes, *, ext: str) 
                             size_bytes=placed.size_bytes, format=placed.format),
         ))
     except PayloadAlreadySaved:
-        job.files.discard(placed)
+        await job.files.discard(placed)
     except BaseException:
         with contextlib.suppress(OSError):
-            job.files.discard(placed)
+            await job.files.discard(placed)
         raise
