@@ -73,7 +73,17 @@ CREATE TABLE audio_records (
     topic_names        TEXT COLLATE "C" NOT NULL DEFAULT '[]'
 );
 CREATE INDEX idx_audio_records_acquire ON audio_records (state, halted_at, created_at, id);
+-- The claim's own order (P2): the claimable records, oldest first, so that ORDER BY
+-- created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED walks the queue instead of sorting it
+-- (PostgreSQL cannot merge the acquire index's ranges of several states in order).
+CREATE INDEX idx_audio_records_claimable ON audio_records (created_at, id)
+    WHERE halted_at IS NULL AND state IN ('uploaded', 'normalized', 'submitted', 'transcribed');
 CREATE INDEX idx_audio_records_owner_page ON audio_records (owner_id, created_at, id);
+-- The describer's walk over done records in order (queries.describe.DONE_PAGE): on SQLite
+-- the acquire index serves it; PostgreSQL orders by an index only after equalities,
+-- and `halted_at IS NULL` is not one.
+CREATE INDEX idx_audio_records_done ON audio_records (created_at, id)
+    WHERE state = 'done' AND halted_at IS NULL;
 CREATE UNIQUE INDEX idx_audio_records_telegram ON audio_records (tg_chat_id, tg_message_id)
     WHERE tg_chat_id IS NOT NULL AND tg_message_id IS NOT NULL;
 CREATE INDEX idx_audio_records_original_file ON audio_records (original_file_id)

@@ -21,6 +21,16 @@ import asyncpg
 from transcriber.db.postgres.dialect import translate
 
 Params = Mapping[str, Any] | Sequence[Any]
+
+# Every statement planned for its own values: a generic plan of the search (`terms @@
+# $1`) cannot price the GIN index for an unknown query and reads the whole index
+# table instead; planning costs well under a millisecond. `application_name` names
+# the service's sessions in pg_stat_activity.
+SERVER_SETTINGS = {"plan_cache_mode": "force_custom_plan", "application_name": "transcriber"}
+
+
+async def connect(url: str) -> asyncpg.Connection:
+    return await asyncpg.connect(url, server_settings=SERVER_SETTINGS)
 Row = Any  # asyncpg.Record: read by column name like sqlite3.Row
 
 

@@ -17,7 +17,7 @@ from transcriber.clock import Clock, SystemClock, stamp
 from transcriber.db import queries as q
 from transcriber.db.migrate import MIGRATIONS_FOLDER, default_migrations_dir, discover
 from transcriber.db.postgres import queries as pq
-from transcriber.db.postgres.connection import PgConnection
+from transcriber.db.postgres.connection import PgConnection, connect
 from transcriber.errors import MigrationError
 
 log = structlog.get_logger(__name__)
@@ -29,7 +29,7 @@ async def migrate_postgres(url: str, *, clock: Clock | None = None) -> list[int]
     """Apply pending PostgreSQL migrations; the versions applied by this call."""
     clock = clock or SystemClock()
     migrations = discover(default_migrations_dir() / POSTGRES_FOLDER)
-    raw = await asyncpg.connect(url)
+    raw = await connect(url)
     conn = PgConnection(raw)
     applied_now: list[int] = []
     try:

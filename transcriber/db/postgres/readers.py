@@ -14,6 +14,7 @@ from typing import Any
 
 import asyncpg
 
+from transcriber.db.postgres.connection import SERVER_SETTINGS
 from transcriber.db.postgres.dialect import translate
 from transcriber.db.readers import Params, ReaderPool
 
@@ -32,7 +33,7 @@ class PgReaderPool(ReaderPool):
     async def open(self) -> None:
         self._pool = await asyncpg.create_pool(
             self._url, min_size=1, max_size=self._size,
-            statement_cache_size=STATEMENT_CACHE_SIZE)
+            statement_cache_size=STATEMENT_CACHE_SIZE, server_settings=SERVER_SETTINGS)
 
     async def close(self) -> None:
         if self._pool is not None:

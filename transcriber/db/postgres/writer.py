@@ -24,7 +24,7 @@ import structlog
 
 from transcriber.clock import Clock
 from transcriber.db.postgres import search
-from transcriber.db.postgres.connection import PgConnection
+from transcriber.db.postgres.connection import PgConnection, connect
 from transcriber.db.writer import Command, Envelope, WriteContext, Writer
 from transcriber.errors import WriterUnavailable
 from transcriber.observability import WRITER_BATCH_SIZE
@@ -51,7 +51,7 @@ class PgWriter(Writer):
         self._pg: PgConnection | None = None
 
     async def start(self) -> None:
-        self._pg = PgConnection(await asyncpg.connect(self._url))
+        self._pg = PgConnection(await connect(self._url))
         self._accepting = True
         self._task = asyncio.create_task(self._run(), name="db-writer")
         self._task.add_done_callback(self._task_done)
