@@ -76,3 +76,35 @@ async def test_writer_path_against_raw_sqlite3_and_naive_aiosqlite(tmp_path: Pat
         assert report.stale_writes_applied == 0
     assert vs_raw >= GOAL_VS_RAW
     assert vs_naive >= GOAL_VS_NAIVE
+
+
+COMMAND_POSTGRES = ("transcriber loadtest --records 2000 --workers 64 --step-ms 0 --json "
+                    "--database-url URL")
+
+
+@pytest.mark.bench
+@pytest.mark.usefixtures("quiet_logging")
+async def test_writer_path_on_postgresql_against_raw_asyncpg(
+    tmp_path: Path, postgres_url: str,
+) -> None:
+    """The same runs on PostgreSQL (the test cluster of tests/helpers/postgres.py):
+    `ratio_vs_raw_asyncpg` ≥ 0.25 on the median, every invariant in every run."""
+    reports: list[LoadReport] = []
+    for run in range(RUNS):
+        reports.append(await run_loadtest(LoadOptions(
+            records=2000, workers=64, step_seconds=(0.0, 0.0), seed=run, parent_dir=tmp_path,
+            timeout_seconds=600, database_url=postgres_url)))
+    print()
+    print(f"writer path vs raw_asyncpg, {RUNS} runs of: {COMMAND_POSTGRES}")
+    print(f"  {'run':>3} {'cycles/s':>9} {'raw_asyncpg':>12} {'vs raw':>7} {'lost/stale':>11}")
+    for number, report in enumerate(reports, start=1):
+        print(f"  {number:>3} {report.cycles_per_second:>9.0f} "
+              f"{report.raw_asyncpg_cycles_per_second:>12.0f} "
+              f"{report.ratio_vs_raw_asyncpg:>7.3f} "
+              f"{report.lost_records:>5}/{report.stale_writes_applied}")
+    vs_raw = _median(reports, "ratio_vs_raw_asyncpg")
+    print(f"  median ratio vs raw_asyncpg {vs_raw:.3f} (goal >= {GOAL_VS_RAW})")
+    for report in reports:
+        assert report.ok, report.violations
+        assert (report.lost_records, report.stale_writes_applied) == (0, 0)
+    assert vs_raw >= GOAL_VS_RAW

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+import asyncpg
 import orjson
 import pytest
 import structlog
@@ -217,3 +218,28 @@ async def test_baselines_accept_their_records_then_run_every_cycle(
         conn.close()
     assert (totals["records"], totals["done"], totals["leases_left"]) == (7, 7, 0)
     assert (events, files) == (28, 7)
+
+
+async def test_the_load_test_on_postgresql_holds_every_invariant(postgres_url: str) -> None:
+    """`transcriber loadtest --database-url`: the same run and invariants on PostgreSQL,
+    in throwaway databases beside the one named (dropped afterwards), with the
+    raw_asyncpg baseline measured in the same run."""
+    out = io.StringIO()
+    code = await loadtest_command(
+        LoadOptions(records=150, workers=4, seed=7, database_url=postgres_url),
+        as_json=True, out=out)
+    report = orjson.loads(out.getvalue())
+    assert code == 0, report["violations"]
+    assert report["done"] == 150
+    assert (report["lost_records"], report["stale_writes_applied"]) == (0, 0)
+    assert report["retries"] > 0  # the transient failures happened and were retried
+    assert report["raw_asyncpg_cycles_per_second"] > 0
+    assert report["ratio_vs_raw_asyncpg"] is not None
+    assert report["raw_sqlite3_cycles_per_second"] is None
+    conn = await asyncpg.connect(postgres_url)
+    try:
+        left = await conn.fetchval(
+            "SELECT count(*) FROM pg_database WHERE datname LIKE 'transcriber_loadtest_%'")
+    finally:
+        await conn.close()
+    assert left == 0

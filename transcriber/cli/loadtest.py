@@ -15,7 +15,7 @@ def load_options(args: argparse.Namespace) -> LoadOptions:
         records=args.records, workers=args.workers, keep=args.keep,
         failure_share=args.failure_share, defer_share=args.defer_share,
         step_seconds=(0.0, max(args.step_ms, 0.0) / 1000), seed=args.seed,
-        timeout_seconds=args.timeout,
+        timeout_seconds=args.timeout, database_url=args.database_url,
     )
 
 

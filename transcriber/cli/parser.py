@@ -203,3 +203,6 @@ def _add_loadtest(load: argparse.ArgumentParser) -> None:
     load.add_argument("--seed", type=int, default=None, help="seed of the simulation")
     load.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                       help="give up (and fail) after this long (default: 300)")
+    load.add_argument("--database-url", default=None, metavar="URL",
+                      help="run on PostgreSQL: throwaway databases made beside URL's "
+                           "(CREATEDB needed), its baseline raw_asyncpg")

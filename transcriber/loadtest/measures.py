@@ -12,6 +12,9 @@ accepts its records through the intake statements (`files.INSERT`,
 `records.INSERT_RECORD`) inside its timed window; without that, the
 baselines were timed on less work than the real run:
 
+On PostgreSQL (`--database-url`) the baseline is `raw_asyncpg`
+(`transcriber.loadtest.postgres`): the same loop on one plain asyncpg connection.
+
 - `raw_sqlite3`: one plain sqlite3 loop in a thread, `batch` records or
   cycles per transaction (what the hardware and SQLite allow: the ceiling);
 - `naive_aiosqlite`: four intake callers, then `workers` concurrent callers,
@@ -35,6 +38,7 @@ from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Claim, Claimed
 from transcriber.db.connection import database_path, open_sync, open_writer
 from transcriber.db.migrate import migrate
+from transcriber.db.postgres.writer import PgWriter
 from transcriber.db.writer import Command, Envelope, Writer
 from transcriber.ids import new_id
 from transcriber.stages import Stage, spec_of
@@ -46,7 +50,7 @@ OWNER = "baseline"
 INTAKE_DOORS = 4
 
 
-class MeasuredWriter(Writer):
+class Measured(Writer):
     """The real writer, timing every command from its enqueueing to its answer.
 
     It also counts holder writes that landed although a newer claim of the
@@ -90,6 +94,14 @@ class MeasuredWriter(Writer):
             self.stale_writes_applied += 1
 
 
+class MeasuredWriter(Measured):
+    """The SQLite writer, measured."""
+
+
+class MeasuredPgWriter(Measured, PgWriter):
+    """The PostgreSQL writer, measured."""
+
+
 def percentile(samples: list[float], share: float) -> float:
     """Nearest-rank percentile (0 when there are no samples)."""
     if not samples:
@@ -110,7 +122,7 @@ def prepare(folder: Path, *, busy_timeout_ms: int) -> Path:
     return path
 
 
-def _intake(now: str) -> list[tuple[str, dict[str, object]]]:
+def intake_statements(now: str) -> list[tuple[str, dict[str, object]]]:
     """The statements of one `AcceptRecord`: the original's `files` row, then the record."""
     record_id, file_id = new_id(), new_id()
     return [
@@ -125,7 +137,7 @@ def _intake(now: str) -> list[tuple[str, dict[str, object]]]:
     ]
 
 
-def _claim_params(clock: SystemClock) -> tuple[str, dict[str, object]]:
+def claim_params(clock: SystemClock) -> tuple[str, dict[str, object]]:
     now = stamp(clock)
     params: dict[str, object] = {"token": new_id(), "now": now}
     for stage in q.pipeline.CLAIMABLE_STAGES:
@@ -133,7 +145,7 @@ def _claim_params(clock: SystemClock) -> tuple[str, dict[str, object]]:
     return now, params
 
 
-def _result_params(record_id: str, token: str, stage: str,
+def result_params(record_id: str, token: str, stage: str,
                    now: str) -> tuple[dict[str, object], dict[str, object]]:
     spec = spec_of(Stage(stage))
     assert spec.next_stage is not None
@@ -160,19 +172,19 @@ def raw_sqlite3(path: Path, records: int, cycles: int, *, batch: int,
         for first in range(0, records, batch):
             conn.execute(q.control.BEGIN_IMMEDIATE)
             for _ in range(min(batch, records - first)):
-                for sql, params in _intake(stamp(clock)):
+                for sql, params in intake_statements(stamp(clock)):
                     conn.execute(sql, params)
             conn.execute(q.control.COMMIT)
         while done < cycles:
             conn.execute(q.control.BEGIN_IMMEDIATE)
             for _ in range(min(batch, cycles - done)):
-                now, params = _claim_params(clock)
+                now, params = claim_params(clock)
                 row = conn.execute(q.pipeline.CLAIM, params).fetchone()
                 if row is None:
                     break
                 state = conn.execute(q.pipeline.SELECT_CLAIMED, {
                     "id": row["id"], "token": row["acquisition_id"]}).fetchone()
-                advance, event = _result_params(row["id"], row["acquisition_id"],
+                advance, event = result_params(row["id"], row["acquisition_id"],
                                                 state["state"], now)
                 conn.execute(q.pipeline.ADVANCE, advance)
                 conn.execute(q.pipeline.INSERT_EVENT, event)
@@ -184,7 +196,7 @@ def raw_sqlite3(path: Path, records: int, cycles: int, *, batch: int,
             break  # no work left
     finally:
         conn.close()
-    return _rate(done, time.perf_counter() - started)
+    return cycle_rate(done, time.perf_counter() - started)
 
 
 async def naive_aiosqlite(path: Path, records: int, cycles: int, *, workers: int,
@@ -206,7 +218,7 @@ async def naive_aiosqlite(path: Path, records: int, cycles: int, *, workers: int
     async def caller() -> None:
         nonlocal done
         while done < cycles:
-            now, params = _claim_params(clock)
+            now, params = claim_params(clock)
             async with one_at_a_time:
                 await conn.execute(q.control.BEGIN_IMMEDIATE)
                 cursor = await conn.execute(q.pipeline.CLAIM, params)
@@ -219,14 +231,14 @@ async def naive_aiosqlite(path: Path, records: int, cycles: int, *, workers: int
                 await conn.execute(q.control.COMMIT)
             if row is None or state is None:
                 return
-            advance, event = _result_params(row["id"], row["acquisition_id"], state["state"],
+            advance, event = result_params(row["id"], row["acquisition_id"], state["state"],
                                             now)
             await command([(q.pipeline.ADVANCE, advance), (q.pipeline.INSERT_EVENT, event)])
             done += 1
 
     async def door(count: int) -> None:
         for _ in range(count):
-            await command(_intake(stamp(clock)))
+            await command(intake_statements(stamp(clock)))
 
     started = time.perf_counter()
     try:
@@ -235,8 +247,8 @@ async def naive_aiosqlite(path: Path, records: int, cycles: int, *, workers: int
         await asyncio.gather(*(caller() for _ in range(workers)))
     finally:
         await conn.close()
-    return _rate(done, time.perf_counter() - started)
+    return cycle_rate(done, time.perf_counter() - started)
 
 
-def _rate(cycles: int, seconds: float) -> float:
+def cycle_rate(cycles: int, seconds: float) -> float:
     return round(cycles / seconds, 1) if seconds > 0 else 0.0

@@ -32,6 +32,7 @@ class LoadReport:
     cycles_per_second: float
     raw_sqlite3_cycles_per_second: float | None = None
     naive_aiosqlite_cycles_per_second: float | None = None
+    raw_asyncpg_cycles_per_second: float | None = None  # on PostgreSQL
 
     @property
     def ratio_vs_raw_sqlite3(self) -> float | None:
@@ -42,6 +43,10 @@ class LoadReport:
         return _ratio(self.cycles_per_second, self.naive_aiosqlite_cycles_per_second)
 
     @property
+    def ratio_vs_raw_asyncpg(self) -> float | None:
+        return _ratio(self.cycles_per_second, self.raw_asyncpg_cycles_per_second)
+
+    @property
     def ok(self) -> bool:
         return not self.violations
 
@@ -49,7 +54,8 @@ class LoadReport:
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         fields["violations"] = list(self.violations)
         return {**fields, "ratio_vs_raw_sqlite3": self.ratio_vs_raw_sqlite3,
-                "ratio_vs_naive_aiosqlite": self.ratio_vs_naive_aiosqlite, "ok": self.ok}
+                "ratio_vs_naive_aiosqlite": self.ratio_vs_naive_aiosqlite,
+                "ratio_vs_raw_asyncpg": self.ratio_vs_raw_asyncpg, "ok": self.ok}
 
 
 def _ratio(mine: float, base: float | None) -> float | None:
@@ -76,6 +82,9 @@ def render(report: LoadReport) -> str:
     if report.naive_aiosqlite_cycles_per_second is not None:
         lines.append(f"  naive_aiosqlite        {report.naive_aiosqlite_cycles_per_second:.0f}"
                      f" cycles/s (ratio {report.ratio_vs_naive_aiosqlite})")
+    if report.raw_asyncpg_cycles_per_second is not None:
+        lines.append(f"  raw_asyncpg            {report.raw_asyncpg_cycles_per_second:.0f}"
+                     f" cycles/s (ratio {report.ratio_vs_raw_asyncpg})")
     if report.data_dir:
         lines.append(f"  data folder kept       {report.data_dir}")
     if report.ok:

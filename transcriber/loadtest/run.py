@@ -35,22 +35,25 @@ from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.connection import database_path
-from transcriber.db.migrate import migrate
+from transcriber.db.engine import database_url, migrate_storage, new_readers
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RecordFiles
 from transcriber.ids import new_id
 from transcriber.loadtest.measures import (
+    Measured,
+    MeasuredPgWriter,
     MeasuredWriter,
     naive_aiosqlite,
     percentile,
     prepare,
     raw_sqlite3,
 )
+from transcriber.loadtest.postgres import create_scratch, drop_scratch, raw_asyncpg
 from transcriber.loadtest.report import LoadReport, render
 from transcriber.loadtest.simulated import Holders, SimulatedStep, simulated_steps
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
-from transcriber.settings import PipelineSettings, Settings
+from transcriber.settings import PipelineSettings, Secret, Settings
 from transcriber.stages import Stage, step_names
 
 R = TypeVar("R")
@@ -77,7 +80,9 @@ class LoadOptions:
     timeout_seconds: float = 300.0
     keep: bool = False
     parent_dir: Path | None = None  # where the temporary data folder is made
-    baselines: bool = True  # also measure raw_sqlite3 and naive_aiosqlite
+    baselines: bool = True  # also measure raw_sqlite3 and naive_aiosqlite (raw_asyncpg)
+    # PostgreSQL: the run and its baseline work in throwaway databases made beside this one.
+    database_url: str | None = None
 
     def check(self) -> None:
         """Raise `ValueError` for options that could never finish."""
@@ -102,7 +107,7 @@ class LoadRun:
     """The parts of a running load test, for hooks that need them."""
 
     settings: Settings
-    writer: MeasuredWriter
+    writer: Measured
     readers: ReaderPool
     steps: dict[str, SimulatedStep]
     holders: Holders
@@ -125,19 +130,28 @@ async def run_loadtest(
     options.check()
     base = base or Settings()
     folder = Path(tempfile.mkdtemp(prefix="transcriber-loadtest-", dir=options.parent_dir))
+    scratch = (await create_scratch(options.database_url)
+               if options.database_url is not None else None)
     try:
         settings = dataclasses.replace(
             base,
-            storage=dataclasses.replace(base.storage, data_dir=folder),
+            storage=dataclasses.replace(
+                base.storage, data_dir=folder,
+                database_url=Secret(scratch) if scratch is not None else None),
             pipeline=load_pipeline_settings(options.workers),
         )
         report = await _run(settings, options, during_run, before_check)
-        if options.baselines:
+        if options.baselines and options.database_url is not None:
+            report = await _with_raw_asyncpg(report, settings, options, options.database_url)
+        elif options.baselines:
             report = await _with_baselines(report, settings, options, folder)
     finally:
         if not options.keep:
             await asyncio.to_thread(shutil.rmtree, folder, ignore_errors=True)
-    return dataclasses.replace(report, data_dir=str(folder) if options.keep else None)
+            if scratch is not None and options.database_url is not None:
+                await drop_scratch(options.database_url, scratch)
+    kept = (scratch or str(folder)) if options.keep else None
+    return dataclasses.replace(report, data_dir=kept)
 
 
 async def _run(
@@ -145,19 +159,21 @@ async def _run(
 ) -> LoadReport:
     storage = settings.storage
     clock = SystemClock()
-    await asyncio.to_thread(migrate, storage.data_dir, busy_timeout_ms=storage.busy_timeout_ms,
-                            clock=clock)
-    path = database_path(storage.data_dir)
+    await migrate_storage(storage, clock=clock)
+    url = database_url(storage)
     died: asyncio.Future[BaseException] = asyncio.get_running_loop().create_future()
 
     def on_death(error: BaseException) -> None:
         if not died.done():
             died.set_result(error)
 
-    writer = MeasuredWriter(path, clock=clock, busy_timeout_ms=storage.busy_timeout_ms,
-                            batch_max=storage.writer_batch_max, on_death=on_death)
-    readers = ReaderPool(path, size=storage.read_connections,
-                         busy_timeout_ms=storage.busy_timeout_ms)
+    writer: Measured = (
+        MeasuredPgWriter(url, clock=clock, batch_max=storage.writer_batch_max,
+                         on_death=on_death) if url is not None else
+        MeasuredWriter(database_path(storage.data_dir), clock=clock,
+                       busy_timeout_ms=storage.busy_timeout_ms,
+                       batch_max=storage.writer_batch_max, on_death=on_death))
+    readers = new_readers(storage)
     steps, holders = simulated_steps(
         seconds=options.step_seconds, failure_share=options.failure_share,
         defer_share=options.defer_share, defer_seconds=options.defer_seconds, seed=options.seed)
@@ -208,6 +224,19 @@ async def _with_baselines(report: LoadReport, settings: Settings, options: LoadO
                                   workers=options.workers, busy_timeout_ms=busy)
     return dataclasses.replace(report, raw_sqlite3_cycles_per_second=raw,
                                naive_aiosqlite_cycles_per_second=naive)
+
+
+async def _with_raw_asyncpg(report: LoadReport, settings: Settings, options: LoadOptions,
+                            url: str) -> LoadReport:
+    """PostgreSQL's baseline on a fresh scratch database of the same size."""
+    cycles = min(4 * options.records, RAW_MAX_CYCLES)
+    scratch = await create_scratch(url)
+    try:
+        raw = await raw_asyncpg(scratch, -(-cycles // 4), cycles,
+                                batch=settings.storage.writer_batch_max)
+    finally:
+        await drop_scratch(url, scratch)
+    return dataclasses.replace(report, raw_asyncpg_cycles_per_second=raw)
 
 
 async def _accept(run: LoadRun, records: int) -> None:
