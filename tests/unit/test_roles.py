@@ -8,7 +8,8 @@ import pytest
 
 from tests.helpers.settings import settings_on
 from transcriber.cli.parser import ROLES, build_parser
-from transcriber.db.duties import FileDutyLocks, PostgresDutyLocks, duty_key
+from transcriber.db.duties import FileDutyLocks, duty_key
+from transcriber.db.postgres.duties import PostgresDutyLocks
 from transcriber.ports import Duty
 from transcriber.service.duties import make_duty_locks
 from transcriber.service.roles import Role, RolePlan, plan_of

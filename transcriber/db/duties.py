@@ -1,49 +1,29 @@
-"""The duty locks (`ports.DutyLock`): which process runs each singleton duty.
+"""The duty locks (`ports.DutyLock`) of one host: which process runs each singleton duty.
 
-- `FileDutyLocks`, one host (SQLite): an exclusive `flock` on
-  `<data_dir>/duties/<duty>.lock`, tried without waiting. The kernel releases the
-  lock of a process that dies, however it dies, so the next ask of another process
-  takes it; a held flock cannot be lost while its holder lives.
-- `PostgresDutyLocks`, several hosts: `pg_try_advisory_lock(key)`, a session-level
-  advisory lock held on one dedicated connection per process (never the pool's).
-  PostgreSQL releases it when that session ends: a process killed, its host gone
-  (the server's TCP keepalives, set short here, notice within about half a minute),
-  or the connection cut. The holder hears of a drop at once (asyncpg's termination
-  listener) and otherwise probes its connection every `check_seconds`; a holder
-  whose connection dropped has lost every duty on it, and asks again (on a new
-  connection) like any other process.
+`FileDutyLocks` (SQLite, processes of one host): an exclusive `flock` on
+`<data_dir>/duties/<duty>.lock`, tried without waiting. The kernel releases the
+lock of a process that dies, however it dies, so the next ask of another process
+takes it; a held flock cannot be lost while its holder lives. Several hosts use
+PostgreSQL's advisory locks instead (`transcriber.db.postgres.duties`), keyed by
+`duty_key`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fcntl
 import hashlib
 import os
 from pathlib import Path
 
-import asyncpg
 import structlog
 
-from transcriber.clock import Clock, rest
-from transcriber.db.queries import duties as q
 from transcriber.ports import Duty
 
 log = structlog.get_logger(__name__)
 
 DUTIES_DIR = "duties"
 KEY_PREFIX = b"transcriber duty "
-CONNECT_TIMEOUT_SECONDS = 10.0
-# The server drops a session whose client stopped answering after about
-# idle + interval x count seconds (ignored on a Unix socket, where death is seen at once).
-SERVER_SETTINGS = {
-    "application_name": "transcriber-duties",
-    "tcp_keepalives_idle": "10",
-    "tcp_keepalives_interval": "5",
-    "tcp_keepalives_count": "3",
-}
-_UNREACHABLE = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
 def duty_key(duty: Duty) -> int:
@@ -111,115 +91,3 @@ class FileDutyLocks:
     async def close(self) -> None:
         for made in self._made:
             await made.give_back()
-
-
-# -- several hosts: PostgreSQL advisory locks ------------------------------------------
-
-
-class PostgresDutyLocks:
-    """Every duty lock of this process, on one connection of its own. One statement runs
-    on it at a time (`_gate`); it is opened at the first ask and again after a drop."""
-
-    def __init__(self, url: str, *, clock: Clock, check_seconds: float) -> None:
-        self._url = url
-        self._clock = clock
-        self._check_seconds = check_seconds
-        self._gate = asyncio.Lock()
-        self._conn: asyncpg.Connection | None = None
-        self._dropped = asyncio.Event()
-        self._held: set[Duty] = set()
-
-    def lock(self, duty: Duty) -> PostgresDutyLock:
-        return PostgresDutyLock(self, duty)
-
-    async def _connection(self) -> asyncpg.Connection:
-        if self._conn is not None and not self._conn.is_closed():
-            return self._conn
-        self._held.clear()  # a new session holds nothing
-        conn: asyncpg.Connection = await asyncpg.connect(
-            self._url, timeout=CONNECT_TIMEOUT_SECONDS, server_settings=SERVER_SETTINGS)
-        dropped = asyncio.Event()
-        conn.add_termination_listener(lambda _conn: dropped.set())
-        self._conn, self._dropped = conn, dropped
-        return conn
-
-    def _drop(self, error: BaseException) -> None:
-        """Give up the connection after a failed statement: every duty on it is lost."""
-        log.warning("duty_connection_dropped", error=type(error).__name__)
-        if self._conn is not None:
-            self._conn.terminate()
-        self._dropped.set()
-        self._held.clear()
-
-    async def try_take(self, duty: Duty) -> bool:
-        async with self._gate:
-            if duty in self._held and not self._dropped.is_set():
-                return True
-            try:
-                conn = await self._connection()
-                taken = bool(await conn.fetchval(q.TRY_TAKE, duty_key(duty),
-                                                 timeout=CONNECT_TIMEOUT_SECONDS))
-            except _UNREACHABLE as exc:
-                self._drop(exc)
-                return False
-            if taken:
-                self._held.add(duty)
-            return taken
-
-    async def lost(self, duty: Duty) -> None:
-        dropped = self._dropped
-        while duty in self._held and not dropped.is_set():
-            await rest(self._clock, self._check_seconds, dropped)
-            if dropped.is_set():
-                break
-            async with self._gate:
-                if dropped.is_set() or self._conn is None:
-                    break
-                try:
-                    await self._conn.fetchval(q.PROBE, timeout=self._check_seconds)
-                except _UNREACHABLE as exc:
-                    self._drop(exc)
-        self._held.discard(duty)
-
-    async def give_back(self, duty: Duty) -> None:
-        async with self._gate:
-            if duty not in self._held:
-                return
-            self._held.discard(duty)
-            if self._conn is None or self._dropped.is_set():
-                return
-            try:
-                await self._conn.fetchval(q.GIVE_BACK, duty_key(duty),
-                                          timeout=CONNECT_TIMEOUT_SECONDS)
-            except _UNREACHABLE as exc:
-                self._drop(exc)
-
-    async def close(self) -> None:
-        async with self._gate:
-            self._held.clear()
-            conn, self._conn = self._conn, None
-            if conn is not None and not conn.is_closed():
-                # Ending the session releases every advisory lock it holds.
-                with contextlib.suppress(*_UNREACHABLE):
-                    await conn.close(timeout=CONNECT_TIMEOUT_SECONDS)
-                if not conn.is_closed():
-                    conn.terminate()
-
-
-class PostgresDutyLock:
-    def __init__(self, locks: PostgresDutyLocks, duty: Duty) -> None:
-        self._locks = locks
-        self._duty = duty
-
-    @property
-    def duty(self) -> Duty:
-        return self._duty
-
-    async def try_take(self) -> bool:
-        return await self._locks.try_take(self._duty)
-
-    async def lost(self) -> None:
-        await self._locks.lost(self._duty)
-
-    async def give_back(self) -> None:
-        await self._locks.give_back(self._duty)

@@ -34,7 +34,9 @@ from aiohttp import web
 
 from transcriber import keys
 from transcriber.clock import Clock, rest
-from transcriber.db.duties import FileDutyLocks, PostgresDutyLocks
+from transcriber.db.duties import FileDutyLocks
+from transcriber.db.engine import database_url
+from transcriber.db.postgres.duties import PostgresDutyLocks
 from transcriber.observability import DUTY_HELD
 from transcriber.ports import Duty, DutyLock, DutyLocks
 from transcriber.service.fatal import supervised
@@ -50,17 +52,11 @@ again after a loss)."""
 CleanupContext = Callable[[web.Application], AsyncIterator[None]]
 
 
-def postgres_url(settings: Settings) -> str | None:
-    """The PostgreSQL the duty locks live in, or None (one host: a file lock)."""
-    url = settings.storage.database_url
-    return url.value if url is not None and url.value else None
-
-
 def make_duty_locks(settings: Settings, *, clock: Clock) -> DutyLocks:
-    """The one place the kind of lock is chosen: PostgreSQL's advisory locks when
-    `storage.database_url` is set (processes on several hosts share that database),
-    else `flock` on files of the data folder (processes of one host)."""
-    url = postgres_url(settings)
+    """The one place the kind of lock is chosen, as the storage engine is: PostgreSQL's
+    advisory locks when `storage.database_url` is set (processes on several hosts share
+    that database), else `flock` on files of the data folder (processes of one host)."""
+    url = database_url(settings.storage)
     if url is not None:
         return PostgresDutyLocks(url, clock=clock,
                                  check_seconds=settings.server.duty_poll_seconds)

@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator
 import asyncpg
 
 from tests.helpers.pipeline import until
-from transcriber.db.duties import PostgresDutyLocks, duty_key
+from transcriber.db.duties import duty_key
+from transcriber.db.postgres.duties import PostgresDutyLocks
 from transcriber.ports import Duty
 from transcriber.service.duties import DutyHolder, DutyWork
 from transcriber.testing.clock import FakeClock
