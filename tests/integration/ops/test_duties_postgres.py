@@ -9,12 +9,17 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import asyncpg
+from pytest_aiohttp import AiohttpClient
 
 from tests.helpers.pipeline import until
+from tests.helpers.settings import SettingsFactory
 from transcriber.db.duties import duty_key
 from transcriber.db.postgres.duties import PostgresDutyLocks
 from transcriber.ports import Duty
+from transcriber.service.app import build_app
 from transcriber.service.duties import DutyHolder, DutyWork
+from transcriber.service.roles import Role
+from transcriber.settings import Secret
 from transcriber.testing.clock import FakeClock
 
 POLL = 10.0
@@ -118,3 +123,22 @@ async def test_the_holders_work_stops_when_its_connection_dies_and_a_poller_take
         await asyncio.wait_for(asyncio.gather(*tasks), 10)
         for made in locks:
             await made.close()
+
+
+async def test_two_workers_on_one_database_share_the_describer_and_hand_it_over(
+        postgres_url: str, aiohttp_client: AiohttpClient, make_settings: SettingsFactory,
+        clock: FakeClock) -> None:
+    # Workers: the describer duty; the service's doors are tested on SQLite.
+    settings = make_settings(storage={"database_url": Secret(postgres_url)},
+                             pipeline={"workers": 0}, server={"duty_poll_seconds": POLL})
+    first = await aiohttp_client(build_app(settings, role=Role.WORKER, clock=clock))
+    holder = await _holder_pid(postgres_url, Duty.DESCRIBER)
+    assert holder is not None
+    second = await aiohttp_client(build_app(settings, role=Role.WORKER, clock=clock))
+    assert await _holder_pid(postgres_url, Duty.DESCRIBER) == holder
+    await first.close()  # a graceful stop gives the duty back
+    assert await _free(postgres_url, Duty.DESCRIBER)
+    clock.advance(POLL)
+    await until(lambda: _holder_pid(postgres_url, Duty.DESCRIBER))
+    assert await _holder_pid(postgres_url, Duty.DESCRIBER) != holder
+    await second.close()
