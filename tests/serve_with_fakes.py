@@ -19,22 +19,25 @@ from transcriber.errors import ConfigError
 from transcriber.observability import configure_logging
 from transcriber.pipeline.notify import ReplyWithTranscript
 from transcriber.service.app import build_app
+from transcriber.service.roles import Role
 from transcriber.settings import Settings, load_settings
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.steps import Behaviour, FakeStep, fake_steps_from_spec
 
 
-async def _serve(settings: Settings, spec: str, *, reply: bool, fake_recognizer: bool) -> int:
+async def _serve(settings: Settings, spec: str, *, reply: bool, fake_recognizer: bool,
+                 role: Role) -> int:
     if fake_recognizer:
         # The real steps (ffmpeg included) with a recognizer that answers at once.
-        return await serve(settings, build_app(settings, recognizer=FakeRecognizer()))
+        return await serve(settings, build_app(settings, role=role,
+                                               recognizer=FakeRecognizer()))
     steps = fake_steps_from_spec(spec)
     if reply:
         # The real finish step's effect: a Telegram record's reply goes into the outbox.
         finish = steps["finish"]
         assert isinstance(finish, FakeStep)
         finish.default = Behaviour(effects=(ReplyWithTranscript(),))
-    return await serve(settings, build_app(settings, steps=steps))
+    return await serve(settings, build_app(settings, role=role, steps=steps))
 
 
 def main() -> int:
@@ -44,6 +47,8 @@ def main() -> int:
                         help="the finish step replies to Telegram records, as the real one")
     parser.add_argument("--fake-recognizer", action="store_true",
                         help="real steps, the recognizer of transcriber.testing instead")
+    parser.add_argument("--role", choices=[role.value for role in Role], default="all",
+                        help="as `transcriber serve --role`")
     args = parser.parse_args()
     try:
         settings = load_settings()
@@ -52,7 +57,7 @@ def main() -> int:
         return EXIT_CONFIG
     configure_logging(settings.logging.level, settings.logging.format)
     return asyncio.run(_serve(settings, args.steps, reply=args.reply,
-                              fake_recognizer=args.fake_recognizer))
+                              fake_recognizer=args.fake_recognizer, role=Role(args.role)))
 
 
 if __name__ == "__main__":

@@ -161,6 +161,13 @@ STORAGE_MIN_FREE_BYTES = Gauge(
     "storage.min_free_bytes: uploads and downloads need this much free beyond their size",
 )
 
+DUTY_HELD = Gauge(
+    "transcriber_duty_held",
+    "1 while this process holds the singleton duty (telegram-polling, outbox, sweeps, "
+    "describer), else 0; summed over processes, at most 1 per duty",
+    ["duty"],
+)
+
 TELEGRAM_UPDATES = Counter(
     "transcriber_telegram_updates_total",
     "Telegram updates dealt with, by outcome (accepted, repeated, refused_<reason>, …)",

@@ -17,13 +17,14 @@ def free_port() -> int:
 
 
 def start_server(
-    data_dir: Path, port: int, *, fake_steps: str | None = None, **env: str
+    data_dir: Path, port: int, *, fake_steps: str | None = None, role: str = "all",
+    **env: str,
 ) -> subprocess.Popen[bytes]:
-    """`transcriber serve` in a process of its own; with `fake_steps` (e.g.
+    """`transcriber serve --role ROLE` in a process of its own; with `fake_steps` (e.g.
     "normalize=60"), the test entry point that injects fake steps instead."""
     command = ([sys.executable, "-m", "transcriber.cli", "serve"] if fake_steps is None
                else [sys.executable, "-m", "tests.serve_with_fakes", "--steps", fake_steps])
-    return _start(command, data_dir, port, env)
+    return _start([*command, "--role", role], data_dir, port, env)
 
 
 def start_server_with_fake_recognizer(

@@ -14,6 +14,10 @@ from transcriber.tokens import EXPIRES_DAYS_MAX, SCOPES, name_problem
 from transcriber.transcripts import FORMATS
 from transcriber.typed_text import LoginRefused, canonical_login
 
+# `transcriber serve --role` (`service.roles.Role`; the parser imports nothing of the
+# service, so `--help` answers at once).
+ROLES = ("all", "web", "worker")
+
 
 def _positive(text: str) -> int:
     value = int(text)
@@ -74,7 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[_config_options(top_level=True)])
     common = [_config_options(top_level=False)]
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("serve", parents=common, help="migrate, then serve HTTP and run the pipeline")
+    serve = sub.add_parser("serve", parents=common,
+                           help="migrate, then serve HTTP and run the pipeline")
+    serve.add_argument(
+        "--role", choices=ROLES, default="all",
+        help="all: everything in one process (default); web: the HTTP doors and the "
+             "Telegram bot, no step actors; worker: the step actors and the describer, "
+             "with only /healthz, /readyz and /metrics on its port")
     sub.add_parser("migrate", parents=common, help="apply pending migrations and exit")
     sub.add_parser("status", parents=common, help="records by stage and halt reason")
     resume = sub.add_parser("resume", parents=common,

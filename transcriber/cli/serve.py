@@ -1,5 +1,6 @@
-"""`transcriber serve`: migrations, then HTTP, the bot (when configured) and the
-step actors, until SIGTERM/SIGINT (exit 0) or a fatal error (exit 70)."""
+"""`transcriber serve [--role all|web|worker]`: migrations, then HTTP, the bot (when
+configured) and the step actors, or the part of them the role runs
+(`service.roles`), until SIGTERM/SIGINT (exit 0) or a fatal error (exit 70)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from aiohttp import web
 
 from transcriber import keys
 from transcriber.cli.exits import EXIT_FATAL
-from transcriber.service.app import build_app
+from transcriber.service.app import ROLE, build_app
+from transcriber.service.roles import Role
 from transcriber.settings import Settings
 from transcriber.web.connections import connection_options, install_accept_failure_log
 
@@ -21,7 +23,7 @@ log = structlog.get_logger(__name__)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    return asyncio.run(serve(settings))
+    return asyncio.run(serve(settings, build_app(settings, role=Role(args.role))))
 
 
 async def serve(settings: Settings, app: web.Application | None = None) -> int:
@@ -44,7 +46,8 @@ async def serve(settings: Settings, app: web.Application | None = None) -> int:
     try:
         site = web.TCPSite(runner, settings.server.host, settings.server.port)
         await site.start()
-        log.info("serve_started", host=settings.server.host, port=settings.server.port)
+        log.info("serve_started", host=settings.server.host, port=settings.server.port,
+                 role=app[ROLE].value)
         stop_task = asyncio.create_task(stop.wait(), name="wait-for-signal")
         waiters: list[asyncio.Future[Any]] = [stop_task, fatal]
         await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)

@@ -92,9 +92,9 @@ async def transcribe(
     if settings.pipeline.workers < 1:
         settings = dataclasses.replace(
             settings, pipeline=dataclasses.replace(settings.pipeline, workers=1))
-    # Replies to Telegram records it finishes still go out; it never polls for messages.
-    app = app or build_app(settings, clock=clock, recognizer=recognizer,
-                          telegram_intake=False, webhook_deliveries=False)
+    # Replies to Telegram records it finishes are written for the service to send; it
+    # never polls for messages.
+    app = app or build_app(settings, clock=clock, recognizer=recognizer, one_shot=True)
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
     await runner.setup()  # storage, providers and the step actors start here
     try:

@@ -1,5 +1,9 @@
 """The pipeline supervisor: N named step actors and their orderly stop.
 
+The outbox the actors hand replies to is given (the service's, whose delivery
+actor runs under the outbox duty, `service.outbox`) or made here for a run with
+no delivery actor (tests, the load test): it then sends only right after a commit.
+
 Stop, in order: actors stop claiming (an idle actor wakes at once); running
 steps get `server.shutdown_graceful_seconds` to finish; the rest are
 cancelled and give their attempt back (P16). The writer, started before the
@@ -60,16 +64,17 @@ class Engine:
         extras: Mapping[str, Any] | None = None,
         wake_describer: Callable[[], None] | None = None,
         settled: SettledRecords | None = None,
+        outbox: Outbox | None = None,
     ) -> None:
         check_step_table(steps)
         self._settings = settings
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._outbox_task: asyncio.Task[None] | None = None
-        self.outbox = Outbox(writer=writer, readers=readers, clock=clock,
-                             notifier=running_notifier(notifier), settings=settings.telegram,
-                             reply_wait_seconds=settings.describer.reply_wait_seconds
-                             if wake_describer is not None else 0.0)
+        self.outbox = outbox or Outbox(
+            writer=writer, readers=readers, clock=clock, notifier=running_notifier(notifier),
+            settings=settings.telegram,
+            reply_wait_seconds=settings.describer.reply_wait_seconds
+            if wake_describer is not None else 0.0)
         # With a describer (not `off`), `done` also asks for the record's description.
         self.delivery = Delivery(readers, notifier, self.outbox, wake_describer=wake_describer)
         self.actors = [
@@ -91,11 +96,6 @@ class Engine:
             task = asyncio.create_task(actor.run_forever(self._stopping), name=actor.name)
             task.add_done_callback(functools.partial(self._actor_done, on_death=on_death))
             self._tasks.append(task)
-        # The delivery actor runs with the pipeline: its rows are written by the steps.
-        self._outbox_task = asyncio.create_task(self.outbox.run(self._stopping),
-                                                name="telegram-outbox")
-        self._outbox_task.add_done_callback(
-            functools.partial(self._actor_done, on_death=on_death))
         log.info("pipeline_started", workers=len(self.actors))
 
     def _actor_done(self, task: asyncio.Task[None], on_death: OnDeath | None) -> None:
@@ -110,11 +110,6 @@ class Engine:
     async def stop(self) -> None:
         """Stop claiming, give running steps the graceful time, then cancel them."""
         self._stopping.set()
-        if self._outbox_task is not None:
-            # A send in flight finishes or is cut; its row stays pending for the next run.
-            await asyncio.wait({self._outbox_task}, timeout=1.0)
-            self._outbox_task.cancel()
-            await asyncio.wait({self._outbox_task})
         if not self._tasks:
             return
         grace = self._settings.server.shutdown_graceful_seconds

@@ -6,7 +6,8 @@ step can lose or double it. Right after that commit the step actor asks for
 the record's chat to be sent at once (`deliver_record`); whatever could not go
 then (network, 429, 5xx, a process killed before the send) is sent by `run`,
 which looks for due rows every `telegram.delivery_poll_seconds`, and so
-after a restart sends what is still pending.
+after a restart sends what is still pending. Of the service's processes only the
+one holding the outbox duty sends (docs/operations.md, "Roles").
 
 Per chat one send at a time, oldest first: a row waiting for its retry holds
 the later rows of its chat back. A failure is retried with backoff (a
@@ -68,9 +69,15 @@ class Outbox:
         self._settings = settings
         self._locks: dict[int, asyncio.Lock] = {}
         self._wake = asyncio.Event()
+        self.active = True
+        """False in a process that does not hold the outbox duty (`service.outbox`):
+        another process's outbox sends, and a send from here could double it."""
 
     async def deliver_record(self, record_id: str) -> None:
-        """Send the record's pending rows now (with the earlier rows of its chat)."""
+        """Send the record's pending rows now (with the earlier rows of its chat); in a
+        process without the outbox duty they wait for the holder's next round."""
+        if not self.active:
+            return
         chat_id = await reads.telegram.chat_of_record(self._readers, record_id=record_id)
         if chat_id is not None:
             await self.deliver_chat(chat_id)

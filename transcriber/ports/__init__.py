@@ -5,7 +5,8 @@ Every Protocol a step is given and every value type it passes through one:
 separator), `media` (transcoder, object store), `files` (the record-file
 store), `notify` (the notifier),
 `webhooks` (the webhook transport), `describe` (the describer of a record's
-title, brief and topics) and `values` (utterances, spans, words, turns). Ports
+title, brief and topics), `duties` (the locks of the work one process runs at a
+time) and `values` (utterances, spans, words, turns). Ports
 import only the leaves.
 Adapters live in `transcriber.providers` and `transcriber.bot`; in-package
 fakes that record their calls live in `transcriber.testing`. Import the names
@@ -15,6 +16,7 @@ from here: the modules are how the package is cut, not part of its contract.
 from __future__ import annotations
 
 from transcriber.ports.describe import ArchiveCounts, ArchiveTerms, Describer, Material
+from transcriber.ports.duties import Duty, DutyLock, DutyLocks
 from transcriber.ports.files import FilesKind, RecordStore
 from transcriber.ports.media import AudioProbe, ObjectStore, ProgressCallback, Transcoder
 from transcriber.ports.notify import Notifier, ReplyAddress, Undelivered, UndeliveredReason
@@ -39,6 +41,9 @@ __all__ = [
     "AudioPart",
     "AudioProbe",
     "Describer",
+    "Duty",
+    "DutyLock",
+    "DutyLocks",
     "FilesKind",
     "Material",
     "Notifier",

@@ -1,15 +1,19 @@
-"""`build_app`: one aiohttp application holding the whole service.
+"""`build_app`: one aiohttp application holding the service, or the part of it one
+process runs (`transcriber serve --role all|web|worker`, `service.roles`).
 
 Startup runs the lifecycle contexts in the order listed and cleanup in
 reverse: the writer, started first, is the last to close and drains its
-mailbox when it does. Parts given here (a clock, a step table, a notifier, a
-recognizer, a webhook transport, a describer) replace the ones the contexts would
-build; tests inject fakes this way.
+mailbox when it does. The singleton duties (Telegram polling, the outbox, the
+sweeps, the describer) run inside their contexts only while this process holds
+their lock (`service.duties`). Parts given here (a clock, a step table, a
+notifier, a recognizer, a webhook transport, a describer, the duty locks)
+replace the ones the contexts would build; tests inject fakes this way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from aiohttp import web
 
@@ -17,11 +21,14 @@ from transcriber import keys
 from transcriber.clock import Clock, SystemClock
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
-from transcriber.ports import Describer, Notifier, Recognizer, WebhookTransport
-from transcriber.service.describer import describer_ctx
+from transcriber.ports import Describer, Duty, DutyLocks, Notifier, Recognizer, WebhookTransport
+from transcriber.service.describer import describer_ctx, describer_work
+from transcriber.service.duties import DUTY_LOCKS, CleanupContext, duty_ctx, duty_locks_ctx
 from transcriber.service.fatal import fatal_ctx
+from transcriber.service.outbox import outbox_ctx, outbox_work
 from transcriber.service.pipeline import pipeline_ctx
 from transcriber.service.providers import providers_ctx
+from transcriber.service.roles import Role, RolePlan, plan_of
 from transcriber.service.search_index import search_index_ctx
 from transcriber.service.storage import storage_ctx
 from transcriber.service.telegram import bot_ctx, telegram_ctx
@@ -31,61 +38,80 @@ from transcriber.web import ops
 from transcriber.web.api import setup_api
 from transcriber.web.spa import setup_spa
 
+ROLE = web.AppKey("role", Role)
+
 
 def build_app(
     settings: Settings,
     *,
+    role: Role = Role.ALL,
     clock: Clock | None = None,
     steps: Mapping[str, Step] | None = None,
     notifier: Notifier | None = None,
     recognizer: Recognizer | None = None,
     describer: Describer | None = None,
-    telegram_intake: bool = True,
     webhook_transport: WebhookTransport | None = None,
-    webhook_deliveries: bool = True,
+    duty_locks: DutyLocks | None = None,
+    one_shot: bool = False,
 ) -> web.Application:
-    """The service. `telegram_intake=False` (one-shot commands) keeps the Telegram
-    notifier but never polls: a second poller would take the server's messages.
-    `webhook_deliveries=False` (one-shot commands too) starts no delivery actor: the
-    deliveries a one-shot run writes wait for `serve`'s, and two actors on one data
-    folder would send the same delivery twice."""
+    """The service, as `role` runs it (`service.roles`). `one_shot=True` (a command
+    that runs the pipeline in its own process) runs the step actors and takes no
+    duty: it keeps the Telegram notifier, so its replies are written to the outbox,
+    but never polls (a second poller would take the server's messages) and sends
+    nothing (the service's outbox sends them, as its webhook deliveries)."""
+    plan = plan_of(role, one_shot=one_shot)
     # Uploads stream (request.content); only a body read whole (`request.read()`)
     # meets this cap, and none may be larger than a JSON body.
     app = web.Application(client_max_size=settings.server.json_max_bytes)
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock or SystemClock()
     app[keys.SETTLED] = SettledRecords()
-    if steps is not None:
-        app[keys.STEPS] = steps
-    if notifier is not None:
-        app[keys.NOTIFIER] = notifier
-    if recognizer is not None:
-        app[keys.RECOGNIZER] = recognizer
-    if describer is not None:
-        app[keys.DESCRIBER] = describer
-    if webhook_transport is not None:
-        app[keys.WEBHOOK_TRANSPORT] = webhook_transport
-    app.cleanup_ctx.append(fatal_ctx)
-    app.cleanup_ctx.append(storage_ctx)
-    # The search index's rows of records indexed before migrations 0012 and 0015.
-    app.cleanup_ctx.append(search_index_ctx)
-    # Transcoder, recognizer, object store and the step table (unless injected).
-    app.cleanup_ctx.append(providers_ctx)
-    # The Telegram notifier (when a token is set) before the step actors read it;
-    # its session closes after they stopped.
-    app.cleanup_ctx.append(telegram_ctx)
-    # The describer before the pipeline: `done` writes its job and wakes it; it stops
-    # after the step actors, so a description being written still lands.
-    app.cleanup_ctx.append(describer_ctx)
-    app.cleanup_ctx.append(pipeline_ctx)
-    # Webhook deliveries: the transport (URL checks at registration) and the actor.
-    if webhook_deliveries:
-        app.cleanup_ctx.append(webhooks_ctx)
-    # Telegram polling: starts last, stops first (before the pipeline and the writer).
-    if telegram_intake:
-        app.cleanup_ctx.append(bot_ctx)
-    ops.add_routes(app)
-    setup_api(app)
-    # The web app: `/`, its client-side routes and `/assets/<hashed name>`.
-    setup_spa(app)
+    app[ROLE] = role
+    given: list[tuple[web.AppKey[Any], object | None]] = [
+        (keys.STEPS, steps), (keys.NOTIFIER, notifier), (keys.RECOGNIZER, recognizer),
+        (keys.DESCRIBER, describer), (keys.WEBHOOK_TRANSPORT, webhook_transport),
+        (DUTY_LOCKS, duty_locks)]
+    for key, part in given:
+        if part is not None:
+            app[key] = part
+    for context in _contexts(plan):
+        app.cleanup_ctx.append(context)
+    if plan.doors:
+        ops.add_routes(app)
+        setup_api(app)
+        # The web app: `/`, its client-side routes and `/assets/<hashed name>`.
+        setup_spa(app)
+    else:
+        ops.setup_alone(app)
     return app
+
+
+def _contexts(plan: RolePlan) -> list[CleanupContext]:
+    """The lifecycle contexts of a plan, in their order of start."""
+    duties = plan.duties
+    contexts: list[CleanupContext] = [fatal_ctx, storage_ctx, duty_locks_ctx]
+    # The search index's rows of records indexed before migrations 0012 and 0015.
+    if Duty.SWEEPS in duties:
+        contexts.append(search_index_ctx)
+    # Transcoder, recognizer, object store and the step table (unless injected).
+    contexts.append(providers_ctx)
+    # The Telegram notifier (when a token is set) before the step actors read it;
+    # its session closes after they stopped. The outbox, which their replies go to.
+    contexts += [telegram_ctx, outbox_ctx]
+    if plan.doors:
+        # The webhook transport (URL checks at registration) and delivery actor.
+        contexts.append(webhooks_ctx)
+    # The outbox's and the webhooks' actors; they stop after the step actors.
+    if Duty.OUTBOX in duties:
+        contexts.append(duty_ctx(Duty.OUTBOX, outbox_work))
+    if plan.step_actors:
+        # The describer before the pipeline: `done` writes its job and wakes it; it stops
+        # after the step actors, so a description being written still lands.
+        contexts.append(describer_ctx)
+        if Duty.DESCRIBER in duties:
+            contexts.append(duty_ctx(Duty.DESCRIBER, describer_work))
+        contexts.append(pipeline_ctx)
+    # Telegram polling: starts last, stops first (before the pipeline and the writer).
+    if Duty.TELEGRAM_POLLING in duties:
+        contexts.append(bot_ctx)
+    return contexts

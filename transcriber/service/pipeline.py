@@ -1,5 +1,6 @@
-"""Lifecycle of the step actors: they start after storage and the providers
-(which put the step table on the app) and stop before the writer drains."""
+"""Lifecycle of the step actors: they start after storage, the providers (which put
+the step table on the app) and the outbox (`service.outbox`, which their replies go
+to) and stop before the writer drains. Only the roles `all` and `worker` run them."""
 
 from __future__ import annotations
 
@@ -11,20 +12,14 @@ from aiohttp import web
 from transcriber import keys
 from transcriber.pipeline.describer import DescriberActor
 from transcriber.pipeline.engine import Engine
-from transcriber.pipeline.notify import NullNotifier
-from transcriber.ports import Notifier
 from transcriber.service.fatal import fail_service
+from transcriber.service.outbox import OUTBOX, notifier_of
 
 log = structlog.get_logger(__name__)
 
 ENGINE = web.AppKey("pipeline_engine", Engine)
 # Set by the describer's context (`service.describer`) when a describer runs.
 DESCRIBER_ACTOR = web.AppKey("describer_actor", DescriberActor)
-
-
-def _notifier_of(app: web.Application) -> Notifier:
-    # Read at each delivery: the Telegram context may set the notifier after this one.
-    return app.get(keys.NOTIFIER) or NullNotifier()
 
 
 async def pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -40,8 +35,8 @@ async def pipeline_ctx(app: web.Application) -> AsyncIterator[None]:
     engine = Engine(
         settings=settings, clock=app[keys.CLOCK], writer=app[keys.WRITER],
         readers=app[keys.READERS], files=app[keys.FILES], steps=steps,
-        notifier=lambda: _notifier_of(app), settled=app[keys.SETTLED],
-        wake_describer=None if describer is None else describer.wake,
+        notifier=lambda: notifier_of(app), settled=app[keys.SETTLED],
+        wake_describer=None if describer is None else describer.wake, outbox=app[OUTBOX],
     )
     app[ENGINE] = engine
     engine.start(on_death=lambda exc: fail_service(app, exc))

@@ -10,6 +10,9 @@ the batch is sized to take about `BATCH_SECONDS` in all, with a rest as long
 between two, so the doors' reads and writes keep flowing. It ends when nothing
 is left (at once on an archive that never saw the old index). A failure stops
 the service loudly: the writer failing is not something to index around.
+
+It is the work of the sweeps duty (`service.duties`): one process of the service
+fills the index; a holder that dies leaves the rest to the next one.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from transcriber.db.commands.search import IndexPending
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.observability import SEARCH_RECORDS_TO_INDEX
+from transcriber.ports import Duty
+from transcriber.service.duties import DutyWork, duty_ctx
 from transcriber.service.fatal import fail_service
 
 log = structlog.get_logger(__name__)
@@ -86,23 +91,32 @@ async def index_all(writer: Writer, readers: ReaderPool) -> int:
     return done
 
 
-async def search_index_ctx(app: web.Application) -> AsyncIterator[None]:
-    task = asyncio.create_task(index_all(app[keys.WRITER], app[keys.READERS]), name=TASK_NAME)
+def refill_work(app: web.Application) -> DutyWork:
+    writer, readers = app[keys.WRITER], app[keys.READERS]
 
-    def on_done(finished: asyncio.Task[int]) -> None:
-        if finished.cancelled():
-            return
-        error = finished.exception()
-        if error is None:
-            SEARCH_RECORDS_TO_INDEX.set(0)
-            return
-        log.critical("search_index_failed", error=type(error).__name__)
-        fail_service(app, error)
+    @contextlib.asynccontextmanager
+    async def work() -> AsyncIterator[None]:
+        task = asyncio.create_task(index_all(writer, readers), name=TASK_NAME)
 
-    task.add_done_callback(on_done)
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        def on_done(finished: asyncio.Task[int]) -> None:
+            if finished.cancelled():
+                return
+            error = finished.exception()
+            if error is None:
+                SEARCH_RECORDS_TO_INDEX.set(0)
+                return
+            log.critical("search_index_failed", error=type(error).__name__)
+            fail_service(app, error)
+
+        task.add_done_callback(on_done)
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    return work
+
+
+search_index_ctx = duty_ctx(Duty.SWEEPS, refill_work)

@@ -7,10 +7,12 @@ Both do nothing unless `telegram.token` is set (then the pipeline keeps its
   notifier on `keys.NOTIFIER` (unless a test put one there), so the first
   delivery of the step actors already finds it; closed after the pipeline
   stopped, so replies of steps finishing during the stop still go out.
-- `bot_ctx`, after the pipeline: the polling task and the status task (the
-  living status messages, `bot/status.py`). Cleanup runs in reverse, so
-  intake stops first; the pipeline (and its outbox) and then the writer stop
-  after it.
+- `bot_ctx`, after the pipeline: the Telegram polling duty (`service.duties`:
+  one process of the service polls at a time, or Telegram answers the others
+  409). Its work is the polling task and the status task (the living status
+  messages, `bot/status.py`), both built at start and run while the duty is
+  held. Cleanup runs in reverse, so intake stops first; the pipeline (and its
+  outbox) and then the writer stop after it.
 
 Supervision: the polling task retries Telegram's failures by itself, so a
 task that ends while the service is not stopping is a programming error or
@@ -31,6 +33,8 @@ from aiohttp import web
 from transcriber import keys
 from transcriber.intake import AudioLimits
 from transcriber.pipeline.progress import Progress, load_progress
+from transcriber.ports import Duty
+from transcriber.service.duties import DutyWork, duty_ctx
 from transcriber.service.fatal import fail_service
 
 if TYPE_CHECKING:
@@ -67,11 +71,11 @@ async def telegram_ctx(app: web.Application) -> AsyncIterator[None]:
         await bot.session.close()
 
 
-async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
+def polling_work(app: web.Application) -> DutyWork | None:
+    """The door and the status actor, built now; the work polls and edits while held."""
     bot = app.get(BOT)
     if bot is None:
-        yield
-        return
+        return None
     from transcriber.bot.door import DoorParts, TelegramDoor  # noqa: PLC0415 - see telegram_ctx
     from transcriber.bot.status import StatusActor, worth_showing  # noqa: PLC0415
 
@@ -89,30 +93,37 @@ async def bot_ctx(app: web.Application) -> AsyncIterator[None]:
         limits=AudioLimits.of(settings.server), progress=progress,
     ))
     app[DOOR] = door
-    stopping = asyncio.Event()
-    task = asyncio.create_task(door.run(stopping), name=TASK_NAME)
-
-    def on_done(finished: asyncio.Task[None]) -> None:
-        if stopping.is_set() or finished.cancelled():
-            return
-        error = finished.exception() or RuntimeError(f"{TASK_NAME} ended")
-        log.critical("telegram_door_died", error=type(error).__name__)
-        fail_service(app, error)
-
-    task.add_done_callback(on_done)
-
     status = StatusActor(bot, settings=settings.telegram, readers=readers,
                          writer=app[keys.WRITER], clock=clock, progress=progress)
-    status_task = asyncio.create_task(status.run(stopping), name=STATUS_TASK_NAME)
-    try:
-        yield
-    finally:
-        await stop_door(door, task, stopping,
-                        grace_seconds=settings.server.shutdown_graceful_seconds)
-        # An edit in flight is cut: the next start shows the record's stage again.
-        status_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await status_task
+
+    @contextlib.asynccontextmanager
+    async def work() -> AsyncIterator[None]:
+        stopping = asyncio.Event()
+        task = asyncio.create_task(door.run(stopping), name=TASK_NAME)
+
+        def on_done(finished: asyncio.Task[None]) -> None:
+            if stopping.is_set() or finished.cancelled():
+                return
+            error = finished.exception() or RuntimeError(f"{TASK_NAME} ended")
+            log.critical("telegram_door_died", error=type(error).__name__)
+            fail_service(app, error)
+
+        task.add_done_callback(on_done)
+        status_task = asyncio.create_task(status.run(stopping), name=STATUS_TASK_NAME)
+        try:
+            yield
+        finally:
+            await stop_door(door, task, stopping,
+                            grace_seconds=settings.server.shutdown_graceful_seconds)
+            # An edit in flight is cut: the next start shows the record's stage again.
+            status_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await status_task
+
+    return work
+
+
+bot_ctx = duty_ctx(Duty.TELEGRAM_POLLING, polling_work)
 
 
 async def stop_door(door: TelegramDoor, task: asyncio.Task[None], stopping: asyncio.Event,

@@ -1,15 +1,16 @@
-"""Start and stop of webhook deliveries, as an aiohttp cleanup context.
+"""The parts of webhook deliveries, as an aiohttp cleanup context.
 
 `webhooks_ctx` puts the transport on `keys.WEBHOOK_TRANSPORT` (the HTTP one
 with the SSRF guard, unless a test put a fake there), which the routes use
-to check a URL at registration, and runs the delivery actor
-(`service.webhook_delivery`) as the task `webhook-delivery`. It starts after
-the pipeline and stops before it (and so before the writer drains). At the
-stop an attempt in flight gets `server.shutdown_graceful_seconds`, then is
-cut: its delivery stays pending and is sent after the next start (at least
-once). Supervision: the actor keeps itself alive through any failure of a
-round, so its task ending while the service runs is a bug: logged CRITICAL,
-and the service stops loudly, like a dead writer.
+to check a URL at registration, and the delivery actor
+(`service.webhook_delivery`) on `DELIVERY`; the transport closes after
+everything else stopped. The actor runs as the task `webhook-delivery` in the
+process holding the outbox duty (`service.outbox`). At the stop an attempt in
+flight gets `server.shutdown_graceful_seconds`, then is cut: its delivery
+stays pending and is sent after the next start (at least once). Supervision:
+the actor keeps itself alive through any failure of a round, so its task
+ending while the service runs is a bug: logged CRITICAL, and the service stops
+loudly, like a dead writer.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from aiohttp import web
 
 from transcriber import keys
 from transcriber.providers.webhook_http import HttpWebhookTransport
-from transcriber.service.fatal import supervised
 from transcriber.service.webhook_delivery import WebhookDelivery
 from transcriber.web.archive import card_of
 
@@ -46,13 +46,10 @@ async def webhooks_ctx(app: web.Application) -> AsyncIterator[None]:
     async def card(record_id: str, owner_id: str) -> dict[str, Any] | None:
         return await card_of(app, record_id, owner_id)
 
-    actor = WebhookDelivery(writer=app[keys.WRITER], readers=app[keys.READERS],
-                            clock=app[keys.CLOCK], transport=transport,
-                            settings=settings.webhooks, card=card)
-    app[DELIVERY] = actor
+    app[DELIVERY] = WebhookDelivery(writer=app[keys.WRITER], readers=app[keys.READERS],
+                                    clock=app[keys.CLOCK], transport=transport,
+                                    settings=settings.webhooks, card=card)
     try:
-        async with supervised(app, actor.run, name=TASK_NAME, died="webhook_delivery_died",
-                              grace_seconds=settings.server.shutdown_graceful_seconds):
-            yield
+        yield
     finally:
         await transport.close()

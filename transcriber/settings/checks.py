@@ -58,6 +58,9 @@ def validate(settings: Settings) -> None:
         ("server.json_bodies_max", settings.server.json_bodies_max >= 1, "must be at least 1"),
         ("server.openai_wait_seconds", settings.server.openai_wait_seconds > 0,
          "must be positive"),
+        # A dead holder's duty is taken over within a minute.
+        ("server.duty_poll_seconds", 0 < settings.server.duty_poll_seconds <= 60,
+         "must be in (0, 60]"),
         ("storage.read_connections", settings.storage.read_connections >= 1, "must be at least 1"),
         ("storage.busy_timeout_ms", settings.storage.busy_timeout_ms >= 0, "must not be negative"),
         ("storage.writer_batch_max", settings.storage.writer_batch_max >= 1, "must be at least 1"),

@@ -84,6 +84,9 @@ class ServerSettings:
     # `POST /v1/audio/transcriptions` waits this long for the record to be done,
     # then answers 504 with the record's id (docs/api.md, "OpenAI's speech-to-text API").
     openai_wait_seconds: float = 600.0
+    # How often a process asks for a singleton duty it does not hold, and a holder
+    # looks at its PostgreSQL lock's connection (docs/operations.md, "Roles").
+    duty_poll_seconds: float = 10.0
 
 
 STORAGE_FILES = ("local", "s3")

@@ -30,7 +30,8 @@ from transcriber.pipeline.policy import stuck_limit_seconds
 from transcriber.settings import ServerSettings
 from transcriber.stages import STAGES, HaltReason
 from transcriber.web.addresses import client_address, forwarded_chain, is_trusted
-from transcriber.web.errors import ApiError
+from transcriber.web.errors import ApiError, error_middleware
+from transcriber.web.metrics import metrics_middleware
 from transcriber.web.responses import json_response
 
 # The longest a scrape shows database counts that old (Prometheus scrapes every 15-60 s).
@@ -137,6 +138,13 @@ async def refresh_stage_age_gauges(app: web.Application) -> None:
         age = (now - parse_time(oldest)).total_seconds() if oldest else 0.0
         STAGE_OLDEST_SECONDS.labels(spec.stage.value).set(max(age, 0.0))
         STAGE_LIMIT_SECONDS.labels(spec.stage.value).set(limit)
+
+
+def setup_alone(app: web.Application) -> None:
+    """The operator endpoints as the only routes (a `worker` process): every other path
+    is the API's JSON 404, and requests are counted as the full service counts them."""
+    app.middlewares.extend([metrics_middleware, error_middleware])
+    add_routes(app)
 
 
 def add_routes(app: web.Application) -> None:

@@ -40,6 +40,12 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 )
 """
 
+# -- the duty locks (transcriber.db.postgres.duties) -------------------------------------
+
+# Session-level: held until given back or until the session ends, however it ends.
+TRY_DUTY_LOCK = "SELECT pg_try_advisory_lock(:key) AS taken"
+GIVE_BACK_DUTY_LOCK = "SELECT pg_advisory_unlock(:key) AS given_back"
+
 # -- overrides -----------------------------------------------------------------------------
 
 # FOR UPDATE SKIP LOCKED: a claimer on another host passes over the row this one
