@@ -11,6 +11,7 @@ import sys
 
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.progress import file_progress
+from transcriber.cli.storage import sqlite_only
 from transcriber.service.backup import BackupError, Manifest, MissingFiles, backup
 from transcriber.service.bucket import with_bucket
 from transcriber.settings import Settings
@@ -23,6 +24,8 @@ def describe(manifest: Manifest) -> str:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    if not sqlite_only(settings, "backup"):
+        return EXIT_REFUSED
     storage = settings.storage
     try:
         with file_progress("backup") as progress:

@@ -14,6 +14,7 @@ import sys
 from transcriber.cli.backup import describe
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.progress import file_progress
+from transcriber.cli.storage import sqlite_only
 from transcriber.cli.verify import print_problems
 from transcriber.service.backup import BackupError
 from transcriber.service.bucket import with_bucket
@@ -22,6 +23,8 @@ from transcriber.settings import Settings
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    if not sqlite_only(settings, "restore"):
+        return EXIT_REFUSED
     storage = settings.storage
     try:
         with file_progress("restore") as progress:

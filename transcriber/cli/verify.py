@@ -8,6 +8,7 @@ import sys
 import orjson
 
 from transcriber.cli.exits import EXIT_REFUSED
+from transcriber.cli.storage import sqlite_only
 from transcriber.db.connection import database_path
 from transcriber.service.bucket import with_bucket
 from transcriber.service.verify import LIST_MAX, Report, verify
@@ -15,6 +16,8 @@ from transcriber.settings import Settings
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.folder is None and not sqlite_only(settings, "verify"):
+        return EXIT_REFUSED
     folder = args.folder or settings.storage.data_dir
     # A backup folder holds its files; the data folder's may be in the bucket.
     in_bucket = settings.storage.files == "s3" and folder == settings.storage.data_dir
