@@ -28,11 +28,12 @@ def start_server(
 
 
 def start_server_with_fake_recognizer(
-    data_dir: Path, port: int, **env: str
+    data_dir: Path, port: int, *, role: str = "all", **env: str
 ) -> subprocess.Popen[bytes]:
     """A real serve with the real steps (ffmpeg) and the fake recognizer of
     `transcriber.testing`, which answers at once (`tests.serve_with_fakes`)."""
-    command = [sys.executable, "-m", "tests.serve_with_fakes", "--fake-recognizer"]
+    command = [sys.executable, "-m", "tests.serve_with_fakes", "--fake-recognizer",
+               "--role", role]
     return _start(command, data_dir, port, env)
 
 
