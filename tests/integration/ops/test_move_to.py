@@ -31,7 +31,7 @@ from transcriber.db.move import TABLES, open_source, unknown_tables
 from transcriber.files import RECORDS_DIR
 from transcriber.ports import Utterance
 from transcriber.service.app import build_app
-from transcriber.service.move import MoveError, MoveHooks, move_to
+from transcriber.service.move import MoveError, MoveHooks, move_to, plan_files
 from transcriber.service.storage import take_instance_lock
 from transcriber.settings import Secret, Settings
 from transcriber.testing.clock import FakeClock
@@ -63,12 +63,16 @@ async def serving(aiohttp_client: AiohttpClient, settings: Settings) -> AsyncIte
 
 
 async def make_archive(aiohttp_client: AiohttpClient, make_settings: SettingsFactory,
-                       bucket: Bucket | None = None) -> Archive:
-    """Three records through the service on SQLite with local files: two transcribed (one
-    with a title, topics and a speaker's name), one still waiting; a personal token."""
+                       bucket: Bucket | None = None, *, files_in_bucket: bool = False
+                       ) -> Archive:
+    """Three records through the service on SQLite (files local unless `files_in_bucket`):
+    two transcribed (one with a title, topics and a speaker's name), one still waiting; a
+    personal token."""
     sections: dict[str, Any] = {"pipeline": {"workers": 0}}
     if bucket is not None:
         sections["s3"] = bucket.settings()  # the bucket is known, the files still local
+        if files_in_bucket:
+            sections["storage"] = {"files": "s3"}
     settings = make_settings(**sections)
     records: dict[str, bytes] = {}
     async with serving(aiohttp_client, settings) as client:
@@ -294,3 +298,33 @@ def test_every_table_of_the_schema_is_copied_or_left_out_on_purpose(migrated: Pa
     tamper(migrated, "CREATE TABLE newer_things (id TEXT PRIMARY KEY)")
     with pytest.raises(MoveError, match="newer_things"):
         open_source(migrated)
+
+
+def test_where_the_files_end_up(make_settings: SettingsFactory) -> None:
+    bucket = {"s3": {"bucket": "archive"}}
+    assert plan_files(make_settings(**bucket), to_bucket=True) == ("s3", True)
+    assert plan_files(make_settings(**bucket), to_bucket=False) == ("local", False)
+    # In the bucket already: they stay, whatever the flag; only the rows move.
+    in_bucket = make_settings(storage={"files": "s3"}, **bucket)
+    assert plan_files(in_bucket, to_bucket=True) == ("s3", False)
+    assert plan_files(in_bucket, to_bucket=False) == ("s3", False)
+    with pytest.raises(MoveError, match=r"s3\.bucket"):
+        plan_files(make_settings(), to_bucket=True)
+
+
+async def test_files_already_in_the_bucket_stay_and_are_checked_there(
+    aiohttp_client: AiohttpClient, make_settings: SettingsFactory, postgres_url: str,
+    s3_bucket: Bucket,
+) -> None:
+    archive = await make_archive(aiohttp_client, make_settings, s3_bucket,
+                                 files_in_bucket=True)
+    keys = s3_bucket.record_keys()
+    report = await move_to(archive.settings, postgres_url, to_bucket=False)
+    assert report.ok, report.problems
+    assert report.files_at == "s3"
+    assert (report.files["files"], report.files["copied"]) == (3, 0)
+    assert s3_bucket.record_keys() == keys
+
+    s3_bucket.delete(keys[0])
+    report = await move_to(archive.settings, postgres_url, to_bucket=False)
+    assert report.problems == {"missing_objects": [keys[0].removeprefix(s3_bucket.prefix)]}
