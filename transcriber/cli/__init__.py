@@ -28,7 +28,7 @@ __all__ = ["EXIT_CONFIG", "EXIT_FATAL", "main"]
 _QUIET_LEVEL = {"transcribe": "WARNING", "status": "WARNING", "resume": "WARNING",
                 "loadtest": "ERROR", "backup": "WARNING", "restore": "WARNING",
                 "verify": "WARNING", "voices": "WARNING", "token": "WARNING",
-                "upload": "WARNING", "describe": "WARNING"}
+                "upload": "WARNING", "describe": "WARNING", "move-to": "WARNING"}
 
 
 class Command(Protocol):
@@ -51,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if level.upper() == "INFO" or (args.command == "transcribe" and level.upper() == "DEBUG"):
         level = _QUIET_LEVEL.get(args.command, level)
     configure_logging(level, settings.logging.format)
-    command = cast(Command, importlib.import_module(f"transcriber.cli.{args.command}"))
+    module = args.command.replace("-", "_")  # `move-to` is `transcriber.cli.move_to`
+    command = cast(Command, importlib.import_module(f"transcriber.cli.{module}"))
     try:
         return command.run(args, settings)
     except MigrationError as exc:

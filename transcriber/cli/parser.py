@@ -152,6 +152,18 @@ def _add_maintenance(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     verify.add_argument("folder", type=Path, nargs="?", default=None, metavar="FOLDER",
                         help="the folder to check (default: storage.data_dir)")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    move = sub.add_parser(
+        "move-to", parents=common,
+        help="copy the SQLite archive (rows, and with --files s3 its files) into PostgreSQL "
+             "and the bucket, then check the copy (run again after an interruption: it goes "
+             "on where it stopped; exit 1 with a list when the copy differs)")
+    move.add_argument("--database-url", required=True, metavar="URL",
+                      help="the PostgreSQL database, postgresql://user@host/name (the "
+                           "password from $PGPASSWORD keeps it out of the process list)")
+    move.add_argument("--files", choices=("s3",), default=None,
+                      help="s3: also copy the data folder's files into the bucket of the "
+                           "s3.* settings (default: the files stay where they are)")
+    move.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _add_tokens(sub: argparse._SubParsersAction[argparse.ArgumentParser],

@@ -155,3 +155,54 @@ SQLITE_ONLY: dict[str, str] = {
     q.maintenance.FILL_EXPECTED_INDEX: "verify of a SQLite file's FTS5 index",
     q.maintenance.SEARCH_DIFFERENCES: "verify of a SQLite file's FTS5 index",
 }
+
+# -- `transcriber move-to` (transcriber.db.move) ------------------------------------------
+# An SQLite archive copied in: rows in batches, each skipped when its key is already here
+# (a copy run again after an interruption goes on where it stopped), then the search
+# index of the copied records refreshed and compared with what their columns give.
+
+# The columns of one table here (a table of SQLite's with a column PostgreSQL lacks is
+# refused before a row moves).
+MOVE_TABLE_COLUMNS = """
+SELECT column_name AS name FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = :table
+"""
+
+
+def move_insert_rows(table: str, columns: tuple[str, ...]) -> str:
+    """One row of `table` (a name of `queries.moving.TABLES`), skipped when a row with
+    its key (or another unique value of it) is here already."""
+    q.moving.table_count(table)  # refuses a name that is not the archive's
+    names = ", ".join(f'"{column}"' for column in columns)
+    values = ", ".join(f"${n}" for n in range(1, len(columns) + 1))
+    return f"INSERT INTO {table} ({names}) VALUES ({values}) ON CONFLICT DO NOTHING"
+
+
+# STALE_SEARCH_ROWS a batch at a time (the partial index of stale rows, in key order).
+MOVE_STALE_SEARCH_BATCH = STALE_SEARCH_ROWS.rstrip() + "\nORDER BY s.record_id\nLIMIT :limit\n"
+
+MOVE_STALE_SEARCH_COUNT = "SELECT count(*) AS n FROM record_search WHERE stale = 1"
+
+# The indexed text of a page of records, in key order, to compute their terms again.
+MOVE_INDEXED_PAGE = """
+SELECT r.id, r.owner_id, r.title, r.brief, r.original_filename, r.speaker_names,
+       r.topic_names, t.contents AS transcript
+FROM audio_records AS r
+LEFT JOIN texts AS t ON t.record_id = r.id AND t.kind = 'transcript'
+WHERE r.id > :after_id
+ORDER BY r.id
+LIMIT :limit
+"""
+
+# The records of a page whose search row is missing, stale, or holds other terms than
+# the literal computed from their columns.
+MOVE_SEARCH_DIFFERENCES = """
+SELECT e.record_id,
+       CASE WHEN s.record_id IS NULL THEN 'missing'
+            WHEN s.stale <> 0 THEN 'stale'
+            ELSE 'differs' END AS problem
+FROM unnest(:ids::text[], :literals::text[]) AS e(record_id, literal)
+LEFT JOIN record_search AS s ON s.record_id = e.record_id
+WHERE s.record_id IS NULL OR s.stale <> 0 OR s.terms <> e.literal::tsvector
+ORDER BY e.record_id
+"""

@@ -13,6 +13,7 @@ from transcriber.db.queries import (
     loadtest,
     maintenance,
     migrations,
+    moving,
     pipeline,
     progress,
     recognition,
@@ -28,6 +29,6 @@ from transcriber.db.queries import (
 
 __all__ = [
     "archive", "control", "describe", "edits", "files", "loadtest", "maintenance", "migrations",
-    "pipeline", "progress", "recognition", "records", "results", "search", "telegram",
-    "tokens", "users", "voices", "webhooks",
+    "moving", "pipeline", "progress", "recognition", "records", "results", "search",
+    "telegram", "tokens", "users", "voices", "webhooks",
 ]
