@@ -46,7 +46,9 @@ def test_the_wheel_carries_the_migrations_and_the_assets(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     prefix = "transcriber/migrations/"
     shipped = sorted(n.removeprefix(prefix) for n in names if n.startswith(prefix))
-    assert shipped == sorted(p.name for p in (ROOT / "migrations").glob("*.sql"))
+    # Both sets: SQLite's and, in its own folder, PostgreSQL's.
+    assert shipped == sorted(str(p.relative_to(ROOT / "migrations"))
+                             for p in (ROOT / "migrations").glob("**/*.sql"))
     assert "transcriber/py.typed" in names
     assert "transcriber/web/assets/index.html" in names
     assert not any(n.startswith(("tests/", "migrations/")) for n in names)
