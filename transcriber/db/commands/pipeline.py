@@ -123,11 +123,18 @@ class Claim(Command["Claimed | NoWork"]):
 
     async def _claim(self, ctx: WriteContext, moment: datetime, now: str) -> Claimed | NoWork:
         """The claim through the engine-neutral connection (PostgreSQL: FOR UPDATE
-        SKIP LOCKED, so claimers on other hosts pass over each other's rows)."""
+        SKIP LOCKED, so claimers on other hosts pass over each other's rows). The
+        memo of an empty queue holds within this transaction and second as on
+        SQLite; a record another host commits meanwhile waits for the next claim."""
+        changes = getattr(ctx.conn, "changes", None)
+        if changes is not None and ctx.memo.get(_EMPTY_CLAIM) == (now, changes):
+            return NoWork()
         params: dict[str, object] = {"token": new_id(), "now": now,
                                      **self._lease_params(ctx, moment, now)}
         row = await (await ctx.conn.execute(q.pipeline.CLAIM, params)).fetchone()
         if row is None:
+            if changes is not None:
+                ctx.memo[_EMPTY_CLAIM] = (now, changes)
             return NoWork()
         state = await (await ctx.conn.execute(
             q.pipeline.SELECT_CLAIMED, {"id": row["id"], "token": row["acquisition_id"]},

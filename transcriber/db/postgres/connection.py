@@ -89,11 +89,14 @@ class _PgExecuted:
 class PgConnection:
     """One asyncpg connection with the named-query interface of `InlineConnection`."""
 
-    __slots__ = ("_prepared", "raw")
+    __slots__ = ("_prepared", "changes", "raw")
 
     def __init__(self, raw: asyncpg.Connection) -> None:
         self.raw = raw
         self._prepared: dict[str, Any] = {}
+        # Rows changed through this connection (SQLite's total_changes): what the
+        # claim's memo of an empty queue compares.
+        self.changes = 0
 
     @property
     def in_transaction(self) -> bool:
@@ -112,7 +115,11 @@ class PgConnection:
             rows = await statement.fetch(*translated.arguments(params))
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise sqlite3.IntegrityError(type(exc).__name__) from exc
-        return PgCursor(list(rows), _count(statement.get_statusmsg()))
+        status = statement.get_statusmsg()
+        count = _count(status)
+        if count > 0 and status is not None and not status.startswith("SELECT"):
+            self.changes += count
+        return PgCursor(list(rows), count)
 
     async def run_script(self, sql: str) -> None:
         """Several statements without parameters (a migration file)."""
