@@ -52,18 +52,31 @@ class TestDatabase:
     def count(self, table: str) -> int:
         return int(self.scalar(f"SELECT count(*) FROM {table}"))
 
-    def _run(self, sql: str, params: Params) -> tuple[list[tuple[Any, ...]], int]:
+    def plan(self, sql: str, params: Params = None) -> str:
+        """The engine's plan of a statement, one line a step: SQLite's `EXPLAIN QUERY
+        PLAN` details; PostgreSQL's `EXPLAIN` planned for these values with sequential
+        scans priced out (a test's few rows would make any scan the cheapest, so only
+        a plan that no index can serve shows one)."""
+        if self.url is None:
+            lines = self.rows("EXPLAIN QUERY PLAN " + sql, params)
+            return "\n".join(str(line[3]) for line in lines)
+        return "\n".join(str(line[0]) for line in self._run(
+            sql, params, explain=True, settings=_PRICED_OUT)[0])
+
+    def _run(self, sql: str, params: Params, *, explain: bool = False,
+             settings: Mapping[str, str] | None = None) -> tuple[list[tuple[Any, ...]], int]:
         if self.url is None:
             with sqlite3.connect(database_path(self.data_dir)) as conn:
                 cursor = conn.execute(sql, {} if params is None else params)
                 return [tuple(row) for row in cursor.fetchall()], cursor.rowcount
         url = self.url
         translated = translate(sql)
+        text = f"EXPLAIN {translated.text}" if explain else translated.text
 
         async def run() -> tuple[list[tuple[Any, ...]], int]:
-            conn = await asyncpg.connect(url)
+            conn = await asyncpg.connect(url, server_settings=dict(settings or {}))
             try:
-                statement = await conn.prepare(translated.text)
+                statement = await conn.prepare(text)
                 found = await statement.fetch(*translated.arguments(params))
                 status = statement.get_statusmsg() or ""
                 last = status.rsplit(" ", 1)[-1]
@@ -74,3 +87,6 @@ class TestDatabase:
         # Its own loop on its own thread: the caller may be inside a running loop.
         with concurrent.futures.ThreadPoolExecutor(1) as thread:
             return thread.submit(asyncio.run, run()).result()
+
+
+_PRICED_OUT = {"enable_seqscan": "off", "plan_cache_mode": "force_custom_plan"}

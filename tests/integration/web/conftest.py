@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
 from pytest_aiohttp import AiohttpClient
 
 from tests.helpers.s3 import Bucket
-from tests.helpers.settings import SettingsFactory
+from tests.helpers.settings import SettingsFactory, settings_on
 from tests.helpers.web import Client, ServeLikeServer, StartApi
 from transcriber import keys
 from transcriber.ports import WebhookTransport
 from transcriber.service.app import build_app
-from transcriber.settings import Secret
+from transcriber.settings import Secret, Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
 
@@ -27,6 +28,26 @@ def transcoder() -> FakeTranscoder:
 def engine(request: pytest.FixtureRequest) -> str:
     """The API holds on both engines: each web test runs on each."""
     return str(request.param)
+
+
+@pytest.fixture(autouse=True)
+def _database_first(database_url: str | None) -> None:
+    """The test's database is made before any app and dropped after it closes
+    (fixtures are torn down in reverse), whichever fixtures the test names first."""
+
+
+@pytest.fixture
+def make_settings(data_dir: Path, database_url: str | None) -> SettingsFactory:
+    """Settings in the data folder on the test's engine (`storage.database_url` on
+    PostgreSQL), so an app a test builds itself runs on both engines too."""
+
+    def make(**sections: dict[str, Any]) -> Settings:
+        if database_url is not None:
+            sections["storage"] = {"database_url": Secret(database_url),
+                                   **sections.get("storage", {})}
+        return settings_on(data_dir, **sections)
+
+    return make
 
 
 @pytest.fixture
@@ -46,7 +67,6 @@ def files_sections(files_kind: str, request: pytest.FixtureRequest) -> dict[str,
 
 @pytest.fixture
 def start_api(
-    database_url: str | None,  # first: its database outlives the app (torn down in reverse)
     aiohttp_client: AiohttpClient,
     make_settings: SettingsFactory,
     clock: FakeClock,
@@ -64,9 +84,6 @@ def start_api(
         pipeline = {"workers": 0, **sections.pop("pipeline", {})}
         for name, values in files_sections.items():
             sections[name] = {**values, **sections.get(name, {})}
-        if database_url is not None:
-            sections["storage"] = {"database_url": Secret(database_url),
-                                   **sections.get("storage", {})}
         settings = make_settings(pipeline=pipeline, **sections)
         app = build_app(settings, clock=clock, webhook_transport=webhook_transport)
         app[keys.TRANSCODER] = transcoder

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 import structlog
 from pytest_aiohttp import AiohttpClient
 
+from tests.helpers.database import TestDatabase
 from tests.helpers.s3 import Bucket
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import Client, advance, claim, stored_files, transcribe, upload
@@ -19,7 +19,6 @@ from transcriber import keys
 from transcriber.db.commands.edits import DeleteRecord
 from transcriber.db.commands.pipeline import RenewLease
 from transcriber.db.commands.recognition import RegisterRecognition
-from transcriber.db.connection import database_path
 from transcriber.errors import ClaimLost
 from transcriber.pipeline.effects import AddFile, SetColumns
 from transcriber.providers.record_objects import S3RecordFiles
@@ -33,15 +32,21 @@ from transcriber.testing.transcoder import FakeTranscoder
 TABLES = {"audio_records": "id", "files": "record_id", "texts": "record_id",
           "structures": "record_id", "structure_revisions": "record_id",
           "recognitions": "record_id", "record_events": "record_id",
-          "record_topics": "record_id", "record_search_keys": "record_id"}
+          "record_topics": "record_id"}
+# A record's row of the search index: FTS5's key table on SQLite (`record_search` is the
+# FTS5 table itself), the tsvector row on PostgreSQL.
+SEARCH_KEYS = {"sqlite": "record_search_keys", "postgresql": "record_search"}
 
 
-def _rows(data_dir: Path, record_id: str) -> dict[str, int]:
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        counts = {table: conn.execute(f"SELECT count(*) FROM {table} WHERE {column} = ?",
-                                      (record_id,)).fetchone()[0]
-                  for table, column in TABLES.items()}
-        counts["record_search"] = conn.execute("SELECT count(*) FROM record_search").fetchone()[0]
+def _tables(database: TestDatabase) -> dict[str, str]:
+    return {**TABLES, SEARCH_KEYS[database.engine]: "record_id"}
+
+
+def _rows(database: TestDatabase, record_id: str) -> dict[str, int]:
+    counts = {table: int(database.scalar(f"SELECT count(*) FROM {table} WHERE {column} = :id",
+                                         {"id": record_id}))
+              for table, column in _tables(database).items()}
+    counts["search_rows"] = database.count("record_search")
     return counts
 
 
@@ -60,15 +65,15 @@ async def _full_record(client: Client) -> str:
 
 
 async def test_delete_removes_everything_and_then_404_everywhere(
-    client: Client, data_dir: Path
+    client: Client, data_dir: Path, database: TestDatabase
 ) -> None:
     record_id = await _full_record(client)
     keep = str((await upload(client))["id"])
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        conn.execute("INSERT INTO recognitions (id, record_id, provider, created_at, updated_at)"
-                     " VALUES ('rc1', ?, 'fake', 't', 't')", (record_id,))
-    counts = _rows(data_dir, record_id)
-    assert all(counts[t] for t in TABLES), counts
+    database.execute("INSERT INTO recognitions (id, record_id, provider, created_at, updated_at)"
+                     " VALUES ('rc1', :id, 'fake', 't', 't')", {"id": record_id})
+    counts = _rows(database, record_id)
+    tables = _tables(database)
+    assert all(counts[t] for t in tables), counts
     assert (data_dir / "records" / record_id).is_dir()
 
     with structlog.testing.capture_logs() as logs:
@@ -77,9 +82,9 @@ async def test_delete_removes_everything_and_then_404_everywhere(
     assert [e for e in logs if e["event"] == "record_deleted"] == [
         {"event": "record_deleted", "record_id": record_id, "log_level": "info"}]
 
-    after = _rows(data_dir, record_id)
-    assert {t: after[t] for t in TABLES} == dict.fromkeys(TABLES, 0)
-    assert after["record_search"] == counts["record_search"] - 1  # the kept record's row stays
+    after = _rows(database, record_id)
+    assert {t: after[t] for t in tables} == dict.fromkeys(tables, 0)
+    assert after["search_rows"] == counts["search_rows"] - 1  # the kept record's row stays
     assert not (data_dir / "records" / record_id).exists()
     base = f"/app/audiorecords/{record_id}"
     for method, path in (("GET", base), ("GET", f"{base}/file"), ("GET", f"{base}/transcript"),
@@ -94,15 +99,15 @@ async def test_delete_removes_everything_and_then_404_everywhere(
 
 
 async def test_another_persons_record_is_404_and_nothing_is_removed(
-    client: Client, data_dir: Path
+    client: Client, data_dir: Path, database: TestDatabase
 ) -> None:
     record_id = str((await upload(client, headers={"Remote-User": "alice"}))["id"])
-    before = _rows(data_dir, record_id)
+    before = _rows(database, record_id)
     response = await client.delete(f"/app/audiorecords/{record_id}",
                                    headers={"Remote-User": "bob"})
     assert response.status == 404
     assert (await response.json())["error"]["code"] == "not_found"
-    assert _rows(data_dir, record_id) == before
+    assert _rows(database, record_id) == before
     assert stored_files(data_dir)
     assert (await client.delete("/app/audiorecords/nope")).status == 404
 

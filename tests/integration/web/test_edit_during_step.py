@@ -12,17 +12,16 @@ stored.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import structlog
 from pytest_aiohttp import AiohttpClient
 
+from tests.helpers.database import TestDatabase
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import Client, stored_files, upload
 from transcriber import keys
-from transcriber.db.connection import database_path
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance
 from transcriber.providers.ffmpeg import FfmpegTranscoder
@@ -73,20 +72,20 @@ async def _held_app(
     return await aiohttp_client(app), transcoder
 
 
-def _claim_of(data_dir: Path, record_id: str) -> tuple[str, str | None]:
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        row = conn.execute("SELECT state, acquisition_id FROM audio_records WHERE id = ?",
-                           (record_id,)).fetchone()
+def _claim_of(database: TestDatabase, record_id: str) -> tuple[str, str | None]:
+    row = database.one("SELECT state, acquisition_id FROM audio_records WHERE id = :id",
+                       {"id": record_id})
+    assert row is not None
     return row[0], row[1]
 
 
 async def test_an_edit_while_a_real_step_holds_the_record_keeps_both(
-    aiohttp_client: AiohttpClient, make_settings: SettingsFactory, data_dir: Path
+    aiohttp_client: AiohttpClient, make_settings: SettingsFactory, database: TestDatabase
 ) -> None:
     client, transcoder = await _held_app(aiohttp_client, make_settings)
     record_id = str((await upload(client))["id"])
     await asyncio.wait_for(transcoder.entered.wait(), WAIT_SECONDS)
-    stage, token = _claim_of(data_dir, record_id)
+    stage, token = _claim_of(database, record_id)
     assert (stage, token is not None) == ("uploaded", True)
 
     # The edit does not wait for the step (it is still held).
@@ -95,7 +94,7 @@ async def test_an_edit_while_a_real_step_holds_the_record_keeps_both(
         json={"title": "Renamed mid-step", "brief": "edited while normalizing",
               "topics": ["live"]}), 5)
     assert response.status == 200, await response.text()
-    assert _claim_of(data_dir, record_id) == ("uploaded", token)  # the claim is the step's
+    assert _claim_of(database, record_id) == ("uploaded", token)  # the claim is the step's
 
     transcoder.release.set()
     card: dict[str, object] = {}
@@ -117,7 +116,8 @@ async def test_an_edit_while_a_real_step_holds_the_record_keeps_both(
 
 
 async def test_a_record_deleted_under_a_real_step_stays_deleted(
-    aiohttp_client: AiohttpClient, make_settings: SettingsFactory, data_dir: Path
+    aiohttp_client: AiohttpClient, make_settings: SettingsFactory, data_dir: Path,
+    database: TestDatabase,
 ) -> None:
     client, transcoder = await _held_app(aiohttp_client, make_settings)
     record_id = str((await upload(client))["id"])
@@ -135,7 +135,6 @@ async def test_a_record_deleted_under_a_real_step_stays_deleted(
     assert len(transcoder.normalized) == 1
     assert stored_files(data_dir) == []  # its file was removed, not orphaned
     assert not (data_dir / "records" / record_id).exists()
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        assert conn.execute("SELECT count(*) FROM audio_records").fetchone()[0] == 0
-        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+    assert database.count("audio_records") == 0
+    assert database.count("files") == 0
     assert (await client.get(f"/app/audiorecords/{record_id}")).status == 404

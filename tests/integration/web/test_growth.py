@@ -4,20 +4,13 @@ record carries are removed, and `/app/topics` is paged."""
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.helpers.database import TestDatabase
 from tests.helpers.web import SPEECH, Client, StartApi, advance, transcribe, upload
-from transcriber.db.connection import database_path
 from transcriber.web.paging import PageAfter, encode_cursor
-
-
-def _query(data_dir: Path, sql: str, *params: object) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        return list(conn.execute(sql, params))
 
 
 async def _correct(client: Client, record_id: str, text: str) -> dict[str, Any]:
@@ -31,7 +24,7 @@ async def _correct(client: Client, record_id: str, text: str) -> dict[str, Any]:
 
 
 async def test_only_the_newest_corrections_are_kept_and_the_original_stays(
-    start_api: StartApi, data_dir: Path
+    start_api: StartApi, database: TestDatabase
 ) -> None:
     client = await start_api(storage={"revisions_max": 3})
     record_id = str((await upload(client))["id"])
@@ -39,8 +32,8 @@ async def test_only_the_newest_corrections_are_kept_and_the_original_stays(
     await advance(client, record_id)
     for n in range(10):
         card = await _correct(client, record_id, f"take {n}")
-    rows = _query(data_dir, "SELECT revision FROM structure_revisions WHERE record_id = ?"
-                  " ORDER BY revision", record_id)
+    rows = database.rows("SELECT revision FROM structure_revisions WHERE record_id = :id"
+                         " ORDER BY revision", {"id": record_id})
     assert [r[0] for r in rows] == [card["revision"] - 2, card["revision"] - 1,
                                     card["revision"]]
     assert card["utterances"][0]["text"] == "take 9"
@@ -95,23 +88,23 @@ async def test_a_bad_topic_page_is_400(client: Client, query: dict[str, str]) ->
 
 
 async def test_a_topic_goes_when_the_last_record_drops_it(
-    client: Client, data_dir: Path
+    client: Client, database: TestDatabase
 ) -> None:
     first = str((await upload(client))["id"])
     second = str((await upload(client))["id"])
     await client.patch(f"/app/audiorecords/{first}", json={"topics": ["old", "shared"]})
     await client.patch(f"/app/audiorecords/{second}", json={"topics": ["shared"]})
-    (shared_id,) = _query(data_dir, "SELECT id FROM topics WHERE name = 'shared'")
+    (shared_id,) = database.rows("SELECT id FROM topics WHERE name = 'shared'")
     await client.patch(f"/app/audiorecords/{first}", json={"topics": ["shared", "new"]})
     listed = await _topics(client)
     assert listed["items"] == [{"name": "new", "records": 1}, {"name": "shared", "records": 2}]
     # A topic kept through an edit keeps its row.
-    assert _query(data_dir, "SELECT id FROM topics WHERE name = 'shared'") == [shared_id]
+    assert database.rows("SELECT id FROM topics WHERE name = 'shared'") == [shared_id]
     assert (await client.delete(f"/app/audiorecords/{first}")).status == 204
     assert (await _topics(client))["items"] == [{"name": "shared", "records": 1}]
     await client.patch(f"/app/audiorecords/{second}", json={"topics": []})
     assert (await _topics(client))["items"] == []
-    assert _query(data_dir, "SELECT count(*) FROM topics") == [(0,)]
+    assert database.count("topics") == 0
 
 
 async def test_a_full_record_can_keep_its_five_topics_and_swap_one(client: Client) -> None:

@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
 
+from tests.helpers.database import TestDatabase
 from tests.helpers.web import Client, StartApi
-from transcriber.db.connection import database_path
 
 
-def _users(data_dir: Path) -> list[tuple[str, str, str]]:
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        return list(conn.execute("SELECT provider_login, name, email FROM users ORDER BY 1"))
+def _users(database: TestDatabase) -> list[tuple[Any, ...]]:
+    return database.rows("SELECT provider_login, name, email FROM users ORDER BY 1")
 
 
-async def test_headers_from_trusted_proxy_name_the_user(client: Client, data_dir: Path) -> None:
+async def test_headers_from_trusted_proxy_name_the_user(
+    client: Client, database: TestDatabase
+) -> None:
     response = await client.get("/app/me", headers={
         "Remote-User": "alice", "Remote-Name": "Alice A.", "Remote-Email": "alice@example.org"})
     assert response.status == 200
     me = await response.json()
     assert (me["login"], me["name"], me["email"]) == ("alice", "Alice A.", "alice@example.org")
-    assert _users(data_dir) == [("alice", "Alice A.", "alice@example.org")]
+    assert _users(database) == [("alice", "Alice A.", "alice@example.org")]
 
 
 async def test_without_headers_the_anonymous_user_is_used(client: Client) -> None:
@@ -42,13 +42,13 @@ async def test_empty_anonymous_user_means_401(start_api: StartApi) -> None:
 
 
 async def test_headers_from_an_untrusted_peer_are_ignored(
-    start_api: StartApi, data_dir: Path
+    start_api: StartApi, database: TestDatabase
 ) -> None:
     client = await start_api(server={"anonymous_user": "",
                                      "trusted_proxies": (ipaddress_net("10.0.0.0/8"),)})
     response = await client.get("/app/me", headers={"Remote-User": "mallory"})
     assert response.status == 401
-    assert _users(data_dir) == []
+    assert _users(database) == []
 
 
 async def test_untrusted_peer_with_anonymous_user_gets_the_anonymous_user(
@@ -71,7 +71,7 @@ def ipaddress_net(text: str) -> object:
     ("Remote-Email", "e" * 250 + "@x.org"),
 ])
 async def test_overlong_identity_is_refused(
-    client: Client, data_dir: Path, header: str, value: str
+    client: Client, database: TestDatabase, header: str, value: str
 ) -> None:
     headers = {"Remote-User": "alice", header: value}
     response = await client.get("/app/me", headers=headers)
@@ -79,7 +79,7 @@ async def test_overlong_identity_is_refused(
     error = (await response.json())["error"]
     assert error["code"] == "bad_identity"
     assert value not in error["message"]
-    assert _users(data_dir) == []
+    assert _users(database) == []
 
 
 async def test_longest_allowed_login_is_accepted(client: Client) -> None:
@@ -107,16 +107,16 @@ async def _raw_get(client: Client, extra_headers: bytes) -> bytes:
     b"Remote-User: alice\r\nRemote-Email: a\tb@x.org\r\n",
 ])
 async def test_control_characters_are_refused(
-    client: Client, data_dir: Path, headers: bytes
+    client: Client, database: TestDatabase, headers: bytes
 ) -> None:
     answer = await _raw_get(client, headers)
     assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
     assert b'"bad_identity"' in answer
-    assert _users(data_dir) == []
+    assert _users(database) == []
 
 
 async def test_twenty_concurrent_first_requests_make_one_user(
-    client: Client, data_dir: Path
+    client: Client, database: TestDatabase
 ) -> None:
     responses = await asyncio.gather(*(
         client.get("/app/me", headers={"Remote-User": "carol", "Remote-Email": "c@x.org"})
@@ -125,18 +125,18 @@ async def test_twenty_concurrent_first_requests_make_one_user(
     assert [r.status for r in responses] == [200] * 20
     ids = {(await r.json())["id"] for r in responses}
     assert len(ids) == 1
-    assert _users(data_dir) == [("carol", "", "c@x.org")]
+    assert _users(database) == [("carol", "", "c@x.org")]
 
 
 async def test_email_of_another_user_is_dropped_not_refused(
-    client: Client, data_dir: Path
+    client: Client, database: TestDatabase
 ) -> None:
     await client.get("/app/me", headers={"Remote-User": "dave", "Remote-Email": "d@x.org"})
     response = await client.get("/app/me",
                                 headers={"Remote-User": "eve", "Remote-Email": "d@x.org"})
     assert response.status == 200
     assert (await response.json())["email"] == ""
-    assert _users(data_dir) == [("dave", "", "d@x.org"), ("eve", "", "")]
+    assert _users(database) == [("dave", "", "d@x.org"), ("eve", "", "")]
 
 
 async def test_openapi_needs_no_identity(start_api: StartApi) -> None:
@@ -149,11 +149,13 @@ async def test_openapi_needs_no_identity(start_api: StartApi) -> None:
     b"Remote-User: alice\r\nRemote-Name: \xc3\x28\r\n",
     b"Remote-User: alice\r\nRemote-Email: a\xed\xa0\x80@x.org\r\n",  # an encoded surrogate
 ])
-async def test_invalid_utf8_is_400_not_500(client: Client, data_dir: Path, headers: bytes) -> None:
+async def test_invalid_utf8_is_400_not_500(
+    client: Client, database: TestDatabase, headers: bytes
+) -> None:
     answer = await _raw_get(client, headers)
     assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
     assert b'"bad_identity"' in answer
-    assert _users(data_dir) == []
+    assert _users(database) == []
 
 
 @pytest.mark.parametrize("headers", [
@@ -162,29 +164,29 @@ async def test_invalid_utf8_is_400_not_500(client: Client, data_dir: Path, heade
     b"Remote-User: alice\r\nRemote-Email: a@x.org\r\nRemote-Email: m@x.org\r\n",
 ])
 async def test_a_repeated_identity_header_is_400(
-    client: Client, data_dir: Path, headers: bytes
+    client: Client, database: TestDatabase, headers: bytes
 ) -> None:
     answer = await _raw_get(client, headers)
     assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
     assert b"more than once" in answer
-    assert _users(data_dir) == []
+    assert _users(database) == []
 
 
 @pytest.mark.parametrize("login", ["ali\u200bce", "alice\u202e", "\ufeffalice", "al\u2066ice"])
 async def test_format_characters_in_a_login_are_refused(
-    client: Client, data_dir: Path, login: str
+    client: Client, database: TestDatabase, login: str
 ) -> None:
     answer = await _raw_get(client, b"Remote-User: " + login.encode() + b"\r\n")
     assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
-    assert _users(data_dir) == []
+    assert _users(database) == []
 
 
-async def test_logins_are_nfc_normalized(client: Client, data_dir: Path) -> None:
+async def test_logins_are_nfc_normalized(client: Client, database: TestDatabase) -> None:
     composed = await _raw_get(client, "Remote-User: jos\u00e9\r\n".encode())
     decomposed = await _raw_get(client, "Remote-User: jose\u0301\r\n".encode())
     assert composed.startswith(b"HTTP/1.1 200")
     assert decomposed.startswith(b"HTTP/1.1 200")
-    assert _users(data_dir) == [("jos\u00e9", "", "")]
+    assert _users(database) == [("jos\u00e9", "", "")]
 
 
 async def test_repeats_from_an_untrusted_peer_are_ignored_like_the_rest(
@@ -217,7 +219,7 @@ LOOK_ALIKES = [
 
 @pytest.mark.parametrize("login", LOOK_ALIKES)
 async def test_a_look_alike_login_is_refused_and_logged_without_it(
-    client: Client, data_dir: Path, login: str
+    client: Client, database: TestDatabase, login: str
 ) -> None:
     assert (await client.get("/app/me", headers={"Remote-User": "alice"})).status == 200
     with structlog.testing.capture_logs() as logs:
@@ -225,16 +227,16 @@ async def test_a_look_alike_login_is_refused_and_logged_without_it(
     assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
     assert b'"bad_identity"' in answer
     assert login.encode() not in answer
-    assert _users(data_dir) == [("alice", "", "")]
+    assert _users(database) == [("alice", "", "")]
     refused = [entry for entry in logs if entry["event"] == "identity_refused"]
     assert refused
     assert refused[0]["header"] == "Remote-User"
     assert login not in repr(logs)
 
 
-async def test_logins_are_nfkc_normalized(client: Client, data_dir: Path) -> None:
+async def test_logins_are_nfkc_normalized(client: Client, database: TestDatabase) -> None:
     fullwidth = await _raw_get(client, "Remote-User: \uff41\uff4c\uff49\uff43\uff45\r\n".encode())
     plain = await _raw_get(client, b"Remote-User: alice\r\n")
     assert fullwidth.startswith(b"HTTP/1.1 200")
     assert plain.startswith(b"HTTP/1.1 200")
-    assert _users(data_dir) == [("alice", "", "")]
+    assert _users(database) == [("alice", "", "")]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +10,10 @@ import orjson
 from aiohttp import FormData
 from pytest_aiohttp import AiohttpClient
 
+from tests.helpers.database import TestDatabase
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import Client, StartApi, stored_files, upload
 from transcriber import keys
-from transcriber.db.connection import database_path
 from transcriber.languages import (
     WHISPER_LANGUAGES,
     reported_language,
@@ -50,7 +49,7 @@ async def test_language_by_query_parameter_or_form_field(client: Client) -> None
 
 
 async def test_an_unknown_language_is_400_with_the_list_and_stores_nothing(
-    client: Client, data_dir: Path
+    client: Client, data_dir: Path, database: TestDatabase
 ) -> None:
     for request in (
         client.post("/app/audiorecords?language=klingon", data=b"audio", headers={
@@ -63,8 +62,7 @@ async def test_an_unknown_language_is_400_with_the_list_and_stores_nothing(
         assert body["error"]["code"] == "bad_request"
         assert "auto, af, am" in body["error"]["message"]
     assert stored_files(data_dir) == []
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        assert conn.execute("SELECT count(*) FROM audio_records").fetchone()[0] == 0
+    assert database.count("audio_records") == 0
 
 
 def _form(language: str) -> FormData:

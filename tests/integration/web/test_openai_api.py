@@ -7,18 +7,17 @@ the fake recognizer), so each request really uploads, normalizes,
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator
-from pathlib import Path
+from typing import Any
 
 import aiohttp
 import openai
 import pytest
 
 from tests.helpers.audio import FIXTURES
+from tests.helpers.database import TestDatabase
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.tokens import SPEECH, LiveService, bearer, live_service, make_token
-from transcriber.db.connection import database_path
 from transcriber.errors import PermanentFailure
 from transcriber.testing.recognizer import FakeRecognizer
 
@@ -38,22 +37,20 @@ def _client(service: LiveService, token: str) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(base_url=f"{service.base}/v1", api_key=token, max_retries=2)
 
 
-def _records(data_dir: Path) -> list[tuple[str, str, str]]:
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        return list(conn.execute(
-            "SELECT u.provider_login, r.state, r.language FROM audio_records r "
-            "JOIN users u ON u.id = r.owner_id ORDER BY r.id"))
+def _records(database: TestDatabase) -> list[tuple[Any, ...]]:
+    return database.rows("SELECT u.provider_login, r.state, r.language FROM audio_records r "
+                         "JOIN users u ON u.id = r.owner_id ORDER BY r.id")
 
 
 async def test_json_answer_and_an_ordinary_record_of_the_tokens_owner(
-    service: LiveService, data_dir: Path,
+    service: LiveService, database: TestDatabase,
 ) -> None:
     token = await make_token(service.app, "alice")
     async with _client(service, token) as client:
         with AUDIO.open("rb") as audio:
             answer = await client.audio.transcriptions.create(model="whisper-1", file=audio)
     assert answer.text == TEXT
-    assert _records(data_dir) == [("alice", "done", "auto")]
+    assert _records(database) == [("alice", "done", "auto")]
     async with aiohttp.ClientSession() as session, session.get(
             f"{service.base}/app/audiorecords", headers=bearer(token)) as listed:
         items = (await listed.json())["items"]
@@ -61,7 +58,7 @@ async def test_json_answer_and_an_ordinary_record_of_the_tokens_owner(
 
 
 async def test_verbose_json_with_segments_and_the_words_it_does_not_keep(
-    service: LiveService, data_dir: Path,
+    service: LiveService, database: TestDatabase,
 ) -> None:
     async with _client(service, await make_token(service.app)) as client:
         with AUDIO.open("rb") as audio:
@@ -76,7 +73,7 @@ async def test_verbose_json_with_segments_and_the_words_it_does_not_keep(
     segment = (answer.segments or [])[0]
     assert (segment.seek, segment.tokens, segment.no_speech_prob) == (0, [], 0.0)
     assert answer.words == []
-    assert _records(data_dir)[0][2] == "en"
+    assert _records(database)[0][2] == "en"
 
 
 @pytest.mark.parametrize(("fmt", "expected"), [
@@ -103,7 +100,9 @@ async def test_models_name_the_recognizer(service: LiveService) -> None:
             await client.models.retrieve("whisper-1")
 
 
-async def test_refusals_in_openais_error_shape(service: LiveService, data_dir: Path) -> None:
+async def test_refusals_in_openais_error_shape(
+    service: LiveService, database: TestDatabase
+) -> None:
     async with _client(service, "tx_" + "A" * 43) as stranger:
         with pytest.raises(openai.AuthenticationError) as bad_key, AUDIO.open("rb") as audio:
             await stranger.audio.transcriptions.create(model="whisper-1", file=audio)
@@ -125,7 +124,7 @@ async def test_refusals_in_openais_error_shape(service: LiveService, data_dir: P
             await writer.audio.transcriptions.create(model="whisper-1",
                                                      file=("notes.txt", b"just some words"))
         assert not_audio.value.status_code == 415
-    assert _records(data_dir) == []
+    assert _records(database) == []
 
 
 async def test_without_a_token_v1_is_401_whatever_the_proxy_says(service: LiveService) -> None:
@@ -140,7 +139,9 @@ async def test_without_a_token_v1_is_401_whatever_the_proxy_says(service: LiveSe
             assert set(body["error"]) == {"message", "type", "param", "code"}
 
 
-async def test_fields_after_the_file_still_count(service: LiveService, data_dir: Path) -> None:
+async def test_fields_after_the_file_still_count(
+    service: LiveService, database: TestDatabase
+) -> None:
     """curl -F file=@a.mp3 -F language=ru -F response_format=text puts the fields last."""
     form = aiohttp.FormData()
     form.add_field("file", AUDIO.read_bytes(), filename="a.mp3")
@@ -153,7 +154,7 @@ async def test_fields_after_the_file_still_count(service: LiveService, data_dir:
         assert response.content_type == "text/plain"
         assert await response.text() == TEXT + "\n"
         record_id = response.headers["X-Transcriber-Record"]
-    assert _records(data_dir) == [("alice", "done", "ru")]
+    assert _records(database) == [("alice", "done", "ru")]
     late = aiohttp.FormData()
     late.add_field("file", AUDIO.read_bytes(), filename="a.mp3")
     late.add_field("language", "xx")
@@ -161,12 +162,12 @@ async def test_fields_after_the_file_still_count(service: LiveService, data_dir:
             f"{service.base}/v1/audio/transcriptions", data=late, headers=headers) as refused:
         assert refused.status == 400
         assert (await refused.json())["error"]["param"] == "language"
-    assert len(_records(data_dir)) == 1  # the refused one left nothing
+    assert len(_records(database)) == 1  # the refused one left nothing
     assert record_id
 
 
 async def test_past_the_wait_504_with_the_record_and_no_retry(
-    make_settings: SettingsFactory, data_dir: Path,
+    make_settings: SettingsFactory, database: TestDatabase,
 ) -> None:
     pending = FakeRecognizer(utterances=SPEECH, finishes_in_submit=False,
                              pending_checks=10**9)
@@ -182,15 +183,14 @@ async def test_past_the_wait_504_with_the_record_and_no_retry(
     assert isinstance(body, dict)
     assert body["code"] == "timeout"
     # One record: the SDK was told not to send the file again.
-    records = _records(data_dir)
+    records = _records(database)
     assert len(records) == 1
     assert records[0][1] != "done"
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        assert body["record_id"] == conn.execute("SELECT id FROM audio_records").fetchone()[0]
+    assert body["record_id"] == database.scalar("SELECT id FROM audio_records")
 
 
 async def test_a_halted_record_is_500_with_its_id_and_no_retry(
-    make_settings: SettingsFactory, data_dir: Path,
+    make_settings: SettingsFactory, database: TestDatabase,
 ) -> None:
     failing = FakeRecognizer(utterances=SPEECH)
     failing.submit_faults.append(PermanentFailure("the recognizer refused it"))
@@ -203,4 +203,4 @@ async def test_a_halted_record_is_500_with_its_id_and_no_retry(
     body = halted.value.body
     assert isinstance(body, dict)
     assert body["code"] == "transcription_failed"
-    assert len(_records(data_dir)) == 1
+    assert len(_records(database)) == 1

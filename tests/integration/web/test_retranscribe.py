@@ -3,16 +3,14 @@ the new one is written; resume repeats nothing already paid for."""
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
 from typing import Any
 
+from tests.helpers.database import TestDatabase
 from tests.helpers.web import Client, advance, claim, halt, transcribe, upload
 from transcriber import keys
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.pipeline import Advance, Halt
 from transcriber.db.commands.recognition import RegisterRecognition
-from transcriber.db.connection import database_path
 from transcriber.ids import new_id
 from transcriber.pipeline.effects import AddFile, SaveTranscript, SetColumns
 from transcriber.ports import Utterance
@@ -31,14 +29,13 @@ async def _retranscribe(client: Client, record_id: str, status: int = 200, **kwa
     return await response.json()
 
 
-def _recognitions(data_dir: Path, record_id: str) -> int:
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        return int(conn.execute("SELECT count(*) FROM recognitions WHERE record_id = ?",
-                                (record_id,)).fetchone()[0])
+def _recognitions(database: TestDatabase, record_id: str) -> int:
+    return int(database.scalar("SELECT count(*) FROM recognitions WHERE record_id = :id",
+                               {"id": record_id}))
 
 
 async def test_a_done_record_goes_back_and_keeps_its_transcript_until_the_new_one(
-    client: Client, data_dir: Path
+    client: Client, database: TestDatabase
 ) -> None:
     record_id = str((await upload(client))["id"])
     normalized_id = new_id()
@@ -59,7 +56,7 @@ async def test_a_done_record_goes_back_and_keeps_its_transcript_until_the_new_on
     before = await _card(client, record_id)
     await client.patch(f"/app/audiorecords/{record_id}/transcript", json={
         "revision": before["revision"], "utterances": [{"index": 0, "text": "fixed words"}]})
-    assert _recognitions(data_dir, record_id) == 1
+    assert _recognitions(database, record_id) == 1
 
     card = await _retranscribe(client, record_id, json={"language": "ru"})
     assert card["stage"] == "normalized"
@@ -69,7 +66,7 @@ async def test_a_done_record_goes_back_and_keeps_its_transcript_until_the_new_on
     assert card["files"]["normalized"] is not None
     assert card["timeline"][-1]["origin"] == "human"
     assert card["timeline"][-1]["step"] == "retranscribe"
-    assert _recognitions(data_dir, record_id) == 0  # the new operation is a new one
+    assert _recognitions(database, record_id) == 0  # the new operation is a new one
     stale = card["revision"]
 
     fresh = [Utterance(start_ms=0, end_ms=5, channel=0, text="brand new words")]
@@ -120,7 +117,7 @@ async def test_other_stages_unknown_languages_and_records(client: Client) -> Non
 
 
 async def test_resume_keeps_the_paid_operation_retranscribe_does_not(
-    client: Client, data_dir: Path
+    client: Client, database: TestDatabase
 ) -> None:
     record_id = str((await upload(client))["id"])
     await advance(client, record_id)
@@ -131,9 +128,9 @@ async def test_resume_keeps_the_paid_operation_retranscribe_does_not(
     await client.app[keys.WRITER].ask(Halt(record_id=record_id, token=claimed.token,
                                            reason=HaltReason.STUCK, error_text="slow"))
     assert (await client.post(f"/app/audiorecords/{record_id}/resume")).status == 200
-    assert _recognitions(data_dir, record_id) == 1  # submit will find it: nothing paid twice
+    assert _recognitions(database, record_id) == 1  # submit will find it: nothing paid twice
     claimed = await claim(client, record_id)
     await client.app[keys.WRITER].ask(Halt(record_id=record_id, token=claimed.token,
                                            reason=HaltReason.STUCK, error_text="slow"))
     await _retranscribe(client, record_id)
-    assert _recognitions(data_dir, record_id) == 0
+    assert _recognitions(database, record_id) == 0

@@ -6,22 +6,19 @@ browsers and scripts without browser markers (curl) keep working.
 
 from __future__ import annotations
 
-import sqlite3
 from ipaddress import ip_network
-from pathlib import Path
 
 import aiohttp
 import pytest
 
+from tests.helpers.database import TestDatabase
 from tests.helpers.web import Client, StartApi, stored_files
-from transcriber.db.connection import database_path
 
 EVIL = "https://evil.example"
 
 
-def _records(data_dir: Path) -> int:
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        return int(conn.execute("SELECT count(*) FROM audio_records").fetchone()[0])
+def _records(database: TestDatabase) -> int:
+    return database.count("audio_records")
 
 
 def _form() -> aiohttp.FormData:
@@ -42,7 +39,7 @@ def _form() -> aiohttp.FormData:
 ])
 @pytest.mark.parametrize("body", ["text/plain", "multipart"])
 async def test_cross_site_post_is_refused_and_stores_nothing(
-    client: Client, data_dir: Path, headers: dict[str, str], body: str
+    client: Client, database: TestDatabase, headers: dict[str, str], body: str
 ) -> None:
     if body == "text/plain":  # what a cross-site <form enctype=text/plain> sends
         response = await client.post("/app/audiorecords", data=b"x=audio",
@@ -51,8 +48,8 @@ async def test_cross_site_post_is_refused_and_stores_nothing(
         response = await client.post("/app/audiorecords", data=_form(), headers=headers)
     assert response.status == 403
     assert (await response.json())["error"]["code"] == "cross_site"
-    assert _records(data_dir) == 0
-    assert stored_files(data_dir) == []
+    assert _records(database) == 0
+    assert stored_files(database.data_dir) == []
 
 
 async def test_cross_site_resume_is_refused(client: Client) -> None:
@@ -76,11 +73,11 @@ async def test_a_cross_site_get_is_left_to_the_browser(client: Client) -> None:
     {},  # curl, scripts: no browser sent this
 ])
 async def test_our_own_and_non_browser_uploads_pass(
-    client: Client, data_dir: Path, headers: dict[str, str]
+    client: Client, database: TestDatabase, headers: dict[str, str]
 ) -> None:
     response = await client.post("/app/audiorecords", data=_form(), headers=headers)
     assert response.status == 201
-    assert _records(data_dir) == 1
+    assert _records(database) == 1
 
 
 async def test_an_origin_equal_to_our_own_passes(client: Client) -> None:
@@ -89,13 +86,15 @@ async def test_an_origin_equal_to_our_own_passes(client: Client) -> None:
     assert response.status == 201
 
 
-async def test_an_origin_of_another_scheme_is_refused(client: Client, data_dir: Path) -> None:
+async def test_an_origin_of_another_scheme_is_refused(
+    client: Client, database: TestDatabase
+) -> None:
     # https://host:port is another origin than the http service on host:port.
     other = f"https://{client.host}:{client.port}"
     response = await client.post("/app/audiorecords", data=_form(), headers={"Origin": other})
     assert response.status == 403
     assert (await response.json())["error"]["code"] == "cross_site"
-    assert _records(data_dir) == 0
+    assert _records(database) == 0
 
 
 @pytest.mark.parametrize(("proto", "origin", "status"), [
@@ -117,14 +116,14 @@ async def test_a_trusted_proxy_says_which_scheme(
 
 
 async def test_forwarded_proto_from_an_untrusted_peer_is_ignored(
-    start_api: StartApi, data_dir: Path
+    start_api: StartApi, database: TestDatabase
 ) -> None:
     client = await start_api(server={"trusted_proxies": (ip_network("10.0.0.0/8"),)})
     response = await client.post(
         "/app/audiorecords", data=_form(),
         headers={"Origin": f"https://{client.host}:{client.port}", "X-Forwarded-Proto": "https"})
     assert response.status == 403
-    assert _records(data_dir) == 0
+    assert _records(database) == 0
 
 
 @pytest.mark.parametrize("path", ["/app/audiorecords", "/app/me", "/", "/metrics"])
@@ -134,11 +133,11 @@ async def test_a_rebound_host_name_is_refused(client: Client, path: str) -> None
     assert (await response.json())["error"]["code"] == "unknown_host"
 
 
-async def test_a_rebound_host_cannot_upload(client: Client, data_dir: Path) -> None:
+async def test_a_rebound_host_cannot_upload(client: Client, database: TestDatabase) -> None:
     response = await client.post("/app/audiorecords", data=_form(),
                                  headers={"Host": "rebind.evil.example:8080"})
     assert response.status == 421
-    assert _records(data_dir) == 0
+    assert _records(database) == 0
 
 
 @pytest.mark.parametrize("host", ["localhost:8080", "127.0.0.1", "[::1]:8080", "LOCALHOST."])

@@ -5,30 +5,44 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import ipaddress
-import sqlite3
 from pathlib import Path
 
 import pytest
 import structlog
 
+from tests.helpers.database import TestDatabase
 from tests.helpers.tokens import bearer, make_token
 from tests.helpers.web import Client, StartApi, upload
 from transcriber.db.commands.tokens import TOKENS_PER_USER_MAX
-from transcriber.db.connection import database_path
 from transcriber.testing.clock import FakeClock
 
 UNTRUSTED = {"trusted_proxies": (ipaddress.ip_network("10.0.0.0/8"),), "anonymous_user": ""}
 RAW = {"X-Filename": "a.wav", "Content-Type": "application/octet-stream"}
 
 
-def _rows(data_dir: Path, sql: str) -> list[tuple[object, ...]]:
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        return list(conn.execute(sql))
-
-
 def _database_bytes(data_dir: Path) -> bytes:
     """The database's files as they are on disk (the WAL too)."""
     return b"".join(p.read_bytes() for p in sorted(data_dir.glob("transcriber.sqlite3*")))
+
+
+def _tables_holding(database: TestDatabase, text: str) -> list[str]:
+    """PostgreSQL's tables with a row holding `text` in any column (a row as text shows
+    every column; bytea as hex, so the hex of the text is looked for too)."""
+    tables = database.rows("SELECT table_name FROM information_schema.tables"
+                           " WHERE table_schema = 'public' AND table_type = 'BASE TABLE'")
+    assert len(tables) > 20  # the schema's, all of them
+    return [table for (table,) in tables if database.scalar(
+        f"SELECT count(*) FROM {table} AS t"
+        " WHERE strpos(t::text, :text) > 0 OR strpos(t::text, :hex) > 0",
+        {"text": text, "hex": text.encode().hex()})]
+
+
+def _stored_anywhere(database: TestDatabase, text: str) -> bool:
+    """Whether the database holds `text`: anywhere in SQLite's files on disk; in any
+    column of any table on PostgreSQL (whose files are the server's, not the test's)."""
+    if database.engine == "sqlite":
+        return text.encode() in _database_bytes(database.data_dir)
+    return bool(_tables_holding(database, text))
 
 
 async def _me(client: Client, **headers: str) -> tuple[int, dict[str, object]]:
@@ -39,7 +53,7 @@ async def _me(client: Client, **headers: str) -> tuple[int, dict[str, object]]:
 
 
 async def test_made_in_the_web_app_shown_once_and_stored_as_its_hash_only(
-    client: Client, data_dir: Path,
+    client: Client, database: TestDatabase,
 ) -> None:
     response = await client.post("/app/tokens", json={"name": "phone", "scope": "read",
                                                       "expires_days": 30})
@@ -53,11 +67,11 @@ async def test_made_in_the_web_app_shown_once_and_stored_as_its_hash_only(
     assert made["expires_at"] == "2026-01-31T00:00:00Z"  # the fake clock's day + 30
     listed = (await (await client.get("/app/tokens")).json())["items"]
     assert listed == [{k: v for k, v in made.items() if k != "token"}]
-    assert _rows(data_dir, "SELECT token_hash FROM api_tokens") == [
-        (hashlib.sha256(token.encode()).hexdigest(),)]
-    database = _database_bytes(data_dir)
-    assert token.encode() not in database
-    assert token[3:].encode() not in database
+    token_hash = hashlib.sha256(token.encode()).hexdigest()
+    assert database.rows("SELECT token_hash FROM api_tokens") == [(token_hash,)]
+    assert _stored_anywhere(database, token_hash)  # the search would find what is there
+    assert not _stored_anywhere(database, token)
+    assert not _stored_anywhere(database, token[3:])
 
 
 async def test_a_token_is_its_owner_from_an_untrusted_address(start_api: StartApi) -> None:
@@ -126,8 +140,9 @@ async def test_an_expired_token_is_401(client: Client, clock: FakeClock) -> None
     assert (await _me(client, **bearer(token)))[0] == 401
 
 
-async def test_a_read_token_reads_and_is_403_on_every_change(client: Client,
-                                                             data_dir: Path) -> None:
+async def test_a_read_token_reads_and_is_403_on_every_change(
+    client: Client, database: TestDatabase
+) -> None:
     record = await upload(client)
     token = await make_token(client.app, "local", scope="read")
     auth = bearer(token)
@@ -143,7 +158,7 @@ async def test_a_read_token_reads_and_is_403_on_every_change(client: Client,
     ]
     assert [r.status for r in refused] == [403] * 5
     assert {(await r.json())["error"]["code"] for r in refused} == {"forbidden"}
-    assert _rows(data_dir, "SELECT count(*), max(title) FROM audio_records") == [(1, "")]
+    assert database.rows("SELECT count(*), max(title) FROM audio_records") == [(1, "")]
 
 
 async def test_tokens_neither_make_nor_revoke_tokens(client: Client) -> None:
@@ -179,19 +194,19 @@ async def test_the_rate_limit_counts_per_token_and_charges_guesses_to_the_addres
 
 
 async def test_last_used_is_written_at_most_once_a_minute(
-    client: Client, clock: FakeClock, data_dir: Path,
+    client: Client, clock: FakeClock, database: TestDatabase,
 ) -> None:
     token = await make_token(client.app, "local")
 
     async def last_used() -> object:
         for _ in range(100):  # the touch is queued to the writer, not awaited
             await asyncio.sleep(0.01)
-            rows = _rows(data_dir, "SELECT last_used_at FROM api_tokens")
+            rows = database.rows("SELECT last_used_at FROM api_tokens")
             if rows[0][0] is not None:
                 break
         return rows[0][0]
 
-    assert _rows(data_dir, "SELECT last_used_at FROM api_tokens") == [(None,)]
+    assert database.rows("SELECT last_used_at FROM api_tokens") == [(None,)]
     await _me(client, **bearer(token))
     assert await last_used() == "2026-01-01T00:00:00Z"
     clock.advance(59)
@@ -221,11 +236,12 @@ async def test_bad_token_requests_are_logged_without_the_token(client: Client) -
     {"scope": "admin"}, {"expires_days": 0}, {"expires_days": 3651}, {"expires_days": True},
     {"name": "a\u202eb"}, {"name": "x" * 101}, {"color": "red"}, ["name"],
 ])
-async def test_a_bad_token_request_is_400_and_makes_nothing(client: Client, data_dir: Path,
-                                                            body: object) -> None:
+async def test_a_bad_token_request_is_400_and_makes_nothing(
+    client: Client, database: TestDatabase, body: object
+) -> None:
     response = await client.post("/app/tokens", json=body)
     assert response.status == 400
-    assert _rows(data_dir, "SELECT count(*) FROM api_tokens") == [(0,)]
+    assert database.count("api_tokens") == 0
 
 
 async def test_a_person_holds_at_most_the_limit_of_tokens(client: Client) -> None:

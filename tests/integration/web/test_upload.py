@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import tracemalloc
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,22 +11,17 @@ import aiohttp
 import pytest
 from prometheus_client import REGISTRY
 
+from tests.helpers.database import TestDatabase
 from tests.helpers.web import Client, StartApi, stored_files, upload
-from transcriber.db.connection import database_path
 from transcriber.errors import TransientFailure
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER, FakeTranscoder
 from transcriber.web import identity
 
 
-def _count(data_dir: Path, table: str) -> int:
-    with sqlite3.connect(database_path(data_dir)) as conn:
-        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-
-
-def _nothing_stored(data_dir: Path) -> None:
-    assert stored_files(data_dir) == []
-    assert _count(data_dir, "audio_records") == 0
-    assert _count(data_dir, "files") == 0
+def _nothing_stored(database: TestDatabase) -> None:
+    assert stored_files(database.data_dir) == []
+    assert database.count("audio_records") == 0
+    assert database.count("files") == 0
 
 
 async def test_multipart_upload_creates_record_and_file(
@@ -87,7 +81,7 @@ async def test_stored_extension_is_the_contents_never_the_senders(
 
 
 async def test_declared_length_over_limit_is_refused_before_reading(
-    start_api: StartApi, data_dir: Path, transcoder: FakeTranscoder
+    start_api: StartApi, database: TestDatabase, transcoder: FakeTranscoder
 ) -> None:
     client = await start_api(server={"upload_max_bytes": 100})
     response = await client.post("/app/audiorecords", data=b"x" * 101,
@@ -95,11 +89,11 @@ async def test_declared_length_over_limit_is_refused_before_reading(
     assert response.status == 413
     assert (await response.json())["error"]["code"] == "payload_too_large"
     assert transcoder.probed == []
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
 async def test_undeclared_length_over_limit_is_caught_while_reading(
-    start_api: StartApi, data_dir: Path
+    start_api: StartApi, database: TestDatabase
 ) -> None:
     client = await start_api(server={"upload_max_bytes": 1000})
 
@@ -111,18 +105,18 @@ async def test_undeclared_length_over_limit_is_caught_while_reading(
                                  headers={"X-Filename": "a.wav"})
     assert response.status == 413
     assert (await response.json())["error"]["code"] == "payload_too_large"
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
 async def test_multipart_over_limit_is_caught_while_reading(
-    start_api: StartApi, data_dir: Path
+    start_api: StartApi, database: TestDatabase
 ) -> None:
     client = await start_api(server={"upload_max_bytes": 1000})
     form = aiohttp.FormData()
     form.add_field("file", b"z" * 5000, filename="big.wav")
     response = await client.post("/app/audiorecords", data=form)
     assert response.status == 413
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
 async def _raw_exchange(client: Client, head: bytes, body: bytes = b"") -> bytes:
@@ -144,7 +138,9 @@ def _requests_counted(route: str, status: str) -> float:
     return value or 0.0
 
 
-async def test_body_shorter_than_declared_leaves_nothing(client: Client, data_dir: Path) -> None:
+async def test_body_shorter_than_declared_leaves_nothing(
+    client: Client, database: TestDatabase
+) -> None:
     def ended() -> float:
         # The client gone mid-body: 499, never a 400 or a 5xx.
         return _requests_counted("/app/audiorecords", "499")
@@ -166,11 +162,11 @@ async def test_body_shorter_than_declared_leaves_nothing(client: Client, data_di
         await asyncio.sleep(0.01)
     assert ended() == before + 1
     assert [_requests_counted("/app/audiorecords", s) for s in ("400", "500")] == others
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
 async def test_expect_continue_over_limit_is_refused_without_the_body(
-    start_api: StartApi, data_dir: Path
+    start_api: StartApi, database: TestDatabase
 ) -> None:
     client = await start_api(server={"upload_max_bytes": 100})
     head = (b"POST /app/audiorecords HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
@@ -179,7 +175,7 @@ async def test_expect_continue_over_limit_is_refused_without_the_body(
     assert answer.startswith(b"HTTP/1.1 413")
     assert b"100 Continue" not in answer
     assert b'"payload_too_large"' in answer
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
 async def test_expect_continue_within_limit_proceeds(client: Client, data_dir: Path) -> None:
@@ -190,56 +186,56 @@ async def test_expect_continue_within_limit_proceeds(client: Client, data_dir: P
     assert len(stored_files(data_dir)) == 1
 
 
-async def test_not_audio_is_415_and_nothing_stays(client: Client, data_dir: Path) -> None:
+async def test_not_audio_is_415_and_nothing_stays(client: Client, database: TestDatabase) -> None:
     response = await client.post("/app/audiorecords", data=NOT_AUDIO_MARKER + b" text",
                                  headers={"X-Filename": "notes.txt"})
     assert response.status == 415
     error = (await response.json())["error"]
     assert error["code"] == "not_audio"
     assert "audio" in error["message"]
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
 async def test_probe_that_cannot_run_now_is_503(
-    client: Client, data_dir: Path, transcoder: FakeTranscoder
+    client: Client, database: TestDatabase, transcoder: FakeTranscoder
 ) -> None:
     transcoder.probe_failure = TransientFailure("ffmpeg could not start")
     response = await client.post("/app/audiorecords", data=b"audio",
                                  headers={"X-Filename": "a.wav"})
     assert response.status == 503
     assert response.headers["Retry-After"] == "30"
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
-async def test_empty_file_is_400(client: Client, data_dir: Path) -> None:
+async def test_empty_file_is_400(client: Client, database: TestDatabase) -> None:
     form = aiohttp.FormData()
     form.add_field("file", b"", filename="empty.wav")
     response = await client.post("/app/audiorecords", data=form)
     assert response.status == 400
     assert (await response.json())["error"]["code"] == "empty_file"
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
-async def test_form_without_file_field_is_400(client: Client, data_dir: Path) -> None:
+async def test_form_without_file_field_is_400(client: Client, database: TestDatabase) -> None:
     form = aiohttp.FormData()
     form.add_field("other", b"zzz", filename="x.wav")
     response = await client.post("/app/audiorecords", data=form)
     assert response.status == 400
     assert "file" in (await response.json())["error"]["message"]
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
-async def test_malformed_multipart_is_400(client: Client, data_dir: Path) -> None:
+async def test_malformed_multipart_is_400(client: Client, database: TestDatabase) -> None:
     response = await client.post(
         "/app/audiorecords", data=b"garbage without boundaries",
         headers={"Content-Type": "multipart/form-data; boundary=xyz"})
     assert response.status == 400
     assert (await response.json())["error"]["code"] == "bad_request"
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
 async def test_writer_failure_removes_the_file(
-    client: Client, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    client: Client, database: TestDatabase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # An owner id the foreign key refuses: the record row fails after the file was placed.
     real = identity.UserDirectory.resolve
@@ -256,7 +252,7 @@ async def test_writer_failure_removes_the_file(
     text = await response.text()
     assert "FOREIGN KEY" not in text.upper()
     assert (await response.json())["error"] == {"code": "internal", "message": "internal error"}
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
 async def test_upload_streams_without_buffering(client: Client, data_dir: Path) -> None:
@@ -282,7 +278,7 @@ async def test_upload_streams_without_buffering(client: Client, data_dir: Path) 
 
 
 async def test_audio_over_record_max_seconds_is_refused_with_413(
-    client: Client, data_dir: Path, transcoder: FakeTranscoder
+    client: Client, database: TestDatabase, transcoder: FakeTranscoder
 ) -> None:
     transcoder.duration_ms = 6 * 3600 * 1000 + 1  # the default limit is 6 h
     response = await client.post("/app/audiorecords", data=b"long audio",
@@ -291,26 +287,26 @@ async def test_audio_over_record_max_seconds_is_refused_with_413(
     error = (await response.json())["error"]
     assert error["code"] == "too_long"
     assert "21600 s" in error["message"]
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
 async def test_audio_sampled_below_8_khz_is_refused_with_415(
-    client: Client, data_dir: Path, transcoder: FakeTranscoder
+    client: Client, database: TestDatabase, transcoder: FakeTranscoder
 ) -> None:
     transcoder.sample_rate = 1  # the 1 Hz WAV that declares 27.8 h
     response = await client.post("/app/audiorecords", data=b"slow audio",
                                  headers={"X-Filename": "slow.wav"})
     assert response.status == 415
     assert (await response.json())["error"]["code"] == "sample_rate_too_low"
-    _nothing_stored(data_dir)
+    _nothing_stored(database)
 
 
 async def test_record_max_seconds_is_a_setting(
-    start_api: StartApi, data_dir: Path, transcoder: FakeTranscoder
+    start_api: StartApi, database: TestDatabase, transcoder: FakeTranscoder
 ) -> None:
     client = await start_api(server={"record_max_seconds": 1})
     transcoder.duration_ms = 1001
     response = await client.post("/app/audiorecords", data=b"audio",
                                  headers={"X-Filename": "a.wav"})
     assert response.status == 413
-    _nothing_stored(data_dir)
+    _nothing_stored(database)

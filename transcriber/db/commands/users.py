@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -36,16 +35,11 @@ class EnsureUser(Command[User]):
             return found
         params = {"id": new_id(), "login": self.login, "name": self.display_name,
                   "email": self.email, "now": ctx.now()}
-        try:
-            await ctx.conn.execute(q.users.INSERT, params)
-        except sqlite3.IntegrityError:
+        cursor = await ctx.conn.execute(q.users.INSERT_NEW, params)
+        if cursor.rowcount == 0:
             # Either another process created this login first, or the e-mail
-            # belongs to somebody else. A second look tells which.
-            found = await _by_login(ctx, self.login)
-            if found is not None:
-                return found
-            params = {**params, "email": ""}
-            await ctx.conn.execute(q.users.INSERT, params)
+            # belongs to somebody else: kept without it.
+            await ctx.conn.execute(q.users.INSERT_NEW, {**params, "email": ""})
         created = await _by_login(ctx, self.login)
         assert created is not None
         return created

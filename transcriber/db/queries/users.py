@@ -11,3 +11,10 @@ INSERT = """
 INSERT INTO users (id, provider_login, name, email, created_at, updated_at)
 VALUES (:id, :login, :name, :email, :now, :now)
 """
+
+# A new user unless the login or the e-mail is taken (no row then, and no error: a
+# failed statement would abort the whole transaction on PostgreSQL).
+INSERT_NEW = """
+INSERT OR IGNORE INTO users (id, provider_login, name, email, created_at, updated_at)
+VALUES (:id, :login, :name, :email, :now, :now)
+"""

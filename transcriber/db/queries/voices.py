@@ -143,12 +143,13 @@ SELECT record_id, talk_ms, centroid, exemplars FROM voice_profile_sources
 WHERE profile_id = :profile_id ORDER BY created_at DESC, record_id, speaker
 """
 
-# All but the latest `:keep` sources of a profile.
+# All but the latest `:keep` sources of a profile (NOT IN the latest: SQLite's
+# `LIMIT -1 OFFSET` has no spelling on PostgreSQL).
 PRUNE_SOURCES = """
 DELETE FROM voice_profile_sources
-WHERE profile_id = :profile_id AND (record_id, speaker) IN (
+WHERE profile_id = :profile_id AND (record_id, speaker) NOT IN (
     SELECT record_id, speaker FROM voice_profile_sources WHERE profile_id = :profile_id
-    ORDER BY created_at DESC, record_id, speaker LIMIT -1 OFFSET :keep)
+    ORDER BY created_at DESC, record_id, speaker LIMIT :keep)
 """
 
 # A merge: the sources of `:from_id` join `:into_id` (one it already has from the same
