@@ -3,8 +3,6 @@ the bundled Whisper model prepared once per run."""
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import functools
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -20,7 +18,6 @@ from tests.helpers.settings import SettingsFactory, settings_on
 from tests.helpers.whisper import MakeWhisper
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
-from transcriber.db.postgres.migrate import migrate_postgres
 from transcriber.db.postgres.readers import PgReaderPool
 from transcriber.db.postgres.writer import PgWriter
 from transcriber.db.readers import ReaderPool
@@ -83,9 +80,10 @@ def engine() -> str:
 
 @pytest.fixture
 def database_url(engine: str, request: pytest.FixtureRequest) -> str | None:
-    """The PostgreSQL database of this test (not yet migrated), or None on SQLite."""
+    """This test's PostgreSQL database, migrated (a copy of the run's template), or
+    None on SQLite."""
     if engine == "postgresql":
-        url: str = request.getfixturevalue("postgres_url")
+        url: str = request.getfixturevalue("pg_migrated")
         return url
     return None
 
@@ -97,12 +95,12 @@ def database(data_dir: Path, database_url: str | None) -> TestDatabase:
 
 
 @pytest.fixture
-def pg_migrated(postgres_url: str, clock: FakeClock) -> str:
-    """A fresh PostgreSQL database with the schema: its URL. Migrated on a thread
-    of its own (it may be asked for from inside a running loop, by `writer`)."""
-    with concurrent.futures.ThreadPoolExecutor(1) as thread:
-        thread.submit(asyncio.run, migrate_postgres(postgres_url, clock=clock)).result()
-    return postgres_url
+def pg_migrated(postgres_server: postgres.PostgresServer) -> Iterator[str]:
+    """A fresh PostgreSQL database with the schema (a copy of the run's migrated
+    template): its URL, dropped afterwards."""
+    url = postgres_server.create_database(migrated=True)
+    yield url
+    postgres_server.drop_database(url)
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ test that needs a database gets a fresh one (`create_database`).
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import glob
 import os
 import pwd
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.helpers.processes import free_port
+from transcriber.db.postgres.migrate import migrate_postgres
 
 SUPERUSER = "transcriber_test"
 
@@ -61,6 +64,7 @@ class PostgresServer:
     port: int
     programs: Path
     user: pwd.struct_passwd | None
+    template: str | None = None
 
     @property
     def data(self) -> Path:
@@ -92,11 +96,22 @@ class PostgresServer:
         if (self.data / "postmaster.pid").exists():
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
 
-    def create_database(self, prefix: str = "t") -> str:
-        """A fresh, empty database; its URL."""
+    def create_database(self, prefix: str = "t", *, migrated: bool = False) -> str:
+        """A fresh database, empty or (`migrated`) a copy of one the migrations built
+        once per run; its URL. A copy costs a file copy, not the schema's statements."""
         name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-        self._run("createdb", "-T", "template0", name)
+        self._run("createdb", "-T", self._migrated_template() if migrated else "template0",
+                  name)
         return self.url(name)
+
+    def _migrated_template(self) -> str:
+        if self.template is None:
+            name = "migrated_template"
+            self._run("createdb", "-T", "template0", name)
+            with concurrent.futures.ThreadPoolExecutor(1) as thread:
+                thread.submit(asyncio.run, migrate_postgres(self.url(name))).result()
+            self.template = name
+        return self.template
 
     def drop_database(self, url: str) -> None:
         self._run("dropdb", "--if-exists", "--force", url.rsplit("/", 1)[1])

@@ -19,6 +19,13 @@ from transcriber.web.spa import (
     hashed_name,
 )
 
+
+@pytest.fixture
+def engine() -> str:
+    """What this module checks is decided at the door, before any storage: it runs on
+    the embedded engine only (the API tests that read or write records run on both)."""
+    return "sqlite"
+
 HASHED_REF = re.compile(r"/assets/([\w-]+)\.([0-9a-f]{16})\.(\w+)")
 MODULE_IMPORT = re.compile(r"""(?:from|import)\s*\(?\s*["']\./([^"']+)["']""")
 

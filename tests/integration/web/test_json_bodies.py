@@ -15,6 +15,13 @@ from prometheus_client import REGISTRY
 
 from tests.helpers.web import Client, StartApi, upload
 
+
+@pytest.fixture
+def engine() -> str:
+    """What this module checks is decided at the door, before any storage: it runs on
+    the embedded engine only (the API tests that read or write records run on both)."""
+    return "sqlite"
+
 ABSENT = "01arz3ndektsv4rrffq69g5fav"  # well-formed, no such record
 ROUTES = [
     ("PATCH", f"/app/audiorecords/{ABSENT}"),

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import ipaddress
 
+import pytest
+
 from tests.helpers.web import Client, StartApi
 from transcriber.testing.clock import FakeClock
+
+
+@pytest.fixture
+def engine() -> str:
+    """What this module checks is decided at the door, before any storage: it runs on
+    the embedded engine only (the API tests that read or write records run on both)."""
+    return "sqlite"
 
 
 async def _statuses(client: Client, n: int, **headers: str) -> list[int]:

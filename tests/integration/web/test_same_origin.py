@@ -14,6 +14,13 @@ import pytest
 from tests.helpers.database import TestDatabase
 from tests.helpers.web import Client, StartApi, stored_files
 
+
+@pytest.fixture
+def engine() -> str:
+    """What this module checks is decided at the door, before any storage: it runs on
+    the embedded engine only (the API tests that read or write records run on both)."""
+    return "sqlite"
+
 EVIL = "https://evil.example"
 
 

@@ -18,6 +18,13 @@ from transcriber.files import TEMP_SUFFIX
 from transcriber.testing.transcoder import FakeTranscoder
 
 
+@pytest.fixture
+def engine() -> str:
+    """What this module checks is decided at the door, before any storage: it runs on
+    the embedded engine only (the API tests that read or write records run on both)."""
+    return "sqlite"
+
+
 def _head(user: str, length: int = 10_000_000,
           content_type: str = "application/octet-stream") -> bytes:
     return (f"POST /app/audiorecords HTTP/1.1\r\nHost: 127.0.0.1\r\nRemote-User: {user}\r\n"
