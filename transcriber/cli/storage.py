@@ -20,8 +20,8 @@ async def migrated_writer(settings: Settings) -> Writer:
 
 def sqlite_only(settings: Settings, command: str) -> bool:
     """False, with the reason on stderr, when the archive's state is in PostgreSQL: the
-    SQLite file commands (backup, restore, verify of the data folder) would read or
-    replace a data folder the service no longer keeps its state in."""
+    SQLite file commands (backup, restore) would read or replace a data folder the
+    service no longer keeps its state in."""
     if database_url(settings.storage) is None:
         return True
     print(f"transcriber {command}: storage.database_url is set, so the archive's state is "

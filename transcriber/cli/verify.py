@@ -3,35 +3,42 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 
 import orjson
 
 from transcriber.cli.exits import EXIT_REFUSED
-from transcriber.cli.storage import sqlite_only
 from transcriber.db.connection import database_path
+from transcriber.db.engine import database_url
 from transcriber.service.bucket import with_bucket
 from transcriber.service.verify import LIST_MAX, Report, verify
+from transcriber.service.verify_postgres import verify_postgres
 from transcriber.settings import Settings
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    if args.folder is None and not sqlite_only(settings, "verify"):
-        return EXIT_REFUSED
     folder = args.folder or settings.storage.data_dir
-    # A backup folder holds its files; the data folder's may be in the bucket.
-    in_bucket = settings.storage.files == "s3" and folder == settings.storage.data_dir
-    report = with_bucket(settings, lambda bucket: verify(
-        database_path(folder), folder,
-        objects=bucket.stored() if bucket is not None and in_bucket else None))
+    if args.folder is None and database_url(settings.storage) is not None:
+        # The archive's state is in PostgreSQL: verified there (a backup folder named
+        # as FOLDER is still a SQLite copy, verified as one).
+        report = asyncio.run(verify_postgres(settings))
+        where = "the PostgreSQL archive"
+    else:
+        # A backup folder holds its files; the data folder's may be in the bucket.
+        in_bucket = settings.storage.files == "s3" and folder == settings.storage.data_dir
+        report = with_bucket(settings, lambda bucket: verify(
+            database_path(folder), folder,
+            objects=bucket.stored() if bucket is not None and in_bucket else None))
+        where = str(folder)
     if args.json:
         body = {"ok": report.ok, "counts": report.counts, "problems": report.problems}
         sys.stdout.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
     elif report.ok:
         counts = ", ".join(f"{n} {what}" for what, n in report.counts.items())
-        print(f"{folder}: complete and consistent ({counts})")
+        print(f"{where}: complete and consistent ({counts})")
     else:
-        print(f"{folder}: problems found", file=sys.stderr)
+        print(f"{where}: problems found", file=sys.stderr)
         print_problems(report)
     return 0 if report.ok else EXIT_REFUSED
 

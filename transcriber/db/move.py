@@ -27,7 +27,7 @@ from transcriber.db.connection import open_snapshot
 from transcriber.db.postgres import queries as pq
 from transcriber.db.postgres.connection import PgConnection
 from transcriber.db.postgres.search import terms_literal
-from transcriber.db.reads.maintenance import FileEntry, files
+from transcriber.db.reads.maintenance import ArchiveCounts, FileEntry, files
 from transcriber.errors import TranscriberError
 
 TABLES = q.moving.TABLES  # what is copied, in this order
@@ -182,3 +182,15 @@ async def search_differences(pg: PgConnection, *, page: int = SEARCH_BATCH
         found += [SearchDifference.from_row(row) for row in differing]
         compared += len(rows)
         after = rows[-1]["id"]
+
+
+async def archive_counts(pg: PgConnection) -> ArchiveCounts:
+    """The archive's totals on PostgreSQL, as verify and the backup manifest count them."""
+    rows = await (await pg.execute(q.maintenance.COUNTS)).fetchall()
+    return ArchiveCounts.from_row(rows[0])
+
+
+async def file_entries(pg: PgConnection) -> list[FileEntry]:
+    """Every file the PostgreSQL archive names."""
+    return [FileEntry.from_row(row)
+            for row in await (await pg.execute(q.maintenance.SNAPSHOT_FILES)).fetchall()]

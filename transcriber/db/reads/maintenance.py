@@ -36,8 +36,10 @@ class ArchiveCounts:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> ArchiveCounts:
-        return cls(records=row["records"], files=row["files"], file_bytes=row["file_bytes"],
-                   transcripts=row["transcripts"], users=row["users"])
+        # int(): PostgreSQL's sum of bigints is a numeric (a Decimal in Python).
+        return cls(records=row["records"], files=row["files"],
+                   file_bytes=int(row["file_bytes"]), transcripts=row["transcripts"],
+                   users=row["users"])
 
     def as_dict(self) -> dict[str, int]:
         return {"records": self.records, "files": self.files, "file_bytes": self.file_bytes,
