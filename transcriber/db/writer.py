@@ -316,13 +316,21 @@ class Writer:
             outcomes = [(False, exc)] * len(batch)
         except BaseException:
             self._rollback_quietly()
-            for envelope in batch:
-                self._answer(envelope, False, WriterUnavailable("the DB writer stopped"))
+            self._answer_stopped(batch)
             raise
+        self._answer_batch(batch, outcomes)
+        return stopping
+
+    def _answer_batch(self, batch: list[Envelope[Any]], outcomes: list[tuple[bool, Any]]) -> None:
         WRITER_BATCH_SIZE.observe(len(batch))
         for envelope, (ok, value) in zip(batch, outcomes, strict=True):
             self._answer(envelope, ok, value)
-        return stopping
+
+    def _answer_stopped(self, batch: list[Envelope[Any]]) -> None:
+        """The actor is going away with this batch taken: its callers hear so (the
+        mailbox's own waiters are answered by `_task_done`)."""
+        for envelope in batch:
+            self._answer(envelope, False, WriterUnavailable("the DB writer stopped"))
 
     @staticmethod
     async def _execute(

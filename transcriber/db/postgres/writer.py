@@ -26,8 +26,6 @@ from transcriber.clock import Clock
 from transcriber.db.postgres import search
 from transcriber.db.postgres.connection import PgConnection, connect
 from transcriber.db.writer import Command, Envelope, WriteContext, Writer
-from transcriber.errors import WriterUnavailable
-from transcriber.observability import WRITER_BATCH_SIZE
 
 log = structlog.get_logger(__name__)
 
@@ -77,14 +75,13 @@ class PgWriter(Writer):
             log.error("writer_batch_failed", error=type(exc).__name__, size=len(batch))
             outcomes = [(False, sqlite3.OperationalError(type(exc).__name__))] * len(batch)
             if conn.raw.is_closed():
+                # The actor dies with this batch taken: its callers must not wait forever.
+                self._answer_stopped(batch)
                 raise
         except BaseException:
-            for envelope in batch:
-                self._answer(envelope, False, WriterUnavailable("the DB writer stopped"))
+            self._answer_stopped(batch)
             raise
-        WRITER_BATCH_SIZE.observe(len(batch))
-        for envelope, (ok, value) in zip(batch, outcomes, strict=True):
-            self._answer(envelope, ok, value)
+        self._answer_batch(batch, outcomes)
         return stopping
 
     async def _transaction(
