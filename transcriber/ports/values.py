@@ -11,16 +11,6 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Utterance:
-    start_ms: int
-    end_ms: int
-    channel: int
-    text: str
-    speaker: str | None = None
-    """`"S1"`, `"S2"`, … when speakers were told apart (structure version 2), else None."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Span:
     """A stretch of time: speech found by a VAD, a window to embed."""
 
@@ -43,6 +33,20 @@ class Word:
     end_ms: int
     text: str
     """As the recognizer spells it, with its leading space where it has one."""
+    probability: float | None = None
+    """The recognizer's confidence in the word (0..1) where it tells one, else None."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Utterance:
+    start_ms: int
+    end_ms: int
+    channel: int
+    text: str
+    speaker: str | None = None
+    """`"S1"`, `"S2"`, … when speakers were told apart (structure version 2), else None."""
+    words: tuple[Word, ...] = ()
+    """The utterance's words with their times and confidence, where the recognizer gave them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
