@@ -129,20 +129,24 @@ class Link:
         by each chunk of an upload's body; a 2xx body within `cap` or `BadAnswer`."""
         loop = asyncio.get_running_loop()
         limit = self.bounds.timeout_seconds
-        async with asyncio.timeout(limit) as deadline:
-            def alive() -> None:
-                deadline.reschedule(loop.time() + limit)
+        deadline = asyncio.timeout(limit)
 
-            try:
-                answer = await self._request(url, body=body, cap=cap, alive=alive)
-            except TimeoutError:
-                if deadline.expired():
-                    raise Unreachable(say("upload.too_slow", seconds=f"{limit:g}")) from None
-                raise
-            except (aiohttp.ClientConnectionError, BadAnswer):
-                raise
-            except aiohttp.ClientError as exc:  # a malformed head, a broken chunked body
-                raise BadAnswer(say("answer.broken", kind=type(exc).__name__)) from None
+        def alive() -> None:
+            deadline.reschedule(loop.time() + limit)
+
+        try:
+            async with deadline:
+                try:
+                    answer = await self._request(url, body=body, cap=cap, alive=alive)
+                except (aiohttp.ClientConnectionError, BadAnswer):
+                    raise
+                except aiohttp.ClientError as exc:  # a malformed head, a broken chunked body
+                    raise BadAnswer(say("answer.broken", kind=type(exc).__name__)) from None
+        except TimeoutError:
+            # Ours (the whole answer took too long), not aiohttp's connect timeout.
+            if deadline.expired():
+                raise Unreachable(say("upload.too_slow", seconds=f"{limit:g}")) from None
+            raise
         if answer.status in (401, 403):
             raise Unreachable(say("upload.refused_auth", status=answer.status,
                                   message=shown(error_message(answer.body, answer.reason))))
