@@ -97,7 +97,7 @@ class Link:
         `Unreachable` at once."""
         for attempt in range(TRIES):
             try:
-                answer = await self.exchange(URL(url, encoded=True), cap=cap)
+                answer = await self.exchange(URL(url), cap=cap)
             except aiohttp.ClientConnectionError:
                 if attempt + 1 == TRIES:
                     raise

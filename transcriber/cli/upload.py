@@ -188,7 +188,8 @@ async def _follow(link: Link, client: Client, item: Item) -> None:
             line = _progress_line(item, card)
             if link.err.isatty():
                 bar.n = round((card.progress.fraction if card.progress else 0.0) * 100)
-                bar.set_postfix_str(card.progress.stage if card.progress else card.stage)
+                bar.set_postfix_str(shown(card.progress.stage if card.progress
+                                          else card.stage))
             elif line != item.shown:
                 print(line, file=link.err)
             item.shown = line

@@ -77,6 +77,11 @@ async def _run(client: Client, *paths: Path) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 def _names(folder: Path, pattern: str = "*") -> list[str]:
     return sorted(path.name for path in folder.rglob(pattern))
 
@@ -119,14 +124,24 @@ async def test_escapes_in_errors_progress_and_the_transcript_are_shown_inert(
 
     async def transcript(request: web.Request) -> web.StreamResponse:
         del request
-        return web.Response(text=f"line one{TITLE}\n\tline two\u202e\r\n")
+        return web.Response(body=f"line one{TITLE}\n\tline two\u202e\r\n".encode()
+                            + b"\xff\xfe not UTF-8\n")
 
     server.card, server.transcript = moving, transcript
     code, out, err = await _run(_client(server), audio)
     assert code == 0, err
     _inert(out + err)
     assert "talk.mp3: x\\x1b]52;c;" in err
-    assert out == "line one\\x1b]0;owned\\x07\\x1b[2J\n\tline two\\u202e\\x0d\n"
+    assert out == ("line one\\x1b]0;owned\\x07\\x1b[2J\n\tline two\\u202e\\x0d\n"
+                   "\ufffd\ufffd not UTF-8\n")
+    # On a terminal the progress is a bar: its text passes the same way.
+    polls = 0
+    terminal = _Terminal()
+    code = await upload(_client(server), [audio], out=io.StringIO(), err=terminal)
+    assert code == 0
+    assert "x\\x1b]52;c;" in terminal.getvalue()
+    assert "\x1b]" not in terminal.getvalue()
+    assert "\x07" not in terminal.getvalue()
 
     async def refused(request: web.Request) -> web.StreamResponse:
         del request
