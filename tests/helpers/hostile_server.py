@@ -46,13 +46,15 @@ class HostileServer:
     card: Handler | None = None
     transcript: Handler | None = None
     sent_bytes: int = 0  # by `stream_transcript`, until the client hung up
+    read_uploads: bool = True  # False: an upload's body is left unread (a stalled upload)
 
     def count(self, method: str, ending: str = "") -> int:
         return sum(1 for seen in self.seen
                    if seen.method == method and seen.path.endswith(ending))
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        body = await request.read() if request.method == "POST" else b""
+        body = (await request.read() if request.method == "POST" and self.read_uploads
+                else b"")
         self.seen.append(Seen(request.method, request.path,
                               request.headers.get("Authorization"), len(body)))
         if request.method == "POST":

@@ -298,6 +298,22 @@ async def test_a_trickling_server_is_given_up_by_the_deadline(
     assert "Traceback" not in run.err
 
 
+async def test_a_server_that_stops_reading_the_upload_is_given_up(
+        server: HostileServer, tmp_path: Path) -> None:
+    big = tmp_path / "long.wav"
+    with big.open("wb") as handle:
+        handle.truncate(64 * MIB)  # more than the socket buffers hold on loopback
+    server.read_uploads = False
+
+    async def stalled(request: web.Request) -> web.StreamResponse:
+        return await trickle(request, head_first=False)
+
+    server.upload = stalled
+    code, _, err = await _run(_client(server, timeout=1.0), big)
+    assert code == EXIT_UNREACHABLE
+    assert "no whole answer within 1 s (--timeout)" in err
+
+
 @pytest.mark.parametrize(("poll_after_ms", "most"), [(-1000, 9), (0, 9), (10**15, 2)])
 async def test_the_poll_interval_is_clamped(server: HostileServer, audio: Path,
                                             poll_after_ms: int, most: int) -> None:
