@@ -20,7 +20,8 @@ Exit codes: 0 every file uploaded (and, with `--wait`, done); 1 some file
 refused, its record halted or deleted, or its transcript not written; 2 bad
 usage (argparse's own, no server, a missing file, an output that exists, a
 clear-text token); 3 the server cannot be reached, answered too slowly or
-refused the token (401, 403); 4 an answer broke the client's rules. Client
+refused the token (401, 403); 4 an answer broke the client's rules; 70 the
+client itself failed (one line naming the error's class). Client
 settings are documented apart from the server's (docs/api.md, "The
 command-line client").
 """
@@ -140,7 +141,7 @@ async def _send(link: Link, client: Client, item: Item) -> None:
         if answer.status != 201:
             item.outcome = "refused"
             tell(link.err, "upload.refused", name=item.path.name, status=answer.status,
-                  message=error_message(answer.body, answer.reason))
+                 message=error_message(answer.body, answer.reason))
             return
         item.record_id = record_id(answer.body or b"")
         item.outcome = "uploaded"
@@ -173,13 +174,13 @@ async def _follow(link: Link, client: Client, item: Item) -> None:
             if answer.status != 200:
                 item.outcome = "refused"
                 tell(link.err, "upload.refused", name=item.path.name, status=answer.status,
-                      message=error_message(answer.body, answer.reason))
+                     message=error_message(answer.body, answer.reason))
                 return
             card = Card.from_body(answer.body or b"")
             if card.halt_reason is not None:
                 item.outcome = "halted"
                 tell(link.err, "upload.halted", name=item.path.name, reason=card.halt_reason,
-                      message=card.halt_message)
+                     message=card.halt_message)
                 return
             # Done and settled: the card stops asking to be polled once the record's
             # description is written too, so the transcript carries its title.
@@ -201,7 +202,7 @@ async def _follow(link: Link, client: Client, item: Item) -> None:
     if answer.status != 200:
         item.outcome = "refused"
         tell(link.err, "upload.refused", name=item.path.name, status=answer.status,
-              message=error_message(answer.body, answer.reason))
+             message=error_message(answer.body, answer.reason))
         return
     item.outcome = "done"
     item.transcript = shown_lines((answer.body or b"").decode("utf-8", errors="replace"))
@@ -233,7 +234,7 @@ def _deliver(items: list[Item], client: Client, targets: Mapping[int, Path],
             except OSError as exc:
                 item.outcome = "unwritten"
                 tell(err, "upload.unwritten", name=item.path.name, path=target,
-                      reason=exc.strerror or type(exc).__name__)
+                     reason=exc.strerror or type(exc).__name__)
                 continue
             tell(err, "upload.written", name=item.path.name, path=target)
             continue
@@ -269,7 +270,7 @@ async def upload(client: Client, paths: list[Path], *, out: TextIO, err: TextIO)
     headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
     if client.token:
         headers["Authorization"] = f"Bearer {client.token}"
-    # No total limit of aiohttp's: each answer has its own deadline (`_once`), and a
+    # No total limit of aiohttp's: each answer has its own deadline (`Link.once`), and a
     # large file takes as long as it takes while its chunks keep moving.
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=15)
     try:
