@@ -56,7 +56,7 @@ from transcriber.cli.answers import (
     record_id,
     retry_seconds,
 )
-from transcriber.cli.exchange import Body, Link
+from transcriber.cli.exchange import TRIES, Body, Link
 from transcriber.cli.exits import (
     EXIT_BAD_ANSWER,
     EXIT_CONFIG,
@@ -70,9 +70,8 @@ from transcriber.settings import CLIENT_ENV, Settings
 
 # TRANSCRIBER_SERVER_URL, TRANSCRIBER_TOKEN: the client's, not the server's settings.
 SERVER_ENV, TOKEN_ENV = CLIENT_ENV
-# An upload refused for now: the server's own "nothing stored, come back" only (a
-# proxy's 502/504 after a POST may hide a record that landed).
-TRIES = 6
+# An upload refused for now is sent again (TRIES in all) on the server's own "nothing
+# stored, come back" only (a proxy's 502/504 after a POST may hide a record that landed).
 BUSY_UPLOAD = frozenset({429, 503})
 # The upload's own answer (the new record) is small; a card can carry a transcript.
 CREATED_MAX_BYTES = MIB
