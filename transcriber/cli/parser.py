@@ -54,6 +54,20 @@ def _expiry_days(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not 0.1 <= value <= 3600:
+        raise argparse.ArgumentTypeError("must be 0.1 to 3600 seconds")
+    return value
+
+
+def _mebibytes(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 4096:
+        raise argparse.ArgumentTypeError("must be 1 to 4096")
+    return value
+
+
 def _share(text: str) -> float:
     value = float(text)
     if not 0.0 <= value < 1.0:
@@ -205,7 +219,19 @@ def _add_upload(upload: argparse.ArgumentParser) -> None:
                         help="transcript format with --wait (default: txt)")
     upload.add_argument("--output", type=Path, default=None, metavar="DIR",
                         help="with --wait, write each transcript to DIR/<name>.<format> "
-                             "instead of printing it")
+                             "instead of printing it (files sharing a name: <name>-2, "
+                             "<name>-3, in the order given)")
+    upload.add_argument("--force", action="store_true",
+                        help="overwrite files in --output (default: refuse before "
+                             "uploading when one exists)")
+    upload.add_argument("--insecure", action="store_true",
+                        help="send the token over plain http:// to another machine "
+                             "(default: refused; loopback is always allowed)")
+    upload.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
+                        help="the longest one answer of the server may take to arrive "
+                             "whole, and an upload's body may stay unread (default: 120)")
+    upload.add_argument("--max-transcript-mib", type=_mebibytes, default=64, metavar="N",
+                        help="refuse a transcript or card larger than N MiB (default: 64)")
 
 
 def _add_loadtest(load: argparse.ArgumentParser) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 
 import aiohttp
 
@@ -14,6 +15,8 @@ from transcriber.settings import Settings
 from transcriber.stages import STAGES, HaltReason
 
 _MAILBOX_METRIC = "transcriber_writer_mailbox_depth"
+# The service's metrics page is tens of kilobytes; the line sought is near its end.
+METRICS_MAX_BYTES = 4 * 1024 * 1024
 
 
 async def collect_counts(settings: Settings) -> tuple[dict[str, int], dict[str, int]]:
@@ -38,15 +41,33 @@ async def mailbox_depth(settings: Settings) -> float | str | None:
     url = f"http://{'[' + host + ']' if ':' in host else host}:{settings.server.port}/metrics"
     try:
         timeout = aiohttp.ClientTimeout(total=2)
-        async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url) as resp:
+        async with aiohttp.ClientSession(timeout=timeout, auto_decompress=False) as session, \
+                session.get(url, allow_redirects=False) as resp:
             if resp.status == 403:
                 return "metrics refused to this address (server.metrics_allowed)"
-            text = await resp.text()
+            if resp.status != 200:
+                return None
+            # Whatever listens on the port is read within bounds: 2 s, METRICS_MAX_BYTES.
+            body = bytearray()
+            async for chunk in resp.content.iter_chunked(64 * 1024):
+                body += chunk
+                if len(body) > METRICS_MAX_BYTES:
+                    return None
     except (aiohttp.ClientError, TimeoutError, OSError):
         return None
+    return mailbox_value(body.decode("utf-8", errors="replace"))
+
+
+def mailbox_value(text: str) -> float | None:
+    """The mailbox depth from a metrics page: a finite number, or None (a line that is
+    not one, such as `NaN` or `+Inf`, is no depth)."""
     for line in text.splitlines():
         if line.startswith(_MAILBOX_METRIC + " "):
-            return float(line.split()[1])
+            try:
+                value = float(line.split()[1])
+            except (IndexError, ValueError):
+                return None
+            return value if math.isfinite(value) and value >= 0 else None
     return None
 
 

@@ -3,7 +3,8 @@
 The language follows the locale (`LC_ALL`, `LC_MESSAGES`, `LANG`: one that
 starts with `ru` is Russian), as command-line tools do. Only sentences are
 translated: the server's own error messages, ids, file names and the
-command's output for scripts (a token, a transcript) are printed as they are.
+command's output for scripts (a token, a transcript) are not, and whatever the
+server sent is printed through `cli.shown` (no terminal control sequences).
 """
 
 from __future__ import annotations
@@ -41,6 +42,27 @@ EN: Mapping[str, str] = {
     "upload.deleted": "{name}: the record was deleted",
     "upload.written": "{name}: transcript written to {path}",
     "upload.server_trouble": "the server answered HTTP {status}; trying again",
+    "upload.output_exists": "{path} exists: choose another --output, or --force to overwrite",
+    "upload.clear_text_token": "the token would cross the network unencrypted to {host} "
+                               "(http://): use https://, or --insecure to send it anyway",
+    "upload.clear_text_warning": "warning: the token crosses the network unencrypted to "
+                                 "{host} (http://, --insecure)",
+    "upload.too_slow": "the server sent no whole answer within {seconds} s (--timeout)",
+    "upload.bad_answer": "{name}: the server's answer is refused: {problem}",
+    "upload.unwritten": "{name}: cannot write {path}: {reason}",
+    "upload.unreadable": "{name}: cannot read the file: {reason}",
+    "upload.unexpected": "the client failed unexpectedly ({kind})",
+    "answer.card": "the record's card is not what the API describes (field {field})",
+    "answer.no_id": "the upload's answer holds no record id",
+    "answer.too_large": "the answer is larger than {mib} MiB: not read",
+    "answer.redirect_nowhere": "a redirect without a valid Location",
+    "answer.redirect_elsewhere": "a redirect to another origin ({origin}): not followed, "
+                                 "nothing sent there",
+    "answer.redirect_upload": "the upload was answered with a redirect (HTTP {status}) that "
+                              "would drop the file",
+    "answer.redirects": "more than {count} redirects",
+    "answer.encoded": "the answer is compressed ({encoding}) though none was asked for",
+    "answer.broken": "the answer is not valid HTTP ({kind})",
 }
 
 RU: Mapping[str, str] = {
@@ -71,6 +93,28 @@ RU: Mapping[str, str] = {
     "upload.deleted": "{name}: запись удалена",
     "upload.written": "{name}: расшифровка записана в {path}",
     "upload.server_trouble": "сервер ответил HTTP {status}; пробую ещё раз",
+    "upload.output_exists": "{path} уже есть: выберите другую --output или добавьте --force, "
+                            "чтобы перезаписать",
+    "upload.clear_text_token": "токен ушёл бы по сети незашифрованным на {host} (http://): "
+                               "используйте https:// или добавьте --insecure",
+    "upload.clear_text_warning": "внимание: токен уходит по сети незашифрованным на {host} "
+                                 "(http://, --insecure)",
+    "upload.too_slow": "сервер не прислал ответ целиком за {seconds} с (--timeout)",
+    "upload.bad_answer": "{name}: ответ сервера отвергнут: {problem}",
+    "upload.unwritten": "{name}: не удаётся записать {path}: {reason}",
+    "upload.unreadable": "{name}: не удаётся прочитать файл: {reason}",
+    "upload.unexpected": "клиент неожиданно сломался ({kind})",
+    "answer.card": "карточка записи не такая, как описывает API (поле {field})",
+    "answer.no_id": "в ответе на загрузку нет идентификатора записи",
+    "answer.too_large": "ответ больше {mib} МиБ: не прочитан",
+    "answer.redirect_nowhere": "перенаправление без правильного Location",
+    "answer.redirect_elsewhere": "перенаправление на другой источник ({origin}): не выполнено, "
+                                 "туда ничего не отправлено",
+    "answer.redirect_upload": "на загрузку ответили перенаправлением (HTTP {status}), которое "
+                              "потеряло бы файл",
+    "answer.redirects": "больше {count} перенаправлений",
+    "answer.encoded": "ответ сжат ({encoding}), хотя сжатия не просили",
+    "answer.broken": "ответ не похож на HTTP ({kind})",
 }
 
 CATALOGUES: Mapping[str, Mapping[str, str]] = {"en": EN, "ru": RU}

@@ -5,16 +5,25 @@ Nothing of the service runs here: each file streams to `POST
 terminal), authenticated by a personal access token (`--token`, or
 `TRANSCRIBER_TOKEN`, which keeps it out of the process list). With `--wait`
 every record is followed to done through its card, as often as the card's
-`poll_after_ms` allows, showing its `progress`; then its transcript is
-written to `--output DIR` (`<name>.<format>`) or printed. A busy server
-(429, 503 with `Retry-After`) is waited for; an answer that is neither is
-said and counted.
+`poll_after_ms` allows (within 0.5–30 s), showing its `progress`; then its
+transcript is written to `--output DIR` (`<name>.<format>`, see
+`cli/outputs.py`) or printed. A busy server (429, 503 with `Retry-After`) is
+waited for; an answer that is neither is said and counted.
+
+The server is trusted with nothing (`cli/answers.py`): each answer must arrive
+whole within `--timeout`, a transcript or card within `--max-transcript-mib`,
+redirects stay within the server's origin, and everything printed of it goes
+through `cli/shown.py`. A token is not sent over plain `http://` to another
+machine without `--insecure`.
 
 Exit codes: 0 every file uploaded (and, with `--wait`, done); 1 some file
-refused or its record halted or deleted; 2 bad usage (argparse's own, no
-server, a missing file); 3 the server cannot be reached or refused the
-token (401, 403). Client settings are documented apart from the server's
-(docs/api.md, "The command-line client").
+refused, its record halted or deleted, or its transcript not written; 2 bad
+usage (argparse's own, no server, a missing file, an output that exists, a
+clear-text token); 3 the server cannot be reached, answered too slowly or
+refused the token (401, 403); 4 an answer broke the client's rules; 70 the
+client itself failed (one line naming the error's class). Client
+settings are documented apart from the server's (docs/api.md, "The
+command-line client").
 """
 
 from __future__ import annotations
@@ -23,31 +32,49 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, Never, TextIO
-from urllib.parse import quote, urlsplit
+from typing import Never, TextIO
+from urllib.parse import urlsplit
 
 import aiohttp
-import orjson
 from tqdm import tqdm
+from yarl import URL
 
-from transcriber.cli.exits import EXIT_CONFIG, EXIT_REFUSED, EXIT_UNREACHABLE
+from transcriber.cli import outputs
+from transcriber.cli.answers import (
+    DEFAULT_POLL_SECONDS,
+    MIB,
+    BadAnswer,
+    Bounds,
+    Card,
+    Unreachable,
+    clear_text_host,
+    error_message,
+    record_id,
+    retry_seconds,
+)
+from transcriber.cli.exchange import TRIES, Body, Link
+from transcriber.cli.exits import (
+    EXIT_BAD_ANSWER,
+    EXIT_CONFIG,
+    EXIT_FATAL,
+    EXIT_REFUSED,
+    EXIT_UNREACHABLE,
+)
+from transcriber.cli.shown import shown, shown_lines, tell
 from transcriber.cli.texts import say
 from transcriber.settings import CLIENT_ENV, Settings
 
 # TRANSCRIBER_SERVER_URL, TRANSCRIBER_TOKEN: the client's, not the server's settings.
 SERVER_ENV, TOKEN_ENV = CLIENT_ENV
-CHUNK_BYTES = 1024 * 1024
-# A busy or briefly failing server is asked again this many times (Retry-After honoured).
-TRIES = 6
-RETRY_CAP_SECONDS = 60.0
-DEFAULT_POLL_MS = 4000
-# Asked again: the server's own "nothing stored, come back" (an upload), and a
-# proxy's trouble too for a read (a POST that timed out at a proxy may have landed).
-_BUSY_UPLOAD = frozenset({429, 503})
-_BUSY = frozenset({429, 502, 503, 504})
+# An upload refused for now is sent again (TRIES in all) on the server's own "nothing
+# stored, come back" only (a proxy's 502/504 after a POST may hide a record that landed).
+BUSY_UPLOAD = frozenset({429, 503})
+# The upload's own answer (the new record) is small; a card can carry a transcript.
+CREATED_MAX_BYTES = MIB
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,19 +85,18 @@ class Client:
     wait: bool
     fmt: str
     output: Path | None
+    force: bool = False
+    insecure: bool = False
+    bounds: Bounds = field(default_factory=Bounds)
 
 
 @dataclass(slots=True)
 class Item:
     path: Path
     record_id: str | None = None
-    outcome: str = "pending"  # uploaded, refused, done, halted, deleted
+    outcome: str = "pending"  # uploaded, refused, done, halted, deleted, bad_answer, unwritten
     shown: str = ""
     transcript: str | None = field(default=None, repr=False)
-
-
-class Unreachable(Exception):
-    """The server cannot be reached, or it refused the credentials: exit 3."""
 
 
 def client_of(args: argparse.Namespace, environ: Mapping[str, str]) -> Client | str:
@@ -80,200 +106,195 @@ def client_of(args: argparse.Namespace, environ: Mapping[str, str]) -> Client | 
         return say("upload.no_server")
     parts = urlsplit(server)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        return say("upload.bad_server", url=server)
+        return say("upload.bad_server", url=shown(server))
     for path in args.files:
         if not path.is_file():
-            return say("upload.no_file", path=path)
+            return say("upload.no_file", path=shown(path))
     if args.output is not None and not args.output.is_dir():
-        return say("upload.output_not_dir", path=args.output)
+        return say("upload.output_not_dir", path=shown(args.output))
     token = (args.token or environ.get(TOKEN_ENV, "")).strip() or None
     return Client(server=server, token=token, language=args.language, wait=args.wait,
-                  fmt=args.format, output=args.output)
+                  fmt=args.format, output=args.output, force=args.force,
+                  insecure=args.insecure,
+                  bounds=Bounds(timeout_seconds=args.timeout,
+                                transcript_max_bytes=args.max_transcript_mib * MIB))
 
 
-def _retry_after(response: aiohttp.ClientResponse, attempt: int) -> float:
-    try:
-        seconds = float(response.headers.get("Retry-After", ""))
-    except ValueError:
-        seconds = 2.0 ** attempt
-    return min(max(seconds, 0.5), RETRY_CAP_SECONDS)
-
-
-async def _message(response: aiohttp.ClientResponse) -> str:
-    """The server's own words (`{"error": {"message"}}`), else its status line."""
-    try:
-        body = orjson.loads(await response.read())
-        return str(body["error"]["message"])
-    except (orjson.JSONDecodeError, KeyError, TypeError, aiohttp.ClientError):
-        return response.reason or ""
-
-
-async def _refuse_auth(response: aiohttp.ClientResponse) -> Never:
-    raise Unreachable(say("upload.refused_auth", status=response.status,
-                          message=await _message(response)))
-
-
-async def _chunks(path: Path, bar: tqdm[Never]) -> AsyncIterator[bytes]:
-    with path.open("rb") as handle:
-        while chunk := await asyncio.to_thread(handle.read, CHUNK_BYTES):
-            bar.update(len(chunk))
-            yield chunk
-
-
-async def _send(session: aiohttp.ClientSession, client: Client, item: Item,
-                err: TextIO) -> None:
+async def _send(link: Link, client: Client, item: Item) -> None:
     """One file to the server; its record id, or `refused` with the server's reason."""
-    size = item.path.stat().st_size
-    headers = {"Content-Type": "application/octet-stream", "Content-Length": str(size),
-               "X-Filename": quote(item.path.name)}
-    params = {"language": client.language} if client.language else {}
+    try:
+        size = item.path.stat().st_size
+    except OSError as exc:
+        item.outcome = "refused"
+        tell(link.err, "upload.unreadable", name=item.path.name, reason=exc.strerror)
+        return
+    url = URL(f"{client.server}/app/audiorecords")
+    if client.language:
+        url = url.with_query(language=client.language)
     for attempt in range(TRIES):
-        bar: tqdm[Never] = tqdm(total=size, desc=item.path.name, unit="B", unit_scale=True,
-                                unit_divisor=1024, file=err, disable=not err.isatty(),
-                                leave=False)
-        try:
-            async with session.post(f"{client.server}/app/audiorecords",
-                                    data=_chunks(item.path, bar), headers=headers,
-                                    params=params) as response:
-                if response.status in (401, 403):
-                    await _refuse_auth(response)
-                if response.status in _BUSY_UPLOAD and attempt + 1 < TRIES:
-                    await asyncio.sleep(_retry_after(response, attempt))
-                    continue
-                if response.status != 201:
-                    item.outcome = "refused"
-                    print(say("upload.refused", name=item.path.name, status=response.status,
-                              message=await _message(response)), file=err)
-                    return
-                item.record_id = str(orjson.loads(await response.read())["id"])
-        finally:
-            bar.close()
+        answer = await link.exchange(url, body=Body(item.path, size, link.err),
+                                     cap=CREATED_MAX_BYTES)
+        if answer.status in BUSY_UPLOAD and attempt + 1 < TRIES:
+            await asyncio.sleep(retry_seconds(answer.retry_after, attempt))
+            continue
+        if answer.status != 201:
+            item.outcome = "refused"
+            tell(link.err, "upload.refused", name=item.path.name, status=answer.status,
+                 message=error_message(answer.body, answer.reason))
+            return
+        item.record_id = record_id(answer.body or b"")
         item.outcome = "uploaded"
-        print(say("upload.uploaded", name=item.path.name, id=item.record_id), file=err)
+        tell(link.err, "upload.uploaded", name=item.path.name, id=item.record_id)
         return
 
 
-async def _get(session: aiohttp.ClientSession, url: str, err: TextIO) -> tuple[int, bytes]:
-    """GET with patience: a busy server is asked again; a lost connection too, a few
-    times, before the server counts as unreachable."""
-    for attempt in range(TRIES):
-        try:
-            async with session.get(url) as response:
-                if response.status in (401, 403):
-                    await _refuse_auth(response)
-                if response.status in _BUSY and attempt + 1 < TRIES:
-                    if response.status != 429:
-                        print(say("upload.server_trouble", status=response.status), file=err)
-                    await asyncio.sleep(_retry_after(response, attempt))
-                    continue
-                return response.status, await response.read()
-        except (aiohttp.ClientConnectionError, TimeoutError):
-            if attempt + 1 == TRIES:
-                raise
-            await asyncio.sleep(min(2.0 ** attempt, RETRY_CAP_SECONDS))
-    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+def _progress_line(item: Item, card: Card) -> str:
+    name = shown(item.path.name)
+    if card.progress is not None:
+        return say("upload.progress", name=name, stage=shown(card.progress.stage),
+                   done=card.progress.done, total=card.progress.total,
+                   percent=round(card.progress.fraction * 100))
+    return say("upload.stage", name=name, stage=shown(card.stage))
 
 
-def _progress_line(item: Item, card: Mapping[str, Any]) -> str:
-    progress = card.get("progress")
-    if isinstance(progress, dict):
-        return say("upload.progress", name=item.path.name, stage=progress["stage"],
-                   done=progress["done"], total=progress["total"],
-                   percent=round(float(progress["fraction"]) * 100))
-    return say("upload.stage", name=item.path.name, stage=card["stage"])
-
-
-async def _follow(session: aiohttp.ClientSession, client: Client, item: Item,
-                  err: TextIO) -> None:
+async def _follow(link: Link, client: Client, item: Item) -> None:
     """Poll the record's card until it is done, halted or gone; then read its transcript."""
     record = f"{client.server}/app/audiorecords/{item.record_id}"
-    bar: tqdm[Never] = tqdm(total=100, desc=item.path.name, unit="%", file=err,
-                            disable=not err.isatty(), leave=False)
+    cap = client.bounds.transcript_max_bytes
+    bar: tqdm[Never] = tqdm(total=100, desc=shown(item.path.name), unit="%", file=link.err,
+                            disable=not link.err.isatty(), leave=False)
     try:
         while True:
-            status, body = await _get(session, record, err)
-            if status == 404:
+            answer = await link.get(record, cap)
+            if answer.status == 404:
                 item.outcome = "deleted"
-                print(say("upload.deleted", name=item.path.name), file=err)
+                tell(link.err, "upload.deleted", name=item.path.name)
                 return
-            card = orjson.loads(body)
-            if card["halt"] is not None:
+            if answer.status != 200:
+                item.outcome = "refused"
+                tell(link.err, "upload.refused", name=item.path.name, status=answer.status,
+                     message=error_message(answer.body, answer.reason))
+                return
+            card = Card.from_body(answer.body or b"")
+            if card.halt_reason is not None:
                 item.outcome = "halted"
-                print(say("upload.halted", name=item.path.name, reason=card["halt"]["reason"],
-                          message=card["halt"]["message"] or ""), file=err)
+                tell(link.err, "upload.halted", name=item.path.name, reason=card.halt_reason,
+                     message=card.halt_message)
                 return
             # Done and settled: the card stops asking to be polled once the record's
             # description is written too, so the transcript carries its title.
-            if card["stage"] == "done" and card.get("poll_after_ms") is None:
+            if card.stage == "done" and card.poll_seconds is None:
                 break
             line = _progress_line(item, card)
-            if err.isatty():
-                progress = card.get("progress") or {}
-                bar.n = round(float(progress.get("fraction", 0.0)) * 100)
-                bar.set_postfix_str(str(progress.get("stage", card["stage"])))
+            if link.err.isatty():
+                bar.n = round((card.progress.fraction if card.progress else 0.0) * 100)
+                bar.set_postfix_str(shown(card.progress.stage if card.progress
+                                          else card.stage))
             elif line != item.shown:
-                print(line, file=err)
+                print(line, file=link.err)
             item.shown = line
-            await asyncio.sleep((card.get("poll_after_ms") or DEFAULT_POLL_MS) / 1000)
+            await asyncio.sleep(DEFAULT_POLL_SECONDS if card.poll_seconds is None
+                                else card.poll_seconds)
     finally:
         bar.close()
-    status, body = await _get(session, f"{record}/transcript?format={client.fmt}", err)
-    if status != 200:
+    answer = await link.get(f"{record}/transcript?format={client.fmt}", cap)
+    if answer.status != 200:
         item.outcome = "refused"
-        print(say("upload.refused", name=item.path.name, status=status,
-                  message=body.decode("utf-8", errors="replace")[:200]), file=err)
+        tell(link.err, "upload.refused", name=item.path.name, status=answer.status,
+             message=error_message(answer.body, answer.reason))
         return
     item.outcome = "done"
-    item.transcript = body.decode("utf-8")
-    print(say("upload.done", name=item.path.name), file=err)
+    item.transcript = shown_lines((answer.body or b"").decode("utf-8", errors="replace"))
+    tell(link.err, "upload.done", name=item.path.name)
 
 
-def _deliver(items: list[Item], client: Client, out: TextIO, err: TextIO) -> None:
-    """Write each transcript to the output folder, or print them (headed when several)."""
-    done = [item for item in items if item.transcript is not None]
-    taken: set[Path] = set()
-    for item in done:
+async def _judged(step: Callable[[], Awaitable[None]], item: Item, err: TextIO) -> None:
+    """Run one file's step; an answer that breaks the client's rules fails that file
+    alone (one line), the others go on."""
+    try:
+        await step()
+    except BadAnswer as exc:
+        item.outcome = "bad_answer"
+        tell(err, "upload.bad_answer", name=item.path.name, problem=str(exc))
+
+
+def _deliver(items: list[Item], client: Client, targets: Mapping[int, Path],
+             out: TextIO, err: TextIO) -> None:
+    """Write each transcript to its planned name (`cli/outputs.py`), or print them
+    (headed when several)."""
+    done = [(position, item) for position, item in enumerate(items)
+            if item.transcript is not None]
+    for position, item in done:
         assert item.transcript is not None
         if client.output is not None:
-            target = client.output / f"{item.path.stem}.{client.fmt}"
-            if target in taken:
-                target = client.output / f"{item.path.stem}-{item.record_id}.{client.fmt}"
-            taken.add(target)
-            target.write_text(item.transcript, encoding="utf-8")
-            print(say("upload.written", name=item.path.name, path=target), file=err)
+            target = targets[position]
+            try:
+                outputs.write(target, item.transcript, force=client.force)
+            except OSError as exc:
+                item.outcome = "unwritten"
+                tell(err, "upload.unwritten", name=item.path.name, path=target,
+                     reason=exc.strerror or type(exc).__name__)
+                continue
+            tell(err, "upload.written", name=item.path.name, path=target)
             continue
         if len(done) > 1:
-            out.write(f"==> {item.path.name} <==\n")
+            out.write(f"==> {shown(item.path.name)} <==\n")
         out.write(item.transcript if item.transcript.endswith("\n")
                   else item.transcript + "\n")
 
 
+def _refusal(client: Client, paths: list[Path], err: TextIO) -> dict[int, Path] | None:
+    """What must be settled before a byte is sent: the output names (none may exist
+    without --force) and a token in clear text; None when the run must not start."""
+    host = clear_text_host(client.server, client.token)
+    if host is not None:
+        if not client.insecure:
+            print(f"transcriber: {say('upload.clear_text_token', host=shown(host))}", file=err)
+            return None
+        tell(err, "upload.clear_text_warning", host=host)
+    if client.output is None or not client.wait:
+        return {}
+    targets = outputs.output_names(paths, client.output, client.fmt, force=client.force)
+    if isinstance(targets, str):
+        print(f"transcriber: {targets}", file=err)
+        return None
+    return targets
+
+
 async def upload(client: Client, paths: list[Path], *, out: TextIO, err: TextIO) -> int:
+    targets = _refusal(client, paths, err)
+    if targets is None:
+        return EXIT_CONFIG
     items = [Item(path=path) for path in paths]
-    headers = {"Accept": "application/json"}
+    headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
     if client.token:
         headers["Authorization"] = f"Bearer {client.token}"
-    # No total limit: a large file takes as long as it takes; a silent server does not.
-    timeout = aiohttp.ClientTimeout(total=None, sock_connect=15, sock_read=300)
+    # No total limit of aiohttp's: each answer has its own deadline (`Link.once`), and a
+    # large file takes as long as it takes while its chunks keep moving.
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=15)
     try:
-        async with aiohttp.ClientSession(headers=headers, timeout=timeout) as session:
+        async with aiohttp.ClientSession(headers=headers, timeout=timeout,
+                                         auto_decompress=False) as session:
+            link = Link(session=session, server=URL(client.server), bounds=client.bounds,
+                        err=err)
             for item in items:
-                await _send(session, client, item, err)
+                await _judged(partial(_send, link, client, item), item, err)
             if client.wait:
-                await asyncio.gather(*(_follow(session, client, item, err)
+                await asyncio.gather(*(_judged(partial(_follow, link, client, item), item, err)
                                        for item in items if item.outcome == "uploaded"))
     except Unreachable as exc:
-        print(str(exc), file=err)
+        print(shown(exc, limit=1000), file=err)
         return EXIT_UNREACHABLE
     except (aiohttp.ClientConnectionError, TimeoutError) as exc:
-        print(say("upload.unreachable", url=client.server,
-                  reason=type(exc).__name__), file=err)
+        tell(err, "upload.unreachable", url=client.server, reason=type(exc).__name__)
         return EXIT_UNREACHABLE
-    _deliver(items, client, out, err)
+    _deliver(items, client, targets, out, err)
     if not client.wait:
         for item in items:
             if item.record_id is not None:
                 out.write(f"{item.record_id}\t{item.path}\n")
+    if any(item.outcome == "bad_answer" for item in items):
+        return EXIT_BAD_ANSWER
     good = "done" if client.wait else "uploaded"
     return 0 if all(item.outcome == good for item in items) else EXIT_REFUSED
 
@@ -284,4 +305,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if isinstance(client, str):
         print(f"transcriber: {client}", file=sys.stderr)
         return EXIT_CONFIG
-    return asyncio.run(upload(client, list(args.files), out=sys.stdout, err=sys.stderr))
+    try:
+        return asyncio.run(upload(client, list(args.files), out=sys.stdout, err=sys.stderr))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the last guard: one line, never a traceback
+        tell(sys.stderr, "upload.unexpected", kind=type(exc).__name__)
+        return EXIT_FATAL
