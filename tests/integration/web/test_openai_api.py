@@ -101,11 +101,12 @@ LONG = (Utterance(start_ms=0, end_ms=28_000, channel=0, text=(
 @pytest.mark.parametrize("fmt", ["srt", "vtt"])
 async def test_a_long_utterance_answers_in_subtitle_grade_cues(
         make_settings: SettingsFactory, fmt: str) -> None:
-    async with live_service(make_settings, recognizer=FakeRecognizer(utterances=LONG)) as service:
-        async with _client(service, await make_token(service.app)) as client:
-            with AUDIO.open("rb") as audio:
-                answer = await client.audio.transcriptions.create(  # type: ignore[call-overload]
-                    model="whisper-1", file=audio, response_format=fmt)
+    fake = FakeRecognizer(utterances=LONG)
+    async with live_service(make_settings, recognizer=fake) as service, \
+            _client(service, await make_token(service.app)) as client:
+        with AUDIO.open("rb") as audio:
+            answer = await client.audio.transcriptions.create(  # type: ignore[call-overload]
+                model="whisper-1", file=audio, response_format=fmt)
     assert isinstance(answer, str)
     cues = check_subtitle_rules(answer, fmt)
     assert len(cues) >= 5  # 28 s in cues of at most 7 s

@@ -90,7 +90,8 @@ def test_subtitles_are_cut_into_subtitle_grade_cues() -> None:
     _, srt = transcription_body(long, _request("srt"))
     assert isinstance(srt, str)
     blocks = srt.strip("\n").split("\n\n")
-    assert blocks[0] == "1\n00:00:00,000 --> 00:00:06,415\nWe met on Monday to talk about the budget."
+    assert blocks[0] == ("1\n00:00:00,000 --> 00:00:06,415\n"
+                         "We met on Monday to talk about the budget.")
     assert len(blocks) == 3
     _, vtt = transcription_body(long, _request("vtt"))
     assert isinstance(vtt, str)
