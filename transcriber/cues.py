@@ -176,8 +176,13 @@ class _Layout:
     def first_line_end(self, i: int) -> int:
         """Where the fullest first line starting at piece i ends (at least one unit)."""
         j = i
-        while j < self.count and self.width(i, j + 1) <= MAX_LINE_CHARS:
-            j += 1
+        if i == 0 and self.lead:
+            while j < self.count and self.width(0, j + 1) <= MAX_LINE_CHARS:
+                j += 1
+        else:  # width(i, j + 1) <= MAX_LINE_CHARS, summed inline (run for every piece)
+            sums, limit = self.sums, self.sums[i] + i + MAX_LINE_CHARS
+            while j < self.count and sums[j + 1] + j <= limit:
+                j += 1
         if j == i and not (i == 0 and self.lead):
             j = i + 1  # one piece too long for any line: alone on its line
         return j
@@ -195,22 +200,25 @@ def _cut(pieces: Sequence[Piece], lead: str) -> list[tuple[int, int]]:
     time and lines."""
     layout = _Layout([piece.text for piece in pieces], lead)
     count = len(pieces)
+    # The cost of cutting before piece j, and nothing after the last piece.
+    cuts = [0.0, *(_cut_cost(pieces[j - 1], pieces[j]) for j in range(1, count)), 0.0]
     best = [float("inf")] * (count + 1)
     back = [0] * (count + 1)
     best[0] = 0.0
     full = MAX_LINES * MAX_LINE_CHARS
+    sums = layout.sums
     for i in range(count):
         first_end = layout.first_line_end(i)
+        start = pieces[i].start_ms
+        # This loop runs about a dozen times a word: the widths are summed inline.
+        shift = len(lead) + 1 if i == 0 and lead else 0
         for j in range(i + 1, count + 1):
-            single = j == i + 1
-            if not single and (
-                    pieces[j - 1].end_ms - pieces[i].start_ms > MAX_CUE_MS
-                    or not layout.fits(i, j, first_end)):
+            if j > i + 1 and (pieces[j - 1].end_ms - start > MAX_CUE_MS
+                              or not layout.fits(i, j, first_end)):
                 break
-            slack = max(full - layout.width(i, j), 0) / full
-            cost = best[i] + CUE_COST + FILL_COST * slack * slack
-            if j < count:
-                cost += _cut_cost(pieces[j - 1], pieces[j])
+            chars = sums[j] - sums[i] + j - i - 1 + shift
+            slack = (full - chars) / full if chars < full else 0.0
+            cost = best[i] + CUE_COST + FILL_COST * slack * slack + cuts[j]
             if cost < best[j]:
                 best[j], back[j] = cost, i
     runs = []
