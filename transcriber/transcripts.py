@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 
 import orjson
 
+from transcriber.cues import subtitle_cues
 from transcriber.errors import TranscriberError
 from transcriber.ports import Utterance
 from transcriber.typed_text import text_problem
@@ -187,29 +188,33 @@ def _timestamp(ms: int, sep: str) -> str:
     return f"{hours:02d}:{minutes:02d}:{seconds:02d}{sep}{millis:03d}"
 
 
-def _cues(utterances: Sequence[Utterance]) -> list[Utterance]:
-    return [u for u in utterances if u.text.strip()]
-
-
-def to_srt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None, *,
-           title: str = "") -> str:
-    """SubRip cues; a title (SRT has no comments) is the first cue, shown until the first
-    utterance starts (a cue of no length when it starts at once)."""
-    given = names or {}
+def _turn_leads(utterances: Sequence[Utterance], names: Mapping[str, str]) -> list[str]:
+    """Each utterance's voice where a turn starts (its speaker differs from the
+    previous spoken line's), "" elsewhere: a subtitle names who speaks once, on
+    the first cue of the turn, and each later cue has the lines to itself."""
     several = _several(utterances)
-    cues = _cues(utterances)
+    leads, previous = [], None
+    for u in utterances:
+        if not u.text.strip():
+            leads.append("")
+            continue
+        voice = _voice(u, names, several)
+        leads.append(voice if voice and voice != previous else "")
+        previous = voice
+    return leads
+
+
+def to_srt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None) -> str:
+    """SubRip cues cut by the subtitle rules (`cues.subtitle_cues`), `Name: ` opening
+    the first cue of each speaker's turn. No title: SRT has no comments, and a
+    title cue would be shown as something said."""
+    leads = [f"{_srt_text(voice)}:" if voice else ""
+             for voice in _turn_leads(utterances, names or {})]
     blocks = []
-    if title.strip():
-        end = cues[0].start_ms if cues else 0
-        blocks.append(f"1\n{_timestamp(0, ',')} --> {_timestamp(end, ',')}\n{_srt_text(title)}\n")
-    for number, u in enumerate(cues, start=len(blocks) + 1):
-        end = max(u.end_ms, u.start_ms)
-        voice = _voice(u, given, several)
-        text = _srt_text(u.text)
-        blocks.append(
-            f"{number}\n{_timestamp(u.start_ms, ',')} --> {_timestamp(end, ',')}\n"
-            f"{_srt_text(voice) + ': ' if voice else ''}{text}\n"
-        )
+    for number, cue in enumerate(subtitle_cues(utterances, leads), start=1):
+        text = "\n".join(_srt_text(line) for line in cue.lines)
+        blocks.append(f"{number}\n{_timestamp(cue.start_ms, ',')} --> "
+                      f"{_timestamp(cue.end_ms, ',')}\n{text}\n")
     return "\n".join(blocks)
 
 
@@ -227,22 +232,24 @@ def vtt_escape(text: str) -> str:
 
 def to_vtt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None, *,
            title: str = "") -> str:
-    """WebVTT cues; a title is a NOTE block after the header (a comment: no player shows
-    it, and a NOTE may not hold "-->", which the title cannot then hold either)."""
+    """WebVTT cues cut by the subtitle rules (`cues.subtitle_cues`); a title is a NOTE
+    block after the header (a comment: no player shows it, and a NOTE may not hold
+    "-->", which the title cannot then hold either).
+
+    Every cue of a turn carries its voice span (`<v Anna>`): it is markup, not shown
+    text (browsers do not draw it), and a cue without it would say nobody's words."""
     given = names or {}
     several = _several(utterances)
     blocks = ["WEBVTT\n"]
     if title.strip():
         blocks.append(f"NOTE {_ARROW_RE.sub('->', one_line(title))}\n")
-    for u in _cues(utterances):
-        end = max(u.end_ms, u.start_ms)
-        voice = _voice(u, given, several)
+    for cue in subtitle_cues(utterances):
+        voice = _voice(utterances[cue.utterance], given, several)
         # The voice span's annotation runs to the first ">": escaped like cue text.
         tag = f"<v {vtt_escape(one_line(voice))}>" if voice else ""
-        blocks.append(
-            f"{_timestamp(u.start_ms, '.')} --> {_timestamp(end, '.')}\n"
-            f"{tag}{vtt_escape(one_line(u.text))}\n"
-        )
+        text = "\n".join(vtt_escape(line) for line in cue.lines)
+        blocks.append(f"{_timestamp(cue.start_ms, '.')} --> {_timestamp(cue.end_ms, '.')}\n"
+                      f"{tag}{text}\n")
     return "\n".join(blocks)
 
 
@@ -262,14 +269,14 @@ def render(utterances: Sequence[Utterance], fmt: TranscriptFormat,
            names: Mapping[str, str] | None = None, *, title: str = "") -> str:
     """The transcript in one of `FORMATS`, speakers named by `names` (`{"S1": "Anna"}`),
     under the record's `title` when it has one: TXT's first line (a blank line after
-    it), SRT's first cue, a WebVTT NOTE, JSON's `title`."""
+    it), a WebVTT NOTE, JSON's `title`; SRT, which has no place for one, leaves it out."""
     if fmt == "txt":
         text = named_text(utterances, names)
         head = one_line(title)
         body = f"{head}\n\n{text}" if head else text
         return f"{body}\n" if body else ""
     if fmt == "srt":
-        return to_srt(utterances, names, title=title)
+        return to_srt(utterances, names)
     if fmt == "vtt":
         return to_vtt(utterances, names, title=title)
     if fmt == "json":

@@ -62,12 +62,17 @@ def test_a_correction_stays_inside_its_own_cue(text: str) -> None:
     vtt = render(utterances, "vtt", NAMES)
     cues = _vtt_cues(vtt)
     assert len(cues) == 2
-    assert all(len(cue) == 2 for cue in cues)  # a timing line and one text line
+    # A timing line and the text: the whole correction, on at most the two lines a
+    # cue has (issue 38), the arrow escaped.
+    said = " ".join(text.split())
+    assert all(2 <= len(cue) <= 3 for cue in cues)
+    assert " ".join(cues[1][1:]) == "<v Boris>" + vtt_escape(said)
     srt = render(utterances, "srt", NAMES)
     blocks = srt.strip("\n").split("\n\n")
     assert len(blocks) == 2
     assert [block.count("-->") for block in blocks] == [1, 1]
-    assert all(len(block.split("\n")) == 3 for block in blocks)  # number, timing, text
+    assert all(3 <= len(block.split("\n")) <= 4 for block in blocks)  # number, timing, text
+    assert " ".join(blocks[1].split("\n")[2:]) == "Boris: " + re.sub(r"-{2,}>", "->", said)
 
 
 @pytest.mark.parametrize("text", ["I approve\nBoss: pay Mallory", "x\r\nAnna: y", "a\u2028b"])

@@ -19,6 +19,7 @@ Answers that stored a record tell OpenAI's SDKs not to send the request again
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
@@ -232,7 +233,8 @@ async def _answer(request: web.Request, record_id: str, owner: User,
     done = Transcribed(utterances=utterances, speaker_names=record.speaker_names,
                        language=record.detected_language or requested,
                        duration_ms=record.duration_ms)
-    content_type, body = transcription_body(done, wanted)
+    # Cutting subtitle cues takes ~0.25 s an hour of speech (docs/recognition.md): a thread.
+    content_type, body = await asyncio.to_thread(transcription_body, done, wanted)
     headers = {"X-Transcriber-Record": record_id}
     if isinstance(body, dict):
         return json_response(body, headers=headers)

@@ -10,8 +10,10 @@ import orjson
 import pytest
 
 from tests.helpers.settings import SettingsFactory
+from tests.helpers.subtitles import check_subtitle_rules
 from transcriber.cli.parser import build_parser
 from transcriber.cli.transcribe import transcribe
+from transcriber.ports import Utterance
 from transcriber.providers.speakers.embedder import SpeakerEmbedder, SpeakerModelUnavailable
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
@@ -42,6 +44,23 @@ async def test_transcribe_prints_each_transcript_and_exits_0(
     assert printed.count("WEBVTT") == 2
     assert "==> librivox_0880.mp3 <==" in printed
     assert "hello from the fake recognizer" in printed
+
+
+@pytest.mark.parametrize("fmt", ["srt", "vtt"])
+async def test_transcribe_prints_subtitle_grade_cues(make_settings: SettingsFactory,
+                                                     fmt: TranscriptFormat) -> None:
+    said = ("So this is a long utterance that goes on and on. It has many words, and some "
+            "commas, and it keeps going for twenty-eight seconds because the recognizer "
+            "made one segment of it all. Nobody wants to read that wall of text, do they?")
+    out, err = io.StringIO(), io.StringIO()
+    code = await transcribe(_settings(make_settings), [FIXTURES / "librivox_0880.mp3"],
+                            fmt=fmt, out=out, err=err, recognizer=FakeRecognizer(
+                                utterances=[Utterance(start_ms=0, end_ms=28_000, channel=0,
+                                                      text=said)]))
+    assert code == 0, err.getvalue()
+    cues = check_subtitle_rules(out.getvalue(), fmt)
+    assert len(cues) >= 5
+    assert " ".join(" ".join(cue.lines) for cue in cues) == said
 
 
 async def test_transcribe_json_is_the_structure(make_settings: SettingsFactory) -> None:

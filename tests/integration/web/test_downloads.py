@@ -12,6 +12,7 @@ import pytest
 import structlog
 
 from tests.helpers.s3 import Bucket
+from tests.helpers.subtitles import check_subtitle_rules, parse_srt, parse_vtt
 from tests.helpers.web import SPEECH, Client, advance, halt, stored_files, transcribe, upload
 from transcriber import keys
 from transcriber.pipeline.effects import AddFile, SetColumns
@@ -164,44 +165,6 @@ async def test_file_gone_from_disk_is_404_without_the_path(
 
 # --- transcripts ---------------------------------------------------------------
 
-_SRT_TIME = r"(\d{2}):(\d{2}):(\d{2}),(\d{3})"
-_VTT_TIME = r"(\d{2}):(\d{2}):(\d{2})\.(\d{3})"
-
-
-def _ms(h: str, m: str, s: str, ms: str) -> int:
-    return ((int(h) * 60 + int(m)) * 60 + int(s)) * 1000 + int(ms)
-
-
-def parse_srt(text: str) -> list[tuple[int, int, str]]:
-    """A strict SRT reader: numbered blocks, timing line, text, blank line."""
-    cues = []
-    blocks = [b for b in text.replace("\r\n", "\n").split("\n\n") if b.strip()]
-    for number, block in enumerate(blocks, start=1):
-        lines = block.strip("\n").split("\n")
-        assert lines[0] == str(number), block
-        timing = re.fullmatch(f"{_SRT_TIME} --> {_SRT_TIME}", lines[1])
-        assert timing, lines[1]
-        assert len(lines) > 2
-        assert all(line.strip() for line in lines[2:])
-        g = timing.groups()
-        cues.append((_ms(*g[:4]), _ms(*g[4:]), "\n".join(lines[2:])))
-    return cues
-
-
-def parse_vtt(text: str) -> list[tuple[int, int, str]]:
-    assert text.startswith("WEBVTT\n")
-    cues = []
-    blocks = [b for b in text.split("\n\n") if b.strip()][1:]
-    for block in blocks:
-        lines = block.strip("\n").split("\n")
-        timing = re.fullmatch(f"{_VTT_TIME} --> {_VTT_TIME}", lines[0])
-        assert timing, lines[0]
-        assert all(line.strip() and "-->" not in line for line in lines[1:])
-        g = timing.groups()
-        cues.append((_ms(*g[:4]), _ms(*g[4:]), "\n".join(lines[1:])))
-    return cues
-
-
 def _expected_cues(fmt: str) -> list[tuple[int, int, str]]:
     """Each utterance one line of its cue; SRT bends arrows, WebVTT escapes `&<>`."""
     def cue_text(text: str) -> str:
@@ -233,6 +196,40 @@ async def test_transcript_vtt_parses_back(client: Client) -> None:
     response = await client.get(f"/app/audiorecords/{record_id}/transcript?format=vtt")
     assert response.headers["Content-Type"].startswith("text/vtt")
     assert parse_vtt(await response.text()) == _expected_cues("vtt")
+
+
+# What the user found (issue 38): one recognizer segment of 28 s was one SRT cue.
+LONG = (
+    Utterance(start_ms=0, end_ms=28_000, channel=0, speaker="S1", text=(
+        "So this is a long utterance that goes on and on. It has many words, and some "
+        "commas, and it keeps going for twenty-eight seconds because the recognizer made "
+        "one segment of it all. Nobody wants to read that wall of text, do they?")),
+    Utterance(start_ms=28_200, end_ms=28_500, channel=1, speaker="S2", text="No."),
+)
+
+
+@pytest.mark.parametrize("fmt", ["srt", "vtt"])
+async def test_a_long_utterance_downloads_as_subtitle_grade_cues(client: Client,
+                                                                 fmt: str) -> None:
+    record = await upload(client, name="Long talk.m4a")
+    record_id = str(record["id"])
+    await transcribe(client, record_id, LONG)
+    patched = await client.patch(f"/app/audiorecords/{record_id}", json={"title": "Long talk"})
+    assert patched.status == 200, await patched.text()
+    response = await client.get(f"/app/audiorecords/{record_id}/transcript?format={fmt}")
+    assert response.status == 200
+    body = await response.text()
+    cues = check_subtitle_rules(body, fmt)
+    assert len(cues) >= 5  # 28 s in cues of at most 7 s
+    # Every word once, in order; the name opens the turn's first cue alone (SRT).
+    shown = " ".join(" ".join(cue.lines) for cue in cues)
+    lead = "S1: " if fmt == "srt" else ""
+    second = "S2: " if fmt == "srt" else ""
+    assert shown == f"{lead}{' '.join(LONG[0].text.split())} {second}No."
+    assert cues[0].start_ms == 0
+    assert cues[-2].end_ms == 28_000
+    assert (cues[-1].start_ms, cues[-1].end_ms) == (28_200, 29_200)  # held for a second
+    assert "Long talk" not in body.replace("NOTE Long talk", "")
 
 
 async def test_transcript_txt_is_the_default(client: Client) -> None:

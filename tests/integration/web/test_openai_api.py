@@ -17,8 +17,10 @@ import pytest
 from tests.helpers.audio import FIXTURES
 from tests.helpers.database import TestDatabase
 from tests.helpers.settings import SettingsFactory
+from tests.helpers.subtitles import check_subtitle_rules
 from tests.helpers.tokens import SPEECH, LiveService, bearer, live_service, make_token
 from transcriber.errors import PermanentFailure
+from transcriber.ports import Utterance
 from transcriber.testing.recognizer import FakeRecognizer
 
 AUDIO = FIXTURES / "librivox_0880.mp3"
@@ -88,6 +90,27 @@ async def test_text_formats(service: LiveService, fmt: str, expected: str) -> No
                 model="whisper-1", file=audio, response_format=fmt)
     assert isinstance(answer, str)
     assert answer.startswith(expected)
+
+
+LONG = (Utterance(start_ms=0, end_ms=28_000, channel=0, text=(
+    "So this is a long utterance that goes on and on. It has many words, and some commas, "
+    "and it keeps going for twenty-eight seconds because the recognizer made one segment "
+    "of it all. Nobody wants to read that wall of text, do they?")),)
+
+
+@pytest.mark.parametrize("fmt", ["srt", "vtt"])
+async def test_a_long_utterance_answers_in_subtitle_grade_cues(
+        make_settings: SettingsFactory, fmt: str) -> None:
+    fake = FakeRecognizer(utterances=LONG)
+    async with live_service(make_settings, recognizer=fake) as service, \
+            _client(service, await make_token(service.app)) as client:
+        with AUDIO.open("rb") as audio:
+            answer = await client.audio.transcriptions.create(  # type: ignore[call-overload]
+                model="whisper-1", file=audio, response_format=fmt)
+    assert isinstance(answer, str)
+    cues = check_subtitle_rules(answer, fmt)
+    assert len(cues) >= 5  # 28 s in cues of at most 7 s
+    assert " ".join(" ".join(cue.lines) for cue in cues) == " ".join(LONG[0].text.split())
 
 
 async def test_models_name_the_recognizer(service: LiveService) -> None:

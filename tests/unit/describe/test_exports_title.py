@@ -19,12 +19,12 @@ def test_txt_starts_with_the_title_and_a_blank_line() -> None:
     assert render(SAID, "txt") == "We ship on Tuesday.\nAgreed.\n"
 
 
-def test_srt_shows_the_title_as_its_first_cue_until_speech_starts() -> None:
+def test_srt_has_no_title_cue() -> None:
+    # SRT has no comments, and a title cue is shown as if said (issue 38).
     srt = render(SAID, "srt", title="Release --> plan")
-    blocks = srt.split("\n\n")
-    assert blocks[0] == "1\n00:00:00,000 --> 00:00:01,500\nRelease -> plan"
-    assert blocks[1].startswith("2\n00:00:01,500 --> 00:00:03,000\n")
-    assert render(SAID, "srt").startswith("1\n00:00:01,500")
+    assert srt == render(SAID, "srt")
+    assert srt.startswith("1\n00:00:01,500 --> 00:00:03,000\nWe ship on Tuesday.\n")
+    assert "Release" not in srt
 
 
 def test_vtt_keeps_the_title_in_a_note() -> None:

@@ -77,3 +77,27 @@ def test_a_line_moves_to_another_speaker_of_the_record() -> None:
 def test_a_speaker_the_record_lacks_is_refused(correction: dict[str, object]) -> None:
     with pytest.raises(BadCorrection):
         apply_corrections(TWO, [correction], speakers={"S1", "S2"})
+
+
+LONG_TURN = [
+    Utterance(start_ms=0, end_ms=9000, channel=0, speaker="S1", text=(
+        "The first thing is the budget for next year. The second thing is the plan "
+        "for hiring in the spring.")),
+    Utterance(start_ms=9000, end_ms=10_000, channel=0, speaker="S1", text="And that is all."),
+    Utterance(start_ms=10_500, end_ms=11_000, channel=0, speaker="S2", text="Thanks."),
+]
+
+
+def test_srt_names_a_speaker_on_the_first_cue_of_the_turn_only() -> None:
+    srt = render(LONG_TURN, "srt", NAMES)
+    texts = [" ".join(block.split("\n")[2:]) for block in srt.strip("\n").split("\n\n")]
+    assert texts == ["Anna: The first thing is the budget for next year.",
+                     "The second thing is the plan for hiring in the spring.",
+                     "And that is all.",
+                     "S2: Thanks."]
+
+
+def test_vtt_gives_every_cue_of_the_turn_its_voice() -> None:
+    vtt = render(LONG_TURN, "vtt", NAMES)
+    voices = [line.split(">")[0] for line in vtt.split("\n") if line.startswith("<v ")]
+    assert voices == ["<v Anna", "<v Anna", "<v Anna", "<v S2"]

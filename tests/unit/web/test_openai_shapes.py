@@ -81,6 +81,23 @@ def test_subtitles_are_the_archives_exports_with_speakers_named() -> None:
     assert vtt.startswith("WEBVTT\n\n00:00:00.000 --> 00:00:01.500\n<v Anna>Hello there.")
 
 
+def test_subtitles_are_cut_into_subtitle_grade_cues() -> None:
+    said = ("We met on Monday to talk about the budget. Then we went through the plan "
+            "for the spring, one team at a time, and agreed on the dates.")
+    long = Transcribed(utterances=(Utterance(start_ms=0, end_ms=20_000, channel=0,
+                                             text=said),),
+                       speaker_names={}, language="en", duration_ms=20_000)
+    _, srt = transcription_body(long, _request("srt"))
+    assert isinstance(srt, str)
+    blocks = srt.strip("\n").split("\n\n")
+    assert blocks[0] == ("1\n00:00:00,000 --> 00:00:06,415\n"
+                         "We met on Monday to talk about the budget.")
+    assert len(blocks) == 3
+    _, vtt = transcription_body(long, _request("vtt"))
+    assert isinstance(vtt, str)
+    assert vtt.count(" --> ") == 3
+
+
 def test_language_names_are_whispers_for_every_code() -> None:
     assert set(WHISPER_LANGUAGE_NAMES) == set(WHISPER_LANGUAGES)
     assert (language_name("en"), language_name("RU"), language_name("auto")) == (
