@@ -357,3 +357,29 @@ def test_a_child_process_stopped_is_killed_and_gives_no_turns() -> None:
     stop.set()
     with pytest.raises(IsolatedFailed):
         job.wait(stop)
+
+
+async def test_turns_found_over_other_regions_than_the_answers_are_not_taken(
+        embedder: SpeakerEmbedder, reference: tuple[list[Turn], int],
+        regions: list[Span]) -> None:
+    # The job ran its own VAD (the recognizer's regions never came: a recognition queued
+    # behind others); the answer keeps the recognizer's, here without the last region.
+    kept = regions[:-1]
+    ahead = TurnsAhead(lambda: embedder)
+    separator = LocalSpeakerSeparator(ahead=ahead)
+    alone = LocalSpeakerSeparator()
+    try:
+        separator.prepare(FIXTURE, num_speakers=None)
+        assert _job(ahead, FIXTURE).future.result(timeout=WAIT_SECONDS).regions == tuple(regions)
+        with structlog.testing.capture_logs() as logs:
+            labelled = (await separator.separate(FIXTURE, _segments(reference[0]),
+                                                 num_speakers=None, speech=kept)).utterances
+        expected = (await alone.separate(FIXTURE, _segments(reference[0]), num_speakers=None,
+                                         speech=kept)).utterances
+    finally:
+        await separator.close()
+    assert "speaker_turns_taken" not in [e["event"] for e in logs]
+    assert ("speaker_turns_not_taken", "other_regions") in [
+        (e["event"], e.get("reason")) for e in logs]
+    # The pool clustered the answer's regions: what a separation alone finds.
+    assert labelled == expected

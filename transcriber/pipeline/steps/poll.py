@@ -29,7 +29,12 @@ from transcriber.errors import PermanentFailure
 from transcriber.languages import reported_language
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.parts import PartPlan, join, stitch
-from transcriber.pipeline.speakers import segments_of, speakers_found_locally, speech_of
+from transcriber.pipeline.speakers import (
+    by_first_appearance,
+    segments_of,
+    speakers_found_locally,
+    speech_of,
+)
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import (
     StepRecord,
@@ -209,6 +214,8 @@ class PollStep:
                                       overlap_ms=overlap_ms):
                 utterances, voices = await self._with_speakers(job, record, payloads,
                                                                utterances)
+        # Whichever engine named them, the same voices get the same labels (S1 first).
+        utterances = by_first_appearance(utterances)
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),
                                  SetColumns(values={"detected_language": detected}),

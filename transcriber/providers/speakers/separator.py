@@ -91,7 +91,7 @@ class LocalSpeakerSeparator:
                        speech: Sequence[Span] | None = None) -> Separation:
         job = None if self._ahead is None else self._ahead.take(audio,
                                                                  num_speakers=num_speakers)
-        found = None if job is None else job.turns()
+        found = None if job is None else finished(job, speech)
         if found is not None:
             # Found beside the recognition: only the words are left, no model run.
             log.info("speaker_turns_taken", found="ahead")
@@ -137,16 +137,23 @@ class LocalSpeakerSeparator:
         found = None
         if job is not None:
             job.stop.set()  # its thread stops at its next block or batch
-            found = job.turns()  # it may have finished in the meantime
+            found = finished(job, speech)  # it may have finished in the meantime
             partial = job.partial
             if found is not None:
                 log.info("speaker_turns_taken", found="ahead")
             elif partial is not None:
-                # Go on from where it was: its regions, features and embedded inputs.
-                log.info("speaker_turns_taken", found="taken_over",
-                         inputs_done=len(partial.cache))
-                found = found_from_features(partial.features, partial.regions, embedder,
-                                            num_speakers=num_speakers, cache=partial.cache)
+                # Go on from where it was: its features and embedded inputs (each input's
+                # embedding is the same bytes however it was run), over the record's
+                # regions when the job's were its own VAD's.
+                regions = partial.regions if fits(partial.regions, own_vad=partial.own_vad,
+                                                  speech=speech) else None
+                if regions is None and speech is not None:
+                    regions = list(speech)
+                if regions is not None:
+                    log.info("speaker_turns_taken", found="taken_over",
+                             inputs_done=len(partial.cache))
+                    found = found_from_features(partial.features, regions, embedder,
+                                                num_speakers=num_speakers, cache=partial.cache)
         if found is None:
             # Block by block: the whole recording's samples are never held (see
             # `stream`); the VAD runs only when the recognizer's regions are not at hand.
@@ -167,6 +174,29 @@ class LocalSpeakerSeparator:
         log.info("speaker_turns_isolated", models_released=released)
         return IsolatedJob(audio, num_speakers=num_speakers, speech=speech,
                            threads=1 if self._runs is None else self._runs.threads).wait()
+
+
+def fits(regions: Sequence[Span], *, own_vad: bool, speech: Sequence[Span] | None) -> bool:
+    """Pure: whether turns found over `regions` are the record's. They are when found
+    over the regions its saved answer keeps (`speech`, the recognizer's VAD), or over
+    the engine's own VAD when the answer keeps none: the regions the separation in the
+    pool, after a restart or on another day, would cluster. A job that waited in vain
+    for the recognizer's regions (queued behind other recordings: the machine's load)
+    ran its own VAD, whose regions differ, so its turns would make the same file give
+    other speakers."""
+    return own_vad if speech is None else list(regions) == list(speech)
+
+
+def finished(job: Ahead, speech: Sequence[Span] | None) -> Found | None:
+    """The job's turns when it finished them over the record's regions (`fits`); `None`
+    when it has not, or when they were found over other regions (logged)."""
+    found = job.turns()
+    if found is None:
+        return None
+    if fits(found.regions, own_vad=job.own_vad, speech=speech):
+        return found
+    log.info("speaker_turns_not_taken", reason="other_regions")
+    return None
 
 
 def separation(segments: Sequence[Segment], found: Found) -> Separation:
