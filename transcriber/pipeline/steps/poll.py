@@ -9,8 +9,10 @@ timeline and written as the structure and the transcript text.
 A record resumed after a `stuck` halt polls the same operations (P11).
 
 A stereo call's utterances carry their channel (SpeechKit's `channelTag`, or
-the channel a local part recognized) and the speaker it stands for, channel
-0 as S1 and 1 as S2, merged on one timeline; the mono clustering is not run.
+the channel a local part recognized) and the speaker it stands for, merged on
+one timeline; the mono clustering is not run. Whichever engine named the
+speakers, they are numbered by first appearance as the last step
+(`speakers.by_first_appearance`): the same audio gives the same labels.
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ def merge_channels(parts: Sequence[tuple[PartPlan, int | None, list[Utterance]]]
 
 
 def channel_speakers(utterances: Sequence[Utterance]) -> list[Utterance]:
-    """Pure: a stereo call's speakers are its channels: 0 is S1, 1 is S2."""
+    """Pure: a stereo call's speakers are its channels: 0 is S1, 1 is S2 (numbered
+    again by first appearance before the transcript is saved)."""
     return [replace(u, speaker=f"S{u.channel + 1}") for u in utterances]
 
 

@@ -82,12 +82,10 @@ def _input(features: Features, span: tuple[int, int]) -> Floats:
 class SpeakerEmbedder:
     """The d-vector ONNX model behind onnxruntime, with `threads` intra-op threads.
 
-    Two ran its LSTM in half the time on two idle cores (5.5 → 2.8 ms an input)
-    but slower than one whenever the cores were busy with a recognition (median
-    3.0 s against 2.3 s for the 160 s conversation, spinning or not); the service
-    gives it a recognition's threads because it never runs beside one there at
-    full priority (`model_runs`; beside one, at the lowest, it takes one thread:
-    `ahead`). One by default.
+    Each input runs alone (`embed_input`), so the thread count never changes an
+    output; a second thread made an input slower, not faster (13.3 against 11.0 ms
+    on two loaded cores): the service gives it one (`separator.EMBEDDER_THREADS`,
+    and `ahead`'s job beside a recognition). One by default.
     """
 
     def __init__(self, model_path: Path | None = None, *, threads: int = 1) -> None:

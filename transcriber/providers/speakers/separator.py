@@ -6,8 +6,8 @@ recording's turns beside its recognition, at the lowest CPU priority
 (`ahead`), and `separate` takes them when they are ready. Otherwise
 (not prepared, not ready, or after a restart) the work is done, or finished
 from whatever the job had found, in the recognizer's pool of model runs
-(`model_runs`), with as many embedder threads as a recognition takes. Alone
-(tests, benches) the pool is a thread of its own with one embedder thread. In the
+(`model_runs`), with one embedder thread (`EMBEDDER_THREADS`). Alone
+(tests, benches) the pool is a thread of its own. In the
 service a long recording's turns are found after its recognition, in a child process
 (`isolated`), the recognizer's model let go meanwhile, so that their memory is never
 the service's.
@@ -46,12 +46,15 @@ from transcriber.voiceprints import VoiceWindows
 
 log = structlog.get_logger(__name__)
 
-
-
 # A recording longer than this (by its last utterance) is separated in a child process
 # (`isolated`) when no job found its turns ahead: 3 hours take ~430 MB there. A record of
 # several parts (10 min each by default) always is.
 ISOLATE_AFTER_MS: Final = 15 * 60 * 1000
+# The embedder runs each input alone (the same bytes whatever ran beside it:
+# `SpeakerEmbedder.embed_input`); one input of the LSTM leaves a second thread nothing
+# to share but its waits: 13.3 ms an input against 11.0 ms on one, on 2 loaded cores
+# (`tests/bench/test_embedder_alone.py`). The thread count never changes an output.
+EMBEDDER_THREADS: Final = 1
 
 
 class LocalSpeakerSeparator:
@@ -123,8 +126,7 @@ class LocalSpeakerSeparator:
     def _load(self) -> SpeakerEmbedder:
         with self._lock:
             if self._embedder is None:
-                threads = 1 if self._runs is None else self._runs.threads
-                self._embedder = SpeakerEmbedder(threads=threads)
+                self._embedder = SpeakerEmbedder(threads=EMBEDDER_THREADS)
             return self._embedder
 
     @releasing  # features and clustering are freed when it returns (memory.py)
@@ -173,7 +175,7 @@ class LocalSpeakerSeparator:
         released = self._runs.release_models() if self._runs is not None else False
         log.info("speaker_turns_isolated", models_released=released)
         return IsolatedJob(audio, num_speakers=num_speakers, speech=speech,
-                           threads=1 if self._runs is None else self._runs.threads).wait()
+                           threads=EMBEDDER_THREADS).wait()
 
 
 def fits(regions: Sequence[Span], *, own_vad: bool, speech: Sequence[Span] | None) -> bool:
