@@ -23,6 +23,7 @@ from typing import Final
 
 import structlog
 
+from transcriber.observability import SPEAKER_TURNS_REFOUND
 from transcriber.ports import (
     Segment,
     Separation,
@@ -94,8 +95,9 @@ class LocalSpeakerSeparator:
                        speech: Sequence[Span] | None = None) -> Separation:
         job = None if self._ahead is None else self._ahead.take(audio,
                                                                  num_speakers=num_speakers)
-        found = None if job is None else finished(job, speech)
-        if found is not None:
+        found = None if job is None else job.turns()
+        if job is not None and found is not None and fits(found.regions, own_vad=job.own_vad,
+                                                           speech=speech):
             # Found beside the recognition: only the words are left, no model run.
             log.info("speaker_turns_taken", found="ahead")
             return await asyncio.to_thread(separation, segments, found)
@@ -147,14 +149,14 @@ class LocalSpeakerSeparator:
                 # Go on from where it was: its features and embedded inputs (each input's
                 # embedding is the same bytes however it was run), over the record's
                 # regions when the job's were its own VAD's.
-                regions = partial.regions if fits(partial.regions, own_vad=partial.own_vad,
-                                                  speech=speech) else None
-                if regions is None and speech is not None:
-                    regions = list(speech)
-                if regions is not None:
+                over: list[Span] | None = partial.regions
+                if not fits(partial.regions, own_vad=partial.own_vad, speech=speech):
+                    refound("other_regions")
+                    over = None if speech is None else list(speech)
+                if over is not None:
                     log.info("speaker_turns_taken", found="taken_over",
                              inputs_done=len(partial.cache))
-                    found = found_from_features(partial.features, regions, embedder,
+                    found = found_from_features(partial.features, over, embedder,
                                                 num_speakers=num_speakers, cache=partial.cache)
         if found is None:
             # Block by block: the whole recording's samples are never held (see
@@ -197,8 +199,15 @@ def finished(job: Ahead, speech: Sequence[Span] | None) -> Found | None:
         return None
     if fits(found.regions, own_vad=job.own_vad, speech=speech):
         return found
-    log.info("speaker_turns_not_taken", reason="other_regions")
+    refound("other_regions")
     return None
+
+
+def refound(reason: str) -> None:
+    """A job's turns (or what it had found) are not the record's: counted and logged,
+    and found again over the record's regions."""
+    SPEAKER_TURNS_REFOUND.labels(reason).inc()
+    log.info("speaker_turns_not_taken", reason=reason)
 
 
 def separation(segments: Sequence[Segment], found: Found) -> Separation:
