@@ -40,6 +40,12 @@ VOICE_SUGGESTIONS = Counter(
     "Known-voice suggestions made, and matchings refused for giving one profile two "
     "speakers (an invariant; never expected)", ["outcome"],
 )
+SPEAKER_TURNS_REFOUND = Counter(
+    "transcriber_speaker_turns_refound_total",
+    "Speaker turns found beside a recognition over other speech regions than its saved "
+    "answer keeps (the job's own VAD), found again over the answer's: the same audio "
+    "gives the same speakers", ["reason"],
+)
 WORKER_RUNS = Counter(
     "transcriber_worker_runs_total", "Step runs by the stage claimed from and outcome",
     ["stage", "outcome"],

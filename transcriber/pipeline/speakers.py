@@ -18,12 +18,13 @@ a user-facing contract and keep the older word; in the code the concept is
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 import orjson
 
 from transcriber.pipeline.parts import PartPlan
-from transcriber.ports import Segment, Span, Word
+from transcriber.ports import Segment, Span, Utterance, Word
 
 MODES: Final = ("auto", "on", "off")
 # `auto` leaves short records alone: a voice note of a few seconds has too few
@@ -117,3 +118,24 @@ def speech_of(parts: Sequence[tuple[PartPlan, bytes]]) -> list[Span] | None:
         except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError) as exc:
             raise ValueError("not a local recognition answer") from exc
     return regions
+
+
+def by_first_appearance(utterances: Sequence[Utterance]) -> list[Utterance]:
+    """Pure: the speakers named again S1, S2, … in the order they first speak: the
+    speaker of the earliest utterance (by start, then by place) is S1, the next new
+    one S2. The utterances keep their order and everything but the label; one without
+    a speaker stays without.
+
+    The last step before a transcript is saved, whichever engine named the speakers:
+    a name an engine gives is an arbitrary number (a cluster's, SpeechKit's channel
+    tag, a stereo channel), so the same voices in the same audio get the same labels
+    only once they are numbered by the audio itself (docs/speakers.md, "Same audio,
+    same transcript")."""
+    order = sorted(range(len(utterances)), key=lambda i: (utterances[i].start_ms, i))
+    names: dict[str, str] = {}
+    for i in order:
+        speaker = utterances[i].speaker
+        if speaker is not None and speaker not in names:
+            names[speaker] = f"S{len(names) + 1}"
+    return [u if u.speaker is None or names[u.speaker] == u.speaker
+            else replace(u, speaker=names[u.speaker]) for u in utterances]

@@ -1,12 +1,12 @@
 """The process's model runs: recognition and the speaker engine through one pool.
 
 Both are CPU-bound native code (ctranslate2, onnxruntime) that release the GIL.
-Run side by side they only slow each other: two onnxruntime threads ran the
-speaker embedder in half the time on idle cores but slower than one beside a
-recognition (docs/speakers.md). So the speaker engine waits for the pool the
-recognizer uses (`[recognizer] concurrency` runs at a time, one by default) and
-then takes as many threads as a recognition does (`[recognizer] cpu_threads`,
-or ctranslate2's default of at most 4), never competing with one. What runs
+Run side by side they only slow each other (docs/speakers.md). So the speaker
+engine waits for the pool the recognizer uses (`[recognizer] concurrency` runs at
+a time, one by default), never competing with a recognition; its embedder runs
+each input alone on one thread (`speakers.separator.EMBEDDER_THREADS`). `threads`
+is what a recognition takes (`[recognizer] cpu_threads`, or ctranslate2's default
+of at most 4). What runs
 beside a recognition is a record's speaker turns being found at the lowest CPU
 priority, on cycles the recognition leaves (`speakers.ahead`).
 

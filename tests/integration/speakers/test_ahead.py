@@ -18,6 +18,7 @@ import pytest
 import structlog
 
 from tests.helpers.audio import FIXTURES
+from tests.helpers.pipeline import sample
 from transcriber.ports import Segment, Span, Turn, Word
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.speakers import ahead as ahead_module
@@ -357,3 +358,32 @@ def test_a_child_process_stopped_is_killed_and_gives_no_turns() -> None:
     stop.set()
     with pytest.raises(IsolatedFailed):
         job.wait(stop)
+
+
+async def test_turns_found_over_other_regions_than_the_answers_are_not_taken(
+        embedder: SpeakerEmbedder, reference: tuple[list[Turn], int],
+        regions: list[Span]) -> None:
+    # The job ran its own VAD (the recognizer's regions never came: a recognition queued
+    # behind others); the answer keeps the recognizer's, here without the last region.
+    kept = regions[:-1]
+    ahead = TurnsAhead(lambda: embedder)
+    separator = LocalSpeakerSeparator(ahead=ahead)
+    alone = LocalSpeakerSeparator()
+    before = sample("transcriber_speaker_turns_refound_total", {"reason": "other_regions"})
+    try:
+        separator.prepare(FIXTURE, num_speakers=None)
+        assert _job(ahead, FIXTURE).future.result(timeout=WAIT_SECONDS).regions == tuple(regions)
+        with structlog.testing.capture_logs() as logs:
+            labelled = (await separator.separate(FIXTURE, _segments(reference[0]),
+                                                 num_speakers=None, speech=kept)).utterances
+        expected = (await alone.separate(FIXTURE, _segments(reference[0]), num_speakers=None,
+                                         speech=kept)).utterances
+    finally:
+        await separator.close()
+    assert "speaker_turns_taken" not in [e["event"] for e in logs]
+    assert ("speaker_turns_not_taken", "other_regions") in [
+        (e["event"], e.get("reason")) for e in logs]
+    assert sample("transcriber_speaker_turns_refound_total",
+                  {"reason": "other_regions"}) == before + 1
+    # The pool clustered the answer's regions: what a separation alone finds.
+    assert labelled == expected

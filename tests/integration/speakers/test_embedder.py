@@ -110,3 +110,21 @@ def test_a_segment_spanning_both_speakers_is_split_at_the_change(
         ("ill disposed", "S1"),
         ("eight spades", "S2"),
     ]
+
+
+def test_an_inputs_embedding_is_the_same_bytes_whatever_ran_beside_or_before_it(
+    embedder: SpeakerEmbedder, audio: npt.NDArray[np.float32]
+) -> None:
+    # Same audio, same transcript: the int8 LSTM quantizes each run's tensor as a whole,
+    # so a batch made an input's embedding depend on its companions and the thread count.
+    features = log_mel(audio)
+    windows = [Span(start_ms=start, end_ms=start + 1600) for start in range(0, 15200, 800)]
+    together = embedder.embed(features, windows)
+    alone = np.concatenate([embedder.embed(features, [w]) for w in windows])
+    backwards = embedder.embed(features, windows[::-1])[::-1]
+    cache: dict[tuple[int, int], npt.NDArray[np.float32]] = {}
+    embedder.embed(features, windows[5:9], cache=cache)  # some inputs embedded first
+    cached = embedder.embed(features, windows, cache=cache)
+    two_threads = SpeakerEmbedder(threads=2).embed(features, windows)
+    for other in (alone, backwards, cached, two_threads):
+        assert other.tobytes() == together.tobytes()

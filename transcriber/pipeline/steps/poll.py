@@ -9,8 +9,10 @@ timeline and written as the structure and the transcript text.
 A record resumed after a `stuck` halt polls the same operations (P11).
 
 A stereo call's utterances carry their channel (SpeechKit's `channelTag`, or
-the channel a local part recognized) and the speaker it stands for, channel
-0 as S1 and 1 as S2, merged on one timeline; the mono clustering is not run.
+the channel a local part recognized) and the speaker it stands for, merged on
+one timeline; the mono clustering is not run. Whichever engine named the
+speakers, they are numbered by first appearance as the last step
+(`speakers.by_first_appearance`): the same audio gives the same labels.
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ from transcriber.errors import PermanentFailure
 from transcriber.languages import reported_language
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.parts import PartPlan, join, stitch
-from transcriber.pipeline.speakers import segments_of, speakers_found_locally, speech_of
+from transcriber.pipeline.speakers import (
+    by_first_appearance,
+    segments_of,
+    speakers_found_locally,
+    speech_of,
+)
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
 from transcriber.pipeline.steps._common import (
     StepRecord,
@@ -79,7 +86,8 @@ def merge_channels(parts: Sequence[tuple[PartPlan, int | None, list[Utterance]]]
 
 
 def channel_speakers(utterances: Sequence[Utterance]) -> list[Utterance]:
-    """Pure: a stereo call's speakers are its channels: 0 is S1, 1 is S2."""
+    """Pure: a stereo call's speakers are its channels: 0 is S1, 1 is S2 (numbered
+    again by first appearance before the transcript is saved)."""
     return [replace(u, speaker=f"S{u.channel + 1}") for u in utterances]
 
 
@@ -209,6 +217,8 @@ class PollStep:
                                       overlap_ms=overlap_ms):
                 utterances, voices = await self._with_speakers(job, record, payloads,
                                                                utterances)
+        # Whichever engine named them, the same voices get the same labels (S1 first).
+        utterances = by_first_appearance(utterances)
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),
                                  SetColumns(values={"detected_language": detected}),

@@ -89,6 +89,9 @@ class Partial:
     regions: list[Span]
     features: Features
     cache: SpanCache
+    # Whether `regions` are the engine's own VAD's (none were handed on), not the
+    # recognizer's: the separator goes on only from the regions the record's are.
+    own_vad: bool = False
 
 
 class JobStopped(TranscriberError):
@@ -107,6 +110,8 @@ class Ahead:
         self.stop = threading.Event()
         self.partial: Partial | None = None
         self.speech_follows = speech_follows
+        # Set once the job knows its regions: True when they are its own VAD's.
+        self.own_vad = False
         self._handed = threading.Event()
         self._speech: list[Span] | None = None
         self._hand_lock = threading.Lock()
@@ -248,15 +253,18 @@ class TurnsAhead:
         embedder = self._embedder
         regions, features = speech_and_features(checked(pcm_blocks(audio), job.stop),
                                                 None if job.speech_follows else speech_regions)
+        own_vad = not job.speech_follows
         if job.speech_follows:
             handed = job.handed_speech(wait_seconds=self._speech_wait)
             if handed is None:  # none came: the job's own VAD after all
                 regions, features = speech_and_features(checked(pcm_blocks(audio), job.stop),
                                                         speech_regions)
+                own_vad = True
             else:
                 regions = handed
         cache: SpanCache = {}
-        job.partial = Partial(regions=regions, features=features, cache=cache)
+        job.own_vad = own_vad
+        job.partial = Partial(regions=regions, features=features, cache=cache, own_vad=own_vad)
         try:
             turns = found_from_features(features, regions, StoppableEmbedder(embedder, job.stop),
                                         num_speakers=num_speakers, cache=cache)

@@ -82,12 +82,10 @@ def _input(features: Features, span: tuple[int, int]) -> Floats:
 class SpeakerEmbedder:
     """The d-vector ONNX model behind onnxruntime, with `threads` intra-op threads.
 
-    Two ran its LSTM in half the time on two idle cores (5.5 → 2.8 ms an input)
-    but slower than one whenever the cores were busy with a recognition (median
-    3.0 s against 2.3 s for the 160 s conversation, spinning or not); the service
-    gives it a recognition's threads because it never runs beside one there at
-    full priority (`model_runs`; beside one, at the lowest, it takes one thread:
-    `ahead`). One by default.
+    Each input runs alone (`embed_input`), so the thread count never changes an
+    output; a second thread made an input slower, not faster (13.3 against 11.0 ms
+    on two loaded cores): the service gives it one (`separator.EMBEDDER_THREADS`,
+    and `ahead`'s job beside a recognition). One by default.
     """
 
     def __init__(self, model_path: Path | None = None, *, threads: int = 1) -> None:
@@ -106,29 +104,40 @@ class SpeakerEmbedder:
         # Inputs run through the model so far: its cost, since the LSTM is all of it.
         self.inputs_run = 0
 
-    def embed(self, features: Features, windows: Sequence[Span], *, batch: int = 16,
+    def embed(self, features: Features, windows: Sequence[Span], *,
               cache: dict[tuple[int, int], Floats] | None = None) -> Floats:
         """One L2-normalised embedding per window: the mean of its normalised sub-window outputs.
 
         `cache` keeps each input's output across calls (a window shares inputs with
-        its neighbours). Batches of 16: the LSTM ran fastest there (64 and 256 slower).
+        its neighbours). Each input runs alone (`embed_input`): see there why.
         """
         cache = {} if cache is None else cache
         per_window = [subwindow_spans(w, features.shape[0]) for w in windows]
         missing = sorted({span for spans in per_window for span in spans} - cache.keys())
         if missing:
             self.inputs_run += len(missing)
-            # Stacked a batch at a time: all inputs of 3 hours at once would be ~140 MB.
-            outputs = np.concatenate([
-                self._session.run(None, {"mel_window": np.stack(
-                    [_input(features, span) for span in missing[i:i + batch]])})[0]
-                for i in range(0, len(missing), batch)
-            ])
-            outputs /= np.linalg.norm(outputs, axis=1, keepdims=True) + 1e-12
-            cache.update(zip(missing, outputs, strict=True))
+            cache.update((span, self.embed_input(_input(features, span))) for span in missing)
         if not per_window:
             return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
         sums = np.stack([np.sum([cache[span] for span in spans], axis=0)
                          for spans in per_window]).astype(np.float64)
         sums /= np.linalg.norm(sums, axis=1, keepdims=True) + 1e-12
         return sums.astype(np.float32)
+
+    def embed_input(self, chunk: Floats) -> Floats:
+        """Pure in effect: one 80-frame input's L2-normalised output, the same bytes
+        whichever inputs ran before or beside it and with any thread count.
+
+        One input a run, never a batch: the model's `DynamicQuantizeLSTM` quantizes
+        each run's tensor with one scale taken from all its rows, so in a batch an
+        input's embedding depended on its companions (up to 0.007 in cosine, and 0.07
+        between one and two threads at 16 a batch) and the companions depend on what
+        was embedded before (turns found ahead and stopped, a cache taken over). Alone
+        an input gives identical bytes with one thread or two. Its cost: about 1.8 times
+        the embedder's time of batches of 16 (docs/speakers.md, "Same audio, same
+        transcript").
+        """
+        output: Floats = np.asarray(
+            self._session.run(None, {"mel_window": chunk[np.newaxis]})[0][0], dtype=np.float32)
+        output /= np.linalg.norm(output) + np.float32(1e-12)
+        return output

@@ -6,8 +6,8 @@ recording's turns beside its recognition, at the lowest CPU priority
 (`ahead`), and `separate` takes them when they are ready. Otherwise
 (not prepared, not ready, or after a restart) the work is done, or finished
 from whatever the job had found, in the recognizer's pool of model runs
-(`model_runs`), with as many embedder threads as a recognition takes. Alone
-(tests, benches) the pool is a thread of its own with one embedder thread. In the
+(`model_runs`), with one embedder thread (`EMBEDDER_THREADS`). Alone
+(tests, benches) the pool is a thread of its own. In the
 service a long recording's turns are found after its recognition, in a child process
 (`isolated`), the recognizer's model let go meanwhile, so that their memory is never
 the service's.
@@ -23,6 +23,7 @@ from typing import Final
 
 import structlog
 
+from transcriber.observability import SPEAKER_TURNS_REFOUND
 from transcriber.ports import (
     Segment,
     Separation,
@@ -46,12 +47,15 @@ from transcriber.voiceprints import VoiceWindows
 
 log = structlog.get_logger(__name__)
 
-
-
 # A recording longer than this (by its last utterance) is separated in a child process
 # (`isolated`) when no job found its turns ahead: 3 hours take ~430 MB there. A record of
 # several parts (10 min each by default) always is.
 ISOLATE_AFTER_MS: Final = 15 * 60 * 1000
+# The embedder runs each input alone (the same bytes whatever ran beside it:
+# `SpeakerEmbedder.embed_input`); one input of the LSTM leaves a second thread nothing
+# to share but its waits: 13.3 ms an input against 11.0 ms on one, on 2 loaded cores
+# (`tests/bench/test_embedder_alone.py`). The thread count never changes an output.
+EMBEDDER_THREADS: Final = 1
 
 
 class LocalSpeakerSeparator:
@@ -92,7 +96,8 @@ class LocalSpeakerSeparator:
         job = None if self._ahead is None else self._ahead.take(audio,
                                                                  num_speakers=num_speakers)
         found = None if job is None else job.turns()
-        if found is not None:
+        if job is not None and found is not None and fits(found.regions, own_vad=job.own_vad,
+                                                           speech=speech):
             # Found beside the recognition: only the words are left, no model run.
             log.info("speaker_turns_taken", found="ahead")
             return await asyncio.to_thread(separation, segments, found)
@@ -123,8 +128,7 @@ class LocalSpeakerSeparator:
     def _load(self) -> SpeakerEmbedder:
         with self._lock:
             if self._embedder is None:
-                threads = 1 if self._runs is None else self._runs.threads
-                self._embedder = SpeakerEmbedder(threads=threads)
+                self._embedder = SpeakerEmbedder(threads=EMBEDDER_THREADS)
             return self._embedder
 
     @releasing  # features and clustering are freed when it returns (memory.py)
@@ -137,16 +141,23 @@ class LocalSpeakerSeparator:
         found = None
         if job is not None:
             job.stop.set()  # its thread stops at its next block or batch
-            found = job.turns()  # it may have finished in the meantime
+            found = finished(job, speech)  # it may have finished in the meantime
             partial = job.partial
             if found is not None:
                 log.info("speaker_turns_taken", found="ahead")
             elif partial is not None:
-                # Go on from where it was: its regions, features and embedded inputs.
-                log.info("speaker_turns_taken", found="taken_over",
-                         inputs_done=len(partial.cache))
-                found = found_from_features(partial.features, partial.regions, embedder,
-                                            num_speakers=num_speakers, cache=partial.cache)
+                # Go on from where it was: its features and embedded inputs (each input's
+                # embedding is the same bytes however it was run), over the record's
+                # regions when the job's were its own VAD's.
+                over: list[Span] | None = partial.regions
+                if not fits(partial.regions, own_vad=partial.own_vad, speech=speech):
+                    refound("other_regions")
+                    over = None if speech is None else list(speech)
+                if over is not None:
+                    log.info("speaker_turns_taken", found="taken_over",
+                             inputs_done=len(partial.cache))
+                    found = found_from_features(partial.features, over, embedder,
+                                                num_speakers=num_speakers, cache=partial.cache)
         if found is None:
             # Block by block: the whole recording's samples are never held (see
             # `stream`); the VAD runs only when the recognizer's regions are not at hand.
@@ -166,7 +177,37 @@ class LocalSpeakerSeparator:
         released = self._runs.release_models() if self._runs is not None else False
         log.info("speaker_turns_isolated", models_released=released)
         return IsolatedJob(audio, num_speakers=num_speakers, speech=speech,
-                           threads=1 if self._runs is None else self._runs.threads).wait()
+                           threads=EMBEDDER_THREADS).wait()
+
+
+def fits(regions: Sequence[Span], *, own_vad: bool, speech: Sequence[Span] | None) -> bool:
+    """Pure: whether turns found over `regions` are the record's. They are when found
+    over the regions its saved answer keeps (`speech`, the recognizer's VAD), or over
+    the engine's own VAD when the answer keeps none: the regions the separation in the
+    pool, after a restart or on another day, would cluster. A job that waited in vain
+    for the recognizer's regions (queued behind other recordings: the machine's load)
+    ran its own VAD, whose regions differ, so its turns would make the same file give
+    other speakers."""
+    return own_vad if speech is None else list(regions) == list(speech)
+
+
+def finished(job: Ahead, speech: Sequence[Span] | None) -> Found | None:
+    """The job's turns when it finished them over the record's regions (`fits`); `None`
+    when it has not, or when they were found over other regions (logged)."""
+    found = job.turns()
+    if found is None:
+        return None
+    if fits(found.regions, own_vad=job.own_vad, speech=speech):
+        return found
+    refound("other_regions")
+    return None
+
+
+def refound(reason: str) -> None:
+    """A job's turns (or what it had found) are not the record's: counted and logged,
+    and found again over the record's regions."""
+    SPEAKER_TURNS_REFOUND.labels(reason).inc()
+    log.info("speaker_turns_not_taken", reason=reason)
 
 
 def separation(segments: Sequence[Segment], found: Found) -> Separation:

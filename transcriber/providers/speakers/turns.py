@@ -114,6 +114,9 @@ class Found:
     turns: list[Turn]
     windows: list[Span]
     vectors: Floats
+    # The speech regions clustered: the same regions give the same turns, so turns found
+    # over others (a job's own VAD) are not the record's (`separator.fits`).
+    regions: tuple[Span, ...] = ()
 
 
 def turns_from_features(
@@ -145,11 +148,13 @@ def found_from_features(
     """`turns_from_features` with the windows it embedded and their embeddings."""
     groups = [group for group in (plan_windows([r], plan) for r in regions) if group]
     if not groups:
-        return Found(turns=[], windows=[], vectors=np.zeros((0, EMBEDDING_DIM), np.float32))
+        return Found(turns=[], windows=[], vectors=np.zeros((0, EMBEDDING_DIM), np.float32),
+                     regions=tuple(regions))
     refinement = label_windows(groups, features, embedder, every=plan.every,
                                num_speakers=num_speakers, threshold=threshold, cache=cache)
     windows = [window for group in groups for window in group]
     vectors = refinement.vectors if refinement.vectors is not None else \
         np.zeros((0, EMBEDDING_DIM), np.float32)
     return Found(turns=turns_from_windows(regions, windows, refinement.labels),
-                 windows=[windows[i] for i in refinement.embedded], vectors=vectors)
+                 windows=[windows[i] for i in refinement.embedded], vectors=vectors,
+                 regions=tuple(regions))
