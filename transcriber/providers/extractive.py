@@ -38,7 +38,7 @@ from transcriber import descriptions
 from transcriber.descriptions import Description
 from transcriber.ports import ArchiveCounts, Material, Utterance
 from transcriber.stopwords import is_stop, is_vague
-from transcriber.wordforms import Word, fold, stem, words
+from transcriber.wordforms import Word, fold, words
 
 NAME = "extractive"
 VOCABULARY_MAX = 2000
@@ -70,8 +70,6 @@ so well okay ok now right yeah yes and but also then um uh oh alright anyway gre
 итак ну так вот значит короче ладно хорошо отлично да нет и а но слушай смотри давайте давай
 """
 _OPENERS = frozenset(fold(word) for word in _OPENER_WORDS.split())
-# Nor do they name what it is about (a topic of "okay" or «итак»).
-_OPENER_STEMS = frozenset(stem(form) for form in _OPENERS)
 _CLAUSE_RE = re.compile(r"\s*[,;:—–]")
 
 
@@ -331,8 +329,9 @@ def key_phrases(sentences: Sequence[_Sentence], idf: dict[str, float],
     often (twice over in the `central` sentences), how long and how rare in the owner's
     archive, of equals the one that ends a run more often (a phrase's head comes last:
     "распознавание русской речи" over "проверяем распознавание русской"); then single
-    words said at least three times. A phrase inside a chosen one, holding it, or overlapping it ("a b c" and
-    "b c d") counts as that one unless said more than twice as often."""
+    words said at least three times. A phrase inside a chosen one, holding it, or
+    overlapping it ("a b c" and "b c d") counts as that one unless said more than twice
+    as often."""
     runs = [(number, run) for number, sentence in enumerate(sentences)
             for run in _runs(sentence)]
     # Counted in C (zip makes the n-grams, Counter.update counts them): hours of speech
