@@ -12,15 +12,16 @@ offline, with no model, the same answer for the same transcript and archive.
   vectors as rows of `S`, one step of the power iteration is `S (Sᵀ x)` less the
   self-loops, so a 3-hour meeting (thousands of sentences) costs sentences × stems,
   not sentences² (`tests/bench/test_describer.py` measures it).
-- **Title.** The opening words of the most central sentence (fillers in front left
-  out), within `descriptions.TITLE_MAX`.
-- **Brief.** A transcript that is itself short (three sentences, 400 characters) is
-  its own brief; otherwise the 1–3 most central sentences other than the title's (one
-  for a recording under a minute, two under ten, three beyond), none repeating
-  another, in the order they were said.
-- **Topics.** The owner's topics whose word forms occur prominently; when none does,
-  up to `NEW_TOPICS_MAX` key phrases (runs of 1–3 content words said at least twice),
-  so a 5-second message adds no topic of its own to the owner's list.
+- **Title.** The opening phrase of the most central sentence (fillers in front left
+  out, ending at its first clause break, at most `TITLE_WORDS_MAX` words within
+  `descriptions.TITLE_MAX`); none when the transcript is itself no longer than a
+  title, or the phrase would be all it says (it would be said twice).
+- **Brief.** A transcript that is itself short (three sentences, 400 characters, each
+  sentence once) is its own brief; otherwise the 1–3 most central sentences other than
+  the title's (one for a recording under a minute, two under ten, three beyond), none
+  repeating another, in the order they were said.
+- **Topics.** `transcriber.providers.topics`: the owner's topics whose word forms
+  occur prominently; else key phrases said again; else a message's one phrase.
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from transcriber import descriptions
 from transcriber.descriptions import Description
 from transcriber.ports import ArchiveCounts, Material, Utterance
-from transcriber.stopwords import is_stop, is_vague
+from transcriber.providers.topics import Sentence, topics_of
+from transcriber.stopwords import is_stop
 from transcriber.wordforms import Word, fold, words
 
 NAME = "extractive"
@@ -45,21 +46,12 @@ VOCABULARY_MAX = 2000
 """Stems weighed at most (the most frequent): bounds the matrix of a 6-hour record."""
 SENTENCE_WORDS_MAX = 40
 """A longer run without a full stop (a recognizer that writes no punctuation) is cut here."""
-NEW_TOPICS_MAX = 3
 CENTRAL_SENTENCES = 5
 """A key phrase said in one of the most central sentences counts twice."""
-PHRASE_WORDS_MAX = 3
 DAMPING = 0.85
 ITERATIONS_MAX = 60
 SIMILAR = 0.5
 """A brief sentence this similar to one already taken repeats it and is skipped."""
-SHORT_WORDS = 200
-"""Content words of a transcript under which an owner's topic counts if said once."""
-MESSAGE_WORDS = 60
-"""Content words of a transcript under which it is a message (about a minute of speech):
-it is about one thing, so it gets at most `MESSAGE_TOPICS_MAX` topic of its own, from
-words said once when none was said again."""
-MESSAGE_TOPICS_MAX = 1
 TITLE_WORDS_MAX = 10
 """A title is a phrase: a longer sentence ends at a clause break, else at this word."""
 TITLE_WORDS_MIN = 4
@@ -71,14 +63,6 @@ so well okay ok now right yeah yes and but also then um uh oh alright anyway gre
 """
 _OPENERS = frozenset(fold(word) for word in _OPENER_WORDS.split())
 _CLAUSE_RE = re.compile(r"\s*[,;:—–]")
-
-
-@dataclass(frozen=True, slots=True)
-class _Sentence:
-    text: str
-    words: tuple[Word, ...]
-    content: tuple[str, ...]
-    """The stems of its content words, in order."""
 
 
 class ExtractiveDescriber:
@@ -97,16 +81,16 @@ class ExtractiveDescriber:
                                        counts=counts)
 
 
-def split(utterances: Sequence[Utterance]) -> list[_Sentence]:
+def split(utterances: Sequence[Utterance]) -> list[Sentence]:
     """The transcript's sentences with their words; overlong runs cut."""
-    found: list[_Sentence] = []
+    found: list[Sentence] = []
     for utterance in utterances:
         for text in descriptions.sentences(utterance.text):
             found.extend(_pieces(text))
     return found
 
 
-def _pieces(text: str) -> list[_Sentence]:
+def _pieces(text: str) -> list[Sentence]:
     read = words(text)
     if len(read) <= SENTENCE_WORDS_MAX:
         return [_sentence(text, read)]
@@ -118,17 +102,17 @@ def _pieces(text: str) -> list[_Sentence]:
     return pieces
 
 
-def _sentence(text: str, read: list[Word]) -> _Sentence:
-    return _Sentence(text=text, words=tuple(read),
+def _sentence(text: str, read: list[Word]) -> Sentence:
+    return Sentence(text=text, words=tuple(read),
                      content=tuple(word.stem for word in read if not is_stop(word.form)))
 
 
-def _vocabulary(sentences: Sequence[_Sentence]) -> list[str]:
+def _vocabulary(sentences: Sequence[Sentence]) -> list[str]:
     tf = Counter(stem for sentence in sentences for stem in sentence.content)
     return [stem for stem, _ in tf.most_common(VOCABULARY_MAX)]
 
 
-def describe_sentences(sentences: Sequence[_Sentence], *, material: Material,
+def describe_sentences(sentences: Sequence[Sentence], *, material: Material,
                        counts: ArchiveCounts) -> Description:
     """The description of a transcript's sentences (pure: the same input, the same answer)."""
     if not sentences:
@@ -145,8 +129,8 @@ def describe_sentences(sentences: Sequence[_Sentence], *, material: Material,
     title = title_of(sentences[top], said)
     brief = _brief(sentences, order, matrix, top=top, duration_ms=material.duration_ms,
                    said=said)
-    topics = _topics(sentences, tf, idf, material.owner_topics,
-                     frozenset(order[:CENTRAL_SENTENCES]))
+    topics = topics_of(sentences, tf, idf, material.owner_topics,
+                       frozenset(order[:CENTRAL_SENTENCES]))
     return descriptions.fitted(title=title, brief=brief, topics=topics,
                                owner_topics=material.owner_topics, by=NAME)
 
@@ -157,7 +141,7 @@ def _idf(vocabulary: Sequence[str], counts: ArchiveCounts) -> dict[str, float]:
             for stem in vocabulary}
 
 
-def _sentence_vectors(sentences: Sequence[_Sentence], vocabulary: Sequence[str],
+def _sentence_vectors(sentences: Sequence[Sentence], vocabulary: Sequence[str],
                       idf: dict[str, float]) -> np.ndarray:
     """Unit rows of `(1 + log tf) · idf` per sentence (a row of zeros: no content word)."""
     column = {stem: at for at, stem in enumerate(vocabulary)}
@@ -202,7 +186,7 @@ def centrality(matrix: np.ndarray) -> np.ndarray:
     return rank
 
 
-def _ranked(sentences: Sequence[_Sentence], scores: np.ndarray) -> list[int]:
+def _ranked(sentences: Sequence[Sentence], scores: np.ndarray) -> list[int]:
     """Sentence indexes best first: the score, lowered for a sentence of one or two
     content words ("Yes, exactly.") and for a question, ties to the earlier sentence."""
     def weight(at: int) -> float:
@@ -212,7 +196,7 @@ def _ranked(sentences: Sequence[_Sentence], scores: np.ndarray) -> list[int]:
     return sorted(range(len(sentences)), key=lambda at: (-weight(at), at))
 
 
-def title_of(sentence: _Sentence, said: Sequence[_Sentence]) -> str:
+def title_of(sentence: Sentence, said: Sequence[Sentence]) -> str:
     """The title: the opening phrase of the most central sentence — none when the
     transcript (each sentence once) is itself no longer than a title, or when the phrase
     would be all it says: a card and a TXT export would say it twice."""
@@ -224,7 +208,7 @@ def title_of(sentence: _Sentence, said: Sequence[_Sentence]) -> str:
     return "" if [word.form for word in words(title)] == everything else title
 
 
-def opening_words(sentence: _Sentence) -> str:
+def opening_words(sentence: Sentence) -> str:
     """A sentence's opening phrase, fillers in front left out: it ends at the first clause
     break after `TITLE_WORDS_MIN` words; else it is the whole sentence when that fits a
     title, or its first `TITLE_WORDS_MAX` words within the title's characters, without the
@@ -252,7 +236,7 @@ def opening_words(sentence: _Sentence) -> str:
     return descriptions.fit_title(sentence.text[start:kept[-1].end])
 
 
-def _distinct(sentences: Sequence[_Sentence]) -> list[_Sentence]:
+def _distinct(sentences: Sequence[Sentence]) -> list[Sentence]:
     """The sentences once each (by their words): a message said again, or repeated by the
     recognizer, says no more than once."""
     seen: set[tuple[str, ...]] = set()
@@ -265,8 +249,8 @@ def _distinct(sentences: Sequence[_Sentence]) -> list[_Sentence]:
     return kept
 
 
-def _brief(sentences: Sequence[_Sentence], order: Sequence[int], matrix: np.ndarray, *,
-           top: int, duration_ms: int, said: Sequence[_Sentence]) -> str:
+def _brief(sentences: Sequence[Sentence], order: Sequence[int], matrix: np.ndarray, *,
+           top: int, duration_ms: int, said: Sequence[Sentence]) -> str:
     whole = " ".join(sentence.text for sentence in said)
     if len(said) <= descriptions.BRIEF_SENTENCES_MAX and len(whole) <= descriptions.BRIEF_MAX:
         return whole
@@ -286,167 +270,3 @@ def _brief(sentences: Sequence[_Sentence], order: Sequence[int], matrix: np.ndar
     if not chosen:
         chosen = [top]
     return " ".join(sentences[at].text for at in sorted(chosen))
-
-
-def _topics(sentences: Sequence[_Sentence], tf: Counter[str], idf: dict[str, float],
-            owner_topics: Sequence[str], central: frozenset[int]) -> list[str]:
-    """The owner's topics said prominently; else key phrases said again; else, for a
-    message, the phrase that names what its central sentences are about."""
-    said = sum(tf.values())
-    least = 1 if said < SHORT_WORDS else 2 + said // 5000
-    owned = owner_topics_said(tf, idf, owner_topics, least=least)
-    if owned:
-        return owned
-    message = said < MESSAGE_WORDS
-    found = key_phrases(sentences, idf, central,
-                        limit=MESSAGE_TOPICS_MAX if message else NEW_TOPICS_MAX)
-    if found or not message:
-        return found
-    return said_once(sentences, idf, central)
-
-
-def owner_topics_said(tf: Counter[str], idf: dict[str, float], owner_topics: Sequence[str],
-                      *, least: int) -> list[str]:
-    """The owner's topics each of whose content words was said at least `least` times in
-    any of its forms (the stems: "finances" is "Finance", «финансов» is «Финансы»), the
-    most said first, as the owner writes them."""
-    scored = []
-    for name in owner_topics:
-        stems = [word.stem for word in words(name) if not is_stop(word.form)] or \
-            [word.stem for word in words(name)]
-        if not stems:
-            continue
-        times = min(tf.get(stem, 0) for stem in stems)
-        if times >= least:
-            weight = sum(idf.get(stem, 1.0) for stem in stems) / len(stems)
-            scored.append((-times * weight, name))
-    return [name for _, name in sorted(scored)[:descriptions.TOPICS_MAX]]
-
-
-def key_phrases(sentences: Sequence[_Sentence], idf: dict[str, float],
-                central: frozenset[int] = frozenset(), *, limit: int = NEW_TOPICS_MAX) -> list[str]:
-    """Up to `limit` key phrases: runs of 2–3 content words said at least twice, by how
-    often (twice over in the `central` sentences), how long and how rare in the owner's
-    archive, of equals the one that ends a run more often (a phrase's head comes last:
-    "распознавание русской речи" over "проверяем распознавание русской"); then single
-    words said at least three times. A phrase inside a chosen one, holding it, or
-    overlapping it ("a b c" and "b c d") counts as that one unless said more than twice
-    as often."""
-    runs = [(number, run) for number, sentence in enumerate(sentences)
-            for run in _runs(sentence)]
-    # Counted in C (zip makes the n-grams, Counter.update counts them): hours of speech
-    # have tens of thousands of them.
-    times: Counter[tuple[str, ...]] = Counter()
-    weight: Counter[tuple[str, ...]] = Counter()
-    ends: Counter[tuple[str, ...]] = Counter()
-    for number, run in runs:
-        stems = [word.stem for word in run]
-        for size in range(1, PHRASE_WORDS_MAX + 1):
-            grams = list(zip(*(stems[at:] for at in range(size)), strict=False))
-            times.update(grams)
-            if number in central:
-                weight.update(grams)
-            if len(stems) >= size:
-                ends[tuple(stems[-size:])] += 1
-    weight.update(times)
-
-    def rank(key: tuple[str, ...]) -> tuple[float, int, tuple[str, ...]]:
-        return -weight[key] * sum(idf.get(stem, 1.0) for stem in key), -ends[key], key
-
-    phrases = sorted((key for key, count in times.items()
-                      if count >= 2 and len(key) > 1 and len(set(key)) == len(key)), key=rank)
-    singles = sorted((key for key, count in times.items() if count >= 3 and len(key) == 1),
-                     key=rank)
-    chosen: list[tuple[str, ...]] = []
-    for key in (*phrases, *singles):
-        if len(chosen) == limit:
-            break
-        if any(_overlapping(key, other) and times[key] <= 2 * times[other]
-               for other in chosen):
-            continue
-        chosen.append(key)
-    return _named(sentences, runs, chosen)
-
-
-def said_once(sentences: Sequence[_Sentence], idf: dict[str, float],
-              central: frozenset[int]) -> list[str]:
-    """A message's subject when nothing was said twice: of the phrases that end
-    a run of content words in its central sentences (the head of a phrase comes last in
-    both languages' noun phrases: "the invoice", «распознавание русской речи»), the one
-    of most, longest and rarest words; none when no such phrase is left."""
-    runs = [(number, run) for number, sentence in enumerate(sentences)
-            if number in central for run in _runs(sentence)]
-    best: tuple[float, int, tuple[str, ...]] | None = None
-    for number, run in runs:
-        for size in range(1, min(PHRASE_WORDS_MAX, len(run)) + 1):
-            tail = run[-size:]
-            key = tuple(word.stem for word in tail)
-            if len(set(key)) < size:
-                continue
-            score = sum(idf.get(word.stem, 1.0) * (1.0 if len(word.form) >= 5 else 0.5)
-                        for word in tail)
-            if best is None or (-score, number, key) < (-best[0], best[1], best[2]):
-                best = (score, number, key)
-    return [] if best is None else _named(sentences, runs, [best[2]])
-
-
-def _named(sentences: Sequence[_Sentence], runs: Sequence[tuple[int, list[Word]]],
-           chosen: Sequence[tuple[str, ...]]) -> list[str]:
-    """How each chosen phrase is written, read again for those few only."""
-    surfaces: dict[tuple[str, ...], Counter[tuple[str, bool]]] = {
-        key: Counter() for key in chosen}
-    for number, run in runs:
-        sentence = sentences[number]
-        for key in chosen:
-            size = len(key)
-            for at in range(len(run) - size + 1):
-                if tuple(word.stem for word in run[at:at + size]) == key:
-                    opening = run[at] is sentence.words[0]
-                    surfaces[key][sentence.text[run[at].start:run[at + size - 1].end],
-                                  opening] += 1
-    return [_name(surfaces[key]) for key in chosen]
-
-
-def _runs(sentence: _Sentence) -> list[list[Word]]:
-    """Runs of consecutive content words (a stop word, a vague word or a punctuation mark
-    ends one)."""
-    runs: list[list[Word]] = [[]]
-    previous = None
-    for word in sentence.words:
-        broken = previous is not None and sentence.text[previous.end:word.start].strip()
-        # A word of time or manner ("today", «сегодня») ends a run too: never a topic's.
-        said = not is_stop(word.form) and not is_vague(word.stem)
-        if (not said or broken) and runs[-1]:
-            runs.append([])
-        if said:
-            runs[-1].append(word)
-        previous = word
-    return [run for run in runs if run]
-
-
-def _overlapping(one: tuple[str, ...], other: tuple[str, ...]) -> bool:
-    """One phrase inside the other, or one's end the other's start ("a b c", "b c d")."""
-    if one == other:
-        return True
-    if len(one) < len(other):
-        one, other = other, one
-    size = len(other)
-    if any(one[at:at + size] == other for at in range(len(one) - size + 1)):
-        return True
-    return any(one[-cut:] == other[:cut] or other[-cut:] == one[:cut]
-               for cut in range(1, size))
-
-
-def _name(surfaces: Counter[tuple[str, bool]]) -> str:
-    """A phrase as it is most often written, each word in lower case unless it was
-    capitalized every time it was said other than at a sentence's start (a name:
-    "Moscow office", not "Office" for a sentence that opens with it)."""
-    written: Counter[str] = Counter()
-    for (surface, _), count in surfaces.items():
-        written[surface] += count
-    common = max(written.items(), key=lambda item: (item[1], item[0]))[0].split()
-    inside = [surface.split() for surface, opening in surfaces if not opening]
-    return " ".join(
-        word if inside and all(len(other) == len(common) and other[at][:1].isupper()
-                               for other in inside) else word.lower()
-        for at, word in enumerate(common))
