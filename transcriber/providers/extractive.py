@@ -200,12 +200,15 @@ def title_of(sentence: Sentence, said: Sequence[Sentence]) -> str:
     """The title: the opening phrase of the most central sentence — none when the
     transcript (each sentence once) is itself no longer than a title, or when the phrase
     would be all it says: a card and a TXT export would say it twice."""
-    whole = " ".join(part.text for part in said)
-    if len(descriptions.clean(whole)) <= descriptions.TITLE_MAX:
+    # The sentences are clean already (`descriptions.sentences`): their lengths add up.
+    if sum(len(part.text) + 1 for part in said) - 1 <= descriptions.TITLE_MAX:
         return ""
     title = opening_words(sentence)
+    titled = [word.form for word in words(title)]
+    if len(titled) != sum(len(part.words) for part in said):
+        return title
     everything = [word.form for part in said for word in part.words]
-    return "" if [word.form for word in words(title)] == everything else title
+    return "" if titled == everything else title
 
 
 def opening_words(sentence: Sentence) -> str:
@@ -227,8 +230,8 @@ def opening_words(sentence: Sentence) -> str:
               and _CLAUSE_RE.match(sentence.text, word.end)]
     if breaks and breaks[0] < TITLE_WORDS_MAX:
         kept = kept[:breaks[0] + 1]
-    elif len(kept) == len(read) - skip:
-        return descriptions.fit_title(sentence.text[start:])  # the whole sentence fits
+    elif len(kept) == len(read) - skip:  # every word fits: the sentence, to its last word
+        return descriptions.fit_title(sentence.text[start:read[-1].end])
     else:
         kept = kept[:TITLE_WORDS_MAX]
     while len(kept) > 1 and is_stop(kept[-1].form):

@@ -37,6 +37,11 @@ async def test_a_short_message_names_its_subject_and_no_time_or_greeting_word() 
     assert described.topics == ("бюджету отдела продаж",)
     described = await _describe(_said("Hi Anna, please call me back about the invoice."))
     assert described.topics == ("invoice",)
+    described = await _describe(_said(
+        "Hi Anna, please call me back about the invoice for the Moscow office."))
+    assert described.topics == ("Moscow office",)  # a name keeps its capital
+    described = await _describe(_said("Office move: the office move is on Friday."))
+    assert described.topics == ("office move",)  # capital only where a sentence opens
     described = await _describe(_said("Ok, thanks, bye."))
     assert described.topics == ()
 
@@ -72,6 +77,11 @@ async def test_no_title_when_the_only_candidate_is_the_whole_text() -> None:
     assert described.title != ""  # a part of it, not a copy
     assert described.title != text
     assert len(described.title.split()) <= 10
+
+
+async def test_no_title_when_the_phrase_holds_every_word_said() -> None:
+    shouted = "Budget review for the second quarter of the year" + "!" * 40
+    assert (await _describe(_said(shouted))).title == ""
 
 
 async def test_a_title_is_a_short_phrase_not_a_whole_sentence() -> None:
