@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tests.helpers.meetings import MEETING_EN, MEETING_RU, VOICE_EN, VOICE_RU, utterances
-from transcriber.descriptions import Description
+from transcriber.descriptions import Description, copies, fitted
 from transcriber.ports import Material, Utterance
 from transcriber.providers.extractive import ExtractiveDescriber
 
@@ -91,3 +91,14 @@ async def test_a_title_is_a_short_phrase_not_a_whole_sentence() -> None:
     assert russian.title == "Переезд офиса на выходных двадцать пятого"
     voice = await _describe(_said(VOICE_EN))
     assert voice.title == "The quick brown fox jumps over the lazy dog"
+
+
+def test_no_describer_titles_a_message_with_a_copy_of_it() -> None:
+    said = "Привет. Сегодня мы проверяем распознавание русской речи."
+    copied = fitted(title="Привет, сегодня мы проверяем распознавание русской речи!",
+                    brief=said, topics=(), owner_topics=(), by="openai:model", said=said)
+    assert copied.title == ""
+    titled = fitted(title="Проверка распознавания речи", brief=said, topics=(),
+                    owner_topics=(), by="openai:model", said=said)
+    assert titled.title == "Проверка распознавания речи"  # a title of its own stays
+    assert not copies("Budget", "budget " * 100)  # hours of speech are never read
