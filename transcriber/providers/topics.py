@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from transcriber import descriptions
-from transcriber.stopwords import is_stop, is_vague
+from transcriber.stopwords import VAGUE_STEMS, is_stop
 from transcriber.wordforms import Word, words
 
 NEW_TOPICS_MAX = 3
@@ -165,7 +165,7 @@ def _runs(sentence: Sentence) -> list[list[Word]]:
     for word in sentence.words:
         broken = previous is not None and sentence.text[previous.end:word.start].strip()
         # A word of time or manner ("today", «сегодня») ends a run too: never a topic's.
-        said = not is_stop(word.form) and not is_vague(word.stem)
+        said = word.stem not in VAGUE_STEMS and not is_stop(word.form)
         if (not said or broken) and runs[-1]:
             runs.append([])
         if said:
