@@ -127,10 +127,21 @@ def fit_topics(names: Iterable[str], owner_topics: Sequence[str]) -> tuple[str, 
 
 
 def fitted(*, title: str, brief: str, topics: Iterable[str], owner_topics: Sequence[str],
-           by: str) -> Description:
-    """A describer's answer within every limit."""
-    return Description(title=fit_title(title), brief=fit_brief(brief),
+           by: str, said: str = "") -> Description:
+    """A describer's answer within every limit; no title that is a copy of what was
+    `said` (the transcript's text: `copies`)."""
+    title = fit_title(title)
+    return Description(title="" if copies(title, said) else title, brief=fit_brief(brief),
                        topics=fit_topics(topics, owner_topics), by=by)
+
+
+def copies(title: str, said: str) -> bool:
+    """Does the title say every word of the transcript and nothing more? A card and a TXT
+    export would then say a voice message twice. A transcript of more characters than
+    four titles is never copied (its words would not fit one), and is not read."""
+    if not title or not said or len(said) > 4 * TITLE_MAX:
+        return False
+    return _said(title) == _said(said)
 
 
 def writable(origin: str | None, *, replace_auto: bool) -> bool:

@@ -13,7 +13,7 @@ lists come as a data download at run time (no download may happen offline).
 
 from __future__ import annotations
 
-from transcriber.wordforms import fold
+from transcriber.wordforms import fold, stem
 
 _RUSSIAN = """
 и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только
@@ -69,3 +69,22 @@ STOP_FORMS: frozenset[str] = RUSSIAN | ENGLISH
 def is_stop(form: str) -> bool:
     """A folded word that carries no subject: a stop word, a number, a single letter."""
     return form in STOP_FORMS or len(form) < 2 or form.isdigit()
+
+
+# Words that say when or how, not what: a sentence keeps them (they weigh in its
+# centrality and stay in a title), but a topic is never made of them («сегодня», "next
+# week"). Compared by stem, so every form of a word is one («неделе», «недели»).
+_VAGUE = """
+сегодня завтра вчера послезавтра позавчера утро утром день днем вечер вечером ночь ночью
+неделя месяц год час минута секунда время раз сейчас скоро потом позже раньше пока
+следующий прошлый этот весь каждый всегда уже отлично итак хорошо ладно
+today tomorrow yesterday tonight morning afternoon evening night day week month year hour
+minute second time times now soon later earlier next last every today's
+okay alright anyway great good fine sure
+"""
+VAGUE_STEMS: frozenset[str] = frozenset(stem(fold(word)) for word in _VAGUE.split())
+
+
+def is_vague(word_stem: str) -> bool:
+    """A stem of time or manner (`_VAGUE`): kept in sentences, never a topic's word."""
+    return word_stem in VAGUE_STEMS

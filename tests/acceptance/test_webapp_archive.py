@@ -147,16 +147,20 @@ async def test_what_the_describer_wrote_is_marked_and_can_be_kept(
     await page.get_by_role("link", name="Open “librivox_0880.mp3”").click()
     await page.wait_for_url("**/records/*")
     await expect(page.get_by_role("status").first).to_have_text("Done.", timeout=20_000)
-    # Done before its description: the card keeps asking until the title is there.
-    title_mark = page.locator('.auto-mark[data-field="title"]')
-    await expect(title_mark).to_be_visible(timeout=10_000)
-    await expect(title_mark).to_contain_text("written automatically")
-    await expect(page.locator("h1")).to_have_text("Young man, said the archivist")
+    # Done before its description: the card keeps asking until the brief is there.
+    brief_mark = page.locator('.auto-mark[data-field="brief"]')
+    await expect(brief_mark).to_be_visible(timeout=10_000)
+    await expect(brief_mark).to_contain_text("written automatically")
     brief = "He was not an ill disposed young man, said the archivist."
     await expect(page.locator("#brief")).to_have_value(brief)
+    # A message shorter than a title gets none (it would say it twice): the file name,
+    # and no mark offering to keep an empty title.
+    title_mark = page.locator('.auto-mark[data-field="title"]')
+    await expect(page.locator("h1")).to_have_text("librivox_0880.mp3")
+    await expect(title_mark).to_be_hidden()
+    await expect(page.locator("h1")).not_to_have_class("automatic")
 
     # Keep the brief: it is the person's now, the mark goes.
-    brief_mark = page.locator('.auto-mark[data-field="brief"]')
     await brief_mark.get_by_role("button", name="Keep").click()
     await expect(brief_mark).to_be_hidden()
     await expect(page.locator("#brief")).to_have_value(brief)

@@ -71,6 +71,38 @@ MEETING_RU = (
     "Всем спасибо, до встречи.",
 )
 
+LECTURE_EN = (
+    "Good morning. Today we continue with the history of the printing press.",
+    "Last week we saw how paper came to Europe from China through the Arab world.",
+    "Around 1450 Johannes Gutenberg in Mainz combined three things: movable metal type, "
+    "an oil-based ink and a screw press.",
+    "Movable metal type was the real invention, because each letter could be cast again "
+    "and again in a hand mould.",
+    "The hand mould let a printer cast thousands of identical letters in a day.",
+    "The Gutenberg Bible, printed around 1455, shows how even the lines of movable type "
+    "could be.",
+    "Within fifty years the printing press spread to more than two hundred cities.",
+    "Venice became the centre of the printing press, with Aldus Manutius and his small "
+    "portable books.",
+    "Cheap printed books changed who could read and what they could read.",
+    "The Reformation spread with printed pamphlets, and the printing press made them "
+    "cheap enough for everyone.",
+    "Next week we look at how the printing press changed science.",
+)
+
+LECTURE_RU = (
+    "Добрый день. Сегодня говорим о фотосинтезе у растений.",
+    "Фотосинтез идёт в хлоропластах, в клетках листа.",
+    "В хлоропластах есть хлорофилл, он поглощает красный и синий свет.",
+    "Энергия света расщепляет воду, и из воды выделяется кислород.",
+    "Этот кислород растение отдаёт в атмосферу, им мы и дышим.",
+    "Вторая стадия фотосинтеза — цикл Кальвина, там углекислый газ превращается в сахар.",
+    "Для цикла Кальвина нужна энергия, запасённая на световой стадии фотосинтеза.",
+    "Скорость фотосинтеза зависит от света, температуры и углекислого газа.",
+    "Поэтому в теплицах добавляют углекислый газ, и урожай растёт.",
+    "На следующей лекции разберём дыхание растений.",
+)
+
 
 def utterances(lines: tuple[str, ...], *, start_ms: int = 0,
                ms_per_char: int = 60) -> list[Utterance]:

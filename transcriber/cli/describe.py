@@ -2,7 +2,9 @@
 
 The describer `describer.provider` names runs here, in this process, on finished
 (`done`) records: it fills the fields nobody set yet, and with `--force-auto` also
-replaces its own earlier ones (`auto`: after changing the provider, say). A person's
+replaces its own earlier ones (`auto`: after changing the provider, say); a record
+whose transcript changed since its automatic fields were written (its describe job is
+pending again: a person's correction) has those replaced without it. A person's
 field (`human`, set or cleared) is never written. `--all` walks every finished record,
 oldest first, a page at a time. When the provider fails (an endpoint down), the
 extractive description is written instead, as the service does after its last try.
@@ -49,7 +51,13 @@ class _Run:
             return _refuse(alone, f"record {record_id} not found")
         if subject.state != "done" or subject.halted_at is not None:
             return _refuse(alone, f"record {record_id} is not done; nothing to describe")
-        fields = open_fields(subject, replace_auto=self.force_auto)
+        # A pending job: the transcript changed (a person's correction, a re-transcription)
+        # since the automatic fields were written; they are described again, as the
+        # service would, and the job is answered so the service does not do it twice.
+        job = await reads.describe.job(self.readers, record_id=record_id)
+        pending = job is not None and job.state == "pending"
+        replace_auto = self.force_auto or pending
+        fields = open_fields(subject, replace_auto=replace_auto)
         if not fields:
             if alone:
                 print(f"{record_id}: every field is set"
@@ -63,7 +71,11 @@ class _Run:
         if description is None:
             return False
         saved = await self.writer.ask(SaveDescription(
-            record_id=record_id, description=description, replace_auto=self.force_auto))
+            record_id=record_id, description=description, replace_auto=replace_auto,
+            generation=job.generation if pending and job is not None else None))
+        if saved.stale:  # the transcript changed again meanwhile: the service describes it
+            print(f"{record_id}: nothing (its transcript changed meanwhile)")
+            return True
         self.described += bool(saved.written)
         print(f"{record_id}: {', '.join(saved.written) or 'nothing'} by {description.by}")
         return True

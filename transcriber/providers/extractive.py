@@ -12,15 +12,16 @@ offline, with no model, the same answer for the same transcript and archive.
   vectors as rows of `S`, one step of the power iteration is `S (Sᵀ x)` less the
   self-loops, so a 3-hour meeting (thousands of sentences) costs sentences × stems,
   not sentences² (`tests/bench/test_describer.py` measures it).
-- **Title.** The opening words of the most central sentence (fillers in front left
-  out), within `descriptions.TITLE_MAX`.
-- **Brief.** A transcript that is itself short (three sentences, 400 characters) is
-  its own brief; otherwise the 1–3 most central sentences other than the title's (one
-  for a recording under a minute, two under ten, three beyond), none repeating
-  another, in the order they were said.
-- **Topics.** The owner's topics whose word forms occur prominently; when none does,
-  up to `NEW_TOPICS_MAX` key phrases (runs of 1–3 content words said at least twice),
-  so a 5-second message adds no topic of its own to the owner's list.
+- **Title.** The opening phrase of the most central sentence (fillers in front left
+  out, ending at its first clause break, at most `TITLE_WORDS_MAX` words within
+  `descriptions.TITLE_MAX`); none when the transcript is itself no longer than a
+  title, or the phrase would be all it says (it would be said twice).
+- **Brief.** A transcript that is itself short (three sentences, 400 characters, each
+  sentence once) is its own brief; otherwise the 1–3 most central sentences other than
+  the title's (one for a recording under a minute, two under ten, three beyond), none
+  repeating another, in the order they were said.
+- **Topics.** `transcriber.providers.topics`: the owner's topics whose word forms
+  occur prominently; else key phrases said again; else a message's one phrase.
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from transcriber import descriptions
 from transcriber.descriptions import Description
 from transcriber.ports import ArchiveCounts, Material, Utterance
+from transcriber.providers.topics import Sentence, topics_of
 from transcriber.stopwords import is_stop
 from transcriber.wordforms import Word, fold, words
 
@@ -45,16 +46,16 @@ VOCABULARY_MAX = 2000
 """Stems weighed at most (the most frequent): bounds the matrix of a 6-hour record."""
 SENTENCE_WORDS_MAX = 40
 """A longer run without a full stop (a recognizer that writes no punctuation) is cut here."""
-NEW_TOPICS_MAX = 3
 CENTRAL_SENTENCES = 5
 """A key phrase said in one of the most central sentences counts twice."""
-PHRASE_WORDS_MAX = 3
 DAMPING = 0.85
 ITERATIONS_MAX = 60
 SIMILAR = 0.5
 """A brief sentence this similar to one already taken repeats it and is skipped."""
-SHORT_WORDS = 200
-"""Content words of a transcript under which an owner's topic counts if said once."""
+TITLE_WORDS_MAX = 10
+"""A title is a phrase: a longer sentence ends at a clause break, else at this word."""
+TITLE_WORDS_MIN = 4
+"""Words a clause must have before its break for the title to end there."""
 # Words that open a spoken sentence without belonging to its subject.
 _OPENER_WORDS = """
 so well okay ok now right yeah yes and but also then um uh oh alright anyway great good fine
@@ -62,14 +63,6 @@ so well okay ok now right yeah yes and but also then um uh oh alright anyway gre
 """
 _OPENERS = frozenset(fold(word) for word in _OPENER_WORDS.split())
 _CLAUSE_RE = re.compile(r"\s*[,;:—–]")
-
-
-@dataclass(frozen=True, slots=True)
-class _Sentence:
-    text: str
-    words: tuple[Word, ...]
-    content: tuple[str, ...]
-    """The stems of its content words, in order."""
 
 
 class ExtractiveDescriber:
@@ -88,16 +81,16 @@ class ExtractiveDescriber:
                                        counts=counts)
 
 
-def split(utterances: Sequence[Utterance]) -> list[_Sentence]:
+def split(utterances: Sequence[Utterance]) -> list[Sentence]:
     """The transcript's sentences with their words; overlong runs cut."""
-    found: list[_Sentence] = []
+    found: list[Sentence] = []
     for utterance in utterances:
         for text in descriptions.sentences(utterance.text):
             found.extend(_pieces(text))
     return found
 
 
-def _pieces(text: str) -> list[_Sentence]:
+def _pieces(text: str) -> list[Sentence]:
     read = words(text)
     if len(read) <= SENTENCE_WORDS_MAX:
         return [_sentence(text, read)]
@@ -109,17 +102,17 @@ def _pieces(text: str) -> list[_Sentence]:
     return pieces
 
 
-def _sentence(text: str, read: list[Word]) -> _Sentence:
-    return _Sentence(text=text, words=tuple(read),
+def _sentence(text: str, read: list[Word]) -> Sentence:
+    return Sentence(text=text, words=tuple(read),
                      content=tuple(word.stem for word in read if not is_stop(word.form)))
 
 
-def _vocabulary(sentences: Sequence[_Sentence]) -> list[str]:
+def _vocabulary(sentences: Sequence[Sentence]) -> list[str]:
     tf = Counter(stem for sentence in sentences for stem in sentence.content)
     return [stem for stem, _ in tf.most_common(VOCABULARY_MAX)]
 
 
-def describe_sentences(sentences: Sequence[_Sentence], *, material: Material,
+def describe_sentences(sentences: Sequence[Sentence], *, material: Material,
                        counts: ArchiveCounts) -> Description:
     """The description of a transcript's sentences (pure: the same input, the same answer)."""
     if not sentences:
@@ -132,10 +125,12 @@ def describe_sentences(sentences: Sequence[_Sentence], *, material: Material,
     scores = centrality(matrix)
     order = _ranked(sentences, scores)
     top = order[0]
-    title = opening_words(sentences[top])
-    brief = _brief(sentences, order, matrix, top=top, duration_ms=material.duration_ms)
-    topics = _topics(sentences, tf, idf, material.owner_topics,
-                     frozenset(order[:CENTRAL_SENTENCES]))
+    said = _distinct(sentences)
+    title = title_of(sentences[top], said)
+    brief = _brief(sentences, order, matrix, top=top, duration_ms=material.duration_ms,
+                   said=said)
+    topics = topics_of(sentences, tf, idf, material.owner_topics,
+                       frozenset(order[:CENTRAL_SENTENCES]))
     return descriptions.fitted(title=title, brief=brief, topics=topics,
                                owner_topics=material.owner_topics, by=NAME)
 
@@ -146,7 +141,7 @@ def _idf(vocabulary: Sequence[str], counts: ArchiveCounts) -> dict[str, float]:
             for stem in vocabulary}
 
 
-def _sentence_vectors(sentences: Sequence[_Sentence], vocabulary: Sequence[str],
+def _sentence_vectors(sentences: Sequence[Sentence], vocabulary: Sequence[str],
                       idf: dict[str, float]) -> np.ndarray:
     """Unit rows of `(1 + log tf) · idf` per sentence (a row of zeros: no content word)."""
     column = {stem: at for at, stem in enumerate(vocabulary)}
@@ -191,7 +186,7 @@ def centrality(matrix: np.ndarray) -> np.ndarray:
     return rank
 
 
-def _ranked(sentences: Sequence[_Sentence], scores: np.ndarray) -> list[int]:
+def _ranked(sentences: Sequence[Sentence], scores: np.ndarray) -> list[int]:
     """Sentence indexes best first: the score, lowered for a sentence of one or two
     content words ("Yes, exactly.") and for a question, ties to the earlier sentence."""
     def weight(at: int) -> float:
@@ -201,35 +196,66 @@ def _ranked(sentences: Sequence[_Sentence], scores: np.ndarray) -> list[int]:
     return sorted(range(len(sentences)), key=lambda at: (-weight(at), at))
 
 
-def opening_words(sentence: _Sentence) -> str:
-    """A sentence's opening words, fillers in front left out, within the title's limit: a
-    longer sentence ends at its last clause break that leaves a few words, else at a word,
-    without the stop words a cut leaves hanging ("…the Android version a")."""
+def title_of(sentence: Sentence, said: Sequence[Sentence]) -> str:
+    """The title: the opening phrase of the most central sentence — none when the
+    transcript (each sentence once) is itself no longer than a title, or when the phrase
+    would be all it says: a card and a TXT export would say it twice."""
+    # The sentences are clean already (`descriptions.sentences`): their lengths add up.
+    if sum(len(part.text) + 1 for part in said) - 1 <= descriptions.TITLE_MAX:
+        return ""
+    title = opening_words(sentence)
+    titled = [word.form for word in words(title)]
+    if len(titled) != sum(len(part.words) for part in said):
+        return title
+    everything = [word.form for part in said for word in part.words]
+    return "" if titled == everything else title
+
+
+def opening_words(sentence: Sentence) -> str:
+    """A sentence's opening phrase, fillers in front left out: it ends at the first clause
+    break after `TITLE_WORDS_MIN` words; else it is the whole sentence when that fits a
+    title, or its first `TITLE_WORDS_MAX` words within the title's characters, without the
+    stop words a cut leaves hanging ("…the Android version a")."""
     read = sentence.words
+    if not read:
+        return descriptions.fit_title(sentence.text)
     skip = 0
     while skip < len(read) - 1 and read[skip].form in _OPENERS:
         skip += 1
-    if not read:
-        return descriptions.fit_title(sentence.text)
     start = read[skip].start
-    text = sentence.text[start:]
-    if len(descriptions.clean(text)) <= descriptions.TITLE_MAX:
-        return descriptions.fit_title(text)
     kept = [word for word in read[skip:] if word.end - start <= descriptions.TITLE_MAX]
-    breaks = [at for at, word in enumerate(kept[:-1]) if at >= 3 and _CLAUSE_RE.match(
-        sentence.text, word.end)]
-    if breaks:
-        kept = kept[:breaks[-1] + 1]
+    if not kept:
+        return descriptions.fit_title(sentence.text[start:])
+    breaks = [at for at, word in enumerate(kept[:-1]) if at + 1 >= TITLE_WORDS_MIN
+              and _CLAUSE_RE.match(sentence.text, word.end)]
+    if breaks and breaks[0] < TITLE_WORDS_MAX:
+        kept = kept[:breaks[0] + 1]
+    elif len(kept) == len(read) - skip:  # every word fits: the sentence, to its last word
+        return descriptions.fit_title(sentence.text[start:read[-1].end])
+    else:
+        kept = kept[:TITLE_WORDS_MAX]
     while len(kept) > 1 and is_stop(kept[-1].form):
         kept.pop()
-    return descriptions.fit_title(sentence.text[start:kept[-1].end] if kept else text)
+    return descriptions.fit_title(sentence.text[start:kept[-1].end])
 
 
-def _brief(sentences: Sequence[_Sentence], order: Sequence[int], matrix: np.ndarray, *,
-           top: int, duration_ms: int) -> str:
-    whole = " ".join(sentence.text for sentence in sentences)
-    if (len(sentences) <= descriptions.BRIEF_SENTENCES_MAX
-            and len(whole) <= descriptions.BRIEF_MAX):
+def _distinct(sentences: Sequence[Sentence]) -> list[Sentence]:
+    """The sentences once each (by their words): a message said again, or repeated by the
+    recognizer, says no more than once."""
+    seen: set[tuple[str, ...]] = set()
+    kept = []
+    for sentence in sentences:
+        key = tuple(word.form for word in sentence.words)
+        if key not in seen:
+            seen.add(key)
+            kept.append(sentence)
+    return kept
+
+
+def _brief(sentences: Sequence[Sentence], order: Sequence[int], matrix: np.ndarray, *,
+           top: int, duration_ms: int, said: Sequence[Sentence]) -> str:
+    whole = " ".join(sentence.text for sentence in said)
+    if len(said) <= descriptions.BRIEF_SENTENCES_MAX and len(whole) <= descriptions.BRIEF_MAX:
         return whole
     wanted = 1 if duration_ms < 60_000 else 2 if duration_ms < 600_000 else 3
     room = descriptions.BRIEF_MAX
@@ -247,99 +273,3 @@ def _brief(sentences: Sequence[_Sentence], order: Sequence[int], matrix: np.ndar
     if not chosen:
         chosen = [top]
     return " ".join(sentences[at].text for at in sorted(chosen))
-
-
-def _topics(sentences: Sequence[_Sentence], tf: Counter[str], idf: dict[str, float],
-            owner_topics: Sequence[str], central: frozenset[int]) -> list[str]:
-    said = sum(tf.values())
-    least = 1 if said < SHORT_WORDS else 2 + said // 5000
-    scored = []
-    for name in owner_topics:
-        stems = [word.stem for word in words(name) if not is_stop(word.form)] or \
-            [word.stem for word in words(name)]
-        if not stems:
-            continue
-        times = min(tf.get(stem, 0) for stem in stems)
-        if times >= least:
-            weight = sum(idf.get(stem, 1.0) for stem in stems) / len(stems)
-            scored.append((-times * weight, name))
-    if scored:
-        return [name for _, name in sorted(scored)[:descriptions.TOPICS_MAX]]
-    return key_phrases(sentences, idf, central)
-
-
-def key_phrases(sentences: Sequence[_Sentence], idf: dict[str, float],
-                central: frozenset[int] = frozenset()) -> list[str]:
-    """Up to `NEW_TOPICS_MAX` key phrases: runs of 2–3 content words said at least twice,
-    by how often (twice over in the `central` sentences), how long and how rare in the
-    owner's archive; then single words said at least three times. A phrase inside a
-    chosen one (or holding it) counts as that one unless said more than twice as often."""
-    runs = [(number, run) for number, sentence in enumerate(sentences)
-            for run in _runs(sentence)]
-    # Counted in C (zip makes the n-grams, Counter.update counts them): hours of speech
-    # have tens of thousands of them.
-    times: Counter[tuple[str, ...]] = Counter()
-    weight: Counter[tuple[str, ...]] = Counter()
-    for number, run in runs:
-        stems = [word.stem for word in run]
-        for size in range(1, PHRASE_WORDS_MAX + 1):
-            grams = list(zip(*(stems[at:] for at in range(size)), strict=False))
-            times.update(grams)
-            if number in central:
-                weight.update(grams)
-    weight.update(times)
-
-    def score(key: tuple[str, ...]) -> float:
-        return weight[key] * len(key) * sum(idf.get(stem, 1.0) for stem in key) / len(key)
-
-    phrases = sorted((key for key, count in times.items()
-                      if count >= 2 and len(key) > 1 and len(set(key)) == len(key)),
-                     key=lambda key: (-score(key), key))
-    singles = sorted((key for key, count in times.items() if count >= 3 and len(key) == 1),
-                     key=lambda key: (-score(key), key))
-    chosen: list[tuple[str, ...]] = []
-    for key in (*phrases, *singles):
-        if len(chosen) == NEW_TOPICS_MAX:
-            break
-        if any((_inside(key, other) or _inside(other, key))
-               and times[key] <= 2 * times[other] for other in chosen):
-            continue
-        chosen.append(key)
-    # How each chosen phrase is written, read again for those few only.
-    surfaces: dict[tuple[str, ...], Counter[str]] = {key: Counter() for key in chosen}
-    for number, run in runs:
-        text = sentences[number].text
-        for key in chosen:
-            size = len(key)
-            for at in range(len(run) - size + 1):
-                if tuple(word.stem for word in run[at:at + size]) == key:
-                    surfaces[key][text[run[at].start:run[at + size - 1].end]] += 1
-    return [_name(surfaces[key]) for key in chosen]
-
-
-def _runs(sentence: _Sentence) -> list[list[Word]]:
-    """Runs of consecutive content words (a stop word or a punctuation mark ends one)."""
-    runs: list[list[Word]] = [[]]
-    previous = None
-    for word in sentence.words:
-        broken = previous is not None and sentence.text[previous.end:word.start].strip()
-        if (is_stop(word.form) or broken) and runs[-1]:
-            runs.append([])
-        if not is_stop(word.form):
-            runs[-1].append(word)
-        previous = word
-    return [run for run in runs if run]
-
-
-def _inside(part: tuple[str, ...], whole: tuple[str, ...]) -> bool:
-    size = len(part)
-    return size < len(whole) and any(whole[at:at + size] == part
-                                     for at in range(len(whole) - size + 1))
-
-
-def _name(surfaces: Counter[str]) -> str:
-    """A phrase as it is most often written; in lower case unless every time it was said
-    each of its words was capitalized (a name)."""
-    common = max(surfaces.items(), key=lambda item: (item[1], item[0]))[0]
-    named = all(all(word[:1].isupper() for word in surface.split()) for surface in surfaces)
-    return common if named else common.lower()

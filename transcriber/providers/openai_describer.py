@@ -94,7 +94,8 @@ class OpenAIDescriber:
             answer = await self._combine(material, answers)
         return descriptions.fitted(title=answer["title"], brief=answer["brief"],
                                    topics=answer["topics"], owner_topics=material.owner_topics,
-                                   by=self.name)
+                                   by=self.name,
+                                   said=" ".join(u.text for u in material.utterances))
 
     async def _combine(self, material: Material, answers: list[dict[str, Any]]) -> dict[str, Any]:
         """One description of the parts' descriptions (asked in parts while too long)."""

@@ -65,18 +65,19 @@ def _checked(description: Description) -> Description:
     return description
 
 
-async def test_a_russian_voice_message_is_titled_in_russian_by_what_it_says() -> None:
+async def test_a_russian_voice_message_is_its_own_brief_with_a_topic_and_no_title() -> None:
     described = _checked(await _describe(_voice(VOICE_RU)))
-    assert described.title == "Сегодня мы проверяем распознавание русской речи"
+    assert described.title == ""  # shorter than a title: it would only say it twice
     assert described.brief == VOICE_RU  # a message this short is its own brief
-    assert described.topics == ()  # nothing said twice: no topic of its own
+    assert described.topics == ("распознавание русской речи",)  # one topic, of its words
 
 
 async def test_an_english_voice_message_is_titled_in_english() -> None:
     described = _checked(await _describe(_voice(VOICE_EN)))
     assert described.title == "The quick brown fox jumps over the lazy dog"
     assert not set(described.title.lower()) & CYRILLIC
-    assert described.topics == ()
+    assert len(described.topics) == 1  # a message: one topic, said once, of its words
+    assert _words(described.topics[0]) <= _words(VOICE_EN.replace(".", " "))
 
 
 async def test_an_english_meeting_is_titled_by_its_subject() -> None:

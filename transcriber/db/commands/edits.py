@@ -111,6 +111,8 @@ class CorrectTranscript(Command[Corrected]):
     no transcript yet (the caller tells the two apart). Only the newest
     `revisions_max` corrections stay (`storage.revisions_max`), pruned in
     this same transaction; the recognizer's original is kept in `structures`.
+    The record's describe job, if it has one, is pending again (its automatic fields
+    described the text before): the describer writes them anew, a person's never.
     """
 
     name: ClassVar[str] = "correct_transcript"
@@ -156,6 +158,9 @@ class CorrectTranscript(Command[Corrected]):
         if self.voice_lines is not None and self.voices is not None:
             await relearn_lines(ctx, record_id=self.record_id, lines=self.voice_lines,
                                 rules=self.voices)
+        # The automatic title, brief and topics describe the text before the correction:
+        # described again (never a person's field), as after a re-transcription.
+        await ctx.conn.execute(q.describe.REQUEUE, {"record_id": self.record_id, "now": now})
         return Corrected(revision=revision)
 
 

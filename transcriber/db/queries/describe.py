@@ -18,6 +18,15 @@ ON CONFLICT (record_id) DO UPDATE SET
     updated_at = excluded.updated_at
 """
 
+# A person corrected the transcript: the record's automatic fields describe a text it no
+# longer holds, so its job (if the describer has one) is pending again, next generation.
+REQUEUE = """
+UPDATE describe_jobs
+SET generation = generation + 1, state = 'pending', attempts = 0, next_attempt_at = :now,
+    error = NULL, updated_at = :now
+WHERE record_id = :record_id
+"""
+
 # The jobs whose time has come, oldest first (the partial index idx_describe_jobs_due).
 DUE_JOBS = """
 SELECT record_id, generation, attempts FROM describe_jobs

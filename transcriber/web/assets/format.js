@@ -64,9 +64,13 @@ export function briefLine(brief) {
   return end < 0 ? text : text.slice(0, end + 1);
 }
 
-/** A field the describer wrote (`described.title` etc. `auto`), not yet a person's. */
+/** A field the describer wrote (`described.title` etc. `auto`), not yet a person's, and
+ * left something in: a voice message's title is left empty (it would repeat the message),
+ * and a mark with "Keep" beside the file name would offer to keep nothing. */
 export function isAutomatic(record, field) {
-  return record.described?.[field] === "auto";
+  const value = record[field];
+  const written = Array.isArray(value) ? value.length > 0 : Boolean(value);
+  return record.described?.[field] === "auto" && written;
 }
 
 export function isSettled(record) {
