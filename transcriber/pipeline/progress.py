@@ -190,7 +190,8 @@ def _normalizing(normalize: NormalizeProgress | None, *, duration_ms: int,
     else:
         normalize_left = max(expected - elapsed_seconds(parse_time(normalize.started_at), now),
                              0.0)
-    eta = None if speed is None else round(
+    # No speed, or no duration (the intake could not measure it): no honest ETA.
+    eta = None if speed is None or duration_ms <= 0 else round(
         normalize_left + wait + _recognition_seconds(spans, speed=speed, sequential=sequential))
     return Progress(stage="queue" if normalize is None else "normalize", done=0,
                     total=max(len(spans), 1), fraction=round(NORMALIZE_SHARE * share, 4),

@@ -163,3 +163,10 @@ def test_a_host_that_became_slower_is_learned_in_a_few_records() -> None:
     for _ in range(12):
         factor = next_real_time_factor(factor, audio_ms=60_000, work_ms=60_000)
     assert factor == pytest.approx(1.0, rel=0.05)
+
+
+def test_no_duration_known_no_eta() -> None:
+    progress = progress_of(_record("uploaded", duration_ms=0), [], real_time_factor=SPEED,
+                           normalize=None, planned=[], overlap_ms=0, sequential=True, now=T0)
+    assert progress is not None
+    assert (progress.stage, progress.eta_seconds) == ("queue", None)
