@@ -174,13 +174,29 @@ async def _get(session: aiohttp.ClientSession, url: str, err: TextIO) -> tuple[i
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
 
-def _progress_line(item: Item, card: Mapping[str, Any]) -> str:
+def time_left(eta_seconds: object) -> str:
+    """Pure: the card's `eta_seconds` in words, `, about 3 min left` (empty without one).
+    Whole minutes, as the web card says it: the line changes when the estimate does."""
+    if not isinstance(eta_seconds, int | float) or isinstance(eta_seconds, bool):
+        return ""
+    if eta_seconds < 60:
+        left = say("upload.eta_under_minute")
+    else:
+        hours, minutes = divmod(round(eta_seconds / 60), 60)
+        left = say("upload.eta_hours", hours=hours, minutes=minutes) if hours \
+            else say("upload.eta_minutes", minutes=minutes)
+    return say("upload.eta", left=left)
+
+
+def progress_line(name: str, card: Mapping[str, Any]) -> str:
+    """Pure: a record's line while `--wait` follows it (stage, parts, share, time left)."""
     progress = card.get("progress")
     if isinstance(progress, dict):
-        return say("upload.progress", name=item.path.name, stage=progress["stage"],
+        return say("upload.progress", name=name, stage=progress["stage"],
                    done=progress["done"], total=progress["total"],
-                   percent=round(float(progress["fraction"]) * 100))
-    return say("upload.stage", name=item.path.name, stage=card["stage"])
+                   percent=int(float(progress["fraction"]) * 100),
+                   eta=time_left(progress.get("eta_seconds")))
+    return say("upload.stage", name=name, stage=card["stage"])
 
 
 async def _follow(session: aiohttp.ClientSession, client: Client, item: Item,
@@ -206,11 +222,12 @@ async def _follow(session: aiohttp.ClientSession, client: Client, item: Item,
             # description is written too, so the transcript carries its title.
             if card["stage"] == "done" and card.get("poll_after_ms") is None:
                 break
-            line = _progress_line(item, card)
+            line = progress_line(item.path.name, card)
             if err.isatty():
                 progress = card.get("progress") or {}
-                bar.n = round(float(progress.get("fraction", 0.0)) * 100)
-                bar.set_postfix_str(str(progress.get("stage", card["stage"])))
+                bar.n = int(float(progress.get("fraction", 0.0)) * 100)
+                bar.set_postfix_str(str(progress.get("stage", card["stage"]))
+                                    + time_left(progress.get("eta_seconds")))
             elif line != item.shown:
                 print(line, file=err)
             item.shown = line

@@ -113,6 +113,11 @@ def _recognition_seconds(spans: Sequence[PartPlan], *, speed: float, sequential:
     return (sum(each) if sequential else max(each, default=0.0))
 
 
+def _eta(seconds: float) -> int:
+    """Pure: whole seconds left, at least one while anything is left (0 reads as done)."""
+    return max(round(seconds), 1)
+
+
 def progress_of(
     record: OnItsWay,
     parts: Sequence[PartProgress],
@@ -165,10 +170,10 @@ def progress_of(
             eta = 0
         elif sequential:
             # Nothing of it running: it waits for the local work queued ahead first.
-            eta = round(sum(lefts) + (0.0 if running else wait))
+            eta = _eta(sum(lefts) + (0.0 if running else wait))
         else:
             # Remote parts run side by side: the slowest one still running decides.
-            eta = round(max(lefts))
+            eta = _eta(max(lefts))
     stage: Literal["queue", "recognize"] = "recognize" if running or saved else "queue"
     return Progress(stage=stage, done=len(saved & {s.index for s in spans}),
                     total=len(spans), fraction=round(fraction, 4), eta_seconds=eta)
@@ -191,7 +196,7 @@ def _normalizing(normalize: NormalizeProgress | None, *, duration_ms: int,
         normalize_left = max(expected - elapsed_seconds(parse_time(normalize.started_at), now),
                              0.0)
     # No speed, or no duration (the intake could not measure it): no honest ETA.
-    eta = None if speed is None or duration_ms <= 0 else round(
+    eta = None if speed is None or duration_ms <= 0 else _eta(
         normalize_left + wait + _recognition_seconds(spans, speed=speed, sequential=sequential))
     return Progress(stage="queue" if normalize is None else "normalize", done=0,
                     total=max(len(spans), 1), fraction=round(NORMALIZE_SHARE * share, 4),

@@ -128,13 +128,17 @@ async def test_a_short_record_shows_an_estimate_queued_and_recognizing_and_teach
     await drive(actor, clock, readers, first)
     assert (await record_row(readers, first))["state"] == Stage.DONE.value
     start, half, end = recognizer.seen
-    assert start is not None and half is not None and end is not None
+    assert start is not None
+    assert half is not None
+    assert end is not None
     assert start.stage == half.stage == end.stage == "recognize"
     # The bar moves with time while the one part runs, and never reaches the end.
     assert start.fraction < half.fraction < end.fraction < 1.0
     assert start.eta_seconds == SECONDS * WARMUP
     assert half.eta_seconds == pytest.approx(SECONDS * WARMUP - SECONDS * MEASURED / 2, abs=1)
-    assert end.eta_seconds is not None and end.eta_seconds < half.eta_seconds
+    assert half.eta_seconds is not None
+    assert end.eta_seconds is not None
+    assert end.eta_seconds < half.eta_seconds
     assert await progress(first) is None  # done: no progress
 
     speed = await readers.fetch_one(q.progress.SELECT_SPEED,

@@ -25,8 +25,9 @@ ON CONFLICT (provider, model) DO UPDATE SET
 # The recognition work queued ahead of a record: the records before it in claim order
 # (P2: created_at, then id) still on their way to a transcript, each counted by the
 # share of its parts without a saved answer (all of it before its parts exist).
-# It reads the queue's entries of the claim index (state, halted_at, created_at, id),
-# never the archive's done records, and at most :limit of them (then a lower bound).
+# It reads the queue's own index (idx_audio_records_queue_order, migration 0018) in
+# claim order, never the archive's done records, and at most :limit of them: the first
+# ones the workers will take (beyond them, the sum is a lower bound).
 SELECT_QUEUE_AHEAD = """
 SELECT count(*) AS records, COALESCE(sum(left_ms), 0) AS audio_ms FROM (
     SELECT a.duration_ms * (
@@ -34,9 +35,10 @@ SELECT count(*) AS records, COALESCE(sum(left_ms), 0) AS audio_ms FROM (
                     ELSE (count(*) - count(r.payload_file)) * 1.0 / count(*) END
         FROM recognitions AS r WHERE r.record_id = a.id
     ) AS left_ms
-    FROM audio_records AS a
+    FROM audio_records AS a INDEXED BY idx_audio_records_queue_order
     WHERE a.state IN ('uploaded', 'normalized', 'submitted') AND a.halted_at IS NULL
       AND (a.created_at < :created_at OR (a.created_at = :created_at AND a.id < :record_id))
+    ORDER BY a.created_at, a.id
     LIMIT :limit
 ) AS ahead
 """
