@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers.audio import tone_mp3
 from tests.helpers.factories import make_user
-from tests.helpers.pipeline import MakeActor
+from tests.helpers.pipeline import MakeActor, sample
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import drive, record_row
 from transcriber.db import queries as q
@@ -125,6 +125,8 @@ async def test_a_short_record_shows_an_estimate_queued_and_recognizing_and_teach
     assert (prepared.stage, prepared.eta_seconds) == ("queue", SECONDS * WARMUP)
 
     recognizer.record_id = first
+    used = {"provider": "fake", "outcome": "used"}
+    samples_before = sample("transcriber_recognition_speed_samples_total", used)
     await drive(actor, clock, readers, first)
     assert (await record_row(readers, first))["state"] == Stage.DONE.value
     start, half, end = recognizer.seen
@@ -146,6 +148,7 @@ async def test_a_short_record_shows_an_estimate_queued_and_recognizing_and_teach
     assert speed is not None
     assert speed["real_time_factor"] == pytest.approx(MEASURED, abs=0.01)
     assert speed["samples"] == 1
+    assert sample("transcriber_recognition_speed_samples_total", used) == samples_before + 1
     # The next record's estimate follows what this host measured, not the warm-up.
     after = await progress(second)
     assert after is not None

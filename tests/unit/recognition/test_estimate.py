@@ -14,6 +14,7 @@ from transcriber.db.commands.progress import (
     OUTLIER_RATIO,
     SPEED_WEIGHT,
     next_real_time_factor,
+    sample_kind,
 )
 from transcriber.db.reads.progress import NormalizeProgress, PartProgress, ProgressRecord
 from transcriber.pipeline.estimate import (
@@ -156,6 +157,12 @@ def test_the_speed_is_a_moving_average_weighted_by_the_part_and_bounded() -> Non
     # Under a second of audio says nothing of the speed.
     assert next_real_time_factor(0.1, audio_ms=500, work_ms=5000) == 0.1
     assert next_real_time_factor(None, audio_ms=500, work_ms=5000) is None
+    # How each is counted on /metrics.
+    assert sample_kind(0.1, audio_ms=60_000, work_ms=12_000) == "used"
+    assert sample_kind(None, audio_ms=60_000, work_ms=100_000) == "used"
+    assert sample_kind(0.1, audio_ms=60_000, work_ms=100_000) == "outlier"
+    assert sample_kind(0.1, audio_ms=60_000, work_ms=0) == "outlier"
+    assert sample_kind(0.1, audio_ms=500, work_ms=50) == "skipped"
 
 
 def test_a_host_that_became_slower_is_learned_in_a_few_records() -> None:
