@@ -105,6 +105,12 @@ PROVIDER_CALL_SECONDS = Histogram(
     "transcriber_provider_call_seconds", "Outbound provider calls", ["provider", "call"],
     buckets=_STEP_BUCKETS,
 )
+RECOGNITION_SPEED_SAMPLES = Counter(
+    "transcriber_recognition_speed_samples_total",
+    "Finished parts folded into the stored recognition speed the estimates use, by "
+    "outcome: used, outlier (more than 3x off the stored figure: bounded), skipped "
+    "(under a second of audio)", ["provider", "outcome"],
+)
 RECOGNITION_REALTIME_FACTOR = Histogram(
     "transcriber_recognition_realtime_factor",
     "Seconds of recognition per second of audio (local recognizer; below 1 is faster "

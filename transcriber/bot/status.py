@@ -1,8 +1,9 @@
 """The living status message: the bot's first answer, edited as the record moves.
 
 `render_status` is the one place the text is made, from the record row and an
-optional progress object: the recognition progress and ETA of a long
-recording (`pipeline.progress`, given by the Telegram lifecycle context).
+optional progress object: the progress and the estimated time left of every
+record on its way, queued ones and short ones included (`pipeline.progress`,
+given by the Telegram lifecycle context).
 
 `StatusActor` looks at the live status messages every
 `telegram.status_poll_seconds`, renders each, and edits the ones whose text
@@ -46,8 +47,16 @@ _STAGES: Mapping[str, T] = {
 }
 
 
+# The words of what is happening now, by the progress object's stage: the record's
+# stage names what is achieved (a record `normalized` is being recognized locally).
+_WORKING: Mapping[str, T] = {"normalize": T.STAGE_PREPARING, "recognize": T.STAGE_SUBMITTED}
+
+
 class Progress(Protocol):
-    """What the long-recordings issue's progress object offers (parts done/total too)."""
+    """What the progress object offers (parts done/total too)."""
+
+    @property
+    def stage(self) -> str: ...
 
     @property
     def fraction(self) -> float: ...
@@ -67,9 +76,11 @@ ShownProgress = TypeVar("ShownProgress", bound=Progress)
 
 
 def worth_showing(progress: ShownProgress | None) -> ShownProgress | None:
-    """Pure: progress the sender learns something from (none before the first bit
-    of work is done, so a just-accepted record keeps its "accepted" answer)."""
-    return progress if progress is not None and progress.fraction > 0 else None
+    """Pure: progress the sender learns something from: some work done, or an estimate
+    of the time left (a queued record has one from its first second)."""
+    if progress is None or (progress.fraction <= 0 and progress.eta_seconds is None):
+        return None
+    return progress
 
 
 def stage_text(lang: texts.Language, *, state: str, halted: bool, halt_reason: str | None,
@@ -77,9 +88,9 @@ def stage_text(lang: texts.Language, *, state: str, halted: bool, halt_reason: s
     """A record's stage in words (with its recognition progress, when given)."""
     if halted:
         return texts.say(lang, T.STAGE_HALTED, why=texts.halt_reason_text(lang, halt_reason))
-    stage = texts.say(lang, _STAGES.get(state, T.STAGE_UPLOADED))
     if progress is None or state == Stage.DONE:
-        return stage
+        return texts.say(lang, _STAGES.get(state, T.STAGE_UPLOADED))
+    stage = texts.say(lang, _WORKING.get(progress.stage) or _STAGES.get(state, T.STAGE_UPLOADED))
     percent = int(max(0.0, min(progress.fraction, 1.0)) * 100)
     if progress.eta_seconds is None:
         return texts.say(lang, T.PROGRESS, stage=stage, percent=percent)

@@ -44,6 +44,7 @@ class T(StrEnum):
     HALT_STUCK = "halt_stuck"
     HALT_UNKNOWN = "halt_unknown"
     STAGE_UPLOADED = "stage_uploaded"
+    STAGE_PREPARING = "stage_preparing"
     STAGE_NORMALIZED = "stage_normalized"
     STAGE_SUBMITTED = "stage_submitted"
     STAGE_TRANSCRIBED = "stage_transcribed"
@@ -136,6 +137,7 @@ EN: Mapping[T, str] = {
     T.HALT_STUCK: "transcription took far longer than it should",
     T.HALT_UNKNOWN: "an unexpected problem",
     T.STAGE_UPLOADED: "received, waiting to be prepared",
+    T.STAGE_PREPARING: "being prepared",
     T.STAGE_NORMALIZED: "prepared, waiting for recognition",
     T.STAGE_SUBMITTED: "being recognised",
     T.STAGE_TRANSCRIBED: "recognised, finishing",
@@ -226,6 +228,7 @@ RU: Mapping[T, str] = {
     T.HALT_STUCK: "расшифровка шла намного дольше, чем должна",
     T.HALT_UNKNOWN: "непредвиденная неполадка",
     T.STAGE_UPLOADED: "получена, ждёт подготовки",
+    T.STAGE_PREPARING: "готовится",
     T.STAGE_NORMALIZED: "подготовлена, ждёт распознавания",
     T.STAGE_SUBMITTED: "распознаётся",
     T.STAGE_TRANSCRIBED: "распознана, завершаю",

@@ -73,6 +73,7 @@ class Progress:
     done: int
     total: int
     fraction: float  # clamped to [0, 1]
+    eta_seconds: float | None = None  # finite and not negative, or None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,9 +126,12 @@ def _progress(value: object) -> Progress | None:
     fraction = _number(value.get("fraction"))
     if fraction is None:
         raise BadAnswer(say("answer.card", field="progress.fraction"))
+    eta = _number(value.get("eta_seconds"))
     return Progress(stage=_field(value, "stage", str), done=_field(value, "done", int),
                     total=_field(value, "total", int),
-                    fraction=min(max(fraction, 0.0), 1.0) if math.isfinite(fraction) else 0.0)
+                    fraction=min(max(fraction, 0.0), 1.0) if math.isfinite(fraction) else 0.0,
+                    eta_seconds=eta if eta is not None and math.isfinite(eta) and eta >= 0
+                    else None)
 
 
 def _number(value: object) -> float | None:

@@ -148,13 +148,29 @@ async def _send(link: Link, client: Client, item: Item) -> None:
         return
 
 
-def _progress_line(item: Item, card: Card) -> str:
-    name = shown(item.path.name)
+def progress_line(name: str, card: Card) -> str:
+    """Pure: a record's line while `--wait` follows it (stage, parts, share, time left);
+    `name` is already made safe to print."""
     if card.progress is not None:
         return say("upload.progress", name=name, stage=shown(card.progress.stage),
                    done=card.progress.done, total=card.progress.total,
-                   percent=round(card.progress.fraction * 100))
+                   percent=int(card.progress.fraction * 100),
+                   eta=time_left(card.progress.eta_seconds))
     return say("upload.stage", name=name, stage=shown(card.stage))
+
+
+def time_left(eta_seconds: float | None) -> str:
+    """Pure: the card's `eta_seconds` in words, `, about 3 min left` (empty without one).
+    Whole minutes, as the web card says it: the line changes when the estimate does."""
+    if eta_seconds is None:
+        return ""
+    if eta_seconds < 60:
+        left = say("upload.eta_under_minute")
+    else:
+        hours, minutes = divmod(round(eta_seconds / 60), 60)
+        left = say("upload.eta_hours", hours=hours, minutes=minutes) if hours \
+            else say("upload.eta_minutes", minutes=minutes)
+    return say("upload.eta", left=left)
 
 
 async def _follow(link: Link, client: Client, item: Item) -> None:
@@ -185,11 +201,13 @@ async def _follow(link: Link, client: Client, item: Item) -> None:
             # description is written too, so the transcript carries its title.
             if card.stage == "done" and card.poll_seconds is None:
                 break
-            line = _progress_line(item, card)
+            line = progress_line(shown(item.path.name), card)
             if link.err.isatty():
                 bar.n = round((card.progress.fraction if card.progress else 0.0) * 100)
                 bar.set_postfix_str(shown(card.progress.stage if card.progress
-                                          else card.stage))
+                                          else card.stage)
+                                    + time_left(card.progress.eta_seconds if card.progress
+                                                else None))
             elif line != item.shown:
                 print(line, file=link.err)
             item.shown = line

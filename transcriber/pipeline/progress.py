@@ -6,10 +6,16 @@ Telegram status message and `transcriber transcribe` all call one of them.
 
 `fraction` covers the whole way: normalization is its first
 `NORMALIZE_SHARE`, recognition the rest, in proportion to the audio of the
-parts whose answers are saved. Both only grow (a normalization report never
-moves back, a saved part stays saved), so `fraction` never goes backwards.
-The ETA of recognition is the audio left times the real-time factor
-measured on this machine (`recognition_speed`); no measurement, no ETA.
+parts whose answers are saved, plus the share of each running part that the
+time since its start says is done (`estimate.running_share`, capped below the
+whole part until its answer is saved): a short record's bar moves too.
+
+`eta_seconds` is the time left until the recognition is done, for every record
+queued, normalized or recognized: the work queued ahead of it (local work,
+`parallel` at a time), its normalization, and its own audio not recognized yet,
+all at the speed this host measured for the provider and model
+(`recognition_speed`), or before any measurement the recognizer's warm-up
+figure. No speed at all (a caller passing None), no ETA.
 """
 
 from __future__ import annotations
@@ -23,6 +29,14 @@ from transcriber.clock import parse_time
 from transcriber.db import reads
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.progress import NormalizeProgress, PartProgress
+from transcriber.pipeline.estimate import (
+    NORMALIZE_REAL_TIME_FACTOR,
+    elapsed_seconds,
+    expected_seconds,
+    queue_wait_seconds,
+    running_seconds_left,
+    running_share,
+)
 from transcriber.pipeline.parts import PartPlan, plan_parts, plans_from_offsets
 from transcriber.pipeline.steps._common import overlap_ms_of
 from transcriber.ports import Recognizer
@@ -31,6 +45,12 @@ from transcriber.stages import Stage
 
 NORMALIZE_SHARE = 0.05
 _IN_PROGRESS = (Stage.UPLOADED.value, Stage.NORMALIZED.value, Stage.SUBMITTED.value)
+# A queued record's wait reads at most this many records ahead of it (then the wait
+# is a lower bound): the estimate of one card never costs more than that.
+QUEUE_LOOKAHEAD = 500
+# The warm-up figure of a door that does not hold the recognizer (`serve --role web`),
+# until the worker has measured one part: conservative for every provider we have.
+WARMUP_REAL_TIME_FACTOR = 0.3
 
 
 class OnItsWay(Protocol):
@@ -48,10 +68,15 @@ class OnItsWay(Protocol):
     @property
     def duration_ms(self) -> int: ...
 
+    @property
+    def created_at(self) -> str: ...
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Progress:
-    stage: Literal["normalize", "recognize"]
+    # `queue`: waiting for a worker (nothing of it has run yet); `normalize`: ffmpeg
+    # converts it; `recognize`: its parts are being recognized.
+    stage: Literal["queue", "normalize", "recognize"]
     done: int
     total: int
     fraction: float
@@ -75,8 +100,22 @@ def part_spans(parts: Sequence[PartProgress], *, duration_ms: int,
     return sorted(spans, key=lambda plan: plan.index)
 
 
-def _seconds_since(moment: str | None, now: datetime) -> float:
-    return 0.0 if moment is None else max((now - parse_time(moment)).total_seconds(), 0.0)
+def running_parts(parts: Sequence[PartProgress]) -> dict[int, datetime]:
+    """Pure: the parts started and not answered yet, with their start."""
+    return {p.part_index: parse_time(p.started_at) for p in parts
+            if p.started_at is not None and p.payload_file is None}
+
+
+def _recognition_seconds(spans: Sequence[PartPlan], *, speed: float, sequential: bool) -> float:
+    """Pure: the recognition of these spans, none started: one after another, or side
+    by side (the longest decides)."""
+    each = [expected_seconds(s.length_ms, speed) for s in spans]
+    return (sum(each) if sequential else max(each, default=0.0))
+
+
+def _eta(seconds: float) -> int:
+    """Pure: whole seconds left, at least one while anything is left (0 reads as done)."""
+    return max(round(seconds), 1)
 
 
 def progress_of(
@@ -89,55 +128,79 @@ def progress_of(
     overlap_ms: int,
     sequential: bool,
     now: datetime,
+    queue_ms: int = 0,
+    parallel: int = 1,
 ) -> Progress | None:
     """Pure: the progress of a record, or None when it is not on its way (done, halted).
 
     `parts` are the record's recognition parts; `planned` is the cut the
     configured recognizer would make, for a record whose parts are not registered
-    yet; `sequential`: the parts are recognized one after another (local work).
+    yet; `sequential`: the parts are recognized one after another (local work);
+    `queue_ms`: the audio queued ahead of it, recognized `parallel` at a time.
     """
     if record.halted_at is not None or record.state not in _IN_PROGRESS:
         return None
     duration_ms = record.duration_ms
-    if record.state == Stage.UPLOADED.value:
-        return _normalizing(normalize, duration_ms=duration_ms, total_parts=len(planned),
-                            now=now)
     spans = part_spans(parts, duration_ms=duration_ms, overlap_ms=overlap_ms) if parts \
         else list(planned)
+    speed = real_time_factor
+    wait = 0.0 if speed is None else queue_wait_seconds(queue_ms, speed=speed,
+                                                          parallel=parallel)
+    if record.state == Stage.UPLOADED.value:
+        return _normalizing(normalize, duration_ms=duration_ms, spans=spans, speed=speed,
+                            sequential=sequential, wait=wait, now=now)
     saved = {p.part_index for p in parts if p.payload_file is not None}
-    started = {p.part_index: p.started_at for p in parts}
+    started = running_parts(parts)
     total_audio = sum(s.length_ms for s in spans) or 1
     done_audio = sum(s.length_ms for s in spans if s.index in saved)
     waiting = [s for s in spans if s.index not in saved]
-    fraction = NORMALIZE_SHARE + (1 - NORMALIZE_SHARE) * min(done_audio / total_audio, 1.0)
+    running = [s for s in waiting if s.index in started]
+    moving = 0.0 if speed is None else sum(
+        running_share(started[s.index], now, duration_ms=s.length_ms, speed=speed) * s.length_ms
+        for s in running)
+    fraction = NORMALIZE_SHARE + (1 - NORMALIZE_SHARE) * min(
+        (done_audio + moving) / total_audio, 1.0)
     eta: int | None = None
-    if real_time_factor is not None:
-        if not waiting:
+    if speed is not None:
+        lefts = [running_seconds_left(started[s.index], now, duration_ms=s.length_ms,
+                                      speed=speed)
+                 if s.index in started else expected_seconds(s.length_ms, speed)
+                 for s in waiting]
+        if not lefts:
             eta = 0
         elif sequential:
-            eta = round(sum(s.length_ms for s in waiting) / 1000 * real_time_factor)
+            # Nothing of it running: it waits for the local work queued ahead first.
+            eta = _eta(sum(lefts) + (0.0 if running else wait))
         else:
             # Remote parts run side by side: the slowest one still running decides.
-            eta = round(max(
-                max(s.length_ms / 1000 * real_time_factor
-                    - _seconds_since(started.get(s.index), now), 0.0)
-                for s in waiting))
-    return Progress(stage="recognize", done=len(saved & {s.index for s in spans}),
+            eta = _eta(max(lefts))
+    stage: Literal["queue", "recognize"] = "recognize" if running or saved else "queue"
+    return Progress(stage=stage, done=len(saved & {s.index for s in spans}),
                     total=len(spans), fraction=round(fraction, 4), eta_seconds=eta)
 
 
-def _normalizing(normalize: NormalizeProgress | None, *, duration_ms: int, total_parts: int,
-                 now: datetime) -> Progress:
+def _normalizing(normalize: NormalizeProgress | None, *, duration_ms: int,
+                 spans: Sequence[PartPlan], speed: float | None, sequential: bool,
+                 wait: float, now: datetime) -> Progress:
     done_ms = 0 if normalize is None else normalize.done_ms
     total_ms = duration_ms if normalize is None else normalize.total_ms or duration_ms
     share = min(done_ms / total_ms, 1.0) if total_ms > 0 else 0.0
-    eta: int | None = None
-    if normalize is not None and done_ms > 0:
+    expected = expected_seconds(total_ms, NORMALIZE_REAL_TIME_FACTOR)
+    if normalize is None:
+        normalize_left = expected  # not started: it is queued
+    elif done_ms > 0:
         # ffmpeg's own pace so far is the best guess for the rest of this file.
-        elapsed = _seconds_since(normalize.started_at, now)
-        eta = round(elapsed * max(total_ms - done_ms, 0) / done_ms)
-    return Progress(stage="normalize", done=0, total=max(total_parts, 1),
-                    fraction=round(NORMALIZE_SHARE * share, 4), eta_seconds=eta)
+        elapsed = elapsed_seconds(parse_time(normalize.started_at), now)
+        normalize_left = elapsed * max(total_ms - done_ms, 0) / done_ms
+    else:
+        normalize_left = max(expected - elapsed_seconds(parse_time(normalize.started_at), now),
+                             0.0)
+    # No speed, or no duration (the intake could not measure it): no honest ETA.
+    eta = None if speed is None or duration_ms <= 0 else _eta(
+        normalize_left + wait + _recognition_seconds(spans, speed=speed, sequential=sequential))
+    return Progress(stage="queue" if normalize is None else "normalize", done=0,
+                    total=max(len(spans), 1), fraction=round(NORMALIZE_SHARE * share, 4),
+                    eta_seconds=eta)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,21 +211,29 @@ class Configured:
     model: str
     max_part_ms: int | None
     sequential: bool
+    # Recognitions at once (local work: the recognizer's model runs).
+    parallel: int
+    # Seconds of work per second of audio before this host has measured any.
+    warmup_real_time_factor: float
 
     @classmethod
     def of(cls, settings: Settings, recognizer: Recognizer | None) -> Configured:
+        parallel = max(settings.recognizer.concurrency, 1)
         if recognizer is not None:
             return cls(provider=recognizer.provider, model=recognizer.model,
                        max_part_ms=recognizer.max_part_ms,
-                       sequential=recognizer.finishes_in_submit)
+                       sequential=recognizer.finishes_in_submit, parallel=parallel,
+                       warmup_real_time_factor=recognizer.expected_real_time_factor)
         # A door without the recognizer object (it runs elsewhere) reads the settings.
         options = settings.recognizer
         if options.provider == "local":
             model = options.model_dir.name if options.model_dir else "whisper-base"
             return cls(provider="local", model=model, max_part_ms=options.part_seconds * 1000,
-                       sequential=True)
+                       sequential=True, parallel=parallel,
+                       warmup_real_time_factor=WARMUP_REAL_TIME_FACTOR)
         return cls(provider=options.provider, model=settings.speechkit.model,
-                   max_part_ms=settings.speechkit.max_part_seconds * 1000, sequential=False)
+                   max_part_ms=settings.speechkit.max_part_seconds * 1000, sequential=False,
+                   parallel=parallel, warmup_real_time_factor=WARMUP_REAL_TIME_FACTOR)
 
 
 async def load_progress(readers: ReaderPool, record_id: str, *, settings: Settings,
@@ -185,13 +256,23 @@ async def progress_for_row(readers: ReaderPool, record: OnItsWay, *, settings: S
     parts = await reads.progress.parts(readers, record_id=record.id)
     provider = parts[0].provider if parts else configured.provider
     model = parts[0].model if parts else configured.model
-    speed = await reads.progress.real_time_factor(readers, provider=provider, model=model)
+    measured = await reads.progress.real_time_factor(readers, provider=provider, model=model)
+    speed = configured.warmup_real_time_factor if measured is None else measured
     normalize = None
     if record.state == Stage.UPLOADED.value:
         normalize = await reads.progress.normalize_progress(readers, record_id=record.id)
+    queue_ms = 0
+    if configured.sequential and record.state != Stage.SUBMITTED.value \
+            and not running_parts(parts):
+        # Local work waits for the records before it; a remote provider runs them all.
+        ahead = await reads.progress.queue_ahead(readers, record_id=record.id,
+                                                 created_at=record.created_at,
+                                                 limit=QUEUE_LOOKAHEAD)
+        queue_ms = ahead.audio_ms
     overlap_ms = overlap_ms_of(settings, provider)
     planned = plan_parts(record.duration_ms, max_part_ms=configured.max_part_ms,
                          overlap_ms=overlap_ms)
     return progress_of(
         record, parts, real_time_factor=speed, normalize=normalize, planned=planned,
-        overlap_ms=overlap_ms, sequential=configured.sequential, now=now)
+        overlap_ms=overlap_ms, sequential=configured.sequential, now=now,
+        queue_ms=queue_ms, parallel=configured.parallel)

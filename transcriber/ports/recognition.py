@@ -90,6 +90,11 @@ class Recognizer(Protocol):
     def finishes_in_submit(self) -> bool:
         """`submit` returns the answer (local work): one part is recognized per claim."""
 
+    @property
+    def expected_real_time_factor(self) -> float:
+        """Seconds of work per second of audio to expect before this host has measured
+        any (a conservative warm-up figure: the ETA of the very first record)."""
+
     async def submit(self, part: AudioPart) -> Submitted: ...
 
     async def fetch(self, external_id: str) -> bytes | None: ...

@@ -145,6 +145,10 @@ class WhisperRecognizer:
     payload_ext = ".json"
     needs_object_store = False
     finishes_in_submit = True
+    # Before this host has measured: about three times the bundled model's 0.063
+    # end to end on one hour (docs/recognition.md), as a short record's fixed
+    # costs (loading the model, speakers) weigh more; a larger model is slower.
+    expected_real_time_factor = 0.2
 
     @property
     def max_part_ms(self) -> int | None:

@@ -43,6 +43,7 @@ class FakeRecognizer:
         needs_object_store: bool = False,
         max_part_ms: int | None = None,
         limit_seconds: float | None = None,
+        expected_real_time_factor: float = 0.5,
     ) -> None:
         self.utterances = list(utterances)
         self.finishes_in_submit = finishes_in_submit
@@ -50,6 +51,7 @@ class FakeRecognizer:
         self.needs_object_store = needs_object_store
         self.max_part_ms = max_part_ms
         self.limit_seconds = limit_seconds
+        self.expected_real_time_factor = expected_real_time_factor
         self.submitted: list[AudioPart] = []
         self.fetched: list[str] = []
         self.submit_faults: deque[BaseException] = deque()

@@ -74,11 +74,14 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["stage", "done", "total", "fraction", "eta_seconds"],
         "additionalProperties": False,
-        "description": "How far a record on its way to a transcript is: parts of the "
-                       "recognition saved, the whole way as a fraction that never goes "
-                       "back, and the seconds left at the speed measured on this machine.",
+        "description": "How far a record on its way to a transcript is: waiting in "
+                       "the queue, normalized or recognized; parts of the recognition "
+                       "saved, the whole way as a fraction (a running part's share "
+                       "estimated from the time since it started), and the seconds left "
+                       "until the recognition is done at the speed this host measured "
+                       "(before any measurement, the recognizer's warm-up figure).",
         "properties": {
-            "stage": {"type": "string", "enum": ["normalize", "recognize"]},
+            "stage": {"type": "string", "enum": ["queue", "normalize", "recognize"]},
             "done": {"type": "integer", "minimum": 0},
             "total": {"type": "integer", "minimum": 1},
             "fraction": {"type": "number", "minimum": 0, "maximum": 1},

@@ -167,6 +167,7 @@ def test_status_shows_the_progress_of_a_record_on_its_way() -> None:
     class Shown:
         fraction: float
         eta_seconds: float | None
+        stage: str = "queue"
 
     records = [RecentRecord(id="r1", title="Lecture", original_filename="", state="normalized",
                             halted_at=None, halt_reason=None, created_at="2026-01-01T00:00:00Z"),

@@ -27,9 +27,11 @@ from transcriber.bot.status import (
 )
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.settings import TelegramSettings
+from transcriber.pipeline.progress import load_progress
+from transcriber.settings import Settings, TelegramSettings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_telegram import FakeTelegram
+from transcriber.testing.recognizer import FakeRecognizer
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -193,6 +195,7 @@ async def test_a_deleted_status_message_stops_being_followed(rig: Rig) -> None:
 class _Progress:
     fraction: float
     eta_seconds: float | None
+    stage: str = "queue"
 
 
 def test_the_progress_hook_shows_percent_and_eta() -> None:
@@ -240,3 +243,49 @@ def test_the_throttle_allows_one_edit_per_interval_and_honours_holds() -> None:
     assert throttle.may_edit(1, 20.0)
 
 
+
+
+def test_a_queued_record_shows_its_estimate_and_a_running_one_what_happens() -> None:
+    queued = _Progress(fraction=0.0, eta_seconds=40, stage="queue")
+    assert worth_showing(queued) is queued  # nothing done yet, but an estimate to tell
+    text = render_status("en", state="uploaded", halted=False, halt_reason=None,
+                         progress=queued)
+    assert text == en(T.STATUS_MESSAGE, stage=en(
+        T.PROGRESS_ETA, stage=en(T.STAGE_UPLOADED), percent=0, eta=en(T.SECONDS, n="40")))
+    russian = render_status("ru", state="normalized", halted=False, halt_reason=None,
+                            progress=_Progress(fraction=0.5, eta_seconds=5, stage="recognize"))
+    assert russian == texts.say("ru", T.STATUS_MESSAGE, stage=texts.say(
+        "ru", T.PROGRESS_ETA, stage=texts.say("ru", T.STAGE_SUBMITTED), percent=50,
+        eta=texts.say("ru", T.SECONDS, n="5")))
+    assert "распознаётся" in russian
+    assert "осталось около 5" in russian
+    preparing = render_status("en", state="uploaded", halted=False, halt_reason=None,
+                              progress=_Progress(fraction=0.01, eta_seconds=None,
+                                                 stage="normalize"))
+    assert preparing == en(T.STATUS_MESSAGE, stage=en(
+        T.PROGRESS, stage=en(T.STAGE_PREPARING), percent=1))
+
+
+async def test_a_short_voice_message_gets_an_estimate_in_its_first_edit(
+    rig: Rig, readers: ReaderPool, writer: Writer, clock: FakeClock,
+) -> None:
+    """The real progress read: a voice message just taken in (3 s, queued) is shown
+    with its estimate at the status actor's first round."""
+    record_id, message_id = await rig.take(ALICE_ID)
+    settings = Settings()
+    recognizer = FakeRecognizer(expected_real_time_factor=5.0)
+
+    async def progress(of: str) -> Progress | None:
+        return worth_showing(await load_progress(readers, of, settings=settings,
+                                                 now=clock.now(), recognizer=recognizer))
+
+    found = await load_progress(readers, record_id, settings=settings, now=clock.now(),
+                                recognizer=recognizer)
+    assert found is not None
+    # The fake transcoder's 3 s of audio at 5 s of work a second (and a moment for ffmpeg).
+    assert (found.stage, found.eta_seconds) == ("queue", 15)
+    actor = StatusActor(rig.bot, settings=rig.settings, readers=readers, writer=writer,
+                        clock=clock, progress=progress)
+    await actor.round()
+    assert rig.edits_of(message_id) == [en(T.STATUS_MESSAGE, stage=en(
+        T.PROGRESS_ETA, stage=en(T.STAGE_UPLOADED), percent=0, eta=en(T.SECONDS, n="15")))]

@@ -95,9 +95,10 @@ async def test_list_item_shape(client: Client) -> None:
     # Nobody described it yet (it is not done).
     assert record["described"] == {"title": None, "brief": None, "topics": None, "by": None,
                                    "state": None}
-    # Just accepted: on its way, nothing normalized yet, no speed measured.
-    assert record["progress"] == {"stage": "normalize", "done": 0, "total": 1,
-                                  "fraction": 0.0, "eta_seconds": None}
+    # Just accepted: queued, nothing normalized yet, no speed measured: the warm-up
+    # figure's estimate (a second of audio: a moment).
+    assert record["progress"] == {"stage": "queue", "done": 0, "total": 1,
+                                  "fraction": 0.0, "eta_seconds": 1}
 
 
 @pytest.mark.parametrize("params", [

@@ -23,7 +23,7 @@ HOUR = 60 * MINUTE
 def _record(state: str, *, duration_ms: int = HOUR, halted: bool = False) -> ProgressRecord:
     return ProgressRecord(id="r", state=state, duration_ms=duration_ms,
                           halted_at=format_time(NOW) if halted else None,
-                          state_entered_at=format_time(NOW))
+                          state_entered_at=format_time(NOW), created_at=format_time(NOW))
 
 
 def _parts(duration_ms: int, *, saved: int, started: datetime | None = None,
@@ -93,7 +93,9 @@ def test_normalization_reports_its_own_share_and_pace() -> None:
                                                                        started=started))
     assert progress.stage == "normalize"
     assert progress.fraction == pytest.approx(NORMALIZE_SHARE / 3, abs=1e-4)
-    assert progress.eta_seconds == 60  # a third in 30 s: two thirds in 60 s
+    # A third in 30 s: two thirds in 60 s; then the recognition of the planned parts.
+    planned_audio_s = (HOUR + 6 * 4000) / 1000
+    assert progress.eta_seconds == round(60 + planned_audio_s * 0.1)
     assert _progress(_record("uploaded"), [], normalize=None).fraction == 0.0
 
 

@@ -111,7 +111,8 @@ def test_progress_counts_every_part_of_every_channel() -> None:
                      started_at=format_time(now), finished_at=None)
         for k, offset in enumerate((0, 10 * MINUTE)) for c in (0, 1)]
     record = ProgressRecord(id="r", state="normalized", duration_ms=20 * MINUTE,
-                            halted_at=None, state_entered_at=format_time(now))
+                            halted_at=None, state_entered_at=format_time(now),
+                            created_at=format_time(now))
     progress = progress_of(record, parts, real_time_factor=0.5, normalize=None, planned=[],
                            overlap_ms=0, sequential=True, now=now)
     assert progress is not None

@@ -118,6 +118,23 @@ class SetExternalId(Command[bool]):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MarkPartStarted(Command[bool]):
+    """A local recognizer starts on this part now (its holder only); False: not written
+    (the part's answer is saved already, or the claim is gone)."""
+
+    name: ClassVar[str] = "mark_recognition_started"
+    recognition_id: str
+    record_id: str
+    token: str
+
+    async def execute(self, ctx: WriteContext) -> bool:
+        cursor = await ctx.conn.execute(q.recognition.MARK_PART_STARTED, {
+            "id": self.recognition_id, "record_id": self.record_id, "token": self.token,
+            "now": ctx.now()})
+        return cursor.rowcount == 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SavePayload(Command[bool]):
     """The `files` row of the saved provider answer, and the part marked finished."""
 

@@ -27,8 +27,11 @@ SELECT id, record_id, part_index, offset_ms, channel, provider, model, external_
 FROM recognitions WHERE record_id = :record_id ORDER BY part_index
 """
 
+# A local part's `started_at` was written when its recognition began (`MARK_PART_STARTED`):
+# kept, so its progress and measured speed start there, not at its end.
 SET_EXTERNAL_ID = """
-UPDATE recognitions SET external_id = :external_id, started_at = :now, updated_at = :now
+UPDATE recognitions SET external_id = :external_id, started_at = COALESCE(started_at, :now),
+    updated_at = :now
 WHERE id = :id AND external_id IS NULL
   AND EXISTS (SELECT 1 FROM audio_records WHERE id = :record_id AND acquisition_id = :token)
 """
@@ -36,6 +39,14 @@ WHERE id = :id AND external_id IS NULL
 # A part whose operation failed retryably was submitted again: the new id replaces the old.
 REPLACE_EXTERNAL_ID = """
 UPDATE recognitions SET external_id = :external_id, started_at = :now, updated_at = :now
+WHERE id = :id AND payload_file IS NULL
+  AND EXISTS (SELECT 1 FROM audio_records WHERE id = :record_id AND acquisition_id = :token)
+"""
+
+# A part a local recognizer starts on now (each try anew): the progress of the part
+# running moves from this moment (docs/pipeline.md, "Progress and ETA").
+MARK_PART_STARTED = """
+UPDATE recognitions SET started_at = :now, updated_at = :now
 WHERE id = :id AND payload_file IS NULL
   AND EXISTS (SELECT 1 FROM audio_records WHERE id = :record_id AND acquisition_id = :token)
 """

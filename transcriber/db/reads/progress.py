@@ -17,11 +17,13 @@ class ProgressRecord:
     halted_at: str | None
     duration_ms: int
     state_entered_at: str
+    created_at: str
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> ProgressRecord:
         return cls(id=row["id"], state=row["state"], halted_at=row["halted_at"],
-                   duration_ms=row["duration_ms"], state_entered_at=row["state_entered_at"])
+                   duration_ms=row["duration_ms"], state_entered_at=row["state_entered_at"],
+                   created_at=row["created_at"])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +64,18 @@ class NormalizeProgress:
                    updated_at=row["updated_at"])
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueAhead:
+    """The recognition work before a record in claim order (`SELECT_QUEUE_AHEAD`)."""
+
+    records: int
+    audio_ms: int
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> QueueAhead:
+        return cls(records=int(row["records"]), audio_ms=round(float(row["audio_ms"])))
+
+
 async def progress_record(readers: ReaderPool, *, record_id: str) -> ProgressRecord | None:
     row = await readers.fetch_one(q.progress.SELECT_PROGRESS_RECORD, {"record_id": record_id})
     return None if row is None else ProgressRecord.from_row(row)
@@ -76,6 +90,14 @@ async def real_time_factor(readers: ReaderPool, *, provider: str, model: str) ->
     """Seconds of work per second of audio measured on this machine; None: not measured."""
     row = await readers.fetch_one(q.progress.SELECT_SPEED, {"provider": provider, "model": model})
     return None if row is None else float(row["real_time_factor"])
+
+
+async def queue_ahead(readers: ReaderPool, *, record_id: str, created_at: str,
+                      limit: int) -> QueueAhead:
+    """The work queued before this record (at most `limit` records of it are read)."""
+    row = await readers.fetch_one(q.progress.SELECT_QUEUE_AHEAD, {
+        "record_id": record_id, "created_at": created_at, "limit": limit})
+    return QueueAhead(records=0, audio_ms=0) if row is None else QueueAhead.from_row(row)
 
 
 async def normalize_progress(readers: ReaderPool, *,

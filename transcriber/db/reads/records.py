@@ -160,12 +160,13 @@ class RecordState:
     halt_reason: str | None
     error_text: str | None
     duration_ms: int
+    created_at: str
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> RecordState:
         return cls(id=row["id"], state=row["state"], halted_at=row["halted_at"],
                    halt_reason=row["halt_reason"], error_text=row["error_text"],
-                   duration_ms=row["duration_ms"])
+                   duration_ms=row["duration_ms"], created_at=row["created_at"])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,6 +19,7 @@ import structlog
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import (
+    MarkPartStarted,
     PayloadAlreadySaved,
     Recognition,
     RegisterParts,
@@ -167,13 +168,9 @@ class SubmitStep:
         pending = [(plan, channel) for plan, channel in plans if plan.index not in saved]
         if pending:
             plan, channel = pending[0]
-            started = job.clock.monotonic()
             await submit_part(job, plan, recognizer=recognizer, store=self._store,
                               cutter=self._cutter, normalized=normalized, whole=False,
                               words=words, channel=channel)
-            await job.writer.ask(MeasureSpeed(
-                provider=recognizer.provider, model=recognizer.model, audio_ms=plan.length_ms,
-                work_ms=round((job.clock.monotonic() - started) * 1000)))
             log.info("recognition_part_done", record_id=job.record_id, part=plan.index,
                      parts=len(plans), channel=channel)
             if len(pending) > 1:
@@ -294,12 +291,23 @@ async def submit_part(
         # Counted by the kill -9 tests: a part started twice is a part paid twice.
         log.info("recognition_started", record_id=job.record_id, part=plan.index,
                  provider=recognizer.provider)
+        if recognizer.finishes_in_submit:
+            # The progress of this part moves from now (docs/pipeline.md, "Progress and ETA").
+            await job.writer.ask(MarkPartStarted(recognition_id=row.id,
+                                                 record_id=job.record_id, token=job.token))
+        started = job.clock.monotonic()
         try:
             async with asyncio.timeout(limit):
                 submitted = await recognizer.submit(audio)
         except TimeoutError:
             raise TransientFailure(
                 f"recognition ran past its limit of {int(limit or 0)} s") from None
+        if recognizer.finishes_in_submit:
+            # Local work's speed, measured on every part, a short record's one part too
+            # (a remote operation's is measured by the poll that finds it done).
+            await job.writer.ask(MeasureSpeed(
+                provider=recognizer.provider, model=recognizer.model, audio_ms=plan.length_ms,
+                work_ms=round((job.clock.monotonic() - started) * 1000)))
     finally:
         if part_file is not None:
             part_file.unlink(missing_ok=True)

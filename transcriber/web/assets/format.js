@@ -77,7 +77,7 @@ export function isSettled(record) {
   return record.halt !== null || record.stage === "done";
 }
 
-const PROGRESS_STAGES = ["normalize", "recognize"];
+const PROGRESS_STAGES = ["queue", "normalize", "recognize"];
 
 /** 65 → "about 1 min left", 7300 → "about 2 h 2 min left", null → "". */
 export function eta(seconds) {

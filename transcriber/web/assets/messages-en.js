@@ -18,6 +18,7 @@ export const MESSAGES = {
   "title.upload": "Upload · Transcriber",
   "title.settings": "Settings · Transcriber",
   "title.record": "{name} · Transcriber",
+  "progress.queue": "Waiting in line",
   "progress.normalize": "Preparing the audio",
   "progress.recognize": "Recognizing",
   "progress.part": "part {part} of {total}",

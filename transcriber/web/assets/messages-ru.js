@@ -18,6 +18,7 @@ export const MESSAGES = {
   "title.upload": "Загрузка · Transcriber",
   "title.settings": "Настройки · Transcriber",
   "title.record": "{name} · Transcriber",
+  "progress.queue": "В очереди",
   "progress.normalize": "Подготовка аудио",
   "progress.recognize": "Распознавание",
   "progress.part": "часть {part} из {total}",
