@@ -39,6 +39,7 @@ async def webhooks_ctx(app: web.Application) -> AsyncIterator[None]:
         app[keys.WEBHOOK_TRANSPORT] = HttpWebhookTransport(
             allow_private=hooks.allow_private_targets,
             connect_timeout_seconds=hooks.connect_timeout_seconds,
+            resolve_timeout_seconds=hooks.connect_timeout_seconds,
             request_timeout_seconds=hooks.request_timeout_seconds,
             concurrency=hooks.concurrency)
     transport = app[keys.WEBHOOK_TRANSPORT]
