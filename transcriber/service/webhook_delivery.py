@@ -14,7 +14,8 @@ signed afresh (`webhook_signature.sign`, the attempt's time in it); the body
 is built at the first attempt — the record's card as `GET
 /app/audiorecords/{id}` answers it, without `transcript` and `utterances`,
 or, for a deletion or a record gone since, what was known when the event was
-written — and kept, so every retry sends the same bytes. What an answer
+written — and written to the delivery's row (`PinBody`) before that attempt
+is sent, so every later try, one after a crash included, sends the same bytes. What an answer
 means is `webhook_rules.verdict`: a 2xx delivers, a 410 disables the webhook,
 anything else is tried again (1 s doubling to 10 min, a longer `Retry-After`
 wins) until `webhooks.delivery_window_hours` have passed since the event.
@@ -33,7 +34,7 @@ import structlog
 
 from transcriber.clock import Clock, format_time, parse_time, rest
 from transcriber.db import reads
-from transcriber.db.commands.webhooks import RecordAttempt
+from transcriber.db.commands.webhooks import PinBody, RecordAttempt
 from transcriber.db.reads.webhooks import DueDelivery
 from transcriber.observability import WEBHOOK_DELIVERIES, WEBHOOK_QUEUE_DEPTH
 from transcriber.ports import WebhookTransport, WebhookUnreachable
@@ -108,7 +109,12 @@ class WebhookDelivery:
 
     async def attempt(self, due: DueDelivery) -> None:
         """One try of one delivery, its result written (never raises but for the writer)."""
-        body = due.body if due.body is not None else await self.payload(due)
+        body = due.body
+        if body is None:
+            body = await self._writer.ask(PinBody(delivery_id=due.id,
+                                                  body=await self.payload(due)))
+            if body is None:  # deleted with its webhook meanwhile: nothing to send
+                return
         now = self._clock.now()
         headers = {
             "Content-Type": "application/json",

@@ -94,6 +94,27 @@ class DeleteWebhook(Command[None]):
             raise NotFound(f"webhook {self.webhook_id} not found")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PinBody(Command[bytes | None]):
+    """Keep `body` as the delivery's payload unless it has one: answers the body
+    to send (the one kept), None when the delivery is no longer pending.
+
+    Written before the first POST leaves: a process killed after sending and
+    before the result was written sends these bytes again after the restart,
+    never a newer card under the same delivery id."""
+
+    name: ClassVar[str] = "webhook_pin_body"
+    savepoint: ClassVar[bool] = False  # one statement
+    delivery_id: str
+    body: bytes
+
+    async def execute(self, ctx: WriteContext) -> bytes | None:
+        async with ctx.conn.execute(q.webhooks.PIN_BODY,
+                                    {"id": self.delivery_id, "body": self.body}) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else bytes(row["body"])
+
+
 AttemptOutcome = Literal["delivered", "retry", "failed", "gone"]
 
 

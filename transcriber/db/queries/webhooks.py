@@ -88,6 +88,15 @@ QUEUE_DEPTH = """
 SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'
 """
 
+# The body is written before its first try is sent (and kept: coalesce), so
+# a try cut by a crash and every later one send the same bytes. No row: the
+# delivery is not pending any more (its webhook was deleted).
+PIN_BODY = """
+UPDATE webhook_deliveries SET body = coalesce(body, :body)
+WHERE id = :id AND state = 'pending'
+RETURNING body
+"""
+
 # One attempt's result. `body` is kept from the first attempt on (coalesce):
 # every retry sends the same bytes.
 MARK_DELIVERED = """
