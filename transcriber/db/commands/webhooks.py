@@ -134,9 +134,18 @@ class RecordAttempt(Command[None]):
     error: str | None
     body: bytes
     delay_seconds: float = 0.0
+    target_pause_seconds: float | None = None
+    """Set when the target did not answer at all: none of the webhook's deliveries
+    is tried for this long; None when it answered (its health is ok again)."""
 
     async def execute(self, ctx: WriteContext) -> None:
         now = ctx.now()
+        if self.target_pause_seconds is None:
+            await ctx.conn.execute(q.webhooks.TARGET_ANSWERED, {"id": self.webhook_id})
+        else:
+            await ctx.conn.execute(q.webhooks.TARGET_SILENT, {
+                "id": self.webhook_id, "error": self.error,
+                "paused_until": ctx.now(plus_seconds=self.target_pause_seconds)})
         common = {"id": self.delivery_id, "status": self.status, "body": self.body, "now": now}
         if self.outcome == "delivered":
             await ctx.conn.execute(q.webhooks.MARK_DELIVERED, common)
