@@ -157,6 +157,14 @@ class HttpWebhookTransport:
             await self._resolver.close()
 
 
+def resolves_without_threads() -> bool:
+    """Whether aiohttp's default resolver — the one of every outbound session that
+    names none: SpeechKit, the describer, the bot, the object store — is c-ares,
+    not the system's `getaddrinfo` on the loop's shared thread pool (it is when
+    aiodns, a dependency, is installed)."""
+    return aiohttp.resolver.DefaultResolver is AsyncResolver
+
+
 def dns_resolver(*, timeout_seconds: float,
                  nameservers: list[str] | None = None) -> AsyncResolver:
     """c-ares with one try of `timeout_seconds` per server; the system's name servers

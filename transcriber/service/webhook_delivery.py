@@ -131,8 +131,11 @@ class WebhookDelivery:
             if self._flights:
                 await asyncio.wait([f.task for f in self._flights.values()])
         finally:
-            for flight in list(self._flights.values()):
-                flight.task.cancel()  # cut: its delivery stays pending (at least once)
+            cut = [flight.task for flight in self._flights.values()]
+            for task in cut:
+                task.cancel()  # cut: its delivery stays pending (at least once)
+            if cut:
+                await asyncio.wait(cut)
 
     async def round(self) -> int:
         """Start every due delivery there is room for; how many were started.

@@ -22,7 +22,7 @@ import structlog
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.providers.webhook_http import HttpWebhookTransport
+from transcriber.providers.webhook_http import HttpWebhookTransport, resolves_without_threads
 from transcriber.service.webhook_delivery import WebhookDelivery
 from transcriber.web.archive import card_of
 
@@ -34,6 +34,10 @@ TASK_NAME = "webhook-delivery"
 
 async def webhooks_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
+    if not resolves_without_threads():
+        # aiodns is missing: every outbound session's lookups would take threads of the
+        # loop's shared pool (a silent name server stalls downloads: hostile-input.md).
+        log.error("outbound_dns_threaded")
     if keys.WEBHOOK_TRANSPORT not in app:
         hooks = settings.webhooks
         app[keys.WEBHOOK_TRANSPORT] = HttpWebhookTransport(

@@ -20,7 +20,11 @@ import pytest
 from tests.helpers.silent_dns import SilentNameServer
 from tests.helpers.web import Client, StartApi, upload
 from transcriber.ports import WebhookUnreachable
-from transcriber.providers.webhook_http import HttpWebhookTransport, dns_resolver
+from transcriber.providers.webhook_http import (
+    HttpWebhookTransport,
+    dns_resolver,
+    resolves_without_threads,
+)
 from transcriber.webhook_rules import TargetRefused
 
 STUCK = 10
@@ -108,6 +112,4 @@ def test_every_outbound_aiohttp_session_resolves_with_c_ares() -> None:
     (aiobotocore) make their sessions with aiohttp's default resolver: with aiodns
     installed (a dependency) that is c-ares, so none of them borrows the shared
     thread pool for a lookup either."""
-    from aiohttp.resolver import AsyncResolver, DefaultResolver  # noqa: PLC0415
-
-    assert DefaultResolver is AsyncResolver
+    assert resolves_without_threads()  # what `serve` checks at its start
