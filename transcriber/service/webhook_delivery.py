@@ -82,7 +82,7 @@ ROUND_LOOKS_MAX = 8
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Flight:
-    task: asyncio.Task[None]
+    task: asyncio.Task[bool]
     webhook_id: str
     owner_id: str
     host: str
@@ -183,20 +183,24 @@ class WebhookDelivery:
         self._flights[due.id] = _Flight(task=task, webhook_id=due.webhook_id,
                                         owner_id=due.owner_id, host=host)
 
-        def ended(_: asyncio.Task[None]) -> None:
+        def ended(done: asyncio.Task[bool]) -> None:
             self._flights.pop(due.id, None)
-            self._wake.set()  # its room is free: look again now
+            if not done.cancelled() and done.result():
+                self._wake.set()  # its room is free: look again now
 
         task.add_done_callback(ended)
 
-    async def _attempt_alone(self, due: DueDelivery) -> None:
-        """One attempt as its own task: a failure (the writer's) is logged and the
-        delivery stays due; the actor goes on."""
+    async def _attempt_alone(self, due: DueDelivery) -> bool:
+        """One attempt as its own task; False when it failed (the writer's failure is
+        logged, the delivery stays due and waits for the next poll: a dead writer
+        must not turn the actor into a busy loop of failing attempts)."""
         try:
             await self.attempt(due)
         except Exception as exc:
             log.error("webhook_attempt_failed", webhook_id=due.webhook_id,
                       delivery_id=due.id, error=type(exc).__name__)
+            return False
+        return True
 
     async def attempt(self, due: DueDelivery) -> None:
         """One try of one delivery, its result written (never raises but for the writer)."""
