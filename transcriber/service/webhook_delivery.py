@@ -47,7 +47,12 @@ from transcriber.clock import Clock, format_time, parse_time, rest
 from transcriber.db import reads
 from transcriber.db.commands.webhooks import PinBody, RecordAttempt
 from transcriber.db.reads.webhooks import DueDelivery
-from transcriber.observability import WEBHOOK_DELIVERIES, WEBHOOK_QUEUE_DEPTH
+from transcriber.observability import (
+    WEBHOOK_DELIVERIES,
+    WEBHOOK_IN_FLIGHT,
+    WEBHOOK_QUEUE_DEPTH,
+    WEBHOOK_TARGET_PAUSES,
+)
 from transcriber.ports import WebhookTransport, WebhookUnreachable
 from transcriber.settings import WebhookSettings
 from transcriber.webhook_rules import (
@@ -163,6 +168,8 @@ class WebhookDelivery:
                 busy_owners={o for o, n in owners.items()
                              if n >= settings.per_owner_concurrency})
             for delivery in due:
+                if delivery.id in self._flights:  # started by a round that ran alongside
+                    continue
                 host = _host_of(delivery.url)
                 if (owners[delivery.owner_id] >= settings.per_owner_concurrency
                         or hosts[host] >= settings.per_host_concurrency):
@@ -182,9 +189,11 @@ class WebhookDelivery:
         task = asyncio.create_task(self._attempt_alone(due), name="webhook-attempt")
         self._flights[due.id] = _Flight(task=task, webhook_id=due.webhook_id,
                                         owner_id=due.owner_id, host=host)
+        WEBHOOK_IN_FLIGHT.set(len(self._flights))
 
         def ended(done: asyncio.Task[bool]) -> None:
             self._flights.pop(due.id, None)
+            WEBHOOK_IN_FLIGHT.set(len(self._flights))
             if not done.cancelled() and done.result():
                 self._wake.set()  # its room is free: look again now
 
@@ -248,6 +257,8 @@ class WebhookDelivery:
             status=status, error=error, body=body, delay_seconds=decided.delay_seconds,
             target_pause_seconds=pause))
         WEBHOOK_DELIVERIES.labels(decided.outcome).inc()
+        if pause is not None:
+            WEBHOOK_TARGET_PAUSES.inc()
         fields = {"webhook_id": due.webhook_id, "delivery_id": due.id,
                   "webhook_event": due.event, "record_id": due.record_id,
                   "attempts": due.attempts + 1, "status": status}

@@ -14,6 +14,7 @@ import asyncio
 from typing import Any
 
 import orjson
+from prometheus_client import REGISTRY
 
 from tests.helpers.pipeline import until
 from tests.helpers.tokens import bearer, make_token
@@ -38,6 +39,10 @@ async def _register(client: Client, url: str, headers: dict[str, str]) -> str:
 
 async def _halted(client: Client, headers: dict[str, str]) -> None:
     await halt(client, str((await upload(client, headers=headers))["id"]))
+
+
+def _pauses() -> float:
+    return REGISTRY.get_sample_value("transcriber_webhook_target_pauses_total") or 0.0
 
 
 async def _webhooks(client: Client, headers: dict[str, str]) -> list[dict[str, Any]]:
@@ -75,21 +80,27 @@ async def test_sixty_deliveries_to_a_dead_receiver_do_not_delay_another_persons(
 
     await until(bob_delivered)
 
-    # The dead receiver's attempts time out: its webhooks are backed off and show it.
-    hanging = transport.stalling
+    # The dead receiver's attempts time out (every later one at once): each of Alice's
+    # webhooks is backed off after its first silent try and shows it; with the clock
+    # still, none is due again, so her remaining deliveries wait.
+    pauses = _pauses()
     transport.release_stalled()
     failing: list[dict[str, Any]] = []
 
-    async def shown_failing() -> bool:
+    async def all_failing() -> bool:
         nonlocal failing
         failing = [w for w in await _webhooks(client, ALICE)
                    if w["health"]["state"] == "failing"]
-        return len(failing) == hanging
+        return len(failing) == 10 and client.app[DELIVERY].in_flight == 0
 
-    await until(shown_failing)
+    await until(all_failing)
     for hook in failing:
         assert hook["health"]["last_error"] == "timeout"
         assert hook["health"]["next_attempt_at"] > hook["created_at"]
+    assert await client.app[DELIVERY].round() == 0  # all of Alice's wait out their pause
+    dead_posts = len([p for p in transport.posts if DEAD in p.url])
+    assert dead_posts < 60
+    assert _pauses() - pauses == dead_posts  # counted: one per attempt without an answer
     [bobs] = await _webhooks(client, BOB)
     assert bobs["health"] == {"state": "ok", "last_error": None, "next_attempt_at": None}
 
