@@ -97,6 +97,15 @@ WEBHOOK_DELIVERIES = Counter(
 WEBHOOK_QUEUE_DEPTH = Gauge(
     "transcriber_webhook_queue_depth", "Webhook deliveries waiting to be sent (pending)"
 )
+WEBHOOK_IN_FLIGHT = Gauge(
+    "transcriber_webhook_in_flight",
+    "Webhook delivery attempts running now (at most webhooks.concurrency)",
+)
+WEBHOOK_TARGET_PAUSES = Counter(
+    "transcriber_webhook_target_pauses_total",
+    "Attempts whose target did not answer at all (timeout, connection, name, refused "
+    "address), each backing its webhook off",
+)
 LEASE_EXPIRIES = Counter(
     "transcriber_lease_expiries_total",
     "Claims that took a record whose previous lease had expired",

@@ -94,6 +94,25 @@ def parse_target(url: str) -> Target:
     return Target(host=host, port=port, address=address)
 
 
+MASK = "…"
+
+
+def masked_url(url: str) -> str:
+    """What a `read` token sees of a webhook's URL: the scheme, host and port.
+
+    Webhook URLs often carry the receiver's secret — in the query
+    (`?token=`), the userinfo, or the path itself (Slack and Discord hooks are
+    `/services/T…/B…/<secret>`) — so everything after the host is one `…`."""
+    try:
+        parsed = URL(url)
+        origin = str(parsed.origin())
+    except (ValueError, UnicodeError):
+        return MASK
+    rest = url.split("://", 1)[-1].partition("/")[2]
+    has_more = bool(rest) or parsed.user is not None or bool(parsed.query_string)
+    return origin + ("/" + MASK if has_more else "")
+
+
 def _carried_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     if address.ipv4_mapped is not None:
         return address.ipv4_mapped

@@ -16,6 +16,8 @@ import pytest
 from tests.helpers import webapp
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.webapp import AUDIO, open_page, upload
+from transcriber.ports import WebhookUnreachable
+from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.webhooks import FakeWebhookTransport
 
 if TYPE_CHECKING:
@@ -80,3 +82,32 @@ async def test_add_see_deliveries_and_delete_a_webhook(
 
 async def _in_russian(page: Page) -> None:
     await page.locator("#language").select_option("ru")
+
+
+async def test_a_receiver_that_does_not_answer_is_shown_failing(
+        make_settings: SettingsFactory, tmp_path: Path) -> None:
+    from playwright.async_api import expect  # noqa: PLC0415
+
+    transport = FakeWebhookTransport(names={"hooks.example.net": ["93.184.216.34"]},
+                                     answers=[WebhookUnreachable("timeout")])
+    async with webapp.serving(make_settings, webhook_transport=transport) as service, \
+            webapp.chromium() as browser:
+        page, watch = await open_page(browser, service)
+        await page.goto(service.base + "/settings")
+        await page.locator("#webhook-url").fill(URL)
+        await page.get_by_role("button", name="Add webhook").click()
+        await expect(page.locator("[data-webhook]")).to_have_count(1)
+        await expect(page.locator("[data-health]")).to_have_text("Active")
+
+        service.recognizer.pending_checks = 0
+        await upload(page, AUDIO / "librivox_0880.mp3")
+        await webapp.until(lambda: len(transport.posts) == 1, seconds=30)
+        await webapp.until(lambda: service.app[DELIVERY].in_flight == 0)  # result written
+        await page.goto(service.base + "/settings")
+        await expect(page.locator("[data-health]")).to_have_text("Not answering")
+        await expect(page.locator("[data-health-detail]")).to_contain_text("timeout")
+        await _in_russian(page)
+        await expect(page.locator("[data-health]")).to_have_text("Не отвечает")
+        await expect(page.locator("[data-health-detail]")).to_contain_text(
+            "Получатель не отвечает")
+        assert watch.problems == []

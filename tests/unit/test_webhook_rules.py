@@ -12,6 +12,7 @@ from transcriber.webhook_rules import (
     TargetRefused,
     address_refusal,
     backoff_seconds,
+    masked_url,
     parse_target,
     retry_after_seconds,
     verdict,
@@ -124,3 +125,14 @@ def test_what_an_answer_means() -> None:
     assert _verdict(500, failures=20, age=timedelta(hours=23, minutes=50)) == ("retry", 600)
     assert _verdict(500, failures=20, age=timedelta(hours=23, minutes=51)) == ("failed", 0)
     assert _verdict(503, retry_after=2 * 86400) == ("failed", 0)  # past the window
+
+
+@pytest.mark.parametrize(("url", "seen"), [
+    ("https://hooks.example.net/in?token=abc", "https://hooks.example.net/\u2026"),
+    ("https://user:pw@hooks.example.net:8443/", "https://hooks.example.net:8443/\u2026"),
+    ("https://hooks.slack.com/services/T0/B0/s3cret", "https://hooks.slack.com/\u2026"),
+    ("http://hooks.example.net", "http://hooks.example.net"),
+    ("http://[::1]:8080/x", "http://[::1]:8080/\u2026"),
+])
+def test_a_read_token_sees_only_where_a_url_leads(url: str, seen: str) -> None:
+    assert masked_url(url) == seen

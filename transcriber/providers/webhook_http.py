@@ -1,8 +1,9 @@
 """The webhook transport over HTTP (aiohttp), guarded against SSRF.
 
 Where the guard sits: in the resolver. `GuardedResolver` wraps aiohttp's
-threaded resolver (the system's `getaddrinfo`, so `/etc/hosts` counts) and
-answers the connector only when every address of the host passes
+asynchronous resolver (c-ares through aiodns; it reads `/etc/hosts` and
+`/etc/resolv.conf` as the system's `getaddrinfo` does) and answers the
+connector only when every address of the host passes
 `webhook_rules.address_refusal`; the connector then connects to exactly
 those addresses, so a name cannot be checked on one lookup and connected on
 another (DNS rebinding). A literal address never reaches a resolver in
@@ -12,6 +13,19 @@ is refused at once), environment proxies are not used (`trust_env` off: a
 proxy would connect where the guard never looked), redirects are not
 followed, the answer's body is read at most `ANSWER_MAX_BYTES` and thrown
 away, and every connection is closed after its answer.
+
+Why c-ares and not the system's `getaddrinfo`: `getaddrinfo` blocks, so
+aiohttp's threaded resolver runs it on the event loop's default thread pool
+(a handful of threads the whole process shares: file reads of downloads and
+uploads run there too), and a name whose name server never answers holds a
+thread ~10 s (glibc: 5 s x 2 tries) whatever timeout the caller sets: a
+timeout abandons the wait, not the thread. Ten such webhooks made another
+person's downloads take 10-20 s (docs/hostile-input.md). c-ares runs the
+lookup on the loop itself; `resolve_timeout_seconds` bounds the lookup (one
+c-ares try of that length, and the same deadline around the call, which
+cancels the query itself), and a name that does not resolve in time is
+`WebhookUnreachable("dns")` for a delivery, `TargetRefused("unresolvable")`
+at registration.
 
 Why a resolver rather than a socket-level check: aiohttp asks the resolver
 for every connection it opens and connects to what it answers, which is
@@ -28,7 +42,7 @@ from collections.abc import Mapping
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
-from aiohttp.resolver import ThreadedResolver
+from aiohttp.resolver import AsyncResolver
 
 from transcriber.ports import WebhookAnswer, WebhookUnreachable
 from transcriber.webhook_rules import TargetRefused, check_address, parse_target
@@ -41,13 +55,19 @@ class GuardedResolver(AbstractResolver):
     """A resolver that answers only addresses a delivery may reach; `TargetRefused`
     for a host with any other (one bad address refuses the whole host)."""
 
-    def __init__(self, inner: AbstractResolver, *, allow_private: bool) -> None:
+    def __init__(self, inner: AbstractResolver, *, allow_private: bool,
+                 timeout_seconds: float | None = None) -> None:
         self._inner = inner
         self._allow_private = allow_private
+        self._timeout = timeout_seconds
 
     async def resolve(self, host: str, port: int = 0,
                       family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
-        results = await self._inner.resolve(host, port, family)
+        try:
+            async with asyncio.timeout(self._timeout):  # cancels the lookup itself
+                results = await self._inner.resolve(host, port, family)
+        except TimeoutError:
+            raise OSError("name resolution timed out") from None
         if not results:
             raise TargetRefused("unresolvable")
         for result in results:
@@ -65,9 +85,14 @@ class GuardedResolver(AbstractResolver):
 class HttpWebhookTransport:
     def __init__(self, *, allow_private: bool, connect_timeout_seconds: float,
                  request_timeout_seconds: float, concurrency: int,
+                 resolve_timeout_seconds: float | None = None,
                  resolver: AbstractResolver | None = None) -> None:
+        """`resolver` replaces c-ares (tests: one pointed at their own name server,
+        `dns_resolver`); there is no setting for it."""
         self._allow_private = allow_private
         self._connect_timeout = connect_timeout_seconds
+        self._resolve_timeout = (connect_timeout_seconds if resolve_timeout_seconds is None
+                                 else resolve_timeout_seconds)
         self._timeout = aiohttp.ClientTimeout(total=request_timeout_seconds,
                                               connect=connect_timeout_seconds)
         self._concurrency = concurrency
@@ -76,9 +101,10 @@ class HttpWebhookTransport:
         self._session: aiohttp.ClientSession | None = None
 
     def _guarded(self) -> GuardedResolver:
-        if self._resolver is None:  # ThreadedResolver needs the running loop
-            self._resolver = GuardedResolver(self._inner or ThreadedResolver(),
-                                             allow_private=self._allow_private)
+        if self._resolver is None:  # the c-ares channel needs the running loop
+            inner = self._inner or dns_resolver(timeout_seconds=self._resolve_timeout)
+            self._resolver = GuardedResolver(inner, allow_private=self._allow_private,
+                                             timeout_seconds=self._resolve_timeout)
         return self._resolver
 
     def _client(self) -> aiohttp.ClientSession:
@@ -97,8 +123,7 @@ class HttpWebhookTransport:
             check_address(target.address, allow_private=self._allow_private)
             return
         try:
-            async with asyncio.timeout(self._connect_timeout):
-                await self._guarded().resolve(target.host, target.port, socket.AF_UNSPEC)
+            await self._guarded().resolve(target.host, target.port, socket.AF_UNSPEC)
         except (OSError, TimeoutError):
             raise TargetRefused("unresolvable") from None
 
@@ -130,6 +155,23 @@ class HttpWebhookTransport:
             await self._session.close()  # the connector does not own the resolver
         if self._resolver is not None:
             await self._resolver.close()
+
+
+def resolves_without_threads() -> bool:
+    """Whether aiohttp's default resolver — the one of every outbound session that
+    names none: SpeechKit, the describer, the bot, the object store — is c-ares,
+    not the system's `getaddrinfo` on the loop's shared thread pool (it is when
+    aiodns, a dependency, is installed)."""
+    return aiohttp.resolver.DefaultResolver is AsyncResolver
+
+
+def dns_resolver(*, timeout_seconds: float,
+                 nameservers: list[str] | None = None) -> AsyncResolver:
+    """c-ares with one try of `timeout_seconds` per server; the system's name servers
+    unless `nameservers` ("127.0.0.1:5353": tests only, through `resolver`)."""
+    if nameservers is None:
+        return AsyncResolver(timeout=timeout_seconds, tries=1)
+    return AsyncResolver(nameservers=nameservers, timeout=timeout_seconds, tries=1)
 
 
 async def _drain(content: aiohttp.StreamReader) -> None:

@@ -14,18 +14,30 @@ signed afresh (`webhook_signature.sign`, the attempt's time in it); the body
 is built at the first attempt — the record's card as `GET
 /app/audiorecords/{id}` answers it, without `transcript` and `utterances`,
 or, for a deletion or a record gone since, what was known when the event was
-written — and kept, so every retry sends the same bytes. What an answer
+written — and written to the delivery's row (`PinBody`) before that attempt
+is sent, so every later try, one after a crash included, sends the same bytes. What an answer
 means is `webhook_rules.verdict`: a 2xx delivers, a 410 disables the webhook,
 anything else is tried again (1 s doubling to 10 min, a longer `Retry-After`
 wins) until `webhooks.delivery_window_hours` have passed since the event.
-Up to `webhooks.concurrency` deliveries go at once. Logs name the webhook
-and the delivery, never the URL, the secret or the payload.
+
+Fair shares (docs/hostile-input.md, head-of-line blocking): each attempt is
+a task of its own — no round waits for its slowest member — and up to
+`webhooks.concurrency` go at once, at most `per_owner_concurrency` of one
+person's webhooks and `per_host_concurrency` to one target host, so one
+person's receivers that never answer hold a few slots, never the queue. A
+target that does not answer at all (timeout, connection, name, refused
+address) is backed off as a whole — none of its webhook's deliveries is
+tried before `paused_until`, 1 s doubling to 10 min — and the webhook's
+`health` says `failing` until it answers again. Logs name the webhook and
+the delivery, never the URL, the secret or the payload.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -33,12 +45,23 @@ import structlog
 
 from transcriber.clock import Clock, format_time, parse_time, rest
 from transcriber.db import reads
-from transcriber.db.commands.webhooks import RecordAttempt
+from transcriber.db.commands.webhooks import PinBody, RecordAttempt
 from transcriber.db.reads.webhooks import DueDelivery
-from transcriber.observability import WEBHOOK_DELIVERIES, WEBHOOK_QUEUE_DEPTH
+from transcriber.observability import (
+    WEBHOOK_DELIVERIES,
+    WEBHOOK_IN_FLIGHT,
+    WEBHOOK_QUEUE_DEPTH,
+    WEBHOOK_TARGET_PAUSES,
+)
 from transcriber.ports import WebhookTransport, WebhookUnreachable
 from transcriber.settings import WebhookSettings
-from transcriber.webhook_rules import TargetRefused, retry_after_seconds, verdict
+from transcriber.webhook_rules import (
+    TargetRefused,
+    backoff_seconds,
+    parse_target,
+    retry_after_seconds,
+    verdict,
+)
 from transcriber.webhook_signature import (
     DELIVERY_HEADER,
     EVENT_HEADER,
@@ -58,6 +81,24 @@ RecordCard = Callable[[str, str], Awaitable[dict[str, Any] | None]]
 TRANSCRIPT_FIELDS = ("transcript", "utterances")
 """The card's fields a delivery leaves out: the transcript's text stays in the archive."""
 
+ROUND_LOOKS_MAX = 8
+"""Looks for due deliveries in one round (each leaves out more busy webhooks)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Flight:
+    task: asyncio.Task[bool]
+    webhook_id: str
+    owner_id: str
+    host: str
+
+
+def _host_of(url: str) -> str:
+    try:
+        return parse_target(url).host
+    except TargetRefused:
+        return ""  # the attempt itself refuses it at once
+
 
 class WebhookDelivery:
     def __init__(self, *, writer: Writer, readers: ReaderPool, clock: Clock,
@@ -70,45 +111,114 @@ class WebhookDelivery:
         self._settings = settings
         self._card = card
         self._wake = asyncio.Event()
+        self._flights: dict[str, _Flight] = {}
+        """The attempts in flight by delivery id: each runs on its own."""
 
     def wake(self) -> None:
         """Look for due deliveries now (not at the next poll)."""
         self._wake.set()
 
+    @property
+    def in_flight(self) -> int:
+        return len(self._flights)
+
     async def run(self, stopping: asyncio.Event) -> None:
-        """Send due deliveries until `stopping` is set."""
-        while not stopping.is_set():
-            self._wake.clear()  # before the round: a wake during it brings another
-            try:
-                await self.round()
-            except Exception as exc:  # a dead writer or a bug: keep the actor alive
-                log.error("webhook_round_failed", error=type(exc).__name__)
-            await rest(self._clock, self._settings.poll_seconds, self._wake, stopping)
+        """Send due deliveries until `stopping` is set; then wait for the attempts in
+        flight (the supervisor cuts them after its grace: cancelled with this task)."""
+        try:
+            while not stopping.is_set():
+                self._wake.clear()  # before the round: a wake during it brings another
+                try:
+                    await self.round()
+                except Exception as exc:  # a dead writer or a bug: keep the actor alive
+                    log.error("webhook_round_failed", error=type(exc).__name__)
+                await rest(self._clock, self._settings.poll_seconds, self._wake, stopping)
+            if self._flights:
+                await asyncio.wait([f.task for f in self._flights.values()])
+        finally:
+            cut = [flight.task for flight in self._flights.values()]
+            for task in cut:
+                task.cancel()  # cut: its delivery stays pending (at least once)
+            if cut:
+                await asyncio.wait(cut)
 
     async def round(self) -> int:
-        """Send every delivery due now, `concurrency` at a time; how many were tried.
+        """Start every due delivery there is room for; how many were started.
 
-        A delivery whose attempt could not be written stays due: it is not
-        tried again in this round (the next poll's round takes it)."""
-        tried: set[str] = set()
-        batch = self._settings.concurrency
-        while True:
-            due = await reads.webhooks.due_deliveries(
-                self._readers, now=format_time(self._clock.now()), limit=batch)
-            fresh = [d for d in due if d.id not in tried]
-            if fresh:
-                async with asyncio.TaskGroup() as group:
-                    for delivery in fresh:
-                        group.create_task(self.attempt(delivery), name="webhook-attempt")
-                tried.update(d.id for d in fresh)
-            if len(due) < batch or len(fresh) < len(due):
+        No round waits for an attempt: each runs on its own and, when it ends,
+        wakes the actor for the next. Room is `concurrency` in all, of which
+        one owner's webhooks hold at most `per_owner_concurrency` and one
+        target host `per_host_concurrency`; the deliveries of a busy owner or
+        host are left out of the look itself, so they never hide another's."""
+        settings = self._settings
+        started = 0
+        skipped: set[str] = set()  # webhooks found at their host's share this round
+        for _ in range(ROUND_LOOKS_MAX):
+            room = settings.concurrency - len(self._flights)
+            if room <= 0:
                 break
+            owners = Counter(f.owner_id for f in self._flights.values())
+            hosts = Counter(f.host for f in self._flights.values())
+            busy_hosts = {h for h, n in hosts.items() if n >= settings.per_host_concurrency}
+            busy_webhooks = skipped | {f.webhook_id for f in self._flights.values()
+                                       if f.host in busy_hosts}
+            due = await reads.webhooks.due_deliveries(
+                self._readers, now=format_time(self._clock.now()), limit=room,
+                busy_deliveries=self._flights.keys(), busy_webhooks=busy_webhooks,
+                busy_owners={o for o, n in owners.items()
+                             if n >= settings.per_owner_concurrency})
+            for delivery in due:
+                if delivery.id in self._flights:  # started by a round that ran alongside
+                    continue
+                host = _host_of(delivery.url)
+                if (owners[delivery.owner_id] >= settings.per_owner_concurrency
+                        or hosts[host] >= settings.per_host_concurrency):
+                    if hosts[host] >= settings.per_host_concurrency:
+                        skipped.add(delivery.webhook_id)
+                    continue
+                owners[delivery.owner_id] += 1
+                hosts[host] += 1
+                self._start(delivery, host)
+                started += 1
+            if len(due) < room:
+                break  # nothing more is due
         WEBHOOK_QUEUE_DEPTH.set(await reads.webhooks.queue_depth(self._readers))
-        return len(tried)
+        return started
+
+    def _start(self, due: DueDelivery, host: str) -> None:
+        task = asyncio.create_task(self._attempt_alone(due), name="webhook-attempt")
+        self._flights[due.id] = _Flight(task=task, webhook_id=due.webhook_id,
+                                        owner_id=due.owner_id, host=host)
+        WEBHOOK_IN_FLIGHT.set(len(self._flights))
+
+        def ended(done: asyncio.Task[bool]) -> None:
+            self._flights.pop(due.id, None)
+            WEBHOOK_IN_FLIGHT.set(len(self._flights))
+            if not done.cancelled() and done.result():
+                self._wake.set()  # its room is free: look again now
+
+        task.add_done_callback(ended)
+
+    async def _attempt_alone(self, due: DueDelivery) -> bool:
+        """One attempt as its own task; False when it failed (the writer's failure is
+        logged, the delivery stays due and waits for the next poll: a dead writer
+        must not turn the actor into a busy loop of failing attempts)."""
+        try:
+            await self.attempt(due)
+        except Exception as exc:
+            log.error("webhook_attempt_failed", webhook_id=due.webhook_id,
+                      delivery_id=due.id, error=type(exc).__name__)
+            return False
+        return True
 
     async def attempt(self, due: DueDelivery) -> None:
         """One try of one delivery, its result written (never raises but for the writer)."""
-        body = due.body if due.body is not None else await self.payload(due)
+        body = due.body
+        if body is None:
+            body = await self._writer.ask(PinBody(delivery_id=due.id,
+                                                  body=await self.payload(due)))
+            if body is None:  # deleted with its webhook meanwhile: nothing to send
+                return
         now = self._clock.now()
         headers = {
             "Content-Type": "application/json",
@@ -137,10 +247,18 @@ class WebhookDelivery:
                           created_at=parse_time(due.created_at), now=self._clock.now(),
                           window_hours=settings.delivery_window_hours,
                           base=settings.retry_base_seconds, cap=settings.retry_cap_seconds)
+        # No answer at all: the target is backed off as a whole (its other deliveries
+        # would wait out the same timeout), and its webhook shows it failing.
+        pause = None if status is not None else backoff_seconds(
+            due.target_failures + 1, base=settings.retry_base_seconds,
+            cap=settings.retry_cap_seconds)
         await self._writer.ask(RecordAttempt(
             delivery_id=due.id, webhook_id=due.webhook_id, outcome=decided.outcome,
-            status=status, error=error, body=body, delay_seconds=decided.delay_seconds))
+            status=status, error=error, body=body, delay_seconds=decided.delay_seconds,
+            target_pause_seconds=pause))
         WEBHOOK_DELIVERIES.labels(decided.outcome).inc()
+        if pause is not None:
+            WEBHOOK_TARGET_PAUSES.inc()
         fields = {"webhook_id": due.webhook_id, "delivery_id": due.id,
                   "webhook_event": due.event, "record_id": due.record_id,
                   "attempts": due.attempts + 1, "status": status}

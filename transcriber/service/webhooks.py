@@ -22,7 +22,7 @@ import structlog
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.providers.webhook_http import HttpWebhookTransport
+from transcriber.providers.webhook_http import HttpWebhookTransport, resolves_without_threads
 from transcriber.service.webhook_delivery import WebhookDelivery
 from transcriber.web.archive import card_of
 
@@ -34,11 +34,16 @@ TASK_NAME = "webhook-delivery"
 
 async def webhooks_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
+    if not resolves_without_threads():
+        # aiodns is missing: every outbound session's lookups would take threads of the
+        # loop's shared pool (a silent name server stalls downloads: hostile-input.md).
+        log.error("outbound_dns_threaded")
     if keys.WEBHOOK_TRANSPORT not in app:
         hooks = settings.webhooks
         app[keys.WEBHOOK_TRANSPORT] = HttpWebhookTransport(
             allow_private=hooks.allow_private_targets,
             connect_timeout_seconds=hooks.connect_timeout_seconds,
+            resolve_timeout_seconds=hooks.connect_timeout_seconds,
             request_timeout_seconds=hooks.request_timeout_seconds,
             concurrency=hooks.concurrency)
     transport = app[keys.WEBHOOK_TRANSPORT]

@@ -206,8 +206,9 @@ def _validate_webhooks(webhooks: WebhookSettings) -> None:
     if webhooks.retry_cap_seconds < webhooks.retry_base_seconds:
         raise ConfigError("webhooks.retry_cap_seconds",
                           "must not be below webhooks.retry_base_seconds")
-    if webhooks.concurrency < 1:
-        raise ConfigError("webhooks.concurrency", "must be at least 1")
+    for key in ("concurrency", "per_owner_concurrency", "per_host_concurrency"):
+        if getattr(webhooks, key) < 1:
+            raise ConfigError(f"webhooks.{key}", "must be at least 1")
     if webhooks.per_user_max < 0:
         raise ConfigError("webhooks.per_user_max", "must not be negative")
 

@@ -300,8 +300,12 @@ class WebhookSettings:
     retry_cap_seconds: float = 600.0
     # The delivery actor's look for due deliveries (written by any transaction).
     poll_seconds: float = 1.0
-    # Deliveries sent at once (each waits at most the request timeout).
+    # Deliveries sent at once (each waits at most the request timeout), and the
+    # share of them one person's webhooks, or one target host, may hold: a
+    # receiver that never answers keeps at most that many waiting.
     concurrency: int = 8
+    per_owner_concurrency: int = 2
+    per_host_concurrency: int = 2
     connect_timeout_seconds: float = 5.0
     request_timeout_seconds: float = 10.0
     # Webhooks one person may have.

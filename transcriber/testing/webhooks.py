@@ -3,18 +3,21 @@
 Names resolve from a table (`names`; any other is unresolvable), addresses
 pass the real rules (`webhook_rules`), and a post is recorded and answered
 from a script (`answers`: a status, a `WebhookAnswer`, or an exception to
-raise), then 200 once the script is used up. Tests that must never send
+raise), then 200 once the script is used up. A post to a host of `stalled`
+is a receiver that never answers: it waits until `release_stalled`, then
+fails as a timeout would (`stalling` counts those waiting). Tests that must never send
 anything anywhere (the schemathesis run) use it; tests of the real HTTP
 transport use receivers on 127.0.0.1 only.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from transcriber.ports import WebhookAnswer
+from transcriber.ports import WebhookAnswer, WebhookUnreachable
 from transcriber.webhook_rules import TargetRefused, check_address, parse_target
 
 
@@ -34,6 +37,12 @@ class FakeWebhookTransport:
         self.answers = list(answers)
         self.posts: list[Posted] = []
         self.closed = False
+        self.stalled: set[str] = set()
+        self.stalling = 0
+        self._released = asyncio.Event()
+
+    def release_stalled(self) -> None:
+        self._released.set()
 
     def _check(self, url: str) -> None:
         target = parse_target(url)
@@ -50,6 +59,13 @@ class FakeWebhookTransport:
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> WebhookAnswer:
         self._check(url)
         self.posts.append(Posted(url=url, body=body, headers=dict(headers)))
+        if parse_target(url).host in self.stalled:
+            self.stalling += 1
+            try:
+                await self._released.wait()
+            finally:
+                self.stalling -= 1
+            raise WebhookUnreachable("timeout")
         answer = self.answers.pop(0) if self.answers else 200
         if isinstance(answer, Exception):
             raise answer

@@ -38,14 +38,30 @@ WEBHOOK_SCHEMAS: dict[str, Any] = {
     },
     "Webhook": {
         "type": "object",
-        "required": ["id", "url", "events", "created_at", "disabled_at", "disabled_reason"],
+        "required": ["id", "url", "events", "created_at", "disabled_at", "disabled_reason",
+                     "health"],
         "properties": {
-            "id": ID, "url": {"type": "string"},
+            "id": ID,
+            "url": {"type": "string", "description":
+                    "The whole URL; for a `read` token only its scheme, host and port, "
+                    "then `/…` (URLs often carry the receiver's secret)"},
             "events": {"type": "array", "items": _EVENTS},
             "created_at": TIME,
             "disabled_at": nullable(TIME),
             "disabled_reason": {"type": ["string", "null"],
                                 "description": "`gone`: the receiver answered 410"},
+            "health": {
+                "type": "object", "additionalProperties": False,
+                "required": ["state", "last_error", "next_attempt_at"],
+                "description": "`failing` while its target does not answer at all "
+                               "(timeout, connection, name, refused address): its "
+                               "deliveries wait until `next_attempt_at`",
+                "properties": {
+                    "state": {"enum": ["ok", "failing"]},
+                    "last_error": {"type": ["string", "null"]},
+                    "next_attempt_at": nullable(TIME),
+                },
+            },
         },
     },
     "WebhookCreated": {

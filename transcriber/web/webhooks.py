@@ -4,7 +4,8 @@ their latest deliveries (docs/api.md "Webhooks").
 Owner-scoped like every `/app/` route: another person's webhook is 404. A
 URL is checked when it is registered (`ports.WebhookTransport.check`: http or
 https, and every address its host resolves to must be one a delivery may
-reach) and again at every delivery. The secret is answered once, by the
+reach) and again at every delivery. A `read` token's list shows each URL
+masked (scheme, host and port: `may_see_urls`). The secret is answered once, by the
 registration; it is never logged, nor is the URL (the webhook's id is).
 """
 
@@ -23,11 +24,12 @@ from transcriber.db.commands.webhooks import CreateWebhook, DeleteWebhook
 from transcriber.db.reads.webhooks import Delivery, Webhook
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
+from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
 from transcriber.web.responses import json_response
-from transcriber.webhook_rules import EVENTS, URL_MAX, Event, TargetRefused
+from transcriber.webhook_rules import EVENTS, URL_MAX, Event, TargetRefused, masked_url
 
 log = structlog.get_logger(__name__)
 
@@ -74,10 +76,24 @@ def parse_new_webhook(data: object) -> NewWebhook:
     return NewWebhook(url=url, events=tuple(dict.fromkeys(events)), secret=secret)
 
 
-def webhook_json(webhook: Webhook) -> dict[str, Any]:
-    return {"id": webhook.id, "url": webhook.url, "events": list(webhook.events),
+def webhook_json(webhook: Webhook, *, mask_url: bool = False) -> dict[str, Any]:
+    """The API's webhook; `mask_url` for a `read` token (`webhook_rules.masked_url`)."""
+    failing = webhook.failures > 0
+    return {"id": webhook.id, "url": masked_url(webhook.url) if mask_url else webhook.url,
+            "events": list(webhook.events),
             "created_at": webhook.created_at, "disabled_at": webhook.disabled_at,
-            "disabled_reason": webhook.disabled_reason}
+            "disabled_reason": webhook.disabled_reason,
+            "health": {"state": "failing" if failing else "ok",
+                       "last_error": webhook.last_error if failing else None,
+                       "next_attempt_at": webhook.paused_until if failing else None}}
+
+
+def may_see_urls(request: web.Request) -> bool:
+    """Whether the asker sees webhooks' URLs whole: a person (the proxy's login) or a
+    `write` token does; a `read` token sees only where they lead (URLs often carry
+    the receiver's secret, and a read token is the one handed to dashboards)."""
+    bearer = request.get(BEARER)
+    return bearer is None or bearer.scope != "read"
 
 
 def delivery_json(delivery: Delivery) -> dict[str, Any]:
@@ -124,7 +140,8 @@ async def create_webhook(request: web.Request) -> web.Response:
 async def list_webhooks(request: web.Request) -> web.Response:
     webhooks = await reads.webhooks.webhooks_of_owner(request.app[keys.READERS],
                                                       owner_id=current_user(request).id)
-    return json_response({"items": [webhook_json(w) for w in webhooks]})
+    masked = not may_see_urls(request)
+    return json_response({"items": [webhook_json(w, mask_url=masked) for w in webhooks]})
 
 
 async def delete_webhook(request: web.Request) -> web.Response:

@@ -94,6 +94,27 @@ class DeleteWebhook(Command[None]):
             raise NotFound(f"webhook {self.webhook_id} not found")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PinBody(Command[bytes | None]):
+    """Keep `body` as the delivery's payload unless it has one: answers the body
+    to send (the one kept), None when the delivery is no longer pending.
+
+    Written before the first POST leaves: a process killed after sending and
+    before the result was written sends these bytes again after the restart,
+    never a newer card under the same delivery id."""
+
+    name: ClassVar[str] = "webhook_pin_body"
+    savepoint: ClassVar[bool] = False  # one statement
+    delivery_id: str
+    body: bytes
+
+    async def execute(self, ctx: WriteContext) -> bytes | None:
+        async with ctx.conn.execute(q.webhooks.PIN_BODY,
+                                    {"id": self.delivery_id, "body": self.body}) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else bytes(row["body"])
+
+
 AttemptOutcome = Literal["delivered", "retry", "failed", "gone"]
 
 
@@ -113,9 +134,18 @@ class RecordAttempt(Command[None]):
     error: str | None
     body: bytes
     delay_seconds: float = 0.0
+    target_pause_seconds: float | None = None
+    """Set when the target did not answer at all: none of the webhook's deliveries
+    is tried for this long; None when it answered (its health is ok again)."""
 
     async def execute(self, ctx: WriteContext) -> None:
         now = ctx.now()
+        if self.target_pause_seconds is None:
+            await ctx.conn.execute(q.webhooks.TARGET_ANSWERED, {"id": self.webhook_id})
+        else:
+            await ctx.conn.execute(q.webhooks.TARGET_SILENT, {
+                "id": self.webhook_id, "error": self.error,
+                "paused_until": ctx.now(plus_seconds=self.target_pause_seconds)})
         common = {"id": self.delivery_id, "status": self.status, "body": self.body, "now": now}
         if self.outcome == "delivered":
             await ctx.conn.execute(q.webhooks.MARK_DELIVERED, common)

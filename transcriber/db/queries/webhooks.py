@@ -17,13 +17,15 @@ SELECT count(*) AS n FROM webhooks WHERE owner_id = :owner_id
 """
 
 WEBHOOKS_OF_OWNER = """
-SELECT id, url, events, created_at, disabled_at, disabled_reason
+SELECT id, url, events, created_at, disabled_at, disabled_reason, failures, last_error,
+       paused_until
 FROM webhooks WHERE owner_id = :owner_id
 ORDER BY created_at, id
 """
 
 WEBHOOK_OF_OWNER = """
-SELECT id, url, events, created_at, disabled_at, disabled_reason
+SELECT id, url, events, created_at, disabled_at, disabled_reason, failures, last_error,
+       paused_until
 FROM webhooks WHERE id = :id AND owner_id = :owner_id
 """
 
@@ -74,18 +76,37 @@ VALUES (:id, :webhook_id, :event, :record_id, :record_json, :now, :now)
 
 # --- the delivery actor ------------------------------------------------------------
 
-# Deliveries whose time has come, soonest first, with what sending them needs.
+# Deliveries whose time has come, soonest first, with what sending them needs,
+# but for those the actor has in flight (`busy_deliveries`), those of webhooks
+# whose target host is at its share (`busy_webhooks`) or whose owner is at
+# theirs (`busy_owners`): JSON arrays of ids, so one person's queue cannot hide
+# another's due delivery behind the limit. A webhook whose target is backed off
+# (`paused_until`) has none due. The walk is over the partial index of the
+# pending rows (the queue, never the archive).
 DUE = """
 SELECT d.id, d.webhook_id, d.event, d.record_id, d.record_json, d.body, d.attempts,
-       d.created_at, w.owner_id, w.url, w.secret
+       d.created_at, w.owner_id, w.url, w.secret, w.failures
 FROM webhook_deliveries AS d JOIN webhooks AS w ON w.id = d.webhook_id
 WHERE d.state = 'pending' AND d.next_attempt_at <= :now
+  AND (w.paused_until IS NULL OR w.paused_until <= :now)
+  AND d.id NOT IN (SELECT bd.value FROM json_each(:busy_deliveries) AS bd)
+  AND d.webhook_id NOT IN (SELECT bw.value FROM json_each(:busy_webhooks) AS bw)
+  AND w.owner_id NOT IN (SELECT bo.value FROM json_each(:busy_owners) AS bo)
 ORDER BY d.next_attempt_at
 LIMIT :limit
 """
 
 QUEUE_DEPTH = """
 SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'
+"""
+
+# The body is written before its first try is sent (and kept: coalesce), so
+# a try cut by a crash and every later one send the same bytes. No row: the
+# delivery is not pending any more (its webhook was deleted).
+PIN_BODY = """
+UPDATE webhook_deliveries SET body = coalesce(body, :body)
+WHERE id = :id AND state = 'pending'
+RETURNING body
 """
 
 # One attempt's result. `body` is kept from the first attempt on (coalesce):
@@ -109,6 +130,19 @@ UPDATE webhook_deliveries
 SET state = 'failed', attempts = attempts + 1, last_status = :status, last_error = :error,
     body = coalesce(body, :body), finished_at = :now
 WHERE id = :id AND state = 'pending'
+"""
+
+# The target's health after an attempt: it answered (any status), or it did not
+# (timeout, connection, name, refused address): then none of the webhook's
+# deliveries is tried before `paused_until`.
+TARGET_ANSWERED = """
+UPDATE webhooks SET failures = 0, last_error = NULL, paused_until = NULL
+WHERE id = :id AND (failures <> 0 OR paused_until IS NOT NULL)
+"""
+
+TARGET_SILENT = """
+UPDATE webhooks SET failures = failures + 1, last_error = :error, paused_until = :paused_until
+WHERE id = :id
 """
 
 # The receiver answered 410 Gone: the webhook gets nothing more.

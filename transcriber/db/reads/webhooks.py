@@ -7,6 +7,7 @@ sign; what the owner reads (`Webhook`) never carries it.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import orjson
@@ -29,12 +30,18 @@ class Webhook:
     disabled_at: str | None
     disabled_reason: str | None
     """`gone`: the receiver answered 410."""
+    failures: int = 0
+    """Attempts in a row its target did not answer (0: the last one answered)."""
+    last_error: str | None = None
+    paused_until: str | None = None
+    """No delivery of it is tried before this (its target is backed off)."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Webhook:
         return cls(id=row["id"], url=row["url"], events=_events(row["events"]),
                    created_at=row["created_at"], disabled_at=row["disabled_at"],
-                   disabled_reason=row["disabled_reason"])
+                   disabled_reason=row["disabled_reason"], failures=row["failures"],
+                   last_error=row["last_error"], paused_until=row["paused_until"])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,13 +86,17 @@ class DueDelivery:
     """The payload as first sent (None before the first attempt)."""
     attempts: int
     created_at: str
+    target_failures: int = 0
+    """Attempts in a row its webhook's target did not answer."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> DueDelivery:
+        body = row["body"]
         return cls(id=row["id"], webhook_id=row["webhook_id"], owner_id=row["owner_id"],
                    url=row["url"], secret=row["secret"], event=row["event"],
                    record_id=row["record_id"], record_json=row["record_json"],
-                   body=row["body"], attempts=row["attempts"], created_at=row["created_at"])
+                   body=None if body is None else bytes(body), attempts=row["attempts"],
+                   created_at=row["created_at"], target_failures=row["failures"])
 
     def __repr__(self) -> str:
         # The URL and the secret stay out of every repr (and so of any traceback).
@@ -111,8 +122,18 @@ async def latest_deliveries(readers: ReaderPool, *, webhook_id: str,
     return [Delivery.from_row(row) for row in rows]
 
 
-async def due_deliveries(readers: ReaderPool, *, now: str, limit: int) -> list[DueDelivery]:
-    rows = await readers.fetch_all(q.webhooks.DUE, {"now": now, "limit": limit})
+def _ids(ids: Iterable[str]) -> str:
+    return orjson.dumps(sorted(ids)).decode()
+
+
+async def due_deliveries(readers: ReaderPool, *, now: str, limit: int,
+                         busy_deliveries: Iterable[str] = (),
+                         busy_webhooks: Iterable[str] = (),
+                         busy_owners: Iterable[str] = ()) -> list[DueDelivery]:
+    """Due deliveries, soonest first, but for the busy ones, webhooks and owners."""
+    rows = await readers.fetch_all(q.webhooks.DUE, {
+        "now": now, "limit": limit, "busy_deliveries": _ids(busy_deliveries),
+        "busy_webhooks": _ids(busy_webhooks), "busy_owners": _ids(busy_owners)})
     return [DueDelivery.from_row(row) for row in rows]
 
 

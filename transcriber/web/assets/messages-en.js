@@ -215,6 +215,8 @@ export const MESSAGES = {
   "webhooks.intro": "Other programs can be told when your recordings are ready, stopped or deleted: the service sends a signed JSON POST to each address below.",
   "webhooks.none": "No webhooks yet.",
   "webhooks.active": "Active",
+  "webhooks.failing": "Not answering",
+  "webhooks.failing_detail": "Its receiver does not answer ({error}): deliveries wait, next try {next}.",
   "webhooks.disabled_gone": "Disabled: the receiver answered 410",
   "webhooks.event_done": "Transcript ready",
   "webhooks.event_halted": "Stopped",

@@ -215,6 +215,8 @@ export const MESSAGES = {
   "webhooks.intro": "Другие программы могут узнавать, что ваши записи готовы, остановлены или удалены: сервис отправляет подписанный POST-запрос с JSON на каждый адрес ниже.",
   "webhooks.none": "Вебхуков пока нет.",
   "webhooks.active": "Включён",
+  "webhooks.failing": "Не отвечает",
+  "webhooks.failing_detail": "Получатель не отвечает ({error}): доставки ждут, следующая попытка {next}.",
   "webhooks.disabled_gone": "Отключён: получатель ответил 410",
   "webhooks.event_done": "Текст готов",
   "webhooks.event_halted": "Остановлена",

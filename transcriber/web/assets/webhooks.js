@@ -49,6 +49,30 @@ function deliveriesTable(items) {
       h("td", {}, lastAnswer(d))))));
 }
 
+// A webhook whose target does not answer at all (timeout, connection, name,
+// refused address) is backed off: its deliveries wait until the next try.
+function healthBadge(webhook) {
+  if (webhook.disabled_at) {
+    return h("span", { class: "badge badge-halted" }, t("webhooks.disabled_gone"));
+  }
+  const health = webhook.health || { state: "ok" };
+  if (health.state === "failing") {
+    return h("span", { class: "badge badge-halted", "data-health": "failing" },
+      t("webhooks.failing"));
+  }
+  return h("span", { class: "badge badge-done", "data-health": "ok" }, t("webhooks.active"));
+}
+
+function healthLine(webhook) {
+  const health = webhook.health;
+  if (webhook.disabled_at || !health || health.state !== "failing") return null;
+  return h("div", { class: "record-meta error-text", "data-health-detail": "" },
+    t("webhooks.failing_detail", {
+      error: health.last_error || "—",
+      next: health.next_attempt_at ? when(health.next_attempt_at) : "—",
+    }));
+}
+
 function webhookItem(webhook, { removed, failed }) {
   const details = h("details", { class: "history-panel" },
     h("summary", {}, t("webhooks.deliveries")), h("p", { class: "muted" }, t("common.loading")));
@@ -76,11 +100,10 @@ function webhookItem(webhook, { removed, failed }) {
   return h("li", { class: "record", "data-webhook": webhook.id },
     h("div", { class: "record-main" },
       h("span", { class: "record-link webhook-url" }, webhook.url),
-      webhook.disabled_at
-        ? h("span", { class: "badge badge-halted" }, t("webhooks.disabled_gone"))
-        : h("span", { class: "badge badge-done" }, t("webhooks.active")), remove),
+      healthBadge(webhook), remove),
     h("div", { class: "record-meta" },
       webhook.events.map(eventLabel).join(" · "), " · ", when(webhook.created_at)),
+    healthLine(webhook),
     details);
 }
 
