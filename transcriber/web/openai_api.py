@@ -231,7 +231,8 @@ async def _answer(request: web.Request, record_id: str, owner: User,
     requested = record.language if record.language != "auto" else None
     done = Transcribed(utterances=utterances, speaker_names=record.speaker_names,
                        language=record.detected_language or requested,
-                       duration_ms=record.duration_ms)
+                       duration_ms=record.duration_ms,
+                       quality=None if record.quality is None else record.quality.as_dict())
     content_type, body = transcription_body(done, wanted)
     headers = {"X-Transcriber-Record": record_id}
     if isinstance(body, dict):

@@ -27,6 +27,7 @@ from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
 from transcriber.languages import reported_language
+from transcriber.pipeline.assessment import report_of
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.parts import PartPlan, join, stitch
 from transcriber.pipeline.speakers import segments_of, speakers_found_locally, speech_of
@@ -209,9 +210,16 @@ class PollStep:
                                       overlap_ms=overlap_ms):
                 utterances, voices = await self._with_speakers(job, record, payloads,
                                                                utterances)
+        # Made once, here, from what the recognizer said of its own work (it cannot be
+        # made again later: the answers' unclear speech is never saved as text).
+        report = report_of(payloads, utterances)
+        log.info("transcript_quality", record_id=job.record_id, verdict=report.verdict,
+                 reasons=list(report.reasons), speech_ms=report.speech_ms,
+                 unclear_ms=report.unclear_ms)
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),
-                                 SetColumns(values={"detected_language": detected}),
+                                 SetColumns(values={"detected_language": detected,
+                                                    "quality": report.to_json()}),
                                  voices_effect(job.settings, voices, utterances)))
 
     async def _channel_voices(self, job: Job, record: StepRecord,
