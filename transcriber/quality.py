@@ -168,3 +168,31 @@ def assess(utterances: Sequence[Utterance], *, speech: Sequence[Span] | None,
     return Quality(verdict=verdict, reasons=reasons, speech_ms=speech_ms,
                    unclear_ms=unclear_ms, unclear_spans=tuple(unclear_spans[:MAX_SPANS]),
                    repeats_removed=max(repeats_removed, 0), low_confidence_share=share)
+
+
+# An utterance at least this share of whose words are low-confidence is not
+# material for a title or a brief (it is still in the transcript, underlined).
+UNSURE_UTTERANCE_SHARE: Final = 0.5
+
+
+def describable(utterances: Sequence[Utterance],
+                quality: Quality | None) -> tuple[Utterance, ...]:
+    """Pure: the lines the describer may make a title, a brief and topics of.
+
+    Unclear speech never reaches the transcript and removed repeats are gone,
+    so the gate is about what is left: nothing of a `poor` transcript (its few
+    words are the least reliable of all: a title made of them would present
+    junk as the recording's subject), and no line most of whose words the
+    recognizer was unsure of. A line a person corrected has no words left and
+    always passes.
+    """
+    if quality is not None and quality.verdict == "poor":
+        return ()
+    kept = []
+    for u in utterances:
+        known = [w.probability for w in u.words if w.probability is not None]
+        low = sum(1 for p in known if p < LOW_WORD_PROBABILITY)
+        if known and low / len(known) >= UNSURE_UTTERANCE_SHARE:
+            continue
+        kept.append(u)
+    return tuple(kept)

@@ -149,3 +149,8 @@ JOIN files AS f ON f.id = CASE :copy
 END
 WHERE r.id = :id AND r.owner_id = :owner_id
 """
+
+# The transcript's quality report alone (the describer's gate, the bot's reply).
+RECORD_QUALITY = """
+SELECT quality FROM audio_records WHERE id = :id
+"""

@@ -216,6 +216,12 @@ async def card(readers: ReaderPool, *, record_id: str, owner_id: str) -> RecordC
     return None if row is None else RecordCard.from_row(row)
 
 
+async def quality(readers: ReaderPool, *, record_id: str) -> Quality | None:
+    """The record's quality report; None when it has none (or there is no such record)."""
+    row = await readers.fetch_one(q.archive.RECORD_QUALITY, {"id": record_id})
+    return None if row is None else quality_from_json(row["quality"])
+
+
 async def exists(readers: ReaderPool, *, record_id: str, owner_id: str) -> bool:
     row = await readers.fetch_one(q.archive.RECORD_EXISTS,
                                   {"id": record_id, "owner_id": owner_id})
