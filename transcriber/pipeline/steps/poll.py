@@ -27,6 +27,7 @@ from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
 from transcriber.languages import reported_language
+from transcriber.observability import TRANSCRIPT_QUALITY
 from transcriber.pipeline.assessment import report_of
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.parts import PartPlan, join, stitch
@@ -213,6 +214,7 @@ class PollStep:
         # Made once, here, from what the recognizer said of its own work (it cannot be
         # made again later: the answers' unclear speech is never saved as text).
         report = report_of(payloads, utterances)
+        TRANSCRIPT_QUALITY.labels(report.verdict).inc()
         log.info("transcript_quality", record_id=job.record_id, verdict=report.verdict,
                  reasons=list(report.reasons), speech_ms=report.speech_ms,
                  unclear_ms=report.unclear_ms)
