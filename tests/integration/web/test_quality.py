@@ -9,10 +9,12 @@ from typing import Any
 
 import orjson
 
+from tests.helpers.pipeline import until
 from tests.helpers.web import Client, StartApi, advance, transcribe, upload
-from tests.integration.web.test_webhook_delivery import NAMES, attempted, register
+from tests.helpers.webhooks import SECRET
 from transcriber.ports import Span, Utterance, Word
 from transcriber.quality import assess
+from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.webhooks import FakeWebhookTransport
 
 SAID = (
@@ -93,11 +95,19 @@ async def test_a_correction_keeps_the_recognizers_report_and_drops_the_lines_wor
 
 
 async def test_the_webhook_payloads_record_carries_the_report(start_api: StartApi) -> None:
-    transport = FakeWebhookTransport(names=NAMES)
+    host = "hooks.example.net"  # the fake transport's table: never sent anywhere
+    transport = FakeWebhookTransport(names={host: ["93.184.216.34"]})
     client = await start_api(webhook_transport=transport)
-    webhook_id = await register(client, events=("record.done",))
+    response = await client.post("/app/webhooks", json={
+        "url": f"http://{host}/in", "events": ["record.done"], "secret": SECRET})
+    assert response.status == 201, await response.text()
     await _done(client)
-    await attempted(client, webhook_id, 1)
+    client.app[DELIVERY].wake()
+
+    async def posted_once() -> bool:
+        return len(transport.posts) == 1
+
+    await until(posted_once)
     [posted] = transport.posts
     record = orjson.loads(posted.body)["record"]
     assert record["quality"] == EXPECTED
