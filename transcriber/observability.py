@@ -83,6 +83,11 @@ DESCRIBE_SECONDS = Histogram(
 DESCRIBE_QUEUE_DEPTH = Gauge(
     "transcriber_describe_queue_depth", "Records whose description is pending"
 )
+TRANSCRIPT_QUALITY = Counter(
+    "transcriber_transcript_quality_total",
+    "Quality reports made when a recognizer transcript is stored, by verdict (good, check, "
+    "poor: docs/recognition.md, \"Quality report\")", ["verdict"],
+)
 REPLIES_UNDELIVERED = Counter(
     "transcriber_replies_undelivered_total", "Replies and notices that could not be delivered",
     ["reason"],

@@ -1,13 +1,17 @@
-"""The utterance structure (version 2) and the transcript formats made from it.
+"""The utterance structure (version 3) and the transcript formats made from it.
 
 The structure is what the pipeline stores (`structures`) and what the card,
 the downloads and the CLI render:
 
-    {"version": 2, "utterances": [{"start_ms": 0, "end_ms": 1830, "channel": 0,
-                                   "speaker": "S1", "text": "..."}]}
+    {"version": 3, "utterances": [{"start_ms": 0, "end_ms": 1830, "channel": 0,
+                                   "speaker": "S1", "text": "...",
+                                   "words": [{"start_ms": 0, "end_ms": 420,
+                                              "text": " Hello", "probability": 0.93}]}]}
 
-Version 2 adds the optional `speaker` of each utterance; version-1 documents
-(no speakers) stay readable. The `structures.version` column is the row's
+Version 2 added the optional `speaker` of each utterance, version 3 its
+optional `words` (times and the recognizer's confidence, where it gave them:
+the quality report and the card's low-confidence marks are made of them);
+version-1 and version-2 documents stay readable. The `structures.version` column is the row's
 slot (one recognizer structure per record, `STRUCTURE_ROW`), not the
 document's version: a record recognized before speakers keeps its row.
 
@@ -25,11 +29,11 @@ import orjson
 
 from transcriber.cues import subtitle_cues
 from transcriber.errors import TranscriberError
-from transcriber.ports import Utterance
+from transcriber.ports import Utterance, Word
 from transcriber.typed_text import text_problem
 
-STRUCTURE_VERSION = 2
-READABLE_VERSIONS = frozenset({1, 2})
+STRUCTURE_VERSION = 3
+READABLE_VERSIONS = frozenset({1, 2, 3})
 STRUCTURE_ROW = 1
 SPEAKER_RE = re.compile(r"S[1-9][0-9]?")
 SPEAKER_NAME_MAX = 64
@@ -47,7 +51,12 @@ CONTENT_TYPES: dict[TranscriptFormat, str] = {
 
 
 class BadStructure(TranscriberError):
-    """Stored or provided structure JSON is not a valid version-1 or version-2 structure."""
+    """Stored or provided structure JSON is not a valid version 1, 2 or 3 structure."""
+
+
+def word_dict(w: Word) -> dict[str, Any]:
+    return {"start_ms": w.start_ms, "end_ms": w.end_ms, "text": w.text,
+            "probability": w.probability}
 
 
 def _utterance_dict(u: Utterance) -> dict[str, Any]:
@@ -55,7 +64,16 @@ def _utterance_dict(u: Utterance) -> dict[str, Any]:
     if u.speaker is not None:
         item["speaker"] = u.speaker
     item["text"] = u.text
+    if u.words:
+        item["words"] = [word_dict(w) for w in u.words]
     return item
+
+
+def _word(item: Any) -> Word:
+    probability = item.get("probability")
+    return Word(start_ms=int(item["start_ms"]), end_ms=int(item["end_ms"]),
+                text=str(item["text"]),
+                probability=None if probability is None else float(probability))
 
 
 def structure_dict(utterances: Iterable[Utterance]) -> dict[str, Any]:
@@ -88,7 +106,7 @@ def load_structure(contents: str | bytes) -> list[Utterance]:
             result.append(Utterance(
                 start_ms=int(item["start_ms"]), end_ms=int(item["end_ms"]),
                 channel=int(item.get("channel", 0)), text=str(item["text"]),
-                speaker=speaker,
+                speaker=speaker, words=tuple(_word(w) for w in item.get("words") or ()),
             ))
         except (AttributeError, KeyError, TypeError, ValueError):
             raise BadStructure("malformed utterance") from None
@@ -254,11 +272,13 @@ def to_vtt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = No
 
 
 def to_json(utterances: Sequence[Utterance], names: Mapping[str, str] | None = None, *,
-           title: str = "") -> str:
-    """The structure, each utterance with a speaker also carrying `speaker_name` ("" if none),
-    and the record's `title` ("" when it has none)."""
+           title: str = "", quality: Mapping[str, Any] | None = None) -> str:
+    """The structure (utterances whole, with their words), each utterance with a speaker
+    also carrying `speaker_name` ("" if none), the record's `title` ("" when it has
+    none) and its `quality` report (null when it has none: `transcriber.quality`)."""
     given = names or {}
-    data = {"title": one_line(title), **structure_dict(utterances)}
+    data = {"title": one_line(title), **structure_dict(utterances),
+            "quality": None if quality is None else dict(quality)}
     for item in data["utterances"]:
         if "speaker" in item:
             item["speaker_name"] = given.get(item["speaker"], "")
@@ -266,7 +286,8 @@ def to_json(utterances: Sequence[Utterance], names: Mapping[str, str] | None = N
 
 
 def render(utterances: Sequence[Utterance], fmt: TranscriptFormat,
-           names: Mapping[str, str] | None = None, *, title: str = "") -> str:
+           names: Mapping[str, str] | None = None, *, title: str = "",
+           quality: Mapping[str, Any] | None = None) -> str:
     """The transcript in one of `FORMATS`, speakers named by `names` (`{"S1": "Anna"}`),
     under the record's `title` when it has one: TXT's first line (a blank line after
     it), a WebVTT NOTE, JSON's `title`; SRT, which has no place for one, leaves it out."""
@@ -280,7 +301,7 @@ def render(utterances: Sequence[Utterance], fmt: TranscriptFormat,
     if fmt == "vtt":
         return to_vtt(utterances, names, title=title)
     if fmt == "json":
-        return to_json(utterances, names, title=title)
+        return to_json(utterances, names, title=title, quality=quality)
     raise ValueError(f"unknown transcript format {fmt!r}")
 
 
@@ -335,5 +356,9 @@ def apply_corrections(
             problem = text_problem(value, multiline=True)
             if problem is not None:
                 raise BadCorrection(f"the {key} of utterance {index} {problem}")
-        result[index] = replace(result[index], **changes)  # type: ignore[arg-type]
+        corrected = replace(result[index], **changes)  # type: ignore[arg-type]
+        if corrected.text != result[index].text:
+            # The recognizer's words (and their confidence) were of the old text.
+            corrected = replace(corrected, words=())
+        result[index] = corrected
     return result

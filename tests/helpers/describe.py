@@ -13,10 +13,11 @@ from tests.helpers.steps import drive
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.descriptions import Description
-from transcriber.pipeline.effects import SaveTranscript
+from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.notify import Delivery, ReplyWithTranscript, running_notifier
 from transcriber.pipeline.outbox import Outbox
 from transcriber.ports import Material, Utterance
+from transcriber.quality import Quality
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.notifier import RecordingNotifier
@@ -66,14 +67,16 @@ class Finisher:
         return self.outbox
 
     async def finish(self, said: Sequence[Utterance], *, record_id: str | None = None,
-                     login: str = "alice", **record: Any) -> str:
+                     login: str = "alice", quality: Quality | None = None,
+                     **record: Any) -> str:
         """A new record (or `record_id`, sent back to recognition) through to `done`,
-        its transcript `said`."""
+        its transcript `said` (with its quality report, when given)."""
         if record_id is None:
             owner = await make_user(self.writer, login)
             record_id = await make_record(self.writer, owner, **record)
+        report = () if quality is None else (SetColumns(values={"quality": quality.to_json()}),)
         steps = fake_steps({"poll": Behaviour(effects=(SaveTranscript(
-            text=plain_text(said), structure_json=dump_structure(said)),)),
+            text=plain_text(said), structure_json=dump_structure(said)), *report)),
             # As the real finish step: a Telegram record's reply (an HTTP record has none).
             "finish": Behaviour(effects=(ReplyWithTranscript(),))})
         notifier = self.notifier

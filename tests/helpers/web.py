@@ -12,9 +12,10 @@ from aiohttp.web_runner import BaseRunner
 
 from transcriber import keys
 from transcriber.db.commands.pipeline import Advance, Claim, Claimed, Halt
-from transcriber.pipeline.effects import SaveTranscript
+from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.step import Effect
 from transcriber.ports import Utterance
+from transcriber.quality import Quality
 from transcriber.settings import ServerSettings
 from transcriber.stages import HaltReason, claimable_stages, spec_of
 from transcriber.transcripts import dump_structure, plain_text
@@ -59,13 +60,16 @@ async def advance(client: Client, record_id: str, *effects: Effect) -> None:
 
 
 async def transcribe(
-    client: Client, record_id: str, utterances: Sequence[Utterance] = SPEECH
+    client: Client, record_id: str, utterances: Sequence[Utterance] = SPEECH, *,
+    quality: Quality | None = None,
 ) -> None:
-    """uploaded → normalized → submitted → transcribed, saving the transcript."""
+    """uploaded → normalized → submitted → transcribed, saving the transcript (and its
+    quality report, when given, as the poll step does)."""
     await advance(client, record_id)
     await advance(client, record_id)
+    report = () if quality is None else (SetColumns(values={"quality": quality.to_json()}),)
     await advance(client, record_id, SaveTranscript(
-        text=plain_text(utterances), structure_json=dump_structure(utterances)))
+        text=plain_text(utterances), structure_json=dump_structure(utterances)), *report)
 
 
 async def halt(client: Client, record_id: str, error_text: str = "not audio") -> None:

@@ -20,7 +20,7 @@ import transcriber
 PACKAGE = Path(transcriber.__file__).parent
 LEAVES = ("errors", "ids", "clock", "stages", "settings", "observability", "ports",
           "transcripts", "files", "typed_text", "languages", "wordforms", "search_query",
-          "webhook_rules", "webhook_signature", "voiceprints", "tokens", "descriptions",
+          "webhook_rules", "webhook_signature", "voiceprints", "tokens", "descriptions", "quality",
           "stopwords", "cues")
 RANKS: dict[str, int] = {
     **dict.fromkeys(LEAVES, 0),

@@ -36,6 +36,7 @@ from transcriber.bot import rules, texts
 from transcriber.clock import Clock
 from transcriber.errors import TransientFailure
 from transcriber.ports import ReplyAddress, Undelivered, UndeliveredReason
+from transcriber.quality import Quality
 from transcriber.settings import TelegramSettings
 from transcriber.stages import HaltReason
 
@@ -63,10 +64,17 @@ class TelegramNotifier:
         return texts.as_language(address.language, forced=self._settings.language)
 
     async def send_transcript(self, address: ReplyAddress, text: str, *, title: str = "",
-                              brief: str = "") -> int | None:
+                              brief: str = "", quality: Quality | None = None) -> int | None:
         chat_id, reply = _target(address)
         lang = self._language(address)
-        body = text.strip() or texts.say(lang, texts.T.EMPTY_TRANSCRIPT)
+        warning = texts.quality_line(lang, quality)
+        # A transcript not to be trusted says so first; an empty one is not "no speech
+        # was recognised" when speech was heard and could not be made out.
+        said = text.strip()
+        if warning:
+            body = f"{warning}\n\n{said}" if said else warning
+        else:
+            body = said or texts.say(lang, texts.T.EMPTY_TRANSCRIPT)
         head = rules.heading(title, brief)
         whole = rules.with_heading(head, body)
         if rules.fits_in_message(whole):

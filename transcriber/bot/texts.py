@@ -8,10 +8,12 @@ between them. The language of a sender comes from their Telegram
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Literal
 
+from transcriber.ports import Span
+from transcriber.quality import Quality
 from transcriber.stages import HaltReason
 
 Language = Literal["ru", "en"]
@@ -37,6 +39,10 @@ class T(StrEnum):
     TRY_AGAIN = "try_again"
     STORAGE_FULL = "storage_full"
     EMPTY_TRANSCRIPT = "empty_transcript"
+    QUALITY_UNCLEAR = "quality_unclear"
+    QUALITY_UNSURE = "quality_unsure"
+    QUALITY_POOR = "quality_poor"
+    QUALITY_NO_TEXT = "quality_no_text"
     TRANSCRIPT_AS_FILE = "transcript_as_file"
     HALT_NOTICE = "halt_notice"
     HALT_STEP_FAILED = "halt_step_failed"
@@ -122,6 +128,13 @@ EN: Mapping[T, str] = {
         "Please send it again later; the service owner has been told."
     ),
     T.EMPTY_TRANSCRIPT: "The recording is transcribed, but no speech was recognised in it.",
+    T.QUALITY_UNCLEAR: "⚠ Parts of this recording were unclear: {spans} — listen there.",
+    T.QUALITY_UNSURE: "⚠ Parts of this text may be wrong (the recognizer was unsure of "
+                      "them): check them against the recording.",
+    T.QUALITY_POOR: "⚠ Most of the speech in this recording was unclear, so this text is "
+                    "incomplete: {spans}.",
+    T.QUALITY_NO_TEXT: "⚠ There is speech in this recording, but none of it could be made "
+                       "out.",
     T.TRANSCRIPT_AS_FILE: (
         "The transcript is too long for a message ({chars} characters), "
         "so it is attached as a file."
@@ -214,6 +227,11 @@ RU: Mapping[T, str] = {
         "Пришлите её позже; владелец сервиса уже знает."
     ),
     T.EMPTY_TRANSCRIPT: "Запись расшифрована, но речи в ней не найдено.",
+    T.QUALITY_UNCLEAR: "⚠ Некоторые места записи неразборчивы: {spans} — послушайте их.",
+    T.QUALITY_UNSURE: "⚠ В части текста распознаватель не уверен: сверьте её с записью.",
+    T.QUALITY_POOR: "⚠ Большая часть речи в записи неразборчива, поэтому текст неполный: "
+                    "{spans}.",
+    T.QUALITY_NO_TEXT: "⚠ В записи есть речь, но разобрать её не удалось.",
     T.TRANSCRIPT_AS_FILE: (
         "Расшифровка слишком длинная для сообщения ({chars} символов), поэтому она во вложении."
     ),
@@ -292,6 +310,38 @@ def halt_reason_text(lang: Language, reason: str | None) -> str:
 
 def halt_notice(lang: Language, reason: HaltReason) -> str:
     return say(lang, T.HALT_NOTICE, why=halt_reason_text(lang, reason))
+
+
+# The spans a reply names (the card lists them all).
+REPLY_SPANS_MAX = 3
+
+
+def clock_time(ms: int) -> str:
+    """`m:ss` (`h:mm:ss` from an hour): how a player shows a position."""
+    minutes, seconds = divmod(max(ms, 0) // 1000, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
+def spans_text(spans: Sequence[Span]) -> str:
+    shown = ", ".join(f"{clock_time(s.start_ms)}–{clock_time(s.end_ms)}"
+                      for s in spans[:REPLY_SPANS_MAX])
+    return shown + (", …" if len(spans) > REPLY_SPANS_MAX else "")
+
+
+def quality_line(lang: Language, quality: Quality | None) -> str:
+    """The reply's one line about a transcript not to be trusted ("" when it is good
+    or has no report): where it was unclear, or why it is not to be relied on."""
+    if quality is None or quality.verdict == "good":
+        return ""
+    if "no_text" in quality.reasons:
+        return say(lang, T.QUALITY_NO_TEXT)
+    spans = spans_text(quality.unclear_spans)
+    if quality.verdict == "poor":
+        return say(lang, T.QUALITY_POOR, spans=spans)
+    if quality.unclear_spans:
+        return say(lang, T.QUALITY_UNCLEAR, spans=spans)
+    return say(lang, T.QUALITY_UNSURE)
 
 
 def megabytes(lang: Language, size_bytes: int) -> str:

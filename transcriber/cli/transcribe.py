@@ -236,9 +236,12 @@ async def _report(readers: ReaderPool, tracked: list[Tracked], *, fmt: Transcrip
         utterances = None if item.record_id is None else await reads.transcripts.utterances(
             readers, record_id=item.record_id, original=True)
         utterances = utterances or []
+        report = None if item.record_id is None else await reads.records.quality(
+            readers, record_id=item.record_id)
         if len(tracked) > 1:
             out.write(f"==> {item.path.name} <==\n")
-        out.write(render(utterances, fmt))
+        # JSON carries the quality report beside the utterances, as the archive's export.
+        out.write(render(utterances, fmt, quality=None if report is None else report.as_dict()))
         if len(tracked) > 1 or fmt != "txt":
             out.write("\n")
     out.flush()

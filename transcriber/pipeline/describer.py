@@ -31,11 +31,12 @@ from transcriber.db.commands.describe import RetryDescription, SaveDescription, 
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.describe import DescribeJob, Subject
 from transcriber.db.writer import Writer
-from transcriber.descriptions import FIELDS, Description, writable
+from transcriber.descriptions import FIELDS, Description, fitted, writable
 from transcriber.errors import PermanentFailure
 from transcriber.observability import DESCRIBE_QUEUE_DEPTH, DESCRIBE_SECONDS, DESCRIPTIONS
 from transcriber.pipeline import policy
 from transcriber.ports import ArchiveCounts, Describer, Material
+from transcriber.quality import describable
 from transcriber.settings import DescriberSettings
 from transcriber.transcripts import BadStructure
 
@@ -64,11 +65,15 @@ class OwnerArchive:
 async def load_material(readers: ReaderPool, subject: Subject) -> Material:
     """What the describer is given of a record: its current transcript (a person's
     corrections included), its language, its owner's topics and archive. Raises
-    `BadStructure` when the stored transcript cannot be read."""
+    `BadStructure` when the stored transcript cannot be read. Lines the recognizer
+    was unsure of, and all of a `poor` transcript, are left out (`describable`)."""
     utterances = await reads.transcripts.utterances(readers, record_id=subject.id)
     topics = await reads.describe.owner_topic_names(readers, owner_id=subject.owner_id)
+    # The gate: only what the recognizer heard clearly is material (quality.describable).
+    report = await reads.records.quality(readers, record_id=subject.id)
     return Material(record_id=subject.id, language=subject.language,
-                    duration_ms=subject.duration_ms, utterances=tuple(utterances or ()),
+                    duration_ms=subject.duration_ms,
+                    utterances=describable(utterances or (), report),
                     owner_topics=topics, archive=OwnerArchive(readers, subject.owner_id))
 
 
@@ -137,6 +142,14 @@ class DescriberActor:
         except BadStructure:
             log.error("describe_transcript_unreadable", record_id=job.record_id)
             return await self._fail(job, "BadStructure")
+        if not material.utterances:
+            # Nothing heard clearly (or nothing at all): no title or brief, never one a
+            # describer (a language model above all) would make up of nothing. Saved
+            # empty, so an automatic title of an earlier transcript does not stay either.
+            empty = fitted(title="", brief="", topics=(), owner_topics=material.owner_topics,
+                           by=self._describer.name)
+            await self._save(job, empty, started, self._describer, "skipped")
+            return "skipped"
         try:
             description = await self._describer.describe(material)
         except Exception as exc:

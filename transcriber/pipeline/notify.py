@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from transcriber.db.readers import ReaderPool
     from transcriber.db.writer import WriteContext
     from transcriber.pipeline.outbox import Outbox
+    from transcriber.quality import Quality
 
 log = structlog.get_logger(__name__)
 
@@ -41,7 +42,7 @@ class NullNotifier:
     """The notifier of a run without the bot: every send is `bot_not_running`."""
 
     async def send_transcript(self, address: ReplyAddress, text: str, *, title: str = "",
-                              brief: str = "") -> int | None:
+                              brief: str = "", quality: Quality | None = None) -> int | None:
         raise Undelivered("bot_not_running")
 
     async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> int | None:

@@ -132,8 +132,9 @@ class Outbox:
                 title, brief = ("", "") if heading is None else descriptions.reply_heading(
                     title=heading.title, brief=heading.brief, duration_ms=heading.duration_ms,
                     transcript=text)
+                quality = await reads.records.quality(self._readers, record_id=record_id)
                 message_id = await notifier.send_transcript(address, text, title=title,
-                                                            brief=brief)
+                                                            brief=brief, quality=quality)
             else:
                 # A halt notice's row always has its reason.
                 message_id = await notifier.send_halt_notice(

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from transcriber.ports import Utterance
+from transcriber.ports import Utterance, Word
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,6 +102,20 @@ def uncovered_by_parts(parts: Sequence[PartPlan], duration_ms: int) -> list[tupl
     return [(a, b) for a, b in gaps if b > a]
 
 
+def moved_words(words: Sequence[Word], offset_ms: int, low: int | None = None,
+                high: int | None = None) -> tuple[Word, ...]:
+    """Pure: a part's words on the record's timeline, held inside [low, high] when given
+    (as their utterance is)."""
+    def place(ms: int) -> int:
+        ms += offset_ms
+        if low is not None:
+            ms = max(ms, low)
+        return ms if high is None else min(ms, high)
+    return tuple(replace(w, start_ms=place(w.start_ms), end_ms=max(place(w.end_ms),
+                                                                   place(w.start_ms)))
+                 for w in words)
+
+
 def join(parts: Sequence[tuple[PartPlan, Sequence[Utterance]]]) -> list[Utterance]:
     """Parts that do not overlap (cut in pauses) on one timeline: every utterance of
     every part is kept, its times held inside its own part's span.
@@ -115,7 +129,8 @@ def join(parts: Sequence[tuple[PartPlan, Sequence[Utterance]]]) -> list[Utteranc
         for u in sorted(utterances, key=lambda u: (u.start_ms, u.channel)):
             start = min(max(u.start_ms + plan.offset_ms, low), high)
             end = min(max(u.end_ms + plan.offset_ms, start), high)
-            result.append(replace(u, start_ms=start, end_ms=end))
+            result.append(replace(u, start_ms=start, end_ms=end,
+                                  words=moved_words(u.words, plan.offset_ms, low, high)))
     return result
 
 
@@ -142,7 +157,8 @@ def stitch(parts: Sequence[tuple[PartPlan, Sequence[Utterance]]]) -> list[Uttera
         high = cuts[position] if position < len(cuts) else None
         for u in utterances:
             shifted = replace(u, start_ms=u.start_ms + plan.offset_ms,
-                              end_ms=u.end_ms + plan.offset_ms)
+                              end_ms=u.end_ms + plan.offset_ms,
+                              words=moved_words(u.words, plan.offset_ms))
             middle = (shifted.start_ms + shifted.end_ms) // 2
             if low is not None and middle < low:
                 continue

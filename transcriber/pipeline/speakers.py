@@ -64,9 +64,17 @@ def _words(items: Any, offset: int, low: int, high: int) -> tuple[Word, ...]:
         return ()
     return tuple(
         Word(start_ms=min(max(int(w["start_ms"]) + offset, low), high),
-             end_ms=min(max(int(w["end_ms"]) + offset, low), high), text=str(w["text"]))
+             end_ms=min(max(int(w["end_ms"]) + offset, low), high), text=str(w["text"]),
+             probability=_probability(w.get("probability")))
         for w in items
     )
+
+
+def _probability(value: Any) -> float | None:
+    """A word's confidence as the answer gives it; None when it gives none."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return min(max(float(value), 0.0), 1.0)
+    return None
 
 
 def segments_of(parts: Sequence[tuple[PartPlan, bytes]]) -> list[Segment]:

@@ -7,10 +7,14 @@ calls is `transcriber.testing.notifier`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from transcriber.errors import TranscriberError
 from transcriber.stages import HaltReason
+
+if TYPE_CHECKING:
+    # The report is a leaf's value made of the ports' own values (a cycle at run time).
+    from transcriber.quality import Quality
 
 UndeliveredReason = Literal["bot_not_running", "chat_missing", "blocked", "chat_not_found",
                             "refused", "window_passed"]
@@ -41,9 +45,10 @@ class Undelivered(TranscriberError):
 
 class Notifier(Protocol):
     async def send_transcript(self, address: ReplyAddress, text: str, *, title: str = "",
-                              brief: str = "") -> int | None:
+                              brief: str = "", quality: Quality | None = None) -> int | None:
         """Answer the sender with the finished transcript; the sent message's id. The
-        reply starts with the record's `title` and `brief` where they are given.
+        reply starts with the record's `title` and `brief` where they are given, and
+        says in one line where the transcript is not to be trusted (`quality` not good).
 
         Raise `Undelivered` for a refusal no later try can change; anything
         else is tried again by the outbox."""

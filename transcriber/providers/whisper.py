@@ -40,7 +40,7 @@ from transcriber.observability import (
     RECOGNITION_REPAIRS,
     RECOGNITION_UNCOVERED_SECONDS,
 )
-from transcriber.ports import AudioPart, Span, SpeechSink, Submitted, Utterance
+from transcriber.ports import AudioPart, Span, SpeechSink, Submitted, Utterance, Word
 from transcriber.providers.clips import CLIP_MAX_SECONDS, Loudness, plan_clips
 from transcriber.providers.memory import release_free_memory, releasing
 from transcriber.providers.model_runs import ModelRuns
@@ -110,17 +110,31 @@ def prepare_bundled_model(cache_dir: Path, *, expected_sha256: str = BUNDLED_MOD
 
 
 def parse_local_payload(payload: bytes) -> list[Utterance]:
-    """The saved answer of the local recognizer (our own JSON) as utterances."""
+    """The saved answer of the local recognizer (our own JSON) as utterances, each
+    with its words and their probability where the answer kept them."""
     try:
         data = orjson.loads(payload)
         return [
             Utterance(start_ms=int(s["start_ms"]), end_ms=int(s["end_ms"]), channel=0,
-                      text=str(s["text"]).strip())
+                      text=str(s["text"]).strip(), words=_local_words(s.get("words")))
             for s in data["segments"]
             if str(s["text"]).strip()
         ]
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         raise PermanentFailure("the saved recognition answer is malformed") from None
+
+
+def _local_words(items: Any) -> tuple[Word, ...]:
+    if not isinstance(items, list):
+        return ()
+    words = []
+    for w in items:
+        p = w.get("probability")
+        known = isinstance(p, (int, float)) and not isinstance(p, bool)
+        words.append(Word(start_ms=int(w["start_ms"]), end_ms=int(w["end_ms"]),
+                          text=str(w["text"]),
+                          probability=min(max(float(p), 0.0), 1.0) if known else None))
+    return tuple(words)
 
 
 class WhisperRecognizer:

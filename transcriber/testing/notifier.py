@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from transcriber.ports import ReplyAddress, Undelivered, UndeliveredReason
+from transcriber.quality import Quality
 from transcriber.stages import HaltReason
 
 
@@ -18,6 +19,7 @@ class Sent:
     reason: HaltReason | None = None
     title: str = ""
     brief: str = ""
+    quality: Quality | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -35,9 +37,9 @@ class RecordingNotifier:
     sent: list[Sent] = field(default_factory=list)
 
     async def send_transcript(self, address: ReplyAddress, text: str, *, title: str = "",
-                              brief: str = "") -> int | None:
+                              brief: str = "", quality: Quality | None = None) -> int | None:
         await self._record(Sent(kind="transcript", address=address, text=text, title=title,
-                                brief=brief))
+                                brief=brief, quality=quality))
         return len(self.sent)
 
     async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> int | None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import orjson
 
@@ -11,12 +12,22 @@ from transcriber.ports import AudioPart, Submitted, Utterance
 from transcriber.providers.whisper import parse_local_payload
 
 
-def local_payload(utterances: Sequence[Utterance]) -> bytes:
-    """An answer in the local recognizer's format (what `parse_local_payload` reads)."""
+def _segment(u: Utterance) -> dict[str, Any]:
+    segment: dict[str, Any] = {"start_ms": u.start_ms, "end_ms": u.end_ms, "text": u.text}
+    if u.words:
+        segment["words"] = [{"start_ms": w.start_ms, "end_ms": w.end_ms, "text": w.text,
+                             "probability": w.probability} for w in u.words]
+    return segment
+
+
+def local_payload(utterances: Sequence[Utterance],
+                  report: Mapping[str, Any] | None = None) -> bytes:
+    """An answer in the local recognizer's format (what `parse_local_payload` reads):
+    the utterances' words where they have them, and `report`'s fields (`speech`,
+    `unclear`, `repeats_removed`: docs/recognition.md, "Quality report")."""
     return orjson.dumps({
         "provider": "fake", "model": "fake",
-        "segments": [{"start_ms": u.start_ms, "end_ms": u.end_ms, "text": u.text}
-                     for u in utterances],
+        "segments": [_segment(u) for u in utterances], **(report or {}),
     })
 
 
@@ -58,10 +69,12 @@ class FakeRecognizer:
         self.fetch_faults: deque[BaseException] = deque()
         self.closed = False
         self._checks: dict[str, int] = {}
+        self.report: dict[str, Any] = {}
+        """Fields every answer carries beside its segments (`speech`, `unclear`, …)."""
 
     def payload_for(self, part_number: int) -> bytes:
         del part_number
-        return local_payload(self.utterances)
+        return local_payload(self.utterances, self.report)
 
     async def submit(self, part: AudioPart) -> Submitted:
         if self.submit_faults:

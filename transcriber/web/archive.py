@@ -250,9 +250,10 @@ async def download_transcript(request: web.Request) -> web.Response:
     if request.app[keys.SETTINGS].speakers.apply_suggestions:
         suggested = await _suggestions(request.app, record_id, current_user(request).id)
         names = transcripts.with_suggested_names(names, {s.speaker: s.name for s in suggested})
+    quality = None if record.quality is None else record.quality.as_dict()
     # Cutting subtitle cues takes ~0.25 s an hour of speech (docs/recognition.md): a thread.
     body = await asyncio.to_thread(transcripts.render, utterances, fmt, names,
-                                   title=record.title)
+                                   title=record.title, quality=quality)
     name = download_name(record.original_filename, record_id, fmt)
     return web.Response(body=body.encode(), headers={
         "Content-Type": transcripts.CONTENT_TYPES[fmt],

@@ -232,7 +232,8 @@ async def _answer(request: web.Request, record_id: str, owner: User,
     requested = record.language if record.language != "auto" else None
     done = Transcribed(utterances=utterances, speaker_names=record.speaker_names,
                        language=record.detected_language or requested,
-                       duration_ms=record.duration_ms)
+                       duration_ms=record.duration_ms,
+                       quality=None if record.quality is None else record.quality.as_dict())
     # Cutting subtitle cues takes ~0.25 s an hour of speech (docs/recognition.md): a thread.
     content_type, body = await asyncio.to_thread(transcription_body, done, wanted)
     headers = {"X-Transcriber-Record": record_id}

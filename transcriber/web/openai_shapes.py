@@ -7,10 +7,10 @@ file; `transcription_body` words a finished record the way OpenAI's
 (docs/api.md, "OpenAI's speech-to-text API", says which): `seek` 0,
 `tokens` [], `temperature`, `avg_logprob`, `compression_ratio` and
 `no_speech_prob` 0.0 (a client that drops segments by these thresholds keeps
-them all). Words: the archive keeps times per utterance, not per word (word
-times are aligned only to place words in a speaker's turn, and are not part
-of the stored transcript), so `words` is `[]` when asked for, never
-invented from the utterances' times.
+them all). Words: the recognizer's words as the structure stores them (version 3);
+a record recognized without them, or a line corrected since, has none, and
+none is ever invented from the utterances' times. `quality` is the
+transcript's quality report (`transcriber.quality`), null when none was made.
 """
 
 from __future__ import annotations
@@ -91,6 +91,8 @@ class Transcribed:
     language: str | None
     """The detected language's code (or the one asked for), None when unknown."""
     duration_ms: int
+    quality: Mapping[str, Any] | None = None
+    """The quality report's public shape; None when the record has none."""
 
 
 def plain(utterances: Sequence[Utterance]) -> str:
@@ -106,7 +108,7 @@ def segment(index: int, utterance: Utterance) -> dict[str, Any]:
 
 
 def verbose(done: Transcribed, granularities: Sequence[Granularity]) -> dict[str, Any]:
-    """`verbose_json`: segments always, `words` (empty) when word times are asked for."""
+    """`verbose_json`: segments always, `words` when word times are asked for, `quality`."""
     body: dict[str, Any] = {
         "task": "transcribe",
         "language": language_name(done.language) if done.language else "",
@@ -116,7 +118,9 @@ def verbose(done: Transcribed, granularities: Sequence[Granularity]) -> dict[str
     # Always: the segments are the archive's own utterances; OpenAI adds them by default.
     body["segments"] = [segment(i, u) for i, u in enumerate(done.utterances)]
     if "word" in granularities:
-        body["words"] = []  # not kept: see the module's docstring
+        body["words"] = [{"word": w.text, "start": w.start_ms / 1000, "end": w.end_ms / 1000}
+                         for u in done.utterances for w in u.words]
+    body["quality"] = None if done.quality is None else dict(done.quality)
     return body
 
 

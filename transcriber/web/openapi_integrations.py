@@ -97,10 +97,20 @@ SCHEMAS: dict[str, Any] = {
             "duration": {"type": "number", "minimum": 0},
             "text": {"type": "string"},
             "segments": {"type": "array", "items": ref("TranscriptionSegment")},
-            "words": {"type": "array", "maxItems": 0,
-                      "description": "Asked for with timestamp_granularities[]=word: always "
-                                     "empty, the archive keeps no word times"},
+            "words": {"type": "array", "items": ref("TranscriptionWord"),
+                      "description": "Asked for with timestamp_granularities[]=word: the "
+                                     "recognizer's words as stored (empty for a record "
+                                     "recognized without them, or lines corrected since)"},
+            "quality": {"anyOf": [ref("Quality"), {"type": "null"}],
+                        "description": "The transcript's quality report (docs/api.md); "
+                                       "null: none was made"},
         },
+    },
+    "TranscriptionWord": {
+        "type": "object", "required": ["word", "start", "end"], "additionalProperties": False,
+        "properties": {"word": {"type": "string"},
+                       "start": {"type": "number", "minimum": 0},
+                       "end": {"type": "number", "minimum": 0}},
     },
     "TranscriptionSegment": {
         "type": "object", "additionalProperties": False,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from transcriber.quality import REASONS, VERDICTS
 from transcriber.stages import HaltReason, Stage
 
 
@@ -41,6 +42,32 @@ TIME = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"}
 ID = {"type": "string", "pattern": "^[0-7][0-9a-hjkmnp-tv-z]{25}$"}
 SPEAKER = "^S[1-9][0-9]?$"
 ORIGIN = {"type": ["string", "null"], "enum": ["auto", "human", None]}
+
+# The transcript's quality report (transcriber.quality; docs/recognition.md).
+QUALITY: dict[str, Any] = {
+    "type": "object",
+    "required": ["verdict", "reasons", "speech_seconds", "unclear_seconds", "unclear_spans",
+                 "repeats_removed", "low_confidence_share"],
+    "additionalProperties": False,
+    "description": "How much of the speech the recognizer heard, made when the transcript "
+                   "was stored (a correction keeps it: it is the recognizer's report)",
+    "properties": {
+        "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "reasons": {"type": "array", "items": {"type": "string", "enum": list(REASONS)}},
+        "speech_seconds": {"type": "number", "minimum": 0},
+        "unclear_seconds": {"type": "number", "minimum": 0},
+        "unclear_spans": {"type": "array", "items": {
+            "type": "object", "required": ["start_ms", "end_ms"],
+            "additionalProperties": False,
+            "properties": {"start_ms": {"type": "integer", "minimum": 0},
+                           "end_ms": {"type": "integer", "minimum": 0}}}},
+        "repeats_removed": {"type": "integer", "minimum": 0},
+        "low_confidence_share": {"type": ["number", "null"], "minimum": 0, "maximum": 1,
+                                 "description": "Share of the words below the "
+                                                "confidence threshold; null when the "
+                                                "recognizer gave no word confidence"},
+    },
+}
 
 SCHEMAS: dict[str, Any] = {
     "Error": {
@@ -109,7 +136,23 @@ SCHEMAS: dict[str, Any] = {
             "topics": {"type": "array", "maxItems": 5,
                        "items": {"type": "string", "minLength": 1, "maxLength": 64}},
             "described": ref("Described"),
+            "quality_verdict": {"type": ["string", "null"],
+                                "enum": [*VERDICTS, None],
+                                "description": "The transcript's quality verdict (the "
+                                               "list's mark); null: no report"},
         },
+    },
+    "Quality": QUALITY,
+    "Word": {
+        "type": "object",
+        "required": ["start_ms", "end_ms", "text", "probability"],
+        "additionalProperties": False,
+        "properties": {"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
+                       "text": {"type": "string"},
+                       "probability": {"type": ["number", "null"], "minimum": 0,
+                                       "maximum": 1,
+                                       "description": "The recognizer's confidence; "
+                                                      "null when it gave none"}},
     },
     "Described": {
         "type": "object",
@@ -242,7 +285,11 @@ SCHEMAS: dict[str, Any] = {
                        "speaker": {"type": ["string", "null"], "pattern": SPEAKER,
                                    "description": "S1, S2, … when speakers were told "
                                                   "apart, else null"},
-                       "text": {"type": "string"}},
+                       "text": {"type": "string"},
+                       "words": {"type": "array", "items": ref("Word"),
+                                 "description": "The recognizer's words with their "
+                                                "confidence; empty when it gave none or "
+                                                "the line was corrected"}},
     },
     "Speaker": {
         "type": "object",
@@ -316,6 +363,7 @@ SCHEMAS: dict[str, Any] = {
                                    "normalized": nullable(ref("FileCopy"))},
                 },
                 "transcript": {"type": ["string", "null"]},
+                "quality": nullable(ref("Quality")),
                 "utterances": {"type": "array", "items": ref("Utterance")},
                 "speakers": {"type": "object", "additionalProperties": ref("Speaker"),
                              "propertyNames": {"pattern": SPEAKER},

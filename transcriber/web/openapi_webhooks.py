@@ -108,11 +108,14 @@ WEBHOOK_SCHEMAS: dict[str, Any] = {
                                         "the same on every retry"},
             "event": _EVENTS,
             "created_at": {**TIME, "description": "When the event happened"},
-            "record": {**ref("Record"), "description":
-                       "The card as GET /app/audiorecords/{id} answers it, without "
-                       "`transcript` and `utterances`; for record.deleted (or a record "
-                       "deleted before the first attempt) what was known when the event "
-                       "happened"},
+            "record": {"allOf": [ref("Record"), {
+                "type": "object",
+                "properties": {"quality": {"anyOf": [ref("Quality"), {"type": "null"}]}}}],
+                       "description":
+                       "The card as GET /app/audiorecords/{id} answers it (its `quality` "
+                       "report included), without `transcript` and `utterances`; for "
+                       "record.deleted (or a record deleted before the first attempt) what "
+                       "was known when the event happened"},
         },
     },
 }

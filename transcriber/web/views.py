@@ -54,6 +54,8 @@ def record_summary(item: ListItem, *,
         "described": {"title": item.title_origin, "brief": item.brief_origin,
                       "topics": item.topics_origin, "by": item.described_by or None,
                       "state": item.describe_state},
+        # The list's small mark: the transcript's verdict (null: no report).
+        "quality_verdict": None if item.quality is None else item.quality.verdict,
     }
 
 
@@ -84,9 +86,11 @@ def record_card(
     card["transcript"] = transcript
     card["utterances"] = [
         {"index": index, "start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel,
-         "speaker": u.speaker, "text": u.text}
+         "speaker": u.speaker, "text": u.text,
+         "words": [transcripts.word_dict(w) for w in u.words]}
         for index, u in enumerate(utterances or ())
     ]
+    card["quality"] = None if record.quality is None else record.quality.as_dict()
     card["speakers"] = transcripts.card_speakers(utterances or (), record.speaker_names,
                                                  also=original_speakers)
     suggested = {s.speaker: s for s in suggestions}

@@ -13,7 +13,8 @@ from tests.helpers.texts import T, en
 from transcriber.bot import rules, texts
 from transcriber.bot.client import make_bot
 from transcriber.bot.notifier import ReplyFailed, TelegramNotifier
-from transcriber.ports import ReplyAddress, Undelivered
+from transcriber.ports import ReplyAddress, Span, Undelivered
+from transcriber.quality import Quality
 from transcriber.settings import Settings
 from transcriber.stages import HaltReason
 from transcriber.testing.clock import FakeClock
@@ -140,3 +141,51 @@ async def test_a_telegram_record_without_a_chat_is_chat_missing(
         await notifier.send_transcript(broken, "text")
     assert caught.value.reason == "chat_missing"
     assert fake_tg.calls == []
+
+
+def _report(**given: object) -> Quality:
+    fields: dict[str, object] = {"verdict": "check", "reasons": ("unclear_speech",),
+                                 "speech_ms": 300_000, "unclear_ms": 33_000,
+                                 "unclear_spans": (Span(start_ms=42_000, end_ms=60_000),
+                                                   Span(start_ms=190_000, end_ms=205_000)),
+                                 "repeats_removed": 0, "low_confidence_share": 0.05, **given}
+    return Quality(**fields)  # type: ignore[arg-type]
+
+
+async def test_a_transcript_to_check_says_where_in_one_line_in_the_senders_language(
+    notifier: TelegramNotifier, fake_tg: FakeTelegram,
+) -> None:
+    russian = ReplyAddress(record_id=ADDRESS.record_id, source="telegram", tg_chat_id=CHAT,
+                           tg_message_id=77, language="ru")
+    await notifier.send_transcript(ADDRESS, "Hello there.", quality=_report())
+    await notifier.send_transcript(russian, "Привет.", quality=_report())
+    await notifier.send_transcript(ADDRESS, "Fine.", quality=_report(verdict="good",
+                                                                     reasons=()))
+    english, in_russian, good = fake_tg.sent
+    line = en(T.QUALITY_UNCLEAR, spans="0:42–1:00, 3:10–3:25")
+    assert english.text == f"{line}\n\nHello there."
+    assert in_russian.text == texts.say("ru", T.QUALITY_UNCLEAR,
+                                        spans="0:42–1:00, 3:10–3:25") + "\n\nПривет."
+    assert good.text == "Fine."
+
+
+async def test_speech_that_could_not_be_made_out_is_never_a_confident_empty_reply(
+    notifier: TelegramNotifier, fake_tg: FakeTelegram,
+) -> None:
+    await notifier.send_transcript(ADDRESS, "", quality=_report(
+        verdict="poor", reasons=("no_text", "unclear_speech")))
+    [sent] = fake_tg.sent
+    assert sent.text == en(T.QUALITY_NO_TEXT)
+    assert en(T.EMPTY_TRANSCRIPT) not in (sent.text or "")
+
+
+def test_the_line_names_at_most_three_spans_and_why() -> None:
+    many = tuple(Span(start_ms=k * 60_000, end_ms=k * 60_000 + 5000) for k in range(5))
+    assert texts.quality_line("en", _report(unclear_spans=many)) == en(
+        T.QUALITY_UNCLEAR, spans="0:00–0:05, 1:00–1:05, 2:00–2:05, …")
+    assert texts.quality_line("en", _report(verdict="poor")) == en(
+        T.QUALITY_POOR, spans="0:42–1:00, 3:10–3:25")
+    assert texts.quality_line("en", _report(reasons=("low_confidence",),
+                                            unclear_spans=())) == en(T.QUALITY_UNSURE)
+    assert texts.quality_line("en", None) == ""
+    assert texts.clock_time(3_725_000) == "1:02:05"

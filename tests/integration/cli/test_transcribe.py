@@ -70,6 +70,11 @@ async def test_transcribe_json_is_the_structure(make_settings: SettingsFactory) 
                             recognizer=FakeRecognizer())
     assert code == 0
     assert load_structure(out.getvalue().strip())[0].text == "hello from the fake recognizer"
+    # Beside the utterances, the quality report the poll step made (the fake answer says
+    # nothing of unclear speech: the utterance's own time is the speech).
+    report = orjson.loads(out.getvalue())["quality"]
+    assert (report["verdict"], report["speech_seconds"], report["low_confidence_share"]) == (
+        "good", 1.0, None)
 
 
 async def test_transcribe_exits_1_with_the_reason_for_a_file_that_is_not_audio(

@@ -27,8 +27,9 @@ from transcriber.descriptions import Description
 from transcriber.errors import PermanentFailure, TransientFailure
 from transcriber.ids import new_id
 from transcriber.pipeline.describer import DescriberActor
-from transcriber.ports import Describer, Utterance
+from transcriber.ports import Describer, Span, Utterance, Word
 from transcriber.providers.extractive import ExtractiveDescriber
+from transcriber.quality import assess
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 
@@ -283,3 +284,41 @@ async def test_a_title_sent_with_the_recording_is_the_senders(
                                                   duration_ms=1000)))
     assert (await _card(readers, titled)).title_origin == "human"
     assert (await _card(readers, plain)).title_origin is None
+
+
+async def test_a_poor_transcript_gets_no_title_made_of_its_few_words(
+    finisher: Finisher, writer: Writer, readers: ReaderPool, clock: FakeClock,
+    settings: Settings,
+) -> None:
+    said = [Utterance(start_ms=0, end_ms=2000, channel=0, text="Thank you for watching")]
+    poor = assess(said, speech=[Span(start_ms=0, end_ms=60_000)],
+                  unclear=[Span(start_ms=2000, end_ms=60_000)], repeats_removed=0)
+    assert poor.verdict == "poor"
+    record_id = await finisher.finish(said, quality=poor)
+    scripted = ScriptedDescriber(default=ANSWER)
+    assert await _actor(writer, readers, clock, settings, describer=scripted).round() == 1
+    assert scripted.given == []  # not even asked: a model would make something up
+    card = await _card(readers, record_id)
+    assert (card.title, card.brief, card.topics) == ("", "", ())
+    assert card.describe_state == "done"
+    assert card.quality is not None
+    assert card.quality.reasons == ("unclear_speech",)
+
+
+async def test_lines_the_recognizer_was_unsure_of_are_no_material(
+    finisher: Finisher, writer: Writer, readers: ReaderPool, clock: FakeClock,
+    settings: Settings,
+) -> None:
+    def line(start: int, text: str, probability: float) -> Utterance:
+        words = tuple(Word(start_ms=start, end_ms=start + 500, text=f" {w}",
+                           probability=probability) for w in text.split())
+        return Utterance(start_ms=start, end_ms=start + 3000, channel=0, text=text,
+                         words=words)
+
+    said = [line(0, "We plan the move to Berlin", 0.9), line(3000, "blorp zzt wump", 0.1)]
+    record_id = await finisher.finish(said)
+    scripted = ScriptedDescriber(default=ANSWER)
+    await _actor(writer, readers, clock, settings, describer=scripted).round()
+    [material] = scripted.given
+    assert [u.text for u in material.utterances] == ["We plan the move to Berlin"]
+    assert (await _card(readers, record_id)).title == "Model title"

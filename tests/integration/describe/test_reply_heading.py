@@ -12,7 +12,9 @@ from tests.helpers.pipeline import MakeActor
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.pipeline.describer import DescriberActor
+from transcriber.ports import Span, Utterance
 from transcriber.providers.extractive import ExtractiveDescriber
+from transcriber.quality import assess
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 
@@ -91,3 +93,18 @@ async def test_a_record_whose_fields_are_all_a_persons_is_answered_at_once(
     await _describer(finisher, settings).round()  # nothing to write: settled, reply told
     [reply] = finisher.notifier.sent
     assert (reply.title, reply.brief) == ("Mine", "")
+
+
+async def test_the_reply_carries_the_quality_report_and_a_poor_one_no_title(
+    finisher: Finisher, settings: Settings,
+) -> None:
+    said = [Utterance(start_ms=0, end_ms=1500, channel=0, text="Subscribe")]
+    poor = assess(said, speech=[Span(start_ms=0, end_ms=40_000)],
+                  unclear=[Span(start_ms=1500, end_ms=40_000)], repeats_removed=0)
+    finisher.with_bot(settings, reply_wait_seconds=30.0)
+    await finisher.finish(said, source="telegram", tg_chat_id=CHAT, tg_message_id=7,
+                          duration_ms=40_000, quality=poor)
+    await _describer(finisher, settings).round()
+    [reply] = finisher.notifier.sent
+    assert reply.quality == poor
+    assert reply.title == ""  # no title made of the few words of a poor transcript

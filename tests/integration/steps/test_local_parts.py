@@ -17,6 +17,7 @@ from tests.helpers.pipeline import MakeActor
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import AddRecord, drive, record_row
 from transcriber.db import queries as q
+from transcriber.db import reads
 from transcriber.db.readers import ReaderPool
 from transcriber.errors import TransientFailure
 from transcriber.pipeline.progress import load_progress
@@ -170,3 +171,44 @@ async def test_the_normalize_step_saves_its_progress_for_the_doors(
     row = await readers.fetch_one(q.progress.SELECT_NORMALIZE_PROGRESS, {"record_id": record_id})
     assert row is not None
     assert 0 < row["done_ms"] <= 40_500
+
+
+class ReportingRecognizer(PartRecognizer):
+    """Each part says what the local recognizer says of its work (part-relative)."""
+
+    def payload_for(self, part_number: int) -> bytes:
+        return orjson.dumps({
+            "segments": [{"start_ms": 4000, "end_ms": 5000, "text": f"part {part_number}",
+                          "words": [{"start_ms": 4000, "end_ms": 5000,
+                                     "text": f" part{part_number}", "probability": 0.3}]}],
+            "speech": [[0, 12_000]], "unclear": [[1000, 2000]], "repeats_removed": 1})
+
+
+async def test_the_quality_report_places_each_parts_unclear_speech_on_the_timeline(
+    add_record: AddRecord, make_actor: MakeActor, make_settings: SettingsFactory,
+    clock: FakeClock, readers: ReaderPool, tone_40s: Path,
+) -> None:
+    recognizer = ReportingRecognizer(clock)
+    record_id = await add_record(tone_40s)
+    actor = make_actor(_table(recognizer), _settings(make_settings))
+    for _ in range(30):
+        if (await record_row(readers, record_id))["state"] == Stage.DONE.value:
+            break
+        await actor.run_once()
+    row = await record_row(readers, record_id)
+    assert row["state"] == Stage.DONE.value, row["error_text"]
+    report = await reads.records.quality(readers, record_id=record_id)
+    assert report is not None
+    # Parts at 0, 9.5, 21.5 and 33.5 s: each part's [1, 2] s moves by its offset.
+    assert [(s.start_ms, s.end_ms) for s in report.unclear_spans] == [
+        (1000, 2000), (10_500, 11_500), (22_500, 23_500), (34_500, 35_500)]
+    assert report.unclear_ms == 4000
+    assert report.repeats_removed == 4
+    assert report.low_confidence_share == 1.0
+    assert (report.verdict, report.reasons) == (
+        "check", ("unclear_speech", "low_confidence", "repeats_removed"))
+    # The words reach the stored structure on the record's timeline, with their probability.
+    utterances = await reads.transcripts.utterances(readers, record_id=record_id)
+    assert utterances
+    assert all(len(u.words) == 1 and u.words[0].probability == 0.3
+               and u.words[0].start_ms == u.start_ms for u in utterances)

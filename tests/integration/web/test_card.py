@@ -61,7 +61,7 @@ async def test_card_transcript_and_utterances(client: Client) -> None:
     assert card["transcript"] == "\n".join(" ".join(u.text.split()) for u in SPEECH)
     assert card["utterances"] == [
         {"index": i, "start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel,
-         "speaker": None, "text": u.text}
+         "speaker": None, "text": u.text, "words": []}
         for i, u in enumerate(SPEECH)
     ]
     assert card["speakers"] == {}  # the fake recognizer tells no speakers apart

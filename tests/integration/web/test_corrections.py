@@ -42,7 +42,8 @@ async def test_a_correction_is_a_new_revision_everywhere(client: Client) -> None
     assert corrected["revision"] == revision + 1
     assert corrected["utterances"][1] == {
         "index": 1, "start_ms": SPEECH[1].start_ms, "end_ms": SPEECH[1].end_ms,
-        "channel": SPEECH[1].channel, "speaker": None, "text": "The quarterly zebra meeting"}
+        "channel": SPEECH[1].channel, "speaker": None, "text": "The quarterly zebra meeting",
+        "words": []}
     assert corrected["utterances"][0]["text"] == SPEECH[0].text
     assert "zebra" in corrected["transcript"]
     assert "budget" not in corrected["transcript"]

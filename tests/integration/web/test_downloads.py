@@ -245,7 +245,7 @@ async def test_transcript_json_is_the_structure(client: Client) -> None:
     response = await client.get(f"/app/audiorecords/{record_id}/transcript?format=json")
     assert response.headers["Content-Type"].startswith("application/json")
     structure = orjson.loads(await response.read())
-    assert structure["version"] == 2
+    assert structure["version"] == 3
     assert [Utterance(**u) for u in structure["utterances"]] == list(SPEECH)
 
 

@@ -7,6 +7,7 @@ the fake recognizer), so each request really uploads, normalizes,
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -20,7 +21,7 @@ from tests.helpers.settings import SettingsFactory
 from tests.helpers.subtitles import check_subtitle_rules
 from tests.helpers.tokens import SPEECH, LiveService, bearer, live_service, make_token
 from transcriber.errors import PermanentFailure
-from transcriber.ports import Utterance
+from transcriber.ports import Utterance, Word
 from transcriber.testing.recognizer import FakeRecognizer
 
 AUDIO = FIXTURES / "librivox_0880.mp3"
@@ -59,7 +60,7 @@ async def test_json_answer_and_an_ordinary_record_of_the_tokens_owner(
     assert [(i["original_filename"], i["stage"]) for i in items] == [(AUDIO.name, "done")]
 
 
-async def test_verbose_json_with_segments_and_the_words_it_does_not_keep(
+async def test_verbose_json_with_segments_and_no_words_where_none_were_kept(
     service: LiveService, database: TestDatabase,
 ) -> None:
     async with _client(service, await make_token(service.app)) as client:
@@ -227,3 +228,28 @@ async def test_a_halted_record_is_500_with_its_id_and_no_retry(
     assert isinstance(body, dict)
     assert body["code"] == "transcription_failed"
     assert len(_records(database)) == 1
+
+
+async def test_verbose_json_carries_the_words_and_the_quality_report(
+    service: LiveService,
+) -> None:
+    """The real poll step makes the report of the recognizer's answer (the local
+    recognizer's fields, here from the fake one) and verbose_json carries it."""
+    service.recognizer.utterances = [dataclasses.replace(SPEECH[0], words=(
+        Word(start_ms=0, end_ms=500, text=" He", probability=0.9),
+        Word(start_ms=500, end_ms=1200, text=" was", probability=0.2)))]
+    # The recording is 3 s long: most of its speech unclear.
+    service.recognizer.report = {"speech": [[0, 2900]], "unclear": [[1000, 2900]],
+                                 "repeats_removed": 0}
+    async with _client(service, await make_token(service.app)) as client:
+        with AUDIO.open("rb") as audio:
+            answer = await client.audio.transcriptions.create(
+                model="whisper-1", file=audio, response_format="verbose_json",
+                timestamp_granularities=["word"])
+    assert [(w.word, w.start, w.end) for w in answer.words or []] == [
+        (" He", 0.0, 0.5), (" was", 0.5, 1.2)]
+    quality = answer.model_dump()["quality"]
+    assert quality["verdict"] == "poor"
+    assert quality["reasons"] == ["unclear_speech", "low_confidence"]
+    assert quality["unclear_spans"] == [{"start_ms": 1000, "end_ms": 2900}]
+    assert quality["low_confidence_share"] == 0.5

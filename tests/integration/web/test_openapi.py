@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from typing import Any
 
@@ -15,8 +16,10 @@ from referencing.jsonschema import DRAFT202012
 
 from tests.helpers.pipeline import until
 from tests.helpers.tokens import bearer, make_token
-from tests.helpers.web import Client, StartApi, advance, halt, transcribe, upload
+from tests.helpers.web import SPEECH, Client, StartApi, advance, halt, transcribe, upload
 from transcriber import keys
+from transcriber.ports import Span, Word
+from transcriber.quality import assess
 from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER
@@ -98,6 +101,14 @@ async def test_document_is_valid_and_covers_every_api_route(client: Client) -> N
         "maximum"] == 100
 
 
+# With words and a quality report: the card's, the JSON export's and verbose_json's parts.
+WORDED = [dataclasses.replace(SPEECH[0], words=(
+    Word(start_ms=0, end_ms=900, text=" Hello", probability=0.2),
+    Word(start_ms=900, end_ms=1830, text=" there", probability=None))), *SPEECH[1:]]
+REPORT = assess(WORDED, speech=None, unclear=[Span(start_ms=6000, end_ms=9000)],
+                repeats_removed=1)
+
+
 async def test_real_responses_match_the_document(start_api: StartApi) -> None:
     client = await start_api(server={"upload_max_bytes": 10_000})
     checker = Checker(await _document(client))
@@ -126,7 +137,7 @@ async def test_real_responses_match_the_document(start_api: StartApi) -> None:
     await call("GET", f"/app/audiorecords/{record_id}/file?copy=bad")
     await call("GET", f"/app/audiorecords/{record_id}/transcript")
     await call("POST", f"/app/audiorecords/{record_id}/resume")
-    await transcribe(client, record_id)
+    await transcribe(client, record_id, WORDED, quality=REPORT)
     for fmt in ("txt", "srt", "vtt", "json"):
         await call("GET", f"/app/audiorecords/{record_id}/transcript?format={fmt}")
     await call("GET", f"/app/audiorecords/{record_id}/transcript?format=doc")
@@ -268,7 +279,7 @@ async def test_token_and_openai_responses_match_the_document(
             listed = (await (await client.get("/app/audiorecords", headers=writer)).json())[
                 "items"]
         newest = listed[0]["id"]
-        await transcribe(client, newest)
+        await transcribe(client, newest, WORDED, quality=REPORT)
         await advance(client, newest)
         client.app[keys.SETTLED].settled(newest)
         assert (await waiting).status == 200

@@ -26,7 +26,7 @@ UTTERANCES = [
 
 def test_structure_v2_round_trips() -> None:
     text = dump_structure(UTTERANCES)
-    assert orjson.loads(text)["version"] == 2
+    assert orjson.loads(text)["version"] == 3
     assert load_structure(text) == UTTERANCES
     labelled = [replace(u, speaker=f"S{i + 1}") for i, u in enumerate(UTTERANCES)]
     text = dump_structure(labelled)
@@ -55,7 +55,7 @@ def test_talk_time_and_card_speakers() -> None:
         "S1": {"name": "", "talk_ms": 0}, "S2": {"name": "", "talk_ms": 1000}}
 
 
-@pytest.mark.parametrize("bad", [b"nope", b'{"version": 3, "utterances": []}',
+@pytest.mark.parametrize("bad", [b"nope", b'{"version": 4, "utterances": []}',
                                  b'{"version": 1, "utterances": [{"start_ms": 1}]}',
                                  b'{"version": 2, "utterances": [{"start_ms": 1, "end_ms": 2,'
                                  b' "text": "x", "speaker": "Anna"}]}'])

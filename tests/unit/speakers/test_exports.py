@@ -51,7 +51,7 @@ def test_vtt_uses_voice_tags_with_escaped_names() -> None:
 
 def test_json_carries_speaker_and_speaker_name() -> None:
     data = orjson.loads(render(TWO, "json", NAMES))
-    assert data["version"] == 2
+    assert data["version"] == 3
     assert [(u["speaker"], u["speaker_name"]) for u in data["utterances"]] == [
         ("S1", "Anna"), ("S2", ""), ("S1", "Anna")]
     plain = orjson.loads(render([Utterance(start_ms=0, end_ms=1, channel=0, text="x")], "json"))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+
 from transcriber.ports import Segment, Turn, Word
 from transcriber.providers.speakers.words import (
     LabelledUtterance,
@@ -13,6 +16,11 @@ from transcriber.providers.speakers.words import (
 
 def _words(*spans: tuple[int, int, str]) -> tuple[Word, ...]:
     return tuple(Word(start_ms=s, end_ms=e, text=t) for s, e, t in spans)
+
+
+def _bare(utterances: Sequence[LabelledUtterance]) -> list[LabelledUtterance]:
+    """Without their words (carried along: `test_each_run_keeps_its_words`)."""
+    return [dataclasses.replace(u, words=()) for u in utterances]
 
 
 def _turns(*spans: tuple[int, int, int]) -> list[Turn]:
@@ -51,7 +59,7 @@ def test_a_segment_spanning_three_turns_is_split_in_three() -> None:
         ),
     )
     turns = _turns((0, 1000, 1), (1000, 1600, 0), (1600, 3000, 1))
-    assert split_by_speaker([segment], turns) == [
+    assert _bare(split_by_speaker([segment], turns)) == [
         LabelledUtterance(start_ms=0, end_ms=900, text="Hello there.", speaker="S1"),
         LabelledUtterance(start_ms=1100, end_ms=1400, text="Hi.", speaker="S2"),
         LabelledUtterance(start_ms=1700, end_ms=3000, text="How are you?", speaker="S1"),
@@ -62,7 +70,7 @@ def test_a_segment_of_one_speaker_keeps_its_own_bounds() -> None:
     segment = Segment(
         start_ms=0, end_ms=1500, text="", words=_words((100, 600, " One"), (700, 1400, " two."))
     )
-    assert split_by_speaker([segment], _turns((0, 2000, 3))) == [
+    assert _bare(split_by_speaker([segment], _turns((0, 2000, 3)))) == [
         LabelledUtterance(start_ms=0, end_ms=1500, text="One two.", speaker="S1")
     ]
 
@@ -85,7 +93,7 @@ def test_a_segment_without_words_takes_its_overlap_and_no_turns_means_one_speake
     bare = Segment(start_ms=1200, end_ms=1800, text=" No.")
     with_words = Segment(start_ms=0, end_ms=900, text=" Yes.", words=_words((0, 900, " Yes.")))
     turns = _turns((0, 1000, 0), (1000, 2000, 1))
-    assert split_by_speaker([with_words, bare], turns) == [
+    assert _bare(split_by_speaker([with_words, bare], turns)) == [
         LabelledUtterance(start_ms=0, end_ms=900, text="Yes.", speaker="S1"),
         LabelledUtterance(start_ms=1200, end_ms=1800, text="No.", speaker="S2"),
     ]
@@ -110,3 +118,12 @@ def test_talk_time_sums_each_speakers_utterances_in_label_order() -> None:
     assert talk_time(utterances) == {"S1": 1400, "S2": 300, "S10": 700}
     assert list(talk_time(utterances)) == ["S1", "S2", "S10"]
     assert talk_time([]) == {}
+
+
+def test_each_run_keeps_its_words_with_their_probability() -> None:
+    words = (Word(start_ms=0, end_ms=400, text=" Hello", probability=0.9),
+             Word(start_ms=1100, end_ms=1400, text=" Hi.", probability=0.2))
+    segment = Segment(start_ms=0, end_ms=1500, text="", words=words)
+    bare = Segment(start_ms=2000, end_ms=2500, text=" No.")
+    found = split_by_speaker([segment, bare], _turns((0, 1000, 0), (1000, 3000, 1)))
+    assert [u.words for u in found] == [words[:1], words[1:], ()]

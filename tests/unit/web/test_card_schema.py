@@ -21,7 +21,8 @@ import pytest
 from transcriber.db.reads.records import ListItem, RecordCard, TimelineEvent
 from transcriber.db.reads.voices import VoiceSuggestion
 from transcriber.pipeline.progress import Progress
-from transcriber.ports import Utterance
+from transcriber.ports import Span, Utterance, Word
+from transcriber.quality import Quality
 from transcriber.web.openapi_schemas import SCHEMAS
 from transcriber.web.views import record_card, record_summary
 
@@ -40,6 +41,9 @@ ITEM: dict[str, Any] = {
     "detected_language": "en", "revision": 2, "speaker_names": {"S1": "Anna"}, "speakers": 2,
     "topics": ("a", "b"), "title_origin": "auto", "brief_origin": "human",
     "topics_origin": "auto", "described_by": "extractive", "describe_state": "done",
+    "quality": Quality(verdict="check", reasons=("unclear_speech",), speech_ms=30_000,
+                       unclear_ms=3_000, unclear_spans=(Span(start_ms=1000, end_ms=4000),),
+                       repeats_removed=0, low_confidence_share=0.1),
 }
 CARD: dict[str, Any] = {
     **ITEM, "original_size_bytes": 1000, "original_format": "mp3",
@@ -49,7 +53,8 @@ EVENT: dict[str, Any] = {"origin": "pipeline", "step": "normalize", "outcome": "
                          "duration_ms": 1200, "created_at": "2026-01-01T00:00:02Z"}
 SUGGESTION: dict[str, Any] = {"speaker": "S2", "profile_id": "01hzzzzzzzzzzzzzzzzzzzzzzy",
                               "name": "Boris", "similarity": 0.81}
-UTTERANCES = [Utterance(start_ms=0, end_ms=900, channel=0, text="Hello", speaker="S1")]
+UTTERANCES = [Utterance(start_ms=0, end_ms=900, channel=0, text="Hello", speaker="S1",
+                        words=(Word(start_ms=0, end_ms=900, text=" Hello", probability=0.4),))]
 PROGRESS = Progress(stage="recognize", done=1, total=2, fraction=0.5, eta_seconds=10)
 
 
@@ -75,6 +80,8 @@ def _other(value: object) -> object:
         return value + "x"
     if isinstance(value, tuple):
         return (*value, "zz")
+    if isinstance(value, Quality):
+        return dataclasses.replace(value, repeats_removed=value.repeats_removed + 1)
     if isinstance(value, Mapping):
         return {key: f"{name}x" for key, name in value.items()}
     raise AssertionError(f"give the test a way to change a {type(value).__name__}")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from transcriber.languages import WHISPER_LANGUAGE_NAMES, WHISPER_LANGUAGES, language_name
-from transcriber.ports import Utterance
+from transcriber.ports import Utterance, Word
 from transcriber.web.errors import ApiError, openai_error_body
 from transcriber.web.openai_shapes import (
     Transcribed,
@@ -66,10 +68,25 @@ def test_verbose_json_fills_what_is_not_known_with_neutral_values() -> None:
              "tokens": [], "temperature": 0.0, "avg_logprob": 0.0, "compression_ratio": 0.0,
              "no_speech_prob": 0.0},
         ],
+        "quality": None,
     }
     _, with_words = transcription_body(DONE, _request("verbose_json", ("word",)))
     assert isinstance(with_words, dict)
     assert with_words["words"] == []  # never invented from the utterances' times
+
+
+def test_verbose_json_carries_the_stored_words_and_the_quality_report() -> None:
+    words = (Word(start_ms=0, end_ms=500, text=" Hello", probability=0.9),
+             Word(start_ms=500, end_ms=1500, text=" there.", probability=0.3))
+    report = {"verdict": "check", "reasons": ["low_confidence"]}
+    done = dataclasses.replace(DONE, utterances=(
+        dataclasses.replace(DONE.utterances[0], words=words), *DONE.utterances[1:]),
+        quality=report)
+    _, body = transcription_body(done, _request("verbose_json", ("word",)))
+    assert isinstance(body, dict)
+    assert body["words"] == [{"word": " Hello", "start": 0.0, "end": 0.5},
+                             {"word": " there.", "start": 0.5, "end": 1.5}]
+    assert body["quality"] == report
 
 
 def test_subtitles_are_the_archives_exports_with_speakers_named() -> None:

@@ -15,6 +15,7 @@ import orjson
 
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.quality import Quality, quality_from_json
 
 
 def _speaker_names(stored: str | None) -> dict[str, str]:
@@ -37,6 +38,7 @@ def _record_columns(row: sqlite3.Row) -> dict[str, Any]:
         "title_origin": row["title_origin"], "brief_origin": row["brief_origin"],
         "topics_origin": row["topics_origin"], "described_by": row["described_by"],
         "describe_state": row["describe_state"],
+        "quality": quality_from_json(row["quality"]),
     }
 
 
@@ -74,6 +76,9 @@ class ListItem:
     """The describer of the automatic fields (`extractive`, `openai:<model>`); empty: none."""
     describe_state: str | None
     """The description's job: `pending`, `done`, `failed`; None: never asked for."""
+    quality: Quality | None
+    """The recognizer's transcript's quality report; None: recognized before reports
+    were made, or not yet recognized."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> ListItem:
@@ -210,6 +215,12 @@ class ReplyTarget:
 async def card(readers: ReaderPool, *, record_id: str, owner_id: str) -> RecordCard | None:
     row = await readers.fetch_one(q.archive.CARD, {"id": record_id, "owner_id": owner_id})
     return None if row is None else RecordCard.from_row(row)
+
+
+async def quality(readers: ReaderPool, *, record_id: str) -> Quality | None:
+    """The record's quality report; None when it has none (or there is no such record)."""
+    row = await readers.fetch_one(q.archive.RECORD_QUALITY, {"id": record_id})
+    return None if row is None else quality_from_json(row["quality"])
 
 
 async def exists(readers: ReaderPool, *, record_id: str, owner_id: str) -> bool:

@@ -29,6 +29,8 @@ from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
 from transcriber.errors import PermanentFailure
 from transcriber.languages import reported_language
+from transcriber.observability import TRANSCRIPT_QUALITY
+from transcriber.pipeline.assessment import report_of
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.parts import PartPlan, join, stitch
 from transcriber.pipeline.speakers import (
@@ -219,9 +221,17 @@ class PollStep:
                                                                utterances)
         # Whichever engine named them, the same voices get the same labels (S1 first).
         utterances = by_first_appearance(utterances)
+        # Made once, here, from what the recognizer said of its own work (it cannot be
+        # made again later: the answers' unclear speech is never saved as text).
+        report = report_of(payloads, utterances)
+        TRANSCRIPT_QUALITY.labels(report.verdict).inc()
+        log.info("transcript_quality", record_id=job.record_id, verdict=report.verdict,
+                 reasons=list(report.reasons), speech_ms=report.speech_ms,
+                 unclear_ms=report.unclear_ms)
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),
-                                 SetColumns(values={"detected_language": detected}),
+                                 SetColumns(values={"detected_language": detected,
+                                                    "quality": report.to_json()}),
                                  voices_effect(job.settings, voices, utterances)))
 
     async def _channel_voices(self, job: Job, record: StepRecord,

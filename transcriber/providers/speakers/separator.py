@@ -218,5 +218,5 @@ def separation(segments: Sequence[Segment], found: Found) -> Separation:
 def labelled(segments: Sequence[Segment], turns: Sequence[Turn]) -> list[Utterance]:
     """The segments as mono utterances, split and labelled by the turns (`words`)."""
     return [Utterance(start_ms=u.start_ms, end_ms=u.end_ms, channel=0, text=u.text,
-                      speaker=u.speaker)
+                      speaker=u.speaker, words=u.words)
             for u in split_by_speaker(segments, turns)]

@@ -21,6 +21,8 @@ class LabelledUtterance:
     end_ms: int
     text: str
     speaker: str
+    words: tuple[Word, ...] = ()
+    """The recognizer's words of this run (none when the segment had none)."""
 
 
 def speaker_of(word: Word, turns: Sequence[Turn], starts: Sequence[int]) -> int | None:
@@ -77,7 +79,8 @@ def split_by_speaker(segments: Sequence[Segment], turns: Sequence[Turn]) -> list
             # The first and last runs keep the segment's own edges; inner cuts fall on words.
             start = segment.start_ms if k == 0 else run[0].start_ms
             end = segment.end_ms if k == len(runs) - 1 else run[-1].end_ms
-            result.append(LabelledUtterance(start_ms=start, end_ms=end, text=text, speaker=label))
+            result.append(LabelledUtterance(start_ms=start, end_ms=end, text=text, speaker=label,
+                                            words=tuple(run) if segment.words else ()))
     return result
 
 

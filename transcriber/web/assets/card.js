@@ -9,12 +9,14 @@
 // Opened with `?t=<ms>&u=<index>` (a search result's line) it plays from that
 // moment and highlights that utterance; the find box above the transcript
 // (card-find.js) marks the utterances holding a query's words and steps
-// through them.
+// through them. A transcript not to be trusted says so in a banner, its unclear
+// stretches links that play from there; unsure words are underlined (card-quality.js).
 
 import * as api from "./api.js";
 import { editors } from "./card-edit.js";
 import { facts, history, stageTimeline, work } from "./card-facts.js";
 import { findBox } from "./card-find.js";
+import { qualityBanner, utteranceText } from "./card-quality.js";
 import { editInPlace, h, replace } from "./dom.js";
 import {
   duration, haltLabel, isAutomatic, isSettled, recordName, size, when,
@@ -57,6 +59,7 @@ export function renderCard(main, id, { navigate, params } = {}) {
     t("common.loading"));
   const progress = h("div", { class: "progress" });
   const halt = h("div", { class: "halt-slot" });
+  const qualitySlot = h("div", { class: "quality-slot" });
   const factsSlot = h("div");
   const audio = h("audio", { controls: true, preload: "metadata", class: "player" });
   const listen = h("section", { class: "panel", "aria-labelledby": "listen-h", hidden: true },
@@ -86,7 +89,7 @@ export function renderCard(main, id, { navigate, params } = {}) {
   replace(main,
     h("p", { class: "back" }, h("a", { href: "/" }, t("card.back"))),
     h("div", { class: "title-row" }, title, edit.titleMark, edit.titleButton), edit.titleForm,
-    status, progress, halt,
+    status, progress, halt, qualitySlot,
     h("div", { class: "card-grid" },
       h("section", { class: "panel", "aria-label": t("card.details") }, factsSlot, edit.panel),
       listen, downloadPanel, speakers.panel, transcriptPanel, historyPanel));
@@ -210,7 +213,7 @@ export function renderCard(main, id, { navigate, params } = {}) {
           "aria-label": t("transcript.play_from", { time: duration(u.start_ms), text: u.text }),
           onclick: () => seek(u.start_ms),
         }, h("span", { class: "utterance-time" }, duration(u.start_ms)),
-        h("span", { class: "utterance-text" }, u.text));
+        h("span", { class: "utterance-text" }, utteranceText(u)));
         const item = h("li", { "data-index": u.index,
           class: u.speaker ? `speaker-line ${colourClass(u.speaker)}` : null },
         lineSpeaker(record, u, { move: moveLine }), button);
@@ -303,6 +306,7 @@ export function renderCard(main, id, { navigate, params } = {}) {
       record.progress ? progressBar(record.progress) : null);
     replace(factsSlot, facts(record));
     renderHalt(record);
+    replace(qualitySlot, qualityBanner(record.quality, seek));
     setAudio(record);
     listen.hidden = false;
     renderDownloads(record);

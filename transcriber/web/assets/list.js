@@ -6,6 +6,7 @@
 // the card that plays from that moment.
 
 import * as api from "./api.js";
+import { qualityMark } from "./card-quality.js";
 import { append, h, replace } from "./dom.js";
 import {
   briefLine, duration, haltLabel, progressText, recordName, size, stageLabel, when,
@@ -102,7 +103,7 @@ function recordItem(record) {
     h("div", { class: "record-main" },
       h("a", { class: "record-link", href: `/records/${encodeURIComponent(record.id)}` },
         recordName(record)),
-      stageBadge(record)),
+      stageBadge(record), qualityMark(record)),
     record.brief ? h("p", { class: "record-brief" }, briefLine(record.brief)) : null,
     record.progress ? progressBar(record.progress, { small: true }) : null,
     h("div", { class: "record-meta" },

@@ -1,7 +1,8 @@
 // The settings page (`/settings`): one section per kind of thing the user
 // sets up for other programs. Each section renders itself and returns its
-// cleanup.
+// cleanup; the display section (card-quality.js) is one checkbox kept in this browser.
 
+import { qualitySettings } from "./card-quality.js";
 import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { renderWebhooks } from "./webhooks.js";
@@ -11,7 +12,7 @@ export function renderSettings(main) {
   const webhooks = h("section", { class: "panel", "aria-labelledby": "webhooks-heading" });
   replace(main,
     h("div", { class: "view-head" }, h("h1", { tabindex: "-1" }, t("settings.heading"))),
-    webhooks);
+    webhooks, qualitySettings());
   const cleanups = [renderWebhooks(webhooks)];
   const heading = webhooks.querySelector("h2");
   if (heading) heading.id = "webhooks-heading";
