@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from transcriber.wordforms import Word, fold, stem, words
+from transcriber.wordforms import Word, form_of, stem, words
 
 QUERY_MAX = 200
 """Characters of a query at most."""
@@ -56,7 +56,7 @@ class Query:
 
 def _term(text: str, *, excluded: bool, quoted: bool) -> Term | None:
     prefix = not quoted and text.endswith("*")
-    found = [fold(word) for word in re.findall(r"[^\W_]+", text)]
+    found = [form_of(word) for word in re.findall(r"[^\W_]+", text)]
     if not found:
         return None
     return Term(stems=tuple(stem(form) for form in found), prefix=prefix, form=found[-1],
