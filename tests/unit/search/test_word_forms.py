@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers.word_forms import FORMS, NEAR_MISSES
-from transcriber.search_query import TERMS_MAX, Term, marks, parse
 from transcriber.db.search import owner_key
+from transcriber.search_query import TERMS_MAX, Term, marks, parse
 from transcriber.wordforms import WORD_MAX, fold, form_of, forms_and_stems, stem, words
 
 
