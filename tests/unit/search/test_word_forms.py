@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from tests.helpers.word_forms import FORMS, NEAR_MISSES
 from transcriber.db.search import owner_key
+from transcriber.errors import QueryTooBroad
 from transcriber.search_query import TERMS_MAX, Term, marks, parse
 from transcriber.wordforms import WORD_MAX, fold, form_of, forms_and_stems, stem, words
 
@@ -76,7 +77,10 @@ def test_marks_merge_and_count_the_terms_a_text_holds() -> None:
 
 @given(st.text(max_size=80))
 def test_any_text_parses_and_marks_in_order_within_the_text(text: str) -> None:
-    query = parse(text)
+    try:
+        query = parse(text)
+    except QueryTooBroad:  # the one refusal: the prefix caps
+        return
     held = marks(text, query)
     previous_end = -1
     for start, end in held.spans:
