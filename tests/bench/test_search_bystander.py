@@ -44,8 +44,7 @@ PHASE_SECONDS = 8.0
 BYSTANDER_PAUSE = 0.02
 SEARCH_PAUSE = 0.5  # 120 requests a minute: the default rate limit
 QUERY = "по* ко* на* ра*"
-_SYLLABLES = ("ба ва га да жа за ка ла ма на па ра са та ко по но ро то ле не ре те ми "
-              "ни ри").split()
+_SYLLABLES = ["ба", "ва", "га", "да", "жа", "за", "ка", "ла", "ма", "на", "па", "ра", "са", "та", "ко", "по", "но", "ро", "то", "ле", "не", "ре", "те", "ми", "ни", "ри"]
 
 
 def _six_hours(seed: int) -> list[Utterance]:
