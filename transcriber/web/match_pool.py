@@ -81,6 +81,8 @@ class MatchPool:
     async def matches(self, contents: Sequence[str | bytes | None], query: Query, *,
                       limit: int) -> list[Found]:
         """The matches of each stored structure, in a worker within the budget."""
+        if all(stored is None for stored in contents):  # no transcript: nothing to read
+            return [Found(matches=[]) for _ in contents]
         executor = await self._running()
         await self._slots.acquire()
         loop = asyncio.get_running_loop()

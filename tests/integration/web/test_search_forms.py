@@ -8,6 +8,7 @@ import pytest
 from tests.helpers.web import Client, StartApi, advance, transcribe, upload
 from tests.helpers.word_forms import FORMS, NEAR_MISSES
 from transcriber.ports import Utterance
+from transcriber.web.match_pool import MATCH_POOL
 from transcriber.web.matches import SNIPPET_MAX
 from transcriber.web.texts import MESSAGES
 
@@ -187,3 +188,22 @@ async def test_sixteen_one_letter_prefixes_are_refused_in_the_askers_language(
     assert response.status == 200
     assert (await response.json())["partial"] is False
     assert [item["id"] for item in await _search(client, "от* ко*")] == [record_id]
+
+
+async def test_a_spent_budget_answers_what_was_found_flagged_partial(client: Client) -> None:
+    """The matching's CPU budget (`MatchPool.budget_seconds`) spent before the first
+    utterance: the answers say `partial` rather than pass for complete."""
+    record_id = await _record(client, "a.wav", ["Отчёт готов.", "Отчёт отправлен."])
+    pool = client.app[MATCH_POOL]
+    assert (await client.get(f"/app/audiorecords/{record_id}/matches",
+                             params={"q": "отчет"})).status == 200
+    pool.budget_seconds = -1.0  # spent before it starts
+    response = await client.get(f"/app/audiorecords/{record_id}/matches", params={"q": "отчет"})
+    assert await response.json() == {"matches": [], "partial": True}
+    (item,) = [item for item in await _search(client, "отчет") if item["id"] == record_id]
+    assert item["matches"] == []
+    assert item["matches_partial"] is True
+    pool.budget_seconds = 1.0
+    (item,) = [item for item in await _search(client, "отчет") if item["id"] == record_id]
+    assert len(item["matches"]) == 2  # type: ignore[arg-type]
+    assert "matches_partial" not in item

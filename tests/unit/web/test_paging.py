@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from transcriber.db.postgres.search import owner_tsquery
 from transcriber.db.search import owner_key, owner_match
 from transcriber.ids import new_id
-from transcriber.search_query import Query
+from transcriber.search_query import PREFIX_MIN, PREFIXES_MAX, TERMS_MAX, Query
 from transcriber.web.errors import ApiError
 from transcriber.web.paging import (
     PageAfter,
@@ -126,3 +126,24 @@ def test_the_postgresql_query_holds_the_same_keyed_terms() -> None:
 def test_the_language_of_an_error_follows_accept_language(header: str, language: str) -> None:
     request = make_mocked_request("GET", "/", headers={"Accept-Language": header})
     assert language_of(request) == language
+
+
+@given(st.text(alphabet="аб cd*-\"", max_size=120))
+def test_no_query_read_expands_past_the_caps(typed: str) -> None:
+    """Whatever is typed, a query that is read holds at most PREFIXES_MAX prefixes of
+    PREFIX_MIN letters or more, and its expressions expand no more than those."""
+    try:
+        query = parse_query(typed)
+    except ApiError as refused:
+        code = refused.code
+        query = None
+    if query is None:
+        assert code == "query_too_broad"
+        return
+    prefixes = [term for term in query.terms if term.prefix]
+    assert len(query.terms) <= TERMS_MAX
+    assert len(prefixes) <= PREFIXES_MAX
+    assert all(len(term.form) >= PREFIX_MIN for term in prefixes)
+    expression = owner_tsquery("u1", query) or ""
+    assert expression.count(":*") <= 2 * PREFIXES_MAX  # a prefix: its stem and its form
+    assert (owner_match("u1", query) or "").count('"*') <= 2 * PREFIXES_MAX
