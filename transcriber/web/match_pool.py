@@ -74,7 +74,11 @@ class MatchPool:
                                                initializer=_worker_start)
                 # The first job starts the fork server and a worker (an interpreter's
                 # start-up): waited for on a thread of its own, not on the loop.
-                await asyncio.to_thread(lambda: executor.submit(_ready).result())
+                try:
+                    await asyncio.to_thread(lambda: executor.submit(_ready).result())
+                except BaseException:
+                    executor.shutdown(wait=False, cancel_futures=True)
+                    raise
                 self._executor = executor
             return self._executor
 
