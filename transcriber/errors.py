@@ -113,3 +113,12 @@ class QuotaExceeded(TranscriberError):
         super().__init__(f"{queued_ms} ms of audio queued; the limit is {limit_ms} ms")
         self.queued_ms = queued_ms
         self.limit_ms = limit_ms
+
+
+class QueryTooBroad(TranscriberError):
+    """A search query whose words typed in part would expand too far
+    (`transcriber.search_query`); `reason` is `prefix_too_short` or `too_many_prefixes`."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -66,6 +66,16 @@ SEARCH_RECORDS_TO_INDEX = Gauge(
     "transcriber_search_records_to_index",
     "Records the search index has yet to take under its terms (after migrations 0012 and 0015)",
 )
+SEARCH_REFRESH_FAILURES = Counter(
+    "transcriber_search_refresh_failures_total",
+    "PostgreSQL writer batches whose search refresh failed and ran again command by command",
+)
+SEARCH_MATCHING = Counter(
+    "transcriber_search_matching_total",
+    "Transcript matchings (find in transcript, list matches) by outcome: complete, or "
+    "partial (the time budget ran out)",
+    ["outcome"],
+)
 OUTBOX_DEPTH = Gauge(
     "transcriber_outbox_depth", "Telegram replies and halt notices waiting in the outbox"
 )

@@ -12,6 +12,13 @@ The syntax, all of it (anything else is plain words; nothing is an error):
 Every term is required. Terms are normalized by `transcriber.wordforms`, the
 same functions the index and the marks use, so what the index matched is
 what the marks show.
+
+What a query may cost is capped here, before any engine sees it: at most
+`TERMS_MAX` terms are read (the rest dropped), and a word typed in part must
+keep `PREFIX_MIN` letters (a one-letter prefix expands to a large share of a
+language: «п*» is every word with п, on the index and in the marks), at most
+`PREFIXES_MAX` of them a query. A query past those is refused
+(`QueryTooBroad`), never silently widened or narrowed.
 """
 
 from __future__ import annotations
@@ -19,12 +26,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from transcriber.wordforms import Word, fold, stem, words
+from transcriber.errors import QueryTooBroad
+from transcriber.wordforms import Word, form_of, stem, words
 
 QUERY_MAX = 200
 """Characters of a query at most."""
 TERMS_MAX = 16
 """Terms of a query read at most (the rest are dropped)."""
+PREFIX_MIN = 2
+"""Letters a word typed in part (`word*`) keeps at least."""
+PREFIXES_MAX = 4
+"""Words typed in part a query holds at most."""
 
 # A quoted phrase (its closing quote optional), or a run of anything but spaces.
 _TOKEN_RE = re.compile(r'(-?)"([^"]*)"?|(\S+)')
@@ -56,7 +68,7 @@ class Query:
 
 def _term(text: str, *, excluded: bool, quoted: bool) -> Term | None:
     prefix = not quoted and text.endswith("*")
-    found = [fold(word) for word in re.findall(r"[^\W_]+", text)]
+    found = [form_of(word) for word in re.findall(r"[^\W_]+", text)]
     if not found:
         return None
     return Term(stems=tuple(stem(form) for form in found), prefix=prefix, form=found[-1],
@@ -64,7 +76,8 @@ def _term(text: str, *, excluded: bool, quoted: bool) -> Term | None:
 
 
 def parse(text: str) -> Query:
-    """The terms of `text` (at most `TERMS_MAX`)."""
+    """The terms of `text` (at most `TERMS_MAX`); `QueryTooBroad` for a prefix shorter
+    than `PREFIX_MIN` letters or more than `PREFIXES_MAX` prefixes."""
     terms: list[Term] = []
     for match in _TOKEN_RE.finditer(text):
         minus, phrase, bare = match.groups()
@@ -77,6 +90,11 @@ def parse(text: str) -> Query:
             terms.append(term)
         if len(terms) == TERMS_MAX:
             break
+    prefixes = [term for term in terms if term.prefix]
+    if any(len(term.form) < PREFIX_MIN for term in prefixes):
+        raise QueryTooBroad("prefix_too_short")
+    if len(prefixes) > PREFIXES_MAX:
+        raise QueryTooBroad("too_many_prefixes")
     return Query(terms=tuple(terms))
 
 
@@ -107,9 +125,15 @@ def marks(text: str, query: Query) -> Marks:
     """The spans of `text` that match any required term, in order, and how many of the
     terms it holds (a phrase marks its words from the first to the last)."""
     found = words(text)
+    present = {word.stem for word in found}
     spans: list[tuple[int, int]] = []
     held = 0
     for term in query.required:
+        # Every stem matched whole must be in the text: most terms are not, and a set
+        # look-up is far cheaper than trying each place.
+        whole = term.stems[:-1] if term.prefix else term.stems
+        if not present.issuperset(whole):
+            continue
         hit = False
         for at in range(len(found)):
             if _matches_at(found, at, term):

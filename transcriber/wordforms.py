@@ -9,6 +9,14 @@ Russian for a word with a Cyrillic letter, English for one with a Latin letter,
 the form itself for anything else (numbers, other scripts). «недели», «неделя»
 and «недель» share the stem «недел»; "reports" and "reported" share "report".
 
+A word longer than `WORD_MAX` letters is cut to its first `WORD_MAX` (its form and
+so its stem): the index, the query and the marks all cut it here, so both engines
+store and match the same term. PostgreSQL refuses a lexeme over 2 046 bytes (the
+whole transaction fails); 255 code points are at most 1 020 bytes of UTF-8, with
+room for the owner key. A word that long is no word a person types: a blob, a
+key, a hostile brief. Its form is not remembered by `stem` (the cache would then
+hold kilobytes per entry).
+
 Snowball's stemmers come from PyStemmer, the C library of the Snowball project
 behind a small binding (about 8 million words a second here). A stemmer object
 keeps state between calls, so each thread has its own: the SQL functions that
@@ -29,6 +37,9 @@ _WORD_RE = re.compile(r"[^\W_]+")
 _CYRILLIC_RE = re.compile(r"[\u0400-\u04ff]")
 _LATIN_RE = re.compile(r"[a-z]")
 _LANGUAGES = ("russian", "english")
+WORD_MAX = 255
+"""Code points of a word's form at most (the rest of a longer word is dropped)."""
+_CACHED_MAX = 40  # longer forms are stemmed without remembering them
 # Letters with marks the index's tokenizer (unicode61, remove_diacritics 2) folds: any
 # outside ASCII and Cyrillic (Cyrillic's й and ё are letters of their own here).
 _MARKED_RE = re.compile(r"[^\x00-\x7f\u0400-\u04ff]")
@@ -70,11 +81,28 @@ def _bare(char: str) -> str:
                    if not unicodedata.combining(part))
 
 
-@functools.lru_cache(maxsize=1 << 16)
+def form_of(word: str) -> str:
+    """The indexed form of a word as written: folded, cut to `WORD_MAX` code points.
+    (Folding never makes a letter vanish, so the first `WORD_MAX` letters written
+    fold to at least `WORD_MAX`: a long word is never folded whole.)"""
+    return fold(word[:WORD_MAX])[:WORD_MAX]
+
+
 def stem(form: str) -> str:
     """The Snowball stem of a folded word, by its script (remembered: a language has
     far fewer words than a transcript has words, and a dict look-up is cheaper than
     a call into the stemmer)."""
+    if len(form) > _CACHED_MAX:
+        return _stem(form)
+    return _cached_stem(form)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _cached_stem(form: str) -> str:
+    return _stem(form)
+
+
+def _stem(form: str) -> str:
     if _CYRILLIC_RE.search(form):
         return str(_stemmers.by_language["russian"].stemWord(form))
     if _LATIN_RE.search(form):
@@ -86,7 +114,7 @@ def words(text: str) -> list[Word]:
     """Every word of `text` in order, with its place, form and stem."""
     found = []
     for match in _WORD_RE.finditer(text):
-        form = fold(match.group())
+        form = form_of(match.group())
         found.append(Word(match.start(), match.end(), form, stem(form)))
     return found
 
@@ -95,6 +123,6 @@ def forms_and_stems(text: str) -> list[tuple[str, str]]:
     """`(form, stem)` of every word of `text`, in order (what the index stores)."""
     pairs = []
     for raw in _WORD_RE.findall(text):
-        form = fold(raw)
+        form = form_of(raw)
         pairs.append((form, stem(form)))
     return pairs

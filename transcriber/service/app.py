@@ -36,6 +36,7 @@ from transcriber.service.webhooks import webhooks_ctx
 from transcriber.settings import Settings
 from transcriber.web import ops
 from transcriber.web.api import setup_api
+from transcriber.web.match_pool import match_pool_ctx
 from transcriber.web.spa import setup_spa
 
 ROLE = web.AppKey("role", Role)
@@ -99,8 +100,9 @@ def _contexts(plan: RolePlan) -> list[CleanupContext]:
     # its session closes after they stopped. The outbox, which their replies go to.
     contexts += [telegram_ctx, outbox_ctx]
     if plan.doors:
-        # The webhook transport (URL checks at registration) and delivery actor.
-        contexts.append(webhooks_ctx)
+        # The webhook transport (URL checks at registration) and delivery actor;
+        # the processes that find a search's words in transcripts.
+        contexts += [webhooks_ctx, match_pool_ctx]
     # The outbox's and the webhooks' actors; they stop after the step actors.
     if Duty.OUTBOX in duties:
         contexts.append(duty_ctx(Duty.OUTBOX, outbox_work))

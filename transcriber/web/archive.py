@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -27,7 +26,8 @@ from transcriber.web.downloads import (
 )
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
-from transcriber.web.matches import FIND_MATCHES, RESULT_MATCHES, utterance_matches
+from transcriber.web.match_pool import MATCH_POOL
+from transcriber.web.matches import FIND_MATCHES, RESULT_MATCHES, Found
 from transcriber.web.paging import (
     PageAfter,
     SearchAfter,
@@ -38,6 +38,7 @@ from transcriber.web.paging import (
 )
 from transcriber.web.ratelimit import poll_after_ms
 from transcriber.web.responses import json_response
+from transcriber.web.texts import language_of
 from transcriber.web.views import record_card, record_summary
 
 log = structlog.get_logger(__name__)
@@ -79,7 +80,7 @@ async def list_records(request: web.Request) -> web.Response:
             readers, owner_id=owner_id, topic=topic, limit=limit + 1,
             after=after if isinstance(after, PageAfter) else None)
     elif query:
-        parsed = parse_query(query)
+        parsed = parse_query(query, language=language_of(request))
         after = decode_cursor(raw_cursor, search=True) if raw_cursor else None
         hits = await reads.lists.search_page(
             readers, owner_id=owner_id, query=parsed, limit=limit + 1,
@@ -97,26 +98,30 @@ async def list_records(request: web.Request) -> web.Response:
             SearchAfter(score=hits[limit - 1].score, id=last.id) if query
             else PageAfter(created_at=last.created_at, id=last.id)
         )
-    items = []
-    for record in page[:limit]:
-        item = record_summary(record, progress=await _progress(request, record))
-        if parsed is not None:
-            item["matches"] = await _matches(request, record.id, parsed, limit=RESULT_MATCHES)
-        items.append(item)
+    items = [record_summary(record, progress=await _progress(request, record))
+             for record in page[:limit]]
+    if parsed is not None:
+        found = await _matches(request, [item["id"] for item in items], parsed,
+                               limit=RESULT_MATCHES)
+        for item, one in zip(items, found, strict=True):
+            item["matches"] = one.matches
+            if one.partial:
+                item["matches_partial"] = True
     return json_response({"items": items, "next_cursor": next_cursor})
 
 
-async def _matches(request: web.Request, record_id: str, query: Query, *,
-                   limit: int) -> list[dict[str, Any]]:
-    """The utterances of the record's current transcript that hold the query's words."""
-    try:
-        utterances = await current_utterances(request, record_id)
-    except transcripts.BadStructure:
-        log.error("card_bad_structure", record_id=record_id)
-        return []
-    # Marking the words of hours of transcript takes a tenth of a second or more: off
-    # the event loop, so one search never holds the other requests.
-    return await asyncio.to_thread(utterance_matches, utterances or (), query, limit=limit)
+async def _matches(request: web.Request, record_ids: Sequence[str], query: Query, *,
+                   limit: int) -> list[Found]:
+    """The utterances of each record's current transcript that hold the query's words,
+    found in the match pool's worker processes (`transcriber.web.match_pool`)."""
+    readers = request.app[keys.READERS]
+    contents = [await reads.transcripts.current_structure(readers, record_id=record_id)
+                for record_id in record_ids]
+    found = await request.app[MATCH_POOL].matches(contents, query, limit=limit)
+    for record_id, one in zip(record_ids, found, strict=True):
+        if one.unreadable:
+            log.error("card_bad_structure", record_id=record_id)
+    return found
 
 
 async def find_in_transcript(request: web.Request) -> web.Response:
@@ -125,9 +130,9 @@ async def find_in_transcript(request: web.Request) -> web.Response:
     if not await reads.records.exists(request.app[keys.READERS], record_id=record_id,
                                       owner_id=current_user(request).id):
         raise not_found()
-    parsed = parse_query(request.query.get("q", "").strip())
-    return json_response({"matches": await _matches(request, record_id, parsed,
-                                                    limit=FIND_MATCHES)})
+    parsed = parse_query(request.query.get("q", "").strip(), language=language_of(request))
+    (found,) = await _matches(request, [record_id], parsed, limit=FIND_MATCHES)
+    return json_response({"matches": found.matches, "partial": found.partial})
 
 
 async def _progress(request: web.Request, record: OnItsWay) -> dict[str, Any] | None:

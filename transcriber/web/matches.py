@@ -11,13 +11,21 @@ markup: the web app builds `<mark>` elements from them as text nodes.
 
 The words are found by `transcriber.search_query.marks`, with the same word
 forms as the index, so a result the index found shows the words that made it.
+
+Matching hours of transcript is pure Python (about a tenth of a second of CPU
+for six hours): it runs in the worker processes of `transcriber.web.match_pool`,
+never on the event loop's interpreter, under a CPU budget (`structure_matches`'s
+`budget`): past it the scan stops and the answer says `partial`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from transcriber import transcripts
 from transcriber.ports import Utterance
 from transcriber.search_query import Marks, Query, marks
 
@@ -42,16 +50,56 @@ def _snippet(text: str, found: Marks) -> tuple[str, list[list[int]]]:
     return head + text[start:end] + tail, kept
 
 
-def utterance_matches(utterances: Sequence[Utterance], query: Query, *,
-                      limit: int) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Found:
+    """One transcript's matches, as a worker sends them back."""
+
+    matches: list[dict[str, Any]]
+    partial: bool = False
+    """The budget ran out before the transcript was read whole."""
+    unreadable: bool = False
+    """The stored structure cannot be read (`transcripts.BadStructure`)."""
+
+
+def structure_matches(contents: Sequence[str | bytes | None], query: Query, *, limit: int,
+                      budget: float,
+                      clock: Callable[[], float] = time.process_time) -> list[Found]:
+    """The matches of each stored structure (None: no transcript) within `budget`
+    seconds of `clock` (the worker's CPU time) for all of them together; once it is
+    spent, the rest are read no further (`partial`). Pure, run by a worker process."""
+    deadline = clock() + budget
+    answers = []
+    for stored in contents:
+        if stored is None:
+            answers.append(Found(matches=[]))
+            continue
+        try:
+            utterances = transcripts.load_structure(stored)
+        except transcripts.BadStructure:
+            answers.append(Found(matches=[], unreadable=True))
+            continue
+        found, partial = utterance_matches(utterances, query, limit=limit, deadline=deadline,
+                                           clock=clock)
+        answers.append(Found(matches=found, partial=partial))
+    return answers
+
+
+def utterance_matches(utterances: Sequence[Utterance], query: Query, *, limit: int,
+                      deadline: float = float("inf"),
+                      clock: Callable[[], float] = time.process_time,
+                      ) -> tuple[list[dict[str, Any]], bool]:
     """The utterances holding the query's words: those holding the most of its terms
-    first when there are more than `limit`, then given in time order. The scan stops at
-    the `limit`-th utterance holding every term (no later one could take its place).
-    Pure and CPU-bound: the web route runs it in a thread."""
+    first when there are more than `limit`, then given in time order; and whether the
+    scan stopped at `deadline` (of `clock`) before the last utterance. The scan stops at
+    the `limit`-th utterance holding every term (no later one could take its place)."""
     found: list[tuple[int, int, Marks]] = []
     every_term = len(query.required)
     whole = 0  # utterances holding every term: none can be beaten
+    partial = False
     for index, utterance in enumerate(utterances):
+        if clock() > deadline:
+            partial = True
+            break
         held = marks(utterance.text, query)
         if held.spans:
             found.append((held.terms, index, held))
@@ -68,4 +116,4 @@ def utterance_matches(utterances: Sequence[Utterance], query: Query, *,
         answer.append({"utterance_index": index, "start_ms": utterance.start_ms,
                        "end_ms": utterance.end_ms, "speaker": utterance.speaker,
                        "snippet": snippet, "marks": spans})
-    return answer
+    return answer, partial

@@ -95,7 +95,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                      "description": "Only the records carrying this topic (not with `q`)"},
                 ],
                 "responses": {**COMMON_RESPONSES, "200": json_doc("A page", "RecordPage"),
-                              "400": error_doc("Bad limit, cursor or query, or q with topic")},
+                              "400": error_doc("Bad limit, cursor or query, q with topic, "
+                                               "or a query too broad (`query_too_broad`)")},
             },
             "post": {
                 "operationId": "uploadRecord",
@@ -235,7 +236,9 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 "type": "string", "maxLength": 200}, "description": _QUERY_SYNTAX}],
             "responses": {**COMMON_RESPONSES,
                           "200": json_doc("The matches, in time order", "MatchList"),
-                          "400": error_doc("q is longer than 200 characters"),
+                          "400": error_doc("q is longer than 200 characters, or too broad "
+                                           "(`query_too_broad`: a prefix of one letter, "
+                                           "more than 4 prefixes)"),
                           "404": error_doc("No such record")},
         }},
         "/app/audiorecords/{id}/resume": {"post": {

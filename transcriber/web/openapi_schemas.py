@@ -240,7 +240,11 @@ SCHEMAS: dict[str, Any] = {
                 "type": "array", "maxItems": 3, "items": ref("Match"),
                 "description": "Up to 3 utterances holding the query's words (those holding "
                                "the most terms), in time order; empty when only the title, "
-                               "brief, file name or speaker names matched"}},
+                               "brief, file name or speaker names matched"},
+                "matches_partial": {
+                    "type": "boolean", "const": True,
+                    "description": "Present when the matching's CPU budget ran out before "
+                                   "this record's transcript was read whole"}},
         }],
     },
     "Match": {
@@ -263,9 +267,12 @@ SCHEMAS: dict[str, Any] = {
     },
     "MatchList": {
         "type": "object",
-        "required": ["matches"],
+        "required": ["matches", "partial"],
         "additionalProperties": False,
-        "properties": {"matches": {"type": "array", "items": ref("Match")}},
+        "properties": {"matches": {"type": "array", "items": ref("Match")},
+                       "partial": {"type": "boolean",
+                                   "description": "The matching's CPU budget ran out "
+                                                  "before the transcript was read whole"}},
     },
     "FileCopy": {
         "type": "object",

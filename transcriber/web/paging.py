@@ -17,9 +17,11 @@ import re
 import orjson
 
 from transcriber.db.reads.lists import PageAfter, SearchAfter
+from transcriber.errors import QueryTooBroad
 from transcriber.ids import parse_id
 from transcriber.search_query import QUERY_MAX, Query, parse
-from transcriber.web.errors import bad_request
+from transcriber.web.errors import ApiError, bad_request
+from transcriber.web.texts import message
 
 # PageAfter, SearchAfter: the sort keys a cursor holds (the reads take them).
 __all__ = ["QUERY_MAX", "TOPIC_CURSOR_MAX", "PageAfter", "SearchAfter", "decode_cursor",
@@ -93,9 +95,14 @@ def decode_topic_cursor(raw: str) -> str:
     return payload[1]
 
 
-def parse_query(raw: str) -> Query:
-    """The terms of what a person typed (`transcriber.search_query`); 400 past QUERY_MAX."""
+def parse_query(raw: str, *, language: str = "en") -> Query:
+    """The terms of what a person typed (`transcriber.search_query`); 400 past QUERY_MAX,
+    400 `query_too_broad` (in `language`, the asker's) past the prefix caps."""
     if len(raw) > QUERY_MAX:
         raise bad_request(f"q is longer than {QUERY_MAX} characters")
-    return parse(raw)
+    try:
+        return parse(raw)
+    except QueryTooBroad as exc:
+        raise ApiError(400, "query_too_broad", message(language, exc.reason),
+                       param="q") from None
 

@@ -8,7 +8,9 @@ import pytest
 from tests.helpers.web import Client, StartApi, advance, transcribe, upload
 from tests.helpers.word_forms import FORMS, NEAR_MISSES
 from transcriber.ports import Utterance
+from transcriber.web.match_pool import MATCH_POOL
 from transcriber.web.matches import SNIPPET_MAX
+from transcriber.web.texts import MESSAGES
 
 
 def _lines(texts: list[str], *, speakers: bool = False) -> list[Utterance]:
@@ -160,3 +162,48 @@ async def test_topics_are_found_in_their_forms_and_leave_with_the_edit(client: C
     assert patched.status == 200
     assert await _search(client, "стратегии") == []
     assert [item["id"] for item in await _search(client, "бюджеты")] == [record_id]
+
+
+async def test_sixteen_one_letter_prefixes_are_refused_in_the_askers_language(
+    client: Client,
+) -> None:
+    """Issue 39 row 4: 16 one-letter prefixes cost half a second of CPU a request on a
+    six-hour transcript; now refused before any engine or transcript is read."""
+    record_id = await _record(client, "a.wav", ["Пожалуйста, отправь отчёт до конца недели."])
+    attack = " ".join(f"{letter}*" for letter in "абвгдежзийклмноп")
+    for path in ("/app/audiorecords", f"/app/audiorecords/{record_id}/matches"):
+        for language, header in (("en", "en-GB,en;q=0.9"), ("ru", "ru-RU,ru;q=0.9,en;q=0.5")):
+            response = await client.get(path, params={"q": attack},
+                                        headers={"Accept-Language": header})
+            assert response.status == 400
+            assert (await response.json())["error"] == {
+                "code": "query_too_broad", "message": MESSAGES[language]["prefix_too_short"]}
+        response = await client.get(path, params={"q": "от* ко* не* по* до*"})
+        assert response.status == 400
+        assert (await response.json())["error"]["message"] == \
+            MESSAGES["en"]["too_many_prefixes"]
+    # Two letters typed in part, four of them: read, and the whole transcript scanned.
+    response = await client.get(f"/app/audiorecords/{record_id}/matches",
+                                params={"q": "от* ко* не* по*"})
+    assert response.status == 200
+    assert (await response.json())["partial"] is False
+    assert [item["id"] for item in await _search(client, "от* ко*")] == [record_id]
+
+
+async def test_a_spent_budget_answers_what_was_found_flagged_partial(client: Client) -> None:
+    """The matching's CPU budget (`MatchPool.budget_seconds`) spent before the first
+    utterance: the answers say `partial` rather than pass for complete."""
+    record_id = await _record(client, "a.wav", ["Отчёт готов.", "Отчёт отправлен."])
+    pool = client.app[MATCH_POOL]
+    assert (await client.get(f"/app/audiorecords/{record_id}/matches",
+                             params={"q": "отчет"})).status == 200
+    pool.budget_seconds = -1.0  # spent before it starts
+    response = await client.get(f"/app/audiorecords/{record_id}/matches", params={"q": "отчет"})
+    assert await response.json() == {"matches": [], "partial": True}
+    (item,) = [item for item in await _search(client, "отчет") if item["id"] == record_id]
+    assert item["matches"] == []
+    assert item["matches_partial"] is True
+    pool.budget_seconds = 1.0
+    (item,) = [item for item in await _search(client, "отчет") if item["id"] == record_id]
+    assert len(item["matches"]) == 2  # type: ignore[arg-type]
+    assert "matches_partial" not in item

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from aiohttp.test_utils import make_mocked_request
 from hypothesis import given
 from hypothesis import strategies as st
 
 from transcriber.db.postgres.search import owner_tsquery
 from transcriber.db.search import owner_key, owner_match
 from transcriber.ids import new_id
-from transcriber.search_query import Query
+from transcriber.search_query import PREFIX_MIN, PREFIXES_MAX, TERMS_MAX, Query
 from transcriber.web.errors import ApiError
 from transcriber.web.paging import (
     PageAfter,
@@ -19,6 +20,7 @@ from transcriber.web.paging import (
     parse_limit,
     parse_query,
 )
+from transcriber.web.texts import MESSAGES, language_of
 
 
 def test_cursors_round_trip() -> None:
@@ -68,9 +70,9 @@ def test_every_term_becomes_a_quoted_stem_of_the_owner() -> None:
     stems = "{title brief original_filename transcript speakers topics}"
     assert _match(parse_query('Budgets "meeting'), "u1") == (
         f'{stems} : "{k}budget" AND {stems} : "{k}meet"')
-    assert _match(parse_query("NEAR(a b) OR c*"), "u1") == (
+    assert _match(parse_query("NEAR(a b) OR cd*"), "u1") == (
         f'{stems} : "{k}near {k}a" AND {stems} : "{k}b" AND '
-        f'{stems} : "{k}or" AND ({stems} : "{k}c"* OR {{forms}} : "{k}c"*)')
+        f'{stems} : "{k}or" AND ({stems} : "{k}cd"* OR {{forms}} : "{k}cd"*)')
     assert _match(parse_query("!!! ---"), "u1") is None
     assert _match(parse_query("___"), "u1") is None
     assert _match(parse_query("Звонками"), "u1") == f'{stems} : "{k}звонк"'
@@ -88,13 +90,60 @@ def test_overlong_query_is_refused() -> None:
         parse_query("a" * 201)
 
 
+@pytest.mark.parametrize(("typed", "reason"), [
+    ("п*", "prefix_too_short"), ("отчёт a*", "prefix_too_short"), ("-x*", "prefix_too_short"),
+    ("ab* cd* ef* gh* ij*", "too_many_prefixes"),
+    (" ".join(f"{letter}*" for letter in "абвгдежзийклмноп"), "prefix_too_short"),
+])
+def test_a_query_past_the_prefix_caps_is_refused_in_english_and_russian(
+        typed: str, reason: str) -> None:
+    """Issue 39 row 4: 16 one-letter prefixes expanded to most of a transcript's words."""
+    for language in ("en", "ru"):
+        with pytest.raises(ApiError) as refused:
+            parse_query(typed, language=language)
+        assert (refused.value.status, refused.value.code) == (400, "query_too_broad")
+        assert refused.value.message == MESSAGES[language][reason]
+    assert MESSAGES["en"][reason] != MESSAGES["ru"][reason]
+    assert parse_query("ab* cd* ef* gh* отчёт").terms  # four prefixes and a word: read
+
+
 def test_the_postgresql_query_holds_the_same_keyed_terms() -> None:
     """The tsquery of PostgreSQL: the same owner-keyed stems (phrases in order with
     `<->`, a prefix on the stem or the folded form, exclusions), quoted as literals."""
     k = owner_key("u1")
     assert owner_tsquery("u1", parse_query('Budgets "meeting')) == f"'{k}budget' & '{k}meet'"
-    assert owner_tsquery("u1", parse_query("e_mail c*")) == (
-        f"('{k}e' <-> '{k}mail') & ('{k}c':* | '{k}=c':*)")
+    assert owner_tsquery("u1", parse_query("e_mail cd*")) == (
+        f"('{k}e' <-> '{k}mail') & ('{k}cd':* | '{k}=cd':*)")
     assert owner_tsquery("u1", parse_query("отчёт -черновик")) == (
         f"('{k}отчет') & !('{k}черновик')")
     assert owner_tsquery("u1", parse_query("-only")) is None
+
+
+@pytest.mark.parametrize(("header", "language"), [
+    ("", "en"), ("ru-RU,ru;q=0.9,en;q=0.8", "ru"), ("en-US,ru;q=0.5", "en"),
+    ("de,ru;q=0.3", "ru"), ("ru;q=0,en;q=0.1", "en"), ("ru;q=bogus", "en"), ("*", "en"),
+])
+def test_the_language_of_an_error_follows_accept_language(header: str, language: str) -> None:
+    request = make_mocked_request("GET", "/", headers={"Accept-Language": header})
+    assert language_of(request) == language
+
+
+@given(st.text(alphabet="аб cd*-\"", max_size=120))
+def test_no_query_read_expands_past_the_caps(typed: str) -> None:
+    """Whatever is typed, a query that is read holds at most PREFIXES_MAX prefixes of
+    PREFIX_MIN letters or more, and its expressions expand no more than those."""
+    try:
+        query = parse_query(typed)
+    except ApiError as refused:
+        code = refused.code
+        query = None
+    if query is None:
+        assert code == "query_too_broad"
+        return
+    prefixes = [term for term in query.terms if term.prefix]
+    assert len(query.terms) <= TERMS_MAX
+    assert len(prefixes) <= PREFIXES_MAX
+    assert all(len(term.form) >= PREFIX_MIN for term in prefixes)
+    expression = owner_tsquery("u1", query) or ""
+    assert expression.count(":*") <= 2 * PREFIXES_MAX  # a prefix: its stem and its form
+    assert (owner_match("u1", query) or "").count('"*') <= 2 * PREFIXES_MAX

@@ -9,6 +9,12 @@ whole (nothing of it was committed and no caller was answered); and before
 COMMIT the writer recomputes the search terms of the records this batch
 changed (`search.refresh_stale`), in Python, through the same normalization
 as SQLite's index, so a committed change is searchable at once.
+
+A refresh that fails (PostgreSQL refuses a literal: a term over its size
+limits) must not fail the other commands of the batch: the batch is rolled
+back and run again with each command's refresh inside its own savepoint, so
+only the command whose terms were refused fails (its caller hears so) and
+the rest commit. The fast path, one refresh per batch, costs one query.
 """
 
 from __future__ import annotations
@@ -26,12 +32,17 @@ from transcriber.clock import Clock
 from transcriber.db.postgres import search
 from transcriber.db.postgres.connection import PgConnection, connect
 from transcriber.db.writer import Command, Envelope, WriteContext, Writer
+from transcriber.observability import SEARCH_REFRESH_FAILURES
 
 log = structlog.get_logger(__name__)
 
 # A batch that lost to another writer (deadlock, serialization) runs again this often.
 RETRIES = 3
 _RETRYABLE = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
+
+
+class _RefreshFailed(Exception):
+    """The batch's search refresh failed (its transaction is rolled back)."""
 
 
 class PgWriter(Writer):
@@ -60,15 +71,24 @@ class PgWriter(Writer):
         await self._let_callers_in()
         batch, stopping = self._take(first)
         outcomes: list[tuple[bool, Any]] = []
+        each = False  # refresh the search terms in each command's savepoint
         try:
-            for attempt in range(RETRIES + 1):
+            attempt = 0
+            while True:
                 try:
-                    outcomes = await self._transaction(conn, batch)
+                    outcomes = await self._transaction(conn, batch, refresh_each=each)
                     break
+                except _RefreshFailed as exc:
+                    # Only the batch-wide refresh raises this: once, then command by command.
+                    SEARCH_REFRESH_FAILURES.inc()
+                    log.warning("search_refresh_failed", error=type(exc.__cause__).__name__,
+                                size=len(batch))
+                    each = True
                 except _RETRYABLE:
                     if attempt == RETRIES:
                         raise
-                    log.warning("writer_batch_retried", attempt=attempt + 1, size=len(batch))
+                    attempt += 1
+                    log.warning("writer_batch_retried", attempt=attempt, size=len(batch))
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
             # The transaction itself failed (the server went away, a statement
             # timed out): nothing of this batch is stored, every caller hears so.
@@ -85,14 +105,21 @@ class PgWriter(Writer):
         return stopping
 
     async def _transaction(
-        self, conn: PgConnection, batch: list[Envelope[Any]]
+        self, conn: PgConnection, batch: list[Envelope[Any]], *, refresh_each: bool
     ) -> list[tuple[bool, Any]]:
         ctx = WriteContext(conn=conn, clock=self._clock)
         transaction = conn.raw.transaction()
         await transaction.start()
         try:
-            outcomes = [await self._command(envelope.command, ctx, conn) for envelope in batch]
-            await search.refresh_stale(conn)
+            outcomes = [await self._command(envelope.command, ctx, conn, refresh=refresh_each)
+                        for envelope in batch]
+            if not refresh_each:
+                try:
+                    await search.refresh_stale(conn)
+                except _RETRYABLE:
+                    raise
+                except (asyncpg.PostgresError, ValueError) as exc:
+                    raise _RefreshFailed from exc
         except BaseException:
             await transaction.rollback()
             raise
@@ -101,12 +128,14 @@ class PgWriter(Writer):
 
     @staticmethod
     async def _command(
-        command: Command[Any], ctx: WriteContext, conn: PgConnection
+        command: Command[Any], ctx: WriteContext, conn: PgConnection, *, refresh: bool
     ) -> tuple[bool, Any]:
         savepoint = conn.raw.transaction()
         await savepoint.start()
         try:
             result = await command.execute(ctx)
+            if refresh:
+                await search.refresh_stale(conn)
         except _RETRYABLE:
             raise  # the whole transaction is lost: the batch runs again
         except Exception as exc:

@@ -19,12 +19,15 @@ const TYPING_PAUSE_MS = 500;
 // quote optional), or a run of anything but spaces.
 const TOKEN_RE = /(-?)"([^"]*)"?|(\S+)/gu;
 const WORD_RE = /[\p{L}\p{N}]/u;
+const LETTERS_RE = /[\p{L}\p{N}]+/gu;
+const PREFIX_MIN = 2;
 
 /**
  * What to ask for while the person types `value`: the query with `*` after
  * its last word when that word is still being typed (no space after it) and
  * is a plain word (not a phrase, not excluded, no `*` yet), so "недел" finds
- * "неделя". A plain word matches its forms only, never as a prefix.
+ * "неделя". A plain word matches its forms only, never as a prefix. A last word
+ * of one letter is asked as it stands (a one-letter prefix is refused).
  */
 export function searchAsTyped(value) {
   const query = value.trim();
@@ -34,6 +37,10 @@ export function searchAsTyped(value) {
   const word = last?.[3];
   if (!word || word.startsWith("-") || word.includes("*") || word.includes('"')
       || !WORD_RE.test(word)) return query;
+  // The server refuses a prefix of fewer letters (search_query.PREFIX_MIN): a first
+  // letter typed is asked as a word until the second comes.
+  const pieces = word.match(LETTERS_RE) || [];
+  if (Array.from(pieces[pieces.length - 1] || "").length < PREFIX_MIN) return query;
   return `${query}*`;
 }
 
