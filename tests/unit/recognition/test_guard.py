@@ -87,7 +87,8 @@ def test_a_phrase_a_person_repeats_stays() -> None:
     words = [w for i in range(5) for w in _said("he was not an ill disposed young man",
                                                   i * 3.0 + 0.05, 0.26)]
     found = cut([_segment(*words)], clip=(0.0, 15.0), regions=regions)
-    assert found.repeats_removed == 0 and found.unclear == []
+    assert found.repeats_removed == 0
+    assert found.unclear == []
     assert found.segments[0]["text"].count("young man") == 5
 
 
@@ -141,7 +142,8 @@ def test_a_failing_clip_is_decoded_again_and_the_better_decoding_kept() -> None:
     assert asked == [(0.0, 18.0)]  # the clean clip is not decoded again
     assert result.redecoded == {"compression": 1, "repeats": 1}
     assert [s["text"] for s in result.segments] == [good[0]["text"], "всё хорошо"]
-    assert result.unclear == [] and result.repeats_removed == 0
+    assert result.unclear == []
+    assert result.repeats_removed == 0
 
 
 def test_a_clip_that_still_loops_keeps_what_passes_and_the_rest_is_unclear() -> None:
@@ -156,7 +158,8 @@ def test_a_clip_that_still_loops_keeps_what_passes_and_the_rest_is_unclear() -> 
     assert result.segments[0]["text"] == "я не пойду я не пойду"
     assert result.repeats_removed == 10
     # the speech after the second copy: the stretch decoded again gave nothing
-    assert calls[1:] and all(a >= 3.0 for a, _ in calls[1:])
+    assert calls[1:]
+    assert all(a >= 3.0 for a, _ in calls[1:])
     assert result.unclear == [(4.0, 18.0)]
     assert result.unclear_seconds == pytest.approx(14.0)
 
@@ -169,7 +172,8 @@ def test_a_clip_already_decoded_the_safe_way_is_not_decoded_again() -> None:
     result = guard([(0.0, 11.0)], [[_segment(*_said("hi", 0.2)), _segment(*_said("oh", 5.0))]],
                    regions=regions, redecode=redecode, safe={0})
     assert [s["text"] for s in result.segments] == ["hi"]
-    assert result.dropped == {"non_speech": 1} and result.redecoded == {}
+    assert result.dropped == {"non_speech": 1}
+    assert result.redecoded == {}
 
 
 def test_a_loop_across_two_clips_is_cut_over_the_part() -> None:
