@@ -385,18 +385,38 @@ def guard(clips: Sequence[Seconds], groups: Sequence[Sequence[Segment]], *,
                    redecoded=dict(redecoded), dropped=dict(dropped), clips=len(clips))
 
 
+def _nearest(middle: float, clips: Sequence[Seconds], starts: Sequence[float]) -> int:
+    index = max(bisect.bisect_right(starts, middle) - 1, 0)
+    if (index + 1 < len(clips) and middle > clips[index][1]
+            and clips[index + 1][0] - middle < middle - clips[index][1]):
+        index += 1
+    return index
+
+
 def by_clip(segments: Sequence[Segment], clips: Sequence[Seconds]) -> list[list[Segment]]:
-    """Pure: the segments of a decoding of the whole part, each in the clip its middle is
-    in (else the nearest): the groups `guard` checks. No clips: no groups."""
+    """Pure: the segments of a decoding of the whole part, word by word in the clip the
+    word's middle is in (else the nearest): the groups `guard` checks. A segment whose
+    words fall in several clips (the sequential decoding's VAD joins speech across a
+    long gap) is split there. No clips: no groups."""
     groups: list[list[Segment]] = [[] for _ in clips]
     if not clips:
         return groups
     starts = [start for start, _ in clips]
     for segment in segments:
-        middle = (segment["start_ms"] + segment["end_ms"]) / 2000
-        index = max(bisect.bisect_right(starts, middle) - 1, 0)
-        if (index + 1 < len(clips) and middle > clips[index][1]
-                and clips[index + 1][0] - middle < middle - clips[index][1]):
-            index += 1
-        groups[index].append(segment)
+        words = segment.get("words") or []
+        if not words:
+            middle = (segment["start_ms"] + segment["end_ms"]) / 2000
+            groups[_nearest(middle, clips, starts)].append(segment)
+            continue
+        pieces: dict[int, list[Segment]] = {}
+        for word in words:
+            middle = (word["start_ms"] + word["end_ms"]) / 2000
+            pieces.setdefault(_nearest(middle, clips, starts), []).append(word)
+        if len(pieces) == 1:
+            groups[next(iter(pieces))].append(segment)
+            continue
+        for index, kept in pieces.items():
+            groups[index].append({**segment, "start_ms": kept[0]["start_ms"],
+                                  "end_ms": kept[-1]["end_ms"], "words": kept,
+                                  "text": "".join(str(w["text"]) for w in kept).strip()})
     return groups

@@ -8,6 +8,7 @@ import pytest
 
 from transcriber.providers.whisper_guard import (
     Loop,
+    by_clip,
     compression_ratio,
     cut,
     failed,
@@ -189,3 +190,13 @@ def test_a_loop_across_two_clips_is_cut_over_the_part() -> None:
 def test_segments_without_word_times_are_kept() -> None:
     plain = {"start_ms": 0, "end_ms": 1000, "text": "hello"}
     assert cut([plain], clip=(0.0, 1.0), regions=[(0.0, 1.0)]).segments == [plain]
+
+
+def test_a_segment_across_two_clips_is_split_between_them() -> None:
+    across = _segment(*_said("is to be", 10.0), *_said("he was not", 32.0))
+    alone = _segment(*_said("had he", 36.0))
+    groups = by_clip([across, alone], [(0.0, 12.4), (32.2, 44.0)])
+    assert [[s["text"] for s in group] for group in groups] == [
+        ["is to be"], ["he was not", "had he"]]
+    assert groups[1][0]["start_ms"] == 32_000
+    assert by_clip([alone], []) == []
