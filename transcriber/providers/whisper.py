@@ -239,6 +239,8 @@ class WhisperRecognizer:
     def _recognize(self, path: Path, cancel: threading.Event,
                    language: str | None = None, words: bool = False,
                    on_speech: SpeechSink | None = None) -> bytes:
+        """One part's answer; every answer keeps its words (`words`, speakers wanted,
+        asks for nothing more since the guard and the quality report need them)."""
         try:
             model = self.load()
         except ModelUnavailable as exc:

@@ -9,7 +9,9 @@ left out, is decoded again sequentially (sliding windows with timestamps, which 
 where a window stopped) and replaces what the batch gave. The check and its repair are
 counted (`transcriber_recognition_uncovered_seconds_total`,
 `transcriber_recognition_empty_clips_total`, `transcriber_recognition_repairs_total`)
-and logged, so a short transcript is never saved in silence.
+and logged, so a short transcript is never saved in silence. Then every clip passes
+the guard against loops and invented text (`whisper_guard.guard`; the repaired clips
+count as already decoded the safe way).
 """
 
 from __future__ import annotations
