@@ -200,3 +200,32 @@ def test_a_segment_across_two_clips_is_split_between_them() -> None:
         ["is to be"], ["he was not", "had he"]]
     assert groups[1][0]["start_ms"] == 32_000
     assert by_clip([alone], []) == []
+
+
+def test_the_part_counts_and_logs_what_the_guard_did_without_text() -> None:
+    from prometheus_client import REGISTRY  # noqa: PLC0415
+    from structlog.testing import capture_logs  # noqa: PLC0415
+
+    from transcriber.providers.whisper import report_guard  # noqa: PLC0415
+    from transcriber.providers.whisper_guard import Guarded  # noqa: PLC0415
+
+    def value(name: str, labels: dict[str, str] | None = None) -> float:
+        return REGISTRY.get_sample_value(name, labels or {}) or 0.0
+
+    before = (value("transcriber_recognition_redecoded_total", {"reason": "repeats"}),
+              value("transcriber_recognition_unclear_seconds_total"))
+    guarded = Guarded(segments=[{"start_ms": 0, "end_ms": 900, "text": "secret words"}],
+                      unclear=[(4.0, 18.0)], repeats_removed=10,
+                      redecoded={"repeats": 1, "compression": 1}, dropped={}, clips=3)
+    with capture_logs() as logs:
+        report_guard(guarded)
+    assert value("transcriber_recognition_redecoded_total", {"reason": "repeats"}) == \
+        before[0] + 1
+    assert value("transcriber_recognition_unclear_seconds_total") == \
+        pytest.approx(before[1] + 14.0)
+    assert [e["event"] for e in logs] == ["recognition_guarded"]
+    assert "secret" not in repr(logs)
+    with capture_logs() as quiet:
+        report_guard(Guarded(segments=[], unclear=[], repeats_removed=0, redecoded={},
+                             dropped={}, clips=1))
+    assert quiet == []
