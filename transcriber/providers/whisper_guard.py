@@ -63,6 +63,8 @@ CLIP_REACH_SECONDS = 0.3
 PAUSE_REACH_SECONDS = 0.3
 # A copy said faster than this per word is no speech: its word times collapsed.
 COPY_MIN_SECONDS_PER_WORD = 0.08
+# A letter said more than this many times running is a loop inside a word («ааа» stays).
+LETTERS_KEPT = 3
 REASONS = ("compression", "repeats", "logprob", "non_speech", "outside_clip")
 
 
@@ -137,14 +139,15 @@ def pauses_of(regions: Sequence[Seconds]) -> list[Seconds]:
 def invented(copies: Sequence[Seconds], pauses: Sequence[Seconds], *, size: int) -> bool:
     """Pure: whether the copies of a phrase (their (start, end), in order) are a loop
     Whisper invented rather than a phrase said again: some copy's word times collapsed,
-    or two copies meet where the VAD saw no pause."""
+    or the stretch they span holds fewer pauses the VAD saw than there are meetings of
+    two copies (each copy said has speech of its own; the pauses are counted, not
+    matched to the copies' word times, which the alignment of identical copies places
+    loosely)."""
     if any(end - start < size * COPY_MIN_SECONDS_PER_WORD for start, end in copies):
         return True
-    for before, after in itertools.pairwise(copies):
-        low, high = before[1] - PAUSE_REACH_SECONDS, after[0] + PAUSE_REACH_SECONDS
-        if not any(a <= high and b >= low for a, b in pauses):
-            return True
-    return False
+    low, high = copies[0][0] - PAUSE_REACH_SECONDS, copies[-1][1] + PAUSE_REACH_SECONDS
+    inside = sum(1 for a, b in pauses if a <= high and b >= low)
+    return inside < len(copies) - 1
 
 
 def near_speech(start: float, end: float, regions: Sequence[Seconds], ends: Sequence[float],
@@ -174,19 +177,31 @@ def merged(spans: Sequence[Seconds]) -> list[Seconds]:
 
 def _cut_word_loop(text: str) -> tuple[str, int]:
     """Pure: a hyphenated word whose piece follows itself more than `REPEATS_KEPT` times
-    («ки-ки-ки-ки-ки») with the copies past the second left out; how many went."""
+    («ки-ки-ки-ки-ки») with the copies past the second left out, and a letter run past
+    `LETTERS_KEPT` («īļļļļļļļļ») cut to it; how many loops went."""
+    removed = 0
     pieces = text.split("-")
-    if len(pieces) <= REPEATS_KEPT + 1:
-        return text, 0
-    kept: list[str] = []
-    removed = run = 0
-    for piece in pieces:
-        run = run + 1 if kept and token(piece) and token(piece) == token(kept[-1]) else 1
-        if run > REPEATS_KEPT:
-            removed += 1
-            continue
-        kept.append(piece)
-    return ("-".join(kept), removed) if removed else (text, 0)
+    if len(pieces) > REPEATS_KEPT + 1:
+        kept: list[str] = []
+        run = 0
+        for piece in pieces:
+            run = run + 1 if kept and token(piece) and token(piece) == token(kept[-1]) else 1
+            if run > REPEATS_KEPT:
+                removed += 1
+                continue
+            kept.append(piece)
+        text = "-".join(kept)
+    letters = "".join(c for c, _ in itertools.groupby(text))
+    if len(letters) < len(text):
+        out: list[str] = []
+        for letter, group in itertools.groupby(text):
+            count = len(list(group))
+            if letter.isalpha() and count > LETTERS_KEPT:
+                removed += 1
+                count = LETTERS_KEPT
+            out.append(letter * count)
+        text = "".join(out)
+    return text, removed
 
 
 @dataclass(slots=True, kw_only=True)

@@ -229,3 +229,19 @@ def test_the_part_counts_and_logs_what_the_guard_did_without_text() -> None:
         report_guard(Guarded(segments=[], unclear=[], repeats_removed=0, redecoded={},
                              dropped={}, clips=1))
     assert quiet == []
+
+
+def test_a_letter_looping_inside_a_word_is_cut() -> None:
+    found = cut([_segment((0.0, 1.0, " Posīt"), (1.0, 2.0, " īļļļļļļļļļļļ"), (2.0, 2.5, " ааа"))],
+                clip=(0.0, 3.0), regions=[(0.0, 3.0)])
+    assert found.segments[0]["text"] == "Posīt īļļļ ааа"
+    assert found.repeats_removed == 1
+
+
+def test_identical_copies_aligned_loosely_are_still_said_when_each_has_a_pause() -> None:
+    # six copies, five pauses between them, the word times drifted off the pauses
+    regions = [(i * 3.0, i * 3.0 + 2.2) for i in range(6)]
+    drifted = [(i * 2.9 + 0.6, i * 2.9 + 2.6) for i in range(6)]
+    assert not invented(drifted, pauses_of(regions), size=8)
+    # the same six copies over three stretches of speech: invented
+    assert invented(drifted, pauses_of([*regions[:3], (9.0, 20.0)]), size=8)
