@@ -159,6 +159,18 @@ RECOGNITION_REPAIRS = Counter(
     "Spans of a part decoded again sequentially because the coverage check failed",
     ["provider"],
 )
+RECOGNITION_REDECODED = Counter(
+    "transcriber_recognition_redecoded_total",
+    "Clips of the local recognizer decoded again the safe way because they failed a "
+    "check (`reason`: compression, repeats, logprob, non_speech, outside_clip; a clip "
+    "failing several counts under each)",
+    ["reason"],
+)
+RECOGNITION_UNCLEAR_SECONDS = Counter(
+    "transcriber_recognition_unclear_seconds_total",
+    "Seconds of speech whose decoded text the local recognizer rejected (a loop's copies "
+    "past the second): saved as unclear, never as text",
+)
 STAGE_OLDEST_SECONDS = Gauge(
     "transcriber_stage_oldest_seconds",
     "Age in its stage of the oldest record not halted, by stage with a limit (read on scrape)",

@@ -9,7 +9,8 @@ speech is continuous (no pause longer than 0.3 s), the case where a VAD finds no
 to cut. The hard conditions are ffmpeg's filters (`anoisesrc`, band-pass, µ-law, limiter)
 and plain sums of tones, applied to 16 kHz mono PCM; the result is written as FLAC (or
 whatever `target`'s extension says) and carries its known text and where its last
-speech ends.
+speech ends. The recordings Whisper invents text on (monotone synthetic speech, music and
+crowd between speech, applause, a real repetition) are in `invented_audio.py`.
 """
 
 from __future__ import annotations

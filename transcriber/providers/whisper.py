@@ -37,7 +37,9 @@ from transcriber.observability import (
     PROVIDER_CALL_SECONDS,
     RECOGNITION_EMPTY_CLIPS,
     RECOGNITION_REALTIME_FACTOR,
+    RECOGNITION_REDECODED,
     RECOGNITION_REPAIRS,
+    RECOGNITION_UNCLEAR_SECONDS,
     RECOGNITION_UNCOVERED_SECONDS,
 )
 from transcriber.ports import AudioPart, Span, SpeechSink, Submitted, Utterance, Word
@@ -49,10 +51,12 @@ from transcriber.providers.whisper_decoding import (
     CoverageReport,
     CoveredDecoding,
     Planner,
+    decode_span,
     decoding_options,
-    drop_repeats,
+    saved,
     segment_dict,
 )
+from transcriber.providers.whisper_guard import Guarded, by_clip, guard
 from transcriber.settings import RecognizerSettings
 
 log = structlog.get_logger(__name__)
@@ -253,6 +257,8 @@ class WhisperRecognizer:
     def _recognize(self, path: Path, cancel: threading.Event,
                    language: str | None = None, words: bool = False,
                    on_speech: SpeechSink | None = None) -> bytes:
+        """One part's answer; every answer keeps its words (`words`, speakers wanted,
+        asks for nothing more since the guard and the quality report need them)."""
         try:
             model = self.load()
         except ModelUnavailable as exc:
@@ -264,62 +270,76 @@ class WhisperRecognizer:
 
         ctranslate2.set_random_seed(SAMPLING_SEED)
         try:
-            # The record's own language (upload or re-transcription) over the setting's.
+            # The record's own language (upload or re-transcription) over the setting's;
+            # word times always: the guard checks them and the answer keeps them.
             request = {**decoding_options(options), "language": language,
-                       "word_timestamps": words}
+                       "word_timestamps": True}
             if options.batched:
-                return self._recognize_batched(model, path, request, cancel, words=words,
+                return self._recognize_batched(model, path, request, cancel,
                                                on_speech=on_speech)
-            if on_speech is not None:
-                on_speech(None)  # sequential decoding finds no regions to hand on
-            segments, info = model.transcribe(str(path), **request)
-            collected: list[dict[str, Any]] = []
-            for segment in segments:
-                if cancel.is_set():
-                    raise TransientFailure("recognition cancelled")
-                collected.append(segment_dict(segment))
+            return self._recognize_sequential(model, path, request, cancel,
+                                              on_speech=on_speech)
         except StepFailureTypes:
             raise
         except (ValueError, IndexError) as exc:
             # The normalized copy cannot be decoded: retrying cannot help.
             raise PermanentFailure(f"audio cannot be recognized ({type(exc).__name__})") from None
-        return self._answer(_kept(collected), info.language, info.language_probability,
-                            info.duration)
+
+    def _recognize_sequential(self, model: Any, path: Path, request: dict[str, Any],
+                              cancel: threading.Event, *,
+                              on_speech: SpeechSink | None) -> bytes:
+        audio, regions = batched_speech(path)
+        if on_speech is not None:
+            on_speech(None)  # the speakers run their own VAD beside a sequential decoding
+        segments, info = model.transcribe(audio, **request)
+        collected: list[dict[str, Any]] = []
+        for segment in segments:
+            if cancel.is_set():
+                raise TransientFailure("recognition cancelled")
+            collected.append(segment_dict(segment))
+        duration = len(audio) / _RATE
+        # The guard checks the decoding clip by clip, the clips the batched path would
+        # decode (no speech at all: the whole part, where any text is invented).
+        clips = [(c.start, c.end) for c in plan_clips(
+            regions, duration=duration, quietest=Loudness(audio).quietest)] or [(0.0, duration)]
+        guarded = guard(clips, by_clip(collected, clips), regions=regions,
+                        redecode=lambda span: decode_span(model, audio, span, request,
+                                                          language=info.language,
+                                                          cancel=cancel))
+        return self._answer(guarded, info.language, info.language_probability, duration,
+                            regions)
 
     def _recognize_batched(self, model: Any, path: Path, request: dict[str, Any],
-                           cancel: threading.Event, *, words: bool,
+                           cancel: threading.Event, *,
                            on_speech: SpeechSink | None) -> bytes:
         audio, regions = batched_speech(path)
-        spans = [Span(start_ms=round(start * 1000), end_ms=round(end * 1000))
-                 for start, end in regions]
         if on_speech is not None:
             # The speaker turns being found beside this recognition cluster these
             # regions' voices instead of running the same VAD again (docs/speakers.md).
-            on_speech(spans)
-        # So do speakers found after the recognition, from the saved answer.
-        speech = [[span.start_ms, span.end_ms] for span in spans] if words else None
+            on_speech([Span(start_ms=round(start * 1000), end_ms=round(end * 1000))
+                       for start, end in regions])
         duration = len(audio) / _RATE
         covered = CoveredDecoding(model, self._transcriber(model), audio, regions=regions,
                                   options=request, cancel=cancel, plan=self.plan).run()
         report_coverage(covered.report, provider=self.provider)
-        segments = covered.segments
-        if not words:
-            # The word times were aligned for the coverage check only.
-            segments = [{k: v for k, v in s.items() if k != "words"} for s in segments]
-        return self._answer(_kept(segments), covered.language, covered.language_probability,
-                            duration, speech)
+        return self._answer(covered.guarded, covered.language, covered.language_probability,
+                            duration, regions)
 
-    def _answer(self, segments: list[dict[str, Any]], language: str | None,
-                probability: float | None, duration_s: float,
-                speech: list[list[int]] | None = None) -> bytes:
-        answer: dict[str, Any] = {
+    def _answer(self, guarded: Guarded, language: str | None, probability: float | None,
+                duration_s: float, regions: list[tuple[float, float]]) -> bytes:
+        """The saved answer (docs/recognition.md, "The saved answer"): the segments with
+        their words, the VAD's speech (which speakers found after the recognition reuse),
+        and what the guard rejected and decoded again; times in ms, part-relative."""
+        report_guard(guarded)
+        return orjson.dumps({
             "provider": self.provider, "model": self.model,
             "language": language, "language_probability": probability,
-            "duration_ms": round(duration_s * 1000), "segments": segments,
-        }
-        if speech is not None:
-            answer["speech"] = speech
-        return orjson.dumps(answer)
+            "duration_ms": round(duration_s * 1000), "segments": saved(guarded.segments),
+            "speech": [[round(a * 1000), round(b * 1000)] for a, b in regions],
+            "unclear": [[round(a * 1000), round(b * 1000)] for a, b in guarded.unclear],
+            "repeats_removed": guarded.repeats_removed,
+            "redecoded": guarded.redecoded,
+        })
 
     def _transcriber(self, model: Any) -> Any:
         if not self._settings.batched:
@@ -338,11 +358,17 @@ _RATE = 16_000
 SAMPLING_SEED = 12
 
 
-def _kept(segments: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    kept = drop_repeats(segments)
-    if len(kept) < len(segments):
-        log.info("repetition_dropped", utterances=len(segments) - len(kept))
-    return kept
+def report_guard(guarded: Guarded) -> None:
+    """Count and log what the guard of one part rejected and decoded again (no content)."""
+    for reason, clips in guarded.redecoded.items():
+        RECOGNITION_REDECODED.labels(reason).inc(clips)
+    if guarded.unclear:
+        RECOGNITION_UNCLEAR_SECONDS.inc(guarded.unclear_seconds)
+    if guarded.redecoded or guarded.unclear or guarded.repeats_removed or guarded.dropped:
+        log.warning("recognition_guarded", clips=guarded.clips, redecoded=guarded.redecoded,
+                    repeats_removed=guarded.repeats_removed, dropped_words=guarded.dropped,
+                    unclear_seconds=round(guarded.unclear_seconds, 1),
+                    unclear_spans=len(guarded.unclear))
 
 
 def report_coverage(report: CoverageReport, *, provider: str) -> None:

@@ -9,7 +9,9 @@ left out, is decoded again sequentially (sliding windows with timestamps, which 
 where a window stopped) and replaces what the batch gave. The check and its repair are
 counted (`transcriber_recognition_uncovered_seconds_total`,
 `transcriber_recognition_empty_clips_total`, `transcriber_recognition_repairs_total`)
-and logged, so a short transcript is never saved in silence.
+and logged, so a short transcript is never saved in silence. Then every clip passes
+the guard against loops and invented text (`whisper_guard.guard`; the repaired clips
+count as already decoded the safe way).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from transcriber.providers.clips import (
     unclipped,
     widened,
 )
+from transcriber.providers.whisper_guard import Guarded, guard
 from transcriber.settings import RecognizerSettings
 
 RATE = 16_000
@@ -48,7 +51,6 @@ _TEMPERATURES = (0.0, 0.2, 0.4, 0.6)
 COMPRESSION_RATIO_THRESHOLD = 2.4
 LOG_PROB_THRESHOLD = -1.0
 NO_SPEECH_THRESHOLD = 0.6
-REPEATS_KEPT = 2
 # Unclipped speech shorter than this is a rounding of the plan, not a lost word.
 UNCLIPPED_MIN_SECONDS = 0.05
 
@@ -85,35 +87,49 @@ def sequential_options(options: dict[str, Any], *, language: str | None) -> dict
 def segment_dict(segment: Any, *, offset: float = 0.0) -> dict[str, Any]:
     """Pure: a faster-whisper segment as the saved answer keeps it, `offset` seconds later
     (its words when it has them: each word's text keeps its leading space, as
-    `speakers.words` joins them)."""
+    `speakers.words` joins them, and Whisper's probability of it to 3 decimals). Whisper's
+    average log probability rides along for the guard (`whisper_guard`) under
+    `avg_logprob`; `saved` leaves it out of the answer."""
     item: dict[str, Any] = {"start_ms": round((segment.start + offset) * 1000),
                             "end_ms": round((segment.end + offset) * 1000),
                             "text": segment.text.strip()}
     if getattr(segment, "words", None):
-        item["words"] = [{"start_ms": round((w.start + offset) * 1000),
-                          "end_ms": round((w.end + offset) * 1000), "text": w.word}
-                         for w in segment.words]
+        item["words"] = [_word_dict(w, offset) for w in segment.words]
+    logprob = getattr(segment, "avg_logprob", None)
+    if isinstance(logprob, int | float):
+        item["avg_logprob"] = float(logprob)
     return item
 
 
-def _same_words(text: str) -> str:
-    return " ".join("".join(c for c in text.casefold() if c.isalnum() or c.isspace()).split())
+def _word_dict(word: Any, offset: float) -> dict[str, Any]:
+    item: dict[str, Any] = {"start_ms": round((word.start + offset) * 1000),
+                            "end_ms": round((word.end + offset) * 1000), "text": word.word}
+    probability = getattr(word, "probability", None)
+    if isinstance(probability, int | float):
+        item["probability"] = round(float(probability), 3)
+    return item
 
 
-def drop_repeats(segments: list[dict[str, Any]], *,
-                 repeats_kept: int = REPEATS_KEPT) -> list[dict[str, Any]]:
-    """Pure: an utterance repeating the previous one verbatim more than `repeats_kept`
-    times is a decoding loop, not speech; the copies past that are dropped."""
+def saved(segments: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pure: the segments as the answer saves them (the guard's values left out)."""
+    return [{k: v for k, v in s.items() if k != "avg_logprob"} for s in segments]
+
+
+def decode_span(model: Any, audio: np.ndarray, span: Seconds, options: dict[str, Any], *,
+                language: str | None, cancel: threading.Event) -> list[dict[str, Any]]:
+    """One span of a part decoded the safe way, sequentially (sliding windows with
+    timestamps, the temperature fallback, beam search, no conditioning on previous
+    text, word times), its segments on the part's timeline."""
+    if cancel.is_set():
+        raise TransientFailure("recognition cancelled")
+    start, end = span
+    piece = audio[int(start * RATE):int(end * RATE)]
+    segments, _ = model.transcribe(piece, **sequential_options(options, language=language))
     kept: list[dict[str, Any]] = []
-    previous = ""
-    run = 0
     for segment in segments:
-        words = _same_words(str(segment["text"]))
-        run = run + 1 if words and words == previous else 0
-        previous = words
-        if run > repeats_kept:
-            continue
-        kept.append(segment)
+        if cancel.is_set():
+            raise TransientFailure("recognition cancelled")
+        kept.append(segment_dict(segment, offset=start))
     return kept
 
 
@@ -146,6 +162,7 @@ class Covered:
     language: str | None
     language_probability: float | None
     report: CoverageReport
+    guarded: Guarded
 
 
 class CoveredDecoding:
@@ -180,22 +197,25 @@ class CoveredDecoding:
         for index in redo:
             groups[index] = self._sequential((clips[index].start, clips[index].end), language)
         # Speech no clip holds (a planning fault): decoded on its own, padded like a clip.
-        extra = [self._sequential(span, language)
-                 for span in widened(missing, duration=self._audio.size / RATE)]
+        spans = widened(missing, duration=self._audio.size / RATE)
+        extra = [self._sequential(span, language) for span in spans]
         left = self._left(clips, groups, redo) + sum(
             seconds_of(found.uncovered) for found in coverage(
-                self._regions, [Clip(start=s, end=e) for s, e in
-                                widened(missing, duration=self._audio.size / RATE)],
+                self._regions, [Clip(start=s, end=e) for s, e in spans],
                 [decoded_of(group) for group in extra]))
-        segments = sorted((s for group in [*groups, *extra] for s in group),
-                          key=lambda s: (s["start_ms"], s["end_ms"]))
+        # No loops, no invented text: every clip checked; the clips decoded again above
+        # already were the safe decoding.
+        guarded = guard([(c.start, c.end) for c in clips] + spans, [*groups, *extra],
+                        regions=self._regions,
+                        redecode=lambda span: self._sequential(span, language),
+                        safe={*redo, *range(len(clips), len(clips) + len(extra))})
         report = CoverageReport(
             clips=len(clips), unclipped_seconds=seconds_of(missing),
             uncovered_seconds=sum(found.uncovered_seconds for found in checked),
             empty_clips=sum(found.empty for found in checked),
             repaired_spans=len(redo) + len(extra), left_seconds=left)
-        return Covered(segments=segments, language=language,
-                       language_probability=probability, report=report)
+        return Covered(segments=guarded.segments, language=language,
+                       language_probability=probability, report=report, guarded=guarded)
 
     def _batched(self, clips: list[Clip]) -> tuple[list[list[dict[str, Any]]],
                                                     list[float | None], str | None,
@@ -218,18 +238,8 @@ class CoveredDecoding:
         return groups, no_speech, info.language, info.language_probability
 
     def _sequential(self, span: Seconds, language: str | None) -> list[dict[str, Any]]:
-        if self._cancel.is_set():
-            raise TransientFailure("recognition cancelled")
-        start, end = span
-        piece = self._audio[int(start * RATE):int(end * RATE)]
-        segments, _ = self._model.transcribe(
-            piece, **sequential_options(self._options, language=language))
-        kept: list[dict[str, Any]] = []
-        for segment in segments:
-            if self._cancel.is_set():
-                raise TransientFailure("recognition cancelled")
-            kept.append(segment_dict(segment, offset=start))
-        return kept
+        return decode_span(self._model, self._audio, span, self._options, language=language,
+                           cancel=self._cancel)
 
     def _left(self, clips: list[Clip], groups: list[list[dict[str, Any]]],
               redone: list[int]) -> float:

@@ -92,7 +92,9 @@ def test_word_times_keep_the_words_and_lie_in_the_speech(
     # Without faster-whisper's median filter of 7 frames (whisper_alignment.py).
     assert set(widths) == {ALIGNMENT_MEDIAN_WIDTH} == {1}
     assert [s["text"] for s in timed] == [s["text"] for s in plain]
-    assert all("words" not in s for s in plain)
+    # Kept asked for or not (the quality report reads their probabilities).
+    assert [s["words"] for s in plain] == [s["words"] for s in timed]
+    assert all(0 <= w["probability"] <= 1 for s in plain for w in s["words"])
     words = [w for s in timed for w in s["words"]]
     assert len(words) >= 6 * 6
     for segment in timed:
