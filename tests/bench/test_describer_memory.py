@@ -16,11 +16,28 @@ import resource
 
 import pytest
 
-from tests.integration.describe.test_hostile_describer import MIB, _describe
+from tests.helpers.meetings import MEETING_EN, utterances
 from transcriber.errors import PermanentFailure
+from transcriber.ports import Material
+from transcriber.providers.openai_describer import OpenAIDescriber
+from transcriber.settings import DescriberSettings
 from transcriber.testing.fake_openai import FakeChatCompletions, Huge
 
 pytestmark = pytest.mark.bench
+
+MIB = 1 << 20
+
+
+async def _describe(fake: FakeChatCompletions) -> object:
+    said = utterances(MEETING_EN)
+    describer = OpenAIDescriber(DescriberSettings(provider="openai", base_url=fake.base_url,
+                                                  model="m", timeout_seconds=30.0))
+    try:
+        return await describer.describe(Material(
+            record_id="r1", language="en", duration_ms=said[-1].end_ms,
+            utterances=tuple(said), owner_topics=()))
+    finally:
+        await describer.close()
 
 
 def _peak_mib() -> float:

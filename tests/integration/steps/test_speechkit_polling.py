@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.pipeline import MakeActor
+from tests.helpers.silence import CopyTranscoder, silence_minutes
 from tests.helpers.steps import AddRecord, record_row, sk_table
-from tests.integration.steps.test_speechkit_path import CopyTranscoder, _silence_minutes
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.pipeline.steps.poll import poll_wait
@@ -35,7 +35,7 @@ DELAY = 2.0
 
 @pytest.fixture(scope="module")
 def six_minutes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _silence_minutes(tmp_path_factory.mktemp("six"), 6)
+    return silence_minutes(tmp_path_factory.mktemp("six"), 6)
 
 
 async def test_each_operations_checks_are_at_least_the_delay_apart(
