@@ -35,6 +35,12 @@ WRITER_BATCH_SIZE = Histogram(
     "transcriber_writer_batch_size", "Commands committed in one writer transaction",
     buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
 )
+WAL_SCRUBS = Counter(
+    "transcriber_db_wal_scrubs_total",
+    "WAL checkpoints (TRUNCATE) after a deletion that must leave the disk; busy: a "
+    "reader kept it short, tried again after the next batch",
+    ["outcome"],
+)
 VOICE_SUGGESTIONS = Counter(
     "transcriber_voice_suggestions_total",
     "Known-voice suggestions made, and matchings refused for giving one profile two "

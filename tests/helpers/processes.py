@@ -27,6 +27,14 @@ def start_server(
     return _start([*command, "--role", role], data_dir, port, env)
 
 
+def start_server_under(
+    wrapper: tuple[str, ...], data_dir: Path, port: int, **env: str
+) -> subprocess.Popen[bytes]:
+    """`transcriber serve` run by `wrapper` (a tracer and its options, e.g. strace)."""
+    command = [*wrapper, sys.executable, "-m", "transcriber.cli", "serve"]
+    return _start(command, data_dir, port, env)
+
+
 def start_server_with_fake_recognizer(
     data_dir: Path, port: int, *, role: str = "all", **env: str
 ) -> subprocess.Popen[bytes]:

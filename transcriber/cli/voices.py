@@ -29,6 +29,9 @@ async def purge_command(settings: Settings, login: str | None) -> int:
         return EXIT_REFUSED
     finally:
         await writer.stop()
+    if writer.scrub_pending:
+        print("transcriber: purged, but a reader kept the WAL checkpoint short: the prints "
+              "may stay in the -wal file until the service's next checkpoint", file=sys.stderr)
     whose = "everybody's" if login is None else "the user's"
     print(f"purged {whose} voices: {purged.profiles} voice profiles, "
           f"{purged.record_voices} record speakers' prints")

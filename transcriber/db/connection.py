@@ -1,7 +1,10 @@
 """Opening connections. Every connection gets its settings when it is opened.
 
-Two of the three settings (foreign_keys, busy_timeout) belong to the
+Most settings (foreign_keys, busy_timeout, secure_delete) belong to the
 connection, not the database, so they are applied to each one, never once.
+secure_delete: a deleted row's bytes are overwritten with zeros in its page, so a
+deletion (a record, a voice purge) leaves nothing of it in the file once the WAL is
+checkpointed (`transcriber.db.scrub`).
 So do the SQL functions the search triggers call (`transcriber.db.search`): a
 connection opened elsewhere (the sqlite3 shell) can read, but a write that
 fires a search trigger fails loudly there instead of indexing wrong terms.
@@ -46,6 +49,7 @@ def _pragmas(*, busy_timeout_ms: int, writer: bool) -> list[str]:
         q.control.PRAGMA_BUSY_TIMEOUT.format(milliseconds=int(busy_timeout_ms)),
         q.control.PRAGMA_FOREIGN_KEYS_ON,
         q.control.PRAGMA_JOURNAL_WAL,
+        q.control.PRAGMA_SECURE_DELETE_ON,
     ]
     if writer:
         # FULL: an acknowledged write survives a power cut; group commit pays for it.

@@ -36,6 +36,7 @@ from transcriber.clock import Clock, format_time
 from transcriber.db import queries as q
 from transcriber.db.connection import open_sync
 from transcriber.db.inline import InlineConnection
+from transcriber.db.scrub import checkpoint_truncate
 from transcriber.errors import WriterUnavailable
 from transcriber.observability import (
     WRITER_BATCH_SIZE,
@@ -125,11 +126,16 @@ class Command(Generic[R_co]):
     (SQLite undoes a failed statement by itself). Such a command skips the
     SAVEPOINT/RELEASE pair; if it fails having changed rows anyway, the
     writer fails the whole batch rather than commit half a command.
+
+    `scrubs = True` declares a deletion whose bytes must leave the disk (a record, voice
+    embeddings): once it committed, the writer checkpoints and truncates the WAL
+    (`transcriber.db.scrub`).
     """
 
     __slots__ = ()
     name: ClassVar[str] = "command"
     savepoint: ClassVar[bool] = True
+    scrubs: ClassVar[bool] = False
 
     async def execute(self, ctx: WriteContext) -> R_co:
         raise NotImplementedError
@@ -183,6 +189,8 @@ class Writer:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
         self._task: asyncio.Task[None] | None = None
         self._accepting = False
+        # A deletion committed whose WAL checkpoint has not completed yet.
+        self._scrub_pending = False
         # The labelled metric children per command name, looked up once
         # (`labels()` takes a lock and builds a key on every call).
         self._metrics: dict[str, tuple[Any, Any, Any]] = {}
@@ -192,6 +200,11 @@ class Writer:
     @property
     def task(self) -> asyncio.Task[None] | None:
         return self._task
+
+    @property
+    def scrub_pending(self) -> bool:
+        """A deletion's bytes may still be in the WAL (its checkpoint was kept short)."""
+        return self._scrub_pending
 
     @property
     def mailbox_depth(self) -> int:
@@ -318,8 +331,23 @@ class Writer:
             self._rollback_quietly()
             self._answer_stopped(batch)
             raise
+        if any(ok and envelope.command.scrubs
+               for envelope, (ok, _) in zip(batch, outcomes, strict=True)):
+            self._scrub_pending = True
+        if self._scrub_pending:  # committed: now the deleted bytes leave the disk
+            await self._scrub(raw)
         self._answer_batch(batch, outcomes)
         return stopping
+
+    async def _scrub(self, raw: sqlite3.Connection) -> None:
+        done = False
+
+        def run() -> None:
+            nonlocal done
+            done = checkpoint_truncate(raw)
+
+        await self._in_thread(run)
+        self._scrub_pending = not done
 
     def _answer_batch(self, batch: list[Envelope[Any]], outcomes: list[tuple[bool, Any]]) -> None:
         WRITER_BATCH_SIZE.observe(len(batch))
@@ -387,6 +415,8 @@ class Writer:
         if self._conn is not None:
             raw = self._conn.raw
             self._conn = None
+            if self._scrub_pending:
+                await self._scrub(raw)
             await self._in_thread(raw.close)
         self._thread.shutdown(wait=False)
 

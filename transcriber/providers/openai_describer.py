@@ -16,10 +16,19 @@ the transcript, of the answer or of the key is logged or put in an error: only t
 record id, the status and the error's class. Every request carries
 `x-data-logging-enabled: false`, which Yandex's endpoint reads as "do not keep this
 prompt" (others ignore it).
+
+The endpoint is not trusted (docs/hostile-input.md): every request sends `max_tokens`;
+the answer is read in chunks and given up past `ANSWER_MAX_BYTES` (a declared longer
+`Content-Length` before any is read), never decompressed (a gzip bomb would bypass the
+count); a redirect is not followed (the transcript would go to the host it names) and is
+a permanent failure; the retry after a bad answer sends the first request again with a
+reminder, never the answer itself; and one record's description, all its requests
+together, ends at `describer.deadline_seconds`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +46,9 @@ from transcriber.settings import DescriberSettings
 log = structlog.get_logger(__name__)
 
 PROVIDER = "openai"
+# A good answer is under 2 KB; 1 MiB leaves room for a verbose model and bounds memory.
+ANSWER_MAX_BYTES = 1 << 20
+_CHUNK_BYTES = 64 * 1024
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 
 INSTRUCTIONS = (
@@ -53,8 +65,8 @@ INSTRUCTIONS = (
 PART_NOTE = ("This is part {number} of {parts} of one recording: describe this part.")
 COMBINE_NOTE = ("These are descriptions of consecutive parts of one recording, in order: "
                 "describe the whole recording from them.")
-RETRY_NOTE = ('That was not the JSON object asked for. Answer with only {"title": string, '
-              '"brief": string, "topics": [string]}.')
+RETRY_NOTE = ('Your previous answer was not the JSON object asked for. Answer with only '
+              '{"title": string, "brief": string, "topics": [string]}.')
 
 
 class BadAnswer(Exception):
@@ -75,15 +87,27 @@ class OpenAIDescriber:
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
-            headers = {"x-data-logging-enabled": "false"}
+            # identity: with decompression off, the byte cap counts what is held
+            headers = {"x-data-logging-enabled": "false", "Accept-Encoding": "identity"}
             if self._settings.api_key is not None:
                 headers["Authorization"] = f"Bearer {self._settings.api_key.value}"
             self._session = aiohttp.ClientSession(
-                headers=headers,
+                headers=headers, auto_decompress=False,
                 timeout=aiohttp.ClientTimeout(total=self._settings.timeout_seconds))
         return self._session
 
     async def describe(self, material: Material) -> Description:
+        deadline = self._settings.deadline_seconds
+        try:
+            async with asyncio.timeout(deadline):
+                return await self._describe(material)
+        except TimeoutError:
+            log.warning("describe_deadline_passed", record_id=material.record_id,
+                        seconds=deadline)
+            raise TransientFailure(f"the description took longer than {deadline:g} s "
+                                   "(describer.deadline_seconds)") from None
+
+    async def _describe(self, material: Material) -> Description:
         limit = self._settings.max_input_chars
         parts = chunks(transcripts.named_text(material.utterances), limit)
         if len(parts) == 1:
@@ -124,8 +148,9 @@ class OpenAIDescriber:
             return parse_answer(content)
         except BadAnswer:
             log.warning("describe_answer_unusable", record_id=material.record_id, retry=True)
-        messages += [{"role": "assistant", "content": content},
-                     {"role": "user", "content": RETRY_NOTE}]
+        # The first answer is not sent back: a hostile model's text would travel again (as
+        # large as the cap) and steer the retry.
+        messages += [{"role": "user", "content": RETRY_NOTE}]
         content = await self._complete(material.record_id, messages)
         try:
             return parse_answer(content)
@@ -136,9 +161,17 @@ class OpenAIDescriber:
 
     async def _complete(self, record_id: str, messages: list[dict[str, str]]) -> str:
         body = {"model": self._settings.model, "messages": messages, "temperature": 0,
-                "stream": False}
+                "stream": False, "max_tokens": self._settings.max_answer_tokens}
         try:
-            async with self._client().post(self._url, json=body) as response:
+            async with self._client().post(self._url, json=body,
+                                           allow_redirects=False) as response:
+                if 300 <= response.status < 400:
+                    # Followed, the transcript would go to whatever host the answer names.
+                    log.warning("describe_endpoint_redirected", record_id=record_id,
+                                status=response.status)
+                    raise PermanentFailure(
+                        f"the endpoint answered a redirect ({response.status}), which is not "
+                        "followed: set describer.base_url to the endpoint itself")
                 if response.status == 429 or response.status >= 500:
                     log.warning("describe_endpoint_failed", record_id=record_id,
                                 status=response.status)
@@ -149,13 +182,29 @@ class OpenAIDescriber:
                                 status=response.status)
                     raise PermanentFailure(f"the endpoint refused the request "
                                            f"({response.status})")
-                raw = await response.read()
+                raw = await _read_capped(response, record_id)
         except (aiohttp.ClientError, TimeoutError) as exc:
             log.warning("describe_endpoint_unreachable", record_id=record_id,
                         error=type(exc).__name__)
             raise TransientFailure(f"the endpoint could not be reached ({type(exc).__name__})") \
                 from None
         return message_content(raw)
+
+
+async def _read_capped(response: aiohttp.ClientResponse, record_id: str) -> bytes:
+    """The answer's body, or `PermanentFailure` once it passes `ANSWER_MAX_BYTES` (read in
+    chunks: a hostile answer never sits whole in memory)."""
+    declared = response.content_length
+    if declared is None or declared <= ANSWER_MAX_BYTES:
+        body = bytearray()
+        async for chunk in response.content.iter_chunked(_CHUNK_BYTES):
+            body += chunk
+            if len(body) > ANSWER_MAX_BYTES:
+                break
+        else:
+            return bytes(body)
+    log.warning("describe_answer_too_large", record_id=record_id, limit=ANSWER_MAX_BYTES)
+    raise PermanentFailure(f"the endpoint's answer is longer than {ANSWER_MAX_BYTES} bytes")
 
 
 def _retry_after(response: aiohttp.ClientResponse) -> float | None:

@@ -46,6 +46,7 @@ from transcriber.ports import AudioPart, Span, SpeechSink, Submitted, Utterance,
 from transcriber.providers.clips import CLIP_MAX_SECONDS, Loudness, plan_clips
 from transcriber.providers.memory import release_free_memory, releasing
 from transcriber.providers.model_runs import ModelRuns
+from transcriber.providers.onnx import quiet_onnxruntime
 from transcriber.providers.speakers import speech_regions
 from transcriber.providers.whisper_decoding import (
     CoverageReport,
@@ -222,6 +223,9 @@ class WhisperRecognizer:
                     WordAlignedWhisper,  # heavy import: faster-whisper
                 )
 
+                # faster-whisper's VAD makes an onnxruntime session on the first
+                # transcription: its telemetry off before that.
+                quiet_onnxruntime()
                 # Its INFO lines ("Detected language ...") are not our events.
                 logging.getLogger("faster_whisper").setLevel(logging.WARNING)
 

@@ -177,7 +177,8 @@ def _validate_telegram(telegram: TelegramSettings) -> None:
 def _validate_describer(describer: DescriberSettings) -> None:
     if describer.provider not in DESCRIBER_PROVIDERS:
         raise ConfigError("describer.provider", "must be one of " + ", ".join(DESCRIBER_PROVIDERS))
-    positive = ("timeout_seconds", "attempts_limit", "retry_base_seconds", "poll_seconds")
+    positive = ("timeout_seconds", "deadline_seconds", "max_answer_tokens", "attempts_limit",
+                "retry_base_seconds", "poll_seconds")
     for key in positive:
         if getattr(describer, key) <= 0:
             raise ConfigError(f"describer.{key}", "must be positive")

@@ -274,6 +274,11 @@ class DescriberSettings:
     api_key: Secret | None = None
     model: str = ""
     timeout_seconds: float = 120.0
+    # One record's description (all its requests, parts and the one retry) ends by then.
+    deadline_seconds: float = 1800.0
+    # Sent as `max_tokens`: a description is a few hundred tokens; the model is not
+    # trusted to stop on its own.
+    max_answer_tokens: int = 1024
     # A longer transcript is described in parts of this size and the parts' answers combined.
     max_input_chars: int = 24000
     # Tries of one record before its description is `failed` (the openai provider then

@@ -12,6 +12,13 @@
   OpenAI's error body), `Hang()` (no answer until the client gives up: a timeout) or
   `RawBody(bytes)` (a 200 whose body is not a chat completion). With the queue empty it
   answers `default`.
+- Hostile answers (an endpoint is not trusted): `Huge(size)` streams `size` bytes of a
+  never-ending JSON string, generated chunk by chunk, never held (with or without a
+  `Content-Length`; `sent` counts what went out before the client hung up);
+  `Redirect(location, code)` answers a 3xx pointing elsewhere; `Trickle(interval)`
+  sends the head, then one byte every `interval` seconds for as long as the client reads.
+- `hits` counts every request to any path, before any check: a server that must receive
+  nothing (the target of a redirect) shows it.
 - Every request is kept in `requests` (its JSON body and headers), so a test can read
   what the describer asked, and that the prompt carried the owner's topics.
 """
@@ -47,7 +54,26 @@ class RawBody:
     body: bytes
 
 
-Answer = dict[str, Any] | str | Status | Hang | RawBody
+@dataclass(frozen=True, slots=True)
+class Huge:
+    size: int
+    declare_length: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    location: str
+    code: int = 307
+
+
+@dataclass(frozen=True, slots=True)
+class Trickle:
+    interval: float = 0.05
+    limit: int = 100_000
+
+
+Answer = dict[str, Any] | str | Status | Hang | RawBody | Huge | Redirect | Trickle
+_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +101,8 @@ class FakeChatCompletions:
     answers: deque[Answer] = field(default_factory=deque)
     requests: list[Request] = field(default_factory=list)
     base_url: str = ""
+    hits: int = 0
+    sent: int = 0
     _runner: web.AppRunner | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
@@ -82,9 +110,15 @@ class FakeChatCompletions:
         self.answers.extend(answers)
 
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[self._count])
         app.router.add_post("/v1/chat/completions", self._complete)
         return app
+
+    @web.middleware
+    async def _count(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        self.hits += 1
+        response: web.StreamResponse = await handler(request)
+        return response
 
     async def start(self) -> str:
         """Serve; answers the base URL to configure (`…/v1`, as `describer.base_url`)."""
@@ -125,6 +159,11 @@ class FakeChatCompletions:
             if answer.retry_after is not None:
                 response.headers["Retry-After"] = str(answer.retry_after)
             return response
+        if isinstance(answer, Redirect):
+            raise web.HTTPTemporaryRedirect(answer.location) if answer.code == 307 else \
+                web.HTTPFound(answer.location)
+        if isinstance(answer, Huge | Trickle):
+            return await self._stream(request, answer)
         if isinstance(answer, RawBody):
             return web.Response(body=answer.body, content_type="application/json")
         content = answer if isinstance(answer, str) else orjson.dumps(answer).decode()
@@ -135,3 +174,31 @@ class FakeChatCompletions:
                          "logprobs": None, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }), content_type="application/json")
+
+    async def _stream(self, request: web.Request, answer: Huge | Trickle) -> web.StreamResponse:
+        """A 200 whose body never ends as a chat completion: `{"choices": [{"message":
+        {"content": "xxxx…` for `size` bytes, or a byte per `interval`."""
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        if isinstance(answer, Huge) and answer.declare_length:
+            response.content_length = answer.size
+        await response.prepare(request)
+        head = b'{"choices": [{"message": {"role": "assistant", "content": "'
+        try:
+            await response.write(head)
+            self.sent += len(head)
+            if isinstance(answer, Trickle):
+                for _ in range(answer.limit):
+                    await asyncio.sleep(answer.interval)
+                    await response.write(b"x")
+                    self.sent += 1
+                return response
+            chunk = b"x" * _CHUNK
+            left = answer.size - len(head)
+            while left > 0:
+                piece = chunk[:min(left, _CHUNK)]
+                await response.write(piece)
+                self.sent += len(piece)
+                left -= len(piece)
+        except (ConnectionError, RuntimeError):
+            pass  # the client hung up: what it took is counted in `sent`
+        return response

@@ -25,6 +25,10 @@
   scripted per route: `fail_next("operation", 503, 14)`; `fail_operations`
   makes the next operations end with an error; `empty_results` answers no
   utterances.
+- Calls are recorded: `submits` (the bodies), `polls` (operation ids in order) and,
+  with a `clock` (the service's fake clock's seconds), `poll_times` (id, time) to check
+  the delays between checks of one operation; `after_submit` runs after each submit
+  (a test advances the clock there, as an upload's time would).
 """
 
 from __future__ import annotations
@@ -106,6 +110,9 @@ class FakeSpeechkit:
     # How the service reads the audio at `uri` (the real one uses its service account);
     # None: a plain HTTP GET. Answers the first bytes, or None when unreadable.
     read_object: Callable[[str], Awaitable[bytes | None]] | None = None
+    clock: Callable[[], float] | None = None
+    poll_times: list[tuple[str, float]] = field(default_factory=list)
+    after_submit: Callable[[], None] | None = None
     _runner: web.AppRunner | None = None
     base_url: str = ""
 
@@ -176,6 +183,8 @@ class FakeSpeechkit:
             code = self.fail_operations.popleft()
             operation.error = {"code": code, "message": "scripted failure", "details": []}
         self.operations[operation.id] = operation
+        if self.after_submit is not None:
+            self.after_submit()
         return web.json_response(self._operation_json(operation, done=False),
                                  dumps=lambda o: orjson.dumps(o).decode())
 
@@ -209,6 +218,8 @@ class FakeSpeechkit:
             return web.Response(status=404, body=_status_body(5, "operation not found"),
                                 content_type="application/json")
         self.polls.append(operation.id)
+        if self.clock is not None:
+            self.poll_times.append((operation.id, self.clock()))
         operation.polls += 1
         done = operation.polls > self.pending_polls
         return web.json_response(self._operation_json(operation, done=done),

@@ -87,8 +87,9 @@ async def test_a_malformed_answer_is_asked_for_once_more(fake: FakeChatCompletio
     described = await _describe(fake)
     assert described.title == "Release of the mobile app"  # type: ignore[attr-defined]
     assert len(fake.requests) == 2
-    retry = fake.requests[1].body["messages"]
-    assert retry[-2] == {"role": "assistant", "content": '{"title": "Release", "brief": '}
+    first, retry = fake.requests[0].body["messages"], fake.requests[1].body["messages"]
+    assert retry[:-1] == first  # the first request again, without the bad answer
+    assert retry[-1]["role"] == "user"
     assert "JSON" in retry[-1]["content"]
 
 

@@ -4,8 +4,6 @@ SpeechKit v3 server following the real wire formats; includes a > 4 h record spl
 from __future__ import annotations
 
 import asyncio
-import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,41 +12,22 @@ import pytest
 
 from tests.helpers.audio import FIXTURES
 from tests.helpers.pipeline import MakeActor, sample
+from tests.helpers.silence import CopyTranscoder, probe_duration_ms, silence_minutes
 from tests.helpers.steps import AddRecord, drive, record_row, sk_table
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.ports import Utterance
-from transcriber.providers import media
-from transcriber.providers.ffmpeg import FfmpegTranscoder, ffmpeg_executable
+from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.object_store import S3ObjectStore
 from transcriber.providers.quota import CallBudget
 from transcriber.providers.speechkit import SpeechkitRecognizer
-from transcriber.settings import FfmpegSettings, Settings
+from transcriber.settings import Settings
 from transcriber.stages import HaltReason, Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_speechkit import FakeSpeechkit
 from transcriber.transcripts import load_structure
 
 HOUR_MS = 3_600_000
-
-
-class CopyTranscoder:
-    """Normalize by copying (the input already is OGG Opus, or must stay non-Opus)."""
-
-    async def normalize(self, source: Path, target: Path, *, max_seconds: int,
-                        on_progress: object = None, channels: int = 1) -> None:
-        shutil.copyfile(source, target)
-
-    async def kept_channels(self, source: Path, *, max_seconds: int) -> int:
-        return await FfmpegTranscoder(FfmpegSettings()).kept_channels(
-            source, max_seconds=max_seconds)
-
-    async def probe_duration_ms(self, path: Path) -> int:
-        return probe_duration_ms(path)
-
-
-def probe_duration_ms(path: Path) -> int:
-    return int(media.probe(path)["duration_ms"])
 
 
 async def test_speechkit_pipeline_uploads_submits_polls_and_parses(
@@ -168,31 +147,16 @@ async def test_speechkit_is_not_asked_for_speakers_when_diarization_is_off(
     assert {u.speaker for u in await _structure(readers, record_id)} == {None}
 
 
-def _silence_minutes(folder: Path, minutes: int) -> Path:
-    """`minutes` of OGG Opus silence: one minute encoded, then concatenated by stream copy."""
-    exe = ffmpeg_executable(FfmpegSettings())
-    minute = folder / "minute.ogg"
-    subprocess.run([exe, "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i",
-                    "anullsrc=r=48000:cl=mono", "-t", "60", "-c:a", "libopus", "-b:a", "6k",
-                    str(minute)], check=True)
-    listing = folder / "list.txt"
-    listing.write_text("".join(f"file '{minute}'\n" for _ in range(minutes)))
-    long = folder / "long.ogg"
-    subprocess.run([exe, "-nostdin", "-loglevel", "error", "-f", "concat", "-safe", "0",
-                    "-i", str(listing), "-c", "copy", str(long)], check=True)
-    return long
-
-
 @pytest.fixture(scope="session")
 def silence_over_4h(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """4 h 5 min of OGG Opus silence."""
-    return _silence_minutes(tmp_path_factory.mktemp("long"), 245)
+    return silence_minutes(tmp_path_factory.mktemp("long"), 245)
 
 
 @pytest.fixture(scope="session")
 def silence_5h(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """5 h of OGG Opus silence."""
-    return _silence_minutes(tmp_path_factory.mktemp("five"), 300)
+    return silence_minutes(tmp_path_factory.mktemp("five"), 300)
 
 
 @pytest.mark.slow

@@ -183,6 +183,7 @@ class DeleteRecord(Command[Deleted]):
     """
 
     name: ClassVar[str] = "delete_record"
+    scrubs: ClassVar[bool] = True  # the transcript and prints out of the WAL too
     record_id: str
     owner_id: str
 

