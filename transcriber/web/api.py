@@ -4,8 +4,11 @@ registered by `build_app`.
 Middlewares, outermost first: metrics (sees every final status), errors
 (one JSON shape; OpenAI's under `/v1/`), the host check (DNS rebinding) and
 the same-origin check (hostile pages), rate limit (before any work, before
-identity touches the database; per bearer token or per address), the bearer
-token (one lookup; a refused one is charged to its address), identity.
+identity touches the database; per person for a bearer token seen lately, else
+per address), the bearer token (one lookup; a new token charged to its owner
+after it, a refused one to its address), identity. Every answer under `/app/`
+and `/v1/` is marked private on its way out (`private`: `Cache-Control:
+no-store`); `100 Continue` is sent by the upload handlers, after all of these.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from transcriber.web.identity import USERS, UserDirectory, identity_middleware
 from transcriber.web.metrics import metrics_middleware
 from transcriber.web.openapi import serve_openapi
 from transcriber.web.origin import host_middleware, same_origin_middleware, setup_origin_checks
-from transcriber.web.ratelimit import RATE_LIMITER, RateLimiter, rate_limit_middleware
+from transcriber.web.private import setup_private
+from transcriber.web.ratelimit import rate_limit_middleware, setup_rate_limits
 from transcriber.web.uploadguard import JSON_SLOTS, UPLOAD_SLOTS, BodySlots
 
 RECORD = "/app/audiorecords/{id}"
@@ -28,7 +32,8 @@ WEBHOOK = "/app/webhooks/{id}"
 
 
 def setup_api(app: web.Application) -> None:
-    app[RATE_LIMITER] = RateLimiter.from_settings(app[keys.SETTINGS].server, app[keys.CLOCK])
+    setup_rate_limits(app)
+    setup_private(app)
     app[USERS] = UserDirectory()
     app[UPLOAD_SLOTS] = BodySlots.for_uploads(app[keys.SETTINGS].server)
     app[JSON_SLOTS] = BodySlots.for_json(app[keys.SETTINGS].server)

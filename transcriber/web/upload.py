@@ -8,6 +8,13 @@ record folder, while `uploadguard` bounds how many arrive at once and how
 slowly a body may come. A declared length above the limit, and a body (or a
 form part) in a content coding, are refused before anything is read, even
 before `100 Continue`.
+
+`100 Continue` itself comes last: `expect_handler` (which aiohttp runs before
+any middleware) only notes that it is owed, and `send_continue` sends it when
+the handler is about to read the body, after the host, origin, rate limit,
+identity and upload-slot checks and the head's own (size, coding, room). A
+client that is refused any of them learns nothing from the head it sent: no
+binary search of the free disk space on 413/507 without an identity.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from transcriber.errors import (
 )
 from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.web.archive import record_progress
-from transcriber.web.errors import ApiError, answer_for, api_error_response, close_after
+from transcriber.web.errors import CONTINUE_OWED, ApiError, answer_for
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language, default_language
 from transcriber.web.responses import json_response
@@ -105,19 +112,23 @@ def _declared_too_large(request: web.Request, limit: int) -> bool:
 
 
 async def expect_handler(request: web.Request) -> web.StreamResponse | None:
-    """Answer `Expect: 100-continue` only when the declared size is acceptable."""
+    """`Expect: 100-continue`: owed, sent by `send_continue` once every check passed.
+
+    aiohttp runs this before the middlewares, so nothing here may depend on who asks."""
     if request.headers.get("Expect", "").lower() != "100-continue":
         return answer_for(request, 417, "expectation_failed", "only 100-continue is understood")
-    try:
-        check_before_the_body(request)
-    except ApiError as exc:  # this runs before the middlewares: answered here
-        response = api_error_response(request, exc)
-        await close_after(request, response)
-        return response
+    request[CONTINUE_OWED] = True
+    return None
+
+
+async def send_continue(request: web.Request) -> None:
+    """The owed `100 Continue`, right before the body is read (nothing when none is owed)."""
+    if not request.get(CONTINUE_OWED):
+        return
+    request[CONTINUE_OWED] = False
     if request.version >= (1, 1):
         await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         request.writer.output_size = 0
-    return None
 
 
 def check_before_the_body(request: web.Request) -> None:
@@ -219,6 +230,7 @@ async def upload(request: web.Request) -> web.Response:
     owner = current_user(request)
     try:
         async with guarded_body(request, request.app[UPLOAD_SLOTS], owner.id):
+            await send_continue(request)
             return await _receive(request, owner.id)
     except BodyTooSlow:
         raise too_slow("upload_too_slow", "upload") from None
