@@ -34,6 +34,7 @@ WEBHOOK = "/app/webhooks/{id}"
 def setup_api(app: web.Application) -> None:
     setup_rate_limits(app)
     setup_private(app)
+    app.on_response_prepare.append(upload.close_unless_continued)
     app[USERS] = UserDirectory()
     app[UPLOAD_SLOTS] = BodySlots.for_uploads(app[keys.SETTINGS].server)
     app[JSON_SLOTS] = BodySlots.for_json(app[keys.SETTINGS].server)

@@ -121,6 +121,13 @@ async def expect_handler(request: web.Request) -> web.StreamResponse | None:
     return None
 
 
+async def close_unless_continued(request: web.Request, response: web.StreamResponse) -> None:
+    """A response-prepare hook: an answer given while `100 Continue` is still owed closes
+    the connection (the client may send the body it held back; nobody reads it)."""
+    if request.get(CONTINUE_OWED):
+        response.force_close()
+
+
 async def send_continue(request: web.Request) -> None:
     """The owed `100 Continue`, right before the body is read (nothing when none is owed)."""
     if not request.get(CONTINUE_OWED):
