@@ -60,7 +60,6 @@ from transcriber.web.upload import (
     check_before_the_body,
     part_chunks,
     read_field,
-    send_continue,
     store,
 )
 from transcriber.web.uploadguard import (
@@ -230,7 +229,6 @@ async def _transcribe(request: web.Request, owner: User, arrived: float) -> web.
     check_before_the_body(request)
     try:
         async with guarded_body(request, request.app[UPLOAD_SLOTS], owner.id):
-            await send_continue(request)
             record_id, wanted = await _receive(request, owner)
     except BodyTooSlow:
         raise too_slow("upload_too_slow", "upload") from None

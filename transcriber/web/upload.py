@@ -9,12 +9,11 @@ slowly a body may come. A declared length above the limit, and a body (or a
 form part) in a content coding, are refused before anything is read, even
 before `100 Continue`.
 
-`100 Continue` itself comes last: `expect_handler` (which aiohttp runs before
-any middleware) only notes that it is owed, and `send_continue` sends it when
-the handler is about to read the body, after the host, origin, rate limit,
-identity and upload-slot checks and the head's own (size, coding, room). A
-client that is refused any of them learns nothing from the head it sent: no
-binary search of the free disk space on 413/507 without an identity.
+`100 Continue` itself comes last (`uploadguard.expect_handler`): after the
+host, origin, rate limit, identity and upload-slot checks and the head's own
+(size, coding, room). A client that is refused any of them learns nothing
+from the head it sent: no binary search of the free disk space on 413/507
+without an identity.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ from transcriber.errors import (
 )
 from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.web.archive import record_progress
-from transcriber.web.errors import CONTINUE_OWED, ApiError, answer_for
+from transcriber.web.errors import ApiError
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language, default_language
 from transcriber.web.responses import json_response
@@ -109,33 +108,6 @@ def _declared_too_large(request: web.Request, limit: int) -> bool:
         return False
     slack = MULTIPART_SLACK if request.content_type.startswith("multipart/") else 0
     return length > limit + slack
-
-
-async def expect_handler(request: web.Request) -> web.StreamResponse | None:
-    """`Expect: 100-continue`: owed, sent by `send_continue` once every check passed.
-
-    aiohttp runs this before the middlewares, so nothing here may depend on who asks."""
-    if request.headers.get("Expect", "").lower() != "100-continue":
-        return answer_for(request, 417, "expectation_failed", "only 100-continue is understood")
-    request[CONTINUE_OWED] = True
-    return None
-
-
-async def close_unless_continued(request: web.Request, response: web.StreamResponse) -> None:
-    """A response-prepare hook: an answer given while `100 Continue` is still owed closes
-    the connection (the client may send the body it held back; nobody reads it)."""
-    if request.get(CONTINUE_OWED):
-        response.force_close()
-
-
-async def send_continue(request: web.Request) -> None:
-    """The owed `100 Continue`, right before the body is read (nothing when none is owed)."""
-    if not request.get(CONTINUE_OWED):
-        return
-    request[CONTINUE_OWED] = False
-    if request.version >= (1, 1):
-        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        request.writer.output_size = 0
 
 
 def check_before_the_body(request: web.Request) -> None:
@@ -237,7 +209,6 @@ async def upload(request: web.Request) -> web.Response:
     owner = current_user(request)
     try:
         async with guarded_body(request, request.app[UPLOAD_SLOTS], owner.id):
-            await send_continue(request)
             return await _receive(request, owner.id)
     except BodyTooSlow:
         raise too_slow("upload_too_slow", "upload") from None

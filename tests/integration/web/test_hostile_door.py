@@ -104,6 +104,31 @@ async def test_no_identity_learns_nothing_of_the_free_space(start_api: StartApi)
     assert answer.startswith(b"HTTP/1.1 507")
 
 
+async def test_a_json_route_too_answers_100_continue_only_to_whom_may_send(
+    start_api: StartApi,
+) -> None:
+    client = await start_api(server={"anonymous_user": ""})
+    body = b'{"title": "x"}'
+    head = ("PATCH /app/audiorecords/01jabcdefghjkmnpqrstvwxyz0 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Expect: 100-continue\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n").encode()
+    answer = await _head_answer(client, head + b"\r\n")
+    assert answer.startswith(b"HTTP/1.1 401"), answer[:40]
+    assert b"100 Continue" not in answer
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    try:
+        writer.write(head + b"Remote-User: alice\r\nX-Transcriber-Client: web\r\n\r\n")
+        await writer.drain()
+        first = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=5)
+        assert first == b"HTTP/1.1 100 Continue\r\n\r\n"
+        writer.write(body)
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=5)
+        assert answer.startswith(b"HTTP/1.1 404")  # read, then no such record
+    finally:
+        writer.close()
+
+
 async def test_each_check_comes_before_100_continue(start_api: StartApi) -> None:
     client = await start_api(server={"rate_limit_requests": 2, "upload_max_bytes": 100})
     refusals = {
