@@ -39,7 +39,7 @@ _OPENAI_CODES: Mapping[str, str] = {"unauthorized": "invalid_api_key",
                                     "rate_limited": "rate_limit_exceeded"}
 
 # Set on a request whose client holds its body back until `100 Continue` (sent by
-# `upload.send_continue` only when the handler is about to read it): an answer
+# `uploadguard.send_continue` only when the handler is about to read it): an answer
 # before that closes the connection, as the body's bytes may still follow.
 CONTINUE_OWED = web.RequestKey("continue_owed", bool)
 
