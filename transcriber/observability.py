@@ -202,7 +202,8 @@ TOKEN_CHECKS = Counter(
 OPENAI_TRANSCRIPTIONS = Counter(
     "transcriber_openai_transcriptions_total",
     "POST /v1/audio/transcriptions that got their record stored, by how the wait ended "
-    "(done, halted, timed_out, deleted, client_gone)",
+    "(done, halted, timed_out, deleted, client_gone, revoked: the token was revoked or "
+    "expired meanwhile)",
     ["outcome"],
 )
 

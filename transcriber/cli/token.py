@@ -39,7 +39,8 @@ async def create(settings: Settings, *, login: str, name: str, scope: str,
         user = await writer.ask(EnsureUser(login=login))
         info = await writer.ask(CreateToken(
             user_id=user.id, token_name=name, scope=scope, token_hash=made.hash,
-            expires_at=expires_at(SystemClock().now(), days)))
+            expires_at=expires_at(SystemClock().now(), days),
+            most=settings.server.tokens_per_user_max))
     except Conflict:
         print(say("token.too_many", login=login), file=sys.stderr)
         return EXIT_REFUSED

@@ -84,6 +84,14 @@ class ServerSettings:
     # `POST /v1/audio/transcriptions` waits this long for the record to be done,
     # then answers 504 with the record's id (docs/api.md, "OpenAI's speech-to-text API").
     openai_wait_seconds: float = 600.0
+    # Those waiting requests (each holds a socket and reads the database every 2 s):
+    # at most this many at once in all (503 past it) and for one person (429 past it).
+    openai_waits_max: int = 64
+    openai_waits_per_user_max: int = 4
+    # Personal access tokens (docs/api.md, "Tokens"): the most one person holds, and
+    # how many one person may make an hour (429 with Retry-After past it).
+    tokens_per_user_max: int = 100
+    token_creations_per_hour: int = 20
     # How often a process asks for a singleton duty it does not hold, and a holder
     # looks at its PostgreSQL lock's connection (docs/operations.md, "Roles").
     duty_poll_seconds: float = 10.0

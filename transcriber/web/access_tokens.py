@@ -6,6 +6,11 @@ stored (`transcriber.tokens`). `GET` lists them without the token; `DELETE
 signed in through the proxy (or the anonymous user), not a token: a leaked
 token must not be able to mint itself a successor, nor revoke its owner's
 other tokens (403). Listing is a read, open to any of the person's tokens.
+
+A person holds at most `server.tokens_per_user_max` tokens (409 past it) and
+makes at most `server.token_creations_per_hour` an hour (429 with
+`Retry-After` past it): making and revoking in a loop buys neither requests
+(the rate limit counts per person, `ratelimit`) nor lookups.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from aiohttp import web
 
 from transcriber import keys, tokens
 from transcriber.db import reads
-from transcriber.db.commands.tokens import TOKENS_PER_USER_MAX, CreateToken, RevokeToken
+from transcriber.db.commands.tokens import CreateToken, RevokeToken
 from transcriber.db.reads.tokens import TokenInfo
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
@@ -26,6 +31,7 @@ from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
+from transcriber.web.ratelimit import TOKEN_CREATIONS
 from transcriber.web.responses import json_response
 
 log = structlog.get_logger(__name__)
@@ -85,18 +91,28 @@ async def create_token(request: web.Request) -> web.Response:
     _by_the_person(request, "make")
     wanted = parse_token_request(await read_json(request))
     owner = current_user(request)
+    settings = request.app[keys.SETTINGS].server
+    verdict = request.app[TOKEN_CREATIONS].hit(owner.id)
+    if not verdict.allowed:
+        log.info("token_creation_limited", user_id=owner.id)
+        raise ApiError(429, "rate_limited", (
+            f"a person may make at most {settings.token_creations_per_hour} tokens an hour; "
+            f"retry in {verdict.retry_after_seconds} s"),
+            headers={"Retry-After": str(verdict.retry_after_seconds)})
     made = tokens.new_token()
     try:
         info = await request.app[keys.WRITER].ask(CreateToken(
             user_id=owner.id, token_name=wanted.name, scope=wanted.scope,
             token_hash=made.hash,
-            expires_at=tokens.expires_at(request.app[keys.CLOCK].now(), wanted.expires_days)))
+            expires_at=tokens.expires_at(request.app[keys.CLOCK].now(), wanted.expires_days),
+            most=settings.tokens_per_user_max))
     except Conflict:
-        raise ApiError(409, "conflict", f"a person may hold at most {TOKENS_PER_USER_MAX} "
-                                        "tokens; revoke one first") from None
+        raise ApiError(409, "conflict", f"a person may hold at most "
+                                        f"{settings.tokens_per_user_max} tokens; revoke one "
+                                        "first") from None
     log.info("token_created", token_id=info.id, user_id=owner.id, scope=info.scope)
-    return json_response({**token_view(info), "token": made.text}, status=201,
-                         headers={"Cache-Control": "no-store"})
+    # Shown once: `Cache-Control: no-store` like every private answer (`web.private`).
+    return json_response({**token_view(info), "token": made.text}, status=201)
 
 
 async def revoke_token(request: web.Request) -> web.Response:

@@ -4,8 +4,11 @@ registered by `build_app`.
 Middlewares, outermost first: metrics (sees every final status), errors
 (one JSON shape; OpenAI's under `/v1/`), the host check (DNS rebinding) and
 the same-origin check (hostile pages), rate limit (before any work, before
-identity touches the database; per bearer token or per address), the bearer
-token (one lookup; a refused one is charged to its address), identity.
+identity touches the database; per person for a bearer token seen lately, else
+per address), the bearer token (one lookup; a new token charged to its owner
+after it, a refused one to its address), identity. Every answer under `/app/`
+and `/v1/` is marked private on its way out (`private`: `Cache-Control:
+no-store`); `100 Continue` is sent by the upload handlers, after all of these.
 """
 
 from __future__ import annotations
@@ -20,15 +23,24 @@ from transcriber.web.identity import USERS, UserDirectory, identity_middleware
 from transcriber.web.metrics import metrics_middleware
 from transcriber.web.openapi import serve_openapi
 from transcriber.web.origin import host_middleware, same_origin_middleware, setup_origin_checks
-from transcriber.web.ratelimit import RATE_LIMITER, RateLimiter, rate_limit_middleware
-from transcriber.web.uploadguard import JSON_SLOTS, UPLOAD_SLOTS, BodySlots
+from transcriber.web.private import setup_private
+from transcriber.web.ratelimit import rate_limit_middleware, setup_rate_limits
+from transcriber.web.uploadguard import (
+    JSON_SLOTS,
+    UPLOAD_SLOTS,
+    BodySlots,
+    close_unless_continued,
+    expect_handler,
+)
 
 RECORD = "/app/audiorecords/{id}"
 WEBHOOK = "/app/webhooks/{id}"
 
 
 def setup_api(app: web.Application) -> None:
-    app[RATE_LIMITER] = RateLimiter.from_settings(app[keys.SETTINGS].server, app[keys.CLOCK])
+    setup_rate_limits(app)
+    setup_private(app)
+    app.on_response_prepare.append(close_unless_continued)
     app[USERS] = UserDirectory()
     app[UPLOAD_SLOTS] = BodySlots.for_uploads(app[keys.SETTINGS].server)
     app[JSON_SLOTS] = BodySlots.for_json(app[keys.SETTINGS].server)
@@ -40,34 +52,36 @@ def setup_api(app: web.Application) -> None:
         rate_limit_middleware, bearer_middleware, identity_middleware,
     ])
     router = app.router
+    # Routes that may take a body answer `Expect: 100-continue` only when they read it
+    # (`uploadguard.expect_handler`), after every check above.
+    body = {"expect_handler": expect_handler}
     router.add_get("/app/openapi.json", serve_openapi)
     router.add_get("/app/me", archive.me)
     router.add_get("/app/audiorecords", archive.list_records)
-    router.add_post("/app/audiorecords", upload.upload, expect_handler=upload.expect_handler)
+    router.add_post("/app/audiorecords", upload.upload, **body)
     router.add_get(RECORD, archive.card)
-    router.add_patch(RECORD, edits.patch_record)
-    router.add_delete(RECORD, edits.delete_record)
-    router.add_patch(f"{RECORD}/transcript", edits.patch_transcript)
+    router.add_patch(RECORD, edits.patch_record, **body)
+    router.add_delete(RECORD, edits.delete_record, **body)
+    router.add_patch(f"{RECORD}/transcript", edits.patch_transcript, **body)
     router.add_get("/app/topics", edits.list_topics)
     router.add_get(f"{RECORD}/file", archive.download_file)
     router.add_get(f"{RECORD}/transcript", archive.download_transcript)
     router.add_get(f"{RECORD}/matches", archive.find_in_transcript)
-    router.add_post(f"{RECORD}/resume", archive.resume)
-    router.add_post(f"{RECORD}/retranscribe", edits.retranscribe)
+    router.add_post(f"{RECORD}/resume", archive.resume, **body)
+    router.add_post(f"{RECORD}/retranscribe", edits.retranscribe, **body)
     router.add_get("/app/webhooks", webhooks.list_webhooks)
-    router.add_post("/app/webhooks", webhooks.create_webhook)
-    router.add_delete(WEBHOOK, webhooks.delete_webhook)
+    router.add_post("/app/webhooks", webhooks.create_webhook, **body)
+    router.add_delete(WEBHOOK, webhooks.delete_webhook, **body)
     router.add_get(f"{WEBHOOK}/deliveries", webhooks.list_deliveries)
-    router.add_post(f"{RECORD}/speakers/{{speaker}}/confirm", voices.confirm_suggestion)
-    router.add_post(f"{RECORD}/speakers/{{speaker}}/reject", voices.reject_suggestion)
+    router.add_post(f"{RECORD}/speakers/{{speaker}}/confirm", voices.confirm_suggestion, **body)
+    router.add_post(f"{RECORD}/speakers/{{speaker}}/reject", voices.reject_suggestion, **body)
     router.add_get("/app/voices", voices.list_voices)
-    router.add_patch("/app/voices/{voice_id}", voices.rename_voice)
-    router.add_delete("/app/voices/{voice_id}", voices.delete_voice)
-    router.add_post("/app/voices/{voice_id}/merge", voices.merge_voice)
+    router.add_patch("/app/voices/{voice_id}", voices.rename_voice, **body)
+    router.add_delete("/app/voices/{voice_id}", voices.delete_voice, **body)
+    router.add_post("/app/voices/{voice_id}/merge", voices.merge_voice, **body)
     router.add_get("/app/tokens", access_tokens.list_tokens)
-    router.add_post("/app/tokens", access_tokens.create_token)
-    router.add_delete("/app/tokens/{id}", access_tokens.revoke_token)
-    router.add_post("/v1/audio/transcriptions", openai_api.transcriptions,
-                    expect_handler=upload.expect_handler)
+    router.add_post("/app/tokens", access_tokens.create_token, **body)
+    router.add_delete("/app/tokens/{id}", access_tokens.revoke_token, **body)
+    router.add_post("/v1/audio/transcriptions", openai_api.transcriptions, **body)
     router.add_get("/v1/models", openai_api.list_models)
     router.add_get("/v1/models/{model}", openai_api.get_model)

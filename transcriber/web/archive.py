@@ -226,7 +226,6 @@ async def download_file(request: web.Request) -> web.StreamResponse:
                            copy=copy, headers={
                                "Content-Type": audio_type(stored.format),
                                "Content-Disposition": content_disposition(name),
-                               "Cache-Control": "private, no-cache",
                                "X-Content-Type-Options": "nosniff",
                            })
 
@@ -264,7 +263,6 @@ async def download_transcript(request: web.Request) -> web.Response:
     return web.Response(body=body.encode(), headers={
         "Content-Type": transcripts.CONTENT_TYPES[fmt],
         "Content-Disposition": content_disposition(name),
-        "Cache-Control": "private, no-cache",
         "X-Content-Type-Options": "nosniff",
     })
 

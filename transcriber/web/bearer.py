@@ -10,9 +10,10 @@ alone.
 
 Each presented token is read from the database (one lookup by its hash):
 revocation, from the web app or from `transcriber token revoke` in another
-process, holds at the very next request; nothing is cached. A refused token
-counts against its client address's rate bucket (the valid ones have their
-own, `ratelimit.rate_key`), so guessing costs the guesser its budget.
+process, holds at the very next request; nothing is cached (but whose token it
+is, for the rate limit). A refused token counts against its client address's
+rate bucket (the valid ones spend their owner's, `ratelimit.rate_key`), so
+guessing costs the guesser its budget.
 `last_used_at` is written through the writer at most once a minute per token,
 without the request waiting for it.
 """
@@ -41,16 +42,23 @@ from transcriber.tokens import (
     well_formed,
 )
 from transcriber.web.errors import OPENAI_PREFIX, ApiError
-from transcriber.web.ratelimit import API_PREFIX, address_key, enforce
+from transcriber.web.ratelimit import (
+    API_PREFIX,
+    PUBLIC_PATHS,
+    TOKEN_OWNERS,
+    address_key,
+    charge_once,
+    enforce,
+    person_key,
+    token_digest,
+)
 
 log = structlog.get_logger(__name__)
 
 BEARER = web.RequestKey("bearer", Bearer)
-# Paths under /app/ that anybody may read (the API's own description).
-PUBLIC_PATHS = frozenset({"/app/openapi.json"})
 _TOUCHED_MAX = 10_000
 _REFUSED = "the bearer token is not valid (unknown, revoked or expired)"
-_CHALLENGE = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
+CHALLENGE = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
 
 
 def token_path(path: str) -> bool:
@@ -118,16 +126,21 @@ async def bearer_middleware(request: web.Request, handler: Handler) -> web.Strea
     if text is None:
         return await handler(request)
     found = await request.app[TOKEN_CHECK].verify(request.app, text)
+    owners = request.app[TOKEN_OWNERS]
     if isinstance(found, str):
+        owners.forget(token_digest(text))
         TOKEN_CHECKS.labels(found).inc()
         # Never the token, nor any part of it.
         log.info("token_refused", reason=found)
         # Guesses spend the guesser's address budget (429 once it is gone).
         enforce(request, address_key(request))
-        raise ApiError(401, "unauthorized", _REFUSED, headers=_CHALLENGE)
+        raise ApiError(401, "unauthorized", _REFUSED, headers=CHALLENGE)
     if not scope_allows(found.scope, request.method):
         TOKEN_CHECKS.labels("read_only").inc()
         raise ApiError(403, "forbidden", "this token may only read (its scope is read)")
+    # Its owner's bucket (a token seen lately was charged to it before the lookup).
+    owners.learn(token_digest(text), found.user.id)
+    charge_once(request, person_key(found.user.id))
     TOKEN_CHECKS.labels("ok").inc()
     request[BEARER] = found
     request.app[TOKEN_CHECK].touch(request.app, found)

@@ -38,6 +38,11 @@ OPENAI_PREFIX = "/v1/"
 _OPENAI_CODES: Mapping[str, str] = {"unauthorized": "invalid_api_key",
                                     "rate_limited": "rate_limit_exceeded"}
 
+# Set on a request whose client holds its body back until `100 Continue` (sent by
+# `uploadguard.send_continue` only when the handler is about to read it): an answer
+# before that closes the connection, as the body's bytes may still follow.
+CONTINUE_OWED = web.RequestKey("continue_owed", bool)
+
 # How long a connection cut mid-body stays open after its answer (`_linger`).
 LINGER_SECONDS = 1.0
 CLIENT_GONE = 499
@@ -141,7 +146,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return await handler(request)
     except ApiError as exc:
         response = api_error_response(request, exc)
-        if exc.close:
+        if exc.close or request.get(CONTINUE_OWED):
             await close_after(request, response)
         return response
     except ConnectionResetError:

@@ -30,9 +30,9 @@ from transcriber.db.commands.users import EnsureUser, User
 from transcriber.settings import ServerSettings
 from transcriber.typed_text import LoginRefused, canonical_login, text_problem
 from transcriber.web.addresses import is_trusted, parse_address
-from transcriber.web.bearer import BEARER, PUBLIC_PATHS
+from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError
-from transcriber.web.ratelimit import API_PREFIX
+from transcriber.web.ratelimit import API_PREFIX, PUBLIC_PATHS
 
 log = structlog.get_logger(__name__)
 

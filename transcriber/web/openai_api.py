@@ -9,7 +9,12 @@ the record is done, at most `server.openai_wait_seconds`: the step actors
 announce a settled record in this process (`keys.SETTLED`), and the record's
 stage is read again on each announcement and every `LOOK_SECONDS` besides
 (a record settled elsewhere, a deletion). Past the wait: 504 with the record
-id, which goes on and can be fetched from `/app/` later. The answer takes
+id, which goes on and can be fetched from `/app/` later. Each waiting request
+holds a socket and reads the database now and then, so at most
+`server.openai_waits_per_user_max` wait at once for one person (429 with
+`Retry-After` past it) and `server.openai_waits_max` in all (503), refused
+before the body; and the token is read again at each look, so a token revoked
+(or expired) while its request waits ends the wait with 401, not the answer. The answer takes
 OpenAI's shapes (`openai_shapes`), errors OpenAI's error shape
 (`errors.answer_for`). `GET /v1/models` names the recognizer that answers.
 
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal
 from urllib.parse import unquote
 
@@ -38,7 +43,7 @@ from transcriber.intake import Intake
 from transcriber.observability import OPENAI_TRANSCRIPTIONS
 from transcriber.stages import Stage
 from transcriber.web.archive import current_utterances
-from transcriber.web.bearer import BEARER
+from transcriber.web.bearer import BEARER, CHALLENGE, TOKEN_CHECK, presented
 from transcriber.web.errors import ApiError
 from transcriber.web.language import active_provider, check_language, default_language
 from transcriber.web.openai_shapes import (
@@ -57,7 +62,13 @@ from transcriber.web.upload import (
     read_field,
     store,
 )
-from transcriber.web.uploadguard import UPLOAD_SLOTS, BodyTooSlow, guarded_body, too_slow
+from transcriber.web.uploadguard import (
+    UPLOAD_SLOTS,
+    BodySlots,
+    BodyTooSlow,
+    guarded_body,
+    too_slow,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -66,9 +77,11 @@ LOOK_SECONDS = 2.0
 # At most this many form fields besides the file (OpenAI's clients send a handful).
 FIELDS_MAX = 32
 NO_RETRY = {"x-should-retry": "false"}
-Waited = RecordState | Literal["timed_out", "deleted", "client_gone"]
+Waited = RecordState | Literal["timed_out", "deleted", "client_gone", "revoked"]
 # When the models list says the model was made: when this process started.
 STARTED = web.AppKey("openai_started", int)
+# The transcription requests under way (uploading or waiting), in all and per person.
+WAITS = web.AppKey("openai_waits", BodySlots)
 
 
 def token_owner(request: web.Request) -> User:
@@ -159,13 +172,17 @@ async def _receive(request: web.Request, owner: User) -> tuple[str, Transcriptio
 
 
 async def wait_settled(app: web.Application, record_id: str, *, seconds: float,
-                       gone: Callable[[], bool], since: float | None = None) -> Waited:
+                       gone: Callable[[], bool], since: float | None = None,
+                       allowed: Callable[[], Awaitable[bool]] | None = None) -> Waited:
     """The record once it is done or halted; or why the wait ended without it.
-    `since`: when the wait's `seconds` began on the app's clock (default: now)."""
+    `since`: when the wait's `seconds` began on the app's clock (default: now);
+    `allowed`: whether the asker may still have the answer, asked at each look."""
     clock = app[keys.CLOCK]
     deadline = (clock.monotonic() if since is None else since) + seconds
     with app[keys.SETTLED].watch(record_id) as news:
         while True:
+            if allowed is not None and not await allowed():
+                return "revoked"
             state = await reads.records.state(app[keys.READERS], record_id=record_id)
             if state is None:
                 return "deleted"
@@ -178,6 +195,17 @@ async def wait_settled(app: web.Application, record_id: str, *, seconds: float,
                 return "client_gone"
             await rest(clock, min(LOOK_SECONDS, left), news)
             news.clear()
+
+
+def _token_valid(request: web.Request) -> Callable[[], Awaitable[bool]]:
+    """Whether the request's token is still valid (read again: revoked elsewhere too)."""
+    text = presented(request)
+
+    async def valid() -> bool:
+        if text is None:
+            return False
+        return not isinstance(await request.app[TOKEN_CHECK].verify(request.app, text), str)
+    return valid
 
 
 def _client_gone(request: web.Request) -> Callable[[], bool]:
@@ -193,6 +221,11 @@ async def transcriptions(request: web.Request) -> web.StreamResponse:
     # the 504 with the record's id must come before that, whatever the upload took.
     arrived = request.app[keys.CLOCK].monotonic()
     owner = token_owner(request)
+    async with request.app[WAITS].hold(owner.id):
+        return await _transcribe(request, owner, arrived)
+
+
+async def _transcribe(request: web.Request, owner: User, arrived: float) -> web.StreamResponse:
     check_before_the_body(request)
     try:
         async with guarded_body(request, request.app[UPLOAD_SLOTS], owner.id):
@@ -201,7 +234,8 @@ async def transcriptions(request: web.Request) -> web.StreamResponse:
         raise too_slow("upload_too_slow", "upload") from None
     seconds = request.app[keys.SETTINGS].server.openai_wait_seconds
     waited = await wait_settled(request.app, record_id, seconds=seconds,
-                                gone=_client_gone(request), since=arrived)
+                                gone=_client_gone(request), since=arrived,
+                                allowed=_token_valid(request))
     outcome = waited if isinstance(waited, str) else (
         "halted" if waited.halted_at is not None else "done")
     OPENAI_TRANSCRIPTIONS.labels(outcome).inc()
@@ -215,6 +249,11 @@ async def transcriptions(request: web.Request) -> web.StreamResponse:
         raise ApiError(404, "not_found", "the record was deleted before it was transcribed")
     if waited == "client_gone":
         return web.Response(status=499)  # nobody reads it; the record goes on
+    if waited == "revoked":
+        # Nothing of the record for whoever holds a revoked token: the owner finds it
+        # in the archive, where it goes on.
+        raise ApiError(401, "unauthorized", "the API key was revoked (or expired) while the "
+                                            "request waited", headers=CHALLENGE)
     if waited.halted_at is not None:
         raise ApiError(500, "transcription_failed", (
             f"the recording could not be transcribed ({waited.halt_reason}); it is kept as "
@@ -266,3 +305,6 @@ async def get_model(request: web.Request) -> web.Response:
 
 def setup_openai(app: web.Application) -> None:
     app[STARTED] = int(app[keys.CLOCK].now().timestamp())
+    server = app[keys.SETTINGS].server
+    app[WAITS] = BodySlots(total=server.openai_waits_max,
+                           per_user=server.openai_waits_per_user_max, what="transcriptions")

@@ -191,7 +191,10 @@ def integration_paths() -> dict[str, Any]:
                         JSON: {"schema": ref("NewToken")}}},
                     "400": error_doc("Unknown field, a bad name, scope or expires_days"),
                     "408": error_doc("The body stalled or came too slowly"),
-                    "409": error_doc("The user holds the most tokens one may"),
+                    "409": error_doc("The user holds the most tokens one may "
+                                     "(server.tokens_per_user_max)"),
+                    "429": error_doc("Rate limited, or more tokens made this hour than "
+                                     "server.token_creations_per_hour (see Retry-After)"),
                     "413": error_doc("A body larger than server.json_max_bytes"),
                     "415": error_doc("Not JSON, or a compressed body (Content-Encoding)"),
                     "503": error_doc("Too many request bodies arriving at once "
@@ -228,9 +231,13 @@ def integration_paths() -> dict[str, Any]:
                                      "server.record_max_seconds"),
                 "415": _openai_error("Not readable audio (or refused as the upload refuses "
                                      "it), or a compressed body or form part"),
+                "429": _openai_error("Rate limited, or too many transcription requests of "
+                                     "this person under way (server.openai_waits_per_user_"
+                                     "max; see Retry-After)"),
                 "500": _openai_error("The record halted (record_id: it is kept)"),
                 "503": _openai_error("The file could not be examined now, or too many "
-                                     "uploads at once (see Retry-After)"),
+                                     "uploads or transcription requests at once (see "
+                                     "Retry-After)"),
                 "504": _openai_error("Not done within server.openai_wait_seconds; record_id "
                                      "names the record, which goes on"),
                 "507": _openai_error("No room on the server's disk for the file"),

@@ -1,7 +1,16 @@
 """Rate limiting under `/app/` and `/v1/`: a token bucket per client address, or
-per bearer token for requests that present one (a script behind a shared
-address has its own budget; a guessed token's refusal is charged to the
-address by `bearer`).
+per PERSON for requests that present a bearer token (a script behind a shared
+address has its owner's budget; a guessed token's refusal is charged to the
+address by `bearer`). All of a person's tokens share one bucket, so minting
+more tokens buys no more requests.
+
+A token's owner is known only after its row is read, and the limit comes
+before any work: `TokenOwners` remembers whose each lately seen token is, so
+a token seen before is charged to its owner here, before the database; a
+token not seen before is charged by `bearer` right after its one lookup
+(`charge_once`). Making tokens is itself limited (`TOKEN_CREATIONS`:
+`server.token_creations_per_hour` per person), so the lookups of new tokens
+are bounded too.
 
 Each address may make `requests` requests per `window` seconds, with bursts
 up to the whole budget; a refused request learns when the next one will be
@@ -28,6 +37,8 @@ from transcriber.web.addresses import bucket_key, client_address, forwarded_chai
 from transcriber.web.errors import OPENAI_PREFIX, ApiError
 
 API_PREFIX = "/app/"
+# Paths under /app/ that anybody may read (the API's own description).
+PUBLIC_PATHS = frozenset({"/app/openapi.json"})
 
 
 @dataclass(slots=True)
@@ -102,7 +113,44 @@ def poll_after_ms(settings: ServerSettings) -> int:
     return math.ceil(settings.rate_limit_window_seconds * 1000 / polls_per_window)
 
 
+class TokenOwners:
+    """Token hash (a prefix of it) → its owner's user id, for the tokens seen lately.
+
+    Bounded (the least recently learned goes first). Only the rate limit reads it:
+    whether a token is valid is still read from the database on every request."""
+
+    def __init__(self, most: int = 10_000) -> None:
+        self._owners: dict[str, str] = {}
+        self._most = most
+
+    def owner(self, digest: str) -> str | None:
+        return self._owners.get(digest)
+
+    def learn(self, digest: str, user_id: str) -> None:
+        self._owners.pop(digest, None)
+        while len(self._owners) >= self._most:
+            del self._owners[next(iter(self._owners))]
+        self._owners[digest] = user_id
+
+    def forget(self, digest: str) -> None:
+        self._owners.pop(digest, None)
+
+
 RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter)
+TOKEN_OWNERS = web.AppKey("token_owners", TokenOwners)
+# Tokens made per person: `server.token_creations_per_hour`, bursts up to all of it.
+TOKEN_CREATIONS = web.AppKey("token_creations", RateLimiter)
+# Set once a request has spent its request of a bucket (`charge_once`).
+CHARGED = web.RequestKey("rate_charged", bool)
+
+
+def setup_rate_limits(app: web.Application) -> None:
+    settings, clock = app[keys.SETTINGS].server, app[keys.CLOCK]
+    app[RATE_LIMITER] = RateLimiter.from_settings(settings, clock)
+    app[TOKEN_OWNERS] = TokenOwners(settings.rate_limit_table_max)
+    app[TOKEN_CREATIONS] = RateLimiter(
+        requests=settings.token_creations_per_hour, window_seconds=3600.0,
+        idle_seconds=3600.0, clock=clock, table_max=settings.rate_limit_table_max)
 
 
 def address_key(request: web.Request) -> str:
@@ -114,13 +162,26 @@ def address_key(request: web.Request) -> str:
     ))
 
 
-def rate_key(request: web.Request) -> str:
-    """A bearer request's bucket is its token's (by the token's hash: the token itself
-    is checked after this); any other request's, its address's."""
+def person_key(user_id: str) -> str:
+    """The bucket every token of one person spends."""
+    return "person:" + user_id
+
+
+def token_digest(text: str) -> str:
+    """What `TokenOwners` knows a token by."""
+    return token_hash(text)[:32]
+
+
+def rate_key(request: web.Request) -> str | None:
+    """A bearer request's bucket is its owner's, when the token was seen lately; None
+    when it was not (`bearer` charges the owner after the lookup). Any other
+    request's bucket is its address's, and so is that of a bearer request on a
+    public path (no token is read there)."""
     presented = bearer_credentials(request.headers.getall("Authorization", []))
-    if presented:
-        return "token:" + token_hash(presented)[:32]
-    return address_key(request)
+    if not presented or request.path in PUBLIC_PATHS:
+        return address_key(request)
+    owner = request.app[TOKEN_OWNERS].owner(token_digest(presented))
+    return None if owner is None else person_key(owner)
 
 
 def enforce(request: web.Request, key: str) -> None:
@@ -132,8 +193,18 @@ def enforce(request: web.Request, key: str) -> None:
                        headers={"Retry-After": str(verdict.retry_after_seconds)})
 
 
+def charge_once(request: web.Request, key: str) -> None:
+    """`enforce`, unless this request has spent its request already."""
+    if request.get(CHARGED):
+        return
+    request[CHARGED] = True
+    enforce(request, key)
+
+
 @web.middleware
 async def rate_limit_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     if request.path.startswith((API_PREFIX, OPENAI_PREFIX)):
-        enforce(request, rate_key(request))
+        key = rate_key(request)
+        if key is not None:
+            charge_once(request, key)
     return await handler(request)

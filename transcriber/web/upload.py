@@ -8,6 +8,12 @@ record folder, while `uploadguard` bounds how many arrive at once and how
 slowly a body may come. A declared length above the limit, and a body (or a
 form part) in a content coding, are refused before anything is read, even
 before `100 Continue`.
+
+`100 Continue` itself comes last (`uploadguard.expect_handler`): after the
+host, origin, rate limit, identity and upload-slot checks and the head's own
+(size, coding, room). A client that is refused any of them learns nothing
+from the head it sent: no binary search of the free disk space on 413/507
+without an identity.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from transcriber.errors import (
 )
 from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.web.archive import record_progress
-from transcriber.web.errors import ApiError, answer_for, api_error_response, close_after
+from transcriber.web.errors import ApiError
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language, default_language
 from transcriber.web.responses import json_response
@@ -102,22 +108,6 @@ def _declared_too_large(request: web.Request, limit: int) -> bool:
         return False
     slack = MULTIPART_SLACK if request.content_type.startswith("multipart/") else 0
     return length > limit + slack
-
-
-async def expect_handler(request: web.Request) -> web.StreamResponse | None:
-    """Answer `Expect: 100-continue` only when the declared size is acceptable."""
-    if request.headers.get("Expect", "").lower() != "100-continue":
-        return answer_for(request, 417, "expectation_failed", "only 100-continue is understood")
-    try:
-        check_before_the_body(request)
-    except ApiError as exc:  # this runs before the middlewares: answered here
-        response = api_error_response(request, exc)
-        await close_after(request, response)
-        return response
-    if request.version >= (1, 1):
-        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        request.writer.output_size = 0
-    return None
 
 
 def check_before_the_body(request: web.Request) -> None:

@@ -11,6 +11,15 @@ average over the last `upload_rate_window_seconds`, and the body's stream
 fails with `BodyTooSlow`, so the handler stops reading and answers 408.
 Uploads and JSON bodies share these pace limits; each has its own slots.
 
+`Expect: 100-continue` is answered when the body is about to be read, in
+`guarded_body`, not when the head arrives: aiohttp runs a route's expect
+handler before any middleware, so answering there would tell a client with no
+identity, from another site or past its rate limit, what its head alone
+earns (`413`/`507` by the declared size: the free disk space by binary
+search). `expect_handler` only notes it as owed; every route with a body
+(`web.api`) has it; an answer given while it is owed closes the connection
+(`close_unless_continued`, and the error middleware).
+
 A body in a content coding (`Content-Encoding` other than identity) is
 refused with 415 before a byte of it is read: aiohttp would inflate it, so
 a small request could become gigabytes on disk or in memory, and the size
@@ -31,7 +40,7 @@ from multidict import CIMultiDictProxy
 from transcriber import keys
 from transcriber.errors import IncompleteInput
 from transcriber.settings import ServerSettings
-from transcriber.web.errors import ApiError
+from transcriber.web.errors import CONTINUE_OWED, ApiError, answer_for
 
 RETRY_AFTER_SECONDS = 30
 IDENTITY = frozenset({"", "identity"})
@@ -165,9 +174,37 @@ async def guarded_body(request: web.Request, slots: BodySlots,
 
     Enter it before a byte of the body is read: a refused body costs nothing."""
     pace = Pace.from_settings(request.app[keys.SETTINGS].server)
-    async with slots.hold(user_id), paced_body(request, pace,
-                                               asyncio.get_running_loop().time):
-        yield
+    async with slots.hold(user_id):
+        await send_continue(request)
+        async with paced_body(request, pace, asyncio.get_running_loop().time):
+            yield
+
+
+async def expect_handler(request: web.Request) -> web.StreamResponse | None:
+    """`Expect: 100-continue`: owed, sent by `send_continue` once every check passed.
+
+    aiohttp runs this before the middlewares, so nothing here may depend on who asks."""
+    if request.headers.get("Expect", "").lower() != "100-continue":
+        return answer_for(request, 417, "expectation_failed", "only 100-continue is understood")
+    request[CONTINUE_OWED] = True
+    return None
+
+
+async def close_unless_continued(request: web.Request, response: web.StreamResponse) -> None:
+    """A response-prepare hook: an answer given while `100 Continue` is still owed closes
+    the connection (the client may send the body it held back; nobody reads it)."""
+    if request.get(CONTINUE_OWED):
+        response.force_close()
+
+
+async def send_continue(request: web.Request) -> None:
+    """The owed `100 Continue`, right before the body is read (nothing when none is owed)."""
+    if not request.get(CONTINUE_OWED):
+        return
+    request[CONTINUE_OWED] = False
+    if request.version >= (1, 1):
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0
 
 
 def too_slow(code: str, what: str) -> ApiError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from transcriber.settings import ServerSettings
 from transcriber.testing.clock import FakeClock
-from transcriber.web.ratelimit import RateLimiter, poll_after_ms
+from transcriber.web.ratelimit import RateLimiter, TokenOwners, poll_after_ms
 
 
 def _limiter(clock: FakeClock, requests: int = 120) -> RateLimiter:
@@ -87,3 +87,15 @@ def test_the_table_is_bounded_and_forgets_the_least_recently_seen() -> None:
         limiter.hit(f"10.1.{n // 256}.{n % 256}")
         assert limiter.tracked <= 100
     assert limiter.tracked == 100
+
+
+def test_token_owners_forget_and_keep_at_most_their_size() -> None:
+    owners = TokenOwners(most=2)
+    owners.learn("a", "alice")
+    owners.learn("b", "bob")
+    owners.learn("a", "alice")  # seen again: now the newest
+    owners.learn("c", "carol")
+    assert (owners.owner("a"), owners.owner("b"), owners.owner("c")) == (
+        "alice", None, "carol")
+    owners.forget("a")
+    assert owners.owner("a") is None

@@ -15,14 +15,15 @@ from transcriber.db.writer import Command, WriteContext
 from transcriber.errors import Conflict, NotFound
 from transcriber.ids import new_id
 
-# More would be a script minting tokens in a loop, not a person.
+# More would be a script minting tokens in a loop, not a person
+# (the default of `server.tokens_per_user_max`).
 TOKENS_PER_USER_MAX = 100
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateToken(Command[TokenInfo]):
-    """Store a new token's hash for `user_id`; raises `Conflict` past
-    `TOKENS_PER_USER_MAX` tokens of one person."""
+    """Store a new token's hash for `user_id`; raises `Conflict` when the person
+    holds `most` tokens already (`server.tokens_per_user_max`)."""
 
     name: ClassVar[str] = "create_token"
     user_id: str
@@ -30,12 +31,13 @@ class CreateToken(Command[TokenInfo]):
     scope: str
     token_hash: str
     expires_at: str | None
+    most: int = TOKENS_PER_USER_MAX
 
     async def execute(self, ctx: WriteContext) -> TokenInfo:
         async with ctx.conn.execute(q.tokens.COUNT_OF_USER, {"user_id": self.user_id}) as cur:
             row = await cur.fetchone()
-        if row is not None and int(row["n"]) >= TOKENS_PER_USER_MAX:
-            raise Conflict(f"at most {TOKENS_PER_USER_MAX} tokens per person")
+        if row is not None and int(row["n"]) >= self.most:
+            raise Conflict(f"at most {self.most} tokens per person")
         token_id = new_id()
         await ctx.conn.execute(q.tokens.INSERT, {
             "id": token_id, "user_id": self.user_id, "name": self.token_name,
