@@ -5,8 +5,8 @@ folder). A `postgresql://` URL: PostgreSQL, shared by every process of the
 service on every host. Either way a process gets one writer actor and one
 reader pool with the same interfaces; nothing above storage asks which.
 
-The PostgreSQL parts are imported only on the PostgreSQL branch: asyncpg is not
-loaded by a SQLite process (`transcriber status` starts light,
+The PostgreSQL parts are imported only on the PostgreSQL branch (asyncpg is not
+loaded by a SQLite process), the writer only where one is made (`transcriber status` starts light,
 tests/unit/test_light_imports.py).
 """
 
@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from transcriber.clock import Clock
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
-from transcriber.db.writer import Writer
 from transcriber.settings import StorageSettings
+
+if TYPE_CHECKING:
+    from transcriber.db.writer import Writer
 
 
 def database_url(storage: StorageSettings) -> str | None:
@@ -47,6 +50,9 @@ async def migrate_storage(storage: StorageSettings, *, clock: Clock) -> list[int
 def new_writer(storage: StorageSettings, *, clock: Clock,
                on_death: Callable[[BaseException], None] | None = None) -> Writer:
     """The writer actor of this process (not started)."""
+    # Imported here: its commands and metrics are no part of a read-only command's start.
+    from transcriber.db.writer import Writer  # noqa: PLC0415
+
     url = database_url(storage)
     if url is not None:
         from transcriber.db.postgres.writer import PgWriter  # noqa: PLC0415
