@@ -23,13 +23,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal, get_args
+from typing import Any
 
 import orjson
 
 from transcriber.cues import subtitle_cues
 from transcriber.errors import TranscriberError
 from transcriber.ports import Utterance, Word
+from transcriber.transcript_formats import TranscriptFormat
 from transcriber.typed_text import text_problem
 
 STRUCTURE_VERSION = 3
@@ -38,9 +39,6 @@ STRUCTURE_ROW = 1
 SPEAKER_RE = re.compile(r"S[1-9][0-9]?")
 SPEAKER_NAME_MAX = 64
 _ARROW_RE = re.compile(r"-{2,}>")
-
-TranscriptFormat = Literal["txt", "srt", "vtt", "json"]
-FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
 
 CONTENT_TYPES: dict[TranscriptFormat, str] = {
     "txt": "text/plain; charset=utf-8",

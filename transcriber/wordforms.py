@@ -29,9 +29,10 @@ import functools
 import re
 import threading
 import unicodedata
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import Stemmer
+if TYPE_CHECKING:
+    import Stemmer
 
 _WORD_RE = re.compile(r"[^\W_]+")
 _CYRILLIC_RE = re.compile(r"[\u0400-\u04ff]")
@@ -59,10 +60,22 @@ class Word(NamedTuple):
 
 class _Stemmers(threading.local):
     def __init__(self) -> None:
+        import Stemmer  # noqa: PLC0415
+
         self.by_language = {language: Stemmer.Stemmer(language) for language in _LANGUAGES}
 
 
-_stemmers = _Stemmers()
+# Made at the first word stemmed, not at import: PyStemmer loads when used, so
+# `transcriber status` (which imports the readers) stays light
+# (docs/architecture.md, "Heavy libraries load when used").
+_stemmers: _Stemmers | None = None
+
+
+def _stemmer(language: str) -> Stemmer.Stemmer:
+    global _stemmers  # noqa: PLW0603
+    if _stemmers is None:
+        _stemmers = _Stemmers()
+    return _stemmers.by_language[language]
 
 
 def fold(word: str) -> str:
@@ -104,9 +117,9 @@ def _cached_stem(form: str) -> str:
 
 def _stem(form: str) -> str:
     if _CYRILLIC_RE.search(form):
-        return str(_stemmers.by_language["russian"].stemWord(form))
+        return str(_stemmer("russian").stemWord(form))
     if _LATIN_RE.search(form):
-        return str(_stemmers.by_language["english"].stemWord(form))
+        return str(_stemmer("english").stemWord(form))
     return form
 
 

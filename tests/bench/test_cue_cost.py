@@ -20,7 +20,8 @@ import pytest
 
 from tests.helpers.subtitles import check_subtitle_rules
 from transcriber.ports import Utterance, Word
-from transcriber.transcripts import TranscriptFormat, render
+from transcriber.transcript_formats import TranscriptFormat
+from transcriber.transcripts import render
 
 pytestmark = pytest.mark.bench
 

@@ -21,7 +21,7 @@ PACKAGE = Path(transcriber.__file__).parent
 LEAVES = ("errors", "ids", "clock", "stages", "settings", "observability", "ports",
           "transcripts", "files", "typed_text", "languages", "wordforms", "search_query",
           "webhook_rules", "webhook_signature", "voiceprints", "tokens", "descriptions", "quality",
-          "stopwords", "cues")
+          "stopwords", "cues", "transcript_formats")
 RANKS: dict[str, int] = {
     **dict.fromkeys(LEAVES, 0),
     "db": 1,

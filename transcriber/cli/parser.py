@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from transcriber.tokens import EXPIRES_DAYS_MAX, SCOPES, name_problem
-from transcriber.transcripts import FORMATS
+from transcriber.transcript_formats import FORMATS
 from transcriber.typed_text import LoginRefused, canonical_login
 
 # `transcriber serve --role` (`service.roles.Role`; the parser imports nothing of the

@@ -42,7 +42,8 @@ from transcriber.ports import Recognizer
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
 from transcriber.stages import Stage
-from transcriber.transcripts import TranscriptFormat, render
+from transcriber.transcript_formats import TranscriptFormat
+from transcriber.transcripts import render
 
 DEFAULT_OWNER = "local"
 POLL_SECONDS = 0.25

@@ -4,22 +4,26 @@ Empty: SQLite in the data folder (the embedded default: one command, one
 folder). A `postgresql://` URL: PostgreSQL, shared by every process of the
 service on every host. Either way a process gets one writer actor and one
 reader pool with the same interfaces; nothing above storage asks which.
+
+The PostgreSQL parts are imported only on the PostgreSQL branch (asyncpg is not
+loaded by a SQLite process), the writer only where one is made (`transcriber status` starts light,
+tests/unit/test_light_imports.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from transcriber.clock import Clock
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
-from transcriber.db.postgres.migrate import migrate_postgres
-from transcriber.db.postgres.readers import PgReaderPool
-from transcriber.db.postgres.writer import PgWriter
 from transcriber.db.readers import ReaderPool
-from transcriber.db.writer import Writer
 from transcriber.settings import StorageSettings
+
+if TYPE_CHECKING:
+    from transcriber.db.writer import Writer
 
 
 def database_url(storage: StorageSettings) -> str | None:
@@ -36,6 +40,8 @@ async def migrate_storage(storage: StorageSettings, *, clock: Clock) -> list[int
     """Apply the engine's pending migrations (`transcriber migrate`, every start)."""
     url = database_url(storage)
     if url is not None:
+        from transcriber.db.postgres.migrate import migrate_postgres  # noqa: PLC0415
+
         return await migrate_postgres(url, clock=clock)
     return await asyncio.to_thread(migrate, storage.data_dir,
                                    busy_timeout_ms=storage.busy_timeout_ms, clock=clock)
@@ -44,8 +50,13 @@ async def migrate_storage(storage: StorageSettings, *, clock: Clock) -> list[int
 def new_writer(storage: StorageSettings, *, clock: Clock,
                on_death: Callable[[BaseException], None] | None = None) -> Writer:
     """The writer actor of this process (not started)."""
+    # Imported here: its commands and metrics are no part of a read-only command's start.
+    from transcriber.db.writer import Writer  # noqa: PLC0415
+
     url = database_url(storage)
     if url is not None:
+        from transcriber.db.postgres.writer import PgWriter  # noqa: PLC0415
+
         return PgWriter(url, clock=clock, batch_max=storage.writer_batch_max, on_death=on_death)
     return Writer(database_path(storage.data_dir), clock=clock,
                   busy_timeout_ms=storage.busy_timeout_ms,
@@ -57,6 +68,8 @@ def new_readers(storage: StorageSettings, *, size: int | None = None) -> ReaderP
     count = storage.read_connections if size is None else size
     url = database_url(storage)
     if url is not None:
+        from transcriber.db.postgres.readers import PgReaderPool  # noqa: PLC0415
+
         return PgReaderPool(url, size=count)
     return ReaderPool(database_path(storage.data_dir), size=count,
                       busy_timeout_ms=storage.busy_timeout_ms)

@@ -9,12 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from transcriber.errors import TranscriberError
 from transcriber.ports.recognition import SpeechSink
 from transcriber.ports.values import Segment, Span, Utterance
-from transcriber.voiceprints import VoiceWindows
+
+if TYPE_CHECKING:
+    # Only named here: voiceprints is numpy, which no command that does not separate
+    # speakers should load (tests/unit/test_light_imports.py).
+    from transcriber.voiceprints import VoiceWindows
 
 
 class SpeakersUnavailable(TranscriberError):

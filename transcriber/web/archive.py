@@ -19,6 +19,7 @@ from transcriber.pipeline.progress import OnItsWay, progress_for_row
 from transcriber.ports import Utterance
 from transcriber.search_query import Query
 from transcriber.stages import Stage
+from transcriber.transcript_formats import FORMATS
 from transcriber.web.downloads import (
     audio_type,
     content_disposition,
@@ -233,9 +234,9 @@ async def download_file(request: web.Request) -> web.StreamResponse:
 async def download_transcript(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     wanted = request.query.get("format", "txt")
-    fmt = next((f for f in transcripts.FORMATS if f == wanted), None)
+    fmt = next((f for f in FORMATS if f == wanted), None)
     if fmt is None:
-        raise bad_request("format must be one of " + ", ".join(transcripts.FORMATS))
+        raise bad_request("format must be one of " + ", ".join(FORMATS))
     record = await reads.records.card(request.app[keys.READERS], record_id=record_id,
                                       owner_id=current_user(request).id)
     if record is None:

@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 from transcriber import transcripts
 from transcriber.languages import language_name
 from transcriber.ports import Utterance
+from transcriber.transcript_formats import TranscriptFormat
 from transcriber.web.errors import ApiError
 
 ResponseFormat = Literal["json", "text", "srt", "vtt", "verbose_json"]
@@ -135,7 +136,7 @@ def transcription_body(done: Transcribed,
     if fmt == "text":
         return "text/plain", plain(done.utterances) + "\n"
     # As the archive's own exports, speakers named (docs/api.md, "… /transcript").
-    export: transcripts.TranscriptFormat = "srt" if fmt == "srt" else "vtt"
+    export: TranscriptFormat = "srt" if fmt == "srt" else "vtt"
     return "text/plain", transcripts.render(done.utterances, export, done.speaker_names)
 
 

@@ -11,8 +11,9 @@ from typing import Any
 
 from aiohttp import web
 
-from transcriber import keys, transcripts
+from transcriber import keys
 from transcriber.settings import ServerSettings
+from transcriber.transcript_formats import FORMATS
 from transcriber.web.openapi_integrations import (
     APP_SECURITY,
     SECURITY_SCHEMES,
@@ -203,7 +204,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
         "/app/audiorecords/{id}/transcript": {"get": {
             "operationId": "downloadTranscript", "summary": "The transcript as a download",
             "parameters": [_ID_PARAM, {"name": "format", "in": "query", "schema": {
-                "type": "string", "enum": list(transcripts.FORMATS), "default": "txt"}},
+                "type": "string", "enum": list(FORMATS), "default": "txt"}},
                 {"name": "version", "in": "query", "schema": {
                     "type": "string", "enum": ["current", "original"], "default": "current"},
                  "description": "`original`: the recognizer's, without corrections"}],

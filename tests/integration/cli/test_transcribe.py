@@ -19,7 +19,8 @@ from transcriber.service.app import build_app
 from transcriber.settings import Settings
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.steps import Behaviour, fake_steps
-from transcriber.transcripts import TranscriptFormat, load_structure
+from transcriber.transcript_formats import TranscriptFormat
+from transcriber.transcripts import load_structure
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
 

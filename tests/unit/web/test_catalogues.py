@@ -8,7 +8,7 @@ from pathlib import Path
 
 from transcriber.languages import WHISPER_LANGUAGES
 from transcriber.stages import HaltReason, Stage, step_names
-from transcriber.transcripts import FORMATS
+from transcriber.transcript_formats import FORMATS
 from transcriber.web.spa import ASSETS_DIR
 
 CATALOGUES = ("messages-en.js", "messages-ru.js")

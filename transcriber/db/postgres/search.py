@@ -18,14 +18,19 @@ text (docs/storage.md, "Search on PostgreSQL"); single words anywhere.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import orjson
 
-from transcriber.db.postgres.connection import PgConnection
 from transcriber.db.postgres.queries import STALE_SEARCH_ROWS, WRITE_SEARCH_TERMS
 from transcriber.db.search import owner_key
 from transcriber.search_query import Query, Term
 from transcriber.wordforms import forms_and_stems
+
+if TYPE_CHECKING:
+    # Only named: the SQLite readers import `owner_tsquery` from here and must not
+    # load asyncpg (tests/unit/test_light_imports.py).
+    from transcriber.db.postgres.connection import PgConnection
 
 POSITION_MAX = 16383  # PostgreSQL's WordEntryPos limit
 POSITIONS_PER_TERM = 256

@@ -10,22 +10,37 @@ one place, its `from_row`: nothing above storage reads a row by column name
 or imports the queries (`tests/unit/test_reads.py` keeps it so).
 """
 
-from transcriber.db.reads import (
-    counts,
-    describe,
-    lists,
-    maintenance,
-    progress,
-    recognitions,
-    records,
-    search,
-    telegram,
-    tokens,
-    transcripts,
-    users,
-    voices,
-    webhooks,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transcriber.db.reads import (
+        counts,
+        describe,
+        lists,
+        maintenance,
+        progress,
+        recognitions,
+        records,
+        search,
+        telegram,
+        tokens,
+        transcripts,
+        users,
+        voices,
+        webhooks,
+    )
 
 __all__ = ["counts", "describe", "lists", "maintenance", "progress", "recognitions", "records",
            "search", "telegram", "tokens", "transcripts", "users", "voices", "webhooks"]
+
+
+def __getattr__(name: str) -> object:
+    """`reads.counts` imports `counts` when first named: each module's dataclasses
+    cost start-up time, and `transcriber status` needs one module of fourteen
+    (docs/architecture.md, "Heavy libraries load when used")."""
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
