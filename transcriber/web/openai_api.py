@@ -12,7 +12,7 @@ stage is read again on each announcement and every `LOOK_SECONDS` besides
 id, which goes on and can be fetched from `/app/` later. Each waiting request
 holds a socket and reads the database now and then, so at most
 `server.openai_waits_per_user_max` wait at once for one person (429 with
-`Retry-After` past it) and `server.openai_waits_max` in all (503), refused
+`Retry-After` past it) and `server.openai_waits_max` in all (429 `busy`), refused
 before the body; and the token is read again at each look, so a token revoked
 (or expired) while its request waits ends the wait with 401, not the answer. The answer takes
 OpenAI's shapes (`openai_shapes`), errors OpenAI's error shape
@@ -307,4 +307,5 @@ def setup_openai(app: web.Application) -> None:
     app[STARTED] = int(app[keys.CLOCK].now().timestamp())
     server = app[keys.SETTINGS].server
     app[WAITS] = BodySlots(total=server.openai_waits_max,
-                           per_user=server.openai_waits_per_user_max, what="transcriptions")
+                           per_user=server.openai_waits_per_user_max, what="transcriptions",
+                           full_status=429)

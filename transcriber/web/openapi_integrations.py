@@ -231,13 +231,13 @@ def integration_paths() -> dict[str, Any]:
                                      "server.record_max_seconds"),
                 "415": _openai_error("Not readable audio (or refused as the upload refuses "
                                      "it), or a compressed body or form part"),
-                "429": _openai_error("Rate limited, or too many transcription requests of "
-                                     "this person under way (server.openai_waits_per_user_"
-                                     "max; see Retry-After)"),
+                "429": _openai_error("Rate limited, or too many transcription requests "
+                                     "under way, this person's (too_many_transcriptions: "
+                                     "server.openai_waits_per_user_max) or everybody's "
+                                     "(busy: server.openai_waits_max); see Retry-After"),
                 "500": _openai_error("The record halted (record_id: it is kept)"),
                 "503": _openai_error("The file could not be examined now, or too many "
-                                     "uploads or transcription requests at once (see "
-                                     "Retry-After)"),
+                                     "uploads at once (see Retry-After)"),
                 "504": _openai_error("Not done within server.openai_wait_seconds; record_id "
                                      "names the record, which goes on"),
                 "507": _openai_error("No room on the server's disk for the file"),

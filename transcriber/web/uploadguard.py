@@ -56,8 +56,11 @@ class BodySlots:
     """Bodies receiving at once: `total` in all, `per_user` for one user (None: no own cap)."""
 
     def __init__(self, *, total: int, per_user: int | None = None,
-                 what: str = "uploads") -> None:
+                 what: str = "uploads", full_status: int = 503) -> None:
         self._total = total
+        # 503 says the service is busy; the OpenAI door answers 429 for either cap, as its
+        # clients expect of a rate of requests (DESIGN.md section 12).
+        self._full_status = full_status
         self._per_user = per_user
         self._what = what
         self._by_user: Counter[str] = Counter()
@@ -84,7 +87,8 @@ class BodySlots:
                            f"at most {self._per_user} {self._what} at once; "
                            "wait for one to finish", headers=retry, close=True)
         if self.receiving >= self._total:
-            raise ApiError(503, "busy", f"too many {self._what} are arriving; try again shortly",
+            raise ApiError(self._full_status, "busy",
+                           f"too many {self._what} are arriving; try again shortly",
                            headers=retry, close=True)
         self._by_user[user_id] += 1
         try:

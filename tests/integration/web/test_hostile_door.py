@@ -198,7 +198,7 @@ async def test_waits_are_capped_per_person_and_in_all(start_api: StartApi) -> No
     assert (await again.json())["error"]["code"] == "too_many_transcriptions"
     second, _ = await _waiting(client, bob, "b")
     full = await client.post(V1, data=_form(), headers=bearer(carol))
-    assert full.status == 503
+    assert full.status == 429
     assert full.headers["Retry-After"] == "30"
     assert client.app[keys.SETTLED].watched == 2  # the refused ones stored nothing
     for task in (first, second):
