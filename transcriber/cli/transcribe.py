@@ -38,7 +38,7 @@ from transcriber.errors import StepFailure, TranscriberError
 from transcriber.files import read_chunks
 from transcriber.intake import AudioLimits, Intake, accept_stream
 from transcriber.pipeline.progress import Progress, progress_for_row
-from transcriber.ports import Recognizer
+from transcriber.ports import Recognizer, Warms
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
 from transcriber.stages import Stage
@@ -98,6 +98,9 @@ async def transcribe(
     app = app or build_app(settings, clock=clock, recognizer=recognizer, one_shot=True)
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
     await runner.setup()  # storage, providers and the step actors start here
+    # The model loads while the files are accepted and normalized (ffmpeg takes one
+    # core), not after: the first recognition would otherwise wait for it.
+    warming = _warm(app.get(keys.RECOGNIZER))
     try:
         tracked = [Tracked(path=path, started=time.monotonic()) for path in paths]
         login = owner or settings.server.anonymous_user or DEFAULT_OWNER
@@ -107,7 +110,18 @@ async def transcribe(
         await _wait(app, tracked, err=err)
         return await _report(app[keys.READERS], tracked, fmt=fmt, out=out, err=err)
     finally:
+        if warming is not None:
+            warming.cancel()  # a started load finishes in its thread; nothing waits on it
+            await asyncio.gather(warming, return_exceptions=True)
         await runner.cleanup()
+
+
+def _warm(recognizer: Recognizer | None) -> asyncio.Task[None] | None:
+    """The recognizer's model loading in a task of its own, where it has one to load."""
+    candidate: object = recognizer  # `Warms` is a port of its own beside `Recognizer`
+    if not isinstance(candidate, Warms):
+        return None
+    return asyncio.create_task(candidate.warm(), name="recognizer-warm")
 
 
 async def _accept(app: web.Application, settings: Settings, item: Tracked, *,

@@ -29,6 +29,7 @@ from transcriber.ports.recognition import (
     Recognizer,
     SpeechSink,
     Submitted,
+    Warms,
 )
 from transcriber.ports.speakers import Separation, SpeakerSeparator, SpeakersUnavailable
 from transcriber.ports.values import Segment, Span, Turn, Utterance, Word
@@ -67,6 +68,7 @@ __all__ = [
     "Undelivered",
     "UndeliveredReason",
     "Utterance",
+    "Warms",
     "WebhookAnswer",
     "WebhookTransport",
     "WebhookUnreachable",

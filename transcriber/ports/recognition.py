@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from transcriber.errors import TransientFailure
 from transcriber.ports.values import Span, Utterance
@@ -105,6 +105,16 @@ class Recognizer(Protocol):
         """How long a submit of audio this long may run (None: the default limit)."""
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class Warms(Protocol):
+    """A recognizer whose model can be loaded before its first recognition, so that a
+    one-shot command loads it while the file is accepted and normalized instead of
+    after (`transcriber transcribe`). A model that cannot be loaded is not reported
+    here: the recognition that needs it fails as it would have."""
+
+    async def warm(self) -> None: ...
 
 
 class PartCutter(Protocol):

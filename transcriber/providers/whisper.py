@@ -244,6 +244,15 @@ class WhisperRecognizer:
                          model=self.model)
             return self._model
 
+    async def warm(self) -> None:
+        """Load the model in the pool of model runs ahead of the first recognition (the
+        `Warms` port: a one-shot command overlaps it with the intake and normalization).
+        A model that cannot be loaded is left for the recognition to report."""
+        try:
+            await self.model_runs.run(self.load)
+        except ModelUnavailable:
+            log.warning("whisper_model_not_warmed", model=self.model)
+
     def release_model(self) -> bool:
         """Let the loaded model go (the pool asks, from a run of its own, when no
         recognition is going: `ModelRuns.release_models`); `load` reads it again when

@@ -13,10 +13,11 @@ from tests.helpers.settings import SettingsFactory
 from tests.helpers.subtitles import check_subtitle_rules
 from transcriber.cli.parser import build_parser
 from transcriber.cli.transcribe import transcribe
-from transcriber.ports import Utterance
+from transcriber.ports import AudioPart, Submitted, Utterance
 from transcriber.providers.speakers.embedder import SpeakerEmbedder, SpeakerModelUnavailable
+from transcriber.providers.whisper import ModelUnavailable, WhisperRecognizer
 from transcriber.service.app import build_app
-from transcriber.settings import Settings
+from transcriber.settings import RecognizerSettings, Settings
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.steps import Behaviour, fake_steps
 from transcriber.transcript_formats import TranscriptFormat
@@ -186,3 +187,44 @@ def test_the_command_line_takes_the_speaker_options() -> None:
     assert (args.speakers, args.diarization) == (2, "on")
     with pytest.raises(SystemExit):
         build_parser().parse_args(["transcribe", "a.mp3", "--speakers", "9"])
+
+
+class WarmedRecognizer(FakeRecognizer):
+    """A recognizer with a model to load (the `Warms` port): it notes the order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    async def warm(self) -> None:
+        self.calls.append("warm")
+
+    async def submit(self, part: AudioPart) -> Submitted:
+        self.calls.append("submit")
+        return await super().submit(part)
+
+
+async def test_transcribe_loads_the_model_before_the_first_recognition(
+    make_settings: SettingsFactory,
+) -> None:
+    recognizer = WarmedRecognizer()
+    out, err = io.StringIO(), io.StringIO()
+    code = await transcribe(_settings(make_settings), [FIXTURES / "librivox_0880.mp3"],
+                            out=out, err=err, recognizer=recognizer)
+    assert code == 0, err.getvalue()
+    assert recognizer.calls[:2] == ["warm", "submit"]
+    assert recognizer.calls.count("warm") == 1
+
+
+async def test_a_model_that_cannot_load_is_left_for_the_recognition_to_report(
+    tmp_path: Path,
+) -> None:
+    # No model in the folder: warming logs it and returns; the recognition reports it.
+    whisper = WhisperRecognizer(RecognizerSettings(model_dir=tmp_path / "no-model"),
+                                cache_dir=tmp_path / "cache", default_time_limit_seconds=60)
+    try:
+        await whisper.warm()
+        with pytest.raises(ModelUnavailable):
+            whisper.load()
+    finally:
+        await whisper.close()
