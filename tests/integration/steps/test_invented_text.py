@@ -25,6 +25,7 @@ from tests.helpers import invented_audio
 from tests.helpers.hard_audio import WER_MARGIN
 from tests.helpers.invented_audio import Invented, Make, most_repeats, words_in
 from tests.helpers.textmetrics import cer, wer
+from tests.helpers.verdicts import report_of_answer
 from tests.helpers.whisper import MakeWhisper
 from transcriber.providers.whisper import WhisperRecognizer, parse_local_payload
 from transcriber.settings import RecognizerSettings
@@ -54,6 +55,12 @@ def _answer(recognizer: WhisperRecognizer, recording: Invented) -> dict[str, Any
     payload = recognizer._recognize(recording.path, threading.Event(), recording.language)
     assert parse_local_payload(payload) is not None
     answer: dict[str, Any] = orjson.loads(payload)
+    # The verdict a person reads follows what the guard did: text it dropped as unclear
+    # (past the report's 2 %) or loops it removed are never "good".
+    report = report_of_answer(payload)
+    if answer["repeats_removed"] or report.unclear_ms > 0.02 * max(report.speech_ms, 1):
+        assert report.verdict != "good", report
+    answer["verdict"] = report.verdict
     return answer
 
 
@@ -103,7 +110,9 @@ def test_no_loops_and_no_invented_text_on_a_hard_recording(
         assert set(batched["redecoded"]) & {"compression", "repeats"}
         assert sum(_redecoded(r) - before[r] for r in before) >= 1
     if name == "repeated_sentence":
-        # Said six times with pauses between: every copy stays, on both paths.
+        # Said six times with pauses between: every copy stays, on both paths, and the
+        # clean read speech is reported good (real repetition is no loop).
+        assert batched["verdict"] == "good", batched
         for answer in (batched, sequential):
             said = " ".join(s["text"] for s in answer["segments"]).casefold()
             assert said.count("young man") >= invented_audio.REPEATED_TIMES, said
