@@ -49,10 +49,10 @@ TOO_SLOW = "not audio (it could not be examined in time)"
 _STDERR_KEEP = 8192
 # ffmpeg writes a `-progress` block this often (seconds of wall time).
 PROGRESS_PERIOD_SECONDS = 2
-# libopus's encoder effort, 0..10 (ffmpeg's default 10). At 0 it encodes 320 s of speech
-# in 1.5 CPU seconds instead of 3.3, and the recognition of its copy loses nothing
-# (docs/recognition.md, "The service against the bare model").
-OPUS_COMPRESSION_LEVEL = 0
+# libopus's encoder effort, 0..10: ffmpeg's default, 10. Level 0 encodes 2.3 times
+# cheaper but cost more than it saved: its copy of the overhead bench's hard audio left
+# 13.6 s to the coverage check's re-decoding (docs/recognition.md, "Normalization").
+OPUS_COMPRESSION_LEVEL = 10
 # A pause a long record may be cut in: this quiet for this long.
 PAUSE_NOISE = "-35dB"
 PAUSE_MIN_SECONDS = 0.5
