@@ -49,6 +49,10 @@ TOO_SLOW = "not audio (it could not be examined in time)"
 _STDERR_KEEP = 8192
 # ffmpeg writes a `-progress` block this often (seconds of wall time).
 PROGRESS_PERIOD_SECONDS = 2
+# libopus's encoder effort, 0..10: ffmpeg's default, 10. Level 0 encodes 2.3 times
+# cheaper but cost more than it saved: its copy of the overhead bench's hard audio left
+# 13.6 s to the coverage check's re-decoding (docs/recognition.md, "Normalization").
+OPUS_COMPRESSION_LEVEL = 10
 # A pause a long record may be cut in: this quiet for this long.
 PAUSE_NOISE = "-35dB"
 PAUSE_MIN_SECONDS = 0.5
@@ -139,7 +143,8 @@ class FfmpegTranscoder:
             *progress, *media.ffmpeg_input_args(source), "-map", "0:a:0", "-vn", "-sn", "-dn",
             "-t", str(max_seconds),
             "-ac", str(channels), "-c:a", "libopus", "-b:a", self._settings.bitrate,
-            "-application", "voip", "-f", "ogg", str(target),
+            "-application", "voip", "-compression_level", str(OPUS_COMPRESSION_LEVEL),
+            "-f", "ogg", str(target),
         ], on_progress=on_progress)
 
     async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int,

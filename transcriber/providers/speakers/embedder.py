@@ -95,6 +95,10 @@ class SpeakerEmbedder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # Its threads sleep between inputs instead of spinning: spinning burns a core
+        # while the recognition beside it waits for one (issue 38 item 7).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         path = model_path if model_path is not None else bundled_model_path()
         try:
             self._session: Any = onnxruntime.InferenceSession(
