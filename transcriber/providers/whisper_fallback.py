@@ -8,8 +8,8 @@ from one random generator per worker thread, seeded once when the thread first d
 drawing, so a second recognition in the same process drew on and gave other words
 (docs/speakers.md, "Same audio, same transcript"). No per-call seed exists (ctranslate2
 4.8), so the fallback here does not sample at all: each step is a beam search that leans
-further away from what makes a window fail: a repetition penalty against a loop, a
-longer beam (patience) against an unlikely token. No step forbids repeated n-grams: a
+further: a longer beam (patience), a wider one, and last a mild repetition penalty
+against a loop. No step forbids repeated n-grams: a
 phrase a person really says again must stay (the guard tells a loop from a repetition
 by the audio, `whisper_guard`).
 
@@ -31,20 +31,25 @@ from transcriber.providers.whisper_guard import compression_ratio
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Step:
-    """One deterministic decoding of a window (ctranslate2 `generate` options)."""
+    """One deterministic decoding of a window (ctranslate2 `generate` options; the beam
+    `beam_more` wider than the settings' `beam_size`)."""
 
     patience: float = 1.0
     repetition_penalty: float = 1.0
+    beam_more: int = 0
 
 
 # The first step is Whisper's own decoding at temperature 0 (beam search, the settings'
-# beam size); the fallback steps replace the three sampled temperatures one for one.
-# Measured on the invented-text corpus (docs/recognition.md, "No loops, no invented text").
+# beam size); the fallback steps replace the three sampled temperatures one for one. A
+# longer, then a wider beam first; a repetition penalty only last: earlier, it took two
+# of six copies out of a sentence said six times (a window full of a real repetition
+# compresses too well, and the penalized decoding then passed). Measured on the
+# invented-text corpus (docs/recognition.md, "A fallback that does not sample").
 FALLBACK: Final = (
     Step(),
+    Step(patience=2.0),
+    Step(patience=2.0, beam_more=3),
     Step(patience=2.0, repetition_penalty=1.1),
-    Step(patience=2.0, repetition_penalty=1.2),
-    Step(patience=2.0, repetition_penalty=1.35),
 )
 
 
@@ -81,7 +86,7 @@ def chosen(attempts: Sequence[Attempt], options: Any) -> int:
 
 def generate_deterministic(whisper: Any, encoder_output: Any, prompt: list[int],
                            tokenizer: Any, options: Any, *,
-                           steps: Sequence[Step] = FALLBACK) -> tuple[Any, float, float, float]:
+                           steps: Sequence[Step] | None = None) -> tuple[Any, float, float, float]:
     """faster-whisper's `generate_with_fallback` with `steps` for its temperatures: the
     same answer (result, average log probability, temperature — always 0 —, compression
     ratio)."""
@@ -91,9 +96,10 @@ def generate_deterministic(whisper: Any, encoder_output: Any, prompt: list[int],
         max_length = min(len(prompt) + options.max_new_tokens, whisper.max_length)
     decoded: list[tuple[Any, float, float]] = []
     attempts: list[Attempt] = []
-    for step in steps:
+    for step in steps or FALLBACK:
         result = whisper.model.generate(
-            encoder_output, [prompt], beam_size=options.beam_size, patience=step.patience,
+            encoder_output, [prompt], beam_size=options.beam_size + step.beam_more,
+            patience=step.patience,
             length_penalty=options.length_penalty,
             repetition_penalty=options.repetition_penalty * step.repetition_penalty,
             no_repeat_ngram_size=options.no_repeat_ngram_size, max_length=max_length,

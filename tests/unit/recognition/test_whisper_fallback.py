@@ -85,7 +85,7 @@ def test_the_fallback_never_samples_and_stops_at_the_first_decoding_that_passes(
     for call, step in zip(model.calls, FALLBACK, strict=False):
         assert "sampling_temperature" not in call
         assert "sampling_topk" not in call
-        assert call["beam_size"] == 5
+        assert call["beam_size"] == 5 + step.beam_more
         assert call["no_repeat_ngram_size"] == 0  # a real repetition may stay
         assert (call["patience"], call["repetition_penalty"]) == (
             step.patience, step.repetition_penalty)
