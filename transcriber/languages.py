@@ -40,6 +40,18 @@ def supported_languages(provider: str) -> tuple[str, ...]:
     return (AUTO, *WHISPER_LANGUAGES)
 
 
+def configured_language(setting: str) -> str:
+    """The language a record that names none is stored with: the `recognizer.language`
+    setting, `auto` when empty (the doors and `transcriber transcribe` alike)."""
+    return setting.strip().lower() or AUTO
+
+
+def checked_language(provider: str, value: str) -> str | None:
+    """The language as stored (`ru`, `auto`), None when the provider cannot take it."""
+    code = value.strip().lower()
+    return code if code in supported_languages(provider) else None
+
+
 def speechkit_language_codes(language: str | None, default: str) -> list[str]:
     """The request's `languageCode` list: the record's language, else (`auto`)
     the `speechkit.language` setting, the operator's choice for this provider

@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  "default: found by listening)")
     transcribe.add_argument("--diarization", choices=("auto", "on", "off"), default=None,
                             help="tell speakers apart (default: recognizer.diarization)")
+    transcribe.add_argument("--language", default=None, metavar="L",
+                            help="the spoken language: auto (detected) or a code such as "
+                                 "en, ru (default: recognizer.language, else auto)")
     _add_maintenance(sub, common)
     voices = sub.add_parser("voices", parents=common, help="known voices (biometric data)")
     voices_sub = voices.add_subparsers(dest="voices_command", required=True)

@@ -9,6 +9,10 @@ recognized; off a terminal a plain line per file is written whenever its stage
 or its parts done change. Exit 1 when any file could not be accepted or its
 record halted.
 
+The spoken language is `--language` (what the upload door accepts: `auto` or a code
+the recognizer knows), else the `recognizer.language` setting, as for an upload that
+names none.
+
 Speakers are told apart exactly as for an upload (`recognizer.diarization`,
 or `--diarization`; `--speakers N` is the uploader's count), and printed as
 the exports print them: `S1: text` lines, SRT `S1: ` cues, WebVTT `<v S1>`,
@@ -37,6 +41,7 @@ from transcriber.db.readers import ReaderPool
 from transcriber.errors import StepFailure, TranscriberError
 from transcriber.files import read_chunks
 from transcriber.intake import AudioLimits, Intake, accept_stream
+from transcriber.languages import checked_language, configured_language, supported_languages
 from transcriber.pipeline.progress import Progress, progress_for_row
 from transcriber.ports import Recognizer, Warms
 from transcriber.service.app import build_app
@@ -82,9 +87,19 @@ async def transcribe(
     recognizer: Recognizer | None = None,
     speakers: int | None = None,
     diarization: str | None = None,
+    language: str | None = None,
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
+    provider = recognizer.provider if recognizer is not None else settings.recognizer.provider
+    # A record that names no language is stored with the setting's, as an upload is
+    # (Intake's own default, `auto`, would make the recognizer detect it instead).
+    stored = checked_language(provider, language if language is not None
+                              else configured_language(settings.recognizer.language))
+    if stored is None:
+        print("transcriber: --language must be one of: "
+              + ", ".join(supported_languages(provider)), file=err)
+        return 2
     # `--diarization` overrides the `recognizer.diarization` setting; both keep their
     # user-facing name (a contract), though the code calls the concept "speakers".
     if diarization is not None:
@@ -106,7 +121,8 @@ async def transcribe(
         login = owner or settings.server.anonymous_user or DEFAULT_OWNER
         user = await app[keys.WRITER].ask(EnsureUser(login=login, display_name=login))
         for item in tracked:
-            await _accept(app, settings, item, owner_id=user.id, speakers=speakers)
+            await _accept(app, settings, item, owner_id=user.id, speakers=speakers,
+                          language=stored)
         await _wait(app, tracked, err=err)
         return await _report(app[keys.READERS], tracked, fmt=fmt, out=out, err=err)
     finally:
@@ -125,14 +141,16 @@ def _warm(recognizer: Recognizer | None) -> asyncio.Task[None] | None:
 
 
 async def _accept(app: web.Application, settings: Settings, item: Tracked, *,
-                  owner_id: str, speakers: int | None = None) -> None:
+                  owner_id: str, speakers: int | None = None,
+                  language: str = "auto") -> None:
     if not await asyncio.to_thread(item.path.is_file):
         item.refused = "no such file"
         item.finished = time.monotonic()
         return
     try:
         accepted = await accept_stream(
-            Intake(owner_id=owner_id, original_name=item.path.name, speakers=speakers),
+            Intake(owner_id=owner_id, original_name=item.path.name, speakers=speakers,
+                   language=language),
             read_chunks(item.path, _CHUNK),
             files=app[keys.FILES], writer=app[keys.WRITER], transcoder=app[keys.TRANSCODER],
             limit=settings.server.upload_max_bytes,
@@ -265,4 +283,5 @@ async def _report(readers: ReaderPool, tracked: list[Tracked], *, fmt: Transcrip
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     return asyncio.run(transcribe(settings, args.files, fmt=args.format, owner=args.owner,
-                                  speakers=args.speakers, diarization=args.diarization))
+                                  speakers=args.speakers, diarization=args.diarization,
+                                  language=args.language))

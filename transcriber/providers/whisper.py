@@ -277,11 +277,8 @@ class WhisperRecognizer:
         except ModelUnavailable as exc:
             raise TransientFailure(str(exc)) from None
         options = self._settings
-        # The temperature fallback samples: a fixed seed makes a part recognized again
-        # (after a crash) give the same words as the first time.
-        import ctranslate2  # noqa: PLC0415 - loaded with the model
-
-        ctranslate2.set_random_seed(SAMPLING_SEED)
+        # Nothing is sampled (`whisper_fallback`): a part recognized again, in this
+        # process or another, gives the same words as the first time.
         try:
             # The record's own language (upload or re-transcription) over the setting's;
             # word times always: the guard checks them and the answer keeps them.
@@ -368,7 +365,6 @@ class WhisperRecognizer:
 StepFailureTypes = (PermanentFailure, TransientFailure)
 
 _RATE = 16_000
-SAMPLING_SEED = 12
 
 
 def report_guard(guarded: Guarded) -> None:

@@ -19,12 +19,19 @@ from typing import Any, Final
 
 from faster_whisper import WhisperModel
 
+from transcriber.providers.whisper_fallback import generate_deterministic
+
 ALIGNMENT_MEDIAN_WIDTH: Final = 1
 
 
 class WordAlignedWhisper(WhisperModel):  # type: ignore[misc]  # faster-whisper is untyped
     """`WhisperModel` aligning words with `ALIGNMENT_MEDIAN_WIDTH` (faster-whisper's
-    `add_word_timestamps` calls `find_alignment` without a width)."""
+    `add_word_timestamps` calls `find_alignment` without a width), its fallback
+    deterministic (`whisper_fallback`)."""
+
+    def generate_with_fallback(self, encoder_output: Any, prompt: list[int], tokenizer: Any,
+                               options: Any) -> tuple[Any, float, float, float]:
+        return generate_deterministic(self, encoder_output, prompt, tokenizer, options)
 
     def find_alignment(self, tokenizer: Any, text_tokens: Any, encoder_output: Any,
                        num_frames: Any, median_filter_width: int = ALIGNMENT_MEDIAN_WIDTH,

@@ -45,9 +45,9 @@ RATE = 16_000
 
 # Whisper's own guards against a decoding that runs away on long audio: a
 # window whose text compresses too well (a loop) or whose tokens are unlikely
-# is decoded again at a higher temperature, and a window that is probably not
+# is decoded again (the deterministic steps of `whisper_fallback.FALLBACK`, which
+# replace faster-whisper's sampled temperatures), and a window that is probably not
 # speech is skipped; the VAD keeps silence and noise out of the windows.
-_TEMPERATURES = (0.0, 0.2, 0.4, 0.6)
 COMPRESSION_RATIO_THRESHOLD = 2.4
 LOG_PROB_THRESHOLD = -1.0
 NO_SPEECH_THRESHOLD = 0.6
@@ -62,7 +62,9 @@ def decoding_options(settings: RecognizerSettings) -> dict[str, Any]:
     options: dict[str, Any] = {
         "language": settings.language or None,
         "beam_size": settings.beam_size,
-        "temperature": list(_TEMPERATURES),
+        # Never sampled: the batched pipeline decodes at the first temperature, and the
+        # sequential fallback is deterministic (`whisper_fallback`).
+        "temperature": [0.0],
         "compression_ratio_threshold": COMPRESSION_RATIO_THRESHOLD,
         "log_prob_threshold": LOG_PROB_THRESHOLD,
         "no_speech_threshold": NO_SPEECH_THRESHOLD,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.languages import AUTO, supported_languages
+from transcriber.languages import checked_language, configured_language, supported_languages
 from transcriber.web.errors import bad_request
 
 
@@ -19,13 +19,13 @@ def check_language(app: web.Application, value: str | None) -> str | None:
     """The language as stored (None: not asked for); 400 with the list for an unknown one."""
     if value is None:
         return None
-    supported = supported_languages(active_provider(app))
-    code = value.strip().lower()
-    if code not in supported:
-        raise bad_request("language must be one of: " + ", ".join(supported))
+    provider = active_provider(app)
+    code = checked_language(provider, value)
+    if code is None:
+        raise bad_request("language must be one of: " + ", ".join(supported_languages(provider)))
     return code
 
 
 def default_language(app: web.Application) -> str:
     """`recognizer.language`, `auto` when empty."""
-    return app[keys.SETTINGS].recognizer.language.strip().lower() or AUTO
+    return configured_language(app[keys.SETTINGS].recognizer.language)

@@ -3,6 +3,7 @@ the fake recognizer here; the real Whisper runs in tests/integration/steps)."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 
@@ -228,3 +229,38 @@ async def test_a_model_that_cannot_load_is_left_for_the_recognition_to_report(
             whisper.load()
     finally:
         await whisper.close()
+
+
+def test_the_command_line_takes_a_language() -> None:
+    assert build_parser().parse_args(["transcribe", "a.mp3", "--language", "ru"]).language == "ru"
+    assert build_parser().parse_args(["transcribe", "a.mp3"]).language is None
+
+
+@pytest.mark.parametrize(("setting", "given", "stored"), [
+    ("", None, "auto"),  # nothing set: detected
+    ("ru", None, "ru"),  # the setting, as for an upload that names none
+    ("ru", "EN", "en"),  # `--language` over the setting
+    ("ru", "auto", "auto"),
+])
+async def test_transcribe_recognizes_in_the_language_asked_for(
+        make_settings: SettingsFactory, setting: str, given: str | None, stored: str) -> None:
+    settings = _settings(make_settings)
+    settings = dataclasses.replace(settings, recognizer=dataclasses.replace(
+        settings.recognizer, language=setting))
+    recognizer = FakeRecognizer()
+    code = await transcribe(settings, [FIXTURES / "espeak_en.ogg"], out=io.StringIO(),
+                            err=io.StringIO(), recognizer=recognizer, language=given)
+    assert code == 0
+    assert [part.language for part in recognizer.submitted] == [stored]
+
+
+async def test_transcribe_refuses_a_language_the_recognizer_does_not_know(
+        make_settings: SettingsFactory) -> None:
+    err = io.StringIO()
+    recognizer = FakeRecognizer()
+    code = await transcribe(_settings(make_settings), [FIXTURES / "espeak_en.ogg"],
+                            out=io.StringIO(), err=err, recognizer=recognizer,
+                            language="xx")
+    assert code == 2
+    assert "--language must be one of: auto, af," in err.getvalue()
+    assert recognizer.submitted == []
