@@ -10,7 +10,7 @@ import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
 # Run as `python -m ...` by real processes, so they stay where their users name them.
-ENTRY_POINTS = {"serve_with_fakes.py", "bench/speaker_long.py"}
+ENTRY_POINTS = {"serve_with_fakes.py", "bench/speaker_long.py", "bench/bare_whisper.py"}
 
 
 def _modules() -> list[Path]:
