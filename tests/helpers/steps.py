@@ -32,8 +32,10 @@ from transcriber.testing.clock import FakeClock
 AddRecord = Callable[[Path], Awaitable[str]]
 
 
-async def add_record(writer: Writer, record_files: RecordFiles, source: Path) -> str:
-    """Place a copy of `source` as a record's original and accept the record."""
+async def add_record(writer: Writer, record_files: RecordFiles, source: Path, *,
+                     duration_ms: int | None = None) -> str:
+    """Place a copy of `source` as a record's original and accept the record (its
+    duration as the doors' intake probe found it, when given)."""
     owner = await make_user(writer, "alice")
     record_id = new_id()
     file_id, temp = record_files.temp_path(record_id, source.suffix)
@@ -43,8 +45,8 @@ async def add_record(writer: Writer, record_files: RecordFiles, source: Path) ->
         record_id=record_id, owner_id=owner.id,
         original=StoredFile(id=placed.file_id, file_name=placed.file_name,
                             size_bytes=placed.size_bytes, format=placed.format,
-                            duration_ms=None),
-        original_filename=source.name, duration_ms=0,
+                            duration_ms=duration_ms),
+        original_filename=source.name, duration_ms=duration_ms or 0,
     ))
     return record_id
 

@@ -9,23 +9,18 @@ fake-clock time; progress read as every door reads it (`load_progress`).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.audio import tone_mp3
-from tests.helpers.factories import make_user
 from tests.helpers.pipeline import MakeActor, sample
 from tests.helpers.settings import SettingsFactory
-from tests.helpers.steps import drive, record_row
+from tests.helpers.steps import add_record, drive, record_row
 from transcriber.db import queries as q
-from transcriber.db.commands.files import StoredFile
-from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
-from transcriber.ids import new_id
 from transcriber.pipeline.estimate import NORMALIZE_REAL_TIME_FACTOR
 from transcriber.pipeline.progress import Progress, load_progress
 from transcriber.pipeline.steps import build_step_table
@@ -79,18 +74,7 @@ class WatchedRecognizer(FakeRecognizer):
 
 async def _add(writer: Writer, record_files: RecordFiles, source: Path) -> str:
     """A record as the doors accept it: its duration probed at intake."""
-    owner = await make_user(writer, "alice")
-    record_id = new_id()
-    file_id, temp = record_files.temp_path(record_id, source.suffix)
-    shutil.copyfile(source, temp)
-    placed = await record_files.finalize(record_id, file_id, temp)
-    await writer.ask(AcceptRecord(
-        record_id=record_id, owner_id=owner.id,
-        original=StoredFile(id=placed.file_id, file_name=placed.file_name,
-                            size_bytes=placed.size_bytes, format=placed.format,
-                            duration_ms=SECONDS * 1000),
-        original_filename=source.name, duration_ms=SECONDS * 1000))
-    return record_id
+    return await add_record(writer, record_files, source, duration_ms=SECONDS * 1000)
 
 
 async def test_a_short_record_shows_an_estimate_queued_and_recognizing_and_teaches_the_next(
