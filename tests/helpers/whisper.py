@@ -7,7 +7,9 @@ from that folder (`model_dir`), so neither the join nor the hash is repeated.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar, overload
 
@@ -36,3 +38,13 @@ class MakeWhisper:
                  time_limit_seconds: float = 3600) -> WhisperRecognizer:
         chosen = dataclasses.replace(settings or RecognizerSettings(), model_dir=self.model)
         return kind(chosen, cache_dir=self.model, default_time_limit_seconds=time_limit_seconds)
+
+
+def batched_and_sequential(make_whisper: MakeWhisper) -> Iterator[dict[bool, WhisperRecognizer]]:
+    """The default (batched) recognizer and the sequential one, by `batched`, for a
+    module's tests that compare the two on the same files; closed after them."""
+    made = {batched: make_whisper(RecognizerSettings(batched=batched))
+            for batched in (True, False)}
+    yield made
+    for recognizer in made.values():
+        asyncio.run(recognizer.close())

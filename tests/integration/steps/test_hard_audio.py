@@ -11,7 +11,6 @@ twice in a row.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,9 +30,8 @@ from tests.helpers.hard_audio import (
 )
 from tests.helpers.textmetrics import cer, wer
 from tests.helpers.verdicts import report_of_answer
-from tests.helpers.whisper import MakeWhisper
+from tests.helpers.whisper import MakeWhisper, batched_and_sequential
 from transcriber.providers.whisper import WhisperRecognizer
-from transcriber.settings import RecognizerSettings
 
 pytestmark = pytest.mark.slow
 
@@ -46,11 +44,7 @@ CLEAN = ("continuous", "russian")
 @pytest.fixture(scope="module")
 def recognizers(make_whisper: MakeWhisper) -> Iterator[dict[bool, WhisperRecognizer]]:
     """The default (batched) recognizer and the sequential one, by `batched`."""
-    made = {batched: make_whisper(RecognizerSettings(batched=batched))
-            for batched in (True, False)}
-    yield made
-    for recognizer in made.values():
-        asyncio.run(recognizer.close())
+    yield from batched_and_sequential(make_whisper)
 
 
 def _transcript(recognizer: WhisperRecognizer, recording: HardRecording, *,

@@ -10,7 +10,6 @@ sequential decoding's plus 0.03, and the saved answer's guard fields in their co
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import threading
 from collections.abc import Iterator
@@ -26,9 +25,8 @@ from tests.helpers.hard_audio import WER_MARGIN
 from tests.helpers.invented_audio import Invented, Make, most_repeats, words_in
 from tests.helpers.textmetrics import cer, wer
 from tests.helpers.verdicts import report_of_answer
-from tests.helpers.whisper import MakeWhisper
+from tests.helpers.whisper import MakeWhisper, batched_and_sequential
 from transcriber.providers.whisper import WhisperRecognizer, parse_local_payload
-from transcriber.settings import RecognizerSettings
 
 pytestmark = pytest.mark.slow
 
@@ -44,11 +42,8 @@ SHORT: dict[str, tuple[float, Make]] = {  # seconds of speech, and how the short
 
 @pytest.fixture(scope="module")
 def recognizers(make_whisper: MakeWhisper) -> Iterator[dict[bool, WhisperRecognizer]]:
-    made = {batched: make_whisper(RecognizerSettings(batched=batched))
-            for batched in (True, False)}
-    yield made
-    for recognizer in made.values():
-        asyncio.run(recognizer.close())
+    """The default (batched) recognizer and the sequential one, by `batched`."""
+    yield from batched_and_sequential(make_whisper)
 
 
 def _answer(recognizer: WhisperRecognizer, recording: Invented) -> dict[str, Any]:
