@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.helpers.webapp import AUDIO, Service, open_page, upload
+from tests.helpers.webapp import AUDIO, Service, open_page, until_true_in_page, upload
 from transcriber.ports import Utterance, Word
 
 if TYPE_CHECKING:
@@ -49,8 +49,8 @@ async def test_banner_span_link_list_mark_and_the_underline_setting(
     await expect(banner).to_contain_text("left out of the text")
     link = banner.get_by_role("link", name="0:01–0:02")
     await link.click()
-    await page.wait_for_function(
-        "() => Math.abs(document.querySelector('audio').currentTime - 1.5) < 0.05")
+    await until_true_in_page(
+        page, "Math.abs(document.querySelector('audio').currentTime - 1.5) < 0.05")
 
     # The unsure word is underlined, the others are plain text.
     unsure = page.locator(".utterance-text .unsure")
