@@ -1,3 +1,4 @@
+// @ts-check
 // The web app's entry: the user from /app/me, a router on the history API,
 // and one view at a time in <main>. Views return a cleanup function that
 // stops their timers and requests when the user goes elsewhere.

@@ -1,3 +1,4 @@
+// @ts-check
 // The owner's part of a card: rename inline, the brief, topic chips, transcribe
 // again (in a chosen language) and delete, each asking first where it cannot
 // be undone. Every save answers the updated card, which the card then shows.

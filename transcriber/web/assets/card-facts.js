@@ -1,3 +1,4 @@
+// @ts-check
 // The card's read-only parts, drawn from the record as it is: the chain of
 // stages, the facts beside the player and the history of its steps. Kept
 // apart from card.js, which holds the card's state, polling and editing.

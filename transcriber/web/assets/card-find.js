@@ -1,3 +1,4 @@
+// @ts-check
 // The card's find box above the transcript: it takes the same words as the
 // search, marks the utterances holding them and steps through them, each
 // found one outlined, scrolled into view and the player moved there without

@@ -1,3 +1,4 @@
+// @ts-check
 // The transcript's quality report on the card (docs/webapp.md, "Quality"): a
 // plain banner when the verdict is not `good`, naming the unclear stretches,
 // each a link that plays the recording from there; and the words the

@@ -1,3 +1,4 @@
+// @ts-check
 // The record list: the user's recordings newest first (or best match first
 // when searching, or one topic's), one keyset page at a time with "Load
 // more". The page size is the server's default (`server.page_default`).

@@ -1,3 +1,4 @@
+// @ts-check
 // The settings page (`/settings`): one section per kind of thing the user
 // sets up for other programs. Each section renders itself and returns its
 // cleanup; the display section (card-quality.js) is one checkbox kept in this browser.

@@ -1,3 +1,4 @@
+// @ts-check
 // The record's speakers on its card: each in its own colour with its share of
 // the talk time, renamed in place (Enter saves, Esc cancels), and on every
 // line of the transcript a chooser that moves the line to another speaker.

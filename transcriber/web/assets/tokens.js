@@ -1,3 +1,4 @@
+// @ts-check
 // API tokens: the signed-in person's personal access tokens. A new token is
 // shown once, right after it is made (the server keeps only its hash); the
 // list shows names, scopes and times, never a token; revoking asks first.

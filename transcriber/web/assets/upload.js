@@ -1,3 +1,4 @@
+// @ts-check
 // Upload: pick files or drop them; each is sent in turn with a progress bar,
 // and the API's refusals (413 too large, 415 not audio, …) are shown as the
 // server words them. The queue lives beside the view, so leaving the page

@@ -1,3 +1,4 @@
+// @ts-check
 // The known voices page (/voices): each voice the user taught by naming speakers,
 // with how many recordings and how much speech it was learned from; renamed in
 // place, merged into another, deleted (two clicks). Names and counts only: the

@@ -1,3 +1,4 @@
+// @ts-check
 // The settings page's webhooks (docs/api.md "Webhooks"): the user's webhooks
 // with their latest deliveries, a form to add one (its secret is shown once,
 // right after), and deletion. The server checks the URL; its refusals are
