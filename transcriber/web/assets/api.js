@@ -189,6 +189,7 @@ export function correctTranscript(id, revision, utterances) {
 /**
  * @param {string} id
  * @param {string} [language]
+ * @returns {Promise<RecordCard>}
  */
 export function retranscribe(id, language) {
   return request("POST", `${recordPath(id)}/retranscribe`, undefined,

@@ -72,7 +72,7 @@ export function replace(parent, ...children) {
  * @param {HTMLInputElement} input
  * @param {{
  *   save: (close: () => void) => Promise<void>,
- *   failed: (error: unknown, close: () => void) => void,
+ *   failed: (error: Error & {code?: string}, close: () => void) => void,
  *   closed: () => void,
  * }} handlers
  */

@@ -8,6 +8,7 @@ import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { renderWebhooks } from "./webhooks.js";
 
+/** @param {HTMLElement} main */
 export function renderSettings(main) {
   document.title = t("title.settings");
   const webhooks = h("section", { class: "panel", "aria-labelledby": "webhooks-heading" });

@@ -198,4 +198,14 @@
  * @property {string | null} last_error
  */
 
+// The app's own shapes.
+
+/**
+ * What app.js hands each view: a way to go elsewhere without a reload and the
+ * page's query. A view returns its cleanup (timers, requests), or nothing.
+ * @typedef {object} ViewContext
+ * @property {(url: string | URL, options?: {replaceState?: boolean}) => void} navigate
+ * @property {URLSearchParams} params
+ */
+
 export {};
