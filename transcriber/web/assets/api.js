@@ -9,7 +9,8 @@ import { t } from "./i18n.js";
 /** @typedef {import("./types.js").RecordCard} RecordCard */
 /** @typedef {import("./types.js").RecordSummary} RecordSummary */
 /** @typedef {import("./types.js").Match} Match */
-/** @typedef {{items: RecordSummary[], next_cursor: string | null}} RecordPage */
+/** @typedef {import("./types.js").SearchResult} SearchResult */
+/** @typedef {{items: SearchResult[], next_cursor: string | null}} RecordPage */
 /** @typedef {AbortSignal | undefined} Signal */
 
 export class ApiError extends Error {

@@ -152,11 +152,12 @@ export function editors({ id, title, t, saved, retranscribed, deleted }) {
   function show(card) {
     record = card;
     if (document.activeElement !== brief) brief.value = card.brief || "";
-    replace(chips, (card.topics || []).map((name) => h("li", { class: "chip", "data-topic": name },
+    const topics = card.topics || [];
+    replace(chips, topics.map((name) => h("li", { class: "chip", "data-topic": name },
       h("a", { href: `/?topic=${encodeURIComponent(name)}` }, name),
       h("button", { type: "button", class: "chip-remove",
         "aria-label": t("edit.remove_topic", { name }),
-        onclick: () => save({ topics: card.topics.filter((x) => x !== name) }) }, "×"))));
+        onclick: () => save({ topics: topics.filter((x) => x !== name) }) }, "×"))));
     again.disabled = !(card.stage === "done" || card.halt);
     const by = card.described?.by;
     for (const field of FIELDS) {

@@ -16,6 +16,7 @@ import { t } from "./i18n.js";
 import { colourClass, speakerName } from "./speakers.js";
 
 /** @typedef {import("./types.js").RecordSummary} RecordSummary */
+/** @typedef {import("./types.js").SearchResult} SearchResult */
 /** @typedef {import("./types.js").Match} Match */
 /** @typedef {import("./types.js").Progress} Progress */
 /** @typedef {import("./types.js").ViewContext} ViewContext */
@@ -85,7 +86,7 @@ export function momentHref(id, match) {
   return `/records/${encodeURIComponent(id)}?t=${match.start_ms}&u=${match.utterance_index}`;
 }
 
-/** @param {RecordSummary} record */
+/** @param {SearchResult} record */
 function snippets(record) {
   const matches = record.matches || [];
   if (!matches.length) return null;
@@ -130,7 +131,7 @@ export function progressBar(progress, { small = false } = {}) {
     h("span", { class: "progress-text" }, text));
 }
 
-/** @param {RecordSummary} record */
+/** @param {SearchResult} record */
 function recordItem(record) {
   const facts = [duration(record.duration_ms), size(record.size_bytes)].filter(Boolean);
   const topics = record.topics || [];

@@ -123,12 +123,15 @@
  * @property {number} size_bytes
  * @property {string} created_at
  * @property {string} updated_at
- * @property {string} brief
- * @property {string[]} topics
+ * @property {string} [brief]
+ * @property {string[]} [topics]
  * @property {Described} described
- * @property {"good" | "check" | "poor" | null} quality_verdict
- * @property {Match[]} [matches]
- * @property {boolean} [matches_partial]
+ * @property {"good" | "check" | "poor" | null} [quality_verdict]
+ */
+
+/**
+ * A row of a search's answer: the record and where its transcript matched.
+ * @typedef {RecordSummary & {matches?: Match[], matches_partial?: boolean}} SearchResult
  */
 
 /**
