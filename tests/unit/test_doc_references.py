@@ -179,9 +179,10 @@ def _path_problem(word: str) -> str | None:
     elif first in _subpackages() and "/" in word:
         target = f"transcriber/{word}"
     elif "/" not in word and word.endswith(BARE_FILE_ENDINGS):
-        if any(p.is_file() for top in ("transcriber", "tests") for p in (ROOT / top).rglob(word)):
+        if (ROOT / word).is_file() or any(
+                p.is_file() for top in ("transcriber", "tests") for p in (ROOT / top).rglob(word)):
             return None
-        return f"no file {word} under transcriber/ or tests/"
+        return f"no file {word} at the top, under transcriber/ or tests/"
     else:
         return None
     if "*" in target:

@@ -1,3 +1,4 @@
+// @ts-check
 // The archive API (`/app/`, docs/api.md). Every failure becomes an ApiError
 // carrying the server's `{"error": {"code", "message"}}`, or a code of our own
 // when no such answer arrived (network, not JSON). Codes stay English; the
@@ -5,7 +6,20 @@
 
 import { t } from "./i18n.js";
 
+/** @typedef {import("./types.js").RecordCard} RecordCard */
+/** @typedef {import("./types.js").RecordSummary} RecordSummary */
+/** @typedef {import("./types.js").Match} Match */
+/** @typedef {import("./types.js").SearchResult} SearchResult */
+/** @typedef {{items: SearchResult[], next_cursor: string | null}} RecordPage */
+/** @typedef {AbortSignal | undefined} Signal */
+
 export class ApiError extends Error {
+  /**
+   * @param {number} status the HTTP status; 0 when no answer came
+   * @param {string} code
+   * @param {string} message
+   * @param {number | null} [retryAfterSeconds]
+   */
   constructor(status, code, message, retryAfterSeconds = null) {
     super(message);
     this.status = status;
@@ -16,24 +30,39 @@ export class ApiError extends Error {
 
 const RECORDS = "/app/audiorecords";
 
+/** @param {string} id */
 export function recordPath(id) {
   return `${RECORDS}/${encodeURIComponent(id)}`;
 }
 
+/**
+ * @param {string} id
+ * @param {"original" | "normalized"} copy
+ */
 export function fileUrl(id, copy) {
   return `${recordPath(id)}/file?copy=${encodeURIComponent(copy)}`;
 }
 
+/**
+ * @param {string} id
+ * @param {string} format
+ */
 export function transcriptUrl(id, format) {
   return `${recordPath(id)}/transcript?format=${encodeURIComponent(format)}`;
 }
 
+/** @param {string | null} value */
 function retryAfter(value) {
   const seconds = Number.parseInt(value || "", 10);
   return Number.isFinite(seconds) && seconds >= 0 ? seconds : null;
 }
 
-/** The error of a non-2xx answer, from its JSON body when it has one. */
+/**
+ * The error of a non-2xx answer, from its JSON body when it has one.
+ * @param {number} status
+ * @param {string} bodyText
+ * @param {string | null} retryAfterHeader
+ */
 export function errorFrom(status, bodyText, retryAfterHeader) {
   let code = "http_" + status;
   let message = t("error.status", { status });
@@ -54,8 +83,16 @@ export function errorFrom(status, bodyText, retryAfterHeader) {
 // same-origin rule accepts it as proof the request is ours).
 const CLIENT_HEADERS = { "X-Transcriber-Client": "web" };
 
+/**
+ * @param {string} method
+ * @param {string} path
+ * @param {Signal} [signal]
+ * @param {unknown} [body]
+ * @returns {Promise<any>} the answer's JSON (null for 204), as the caller's JSDoc says
+ */
 async function request(method, path, signal, body = undefined) {
   let response;
+  /** @type {Record<string, string>} */
   const headers = { Accept: "application/json", ...CLIENT_HEADERS };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   try {
@@ -64,7 +101,7 @@ async function request(method, path, signal, body = undefined) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (error) {
-    if (error.name === "AbortError") throw error;
+    if (error instanceof DOMException && error.name === "AbortError") throw error;
     throw new ApiError(0, "network", t("error.network"));
   }
   const text = await response.text();
@@ -77,11 +114,20 @@ async function request(method, path, signal, body = undefined) {
   }
 }
 
+/**
+ * @param {Signal} [signal]
+ * @returns {Promise<{id: string, login: string, name: string, email: string}>}
+ */
 export function me(signal) {
   return request("GET", "/app/me", signal);
 }
 
-/** One page: {items, next_cursor}. `q` searches; `cursor` continues. */
+/**
+ * One page: {items, next_cursor}. `q` searches; `cursor` continues.
+ * @param {{q?: string, topic?: string, cursor?: string | null, limit?: number | null}} query
+ * @param {Signal} [signal]
+ * @returns {Promise<RecordPage>}
+ */
 export function listRecords({ q = "", topic = "", cursor = null, limit = null } = {}, signal) {
   const params = new URLSearchParams();
   if (limit) params.set("limit", String(limit));
@@ -92,6 +138,11 @@ export function listRecords({ q = "", topic = "", cursor = null, limit = null } 
   return request("GET", query ? `${RECORDS}?${query}` : RECORDS, signal);
 }
 
+/**
+ * @param {string} id
+ * @param {Signal} [signal]
+ * @returns {Promise<RecordCard>}
+ */
 export function card(id, signal) {
   return request("GET", recordPath(id), signal);
 }
@@ -100,41 +151,75 @@ export function card(id, signal) {
  * Every utterance of the record's current transcript holding `q`'s words, in
  * time order: {matches: [{utterance_index, start_ms, end_ms, speaker, snippet,
  * marks}]} (the card's find box).
+ * @param {string} id
+ * @param {string} q
+ * @param {Signal} [signal]
+ * @returns {Promise<{matches: Match[], partial: boolean}>}
  */
 export function findInTranscript(id, q, signal) {
   const params = new URLSearchParams({ q });
   return request("GET", `${recordPath(id)}/matches?${params}`, signal);
 }
 
+/** @param {string} id */
 export function resume(id) {
   return request("POST", `${recordPath(id)}/resume`);
 }
 
-/** Any of {title, brief, topics}; answers the updated card. */
+/**
+ * Any of {title, brief, topics}; answers the updated card.
+ * @param {string} id
+ * @param {{title?: string, brief?: string, topics?: string[], speakers?: Record<string, string>}} fields
+ * @returns {Promise<RecordCard>}
+ */
 export function editRecord(id, fields) {
   return request("PATCH", recordPath(id), undefined, fields);
 }
 
-/** Corrections [{index, text}] made on `revision`; 409 `conflict` when it moved on. */
+/**
+ * Corrections [{index, text}] made on `revision`; 409 `conflict` when it moved on.
+ * @param {string} id
+ * @param {number} revision
+ * @param {{index: number, text?: string, speaker?: string}[]} utterances
+ * @returns {Promise<RecordCard>}
+ */
 export function correctTranscript(id, revision, utterances) {
   return request("PATCH", `${recordPath(id)}/transcript`, undefined, { revision, utterances });
 }
 
+/**
+ * @param {string} id
+ * @param {string} [language]
+ * @returns {Promise<RecordCard>}
+ */
 export function retranscribe(id, language) {
   return request("POST", `${recordPath(id)}/retranscribe`, undefined,
     language ? { language } : {});
 }
 
+/** @param {string} id */
 export function deleteRecord(id) {
   return request("DELETE", recordPath(id));
 }
 
-/** The suggestion of `label` confirmed (it becomes the name) or rejected; the card. */
+/**
+ * The suggestion of `label` confirmed (it becomes the name) or rejected; the card.
+ * @param {string} id
+ * @param {string} label
+ * @param {string} profileId
+ * @returns {Promise<RecordCard>}
+ */
 export function confirmVoice(id, label, profileId) {
   return request("POST", `${recordPath(id)}/speakers/${encodeURIComponent(label)}/confirm`,
     undefined, { profile_id: profileId });
 }
 
+/**
+ * @param {string} id
+ * @param {string} label
+ * @param {string} profileId
+ * @returns {Promise<RecordCard>}
+ */
 export function rejectVoice(id, label, profileId) {
   return request("POST", `${recordPath(id)}/speakers/${encodeURIComponent(label)}/reject`,
     undefined, { profile_id: profileId });
@@ -142,60 +227,101 @@ export function rejectVoice(id, label, profileId) {
 
 const VOICES = "/app/voices";
 
+/** @param {string} id */
 function voicePath(id) {
   return `${VOICES}/${encodeURIComponent(id)}`;
 }
 
-/** The user's known voices: {items: [{id, name, records, talk_ms, updated_at}]}. */
+/**
+ * The user's known voices: {items: [{id, name, records, talk_ms, updated_at}]}.
+ * @param {Signal} [signal]
+ * @returns {Promise<{items: import("./types.js").Voice[]}>}
+ */
 export function voices(signal) {
   return request("GET", VOICES, signal);
 }
 
+/**
+ * @param {string} id
+ * @param {string} name
+ */
 export function renameVoice(id, name) {
   return request("PATCH", voicePath(id), undefined, { name });
 }
 
+/**
+ * @param {string} id
+ * @param {string} into
+ */
 export function mergeVoice(id, into) {
   return request("POST", `${voicePath(id)}/merge`, undefined, { into });
 }
 
+/** @param {string} id */
 export function deleteVoice(id) {
   return request("DELETE", voicePath(id));
 }
 
-/** The signed-in person's tokens: {items: [{id, name, scope, created_at, …}]}. */
+/**
+ * The signed-in person's tokens: {items: [{id, name, scope, created_at, …}]}.
+ * @param {Signal} [signal]
+ * @returns {Promise<{items: import("./types.js").Token[]}>}
+ */
 export function listTokens(signal) {
   return request("GET", "/app/tokens", signal);
 }
 
-/** {name, scope, expires_days}; the answer carries `token`, shown this once. */
+/**
+ * {name, scope, expires_days}; the answer carries `token`, shown this once.
+ * @param {{name: string, scope: string, expires_days: number | null}} fields
+ * @returns {Promise<import("./types.js").Token & {token: string}>}
+ */
 export function createToken(fields) {
   return request("POST", "/app/tokens", undefined, fields);
 }
 
+/** @param {string} id */
 export function revokeToken(id) {
   return request("DELETE", `/app/tokens/${encodeURIComponent(id)}`);
 }
 
+/**
+ * @param {Signal} [signal]
+ * @returns {Promise<{items: {name: string, records: number}[], next_cursor: string | null}>}
+ */
 export function topics(signal) {
   return request("GET", "/app/topics", signal);
 }
 
 const WEBHOOKS = "/app/webhooks";
 
+/**
+ * @param {Signal} [signal]
+ * @returns {Promise<{items: import("./types.js").Webhook[]}>}
+ */
 export function webhooks(signal) {
   return request("GET", WEBHOOKS, signal);
 }
 
-/** {url, events, secret?}; answers the webhook with its secret (shown once). */
+/**
+ * {url, events, secret?}; answers the webhook with its secret (shown once).
+ * @param {{url: string, events: string[], secret?: string}} fields
+ * @returns {Promise<import("./types.js").Webhook & {secret: string}>}
+ */
 export function createWebhook(fields) {
   return request("POST", WEBHOOKS, undefined, fields);
 }
 
+/** @param {string} id */
 export function deleteWebhook(id) {
   return request("DELETE", `${WEBHOOKS}/${encodeURIComponent(id)}`);
 }
 
+/**
+ * @param {string} id
+ * @param {Signal} [signal]
+ * @returns {Promise<{items: import("./types.js").WebhookDelivery[]}>}
+ */
 export function webhookDeliveries(id, signal) {
   return request("GET", `${WEBHOOKS}/${encodeURIComponent(id)}/deliveries`, signal);
 }
@@ -204,6 +330,10 @@ export function webhookDeliveries(id, signal) {
  * Upload one file as multipart/form-data (field `file`) with progress.
  * Returns {promise, abort}; `onProgress(sent, total)` follows the upload.
  * XHR, not fetch: fetch cannot report upload progress.
+ * @param {File} file
+ * @param {(sent: number, total: number) => void} onProgress
+ * @param {string} [language]
+ * @returns {{promise: Promise<RecordSummary>, abort: () => void}}
  */
 export function upload(file, onProgress, language = "") {
   const xhr = new XMLHttpRequest();

@@ -1,3 +1,4 @@
+// @ts-check
 // The web app's entry: the user from /app/me, a router on the history API,
 // and one view at a time in <main>. Views return a cleanup function that
 // stops their timers and requests when the user goes elsewhere.
@@ -12,21 +13,42 @@ import { renderVoices } from "./voices.js";
 import { renderTokens } from "./tokens.js";
 import { LANGUAGES, language, setLanguage, t, translatePage } from "./i18n.js";
 
-const main = document.getElementById("main");
-const who = document.getElementById("who");
+/** @typedef {import("./types.js").ViewContext} ViewContext */
+/**
+ * @typedef {object} Route
+ * @property {RegExp} pattern
+ * @property {string | null} nav the menu entry marked current
+ * @property {(found: RegExpExecArray, ctx: ViewContext) => (() => void) | void} view
+ */
+
+/**
+ * An element the page (index.html) always has.
+ * @param {string} id
+ */
+function pageElement(id) {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`index.html has no #${id}`);
+  return found;
+}
+
+const main = pageElement("main");
+const who = pageElement("who");
+/** @type {() => void} */
 let cleanup = () => {};
 
 // Paths the server answers with this page (transcriber/web/spa.py CLIENT_ROUTES).
+/** @type {Route[]} */
 const ROUTES = [
-  { pattern: /^\/$/, nav: "list", view: (m, ctx) => renderList(main, ctx) },
-  { pattern: /^\/upload$/, nav: "upload", view: (m, ctx) => renderUpload(main, ctx) },
-  { pattern: /^\/settings$/, nav: "settings", view: (m, ctx) => renderSettings(main, ctx) },
-  { pattern: /^\/tokens$/, nav: "tokens", view: (m, ctx) => renderTokens(main, ctx) },
+  { pattern: /^\/$/, nav: "list", view: (_m, ctx) => renderList(main, ctx) },
+  { pattern: /^\/upload$/, nav: "upload", view: () => renderUpload(main) },
+  { pattern: /^\/settings$/, nav: "settings", view: () => renderSettings(main) },
+  { pattern: /^\/tokens$/, nav: "tokens", view: () => renderTokens(main) },
   { pattern: /^\/records\/([^/]+)$/, nav: null,
     view: (m, ctx) => renderCard(main, decodeURIComponent(m[1]), ctx) },
-  { pattern: /^\/voices$/, nav: "voices", view: (m, ctx) => renderVoices(main, ctx) },
+  { pattern: /^\/voices$/, nav: "voices", view: () => renderVoices(main) },
 ];
 
+/** @param {string} pathname */
 function match(pathname) {
   for (const route of ROUTES) {
     const found = route.pattern.exec(pathname);
@@ -35,6 +57,10 @@ function match(pathname) {
   return null;
 }
 
+/**
+ * @param {string | URL} url
+ * @param {{replaceState?: boolean}} [options]
+ */
 export function navigate(url, { replaceState = false } = {}) {
   const target = new URL(url, window.location.href);
   if (replaceState) window.history.replaceState(null, "", target);
@@ -42,13 +68,16 @@ export function navigate(url, { replaceState = false } = {}) {
   render({ focus: true });
 }
 
+/** @param {string | null} nav */
 function markNav(nav) {
   for (const link of document.querySelectorAll("[data-nav]")) {
+    if (!(link instanceof HTMLElement)) continue;
     if (link.dataset.nav === nav) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
 }
 
+/** @param {{focus: boolean}} options */
 function render({ focus }) {
   cleanup();
   cleanup = () => {};
@@ -77,7 +106,8 @@ function render({ focus }) {
 document.addEventListener("click", (event) => {
   if (event.defaultPrevented || event.button !== 0) return;
   if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
-  const link = event.target.closest("a[href]");
+  const link = event.target instanceof Element ? event.target.closest("a") : null;
+  if (link && !link.hasAttribute("href")) return;
   if (!link || link.hasAttribute("download") || link.target) return;
   const url = new URL(link.href, window.location.href);
   if (url.origin !== window.location.origin || !match(url.pathname)) return;
@@ -89,8 +119,10 @@ document.addEventListener("click", (event) => {
 
 window.addEventListener("popstate", () => render({ focus: true }));
 
+/** @type {{login: string, name: string} | null} */
 let user = null;
 
+/** @param {Error | null} [error] */
 function showUser(error = null) {
   if (error) replace(who, h("span", { class: "error-text" }, error.message));
   else if (user) {
@@ -108,7 +140,7 @@ async function loadUser() {
 }
 
 // The language switch: remembered in this browser, applied to the view at once.
-const picker = document.getElementById("language");
+const picker = /** @type {HTMLSelectElement} */ (pageElement("language"));
 for (const [code, name] of LANGUAGES) {
   picker.append(h("option", { value: code, selected: code === language() }, name));
 }

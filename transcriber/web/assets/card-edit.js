@@ -1,3 +1,4 @@
+// @ts-check
 // The owner's part of a card: rename inline, the brief, topic chips, transcribe
 // again (in a chosen language) and delete, each asking first where it cannot
 // be undone. Every save answers the updated card, which the card then shows.
@@ -10,12 +11,32 @@ import { isAutomatic } from "./format.js";
 import { spokenSelect } from "./upload.js";
 
 const TOPICS_MAX = 5;
+/** @typedef {import("./types.js").RecordCard} RecordCard */
+/** @typedef {"title" | "brief" | "topics"} Field */
+/** @type {Field[]} */
+const FIELDS = ["title", "brief", "topics"];
 
+/**
+ * @param {{
+ *   id: string,
+ *   title: HTMLElement,
+ *   t: typeof import("./i18n.js").t,
+ *   saved: (record: RecordCard) => void,
+ *   retranscribed: () => void,
+ *   deleted: () => void,
+ * }} options `title`: the card's heading, hidden while it is renamed
+ */
 export function editors({ id, title, t, saved, retranscribed, deleted }) {
+  /** @type {RecordCard | null} */
   let record = null;
   const note = h("p", { class: "edit-note", "aria-live": "polite" });
+  /** @param {Error} error */
   const fail = (error) => replace(note, h("span", { class: "error-text" }, error.message));
 
+  /**
+   * @param {Parameters<typeof api.editRecord>[1]} fields
+   * @param {() => void} [done]
+   */
   async function save(fields, done) {
     note.textContent = t("edit.saving");
     try {
@@ -104,11 +125,14 @@ export function editors({ id, title, t, saved, retranscribed, deleted }) {
   });
 
   // The describer's marks: one per field it wrote, each with its "Keep" button.
-  const marks = {};
-  for (const field of ["title", "brief", "topics"]) {
+  /** @type {Record<Field, HTMLElement>} */
+  const marks = { title: h("span"), brief: h("span"), topics: h("span") };
+  for (const field of FIELDS) {
     const keep = h("button", { type: "button", class: "button-quiet keep",
       "data-keep": field }, t("described.keep"));
-    keep.addEventListener("click", () => save({ [field]: record[field] }));
+    keep.addEventListener("click", () => {
+      if (record) save({ [field]: record[field] });
+    });
     marks[field] = h("span", { class: "auto-mark", "data-field": field, hidden: true },
       h("span", { class: "auto-label" }, t("described.auto")), " ", keep);
   }
@@ -124,17 +148,20 @@ export function editors({ id, title, t, saved, retranscribed, deleted }) {
     h("div", { class: "actions" }, remove),
     note);
 
+  /** @param {RecordCard} card */
   function show(card) {
     record = card;
     if (document.activeElement !== brief) brief.value = card.brief || "";
-    replace(chips, (card.topics || []).map((name) => h("li", { class: "chip", "data-topic": name },
+    const topics = card.topics || [];
+    replace(chips, topics.map((name) => h("li", { class: "chip", "data-topic": name },
       h("a", { href: `/?topic=${encodeURIComponent(name)}` }, name),
       h("button", { type: "button", class: "chip-remove",
         "aria-label": t("edit.remove_topic", { name }),
-        onclick: () => save({ topics: card.topics.filter((x) => x !== name) }) }, "×"))));
+        onclick: () => save({ topics: topics.filter((x) => x !== name) }) }, "×"))));
     again.disabled = !(card.stage === "done" || card.halt);
     const by = card.described?.by;
-    for (const [field, mark] of Object.entries(marks)) {
+    for (const field of FIELDS) {
+      const mark = marks[field];
       mark.hidden = !isAutomatic(card, field);
       mark.title = by ? t("described.by", { by }) : "";
     }

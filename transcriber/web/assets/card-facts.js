@@ -1,3 +1,4 @@
+// @ts-check
 // The card's read-only parts, drawn from the record as it is: the chain of
 // stages, the facts beside the player and the history of its steps. Kept
 // apart from card.js, which holds the card's state, polling and editing.
@@ -8,14 +9,19 @@ import {
 } from "./format.js";
 import { t } from "./i18n.js";
 
+/** @typedef {import("./types.js").RecordCard} RecordCard */
+/** @typedef {import("./types.js").TimelineEvent} TimelineEvent */
+
 // What the pipeline does after reaching each stage.
 const WORKING = ["uploaded", "normalized", "submitted", "transcribed"];
+/** @param {string} stage */
 export function work(stage) {
   return WORKING.includes(stage) ? t(`work.${stage}`) : t("work.other");
 }
 
 // A stage names what has been achieved, so the step in progress (or the one
 // that stopped) is the one leading to the next stage.
+/** @param {RecordCard} record */
 export function stageTimeline(record) {
   const reached = STAGES.indexOf(record.stage);
   return h("ol", { class: "stages", "aria-label": t("card.progress") },
@@ -34,6 +40,7 @@ export function stageTimeline(record) {
     }));
 }
 
+/** @param {RecordCard} record */
 export function facts(record) {
   const language = record.language || { requested: "auto", detected: null };
   const rows = [
@@ -53,6 +60,7 @@ export function facts(record) {
     rows.map(([term, value]) => h("div", {}, h("dt", {}, term), h("dd", {}, value))));
 }
 
+/** @param {TimelineEvent[]} timeline */
 export function history(timeline) {
   if (!timeline.length) return h("p", { class: "muted" }, t("history.empty"));
   return h("table", { class: "history" },

@@ -1,3 +1,4 @@
+// @ts-check
 // The card's find box above the transcript: it takes the same words as the
 // search, marks the utterances holding them and steps through them, each
 // found one outlined, scrolled into view and the player moved there without
@@ -9,6 +10,9 @@ import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { markedText, searchAsTyped } from "./list.js";
 
+/** @typedef {import("./types.js").Match} Match */
+/** @typedef {[number, number]} Mark */
+
 const FIND_PAUSE_MS = 300;
 const CUT = "\u2026"; // what marks a snippet's cut end
 
@@ -16,6 +20,9 @@ const CUT = "\u2026"; // what marks a snippet's cut end
  * A match's marks in the utterance's whole `text` ([start, end) in code
  * points): its snippet may be a window of it with `…` at a cut end. Marks
  * that do not fall on the same words (the text changed since) are left out.
+ * @param {string} text
+ * @param {Match} match
+ * @returns {Mark[]}
  */
 function marksInText(text, match) {
   const full = Array.from(text);
@@ -37,7 +44,8 @@ function marksInText(text, match) {
     }
   }
   if (shift === null) return [];
-  return match.marks.map(([start, end]) => [start + shift, end + shift])
+  const moved = shift;
+  return match.marks.map(([start, end]) => /** @type {Mark} */ ([start + moved, end + moved]))
     .filter(([start, end], i) => start >= 0 && end <= full.length
       && full.slice(start, end).join("")
         === snippet.slice(match.marks[i][0], match.marks[i][1]).join(""));
@@ -50,12 +58,25 @@ function marksInText(text, match) {
  * the card shows (what a question is asked on). The card tells it when the
  * lines were drawn again (`redrawn`), when it showed a record (`recheck`),
  * and which utterance a moment from the address outlines (`outline`).
+ * @param {{
+ *   id: string,
+ *   transcript: HTMLElement,
+ *   seek: (startMs: number, options?: {play?: boolean}) => void,
+ *   showLine: (index: number) => void,
+ *   revision: () => number | undefined,
+ * }} options
  */
 export function findBox({ id, transcript, seek, showLine, revision }) {
   // What was asked (on which revision) and the matches it answered.
+  /**
+   * @type {{asked: string, revision: number | null, matches: Match[], at: number,
+   *   timer: ReturnType<typeof setTimeout> | null, controller: AbortController | null}}
+   */
   const find = { asked: "", revision: null, matches: [], at: -1, timer: null,
     controller: null };
+  /** @type {number | null} */
   let foundIndex = null; // the utterance highlighted (.utterance-found)
+  /** @type {Map<number, string>} */
   let texts = new Map(); // utterance index → its text as drawn
 
   const findInput = h("input", { id: "find", type: "search", autocomplete: "off",
@@ -74,15 +95,17 @@ export function findBox({ id, transcript, seek, showLine, revision }) {
   // Runs after every redraw, so it outlives them.
   function applyFind() {
     const byIndex = new Map(find.matches.map((match) => [match.utterance_index, match]));
-    for (const line of transcript.querySelectorAll(".utterances > li")) {
+    for (const line of transcript.querySelectorAll("li")) {
+      if (!line.matches(".utterances > li")) continue;
       const index = Number(line.dataset.index);
       const match = byIndex.get(index);
       line.classList.toggle("utterance-match", !!match);
       line.classList.toggle("utterance-found", index === foundIndex);
       const text = line.querySelector(".utterance-text");
-      if (!text || !texts.has(index)) continue;
-      if (match) replace(text, markedText(texts.get(index), marksInText(texts.get(index), match)));
-      else if (text.querySelector("mark")) replace(text, texts.get(index));
+      const drawn = texts.get(index);
+      if (!text || drawn === undefined) continue;
+      if (match) replace(text, markedText(drawn, marksInText(drawn, match)));
+      else if (text.querySelector("mark")) replace(text, drawn);
     }
   }
 
@@ -96,6 +119,7 @@ export function findBox({ id, transcript, seek, showLine, revision }) {
   }
 
   // Go `step` matches on (-1: back), round the ends: highlight, show, seek there.
+  /** @param {number} step */
   function stepFind(step) {
     const total = find.matches.length;
     if (!total) return;
@@ -109,8 +133,9 @@ export function findBox({ id, transcript, seek, showLine, revision }) {
   }
 
   // Ask for the matches of what the box holds; the first one is shown, not played.
+  /** @param {{again?: boolean}} [options] */
   async function runFind({ again = false } = {}) {
-    clearTimeout(find.timer);
+    if (find.timer !== null) clearTimeout(find.timer);
     find.timer = null;
     const asked = searchAsTyped(findInput.value);
     if (asked === find.asked && !again) return;
@@ -138,7 +163,7 @@ export function findBox({ id, transcript, seek, showLine, revision }) {
       if (find.at >= 0) foundIndex = find.matches[find.at].utterance_index;
       applyFind();
       countFound();
-      if (find.at >= 0 && !again) showLine(foundIndex);
+      if (find.at >= 0 && !again && foundIndex !== null) showLine(foundIndex);
     } catch (error) {
       if (error.name === "AbortError") return;
       replace(findCount, h("span", { class: "error-text" }, error.message));
@@ -146,7 +171,7 @@ export function findBox({ id, transcript, seek, showLine, revision }) {
   }
 
   findInput.addEventListener("input", () => {
-    clearTimeout(find.timer);
+    if (find.timer !== null) clearTimeout(find.timer);
     find.timer = setTimeout(runFind, FIND_PAUSE_MS);
   });
   findInput.addEventListener("keydown", async (event) => {
@@ -160,12 +185,18 @@ export function findBox({ id, transcript, seek, showLine, revision }) {
 
   return {
     element,
-    /** The lines were drawn again with these texts (index → text): mark them again. */
+    /**
+     * The lines were drawn again with these texts (index → text): mark them again.
+     * @param {Map<number, string>} drawn
+     */
     redrawn(drawn) {
       texts = drawn;
       applyFind();
     },
-    /** Outline utterance `index` as the found one (a moment from the address). */
+    /**
+     * Outline utterance `index` as the found one (a moment from the address).
+     * @param {number} index
+     */
     outline(index) {
       foundIndex = index;
       applyFind();
@@ -175,7 +206,7 @@ export function findBox({ id, transcript, seek, showLine, revision }) {
       if (find.asked && find.revision !== revision()) runFind({ again: true });
     },
     stop() {
-      clearTimeout(find.timer);
+      if (find.timer !== null) clearTimeout(find.timer);
       find.controller?.abort();
     },
   };

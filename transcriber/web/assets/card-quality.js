@@ -1,3 +1,4 @@
+// @ts-check
 // The transcript's quality report on the card (docs/webapp.md, "Quality"): a
 // plain banner when the verdict is not `good`, naming the unclear stretches,
 // each a link that plays the recording from there; and the words the
@@ -9,6 +10,13 @@ import { duration } from "./format.js";
 import { t } from "./i18n.js";
 
 // The same threshold as the server's (transcriber/quality.py LOW_WORD_PROBABILITY).
+/** @typedef {import("./types.js").Quality} Quality */
+/** @typedef {import("./types.js").Span} Span */
+/** @typedef {import("./types.js").Utterance} Utterance */
+/** @typedef {import("./types.js").RecordSummary} RecordSummary */
+/** @typedef {import("./dom.js").Child} Child */
+/** @typedef {(startMs: number) => void} Seek */
+
 export const LOW_WORD_PROBABILITY = 0.5;
 const UNDERLINE_KEY = "transcriber.underline_unsure";
 
@@ -21,6 +29,7 @@ export function underlineUnsure() {
   }
 }
 
+/** @param {boolean} on */
 export function setUnderlineUnsure(on) {
   try {
     window.localStorage.setItem(UNDERLINE_KEY, on ? "on" : "off");
@@ -40,14 +49,19 @@ export function qualitySettings() {
     h("p", { class: "muted" }, t("quality.underline_hint")));
 }
 
+/**
+ * @param {Span[]} spans
+ * @param {Seek} seek
+ */
 function spanLinks(spans, seek) {
+  /** @type {Child[]} */
   const links = [];
   spans.forEach((span, index) => {
     if (index) links.push(", ");
     const text = `${duration(span.start_ms)}–${duration(span.end_ms)}`;
     links.push(h("a", { href: `#t=${span.start_ms}`, class: "unclear-span",
       "data-start": span.start_ms, title: t("quality.play_span", { time: text }),
-      onclick: (event) => {
+      onclick: (/** @type {Event} */ event) => {
         event.preventDefault();
         seek(span.start_ms);
       } }, text));
@@ -55,11 +69,16 @@ function spanLinks(spans, seek) {
   return links;
 }
 
-/** The banner for a report whose verdict is not `good`; null otherwise. */
+/**
+ * The banner for a report whose verdict is not `good`; null otherwise.
+ * @param {Quality | null | undefined} quality
+ * @param {Seek} seek
+ */
 export function qualityBanner(quality, seek) {
   if (!quality || quality.verdict === "good") return null;
   const reasons = quality.reasons || [];
   const spans = quality.unclear_spans || [];
+  /** @type {Child[]} */
   let line;
   if (reasons.includes("no_text")) {
     line = [t("quality.no_text")];
@@ -79,6 +98,8 @@ export function qualityBanner(quality, seek) {
  * An utterance's text: its words, those the recognizer was unsure of underlined
  * (when the setting is on); the plain text when the words do not spell it (a
  * correction, or a recognizer that gave none).
+ * @param {Utterance} u
+ * @returns {Child}
  */
 export function utteranceText(u) {
   const words = u.words || [];
@@ -91,7 +112,10 @@ export function utteranceText(u) {
   });
 }
 
-/** The list's small mark: shown when the verdict is `check` or `poor`. */
+/**
+ * The list's small mark: shown when the verdict is `check` or `poor`.
+ * @param {RecordSummary} record
+ */
 export function qualityMark(record) {
   const verdict = record.quality_verdict;
   if (verdict !== "check" && verdict !== "poor") return null;

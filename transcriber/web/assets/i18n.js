@@ -1,3 +1,4 @@
+// @ts-check
 // Every string a person reads comes from a catalogue (messages-en.js,
 // messages-ru.js): `t("key", {name})` fills `{name}` placeholders. The
 // language follows the browser's (what it sends as Accept-Language) until
@@ -7,7 +8,11 @@
 import { MESSAGES as EN } from "./messages-en.js";
 import { MESSAGES as RU } from "./messages-ru.js";
 
+/** @type {Record<string, Record<string, string>>} */
 export const CATALOGUES = { en: EN, ru: RU };
+/** @type {Record<string, string>} */
+const ENGLISH = EN;
+/** @type {[string, string][]} */
 export const LANGUAGES = [["en", "English"], ["ru", "Русский"]];
 const STORAGE_KEY = "transcriber.language";
 
@@ -36,6 +41,7 @@ export function language() {
   return current;
 }
 
+/** @param {string} code */
 export function setLanguage(code) {
   if (!(code in CATALOGUES)) return;
   current = code;
@@ -47,13 +53,20 @@ export function setLanguage(code) {
   document.documentElement.lang = code;
 }
 
+/**
+ * @param {string} key
+ * @param {Record<string, string | number>} [values]
+ * @returns {string}
+ */
 export function t(key, values = {}) {
-  const text = CATALOGUES[current][key] ?? EN[key] ?? key;
+  const text = CATALOGUES[current][key] ?? ENGLISH[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
 }
 
 /** Fill the static page's `data-i18n` elements (index.html). */
 export function translatePage() {
   document.documentElement.lang = current;
-  for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+  for (const el of document.querySelectorAll("[data-i18n]")) {
+    if (el instanceof HTMLElement) el.textContent = t(el.dataset.i18n ?? "");
+  }
 }

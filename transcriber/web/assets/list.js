@@ -1,3 +1,4 @@
+// @ts-check
 // The record list: the user's recordings newest first (or best match first
 // when searching, or one topic's), one keyset page at a time with "Load
 // more". The page size is the server's default (`server.page_default`).
@@ -14,6 +15,13 @@ import {
 import { t } from "./i18n.js";
 import { colourClass, speakerName } from "./speakers.js";
 
+/** @typedef {import("./types.js").RecordSummary} RecordSummary */
+/** @typedef {import("./types.js").SearchResult} SearchResult */
+/** @typedef {import("./types.js").Match} Match */
+/** @typedef {import("./types.js").Progress} Progress */
+/** @typedef {import("./types.js").ViewContext} ViewContext */
+/** @typedef {import("./dom.js").Child} Child */
+
 const TYPING_PAUSE_MS = 500;
 // The tokens of transcriber/search_query.py: a quoted phrase (its closing
 // quote optional), or a run of anything but spaces.
@@ -28,10 +36,12 @@ const PREFIX_MIN = 2;
  * is a plain word (not a phrase, not excluded, no `*` yet), so "недел" finds
  * "неделя". A plain word matches its forms only, never as a prefix. A last word
  * of one letter is asked as it stands (a one-letter prefix is refused).
+ * @param {string} value
  */
 export function searchAsTyped(value) {
   const query = value.trim();
   if (!query || /\s$/u.test(value)) return query;
+  /** @type {RegExpExecArray | null} */
   let last = null;
   for (const found of value.matchAll(TOKEN_RE)) last = found;
   const word = last?.[3];
@@ -47,9 +57,12 @@ export function searchAsTyped(value) {
 /**
  * `text` with its `marks` ([start, end) in code points, in order) as
  * `<mark>` elements: text nodes and elements, never parsed markup.
+ * @param {string} text
+ * @param {[number, number][] | null | undefined} marks
  */
 export function markedText(text, marks) {
   const chars = Array.from(text);
+  /** @type {Child[]} */
   const parts = [];
   let at = 0;
   for (const [start, end] of marks || []) {
@@ -64,11 +77,16 @@ export function markedText(text, marks) {
   return parts;
 }
 
-/** The card's address that plays `match` (an utterance of the record `id`). */
+/**
+ * The card's address that plays `match` (an utterance of the record `id`).
+ * @param {string} id
+ * @param {Match} match
+ */
 export function momentHref(id, match) {
   return `/records/${encodeURIComponent(id)}?t=${match.start_ms}&u=${match.utterance_index}`;
 }
 
+/** @param {SearchResult} record */
 function snippets(record) {
   const matches = record.matches || [];
   if (!matches.length) return null;
@@ -78,10 +96,12 @@ function snippets(record) {
         title: t("list.snippet_title", { time: duration(match.start_ms) }) },
       h("span", { class: "snippet-time" }, duration(match.start_ms)),
       match.speaker ? h("span", { class: `snippet-speaker ${colourClass(match.speaker)}` },
-        speakerName(record, match.speaker)) : null,
+        // A list row carries no speaker names (the card does): the label's own.
+        speakerName({}, match.speaker)) : null,
       h("span", { class: "snippet-text" }, markedText(match.snippet, match.marks))))));
 }
 
+/** @param {RecordSummary} record */
 export function stageBadge(record) {
   if (record.halt) {
     return h("span", { class: "badge badge-halted", title: haltLabel(record.halt.reason) },
@@ -90,12 +110,20 @@ export function stageBadge(record) {
   return h("span", { class: `badge badge-${record.stage}` }, stageLabel(record.stage));
 }
 
+/**
+ * @param {string} name
+ * @param {{current?: boolean}} [options]
+ */
 export function topicChip(name, { current = false } = {}) {
   return h("a", { class: "chip", href: `/?topic=${encodeURIComponent(name)}`,
     "aria-current": current ? "true" : null, "data-topic": name }, name);
 }
 
-/** A native progress bar with its words (the ETA) beside it; `small` in the list. */
+/**
+ * A native progress bar with its words (the ETA) beside it; `small` in the list.
+ * @param {Progress} progress
+ * @param {{small?: boolean}} [options]
+ */
 export function progressBar(progress, { small = false } = {}) {
   const text = progressText(progress);
   return h("div", { class: small ? "progress-bar progress-bar-small" : "progress-bar" },
@@ -103,6 +131,7 @@ export function progressBar(progress, { small = false } = {}) {
     h("span", { class: "progress-text" }, text));
 }
 
+/** @param {SearchResult} record */
 function recordItem(record) {
   const facts = [duration(record.duration_ms), size(record.size_bytes)].filter(Boolean);
   const topics = record.topics || [];
@@ -121,12 +150,21 @@ function recordItem(record) {
     snippets(record));
 }
 
+/**
+ * @param {string} query
+ * @param {string} topic
+ */
 function titleFor(query, topic) {
   if (query) return t("title.search", { query });
   if (topic) return t("title.topic", { topic });
   return t("title.list");
 }
 
+/**
+ * @param {HTMLElement} main
+ * @param {ViewContext} ctx
+ * @returns {() => void}
+ */
 export function renderList(main, { params }) {
   let query = (params.get("q") || "").trim();
   // What the server is asked: `query`, or it with the last word as a prefix
@@ -134,9 +172,12 @@ export function renderList(main, { params }) {
   // same results).
   let asked = query && window.history.state?.prefix ? `${query}*` : query;
   const topic = query ? "" : (params.get("topic") || "").trim();
+  /** @type {string | null} */
   let cursor = null;
+  /** @type {AbortController | null} */
   let controller = null;
-  let typingTimer = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let typingTimer;
 
   document.title = titleFor(query, topic);
   const input = h("input", {
@@ -171,6 +212,7 @@ export function renderList(main, { params }) {
     }
   }
 
+  /** @param {{reset: boolean}} options */
   async function load({ reset }) {
     controller?.abort();
     controller = new AbortController();
@@ -204,6 +246,7 @@ export function renderList(main, { params }) {
   }
 
   // Typing asks for the last word as a prefix; Enter asks for the words as they stand.
+  /** @param {boolean} pushHistory */
   function search(pushHistory) {
     const next = input.value.trim();
     const nextAsked = pushHistory ? next : searchAsTyped(input.value);

@@ -1,3 +1,4 @@
+// @ts-check
 // English: every string of the web app (i18n.js). Same keys as messages-ru.js.
 
 export const MESSAGES = {

@@ -1,3 +1,4 @@
+// @ts-check
 // Русский: все строки веб-приложения (i18n.js). Ключи те же, что в messages-en.js.
 
 export const MESSAGES = {

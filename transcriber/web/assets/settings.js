@@ -1,3 +1,4 @@
+// @ts-check
 // The settings page (`/settings`): one section per kind of thing the user
 // sets up for other programs. Each section renders itself and returns its
 // cleanup; the display section (card-quality.js) is one checkbox kept in this browser.
@@ -7,6 +8,7 @@ import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { renderWebhooks } from "./webhooks.js";
 
+/** @param {HTMLElement} main */
 export function renderSettings(main) {
   document.title = t("title.settings");
   const webhooks = h("section", { class: "panel", "aria-labelledby": "webhooks-heading" });

@@ -1,3 +1,4 @@
+// @ts-check
 // The record's speakers on its card: each in its own colour with its share of
 // the talk time, renamed in place (Enter saves, Esc cancels), and on every
 // line of the transcript a chooser that moves the line to another speaker.
@@ -6,44 +7,69 @@ import * as api from "./api.js";
 import { editInPlace, h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 
+/** @typedef {import("./types.js").RecordCard} RecordCard */
+/** @typedef {import("./types.js").Utterance} Utterance */
+/** @typedef {import("./types.js").Suggestion} Suggestion */
+
 const COLOURS = 8; // .speaker-1 … .speaker-8 in app.css; more speakers reuse them
 
+/** @param {string} label `S1`, `S2`, … */
 function number(label) {
   return Number(label.slice(1));
 }
 
+/** @param {RecordCard} record */
 export function labels(record) {
   return Object.keys(record.speakers || {}).sort((a, b) => number(a) - number(b));
 }
 
+/** @param {string} label */
 export function colourClass(label) {
   return `speaker-${((number(label) - 1) % COLOURS) + 1}`;
 }
 
+/**
+ * @param {{speakers?: RecordCard["speakers"]}} record a card, or a list's row (no speakers)
+ * @param {string} label
+ */
 export function speakerName(record, label) {
   const name = record.speakers?.[label]?.name;
   return name || t("speakers.unnamed", { n: number(label) });
 }
 
+/**
+ * @param {RecordCard} record
+ * @param {string} label
+ */
 function share(record, label) {
   const total = labels(record).reduce((sum, l) => sum + record.speakers[l].talk_ms, 0);
   return total ? Math.round((100 * record.speakers[label].talk_ms) / total) : 0;
 }
 
-/** The speakers panel; `saved(record)` gets the card a rename answered with. */
+/**
+ * The speakers panel; `saved(record)` gets the card a rename answered with.
+ * @param {{id: string, saved: (record: RecordCard) => void, note: HTMLElement}} options
+ */
 export function speakerPanel({ id, saved, note }) {
   const list = h("ul", { class: "speakers" });
   const panel = h("section", { class: "panel speakers-panel", "aria-labelledby": "speakers-h",
     hidden: true }, h("h2", { id: "speakers-h" }, t("speakers.heading")), list);
   let editing = false;
 
+  /**
+   * @param {HTMLElement} item
+   * @param {RecordCard} record
+   * @param {string} label
+   */
   function rename(item, record, label) {
     if (editing) return;
     editing = true;
     const input = h("input", { type: "text", class: "speaker-input", maxlength: "64",
       value: record.speakers[label].name,
       "aria-label": t("speakers.rename_label", { name: speakerName(record, label) }) });
-    editInPlace(item.querySelector(".speaker-name"), input, {
+    const shown = item.querySelector(".speaker-name");
+    if (!(shown instanceof HTMLElement)) return;
+    editInPlace(shown, input, {
       closed: () => { editing = false; },
       save: async (close) => {
         const answer = await api.editRecord(id, { speakers: { [label]: input.value.trim() } });
@@ -55,6 +81,7 @@ export function speakerPanel({ id, saved, note }) {
     });
   }
 
+  /** @param {RecordCard} record */
   function show(record) {
     const found = labels(record);
     panel.hidden = found.length === 0;
@@ -78,9 +105,20 @@ export function speakerPanel({ id, saved, note }) {
 
   // A known voice it sounds like: one click confirms (the name is given and the voice
   // learns from this record) or rejects it (never suggested for this speaker again).
+  /**
+   * @param {RecordCard} record
+   * @param {string} label
+   * @param {Suggestion} suggested
+   */
   function suggestion(record, label, suggested) {
+    /**
+     * @param {typeof api.confirmVoice} call
+     * @param {string} done the catalogue key of what is said after
+     * @returns {(event: Event) => Promise<void>}
+     */
     const act = (call, done) => async (event) => {
-      const buttons = event.target.parentElement.querySelectorAll("button");
+      const target = /** @type {HTMLElement} */ (event.target);
+      const buttons = target.parentElement?.querySelectorAll("button") ?? [];
       for (const b of buttons) b.disabled = true;
       try {
         const answer = await call(id, label, suggested.profile_id);
@@ -107,7 +145,12 @@ export function speakerPanel({ id, saved, note }) {
   return { panel, show, isEditing: () => editing };
 }
 
-/** The chooser on a line: changing it moves the line (a correction of `revision`). */
+/**
+ * The chooser on a line: changing it moves the line (a correction of `revision`).
+ * @param {RecordCard} record
+ * @param {Utterance} u
+ * @param {{move: (u: Utterance, speaker: string, select: HTMLSelectElement) => void}} handlers
+ */
 export function lineSpeaker(record, u, { move }) {
   if (!u.speaker) return null;
   const select = h("select", { class: `line-speaker ${colourClass(u.speaker)}`,

@@ -1,3 +1,4 @@
+// @ts-check
 // API tokens: the signed-in person's personal access tokens. A new token is
 // shown once, right after it is made (the server keeps only its hash); the
 // list shows names, scopes and times, never a token; revoking asks first.
@@ -9,11 +10,18 @@ import { t } from "./i18n.js";
 
 // Days a new token lives; 0: until revoked.
 const EXPIRIES = [0, 30, 90, 365];
+/** @typedef {import("./types.js").Token} Token */
 
+/** @param {string} scope */
 function scopeLabel(scope) {
   return scope === "read" ? t("tokens.scope_read") : t("tokens.scope_write");
 }
 
+/**
+ * @param {Token} token
+ * @param {() => void} refresh
+ * @param {HTMLElement} status
+ */
 function tokenRow(token, refresh, status) {
   const revoke = h("button", { type: "button", class: "button button-danger" },
     t("tokens.revoke"));
@@ -42,6 +50,7 @@ function tokenRow(token, refresh, status) {
     h("td", {}, revoke));
 }
 
+/** @param {Token & {token: string}} made */
 function shownOnce(made) {
   const value = h("input", { type: "text", readonly: true, value: made.token,
     class: "token-value", "aria-label": t("tokens.new_label"), spellcheck: "false" });
@@ -52,6 +61,10 @@ function shownOnce(made) {
     h("p", { class: "muted small" }, t("tokens.shown_once")));
 }
 
+/**
+ * @param {HTMLElement} main
+ * @returns {() => void}
+ */
 export function renderTokens(main) {
   document.title = t("title.tokens");
   const controller = new AbortController();

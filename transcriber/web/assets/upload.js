@@ -1,3 +1,4 @@
+// @ts-check
 // Upload: pick files or drop them; each is sent in turn with a progress bar,
 // and the API's refusals (413 too large, 415 not audio, …) are shown as the
 // server words them. The queue lives beside the view, so leaving the page
@@ -12,6 +13,10 @@ import { t } from "./i18n.js";
 // server checks the code against the recognizer it runs.
 export const SPOKEN = ["auto", "en", "ru", "de", "fr", "es", "it", "uk", "kk", "pl", "tr"];
 
+/**
+ * @param {string} id
+ * @param {string} [selected]
+ */
 export function spokenSelect(id, selected = "auto") {
   return h("select", { id, name: "language" },
     SPOKEN.map((code) => h("option", { value: code, selected: code === selected },
@@ -20,9 +25,25 @@ export function spokenSelect(id, selected = "auto") {
 
 let spoken = "auto";
 
+/**
+ * One file on its way: its row's parts, and how to stop it.
+ * @typedef {object} Entry
+ * @property {File} file
+ * @property {HTMLLIElement} row
+ * @property {HTMLProgressElement} progress
+ * @property {HTMLParagraphElement} state
+ * @property {HTMLButtonElement} cancel
+ * @property {(() => void) | null} abort
+ * @property {boolean} cancelled
+ * @property {string} language
+ */
+
+/** @type {Entry[]} */
 const queue = [];
+/** @type {HTMLLIElement[]} */
 const rows = [];
 const live = h("p", { class: "visually-hidden", role: "status", "aria-live": "polite" });
+/** @type {Entry | null} */
 let running = null;
 
 window.addEventListener("beforeunload", (event) => {
@@ -30,6 +51,11 @@ window.addEventListener("beforeunload", (event) => {
   if (running) event.preventDefault();
 });
 
+/**
+ * @param {Entry} entry
+ * @param {"done" | "error"} kind
+ * @param {...import("./dom.js").Child} message
+ */
 function finish(entry, kind, ...message) {
   entry.cancel.remove();
   entry.row.classList.add(`upload-${kind}`);
@@ -77,6 +103,10 @@ async function next() {
   }
 }
 
+/**
+ * @param {File[]} files
+ * @param {HTMLElement} list
+ */
 function add(files, list) {
   for (const file of files) {
     const progress = h("progress", { max: "100", value: "0",
@@ -88,6 +118,7 @@ function add(files, list) {
         h("span", { class: "upload-name" }, file.name),
         h("span", { class: "muted" }, size(file.size)), cancel),
       progress, state);
+    /** @type {Entry} */
     const entry = { file, row, progress, state, cancel, abort: null, cancelled: false,
       language: spoken };
     cancel.addEventListener("click", () => {
@@ -102,6 +133,10 @@ function add(files, list) {
   next();
 }
 
+/**
+ * @param {HTMLElement} main
+ * @returns {() => void}
+ */
 export function renderUpload(main) {
   document.title = t("title.upload");
   const picker = h("input", {
@@ -125,10 +160,11 @@ export function renderUpload(main) {
     languageRow, zone, live, list);
 
   picker.addEventListener("change", () => {
-    add([...picker.files], list);
+    add([...(picker.files ?? [])], list);
     picker.value = "";
   });
-  const hover = (on) => (event) => {
+  /** @param {boolean} on */
+  const hover = (on) => (/** @type {Event} */ event) => {
     event.preventDefault();
     zone.classList.toggle("drop-active", on);
   };
@@ -137,9 +173,10 @@ export function renderUpload(main) {
   zone.addEventListener("dragleave", hover(false));
   zone.addEventListener("drop", (event) => {
     hover(false)(event);
-    add([...event.dataTransfer.files], list);
+    add([...(event.dataTransfer?.files ?? [])], list);
   });
   // A file dropped beside the zone must not make the browser open it instead.
+  /** @param {Event} event */
   const stray = (event) => event.preventDefault();
   window.addEventListener("dragover", stray);
   window.addEventListener("drop", stray);

@@ -1,3 +1,4 @@
+// @ts-check
 // The known voices page (/voices): each voice the user taught by naming speakers,
 // with how many recordings and how much speech it was learned from; renamed in
 // place, merged into another, deleted (two clicks). Names and counts only: the
@@ -8,6 +9,12 @@ import { editInPlace, h, replace } from "./dom.js";
 import { duration, when } from "./format.js";
 import { t } from "./i18n.js";
 
+/** @typedef {import("./types.js").Voice} Voice */
+
+/**
+ * @param {HTMLElement} main
+ * @returns {() => void}
+ */
 export function renderVoices(main) {
   document.title = t("title.voices");
   const status = h("p", { class: "status", role: "status", "aria-live": "polite" });
@@ -16,9 +23,14 @@ export function renderVoices(main) {
   replace(main,
     h("div", { class: "view-head" }, h("h1", { tabindex: "-1" }, t("voices.heading"))),
     h("p", { class: "muted" }, t("voices.intro")), status, empty, list);
+  /** @type {AbortController | null} */
   let controller = null;
   let editing = false;
 
+  /**
+   * @param {() => Promise<unknown>} call
+   * @param {string} done what is said once it is done
+   */
   async function act(call, done) {
     try {
       await call();
@@ -29,12 +41,18 @@ export function renderVoices(main) {
     }
   }
 
+  /**
+   * @param {HTMLElement} item
+   * @param {Voice} voice
+   */
   function rename(item, voice) {
     if (editing) return;
     editing = true;
     const input = h("input", { type: "text", class: "voice-input", maxlength: "64",
       value: voice.name, "aria-label": t("voices.rename_label", { name: voice.name }) });
-    editInPlace(item.querySelector(".voice-name"), input, {
+    const shown = item.querySelector(".voice-name");
+    if (!(shown instanceof HTMLElement)) return;
+    editInPlace(shown, input, {
       closed: () => { editing = false; },
       save: async (close) => {
         await api.renameVoice(voice.id, input.value.trim());
@@ -46,6 +64,10 @@ export function renderVoices(main) {
     });
   }
 
+  /**
+   * @param {Voice} voice
+   * @param {Voice[]} all
+   */
   function row(voice, all) {
     const others = all.filter((other) => other.id !== voice.id);
     const target = h("select", { class: "voice-merge-target",

@@ -1,3 +1,4 @@
+// @ts-check
 // The settings page's webhooks (docs/api.md "Webhooks"): the user's webhooks
 // with their latest deliveries, a form to add one (its secret is shown once,
 // right after), and deletion. The server checks the URL; its refusals are
@@ -8,8 +9,12 @@ import { h, replace } from "./dom.js";
 import { when } from "./format.js";
 import { t } from "./i18n.js";
 
+/** @typedef {import("./types.js").Webhook} Webhook */
+/** @typedef {import("./types.js").WebhookDelivery} WebhookDelivery */
+
 const EVENTS = ["record.done", "record.halted", "record.deleted"];
 
+/** @param {string} event */
 function eventLabel(event) {
   if (event === "record.done") return t("webhooks.event_done");
   if (event === "record.halted") return t("webhooks.event_halted");
@@ -17,6 +22,7 @@ function eventLabel(event) {
   return event;
 }
 
+/** @param {string} status */
 function statusLabel(status) {
   if (status === "pending") return t("webhooks.status_pending");
   if (status === "delivered") return t("webhooks.status_delivered");
@@ -24,11 +30,13 @@ function statusLabel(status) {
   return status;
 }
 
+/** @param {WebhookDelivery} delivery */
 function lastAnswer(delivery) {
   if (delivery.last_status !== null) return String(delivery.last_status);
   return delivery.last_error || "—";
 }
 
+/** @param {WebhookDelivery[]} items */
 function deliveriesTable(items) {
   if (items.length === 0) return h("p", { class: "muted" }, t("webhooks.no_deliveries"));
   return h("table", { class: "history" },
@@ -51,6 +59,7 @@ function deliveriesTable(items) {
 
 // A webhook whose target does not answer at all (timeout, connection, name,
 // refused address) is backed off: its deliveries wait until the next try.
+/** @param {Webhook} webhook */
 function healthBadge(webhook) {
   if (webhook.disabled_at) {
     return h("span", { class: "badge badge-halted" }, t("webhooks.disabled_gone"));
@@ -63,6 +72,7 @@ function healthBadge(webhook) {
   return h("span", { class: "badge badge-done", "data-health": "ok" }, t("webhooks.active"));
 }
 
+/** @param {Webhook} webhook */
 function healthLine(webhook) {
   const health = webhook.health;
   if (webhook.disabled_at || !health || health.state !== "failing") return null;
@@ -73,6 +83,10 @@ function healthLine(webhook) {
     }));
 }
 
+/**
+ * @param {Webhook} webhook
+ * @param {{removed: () => void, failed: (error: Error) => void}} handlers
+ */
 function webhookItem(webhook, { removed, failed }) {
   const details = h("details", { class: "history-panel" },
     h("summary", {}, t("webhooks.deliveries")), h("p", { class: "muted" }, t("common.loading")));
@@ -107,6 +121,7 @@ function webhookItem(webhook, { removed, failed }) {
     details);
 }
 
+/** @param {{added: (made: Webhook & {secret: string}) => void}} handlers */
 function addForm({ added }) {
   const url = h("input", { id: "webhook-url", type: "url", name: "url", required: true,
     maxlength: "2048", autocomplete: "off" });
@@ -134,6 +149,7 @@ function addForm({ added }) {
     save.disabled = true;
     note.textContent = t("webhooks.adding");
     try {
+      /** @type {Parameters<typeof api.createWebhook>[0]} */
       const body = { url: url.value.trim(), events };
       if (secret.value) body.secret = secret.value;
       const made = await api.createWebhook(body);
@@ -150,7 +166,10 @@ function addForm({ added }) {
   return form;
 }
 
-/** The secret of a webhook just made: shown this once. */
+/**
+ * The secret of a webhook just made: shown this once.
+ * @param {{secret: string}} made
+ */
 function secretShown(made) {
   const value = h("input", { type: "text", readonly: true, value: made.secret,
     class: "webhook-secret-value", "aria-label": t("webhooks.secret"),
@@ -160,7 +179,11 @@ function secretShown(made) {
     h("p", {}, h("strong", {}, t("webhooks.secret_once"))), value);
 }
 
-/** The webhooks section, in `section`; returns its cleanup. */
+/**
+ * The webhooks section, in `section`; returns its cleanup.
+ * @param {HTMLElement} section
+ * @returns {() => void}
+ */
 export function renderWebhooks(section) {
   const status = h("p", { class: "status", role: "status", "aria-live": "polite" });
   const list = h("ul", { class: "records", "aria-label": t("webhooks.heading") });
