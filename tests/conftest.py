@@ -22,7 +22,7 @@ from transcriber.db.postgres.readers import PgReaderPool
 from transcriber.db.postgres.writer import PgWriter
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
+from transcriber.providers.local_files import RecordFiles
 from transcriber.providers.whisper import BUNDLED_MODEL_NAME, prepare_bundled_model
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock

@@ -29,11 +29,11 @@ from aiohttp.test_utils import TestClient, TestServer
 from tests.helpers.factories import make_record, make_user
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import advance, transcribe
-from transcriber import keys
+from transcriber.domain.search import Query
 from transcriber.ports import Utterance
-from transcriber.search_query import Query
 from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
+from transcriber.web import keys
 from transcriber.web.match_pool import MATCH_POOL, MatchPool
 from transcriber.web.matches import Found, structure_matches
 

@@ -12,17 +12,17 @@ from tests.helpers.pipeline import MakeActor
 from tests.helpers.steps import drive
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.descriptions import Description
+from transcriber.domain.describe import Description
+from transcriber.domain.quality import Quality
+from transcriber.domain.transcripts import dump_structure, plain_text
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.notify import Delivery, ReplyWithTranscript, running_notifier
 from transcriber.pipeline.outbox import Outbox
 from transcriber.ports import Material, Utterance
-from transcriber.quality import Quality
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.notifier import RecordingNotifier
 from transcriber.testing.steps import Behaviour, fake_steps
-from transcriber.transcripts import dump_structure, plain_text
 
 
 @dataclass(slots=True)

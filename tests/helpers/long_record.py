@@ -19,15 +19,15 @@ from typing import IO, TypeVar
 import orjson
 
 from tests.helpers.factories import make_user
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
+from transcriber.core.ids import new_id
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
-from transcriber.ids import new_id
 from transcriber.providers import media
+from transcriber.providers.local_files import RecordFiles
 
 T = TypeVar("T")
 

@@ -12,20 +12,20 @@ from typing import Any, ClassVar, Protocol
 
 from prometheus_client import REGISTRY
 
+from transcriber.core.errors import NoWork
+from transcriber.core.ids import new_id
+from transcriber.core.observability import WORKER_RUNS
 from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Claim, Claimed
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.errors import NoWork
-from transcriber.files import RecordFiles
-from transcriber.ids import new_id
-from transcriber.observability import WORKER_RUNS
 from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.notify import Delivery, running_notifier
 from transcriber.pipeline.outbox import Outbox
 from transcriber.pipeline.step import Step
 from transcriber.ports import Notifier
+from transcriber.providers.local_files import RecordFiles
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 

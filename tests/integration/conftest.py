@@ -10,9 +10,9 @@ import pytest
 from tests.helpers.pipeline import MakeActor, step_actor
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.step import Step
+from transcriber.providers.local_files import RecordFiles
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.notifier import RecordingNotifier

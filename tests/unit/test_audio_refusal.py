@@ -10,12 +10,12 @@ from types import SimpleNamespace
 import pytest
 from ulid import ULID
 
-from transcriber.files import RecordFiles
-from transcriber.ids import new_id, new_unguessable_id
-from transcriber.intake import MIN_SAMPLE_RATE, AudioLimits, audio_refusal
+from transcriber.core.ids import new_id, new_unguessable_id
+from transcriber.pipeline.intake import MIN_SAMPLE_RATE, AudioLimits, audio_refusal
 from transcriber.pipeline.steps.submit import SubmitStep
 from transcriber.ports import AudioProbe
 from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.local_files import RecordFiles
 from transcriber.settings import FfmpegSettings, load_settings
 from transcriber.testing.recognizer import FakeRecognizer
 

@@ -24,7 +24,7 @@ inline code span is cut into words, and a word is checked when it is one of:
   `TRANSCRIBER_SERVER_URL` and `TRANSCRIBER_TOKEN`), or a `TRANSCRIBER_BENCH_…`
   knob read under tests/bench;
 - a metric `transcriber_…` (labels dropped): registered in
-  `transcriber/observability.py`.
+  `transcriber/core/observability.py`.
 
 Besides the code spans, every relative Markdown link must reach a file (and its
 `#anchor` a heading there), and a doc named with a quoted section
@@ -45,7 +45,7 @@ from pathlib import Path
 
 from prometheus_client.metrics import MetricWrapperBase
 
-from transcriber import observability
+from transcriber.core import observability
 from transcriber.settings import NON_SETTING_ENV, Settings, setting_keys
 
 ROOT = Path(__file__).resolve().parents[2]

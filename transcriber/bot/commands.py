@@ -19,13 +19,13 @@ from transcriber.bot import rules, texts
 from transcriber.bot.notifier import TelegramNotifier
 from transcriber.bot.status import Progress, ProgressSource, stage_text
 from transcriber.bot.texts import T
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
+from transcriber.core.errors import TranscriberError
 from transcriber.db import reads
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.telegram import RecentRecord
 from transcriber.db.writer import Writer
-from transcriber.errors import TranscriberError
 from transcriber.pipeline.outbox import transcript_for_reply
 from transcriber.ports import ReplyAddress
 from transcriber.settings import TelegramSettings

@@ -36,21 +36,27 @@ from transcriber.bot import commands, rules, texts
 from transcriber.bot.client import file_url, local_file_chunks
 from transcriber.bot.status import ProgressSource
 from transcriber.bot.texts import T as Text
-from transcriber.clock import Clock
-from transcriber.db import reads
-from transcriber.db.commands.telegram import NoteStatus
-from transcriber.db.commands.users import EnsureUser
-from transcriber.db.readers import ReaderPool
-from transcriber.db.writer import Writer
-from transcriber.errors import (
+from transcriber.core.clock import Clock
+from transcriber.core.errors import (
     PermanentFailure,
     QuotaExceeded,
     StorageFull,
     TooLarge,
     UnsafePath,
 )
-from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
-from transcriber.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
+from transcriber.core.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
+from transcriber.db import reads
+from transcriber.db.commands.telegram import NoteStatus
+from transcriber.db.commands.users import EnsureUser
+from transcriber.db.readers import ReaderPool
+from transcriber.db.writer import Writer
+from transcriber.pipeline.intake import (
+    AudioLimits,
+    AudioRefused,
+    EmptyInput,
+    Intake,
+    accept_stream,
+)
 from transcriber.ports import RecordStore, Transcoder
 from transcriber.settings import TelegramSettings
 

@@ -27,10 +27,10 @@ from aiogram.exceptions import (
 from aiogram.types import Message
 
 from transcriber.bot import texts
-from transcriber.errors import IncompleteInput, TransientFailure
+from transcriber.core.errors import IncompleteInput, TransientFailure
+from transcriber.domain.text import without_refused
 from transcriber.pipeline import policy
 from transcriber.providers import media
-from transcriber.typed_text import without_refused
 
 # Telegram's limit on a message, counted in UTF-16 code units.
 MESSAGE_MAX_UNITS = 4096

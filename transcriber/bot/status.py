@@ -27,14 +27,14 @@ from aiogram.exceptions import TelegramBadRequest, TelegramRetryAfter
 
 from transcriber.bot import rules, texts
 from transcriber.bot.texts import T
-from transcriber.clock import Clock, rest
+from transcriber.core.clock import Clock, rest
 from transcriber.db import reads
 from transcriber.db.commands.telegram import MarkStatusShown
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.telegram import LiveStatus
 from transcriber.db.writer import Writer
+from transcriber.domain.stages import Stage
 from transcriber.settings import TelegramSettings
-from transcriber.stages import Stage
 
 log = structlog.get_logger(__name__)
 

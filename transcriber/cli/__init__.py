@@ -38,8 +38,8 @@ class Command(Protocol):
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Imported after parsing: `--help` and argument errors answer at once.
-    from transcriber.errors import ConfigError, MigrationError  # noqa: PLC0415
-    from transcriber.observability import configure_logging  # noqa: PLC0415
+    from transcriber.core.errors import ConfigError, MigrationError  # noqa: PLC0415
+    from transcriber.core.observability import configure_logging  # noqa: PLC0415
     from transcriber.settings import load_settings  # noqa: PLC0415
 
     try:

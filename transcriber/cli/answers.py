@@ -21,8 +21,8 @@ import orjson
 from yarl import URL
 
 from transcriber.cli.texts import say
-from transcriber.errors import TranscriberError
-from transcriber.ids import parse_id
+from transcriber.core.errors import TranscriberError
+from transcriber.core.ids import parse_id
 
 MIB = 1024 * 1024
 # The longest one answer may take to arrive whole (head and body) once its request

@@ -16,9 +16,9 @@ from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.progress import file_progress
 from transcriber.cli.storage import sqlite_only
 from transcriber.cli.verify import print_problems
-from transcriber.service.backup import BackupError
-from transcriber.service.bucket import with_bucket
-from transcriber.service.restore import RestoreUnverified, restore
+from transcriber.maintenance.backup import BackupError
+from transcriber.maintenance.bucket import with_bucket
+from transcriber.maintenance.restore import RestoreUnverified, restore
 from transcriber.settings import Settings
 
 

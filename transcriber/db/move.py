@@ -22,13 +22,13 @@ from typing import Any
 
 import asyncpg
 
+from transcriber.core.errors import TranscriberError
 from transcriber.db import queries as q
 from transcriber.db.connection import open_snapshot
 from transcriber.db.postgres import queries as pq
 from transcriber.db.postgres.connection import PgConnection
 from transcriber.db.postgres.search import terms_literal
 from transcriber.db.reads.maintenance import ArchiveCounts, FileEntry, files
-from transcriber.errors import TranscriberError
 
 TABLES = q.moving.TABLES  # what is copied, in this order
 BATCH_ROWS = 500  # rows of one INSERT batch (a transcript may be a few hundred KiB)

@@ -32,18 +32,18 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import structlog
 
-from transcriber.clock import Clock, format_time
-from transcriber.db import queries as q
-from transcriber.db.connection import open_sync
-from transcriber.db.inline import InlineConnection
-from transcriber.db.scrub import checkpoint_truncate
-from transcriber.errors import WriterUnavailable
-from transcriber.observability import (
+from transcriber.core.clock import Clock, format_time
+from transcriber.core.errors import WriterUnavailable
+from transcriber.core.observability import (
     WRITER_BATCH_SIZE,
     WRITER_COMMAND_SECONDS,
     WRITER_COMMANDS,
     WRITER_MAILBOX_DEPTH,
 )
+from transcriber.db import queries as q
+from transcriber.db.connection import open_sync
+from transcriber.db.inline import InlineConnection
+from transcriber.db.scrub import checkpoint_truncate
 
 log = structlog.get_logger(__name__)
 

@@ -29,7 +29,8 @@ from typing import Any, TextIO, TypeVar
 
 import orjson
 
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import AcceptRecord
@@ -37,8 +38,7 @@ from transcriber.db.commands.users import EnsureUser
 from transcriber.db.connection import database_path
 from transcriber.db.engine import database_url, migrate_storage, new_readers
 from transcriber.db.readers import ReaderPool
-from transcriber.files import RecordFiles
-from transcriber.ids import new_id
+from transcriber.domain.stages import Stage, step_names
 from transcriber.loadtest.measures import (
     Measured,
     MeasuredPgWriter,
@@ -53,8 +53,8 @@ from transcriber.loadtest.report import LoadReport, render
 from transcriber.loadtest.simulated import Holders, SimulatedStep, simulated_steps
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
+from transcriber.providers.local_files import RecordFiles
 from transcriber.settings import PipelineSettings, Secret, Settings
-from transcriber.stages import Stage, step_names
 
 R = TypeVar("R")
 

@@ -22,7 +22,9 @@ from typing import Any, Literal
 import structlog
 from structlog.typing import FilteringBoundLogger
 
-from transcriber.clock import Clock, parse_time
+from transcriber.core.clock import Clock, parse_time
+from transcriber.core.errors import ClaimLost, NoWork
+from transcriber.core.observability import CLAIM_SECONDS, LEASE_EXPIRIES, STEP_SECONDS, WORKER_RUNS
 from transcriber.db.commands.pipeline import (
     Advance,
     Claim,
@@ -35,13 +37,7 @@ from transcriber.db.commands.pipeline import (
 )
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import ClaimLost, NoWork
-from transcriber.observability import (
-    CLAIM_SECONDS,
-    LEASE_EXPIRIES,
-    STEP_SECONDS,
-    WORKER_RUNS,
-)
+from transcriber.domain.stages import STAGES, HaltReason, Stage, spec_of, stage_of_step
 from transcriber.pipeline import policy
 from transcriber.pipeline.effects import discard_unwritten
 from transcriber.pipeline.notify import AfterCommit, Delivery
@@ -49,7 +45,6 @@ from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Advanced, Deferred, Job, Step
 from transcriber.ports import RecordStore
 from transcriber.settings import Settings
-from transcriber.stages import STAGES, HaltReason, Stage, spec_of, stage_of_step
 
 log = structlog.get_logger(__name__)
 

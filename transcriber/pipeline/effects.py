@@ -14,13 +14,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from transcriber.core.errors import TranscriberError
 from transcriber.db.commands.files import StoredFile, insert_file
 from transcriber.db.commands.results import ColumnValue, save_transcript, set_record_columns
 from transcriber.db.writer import WriteContext
-from transcriber.errors import TranscriberError
-from transcriber.files import PlacedFile
+from transcriber.domain.stages import spec_of, stage_of_step
 from transcriber.ports import RecordStore
-from transcriber.stages import spec_of, stage_of_step
+from transcriber.ports.files import PlacedFile
 
 
 class ColumnNotOwned(TranscriberError):

@@ -20,9 +20,10 @@ from typing import Any
 
 import structlog
 
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.domain.stages import step_names
 from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.notify import Delivery, NotifierSource, running_notifier
@@ -31,7 +32,6 @@ from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.ports import RecordStore
 from transcriber.settings import Settings
-from transcriber.stages import step_names
 
 log = structlog.get_logger(__name__)
 

@@ -20,20 +20,20 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import structlog
 
+from transcriber.core.observability import REPLIES_UNDELIVERED
 from transcriber.db import reads
 from transcriber.db.commands.describe import enqueue_description
 from transcriber.db.commands.telegram import enqueue_reply
-from transcriber.observability import REPLIES_UNDELIVERED
+from transcriber.domain.stages import HaltReason
 from transcriber.pipeline import policy
 from transcriber.ports import Notifier, ReplyAddress, Undelivered, UndeliveredReason
-from transcriber.stages import HaltReason
 
 if TYPE_CHECKING:
     from transcriber.db.commands.pipeline import Effect
     from transcriber.db.readers import ReaderPool
     from transcriber.db.writer import WriteContext
+    from transcriber.domain.quality import Quality
     from transcriber.pipeline.outbox import Outbox
-    from transcriber.quality import Quality
 
 log = structlog.get_logger(__name__)
 

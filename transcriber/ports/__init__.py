@@ -15,6 +15,7 @@ from here: the modules are how the package is cut, not part of its contract.
 
 from __future__ import annotations
 
+from transcriber.domain.transcripts import Segment, Span, Turn, Utterance, Word
 from transcriber.ports.describe import ArchiveCounts, ArchiveTerms, Describer, Material
 from transcriber.ports.duties import Duty, DutyLock, DutyLocks
 from transcriber.ports.files import FilesKind, RecordStore
@@ -32,7 +33,6 @@ from transcriber.ports.recognition import (
     Warms,
 )
 from transcriber.ports.speakers import Separation, SpeakerSeparator, SpeakersUnavailable
-from transcriber.ports.values import Segment, Span, Turn, Utterance, Word
 from transcriber.ports.webhooks import WebhookAnswer, WebhookTransport, WebhookUnreachable
 
 __all__ = [

@@ -32,8 +32,8 @@ from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
-from transcriber.errors import ConfigError, PermanentFailure, StepFailure, TransientFailure
-from transcriber.observability import PROVIDER_CALL_SECONDS
+from transcriber.core.errors import ConfigError, PermanentFailure, StepFailure, TransientFailure
+from transcriber.core.observability import PROVIDER_CALL_SECONDS
 from transcriber.settings import S3Settings
 
 log = structlog.get_logger(__name__)

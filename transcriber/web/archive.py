@@ -9,17 +9,18 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from transcriber import keys, transcripts
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.pipeline import Resume
 from transcriber.db.reads.voices import VoiceSuggestion
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import parse_id
+from transcriber.domain import transcripts
+from transcriber.domain.search import Query
+from transcriber.domain.stages import Stage
+from transcriber.domain.transcript_formats import FORMATS
 from transcriber.pipeline.progress import OnItsWay, progress_for_row
 from transcriber.ports import Utterance
-from transcriber.search_query import Query
-from transcriber.stages import Stage
-from transcriber.transcript_formats import FORMATS
+from transcriber.web import keys
 from transcriber.web.downloads import (
     audio_type,
     content_disposition,

@@ -16,9 +16,9 @@ from urllib.parse import quote
 import structlog
 from aiohttp import web
 
-from transcriber.errors import PermanentFailure, TransientFailure, UnsafePath
-from transcriber.files import Servable
+from transcriber.core.errors import PermanentFailure, TransientFailure, UnsafePath
 from transcriber.ports import RecordStore
+from transcriber.ports.files import Servable
 from transcriber.providers import media
 from transcriber.web.errors import ApiError, not_found
 

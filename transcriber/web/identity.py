@@ -10,7 +10,7 @@ row is created by the first request through the writer (`EnsureUser`
 resolves the race of concurrent first requests); later requests find it
 through a reader and a small in-process cache (users are never rewritten).
 A login is stored NFKC-normalized and refused (400 `bad_identity`) when it
-holds invisible or white-space characters (`transcriber.typed_text`): two
+holds invisible or white-space characters (`transcriber.domain.text`): two
 logins that look alike are one person or none.
 """
 
@@ -24,11 +24,11 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from transcriber import keys
 from transcriber.db import reads
 from transcriber.db.commands.users import EnsureUser, User
+from transcriber.domain.text import LoginRefused, canonical_login, text_problem
 from transcriber.settings import ServerSettings
-from transcriber.typed_text import LoginRefused, canonical_login, text_problem
+from transcriber.web import keys
 from transcriber.web.addresses import is_trusted, parse_address
 from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError
@@ -76,7 +76,7 @@ def _single(header: str, values: Sequence[str]) -> str:
 
 
 def _login(values: Sequence[str]) -> str:
-    """The login as stored (`typed_text.canonical_login`), "" when none is given.
+    """The login as stored (`text.canonical_login`), "" when none is given.
 
     Never stripped: `alice\u00a0` would otherwise be alice."""
     value = _single(LOGIN_HEADER, values)

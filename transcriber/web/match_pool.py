@@ -32,8 +32,8 @@ from concurrent.futures.process import BrokenProcessPool
 import structlog
 from aiohttp import web
 
-from transcriber.observability import SEARCH_MATCHING
-from transcriber.search_query import Query
+from transcriber.core.observability import SEARCH_MATCHING
+from transcriber.domain.search import Query
 from transcriber.web.matches import Found, structure_matches
 
 log = structlog.get_logger(__name__)

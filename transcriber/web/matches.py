@@ -9,7 +9,7 @@ mark, `…` at a cut end) and `marks` the `[start, end)` spans of the matched
 words in it, counted in Unicode code points. The marks are offsets, never
 markup: the web app builds `<mark>` elements from them as text nodes.
 
-The words are found by `transcriber.search_query.marks`, with the same word
+The words are found by `transcriber.domain.search.marks`, with the same word
 forms as the index, so a result the index found shows the words that made it.
 
 Matching hours of transcript is pure Python (about a tenth of a second of CPU
@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from transcriber import transcripts
+from transcriber.domain import transcripts
+from transcriber.domain.search import Marks, Query, marks
 from transcriber.ports import Utterance
-from transcriber.search_query import Marks, Query, marks
 
 RESULT_MATCHES = 3
 FIND_MATCHES = 1000

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from transcriber import keys
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
+from transcriber.domain.tokens import bearer_credentials, token_hash
 from transcriber.settings import ServerSettings
-from transcriber.tokens import bearer_credentials, token_hash
+from transcriber.web import keys
 from transcriber.web.addresses import bucket_key, client_address, forwarded_chain
 from transcriber.web.errors import OPENAI_PREFIX, ApiError
 

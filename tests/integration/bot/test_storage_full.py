@@ -12,7 +12,7 @@ from tests.helpers.bot import ALICE_ID, OGG, DoorHarness
 from tests.helpers.small_disk import SmallDisk
 from tests.helpers.texts import T, en
 from transcriber.db.readers import ReaderPool
-from transcriber.files import RecordFiles
+from transcriber.providers.local_files import RecordFiles
 from transcriber.testing.fake_telegram import FakeTelegram
 
 MARGIN = 10_000

@@ -20,15 +20,15 @@ from pytest_aiohttp import AiohttpClient
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.small_disk import SmallDisk
 from tests.helpers.web import stored_files, upload
-from transcriber import files as files_module
-from transcriber import keys
-from transcriber.errors import StorageFull, TransientFailure
-from transcriber.files import RecordFiles, has_room
+from transcriber.core.errors import StorageFull, TransientFailure
 from transcriber.pipeline.policy import RetryDecision, decide
+from transcriber.providers import local_files as files_module
+from transcriber.providers.local_files import RecordFiles, has_room
 from transcriber.service.app import build_app
 from transcriber.settings import PipelineSettings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 Client = TestClient[web.Request, web.Application]
 MARGIN = 1000

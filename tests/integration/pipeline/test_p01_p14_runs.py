@@ -19,20 +19,20 @@ from tests.helpers.pipeline import (
     worker_runs_total,
 )
 from tests.helpers.settings import SettingsFactory
-from transcriber import keys
+from transcriber.core.errors import NoWork
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import NoWork
-from transcriber.files import RecordFiles
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
+from transcriber.providers.local_files import RecordFiles
 from transcriber.service.app import build_app
 from transcriber.service.pipeline import ENGINE
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.steps import Behaviour, FakeStep, fake_steps
+from transcriber.web import keys
 
 
 async def test_p01_no_eligible_record_logs_nothing_and_counts_nothing(

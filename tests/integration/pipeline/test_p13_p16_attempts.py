@@ -14,16 +14,16 @@ from tests.helpers.pipeline import (
     state_of,
     until,
 )
+from transcriber.core.errors import NoWork, TransientFailure
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import NoWork, TransientFailure
-from transcriber.files import RecordFiles
+from transcriber.domain.stages import HaltReason
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.step import Advanced, Job, Outcome
+from transcriber.providers.local_files import RecordFiles
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.notifier import RecordingNotifier
 from transcriber.testing.steps import Behaviour, FakeStep

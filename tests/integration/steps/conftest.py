@@ -17,7 +17,7 @@ from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import AddRecord
 from tests.helpers.whisper import MakeWhisper
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
+from transcriber.providers.local_files import RecordFiles
 from transcriber.providers.object_store import S3ObjectStore
 from transcriber.providers.quota import CallBudget
 from transcriber.providers.speechkit import SpeechkitRecognizer

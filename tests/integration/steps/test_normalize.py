@@ -16,11 +16,11 @@ from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import AddRecord, drive, record_row
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
-from transcriber.files import RecordFiles
+from transcriber.domain.stages import HaltReason, Stage
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import UNCONVERTIBLE, FfmpegTranscoder, ffmpeg_executable
+from transcriber.providers.local_files import RecordFiles
 from transcriber.settings import FfmpegSettings, Settings
-from transcriber.stages import HaltReason, Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.recognizer import FakeRecognizer
 

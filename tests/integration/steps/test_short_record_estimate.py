@@ -20,14 +20,14 @@ from tests.helpers.steps import add_record, drive, record_row
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
+from transcriber.domain.stages import Stage
 from transcriber.pipeline.estimate import NORMALIZE_REAL_TIME_FACTOR
 from transcriber.pipeline.progress import Progress, load_progress
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import AudioPart, Submitted
 from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.local_files import RecordFiles
 from transcriber.settings import FfmpegSettings, Settings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.recognizer import FakeRecognizer
 

@@ -24,19 +24,19 @@ from tests.helpers.stereo_audio import copied_to_stereo, stereo_call, write_ster
 from tests.helpers.whisper import MakeWhisper
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
-from transcriber.files import RecordFiles
+from transcriber.domain.stages import Stage
+from transcriber.domain.transcripts import STRUCTURE_ROW, load_structure, to_json
+from transcriber.domain.voices import VoiceWindows
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import AudioPart, Separation, Span, Submitted, Utterance
 from transcriber.ports import Segment as WordSegment
 from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.local_files import RecordFiles
 from transcriber.providers.speakers.channels import Verdict
 from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import FfmpegSettings, RecognizerSettings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
-from transcriber.transcripts import STRUCTURE_ROW, load_structure, to_json
-from transcriber.voiceprints import VoiceWindows
 
 PARTS = RecognizerSettings(language="en", part_seconds=12)
 CARD_WORDS = ("club", "heart", "spade", "diamond", "queen", "king", "ace", "jack", "seven",

@@ -7,13 +7,13 @@ late delivery of the record finds no address."""
 from __future__ import annotations
 
 from tests.helpers.factories import make_record, make_user
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.edits import DeleteRecord
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.ids import new_id
+from transcriber.domain.stages import HaltReason
 from transcriber.pipeline.notify import Delivered, Delivery
-from transcriber.stages import HaltReason
 from transcriber.testing.notifier import RecordingNotifier
 
 

@@ -12,12 +12,13 @@ import pytest
 
 from tests.helpers.s3 import Bucket
 from tests.helpers.settings import SettingsFactory
-from transcriber.errors import IncompleteInput, TooLarge, UnsafePath
-from transcriber.files import RecordFiles, clean_original_name
-from transcriber.ids import new_id
+from transcriber.core.errors import IncompleteInput, TooLarge, UnsafePath
+from transcriber.core.ids import new_id
+from transcriber.core.paths import clean_original_name
 from transcriber.ports import RecordStore
+from transcriber.providers.local_files import RecordFiles
 from transcriber.providers.object_store import MIN_PART_SIZE, S3ObjectStore
-from transcriber.providers.record_objects import S3RecordFiles
+from transcriber.providers.s3_files import S3RecordFiles
 
 MIB = 1024 * 1024
 

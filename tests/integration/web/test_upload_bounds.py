@@ -14,7 +14,7 @@ import structlog
 from prometheus_client import REGISTRY
 
 from tests.helpers.web import Client, StartApi, stored_files
-from transcriber.files import TEMP_SUFFIX
+from transcriber.providers.local_files import TEMP_SUFFIX
 from transcriber.testing.transcoder import FakeTranscoder
 
 

@@ -6,12 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from transcriber.providers.openai_describer import (
-    BadAnswer,
-    chunks,
-    message_content,
-    parse_answer,
-)
+from transcriber.providers.describe.openai import BadAnswer, chunks, message_content, parse_answer
 
 GOOD = {"title": "Release plan", "brief": "The app ships Tuesday.", "topics": ["release"]}
 

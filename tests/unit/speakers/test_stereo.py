@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.helpers.voices import RATE, speechlike, two_party_call
-from transcriber.clock import format_time
+from transcriber.core.clock import format_time
 from transcriber.db.commands.recognition import Recognition
 from transcriber.db.reads.progress import PartProgress, ProgressRecord
 from transcriber.pipeline.parts import PartPlan

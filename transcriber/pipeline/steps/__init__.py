@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from transcriber.domain.stages import step_names
 from transcriber.pipeline.step import Step
 from transcriber.pipeline.steps.finish import FinishStep
 from transcriber.pipeline.steps.normalize import NormalizeStep
@@ -17,7 +18,6 @@ from transcriber.ports import (
     SpeakerSeparator,
     Transcoder,
 )
-from transcriber.stages import step_names
 
 
 def build_step_table(

@@ -37,7 +37,7 @@ from typing import Any, Final
 import numpy as np
 import structlog
 
-from transcriber.errors import TranscriberError
+from transcriber.core.errors import TranscriberError
 from transcriber.ports import Span
 from transcriber.providers.memory import releasing
 from transcriber.providers.speakers.embedder import SpeakerModelUnavailable

@@ -20,8 +20,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from transcriber.errors import TranscriberError
-from transcriber.files import sha256_of
+from transcriber.core.errors import TranscriberError
+from transcriber.core.hashing import sha256_of
 from transcriber.ports import Span
 from transcriber.providers.onnx import quiet_onnxruntime
 from transcriber.providers.speakers.features import N_MELS, Features, Floats

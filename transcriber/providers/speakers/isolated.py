@@ -23,7 +23,7 @@ import numpy as np
 import orjson
 import structlog
 
-from transcriber.errors import TranscriberError
+from transcriber.core.errors import TranscriberError
 from transcriber.ports import Span, Turn
 from transcriber.providers.speakers.embedder import EMBEDDING_DIM, SpeakerModelUnavailable
 from transcriber.providers.speakers.turns import Found

@@ -23,7 +23,8 @@ from typing import Final
 
 import structlog
 
-from transcriber.observability import SPEAKER_TURNS_REFOUND
+from transcriber.core.observability import SPEAKER_TURNS_REFOUND
+from transcriber.domain.voices import VoiceWindows
 from transcriber.ports import (
     Segment,
     Separation,
@@ -43,7 +44,6 @@ from transcriber.providers.speakers.turns import Found, found_from_features
 from transcriber.providers.speakers.vad import speech_regions
 from transcriber.providers.speakers.voices import found_voices, stereo_voices
 from transcriber.providers.speakers.words import split_by_speaker
-from transcriber.voiceprints import VoiceWindows
 
 log = structlog.get_logger(__name__)
 

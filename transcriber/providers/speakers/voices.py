@@ -17,11 +17,11 @@ from typing import Final
 
 import numpy as np
 
+from transcriber.domain.voices import MAX_KEPT_WINDOWS, VoiceWindows
 from transcriber.ports import Span, Utterance
 from transcriber.providers.speakers.refine import Embeds, sparse_positions
 from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
 from transcriber.providers.speakers.turns import Found, WindowPlan, plan_windows
-from transcriber.voiceprints import MAX_KEPT_WINDOWS, VoiceWindows
 
 MAX_CHANNEL_WINDOWS: Final = MAX_KEPT_WINDOWS // 2
 PLAN: Final = WindowPlan()

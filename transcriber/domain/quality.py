@@ -23,7 +23,7 @@ from typing import Any, Final, Literal, get_args
 
 import orjson
 
-from transcriber.ports import Span, Utterance
+from transcriber.domain.transcripts import Span, Utterance
 
 Verdict = Literal["good", "check", "poor"]
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)

@@ -2,7 +2,7 @@
 
 Checks, each a list of problems (empty when all is well): SQLite's own
 `integrity_check`; `foreign_key_check`; every `files` row names a regular
-file inside the folder (plain names, no symlink on the way: `files.open_inside`;
+file inside the folder (plain names, no symlink on the way: `paths.open_inside`;
 a row with `..`, an absolute path or a symlink is an `unsafe_files` problem,
 never followed) with its size; no file in the record folders without a row; the search index
 holds exactly the terms its records and transcripts give (rebuilt into a
@@ -22,10 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from transcriber.core.errors import UnsafePath
+from transcriber.core.paths import stat_inside
 from transcriber.db.connection import open_snapshot
 from transcriber.db.reads import maintenance
-from transcriber.errors import UnsafePath
-from transcriber.files import RECORDS_DIR, stat_inside
+from transcriber.providers.local_files import RECORDS_DIR
 
 LIST_MAX = 50  # problems of one kind shown; the count is always whole
 

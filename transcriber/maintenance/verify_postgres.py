@@ -11,9 +11,9 @@ from __future__ import annotations
 from transcriber.db.engine import database_url
 from transcriber.db.move import archive_counts, file_entries, search_differences
 from transcriber.db.postgres.connection import PgConnection, connect
-from transcriber.service.bucket import open_bucket_files
-from transcriber.service.move_files import check_local, check_objects
-from transcriber.service.verify import Report
+from transcriber.maintenance.bucket import open_bucket_files
+from transcriber.maintenance.move_files import check_local, check_objects
+from transcriber.maintenance.verify import Report
 from transcriber.settings import Settings
 
 

@@ -16,22 +16,76 @@ slot (one recognizer structure per record, `STRUCTURE_ROW`), not the
 document's version: a record recognized before speakers keeps its row.
 
 Everything here is pure: no I/O, no clock.
+
+The value types the ports speak in: utterances, and the times of speech and words.
+
+Frozen, slotted, keyword-only; no behaviour beyond their fields. The pure
+functions over them live with whoever uses them (the pipeline's part planning,
+the speaker engine's words).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
-from transcriber.cues import subtitle_cues
-from transcriber.errors import TranscriberError
-from transcriber.ports import Utterance, Word
-from transcriber.transcript_formats import TranscriptFormat
-from transcriber.typed_text import text_problem
+from transcriber.core.errors import TranscriberError
+from transcriber.domain.cues import subtitle_cues
+from transcriber.domain.text import text_problem
+from transcriber.domain.transcript_formats import TranscriptFormat
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Span:
+    """A stretch of time: speech found by a VAD, a window to embed."""
+
+    start_ms: int
+    end_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """One stretch of one speaker; `speaker` counts from 0 in order of first appearance."""
+
+    start_ms: int
+    end_ms: int
+    speaker: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Word:
+    start_ms: int
+    end_ms: int
+    text: str
+    """As the recognizer spells it, with its leading space where it has one."""
+    probability: float | None = None
+    """The recognizer's confidence in the word (0..1) where it tells one, else None."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Utterance:
+    start_ms: int
+    end_ms: int
+    channel: int
+    text: str
+    speaker: str | None = None
+    """`"S1"`, `"S2"`, … when speakers were told apart (structure version 2), else None."""
+    words: tuple[Word, ...] = ()
+    """The utterance's words with their times and confidence, where the recognizer gave them."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Segment:
+    """A recognizer segment with its words."""
+
+    start_ms: int
+    end_ms: int
+    text: str
+    words: tuple[Word, ...] = ()
 
 STRUCTURE_VERSION = 3
 READABLE_VERSIONS = frozenset({1, 2, 3})
@@ -273,7 +327,7 @@ def to_json(utterances: Sequence[Utterance], names: Mapping[str, str] | None = N
            title: str = "", quality: Mapping[str, Any] | None = None) -> str:
     """The structure (utterances whole, with their words), each utterance with a speaker
     also carrying `speaker_name` ("" if none), the record's `title` ("" when it has
-    none) and its `quality` report (null when it has none: `transcriber.quality`)."""
+    none) and its `quality` report (null when it has none: `transcriber.domain.quality`)."""
     given = names or {}
     data = {"title": one_line(title), **structure_dict(utterances),
             "quality": None if quality is None else dict(quality)}

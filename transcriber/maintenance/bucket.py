@@ -20,11 +20,11 @@ from typing import Any, BinaryIO, TypeVar
 
 import structlog
 
+from transcriber.core.errors import TransientFailure
 from transcriber.db import reads
 from transcriber.db.readers import ReaderPool
-from transcriber.errors import TransientFailure
 from transcriber.providers.object_store import S3ObjectStore
-from transcriber.providers.record_objects import S3RecordFiles
+from transcriber.providers.s3_files import S3RecordFiles
 from transcriber.settings import Settings
 
 log = structlog.get_logger(__name__)

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal, get_args
 
-from transcriber.clock import format_time
-from transcriber.typed_text import text_problem
+from transcriber.core.clock import format_time
+from transcriber.domain.text import text_problem
 
 PREFIX = "tx_"
 RANDOM_BYTES = 32

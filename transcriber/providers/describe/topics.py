@@ -2,7 +2,7 @@
 said in any of their word forms, else key phrases said again, else a message's one
 phrase said once. Pure: the same sentences, the same topics.
 
-Words are compared by their Snowball stems (`transcriber.wordforms`), so «финансов»
+Words are compared by their Snowball stems (`transcriber.domain.search`), so «финансов»
 is the owner's «Финансы» and "finances" their "Finance"; words of time and manner
 (`stopwords.is_vague`) are never a topic's.
 """
@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from transcriber import descriptions
-from transcriber.stopwords import VAGUE_STEMS, is_stop
-from transcriber.wordforms import Word, words
+from transcriber.domain import describe as descriptions
+from transcriber.domain.search import Word, words
+from transcriber.providers.describe.stopwords import VAGUE_STEMS, is_stop
 
 NEW_TOPICS_MAX = 3
 PHRASE_WORDS_MAX = 3

@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import unicodedata
 
-from transcriber.errors import TranscriberError
+from transcriber.core.errors import TranscriberError
 
 LOGIN_MAX = 255
 

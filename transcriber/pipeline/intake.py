@@ -25,13 +25,14 @@ from typing import Literal
 
 import structlog
 
+from transcriber.core.errors import PermanentFailure, TranscriberError
+from transcriber.core.ids import new_id
+from transcriber.core.paths import clean_original_name
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import Accepted, AcceptRecord, Source
 from transcriber.db.writer import Writer
-from transcriber.errors import PermanentFailure, TranscriberError
-from transcriber.files import PlacedFile, clean_original_name
-from transcriber.ids import new_id
 from transcriber.ports import AudioProbe, RecordStore, Transcoder
+from transcriber.ports.files import PlacedFile
 from transcriber.settings import ServerSettings
 
 log = structlog.get_logger(__name__)

@@ -1,11 +1,11 @@
 """The extractive describer: a title, a brief and topics taken from the transcript itself,
 offline, with no model, the same answer for the same transcript and archive.
 
-- **Words.** Each sentence's words are read by `transcriber.wordforms` (the search's
+- **Words.** Each sentence's words are read by `transcriber.domain.search` (the search's
   normalization: folded, Snowball-stemmed), stop words and fillers of both languages
-  left out (`transcriber.stopwords`). A stem weighs `(1 + log tf) · idf`, where the idf
-  is from the owner's archive: a word every recording of the owner has ("budget" in a
-  finance team's calls) says little about this one.
+  left out (`providers/describe/stopwords.py`). A stem weighs `(1 + log tf) · idf`,
+  where the idf is from the owner's archive: a word every recording of the owner
+  has ("budget" in a finance team's calls) says little about this one.
 - **Centrality.** Sentences are nodes of a graph whose edges are the cosine
   similarities of their weighted stems (LexRank's continuous graph); a sentence's
   score is its PageRank there. The graph is never built: with the sentences' unit
@@ -14,13 +14,13 @@ offline, with no model, the same answer for the same transcript and archive.
   not sentences² (`tests/bench/test_describer.py` measures it).
 - **Title.** The opening phrase of the most central sentence (fillers in front left
   out, ending at its first clause break, at most `TITLE_WORDS_MAX` words within
-  `descriptions.TITLE_MAX`); none when the transcript is itself no longer than a
+  `describe.TITLE_MAX`); none when the transcript is itself no longer than a
   title, or the phrase would be all it says (it would be said twice).
 - **Brief.** A transcript that is itself short (three sentences, 400 characters, each
   sentence once) is its own brief; otherwise the 1–3 most central sentences other than
   the title's (one for a recording under a minute, two under ten, three beyond), none
   repeating another, in the order they were said.
-- **Topics.** `transcriber.providers.topics`: the owner's topics whose word forms
+- **Topics.** `transcriber.providers.describe.topics`: the owner's topics whose word forms
   occur prominently; else key phrases said again; else a message's one phrase.
 """
 
@@ -34,12 +34,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from transcriber import descriptions
-from transcriber.descriptions import Description
+from transcriber.domain import describe as descriptions
+from transcriber.domain.describe import Description
+from transcriber.domain.search import Word, fold, words
 from transcriber.ports import ArchiveCounts, Material, Utterance
-from transcriber.providers.topics import Sentence, topics_of
-from transcriber.stopwords import is_stop
-from transcriber.wordforms import Word, fold, words
+from transcriber.providers.describe.stopwords import is_stop
+from transcriber.providers.describe.topics import Sentence, topics_of
 
 NAME = "extractive"
 VOCABULARY_MAX = 2000
@@ -200,7 +200,7 @@ def title_of(sentence: Sentence, said: Sequence[Sentence]) -> str:
     """The title: the opening phrase of the most central sentence — none when the
     transcript (each sentence once) is itself no longer than a title, or when the phrase
     would be all it says: a card and a TXT export would say it twice."""
-    # The sentences are clean already (`descriptions.sentences`): their lengths add up.
+    # The sentences are clean already (`describe.sentences`): their lengths add up.
     if sum(len(part.text) + 1 for part in said) - 1 <= descriptions.TITLE_MAX:
         return ""
     title = opening_words(sentence)

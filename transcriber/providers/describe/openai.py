@@ -4,7 +4,7 @@ vLLM, Yandex's foundation models): `POST {describer.base_url}/chat/completions`.
 The request asks for one JSON object `{"title", "brief", "topics"}` in the transcript's
 language and passes the owner's topics, to be preferred over new ones. The answer is
 checked: a title or brief too long, or more than five topics, is repaired
-(`descriptions.fitted` cuts them); an answer that is not that object (not JSON, wrong
+(`describe.fitted` cuts them); an answer that is not that object (not JSON, wrong
 types) is asked for once more; a second bad one is a `PermanentFailure`, and the actor
 answers with the extractive description. A transcript longer than
 `describer.max_input_chars` is described in parts, and the parts' descriptions are
@@ -37,9 +37,10 @@ import aiohttp
 import orjson
 import structlog
 
-from transcriber import descriptions, transcripts
-from transcriber.descriptions import Description
-from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.core.errors import PermanentFailure, TransientFailure
+from transcriber.domain import describe as descriptions
+from transcriber.domain import transcripts
+from transcriber.domain.describe import Description
 from transcriber.ports import Material
 from transcriber.settings import DescriberSettings
 
@@ -226,7 +227,7 @@ def message_content(raw: bytes) -> str:
 def parse_answer(content: str) -> dict[str, Any]:
     """`{"title": str, "brief": str, "topics": [str]}` from a model's answer (a fenced code
     block, or prose around the object, is tolerated); `BadAnswer` for anything else.
-    Lengths and the number of topics are repaired later (`descriptions.fitted`)."""
+    Lengths and the number of topics are repaired later (`describe.fitted`)."""
     text = _FENCE_RE.sub("", content.strip())
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end < start:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from transcriber.wordforms import fold, words
+from transcriber.domain.search import fold, words
 
 TITLE_MAX = 80
 BRIEF_MAX = 400

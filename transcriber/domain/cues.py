@@ -31,8 +31,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import TYPE_CHECKING
 
-from transcriber.ports import Utterance, Word
+if TYPE_CHECKING:
+    # Types only: `transcripts` renders its cues with this module.
+    from transcriber.domain.transcripts import Utterance, Word
 
 MAX_CUE_MS = 7000
 MIN_CUE_MS = 1000

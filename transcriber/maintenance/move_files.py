@@ -17,10 +17,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from transcriber.core.errors import UnsafePath
+from transcriber.core.hashing import HASH_CHUNK_BYTES
+from transcriber.core.paths import open_file_inside, stat_inside
 from transcriber.db.reads.maintenance import FileEntry
-from transcriber.errors import UnsafePath
-from transcriber.files import HASH_CHUNK_BYTES, RECORDS_DIR, open_file_inside, stat_inside
-from transcriber.providers.record_objects import S3RecordFiles
+from transcriber.providers.local_files import RECORDS_DIR
+from transcriber.providers.s3_files import S3RecordFiles
 
 # Called after each file copied or found in place: (bytes of the file).
 OnFile = Callable[[int], None]

@@ -29,26 +29,25 @@ from typing import BinaryIO, Literal
 
 import structlog
 
-from transcriber.errors import (
+from transcriber.core.errors import (
     IncompleteInput,
     StorageFull,
     TooLarge,
     TranscriberError,
     UnsafePath,
 )
-from transcriber.files import (
+from transcriber.core.hashing import read_chunks
+from transcriber.core.ids import new_unguessable_id
+from transcriber.core.paths import plain_name
+from transcriber.ports.files import PlacedFile, Servable
+from transcriber.providers.local_files import (
     RECORDS_DIR,
     TEMP_SUFFIX,
     FreeBytes,
-    PlacedFile,
-    Servable,
     disk_free_bytes,
     has_room,
     is_no_room,
-    plain_name,
-    read_chunks,
 )
-from transcriber.ids import new_unguessable_id
 from transcriber.providers.object_store import COPY_MAX_BYTES, ObjectMissing, S3ObjectStore
 
 log = structlog.get_logger(__name__)

@@ -13,56 +13,42 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import hashlib
+import fcntl
 import os
 import shutil
-import stat
-import unicodedata
-from collections.abc import AsyncGenerator, AsyncIterable, Callable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import AsyncGenerator, AsyncIterable, Callable
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from transcriber.errors import IncompleteInput, StorageFull, TooLarge, UnsafePath
-from transcriber.ids import new_unguessable_id
+from transcriber.core.errors import IncompleteInput, StorageFull, TooLarge
+from transcriber.core.hashing import HASH_CHUNK_BYTES
+from transcriber.core.ids import new_unguessable_id
+from transcriber.core.paths import open_file_inside, stat_inside
+from transcriber.ports.files import PlacedFile, Servable
 
 RECORDS_DIR = "records"
 TEMP_SUFFIX = ".part"
-ORIGINAL_NAME_MAX = 255
+INSTANCE_LOCK = "instance.lock"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlacedFile:
-    record_id: str
-    file_id: str
-    file_name: str
-    path: Path
-    size_bytes: int
-
-    @property
-    def format(self) -> str:
-        return Path(self.file_name).suffix.lstrip(".")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Servable:
-    """A stored file that may be sent: its size, and either a local path (sent as a
-    file) or the validators of an object (streamed through the service)."""
-
-    size: int
-    path: Path | None = None
-    etag: str = ""
-    modified: datetime | None = None
+def take_instance_lock(data_dir: Path) -> tuple[int, bool]:
+    """A shared lock held while this process uses the data folder; first tried
+    exclusively: `True` when no other process holds the folder (then a
+    start-up sweep cannot remove another process's half-written file)."""
+    fd = os.open(data_dir / INSTANCE_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        alone = False
+    else:
+        alone = True
+    return fd, alone
 
 
-def clean_original_name(raw: str | None) -> str:
-    """The sender's name as kept in the database: no control chars, ≤ 255 chars."""
-    if not raw:
-        return ""
-    name = raw.replace("\\", "/").rsplit("/", 1)[-1]
-    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")
-    return name.strip()[:ORIGINAL_NAME_MAX]
+def share_instance_lock(fd: int) -> None:
+    fcntl.flock(fd, fcntl.LOCK_SH)
+
+
 
 
 # The errors of a disk (or a quota) with no room left.
@@ -247,107 +233,3 @@ def _rename_durably(source: Path, final: Path) -> None:
         os.close(dir_fd)
 
 
-HASH_CHUNK_BYTES = 4 * 1024 * 1024
-
-
-def sha256_of(path: Path) -> str:
-    """The file's SHA-256, read in chunks (model files and database copies are large)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(HASH_CHUNK_BYTES):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-async def read_chunks(path: Path, chunk_size: int) -> AsyncGenerator[bytes]:
-    """A file as a stream of chunks, read off the event loop (for `place_stream`)."""
-    handle = await asyncio.to_thread(path.open, "rb")
-    try:
-        while chunk := await asyncio.to_thread(handle.read, chunk_size):
-            yield chunk
-    finally:
-        handle.close()
-
-
-# -- paths taken from outside -----------------------------------------------------------
-#
-# A backup's `files` rows, a stored row after a restore, a local Bot API's
-# answer: each names a file that must lie inside one folder. Every component
-# is one plain name, and the walk down from the folder opens each with
-# O_NOFOLLOW, so a `..`, an absolute path or a symlink anywhere on the way is
-# refused rather than followed (a resolved-path check would race a symlink
-# swapped in after it). The folder itself is the operator's and may be reached
-# through symlinks.
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-# O_NONBLOCK: opening a FIFO planted under a file's name must not wait for a writer.
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
-
-def plain_name(name: str) -> bool:
-    """Pure: `name` is one path component naming something inside its folder."""
-    return bool(name) and name not in (".", "..") and "/" not in name and "\0" not in name
-
-
-def open_inside(root: Path, names: Sequence[str]) -> int:
-    """A descriptor of the regular file `root/names[0]/…/names[-1]`.
-
-    Raises `UnsafePath` for a name that is not plain, a symlink or a
-    non-folder on the way, or an end that is not a regular file (a symlink, a
-    folder, a FIFO, a device); `FileNotFoundError` when something is missing.
-    """
-    if not names or not all(plain_name(name) for name in names):
-        raise UnsafePath("a path component is not a plain name")
-    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for name in names[:-1]:
-            try:
-                inner = os.open(name, _DIR_FLAGS, dir_fd=folder)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise UnsafePath("a folder on the way is a symlink or not a folder"
-                                     ) from None
-                raise
-            os.close(folder)
-            folder = inner
-        try:
-            fd = os.open(names[-1], _FILE_FLAGS, dir_fd=folder)
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
-                raise UnsafePath("the file is a symlink or not a regular file") from None
-            raise
-    finally:
-        os.close(folder)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise UnsafePath("the file is not a regular file")
-    return fd
-
-
-def stat_inside(root: Path, names: Sequence[str]) -> os.stat_result:
-    """The stat of the regular file `open_inside` reaches (same refusals)."""
-    fd = open_inside(root, names)
-    try:
-        return os.fstat(fd)
-    finally:
-        os.close(fd)
-
-
-def relative_names(path: str, roots: Sequence[Path]) -> tuple[str, ...]:
-    """Pure: the components of the absolute `path` below the first of `roots` it lies
-    under, taken as written (a `..` stays and `open_inside` refuses it);
-    `UnsafePath` if it is under none."""
-    given = Path(path)
-    if not given.is_absolute():
-        raise UnsafePath("the path is not absolute")
-    for root in roots:
-        if given.is_relative_to(root):
-            names = given.relative_to(root).parts
-            if names:
-                return names
-    raise UnsafePath("the path is outside the folder")
-
-
-def open_file_inside(root: Path, names: Sequence[str]) -> BinaryIO:
-    """The regular file `open_inside` reaches, opened for reading (same refusals)."""
-    return os.fdopen(open_inside(root, names), "rb")

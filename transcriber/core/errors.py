@@ -117,7 +117,7 @@ class QuotaExceeded(TranscriberError):
 
 class QueryTooBroad(TranscriberError):
     """A search query whose words typed in part would expand too far
-    (`transcriber.search_query`); `reason` is `prefix_too_short` or `too_many_prefixes`."""
+    (`transcriber.domain.search`); `reason` is `prefix_too_short` or `too_many_prefixes`."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

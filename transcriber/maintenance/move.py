@@ -26,17 +26,17 @@ from typing import Literal
 import asyncpg
 import structlog
 
-from transcriber.clock import Clock, SystemClock
+from transcriber.core.clock import Clock, SystemClock
+from transcriber.core.errors import TransientFailure
 from transcriber.db import move as rows
 from transcriber.db.connection import database_path
 from transcriber.db.engine import database_url
 from transcriber.db.postgres.connection import PgConnection, connect
 from transcriber.db.postgres.migrate import migrate_postgres
 from transcriber.db.reads.maintenance import FileEntry
-from transcriber.errors import TransientFailure
-from transcriber.service import move_files
-from transcriber.service.bucket import open_bucket_files
-from transcriber.service.storage import take_instance_lock
+from transcriber.maintenance import move_files
+from transcriber.maintenance.bucket import open_bucket_files
+from transcriber.providers.local_files import take_instance_lock
 from transcriber.settings import Settings
 
 log = structlog.get_logger(__name__)

@@ -1,5 +1,5 @@
 """Words that say nothing about what a recording is about, in Russian and English, as
-folded forms (`wordforms.fold`: lower case, ё as е).
+folded forms (`search.fold`: lower case, ё as е).
 
 The base is the Snowball project's own stop lists (snowballstem.org, the
 `russian/stop.txt` and `english/stop.txt` of the stemmers `wordforms` uses), with
@@ -13,7 +13,7 @@ lists come as a data download at run time (no download may happen offline).
 
 from __future__ import annotations
 
-from transcriber.wordforms import fold, stem
+from transcriber.domain.search import fold, stem
 
 _RUSSIAN = """
 и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только

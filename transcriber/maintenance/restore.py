@@ -2,7 +2,7 @@
 
 A backup is a folder someone handed over: its manifest, its database and its
 `files` rows may all be crafted. So every path taken from it is walked down
-from the backup folder by `files.open_inside` (one plain name per component,
+from the backup folder by `paths.open_inside` (one plain name per component,
 no `..`, no absolute path, no symlink anywhere on the way: refused, never
 followed) and every file is placed as a regular file. The database is copied
 under a temporary name and checked against the manifest's SHA-256 as copied,
@@ -28,11 +28,11 @@ from typing import BinaryIO, Protocol
 
 import orjson
 
+from transcriber.core.errors import UnsafePath
+from transcriber.core.paths import open_file_inside, open_inside, plain_name
 from transcriber.db.connection import database_path, use_rollback_journal
 from transcriber.db.migrate import migrate
-from transcriber.errors import UnsafePath
-from transcriber.files import open_file_inside, open_inside, plain_name
-from transcriber.service.backup import (
+from transcriber.maintenance.backup import (
     COPY_CHUNK_BYTES,
     MANIFEST_NAME,
     BackupError,
@@ -42,8 +42,8 @@ from transcriber.service.backup import (
     place_inside,
     read_snapshot,
 )
-from transcriber.service.storage import INSTANCE_LOCK
-from transcriber.service.verify import Report, verify
+from transcriber.maintenance.verify import Report, verify
+from transcriber.providers.local_files import INSTANCE_LOCK
 
 # A manifest is a few hundred bytes; a bigger one is not a manifest.
 MANIFEST_MAX_BYTES = 64 * 1024

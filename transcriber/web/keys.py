@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.pipeline.settled import SettledRecords

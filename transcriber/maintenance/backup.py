@@ -26,7 +26,10 @@ from pathlib import Path
 
 import orjson
 
-from transcriber.clock import Clock, SystemClock, stamp
+from transcriber.core.clock import Clock, SystemClock, stamp
+from transcriber.core.errors import TranscriberError, UnsafePath
+from transcriber.core.hashing import sha256_of
+from transcriber.core.paths import open_inside, plain_name
 from transcriber.db.connection import (
     DB_FILE_NAME,
     database_path,
@@ -35,8 +38,7 @@ from transcriber.db.connection import (
     use_rollback_journal,
 )
 from transcriber.db.reads import maintenance
-from transcriber.errors import TranscriberError, UnsafePath
-from transcriber.files import RECORDS_DIR, open_inside, plain_name, sha256_of
+from transcriber.providers.local_files import RECORDS_DIR
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = 1
