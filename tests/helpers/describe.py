@@ -16,7 +16,7 @@ from transcriber.domain.describe import Description
 from transcriber.domain.quality import Quality
 from transcriber.domain.transcripts import dump_structure, plain_text
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
-from transcriber.pipeline.notify import Delivery, ReplyWithTranscript, running_notifier
+from transcriber.pipeline.notify import ReplyDelivery, ReplyWithTranscript, running_notifier
 from transcriber.pipeline.outbox import Outbox
 from transcriber.ports import Material, Utterance
 from transcriber.settings import Settings
@@ -80,7 +80,7 @@ class Finisher:
             # As the real finish step: a Telegram record's reply (an HTTP record has none).
             "finish": Behaviour(effects=(ReplyWithTranscript(),))})
         notifier = self.notifier
-        delivery = Delivery(self.readers, lambda: notifier, self.outbox,
+        delivery = ReplyDelivery(self.readers, lambda: notifier, self.outbox,
                             wake_describer=(lambda: self.woken.append("wake"))
                             if self.describing else None)
         actor = self.make_actor(steps=steps, delivery=delivery)

@@ -27,7 +27,7 @@ from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.writer import Writer
 from transcriber.providers import media
-from transcriber.providers.local_files import RecordFiles
+from transcriber.providers.local_files import LocalRecordFiles
 
 T = TypeVar("T")
 
@@ -38,7 +38,7 @@ async def _accept(data_dir: Path, source: Path) -> str:
     await writer.start()
     try:
         owner = await make_user(writer)
-        files = RecordFiles(data_dir)
+        files = LocalRecordFiles(data_dir)
         record_id = new_id()
         file_id, temp = files.temp_path(record_id, source.suffix)
         shutil.copyfile(source, temp)

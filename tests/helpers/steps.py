@@ -23,7 +23,7 @@ from transcriber.pipeline.actor import RunReport, StepActor
 from transcriber.pipeline.step import Step
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.local_files import RecordFiles
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.providers.object_store import S3ObjectStore
 from transcriber.providers.speechkit import SpeechkitRecognizer
 from transcriber.settings import FfmpegSettings
@@ -32,7 +32,7 @@ from transcriber.testing.clock import FakeClock
 AddRecord = Callable[[Path], Awaitable[str]]
 
 
-async def add_record(writer: Writer, record_files: RecordFiles, source: Path, *,
+async def add_record(writer: Writer, record_files: LocalRecordFiles, source: Path, *,
                      duration_ms: int | None = None) -> str:
     """Place a copy of `source` as a record's original and accept the record (its
     duration as the doors' intake probe found it, when given)."""

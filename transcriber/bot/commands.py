@@ -17,7 +17,7 @@ from aiogram.types import Message, ReplyParameters
 
 from transcriber.bot import rules, texts
 from transcriber.bot.notifier import TelegramNotifier
-from transcriber.bot.status import Progress, ProgressSource, stage_text
+from transcriber.bot.status import ProgressSource, StatusProgress, stage_text
 from transcriber.bot.texts import T
 from transcriber.core.clock import Clock
 from transcriber.core.errors import TranscriberError
@@ -50,7 +50,7 @@ async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
     if decision.command == "/status":
         records = await reads.telegram.latest_of_owner(readers, owner_id=user.id,
                                                        limit=STATUS_RECORDS)
-        shown: dict[str, Progress] = {}
+        shown: dict[str, StatusProgress] = {}
         if progress is not None:
             for record in records:
                 found = None if record.halted_at is not None else await progress(record.id)
@@ -73,7 +73,7 @@ async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
 
 
 def status_list(lang: texts.Language, records: Sequence[RecentRecord],
-                progress: Mapping[str, Progress] | None = None) -> str:
+                progress: Mapping[str, StatusProgress] | None = None) -> str:
     """The `/status` answer: one line per record, newest first, with the
     recognition progress of those on their way."""
     if not records:

@@ -57,7 +57,7 @@ from transcriber.pipeline.intake import (
     Intake,
     accept_stream,
 )
-from transcriber.ports import RecordStore, Transcoder
+from transcriber.ports import RecordFiles, Transcoder
 from transcriber.settings import TelegramSettings
 
 log = structlog.get_logger(__name__)
@@ -75,7 +75,7 @@ class DoorParts:
 
     writer: Writer
     readers: ReaderPool
-    files: RecordStore
+    files: RecordFiles
     transcoder: Transcoder
     clock: Clock
     limits: AudioLimits
@@ -202,7 +202,7 @@ class TelegramDoor:
                                          forced_language=self._settings.language)
         if isinstance(decision, rules.Ignore):
             return "ignored"
-        if isinstance(decision, rules.Answer):
+        if isinstance(decision, rules.ChatCommand):
             await self._reply(message, decision.text)
             return "answered"
         if isinstance(decision, rules.Refuse):

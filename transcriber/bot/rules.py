@@ -59,7 +59,7 @@ class Refuse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Answer:
+class ChatCommand:
     """A command from an allowed sender (`/start`, `/help`)."""
 
     text: str
@@ -79,7 +79,7 @@ class Ignore:
     """Nothing to answer (a service message, a message without a sender)."""
 
 
-MessageDecision = TakeFile | Refuse | Answer | RunCommand | Ignore
+MessageDecision = TakeFile | Refuse | ChatCommand | RunCommand | Ignore
 
 
 def inspect_message(
@@ -102,7 +102,7 @@ def inspect_message(
     if candidate is None:
         command = command_of(message.text)
         if command in HELP_COMMANDS:
-            return Answer(text=texts.help_text(lang, max_bytes))
+            return ChatCommand(text=texts.help_text(lang, max_bytes))
         if command == "/status":
             return RunCommand(command="/status", login=login, language=lang)
         if command == "/last":

@@ -20,7 +20,7 @@ language: «п*» is every word with п, on the index and in the marks), at most
 `PREFIXES_MAX` of them a query. A query past those is refused
 (`QueryTooBroad`), never silently widened or narrowed.
 
-Word forms: the one normalization search applies to what it indexes, what it is asked
+TextWord forms: the one normalization search applies to what it indexes, what it is asked
 and what it marks.
 
 A word is a run of letters and digits (as FTS5's `unicode61` tokenizer splits
@@ -71,7 +71,7 @@ _CACHED_MAX = 40  # longer forms are stemmed without remembering them
 _MARKED_RE = re.compile(r"[^\x00-\x7f\u0400-\u04ff]")
 
 
-class Word(NamedTuple):
+class TextWord(NamedTuple):
     """One word of a text: where it stands (code points, end exclusive) and its forms.
 
     A named tuple, not a dataclass: a transcript of hours has tens of thousands of
@@ -148,12 +148,12 @@ def _stem(form: str) -> str:
     return form
 
 
-def words(text: str) -> list[Word]:
+def words(text: str) -> list[TextWord]:
     """Every word of `text` in order, with its place, form and stem."""
     found = []
     for match in _WORD_RE.finditer(text):
         form = form_of(match.group())
-        found.append(Word(match.start(), match.end(), form, stem(form)))
+        found.append(TextWord(match.start(), match.end(), form, stem(form)))
     return found
 
 
@@ -234,7 +234,7 @@ def parse(text: str) -> Query:
     return Query(terms=tuple(terms))
 
 
-def _matches_at(found: list[Word], at: int, term: Term) -> bool:
+def _matches_at(found: list[TextWord], at: int, term: Term) -> bool:
     if at + len(term.stems) > len(found):
         return False
     last = len(term.stems) - 1

@@ -170,7 +170,7 @@ Outcome = Literal["delivered", "retry", "failed", "gone"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Verdict:
+class DeliveryVerdict:
     outcome: Outcome
     delay_seconds: float = 0.0
     """With `retry`: how long until the next try."""
@@ -200,7 +200,7 @@ def retry_after_seconds(value: str | None, now: datetime) -> float | None:
 
 def verdict(status: int | None, *, failures: int, retry_after: float | None,
             created_at: datetime, now: datetime, window_hours: float,
-            base: float, cap: float) -> Verdict:
+            base: float, cap: float) -> DeliveryVerdict:
     """What to do after an attempt that got `status` (None: no answer at all).
 
     `failures` counts this attempt. A 2xx delivers, a 410 gives the webhook
@@ -208,15 +208,15 @@ def verdict(status: int | None, *, failures: int, retry_after: float | None,
     the backoff or the receiver's longer `Retry-After`, unless that try would
     come after the delivery window: then the delivery has failed."""
     if status is not None and 200 <= status < 300:
-        return Verdict(outcome="delivered")
+        return DeliveryVerdict(outcome="delivered")
     if status == 410:
-        return Verdict(outcome="gone")
+        return DeliveryVerdict(outcome="gone")
     delay = backoff_seconds(failures, base=base, cap=cap)
     if retry_after is not None:
         delay = max(delay, retry_after)
     if now + timedelta(seconds=delay) > created_at + timedelta(hours=window_hours):
-        return Verdict(outcome="failed")
-    return Verdict(outcome="retry", delay_seconds=delay)
+        return DeliveryVerdict(outcome="failed")
+    return DeliveryVerdict(outcome="retry", delay_seconds=delay)
 
 SIGNATURE_HEADER = "X-Transcriber-Signature"
 EVENT_HEADER = "X-Transcriber-Event"

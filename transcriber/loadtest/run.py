@@ -53,7 +53,7 @@ from transcriber.loadtest.report import LoadReport, render
 from transcriber.loadtest.simulated import Holders, SimulatedStep, simulated_steps
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
-from transcriber.providers.local_files import RecordFiles
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.settings import PipelineSettings, Secret, Settings
 
 R = TypeVar("R")
@@ -183,7 +183,7 @@ async def _run(
         run = LoadRun(settings=settings, writer=writer, readers=readers, steps=steps,
                       holders=holders)
         engine = Engine(settings=settings, clock=clock, writer=writer, readers=readers,
-                        files=RecordFiles(storage.data_dir), steps=steps,
+                        files=LocalRecordFiles(storage.data_dir), steps=steps,
                         notifier=NullNotifier)
         started = time.perf_counter()
         engine.start(on_death=on_death)

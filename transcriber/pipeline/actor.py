@@ -40,10 +40,10 @@ from transcriber.db.writer import Writer
 from transcriber.domain.stages import STAGES, HaltReason, Stage, spec_of, stage_of_step
 from transcriber.pipeline import policy
 from transcriber.pipeline.effects import discard_unwritten
-from transcriber.pipeline.notify import AfterCommit, Delivery
+from transcriber.pipeline.notify import AfterCommit, ReplyDelivery
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Advanced, Deferred, Job, Step
-from transcriber.ports import RecordStore
+from transcriber.ports import RecordFiles
 from transcriber.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -76,9 +76,9 @@ class StepActor:
         clock: Clock,
         writer: Writer,
         readers: ReaderPool,
-        files: RecordStore,
+        files: RecordFiles,
         steps: Mapping[str, Step],
-        delivery: Delivery,
+        delivery: ReplyDelivery,
         rng: policy.Random = random.random,
         claim: ClaimSource | None = None,
         extras: Mapping[str, Any] | None = None,

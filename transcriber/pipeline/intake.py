@@ -1,7 +1,7 @@
 """Intake: a stream of bytes becomes a record at the first stage.
 
 Shared by both doors (the web upload and the Telegram bot). The stream goes
-straight into the record-file store (`RecordStore.place_stream`: a temporary
+straight into the record-file store (`RecordFiles.place_stream`: a temporary
 name renamed when complete, or a multipart upload completed at the end;
 never held in memory), it is probed (only
 audio containers are opened; the container decides the stored extension),
@@ -31,7 +31,7 @@ from transcriber.core.paths import clean_original_name
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import Accepted, AcceptRecord, Source
 from transcriber.db.writer import Writer
-from transcriber.ports import AudioProbe, RecordStore, Transcoder
+from transcriber.ports import AudioProbe, RecordFiles, Transcoder
 from transcriber.ports.files import PlacedFile
 from transcriber.settings import ServerSettings
 
@@ -123,7 +123,7 @@ async def accept_stream(
     intake: Intake,
     chunks: AsyncIterable[bytes],
     *,
-    files: RecordStore,
+    files: RecordFiles,
     writer: Writer,
     transcoder: Transcoder,
     limit: int,
@@ -170,7 +170,7 @@ async def _register(
     placed: PlacedFile,
     name: str,
     *,
-    files: RecordStore,
+    files: RecordFiles,
     writer: Writer,
     transcoder: Transcoder,
     limits: AudioLimits,

@@ -22,7 +22,7 @@ from transcriber.db.commands.pipeline import Effect
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.domain.stages import Stage
-from transcriber.ports import RecordStore
+from transcriber.ports import RecordFiles
 from transcriber.settings import Settings
 
 __all__ = ["Advanced", "Deferred", "Effect", "Job", "Outcome", "Step"]
@@ -53,7 +53,7 @@ class Job:
     clock: Clock
     writer: Writer
     readers: ReaderPool
-    files: RecordStore
+    files: RecordFiles
     extras: Mapping[str, Any] = field(default_factory=dict)
 
 

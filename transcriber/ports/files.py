@@ -1,6 +1,6 @@
 """The record-file store port: where originals, normalized copies and saved answers live.
 
-Adapters: `transcriber.providers.local_files.RecordFiles` (the data folder, `storage.files =
+Adapters: `transcriber.providers.local_files.LocalRecordFiles` (the data folder, `storage.files =
 local`) and `transcriber.providers.s3_files.S3RecordFiles` (a bucket,
 `storage.files = s3`). Both keep one contract: a file becomes visible under
 its final name only after its whole content was written without error; the
@@ -44,7 +44,7 @@ class Servable:
     modified: datetime | None = None
 
 
-class RecordStore(Protocol):
+class RecordFiles(Protocol):
     kind: FilesKind
 
     def free_bytes(self) -> int:

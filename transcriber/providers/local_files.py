@@ -75,8 +75,8 @@ def is_no_room(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in _NO_ROOM
 
 
-class RecordFiles:
-    """The record-file store of `storage.files = local` (`ports.RecordStore`).
+class LocalRecordFiles:
+    """The record-file store of `storage.files = local` (`ports.RecordFiles`).
 
     `free_bytes` and `opener` are the file layer (tests inject a disk that fills)."""
 

@@ -1,4 +1,4 @@
-"""Record files in a bucket (`storage.files = s3`): the `RecordStore` port over S3.
+"""Record files in a bucket (`storage.files = s3`): the `RecordFiles` port over S3.
 
 Objects are named `<s3.prefix>records/<record id>/<file name>`, the file name
 being `<file id><ext>` as in the data folder (ids only). Placement keeps the

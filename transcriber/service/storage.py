@@ -2,7 +2,7 @@
 
 Order at start: migrations → writer → readers → the sweep of what a killed
 process left in the record folders → the record-file store (the data folder,
-or a bucket and its own sweep: `service.bucket`) (→ the pipeline and the doors, added by
+or a bucket and its own sweep: `maintenance.bucket`) (→ the pipeline and the doors, added by
 their own contexts). aiohttp runs cleanups in reverse, so the
 writer, started first, closes last and drains its mailbox before it does.
 """
@@ -27,7 +27,7 @@ from transcriber.maintenance.bucket import bucket_files
 from transcriber.providers.local_files import (
     RECORDS_DIR,
     TEMP_SUFFIX,
-    RecordFiles,
+    LocalRecordFiles,
     share_instance_lock,
     take_instance_lock,
 )
@@ -110,7 +110,7 @@ async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
                 app[keys.FILES] = await stack.enter_async_context(
                     bucket_files(settings, readers, alone=alone, started=started))
             else:
-                app[keys.FILES] = RecordFiles(data_dir,
+                app[keys.FILES] = LocalRecordFiles(data_dir,
                                               min_free_bytes=settings.storage.min_free_bytes)
         log.info("storage_started", read_connections=readers.size,
                  engine=engine_name(settings.storage), files=app[keys.FILES].kind)

@@ -35,7 +35,7 @@ class EditedMessage:
 
 
 @dataclass(slots=True)
-class StoredFile:
+class BotApiFile:
     file_id: str
     file_unique_id: str
     file_path: str
@@ -44,7 +44,7 @@ class StoredFile:
 
 
 @dataclass(slots=True, kw_only=True)
-class Fault:
+class BotApiFault:
     status: int = 500
     description: str = "Internal Server Error"
     retry_after: int | None = None

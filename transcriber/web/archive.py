@@ -30,7 +30,7 @@ from transcriber.web.downloads import (
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.match_pool import MATCH_POOL
-from transcriber.web.matches import FIND_MATCHES, RESULT_MATCHES, Found
+from transcriber.web.matches import FIND_MATCHES, RESULT_MATCHES, FoundMatches
 from transcriber.web.paging import (
     PageAfter,
     SearchAfter,
@@ -114,7 +114,7 @@ async def list_records(request: web.Request) -> web.Response:
 
 
 async def _matches(request: web.Request, record_ids: Sequence[str], query: Query, *,
-                   limit: int) -> list[Found]:
+                   limit: int) -> list[FoundMatches]:
     """The utterances of each record's current transcript that hold the query's words,
     found in the match pool's worker processes (`transcriber.web.match_pool`)."""
     readers = request.app[keys.READERS]

@@ -41,7 +41,7 @@ _CACHE_MAX = 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Claimed:
+class ClaimedIdentity:
     """The identity a request claims, before the user row is looked up."""
 
     login: str
@@ -101,20 +101,20 @@ def _shown(header: str, values: Sequence[str]) -> str:
 
 def claimed_identity(
     peer: str | None, headers: Mapping[str, Sequence[str]], settings: ServerSettings
-) -> Claimed | None:
+) -> ClaimedIdentity | None:
     """Pure: the identity of a request, or None when it has none (→ 401).
 
     `headers` holds every value of each identity header, repeats included."""
     if is_trusted(parse_address(peer), settings.trusted_proxies):
         login = _login(headers.get(LOGIN_HEADER, ()))
         if login:
-            return Claimed(
+            return ClaimedIdentity(
                 login=login,
                 display_name=_shown("Remote-Name", headers.get("Remote-Name", ())),
                 email=_shown("Remote-Email", headers.get("Remote-Email", ())),
             )
     if settings.anonymous_user:
-        return Claimed(login=settings.anonymous_user, display_name=settings.anonymous_user)
+        return ClaimedIdentity(login=settings.anonymous_user, display_name=settings.anonymous_user)
     return None
 
 
@@ -124,7 +124,7 @@ class UserDirectory:
     def __init__(self) -> None:
         self._cache: dict[str, User] = {}
 
-    async def resolve(self, app: web.Application, claimed: Claimed) -> User:
+    async def resolve(self, app: web.Application, claimed: ClaimedIdentity) -> User:
         user = self._cache.get(claimed.login)
         if user is not None:
             return user

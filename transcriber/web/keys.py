@@ -17,7 +17,7 @@ from transcriber.ports import (
     Notifier,
     ObjectStore,
     Recognizer,
-    RecordStore,
+    RecordFiles,
     Transcoder,
     WebhookTransport,
 )
@@ -27,7 +27,7 @@ SETTINGS = web.AppKey("settings", Settings)
 CLOCK = web.AppKey("clock", Clock)
 WRITER = web.AppKey("writer", Writer)
 READERS = web.AppKey("readers", ReaderPool)
-FILES = web.AppKey("files", RecordStore)
+FILES = web.AppKey("files", RecordFiles)
 # Resolved with the exception that must stop the service (the writer died, …).
 FATAL = web.AppKey("fatal", asyncio.Future[BaseException])
 # The step table: step name (from stages.STAGES) -> the Step that runs it.

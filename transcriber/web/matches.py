@@ -51,7 +51,7 @@ def _snippet(text: str, found: Marks) -> tuple[str, list[list[int]]]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Found:
+class FoundMatches:
     """One transcript's matches, as a worker sends them back."""
 
     matches: list[dict[str, Any]]
@@ -63,7 +63,7 @@ class Found:
 
 def structure_matches(contents: Sequence[str | bytes | None], query: Query, *, limit: int,
                       budget: float,
-                      clock: Callable[[], float] = time.process_time) -> list[Found]:
+                      clock: Callable[[], float] = time.process_time) -> list[FoundMatches]:
     """The matches of each stored structure (None: no transcript) within `budget`
     seconds of `clock` (the worker's CPU time) for all of them together; once it is
     spent, the rest are read no further (`partial`). Pure, run by a worker process."""
@@ -71,16 +71,16 @@ def structure_matches(contents: Sequence[str | bytes | None], query: Query, *, l
     answers = []
     for stored in contents:
         if stored is None:
-            answers.append(Found(matches=[]))
+            answers.append(FoundMatches(matches=[]))
             continue
         try:
             utterances = transcripts.load_structure(stored)
         except transcripts.BadStructure:
-            answers.append(Found(matches=[], unreadable=True))
+            answers.append(FoundMatches(matches=[], unreadable=True))
             continue
         found, partial = utterance_matches(utterances, query, limit=limit, deadline=deadline,
                                            clock=clock)
-        answers.append(Found(matches=found, partial=partial))
+        answers.append(FoundMatches(matches=found, partial=partial))
     return answers
 
 

@@ -22,7 +22,7 @@ from transcriber.core.errors import Conflict, NotFound
 from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.webhooks import CreateWebhook, DeleteWebhook
-from transcriber.db.reads.webhooks import Delivery, Webhook
+from transcriber.db.reads.webhooks import DeliveryState, Webhook
 from transcriber.domain.webhooks import EVENTS, URL_MAX, Event, TargetRefused, masked_url
 from transcriber.web import keys
 from transcriber.web.bearer import BEARER
@@ -96,7 +96,7 @@ def may_see_urls(request: web.Request) -> bool:
     return bearer is None or bearer.scope != "read"
 
 
-def delivery_json(delivery: Delivery) -> dict[str, Any]:
+def delivery_json(delivery: DeliveryState) -> dict[str, Any]:
     pending = delivery.state == "pending"
     return {"id": delivery.id, "event": delivery.event, "record_id": delivery.record_id,
             "status": delivery.state, "attempts": delivery.attempts,

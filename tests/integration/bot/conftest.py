@@ -15,7 +15,7 @@ from transcriber.bot.door import DoorParts
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.pipeline.intake import AudioLimits
-from transcriber.providers.local_files import RecordFiles
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.service.app import build_app
 from transcriber.settings import Secret, Settings
 from transcriber.testing.clock import FakeClock
@@ -55,7 +55,7 @@ def transcoder() -> FakeTranscoder:
 @pytest.fixture
 async def door_harness(
     tg_settings: Callable[..., Settings], writer: Writer, readers: ReaderPool,
-    record_files: RecordFiles, transcoder: FakeTranscoder, clock: FakeClock,
+    record_files: LocalRecordFiles, transcoder: FakeTranscoder, clock: FakeClock,
 ) -> AsyncIterator[Callable[..., DoorHarness]]:
     """`door_harness(**telegram)`: the door alone on the storage fixtures and a fake clock."""
     made: list[DoorHarness] = []

@@ -22,7 +22,7 @@ from transcriber.domain.stages import Stage
 from transcriber.domain.transcripts import load_structure
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.local_files import RecordFiles
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.providers.whisper import BUNDLED_MODEL_SHA256, WhisperRecognizer
 from transcriber.settings import FfmpegSettings, Settings
 from transcriber.testing.clock import FakeClock
@@ -60,7 +60,7 @@ async def test_bundled_model_is_joined_and_verified(whisper: WhisperRecognizer) 
 
 async def test_local_pipeline_transcribes_real_english_speech(
     add_record: AddRecord, make_actor: MakeActor, settings: Settings, clock: FakeClock,
-    readers: ReaderPool, whisper: WhisperRecognizer, record_files: RecordFiles,
+    readers: ReaderPool, whisper: WhisperRecognizer, record_files: LocalRecordFiles,
 ) -> None:
     factors = sample("transcriber_recognition_realtime_factor_count", {"provider": "local"})
     record_id, text = await _transcribe(FIXTURES / "librivox_0880.mp3", add_record, make_actor,

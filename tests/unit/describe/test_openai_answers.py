@@ -6,7 +6,12 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from transcriber.providers.describe.openai import BadAnswer, chunks, message_content, parse_answer
+from transcriber.providers.describe.openai import (
+    BadModelAnswer,
+    chunks,
+    message_content,
+    parse_answer,
+)
 
 GOOD = {"title": "Release plan", "brief": "The app ships Tuesday.", "topics": ["release"]}
 
@@ -33,7 +38,7 @@ def test_topics_may_be_missing() -> None:
     '{"brief": "B", "topics": []}',
 ])
 def test_anything_else_is_a_bad_answer(content: str) -> None:
-    with pytest.raises(BadAnswer):
+    with pytest.raises(BadModelAnswer):
         parse_answer(content)
 
 

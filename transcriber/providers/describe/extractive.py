@@ -36,7 +36,7 @@ import numpy as np
 
 from transcriber.domain import describe as descriptions
 from transcriber.domain.describe import Description
-from transcriber.domain.search import Word, fold, words
+from transcriber.domain.search import TextWord, fold, words
 from transcriber.ports import ArchiveCounts, Material, Utterance
 from transcriber.providers.describe.stopwords import is_stop
 from transcriber.providers.describe.topics import Sentence, topics_of
@@ -102,7 +102,7 @@ def _pieces(text: str) -> list[Sentence]:
     return pieces
 
 
-def _sentence(text: str, read: list[Word]) -> Sentence:
+def _sentence(text: str, read: list[TextWord]) -> Sentence:
     return Sentence(text=text, words=tuple(read),
                      content=tuple(word.stem for word in read if not is_stop(word.form)))
 

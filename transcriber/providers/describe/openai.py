@@ -70,7 +70,7 @@ RETRY_NOTE = ('Your previous answer was not the JSON object asked for. Answer wi
               '{"title": string, "brief": string, "topics": [string]}.')
 
 
-class BadAnswer(Exception):
+class BadModelAnswer(Exception):
     """The endpoint's answer is not the JSON object asked for (the text is never kept)."""
 
 
@@ -147,7 +147,7 @@ class OpenAIDescriber:
         content = await self._complete(material.record_id, messages)
         try:
             return parse_answer(content)
-        except BadAnswer:
+        except BadModelAnswer:
             log.warning("describe_answer_unusable", record_id=material.record_id, retry=True)
         # The first answer is not sent back: a hostile model's text would travel again (as
         # large as the cap) and steer the retry.
@@ -155,7 +155,7 @@ class OpenAIDescriber:
         content = await self._complete(material.record_id, messages)
         try:
             return parse_answer(content)
-        except BadAnswer:
+        except BadModelAnswer:
             log.warning("describe_answer_unusable", record_id=material.record_id, retry=False)
             raise PermanentFailure("the endpoint answered twice without the JSON asked for") \
                 from None
@@ -226,23 +226,23 @@ def message_content(raw: bytes) -> str:
 
 def parse_answer(content: str) -> dict[str, Any]:
     """`{"title": str, "brief": str, "topics": [str]}` from a model's answer (a fenced code
-    block, or prose around the object, is tolerated); `BadAnswer` for anything else.
+    block, or prose around the object, is tolerated); `BadModelAnswer` for anything else.
     Lengths and the number of topics are repaired later (`describe.fitted`)."""
     text = _FENCE_RE.sub("", content.strip())
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end < start:
-        raise BadAnswer
+        raise BadModelAnswer
     try:
         data = orjson.loads(text[start:end + 1])
     except orjson.JSONDecodeError:
-        raise BadAnswer from None
+        raise BadModelAnswer from None
     if not isinstance(data, dict):
-        raise BadAnswer
+        raise BadModelAnswer
     title, brief, topics = data.get("title"), data.get("brief"), data.get("topics", [])
     if not isinstance(title, str) or not isinstance(brief, str) or not isinstance(topics, list):
-        raise BadAnswer
+        raise BadModelAnswer
     if not all(isinstance(topic, str) for topic in topics):
-        raise BadAnswer
+        raise BadModelAnswer
     return {"title": title, "brief": brief, "topics": topics}
 
 

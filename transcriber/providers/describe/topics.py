@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from transcriber.domain import describe as descriptions
-from transcriber.domain.search import Word, words
+from transcriber.domain.search import TextWord, words
 from transcriber.providers.describe.stopwords import VAGUE_STEMS, is_stop
 
 NEW_TOPICS_MAX = 3
@@ -33,7 +33,7 @@ class Sentence:
     """A sentence of the transcript with its words (`extractive.split` makes them)."""
 
     text: str
-    words: tuple[Word, ...]
+    words: tuple[TextWord, ...]
     content: tuple[str, ...]
     """The stems of its content words, in order."""
 
@@ -140,7 +140,7 @@ def said_once(sentences: Sequence[Sentence], idf: dict[str, float],
     return [] if best is None else _named(sentences, runs, [best[2]])
 
 
-def _named(sentences: Sequence[Sentence], runs: Sequence[tuple[int, list[Word]]],
+def _named(sentences: Sequence[Sentence], runs: Sequence[tuple[int, list[TextWord]]],
            chosen: Sequence[tuple[str, ...]]) -> list[str]:
     """How each chosen phrase is written, read again for those few only."""
     surfaces: dict[tuple[str, ...], Counter[tuple[str, bool]]] = {
@@ -157,10 +157,10 @@ def _named(sentences: Sequence[Sentence], runs: Sequence[tuple[int, list[Word]]]
     return [_name(surfaces[key]) for key in chosen]
 
 
-def _runs(sentence: Sentence) -> list[list[Word]]:
+def _runs(sentence: Sentence) -> list[list[TextWord]]:
     """Runs of consecutive content words (a stop word, a vague word or a punctuation mark
     ends one)."""
-    runs: list[list[Word]] = [[]]
+    runs: list[list[TextWord]] = [[]]
     previous = None
     for word in sentence.words:
         broken = previous is not None and sentence.text[previous.end:word.start].strip()
