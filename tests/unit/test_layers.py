@@ -1,13 +1,16 @@
-"""The layers point down: a module imports only its own layer or the ones below.
+"""The floors point down: a module imports only its own floor or the ones below.
 
 Every import of every module under `transcriber/` is read (function-level
 and `TYPE_CHECKING` imports included, since they are dependencies all the
-same), and each must go to a layer at or below the importer's. The ranks:
-the leaves at the bottom (the ports among them); storage (`db/`); providers;
-the pipeline and intake; the app keys; the doors; the composition
-(`service/`, `loadtest/`); the command line; `testing/`, which only tests
-import. The pipeline sees the providers only through the ports, and the rest
-of the service sees the speaker engine only through its façade.
+same), and each must go to a floor at or below the importer's. The ranks are
+by package, with no list of modules: `core` (no domain word), `domain` (pure
+feature rules), `settings` and `ports`, storage (`db/`), `providers`, the
+pipeline, the doors (`web`, `bot`), `maintenance`, the composition (`service`,
+`loadtest`), the command line, and `testing`, which only tests import. The top
+level holds packages only, and each package's `__init__` says what lives there
+and what it may import. The pipeline sees the providers only through the
+ports, and the rest of the service sees the speaker engine only through its
+façade.
 """
 
 from __future__ import annotations
@@ -167,3 +170,28 @@ def test_imports_of_a_package_are_edges_of_the_circle_check() -> None:
     assert "transcriber.ports" in known
     assert "transcriber.providers.speakers" in known
     assert "transcriber.ports" in _module_level_imports(known["transcriber.pipeline.parts"])
+
+
+def _packages() -> list[Path]:
+    return sorted(path.parent for path in PACKAGE.rglob("__init__.py"))
+
+
+def test_every_package_says_what_lives_there_and_what_it_may_import() -> None:
+    """Each package's `__init__` opens with a docstring of a few lines: what lives in
+    it, and (a sentence with "Imports:") which floors it may import. The ranks above
+    hold the imports; the docstring tells a reader where a new module goes."""
+    unsaid = []
+    for package in _packages():
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8")))
+        name = ".".join(package.relative_to(PACKAGE.parent).parts)
+        if not doc or "Imports:" not in doc:
+            unsaid.append(f"{name}: no docstring saying what it may import")
+        elif len(doc.splitlines()) > 16:
+            unsaid.append(f"{name}: a docstring of {len(doc.splitlines())} lines (a few, please)")
+    assert unsaid == []
+
+
+def test_the_top_level_holds_packages_only() -> None:
+    """A loose module at the top would be a floor of its own, unranked."""
+    loose = sorted(path.name for path in PACKAGE.glob("*.py") if path.name != "__init__.py")
+    assert loose == []

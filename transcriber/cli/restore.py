@@ -1,6 +1,6 @@
 """`transcriber restore SRC`: a backup into an empty, unused data folder.
 
-The backup is untrusted (`service.restore`): its paths stay inside, its files
+The backup is untrusted (`maintenance.restore`): its paths stay inside, its files
 are placed as regular files, the result is migrated to this version's schema
 and verified before the folder gets its database; a refusal or a failed
 verify exits 1 and leaves the folder empty.

@@ -1,4 +1,4 @@
-"""Online backup of a data folder (restore: `service.restore`).
+"""Online backup of a data folder (restore: `maintenance.restore`).
 
 A backup is a folder: `transcriber.sqlite3` (a snapshot taken through
 SQLite's online backup API while the service keeps writing), the record files

@@ -1,4 +1,8 @@
-"""The step table: one step per claimable stage, keyed by the names in `stages.STAGES`."""
+"""The step table: one step per claimable stage, keyed by the names in `stages.STAGES`.
+
+Imports: the rest of the pipeline and the floors below it; the adapters arrive
+typed by their ports.
+"""
 
 from __future__ import annotations
 
