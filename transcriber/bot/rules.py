@@ -37,7 +37,7 @@ MESSAGE_MAX_UNITS = 4096
 HELP_COMMANDS = frozenset({"/start", "/help"})
 QUERY_COMMANDS = frozenset({"/status", "/last"})
 
-RefusalReason = Literal["not_allowed", "not_audio", "too_large"]
+IntakeRefusalReason = Literal["not_allowed", "not_audio", "too_large"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,7 +54,7 @@ class TakeFile:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Refuse:
-    reason: RefusalReason
+    reason: IntakeRefusalReason
     text: str
 
 

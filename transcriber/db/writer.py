@@ -22,7 +22,7 @@ import asyncio
 import math
 import sqlite3
 import time
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -42,7 +42,7 @@ from transcriber.core.observability import (
 )
 from transcriber.db import queries as q
 from transcriber.db.connection import open_sync
-from transcriber.db.inline import InlineConnection
+from transcriber.db.inline import InlineConnection, Params
 from transcriber.db.scrub import checkpoint_truncate
 
 log = structlog.get_logger(__name__)
@@ -51,7 +51,6 @@ log = structlog.get_logger(__name__)
 # commands; it stops early at a turn that brought none.
 GATHER_TURNS = 3
 
-Params = Mapping[str, Any] | Sequence[Any]
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
 

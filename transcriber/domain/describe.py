@@ -27,7 +27,7 @@ TOPIC_NAME_MAX = 64
 REPLY_BRIEF_AFTER_MS = 60_000
 """The Telegram reply carries the brief only for recordings longer than this."""
 
-Origin = Literal["auto", "human"]
+DescriptionOrigin = Literal["auto", "human"]
 FIELDS = ("title", "brief", "topics")
 
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp", "Cf"})

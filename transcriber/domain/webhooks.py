@@ -40,7 +40,7 @@ URL_MAX = 2048
 SCHEMES = frozenset({"http", "https"})
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-RefusalReason = Literal["bad_url", "scheme", "unresolvable", "private", "metadata",
+TargetRefusalReason = Literal["bad_url", "scheme", "unresolvable", "private", "metadata",
                         "multicast", "unspecified", "reserved"]
 
 # Cloud metadata services: AWS, GCP, Azure, OpenStack (169.254.169.254 and
@@ -52,7 +52,7 @@ METADATA: frozenset[IPAddress] = frozenset(ipaddress.ip_address(a) for a in (
 ))
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
-_MESSAGES: dict[RefusalReason, str] = {
+_MESSAGES: dict[TargetRefusalReason, str] = {
     "bad_url": "url must be an absolute http:// or https:// URL with a host",
     "scheme": "url must use http or https",
     "unresolvable": "the url's host does not resolve",
@@ -70,9 +70,9 @@ class TargetRefused(TranscriberError):
 
     The message is ours (never the URL): it is shown to the person registering."""
 
-    def __init__(self, reason: RefusalReason) -> None:
+    def __init__(self, reason: TargetRefusalReason) -> None:
         super().__init__(_MESSAGES[reason])
-        self.reason: RefusalReason = reason
+        self.reason: TargetRefusalReason = reason
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,7 +136,7 @@ def _carried_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | Non
     return None
 
 
-def address_refusal(address: IPAddress, *, allow_private: bool) -> RefusalReason | None:
+def address_refusal(address: IPAddress, *, allow_private: bool) -> TargetRefusalReason | None:
     """Why a delivery may not connect to `address`; None when it may."""
     if isinstance(address, ipaddress.IPv6Address):
         carried = _carried_ipv4(address)
@@ -166,12 +166,12 @@ def check_address(address: IPAddress, *, allow_private: bool) -> None:
 
 # --- what an answer means ----------------------------------------------------------
 
-Outcome = Literal["delivered", "retry", "failed", "gone"]
+DeliveryOutcome = Literal["delivered", "retry", "failed", "gone"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeliveryVerdict:
-    outcome: Outcome
+    outcome: DeliveryOutcome
     delay_seconds: float = 0.0
     """With `retry`: how long until the next try."""
 

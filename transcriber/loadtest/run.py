@@ -114,15 +114,15 @@ class LoadRun:
     record_ids: list[str] = field(default_factory=list)
 
 
-Hook = Callable[[LoadRun], Coroutine[Any, Any, None]]
+RunHook = Callable[[LoadRun], Coroutine[Any, Any, None]]
 
 
 async def run_loadtest(
     options: LoadOptions,
     base: Settings | None = None,
     *,
-    during_run: Hook | None = None,
-    before_check: Hook | None = None,
+    during_run: RunHook | None = None,
+    before_check: RunHook | None = None,
 ) -> LoadReport:
     """Run the load and check the invariants. `base` lends its storage tuning
     (connections, busy timeout, batch size), never its data folder. The hooks
@@ -155,7 +155,8 @@ async def run_loadtest(
 
 
 async def _run(
-    settings: Settings, options: LoadOptions, during_run: Hook | None, before_check: Hook | None
+    settings: Settings, options: LoadOptions, during_run: RunHook | None,
+    before_check: RunHook | None,
 ) -> LoadReport:
     storage = settings.storage
     clock = SystemClock()
@@ -351,8 +352,8 @@ async def loadtest_command(
     *,
     as_json: bool = False,
     out: TextIO | None = None,
-    during_run: Hook | None = None,
-    before_check: Hook | None = None,
+    during_run: RunHook | None = None,
+    before_check: RunHook | None = None,
 ) -> int:
     """Run, print the report (text or one JSON object); exit 1 when an invariant broke."""
     out = out or sys.stdout

@@ -44,7 +44,7 @@ MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = 1
 COPY_CHUNK_BYTES = 4 * 1024 * 1024
 
-Progress = Callable[[int], None]
+BackupProgress = Callable[[int], None]
 # Writes a record file from elsewhere (a bucket) to a new local file; FileNotFoundError
 # when it is missing.
 Fetch = Callable[[str, str, Path], None]
@@ -180,7 +180,7 @@ def _check_destination(dest: Path) -> None:
 
 def backup(data_dir: Path, dest: Path, *, busy_timeout_ms: int = 5000,
            clock: Clock | None = None,
-           progress: Callable[[int], Progress] | None = None,
+           progress: Callable[[int], BackupProgress] | None = None,
            fetch: Fetch | None = None) -> Manifest:
     """Back `data_dir` up into the new folder `dest`; the manifest says what
     was copied. `progress(total)` gives a callback told each file done; `fetch`

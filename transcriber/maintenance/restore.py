@@ -36,8 +36,8 @@ from transcriber.maintenance.backup import (
     COPY_CHUNK_BYTES,
     MANIFEST_NAME,
     BackupError,
+    BackupProgress,
     Manifest,
-    Progress,
     fsync_dir,
     place_inside,
     read_snapshot,
@@ -104,7 +104,7 @@ def folder_in_use(data_dir: Path) -> bool:
 
 
 def restore(src: Path, data_dir: Path, *, busy_timeout_ms: int = 5000,
-            progress: Callable[[int], Progress] | None = None,
+            progress: Callable[[int], BackupProgress] | None = None,
             bucket: BucketSink | None = None) -> Manifest:
     """Restore the backup `src` into `data_dir`, which must be empty and unused.
 

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 
-RecordCard = Callable[[str, str], Awaitable[dict[str, Any] | None]]
+CardReader = Callable[[str, str], Awaitable[dict[str, Any] | None]]
 """(record id, owner id) → the record's card as the API answers it; None when gone."""
 
 TRANSCRIPT_FIELDS = ("transcript", "utterances")
@@ -101,7 +101,7 @@ def _host_of(url: str) -> str:
 class WebhookDelivery:
     def __init__(self, *, writer: Writer, readers: ReaderPool, clock: Clock,
                  transport: WebhookTransport, settings: WebhookSettings,
-                 card: RecordCard) -> None:
+                 card: CardReader) -> None:
         self._writer = writer
         self._readers = readers
         self._clock = clock

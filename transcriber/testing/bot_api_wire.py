@@ -51,7 +51,7 @@ class BotApiFault:
     drop: bool = False
 
 
-Hook = Callable[[str, dict[str, Any]], Awaitable[None]]
+RequestHook = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
 def error(status: int, description: str, retry_after: int | None = None) -> web.Response:

@@ -45,7 +45,7 @@ from transcriber.testing.bot_api_wire import (
     BotApiFault,
     BotApiFile,
     EditedMessage,
-    Hook,
+    RequestHook,
     SentMessage,
     error,
     ok,
@@ -70,7 +70,7 @@ class FakeTelegram:
     down: bool = False
     # Cuts the connection of every call it answers True for (method, parameters).
     drop_if: Callable[[str, dict[str, Any]], bool] | None = None
-    before_call: Hook | None = None
+    before_call: RequestHook | None = None
     base_url: str = ""
     edits: list[EditedMessage] = field(default_factory=list)
     # Errors the fake's own methods answered (bad parameters, not modified, …).

@@ -38,10 +38,11 @@ import numpy as np
 import structlog
 
 from transcriber.core.errors import TranscriberError
+from transcriber.domain.voices import Floats
 from transcriber.ports import Span
 from transcriber.providers.memory import releasing
 from transcriber.providers.speakers.embedder import SpeakerModelUnavailable
-from transcriber.providers.speakers.features import Features, Floats
+from transcriber.providers.speakers.features import Features
 from transcriber.providers.speakers.refine import Embeds, SpanCache
 from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
 from transcriber.providers.speakers.turns import FoundTurns, found_from_features

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from transcriber.domain.voices import Floats
 from transcriber.ports import Span, Turn
 from transcriber.providers.speakers.clustering import DEFAULT_THRESHOLD
 from transcriber.providers.speakers.embedder import EMBEDDING_DIM
-from transcriber.providers.speakers.features import Features, Floats, log_mel
+from transcriber.providers.speakers.features import Features, log_mel
 from transcriber.providers.speakers.refine import Embeds, SpanCache, label_windows
 from transcriber.providers.speakers.vad import speech_regions
 
