@@ -1,6 +1,6 @@
-"""The formats a transcript is rendered in: a leaf of its own, so the command-line
+"""The formats a transcript is rendered in: a module of its own, so the command-line
 parser names them (`--format`) without importing the renderers (`transcripts`,
-`cues`, `ports`) at every start (tests/unit/test_light_imports.py)."""
+`cues`) at every start (tests/unit/test_light_imports.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Voice prints: a speaker's embeddings summed up, compared and matched (pure numpy).
 
-A leaf: the speaker engine makes the windows' embeddings, the pipeline sums
+The domain's: the speaker engine makes the windows' embeddings, the pipeline sums
 them up per speaker, the writer merges named speakers into the owner's voice
 profiles and matches a new record's speakers against them; all of them use
 these functions and byte formats. The embeddings are biometric data: they are

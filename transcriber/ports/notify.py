@@ -13,7 +13,7 @@ from transcriber.core.errors import TranscriberError
 from transcriber.domain.stages import HaltReason
 
 if TYPE_CHECKING:
-    # The report is a leaf's value made of the ports' own values (a cycle at run time).
+    # Types only: the report is the domain's (`domain/quality.py`), named for typing.
     from transcriber.domain.quality import Quality
 
 UndeliveredReason = Literal["bot_not_running", "chat_missing", "blocked", "chat_not_found",
