@@ -1,8 +1,8 @@
 """The record-file store port: where originals, normalized copies and saved answers live.
 
-Adapters: `transcriber.providers.local_files.LocalRecordFiles` (the data folder, `storage.files =
-local`) and `transcriber.providers.s3_files.S3RecordFiles` (a bucket,
-`storage.files = s3`). Both keep one contract: a file becomes visible under
+Adapters: `transcriber.providers.local_files.LocalRecordFiles` (the data
+folder, `storage.files = local`) and `transcriber.providers.s3_files.S3RecordFiles`
+(a bucket, `storage.files = s3`). Both keep one contract: a file becomes visible under
 its final name only after its whole content was written without error; the
 caller inserts the `files` row afterwards and discards the file if that
 fails; a file no row names is an orphan the start-up sweep removes. Names are
@@ -22,6 +22,8 @@ FilesKind = Literal["local", "s3"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlacedFile:
+    """A file stored under its final name: where it lies locally and what it is called."""
+
     record_id: str
     file_id: str
     file_name: str
