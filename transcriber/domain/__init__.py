@@ -8,6 +8,8 @@ cues), `quality` (the trust report), `languages`, `text` (typed text: logins,
 names, lengths), `search` (the query syntax and word forms), `webhooks`
 (events, target rules, signatures), `voices` (voice prints), `describe`
 (titles, briefs and topics), `tokens` (bearer tokens).
-No I/O, no clock reads, no provider names. Imports: `core` and other `domain`
-modules only.
+No I/O; the time is an argument (the one clock read is the default of
+`webhooks.verify_signature`, the receiver's code docs/api.md shows). No provider
+names either, `languages` aside until the recognizer port tells its languages.
+Imports: `core` and other `domain` modules only.
 """
