@@ -22,7 +22,7 @@ from transcriber.db.postgres.readers import PgReaderPool
 from transcriber.db.postgres.writer import PgWriter
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.providers.whisper import BUNDLED_MODEL_NAME, prepare_bundled_model
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
@@ -130,8 +130,8 @@ async def readers(engine: str, request: pytest.FixtureRequest) -> AsyncIterator[
 
 
 @pytest.fixture
-def record_files(data_dir: Path) -> RecordFiles:
-    return RecordFiles(data_dir)
+def record_files(data_dir: Path) -> LocalRecordFiles:
+    return LocalRecordFiles(data_dir)
 
 
 @pytest.fixture(scope="session")

@@ -15,8 +15,8 @@ import sys
 
 from transcriber.cli.exits import EXIT_CONFIG
 from transcriber.cli.serve import serve
-from transcriber.errors import ConfigError
-from transcriber.observability import configure_logging
+from transcriber.core.errors import ConfigError
+from transcriber.core.observability import configure_logging
 from transcriber.pipeline.notify import ReplyWithTranscript
 from transcriber.service.app import build_app
 from transcriber.service.roles import Role

@@ -26,7 +26,7 @@ import pytest
 from tests.helpers.archive import raw
 from tests.helpers.processes import free_port, start_server, wait_ready
 from transcriber.db.connection import database_path
-from transcriber.service.backup import MANIFEST_NAME
+from transcriber.maintenance.backup import MANIFEST_NAME
 
 pytestmark = pytest.mark.slow
 

@@ -23,7 +23,7 @@ import orjson
 
 from tests.helpers.processes import free_port, start_server, wait_ready
 from transcriber.db.connection import database_path
-from transcriber.files import RECORDS_DIR, TEMP_SUFFIX
+from transcriber.providers.local_files import RECORDS_DIR, TEMP_SUFFIX
 
 AUDIO = Path(__file__).resolve().parents[1] / "fixtures" / "audio" / "librivox_0880.mp3"
 FAST_CLIENTS = 4

@@ -27,7 +27,7 @@ from tests.helpers.processes import (
     start_server_with_descriptors,
     wait_ready,
 )
-from transcriber.files import RECORDS_DIR
+from transcriber.providers.local_files import RECORDS_DIR
 
 AUDIO = (Path(__file__).resolve().parents[1] / "fixtures" / "audio" / "librivox_0880.mp3")
 ABSENT = "01arz3ndektsv4rrffq69g5fav"  # well-formed, no such record

@@ -37,7 +37,7 @@ from tests.helpers.processes import (
     wait_ready,
 )
 from transcriber.db.connection import database_path
-from transcriber.files import RECORDS_DIR, TEMP_SUFFIX
+from transcriber.providers.local_files import RECORDS_DIR, TEMP_SUFFIX
 
 AUDIO = (Path(__file__).resolve().parents[1] / "fixtures" / "audio" / "librivox_0880.mp3")
 MARK = "HOSTILEMARK"  # in every name sent: it must never reach the output

@@ -28,7 +28,7 @@ from tests.helpers import hostile_media as hm
 from tests.helpers.processes import free_port, start_server, wait_ready
 from tests.helpers.texts import T, en
 from transcriber.db.connection import database_path
-from transcriber.files import RECORDS_DIR, TEMP_SUFFIX
+from transcriber.providers.local_files import RECORDS_DIR, TEMP_SUFFIX
 from transcriber.testing.fake_telegram import FakeTelegram
 
 ALICE_TG = 111

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tests.helpers.factories import make_record, make_user
 from tests.helpers.processes import free_port, start_server, wait_ready
-from transcriber.clock import SystemClock, format_time
+from transcriber.core.clock import SystemClock, format_time
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.writer import Writer

@@ -22,7 +22,7 @@ from tests.helpers.factories import make_record, make_user
 from tests.helpers.pipeline import until
 from tests.helpers.processes import free_port, wait_ready
 from tests.helpers.texts import T, en
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.writer import Writer

@@ -11,10 +11,10 @@ import aiohttp
 
 from tests.helpers.processes import free_port, start_server, wait_ready
 from tests.helpers.settings import SettingsFactory
-from transcriber import keys
 from transcriber.cli.exits import EXIT_FATAL
 from transcriber.cli.serve import serve
 from transcriber.service.app import build_app
+from transcriber.web import keys
 
 
 def test_serve_answers_and_stops_gracefully_on_sigterm(data_dir: Path) -> None:

@@ -28,7 +28,7 @@ from tests.helpers.audio import FIXTURES
 from tests.helpers.database import TestDatabase
 from tests.helpers.processes import free_port, start_server_with_fake_recognizer, wait_ready
 from tests.helpers.s3 import Bucket
-from transcriber.stages import step_names
+from transcriber.domain.stages import step_names
 
 pytestmark = pytest.mark.slow
 

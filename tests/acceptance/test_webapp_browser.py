@@ -28,7 +28,7 @@ from tests.helpers.webapp import (
     until_true_in_page,
     upload,
 )
-from transcriber.errors import PermanentFailure
+from transcriber.core.errors import PermanentFailure
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser

@@ -16,10 +16,10 @@ from tests.helpers.webapp import (
     open_page,
     upload,
 )
-from transcriber import keys
 from transcriber.db.commands.edits import CorrectTranscript
+from transcriber.domain.transcripts import dump_structure, plain_text
 from transcriber.ports import Utterance
-from transcriber.transcripts import dump_structure, plain_text
+from transcriber.web import keys
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser

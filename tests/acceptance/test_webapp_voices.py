@@ -14,11 +14,11 @@ from aiohttp import ClientSession
 
 from tests.helpers.known_voices import ApplyVoices, Recording, separated_recordings
 from tests.helpers.webapp import AUDIO, Service, open_page, upload
-from transcriber import keys
 from transcriber.cli.voices import purge_command
 from transcriber.db.commands.edits import CorrectTranscript
+from transcriber.domain.transcripts import dump_structure, plain_text
 from transcriber.pipeline.voices import voices_effect
-from transcriber.transcripts import dump_structure, plain_text
+from transcriber.web import keys
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page

@@ -29,7 +29,7 @@ from tests.helpers.factories import make_record, make_user
 from tests.helpers.pipeline import until
 from tests.helpers.processes import free_port, start_server, wait_ready
 from tests.helpers.webhooks import SECRET, Received, Receiver
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
 from transcriber.db.commands.webhooks import CreateWebhook
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate

@@ -43,7 +43,7 @@ from transcriber.db import queries as q
 from transcriber.db.connection import database_path, open_sync
 from transcriber.db.migrate import migrate
 from transcriber.db.search import owner_match
-from transcriber.search_query import parse
+from transcriber.domain.search import parse
 
 SMALL, LARGE = 5_000, int(os.environ.get("TRANSCRIBER_BENCH_ARCHIVE_LARGE", "200000"))
 OWNERS = 200

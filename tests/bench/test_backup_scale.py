@@ -15,9 +15,9 @@ import pytest
 
 from tests.helpers.archive import make_archive
 from transcriber.db.connection import database_path
-from transcriber.service.backup import backup
-from transcriber.service.restore import restore
-from transcriber.service.verify import verify
+from transcriber.maintenance.backup import backup
+from transcriber.maintenance.restore import restore
+from transcriber.maintenance.verify import verify
 
 RECORDS = int(os.environ.get("TRANSCRIBER_BENCH_BACKUP_RECORDS", "5000"))
 

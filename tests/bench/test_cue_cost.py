@@ -19,9 +19,9 @@ import time
 import pytest
 
 from tests.helpers.subtitles import check_subtitle_rules
+from transcriber.domain.transcript_formats import TranscriptFormat
+from transcriber.domain.transcripts import render
 from transcriber.ports import Utterance, Word
-from transcriber.transcript_formats import TranscriptFormat
-from transcriber.transcripts import render
 
 pytestmark = pytest.mark.bench
 

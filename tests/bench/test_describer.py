@@ -32,7 +32,8 @@ from typing import ClassVar
 import pytest
 
 from tests.helpers.meetings import MEETING_EN, MEETING_RU, hours_of, utterances
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
+from transcriber.core.ids import new_id
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.commands.results import save_transcript
@@ -41,11 +42,14 @@ from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.ids import new_id
+from transcriber.domain.transcripts import dump_structure, plain_text
 from transcriber.pipeline.describer import OwnerArchive
 from transcriber.ports import ArchiveCounts, Material, Utterance
-from transcriber.providers.extractive import ExtractiveDescriber, describe_sentences, split
-from transcriber.transcripts import dump_structure, plain_text
+from transcriber.providers.describe.extractive import (
+    ExtractiveDescriber,
+    describe_sentences,
+    split,
+)
 
 pytestmark = pytest.mark.bench
 

@@ -17,9 +17,9 @@ import resource
 import pytest
 
 from tests.helpers.meetings import MEETING_EN, utterances
-from transcriber.errors import PermanentFailure
+from transcriber.core.errors import PermanentFailure
 from transcriber.ports import Material
-from transcriber.providers.openai_describer import OpenAIDescriber
+from transcriber.providers.describe.openai import OpenAIDescriber
 from transcriber.settings import DescriberSettings
 from transcriber.testing.fake_openai import FakeChatCompletions, Huge
 

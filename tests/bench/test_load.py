@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import structlog
 
+from transcriber.core.observability import configure_logging
 from transcriber.loadtest.report import LoadReport
 from transcriber.loadtest.run import LoadOptions, run_loadtest
-from transcriber.observability import configure_logging
 
 RECORDS = int(os.environ.get("TRANSCRIBER_BENCH_LOAD_RECORDS", "5000"))
 WORKERS = (1, 4, 16)

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 import structlog
 
+from transcriber.core.observability import configure_logging
 from transcriber.loadtest.report import LoadReport
 from transcriber.loadtest.run import LoadOptions, run_loadtest
-from transcriber.observability import configure_logging
 
 RUNS = int(os.environ.get("TRANSCRIBER_BENCH_LOADTEST_RUNS", "5"))
 COMMAND = "transcriber loadtest --records 2000 --workers 64 --step-ms 0 --json"

@@ -34,7 +34,7 @@ from tests.helpers import long_record as lr
 from tests.helpers import speech_audio
 from tests.helpers.processes import free_port
 from tests.helpers.textmetrics import wer
-from transcriber.clock import parse_time
+from transcriber.core.clock import parse_time
 from transcriber.db.connection import database_path
 from transcriber.db.reads.progress import NormalizeProgress, PartProgress, ProgressRecord
 from transcriber.pipeline.progress import progress_of

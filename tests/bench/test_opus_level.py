@@ -6,9 +6,9 @@ The service encodes every upload to OGG Opus at `OPUS_COMPRESSION_LEVEL`
 it at the service's level and at a candidate level (TRANSCRIBER_BENCH_OPUS_LEVEL, 0),
 and both copies are recognized on the default settings: WER (CER for Russian) and
 the encoding's CPU seconds are printed side by side. Fails where the candidate errs
-more than the service's level plus `hard_audio.WER_MARGIN` on one condition (a 32 s
-recording: two words of about a hundred move a WER by 0.02 either way) or plus
-`MARGIN` on their mean, or where it encodes no cheaper. Short recordings do not show
+more than the service's level plus `tests.helpers.hard_audio.WER_MARGIN` on one
+condition (a 32 s recording: two words of about a hundred move a WER by 0.02 either
+way) or plus `MARGIN` on their mean, or where it encodes no cheaper. Short recordings do not show
 a level's effect on the coverage check over minutes of audio: the overhead bench
 (test_service_overhead.py) does.
 

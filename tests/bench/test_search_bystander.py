@@ -29,13 +29,13 @@ from aiohttp.test_utils import TestClient, TestServer
 from tests.helpers.factories import make_record, make_user
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import advance, transcribe
-from transcriber import keys
+from transcriber.domain.search import Query
 from transcriber.ports import Utterance
-from transcriber.search_query import Query
 from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
+from transcriber.web import keys
 from transcriber.web.match_pool import MATCH_POOL, MatchPool
-from transcriber.web.matches import Found, structure_matches
+from transcriber.web.matches import FoundMatches, structure_matches
 
 pytestmark = pytest.mark.bench
 
@@ -62,7 +62,7 @@ def _on_a_thread(pool: MatchPool) -> None:
     """The matching as it ran before: a thread of the service's own interpreter."""
 
     async def matches(contents: Sequence[str | bytes | None], query: Query, *,
-                      limit: int) -> list[Found]:
+                      limit: int) -> list[FoundMatches]:
         return await asyncio.to_thread(structure_matches, list(contents), query, limit=limit,
                                        budget=pool.budget_seconds)
 

@@ -27,7 +27,7 @@ from transcriber.db import queries as q
 from transcriber.db.connection import database_path, open_sync
 from transcriber.db.migrate import migrate
 from transcriber.db.search import owner_match, search_forms, search_stems
-from transcriber.search_query import parse
+from transcriber.domain.search import parse
 
 WORDS = 10_000
 GOAL_MS = 50.0

@@ -18,7 +18,7 @@ import pytest
 from tests.helpers.speaker_audio import POCKETSPHINX, SAMPLE_RATE, decode, write_wav
 from transcriber.ports import AudioPart
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.speakers.channels import Verdict
+from transcriber.providers.speakers.channels import ChannelVerdict
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import FfmpegSettings, RecognizerSettings
 
@@ -43,7 +43,7 @@ async def test_measuring_thirty_minutes_of_stereo(thirty_minutes: Path, tmp_path
     report = await ffmpeg.measure_channels(source, max_seconds=4 * 3600)
     measure = time.perf_counter() - started
     assert report is not None
-    assert report.verdict is Verdict.DIFFERENT
+    assert report.verdict is ChannelVerdict.DIFFERENT
     started = time.perf_counter()
     await ffmpeg.normalize(source, tmp_path / "copy.ogg", max_seconds=4 * 3600, channels=2)
     normalize = time.perf_counter() - started

@@ -3,16 +3,16 @@
 The corpus is all the real speech here (`tests/helpers/known_voices.py`): three
 real voices of Debian's `pocketsphinx-testdata` (the LibriVox reader `LV`, the
 `cards` speaker `CD`, the `DH` clips), cut into twelve recordings of at least
-2 s of speech each (a speaker with less gets no print: `voiceprints.MIN_PRINT_MS`):
+2 s of speech each (a speaker with less gets no print: `voices.MIN_PRINT_MS`):
 LV's five clips, CD's clips in three recordings (001+002, 003+004, 005) and DH's
 four. Each recording's print is made as the service makes a record speaker's:
 the VAD's speech regions, the sparse windows and their refinement embedded by
-the ONNX model (`turns.found_from_features`), summed up (`voiceprints.summarize`).
+the ONNX model (`turns.found_from_features`), summed up (`voices.summarize`).
 
 Leave one out: for each recording, every voice is named on all its *other*
 recordings (one naming each, merged into a profile as the writer merges them),
 and the recording's speaker is matched against those profiles
-(`voiceprints.assign`): a **correct** suggestion, a **wrong** name, or none. Then
+(`voices.assign`): a **correct** suggestion, a **wrong** name, or none. Then
 the same recording's voice is left unnamed (its profile removed): a **voice never
 named** must get no suggestion. Synthetic voices (Festival's Russian, espeak-ng's
 English and Russian; clearly not real people) are only ever never-named voices,
@@ -36,12 +36,12 @@ import numpy as np
 import pytest
 
 from tests.helpers.known_voices import real_clips, synthetic_clips
+from transcriber.domain.voices import VoicePrint, assign, merge, similarity, summarize
 from transcriber.providers.speakers.embedder import SpeakerEmbedder
 from transcriber.providers.speakers.features import log_mel
 from transcriber.providers.speakers.turns import found_from_features
 from transcriber.providers.speakers.vad import speech_regions
 from transcriber.settings import SpeakersSettings
-from transcriber.voiceprints import VoicePrint, assign, merge, similarity, summarize
 
 pytestmark = pytest.mark.bench
 

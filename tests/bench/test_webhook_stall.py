@@ -32,11 +32,11 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.silent_dns import SilentNameServer
-from transcriber import keys
 from transcriber.providers.webhook_http import HttpWebhookTransport, dns_resolver
 from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 pytestmark = pytest.mark.bench
 

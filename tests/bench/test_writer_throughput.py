@@ -19,15 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from transcriber.clock import SystemClock, stamp
+from transcriber.core.clock import SystemClock, stamp
+from transcriber.core.errors import NoWork
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Advance, Claim
 from transcriber.db.connection import database_path, open_sync, open_writer
 from transcriber.db.migrate import migrate
 from transcriber.db.writer import Writer
-from transcriber.errors import NoWork
-from transcriber.ids import new_id
-from transcriber.stages import Stage, claimable_stages, spec_of
+from transcriber.domain.stages import Stage, claimable_stages, spec_of
 
 CALLERS = 64
 CYCLES = int(os.environ.get("TRANSCRIBER_BENCH_CYCLES", "3000"))

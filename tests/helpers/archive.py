@@ -13,7 +13,7 @@ import structlog
 from transcriber.db import queries as q
 from transcriber.db.connection import database_path, open_sync
 from transcriber.db.migrate import migrate
-from transcriber.files import RECORDS_DIR
+from transcriber.providers.local_files import RECORDS_DIR
 
 NOW = "2026-01-01T00:00:00Z"
 

@@ -12,17 +12,17 @@ from tests.helpers.pipeline import MakeActor
 from tests.helpers.steps import drive
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.descriptions import Description
+from transcriber.domain.describe import Description
+from transcriber.domain.quality import Quality
+from transcriber.domain.transcripts import dump_structure, plain_text
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
-from transcriber.pipeline.notify import Delivery, ReplyWithTranscript, running_notifier
+from transcriber.pipeline.notify import ReplyDelivery, ReplyWithTranscript, running_notifier
 from transcriber.pipeline.outbox import Outbox
 from transcriber.ports import Material, Utterance
-from transcriber.quality import Quality
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.notifier import RecordingNotifier
 from transcriber.testing.steps import Behaviour, fake_steps
-from transcriber.transcripts import dump_structure, plain_text
 
 
 @dataclass(slots=True)
@@ -80,7 +80,7 @@ class Finisher:
             # As the real finish step: a Telegram record's reply (an HTTP record has none).
             "finish": Behaviour(effects=(ReplyWithTranscript(),))})
         notifier = self.notifier
-        delivery = Delivery(self.readers, lambda: notifier, self.outbox,
+        delivery = ReplyDelivery(self.readers, lambda: notifier, self.outbox,
                             wake_describer=(lambda: self.woken.append("wake"))
                             if self.describing else None)
         actor = self.make_actor(steps=steps, delivery=delivery)

@@ -20,7 +20,7 @@ from tests.helpers.meetings import (
     utterances,
 )
 from transcriber.ports import Material, Utterance
-from transcriber.providers.extractive import ExtractiveDescriber
+from transcriber.providers.describe.extractive import ExtractiveDescriber
 
 MESSAGE_RU = "Завтра встреча по бюджету отдела продаж, приходи к десяти."
 MESSAGE_EN = "Hi Anna, please call me back about the invoice for the Moscow office."

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from transcriber.core.ids import new_id
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.commands.users import EnsureUser, User
 from transcriber.db.writer import Writer
-from transcriber.ids import new_id
 
 
 async def make_user(writer: Writer, login: str = "alice") -> User:

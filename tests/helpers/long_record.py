@@ -19,15 +19,15 @@ from typing import IO, TypeVar
 import orjson
 
 from tests.helpers.factories import make_user
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
+from transcriber.core.ids import new_id
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
-from transcriber.ids import new_id
 from transcriber.providers import media
+from transcriber.providers.local_files import LocalRecordFiles
 
 T = TypeVar("T")
 
@@ -38,7 +38,7 @@ async def _accept(data_dir: Path, source: Path) -> str:
     await writer.start()
     try:
         owner = await make_user(writer)
-        files = RecordFiles(data_dir)
+        files = LocalRecordFiles(data_dir)
         record_id = new_id()
         file_id, temp = files.temp_path(record_id, source.suffix)
         shutil.copyfile(source, temp)

@@ -12,20 +12,20 @@ from typing import Any, ClassVar, Protocol
 
 from prometheus_client import REGISTRY
 
+from transcriber.core.errors import NoWork
+from transcriber.core.ids import new_id
+from transcriber.core.observability import WORKER_RUNS
 from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Claim, Claimed
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.errors import NoWork
-from transcriber.files import RecordFiles
-from transcriber.ids import new_id
-from transcriber.observability import WORKER_RUNS
 from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
-from transcriber.pipeline.notify import Delivery, running_notifier
+from transcriber.pipeline.notify import ReplyDelivery, running_notifier
 from transcriber.pipeline.outbox import Outbox
 from transcriber.pipeline.step import Step
 from transcriber.ports import Notifier
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 
@@ -41,14 +41,14 @@ class MakeActor(Protocol):
 
 
 def step_actor(*, settings: Settings, clock: FakeClock, writer: Writer, readers: ReaderPool,
-               files: RecordFiles, steps: Mapping[str, Step], notifier: Notifier,
+               files: LocalRecordFiles, steps: Mapping[str, Step], notifier: Notifier,
                **parts: Any) -> StepActor:
     """A step actor whose delivery goes to `notifier` (through the outbox), with a seeded
     jitter; `parts` replace any of its constructor's arguments."""
     arguments: dict[str, Any] = {
         "name": "step-actor-test", "settings": settings, "clock": clock,
         "writer": writer, "readers": readers, "files": files, "steps": steps,
-        "delivery": Delivery(readers, lambda: notifier, Outbox(
+        "delivery": ReplyDelivery(readers, lambda: notifier, Outbox(
             writer=writer, readers=readers, clock=clock,
             notifier=running_notifier(lambda: notifier), settings=settings.telegram)),
         "rng": random.Random(7).random,

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from transcriber.db import queries as q
-from transcriber.stages import STAGES
+from transcriber.domain.stages import STAGES
 
 GROWING = ("audio_records", "texts", "structures", "files", "recognitions", "record_events",
            "record_search", "record_search_keys", "telegram_outbox", "telegram_status",

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from tests.helpers.database import TestDatabase
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
 from transcriber.db.connection import database_path
 from transcriber.db.postgres.search import terms_literal
 from transcriber.db.readers import ReaderPool

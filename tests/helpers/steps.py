@@ -12,27 +12,27 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from tests.helpers.factories import make_user
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
-from transcriber.ids import new_id
+from transcriber.domain.stages import Stage
 from transcriber.pipeline.actor import RunReport, StepActor
 from transcriber.pipeline.step import Step
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.providers.object_store import S3ObjectStore
 from transcriber.providers.speechkit import SpeechkitRecognizer
 from transcriber.settings import FfmpegSettings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 
 AddRecord = Callable[[Path], Awaitable[str]]
 
 
-async def add_record(writer: Writer, record_files: RecordFiles, source: Path, *,
+async def add_record(writer: Writer, record_files: LocalRecordFiles, source: Path, *,
                      duration_ms: int | None = None) -> str:
     """Place a copy of `source` as a record's original and accept the record (its
     duration as the doors' intake probe found it, when given)."""

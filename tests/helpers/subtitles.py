@@ -13,7 +13,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from transcriber.cues import MAX_CUE_MS, MAX_LINE_CHARS, MAX_LINES, MIN_CUE_MS
+from transcriber.domain.cues import MAX_CUE_MS, MAX_LINE_CHARS, MAX_LINES, MIN_CUE_MS
 
 _SRT_TIME = r"(\d{2}):(\d{2}):(\d{2}),(\d{3})"
 _VTT_TIME = r"(\d{2}):(\d{2}):(\d{2})\.(\d{3})"

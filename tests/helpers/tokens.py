@@ -17,14 +17,14 @@ from aiohttp import web
 
 from tests.helpers.processes import free_port
 from tests.helpers.settings import SettingsFactory
-from transcriber import keys
-from transcriber.clock import stamp
+from transcriber.core.clock import stamp
 from transcriber.db.commands.tokens import CreateToken
 from transcriber.db.commands.users import EnsureUser
+from transcriber.domain.tokens import new_token
 from transcriber.ports import Utterance
 from transcriber.service.app import build_app
 from transcriber.testing.recognizer import FakeRecognizer
-from transcriber.tokens import new_token
+from transcriber.web import keys
 
 SPEECH = (
     Utterance(start_ms=0, end_ms=1200, channel=0, text="He was not an ill disposed"),

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import orjson
 
+from transcriber.domain.quality import Quality
 from transcriber.pipeline.assessment import report_of
 from transcriber.pipeline.parts import PartPlan
 from transcriber.providers.whisper import parse_local_payload
-from transcriber.quality import Quality
 
 
 def report_of_answer(payload: bytes) -> Quality:

@@ -10,15 +10,15 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from aiohttp.web_runner import BaseRunner
 
-from transcriber import keys
 from transcriber.db.commands.pipeline import Advance, Claim, Claimed, Halt
+from transcriber.domain.quality import Quality
+from transcriber.domain.stages import HaltReason, claimable_stages, spec_of
+from transcriber.domain.transcripts import dump_structure, plain_text
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.step import Effect
 from transcriber.ports import Utterance
-from transcriber.quality import Quality
 from transcriber.settings import ServerSettings
-from transcriber.stages import HaltReason, claimable_stages, spec_of
-from transcriber.transcripts import dump_structure, plain_text
+from transcriber.web import keys
 from transcriber.web.connections import connection_options
 
 Client = TestClient[web.Request, web.Application]

@@ -1,7 +1,7 @@
 """A webhook receiver for tests: an aiohttp server on 127.0.0.1 only.
 
 Deliveries in tests go nowhere else. The receiver checks each delivery's
-signature with the receiver's own code (`webhook_signature.verify_signature`,
+signature with the receiver's own code (`webhooks.verify_signature`,
 the function docs/api.md shows), answers from a script (a status, or a
 status with a `Retry-After`), then 200, and keeps what it got.
 """
@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from transcriber.webhook_signature import (
+from transcriber.domain.webhooks import (
     DELIVERY_HEADER,
     EVENT_HEADER,
     SIGNATURE_HEADER,

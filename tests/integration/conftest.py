@@ -10,9 +10,9 @@ import pytest
 from tests.helpers.pipeline import MakeActor, step_actor
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.step import Step
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.notifier import RecordingNotifier
@@ -32,7 +32,7 @@ def notifier() -> RecordingNotifier:
 @pytest.fixture
 def make_actor(
     settings: Settings, clock: FakeClock, writer: Writer, readers: ReaderPool,
-    record_files: RecordFiles, steps: dict[str, FakeStep], notifier: RecordingNotifier,
+    record_files: LocalRecordFiles, steps: dict[str, FakeStep], notifier: RecordingNotifier,
 ) -> MakeActor:
     """`make_actor(steps, settings, **parts)`: an actor on the shared fixtures."""
 

@@ -25,9 +25,9 @@ from transcriber.cli import main
 from transcriber.db import queries as q
 from transcriber.db.connection import open_sync
 from transcriber.db.writer import Command, WriteContext
+from transcriber.domain.stages import Stage
 from transcriber.loadtest.measures import naive_aiosqlite, prepare, raw_sqlite3
 from transcriber.loadtest.run import LoadOptions, LoadRun, loadtest_command, run_loadtest
-from transcriber.stages import Stage
 
 SMALL = LoadOptions(records=40, workers=2, seed=7)
 

@@ -10,12 +10,12 @@ from types import SimpleNamespace
 import pytest
 from ulid import ULID
 
-from transcriber.files import RecordFiles
-from transcriber.ids import new_id, new_unguessable_id
-from transcriber.intake import MIN_SAMPLE_RATE, AudioLimits, audio_refusal
+from transcriber.core.ids import new_id, new_unguessable_id
+from transcriber.pipeline.intake import MIN_SAMPLE_RATE, AudioLimits, audio_refusal
 from transcriber.pipeline.steps.submit import SubmitStep
 from transcriber.ports import AudioProbe
 from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.settings import FfmpegSettings, load_settings
 from transcriber.testing.recognizer import FakeRecognizer
 
@@ -57,7 +57,7 @@ def test_audio_limits_follow_the_settings() -> None:
 
 def test_file_ids_are_not_derivable_from_record_ids(tmp_path: Path) -> None:
     """The original's id used to be the record id plus one (one monotonic ULID stream)."""
-    files = RecordFiles(tmp_path)
+    files = LocalRecordFiles(tmp_path)
     for _ in range(50):
         record_id = new_id()
         file_id, _ = files.temp_path(record_id, "")

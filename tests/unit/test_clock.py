@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from transcriber.clock import format_time, parse_time, stamp
+from transcriber.core.clock import format_time, parse_time, stamp
 from transcriber.testing.clock import FakeClock
 
 

@@ -24,7 +24,7 @@ inline code span is cut into words, and a word is checked when it is one of:
   `TRANSCRIBER_SERVER_URL` and `TRANSCRIBER_TOKEN`), or a `TRANSCRIBER_BENCH_…`
   knob read under tests/bench;
 - a metric `transcriber_…` (labels dropped): registered in
-  `transcriber/observability.py`.
+  `transcriber/core/observability.py`.
 
 Besides the code spans, every relative Markdown link must reach a file (and its
 `#anchor` a heading there), and a doc named with a quoted section
@@ -33,6 +33,7 @@ Besides the code spans, every relative Markdown link must reach a file (and its
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import importlib.util
@@ -45,7 +46,7 @@ from pathlib import Path
 
 from prometheus_client.metrics import MetricWrapperBase
 
-from transcriber import observability
+from transcriber.core import observability
 from transcriber.settings import NON_SETTING_ENV, Settings, setting_keys
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +67,13 @@ NOT_REFERENCES = frozenset({
     "storage.uploader",  # a Yandex Cloud role (docs/recognition.md), not a setting
     "TRANSCRIBER_PIPELINE_WORKER",  # the misspelling in docs/settings.md's example error
     "lib.js",  # the module the webapp spec's asset-hashing scenario imagines
+})
+# Words in docstrings shaped like a module's name that are not: each with the reason.
+NOT_CITATIONS = frozenset({
+    "name.py", "name.js", "name.css",  # this module's own description of a bare name
+    "model.align",  # faster-whisper's model object, not `settings/model.py`
+    "progress.eta_seconds",  # a field of the card's JSON `progress` object
+    "files.original.size_bytes",  # a path into the card's JSON
 })
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
@@ -162,6 +170,12 @@ def _resolves(dotted: str) -> bool:
             if exc.name is not None and name.startswith(exc.name):
                 continue  # this prefix is no module: try a shorter one
             raise
+        found_at = getattr(value, "__file__", None)
+        if found_at and name.startswith(("transcriber.", "tests.")) and not Path(
+                found_at).resolve().is_relative_to(ROOT):
+            # An editable install of another checkout maps a module this tree no
+            # longer has: for this tree it is gone.
+            return False
         for attribute in parts[cut:]:
             if attribute == "*":
                 return True
@@ -346,3 +360,74 @@ def test_the_checker_catches_what_it_should(tmp_path: Path) -> None:
     assert _word_problem("model.bin") is None
     assert _word_problem("no-such-view.js") is not None
     assert _word_problem("card-edit.js") is None
+
+
+# -- docstrings ------------------------------------------------------------------------
+#
+# A docstring that cites a file or a module (`pipeline/parts.py`, "see
+# transcriber/db/writer.py", `transcriber.ports.files`, `search.parse`) is held to
+# the same rules: files and modules move (the floors of docs/architecture.md), and
+# a docstring left pointing at the old place misleads the next reader exactly as a
+# stale doc would. Only citations are read: a path, a name rooted at `transcriber.`
+# or `tests.`, or `module.name` whose first part is a module of the package (and
+# not a settings section, a local variable's usual name).
+_PROSE_PATH = re.compile(r"(?<![\w/.])(?:transcriber|tests)/[\w/.-]*\w")
+
+
+def _docstrings(source: str) -> Iterator[tuple[int, str]]:
+    """(line, text) of every bare string statement: module, class, function and
+    attribute docstrings."""
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)):
+            yield node.lineno, node.value.value
+
+
+def _citation_problem(word: str) -> str | None:
+    word = word.strip("\"'(),;:[]").removesuffix("…")
+    if (not word or word in NOT_REFERENCES or word in NOT_CITATIONS or "<" in word
+            or "…" in word or "{" in word):
+        return None
+    if "/" in word or word.endswith(BARE_FILE_ENDINGS):
+        return _path_problem(word)
+    plain = re.sub(r"\(.*$", "", word)
+    if not _DOTTED.fullmatch(plain) or plain.rsplit(".", 1)[-1] in NOT_PYTHON_ENDINGS:
+        return None
+    first = plain.split(".", 1)[0]
+    if first in ("transcriber", "tests"):
+        return None if _resolves(plain) else f"no Python name {plain}"
+    if first in _tables():
+        return None  # a column (`recognitions.provider`), though a module has the name too
+    if first in _module_files() and first not in _settings():
+        return _dotted_problem(plain)
+    if "_" in first and importlib.util.find_spec(first) is None:
+        return f"no module {first}"  # `typed_text.x`: a module that moved or was renamed
+    return None
+
+
+def _docstring_problems(path: Path) -> Iterator[tuple[int, str]]:
+    for line, text in _docstrings(path.read_text(encoding="utf-8")):
+        for offset, span in _spans(text):
+            for word in span.split():
+                if problem := _citation_problem(word):
+                    yield line + offset - 1, f"`{span.strip()}`: {problem}"
+        for match in _PROSE_PATH.finditer(_SPAN.sub("", text)):
+            if problem := _path_problem(match.group(0).rstrip(".")):
+                yield line, f"{match.group(0)}: {problem}"
+
+
+def test_every_file_or_module_a_docstring_cites_exists() -> None:
+    missing = [f"{path.relative_to(ROOT)}:{line}: {problem}"
+               for top in ("transcriber", "tests") for path in sorted((ROOT / top).rglob("*.py"))
+               for line, problem in _docstring_problems(path)]
+    assert not missing, "docstrings citing nothing:\n" + "\n".join(missing)
+
+
+def test_the_docstring_check_catches_a_moved_module(tmp_path: Path) -> None:
+    module = tmp_path / "cites.py"
+    module.write_text('"""See `transcriber/files.py` and transcriber/keys.py, `typed_text.x`,\n'
+                      '`transcriber.search_query.parse`; `pipeline/parts.py`, `text.text_problem`\n'
+                      'and `search.parse` are where they are; `self.files` is no citation."""\n'
+                      'def f() -> None:\n    """Also `stages.no_such_name`."""\n')
+    found = sorted(line for line, _ in _docstring_problems(module))
+    assert found == [1, 1, 1, 2, 5]

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from transcriber.domain.transcripts import plain_text, render, reply_text, vtt_escape
 from transcriber.ports import Utterance
-from transcriber.transcripts import plain_text, render, reply_text, vtt_escape
 
 TWO = [
     Utterance(start_ms=0, end_ms=1000, channel=0, text="Hello.", speaker="S1"),

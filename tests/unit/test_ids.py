@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ulid import ULID
 
-from transcriber.ids import encode, new_id, new_unguessable_id, parse_id
+from transcriber.core.ids import encode, new_id, new_unguessable_id, parse_id
 
 
 def test_new_id_is_lowercase_26_chars() -> None:

@@ -1,13 +1,16 @@
-"""The layers point down: a module imports only its own layer or the ones below.
+"""The floors point down: a module imports only its own floor or the ones below.
 
 Every import of every module under `transcriber/` is read (function-level
 and `TYPE_CHECKING` imports included, since they are dependencies all the
-same), and each must go to a layer at or below the importer's. The ranks:
-the leaves at the bottom (the ports among them); storage (`db/`); providers;
-the pipeline and intake; the app keys; the doors; the composition
-(`service/`, `loadtest/`); the command line; `testing/`, which only tests
-import. The pipeline sees the providers only through the ports, and the rest
-of the service sees the speaker engine only through its façade.
+same), and each must go to a floor at or below the importer's. The ranks are
+by package, with no list of modules: `core` (no domain word), `domain` (pure
+feature rules), `settings` and `ports`, storage (`db/`), `providers`, the
+pipeline, the doors (`web`, `bot`), `maintenance`, the composition (`service`,
+`loadtest`), the command line, and `testing`, which only tests import. The top
+level holds packages only, and each package's `__init__` says what lives there
+and what it may import. The pipeline sees the providers only through the
+ports, and the rest of the service sees the speaker engine only through its
+façade.
 """
 
 from __future__ import annotations
@@ -18,20 +21,20 @@ from pathlib import Path
 import transcriber
 
 PACKAGE = Path(transcriber.__file__).parent
-LEAVES = ("errors", "ids", "clock", "stages", "settings", "observability", "ports",
-          "transcripts", "files", "typed_text", "languages", "wordforms", "search_query",
-          "webhook_rules", "webhook_signature", "voiceprints", "tokens", "descriptions", "quality",
-          "stopwords", "cues", "transcript_formats")
+# By package: the top level holds packages only (a loose module has no rank and fails
+# `test_every_part_of_the_package_has_a_rank`), so no module is named one by one.
 RANKS: dict[str, int] = {
-    **dict.fromkeys(LEAVES, 0),
-    "db": 1,
-    "providers": 2,
-    "pipeline": 3, "intake": 3,
-    "keys": 4,
-    "web": 5, "bot": 5,
-    "service": 6, "loadtest": 6,
-    "cli": 7,
-    "testing": 8,
+    "core": 0,
+    "domain": 1,
+    "settings": 2, "ports": 2,
+    "db": 3,
+    "providers": 4,
+    "pipeline": 5,
+    "web": 6, "bot": 6,
+    "maintenance": 7,
+    "service": 8, "loadtest": 8,
+    "cli": 9,
+    "testing": 10,
 }
 
 
@@ -92,9 +95,10 @@ def test_only_tests_import_the_fakes() -> None:
     assert leaking == []
 
 
-def test_storage_imports_only_itself_and_the_leaves() -> None:
+def test_storage_imports_only_itself_and_the_floors_below() -> None:
+    below = {part for part, rank in RANKS.items() if rank < RANKS["db"]}
     above = [f"{module} -> {target}" for module, path in _modules() if _part(module) == "db"
-             for target in _imports(path) if _part(target) not in ("db", *LEAVES)]
+             for target in _imports(path) if _part(target) not in {"db", *below}]
     assert above == []
 
 
@@ -166,3 +170,32 @@ def test_imports_of_a_package_are_edges_of_the_circle_check() -> None:
     assert "transcriber.ports" in known
     assert "transcriber.providers.speakers" in known
     assert "transcriber.ports" in _module_level_imports(known["transcriber.pipeline.parts"])
+
+
+def _packages() -> list[Path]:
+    """Every folder of modules (one without an `__init__` would be a namespace package,
+    unsaid: it is reported as a package with no docstring)."""
+    return sorted({path.parent for path in PACKAGE.rglob("*.py")})
+
+
+def test_every_package_says_what_lives_there_and_what_it_may_import() -> None:
+    """Each package's `__init__` opens with a docstring of a few lines: what lives in
+    it, and (a sentence with "Imports:") which floors it may import. The ranks above
+    hold the imports; the docstring tells a reader where a new module goes."""
+    unsaid = []
+    for package in _packages():
+        init = package / "__init__.py"
+        source = init.read_text(encoding="utf-8") if init.exists() else ""
+        doc = ast.get_docstring(ast.parse(source))
+        name = ".".join(package.relative_to(PACKAGE.parent).parts)
+        if not doc or "Imports:" not in doc:
+            unsaid.append(f"{name}: no docstring saying what it may import")
+        elif len(doc.splitlines()) > 16:
+            unsaid.append(f"{name}: a docstring of {len(doc.splitlines())} lines (a few, please)")
+    assert unsaid == []
+
+
+def test_the_top_level_holds_packages_only() -> None:
+    """A loose module at the top would be a floor of its own, unranked."""
+    loose = sorted(path.name for path in PACKAGE.glob("*.py") if path.name != "__init__.py")
+    assert loose == []

@@ -17,8 +17,8 @@ from pathlib import Path
 # Each loads in tens to hundreds of milliseconds, and none is needed to count records.
 HEAVY = ("asyncpg", "numpy", "faster_whisper", "ctranslate2", "onnxruntime", "aiogram",
          "aiobotocore", "botocore", "jsonschema", "Stemmer", "tqdm", "av",
-         "transcriber.voiceprints", "transcriber.db.postgres.connection",
-         "transcriber.transcripts", "transcriber.providers", "transcriber.pipeline",
+         "transcriber.domain.voices", "transcriber.db.postgres.connection",
+         "transcriber.domain.transcripts", "transcriber.providers", "transcriber.pipeline",
          "transcriber.service", "transcriber.web", "transcriber.bot")
 
 _PROBE = textwrap.dedent("""
@@ -52,9 +52,9 @@ def test_status_loads_no_heavy_module(tmp_path: Path) -> None:
 def test_the_probe_sees_a_heavy_import(tmp_path: Path) -> None:
     """The check can fail: the same probe, importing numpy, finds it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSCRIBER_")}
-    probe = "import json, sys\nimport transcriber.voiceprints\n" \
+    probe = "import json, sys\nimport transcriber.domain.voices\n" \
             "print(json.dumps(sorted(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                           text=True, timeout=120, check=True)
     modules = set(json.loads(done.stdout.strip().splitlines()[-1]))
-    assert {"numpy", "transcriber.voiceprints"} <= modules
+    assert {"numpy", "transcriber.domain.voices"} <= modules

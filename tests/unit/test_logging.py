@@ -10,7 +10,7 @@ import orjson
 import pytest
 import structlog
 
-from transcriber.observability import configure_logging, renders_json
+from transcriber.core.observability import configure_logging, renders_json
 
 
 @pytest.mark.parametrize(("fmt", "terminal", "expected"), [

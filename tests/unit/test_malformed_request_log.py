@@ -7,7 +7,7 @@ import sys
 
 from aiohttp.http_exceptions import LineTooLong
 
-from transcriber.observability import MalformedRequestFilter
+from transcriber.core.observability import MalformedRequestFilter
 
 
 def _record(error: BaseException) -> logging.LogRecord:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from transcriber.errors import ConfigError
+from transcriber.core.errors import ConfigError
 from transcriber.settings import load_settings
 from transcriber.testing.steps import FakeStep, fake_steps_from_spec
 

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transcriber.errors import NoWork, PermanentFailure, TransientFailure
+from transcriber.core.errors import NoWork, PermanentFailure, TransientFailure
+from transcriber.domain.stages import HaltReason, Stage, claimable_stages
 from transcriber.pipeline import policy
 from transcriber.pipeline.step import Advanced, Deferred
 from transcriber.ports import ReplyAddress
 from transcriber.settings import PipelineSettings
-from transcriber.stages import HaltReason, Stage, claimable_stages
 
 DEFAULTS = PipelineSettings()
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from transcriber.errors import ConfigError
+from transcriber.core.errors import ConfigError
 from transcriber.settings import Secret, Settings, load_settings
 
 

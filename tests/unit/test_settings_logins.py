@@ -7,7 +7,7 @@ import ipaddress
 import orjson
 import pytest
 
-from transcriber.errors import ConfigError
+from transcriber.core.errors import ConfigError
 from transcriber.settings import load_settings
 
 

@@ -13,10 +13,17 @@ import pytest
 
 from transcriber.db import queries as q
 from transcriber.db.migrate import default_migrations_dir
+from transcriber.domain.stages import (
+    FIRST_STAGE,
+    STAGES,
+    HaltReason,
+    Stage,
+    claimable_stages,
+    step_names,
+)
 from transcriber.pipeline import policy
 from transcriber.pipeline.engine import MissingSteps, check_step_table
 from transcriber.settings import PipelineSettings
-from transcriber.stages import FIRST_STAGE, STAGES, HaltReason, Stage, claimable_stages, step_names
 from transcriber.testing.steps import fake_steps
 
 SCHEMA = (default_migrations_dir() / "0001_init.sql").read_text()

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from transcriber import tokens
+from transcriber.domain import tokens
 
 
 def test_a_new_token_carries_256_random_bits_and_is_stored_as_its_sha256() -> None:

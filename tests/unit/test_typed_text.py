@@ -1,4 +1,4 @@
-"""What people type: the login rule and the free-text rule (transcriber.typed_text)."""
+"""What people type: the login rule and the free-text rule (transcriber.domain.text)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import unicodedata
 
 import pytest
 
-from transcriber.typed_text import (
+from transcriber.domain.text import (
     DEFAULT_IGNORABLE,
     LoginRefused,
     canonical_login,

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from transcriber.webhook_rules import (
+from transcriber.domain.webhooks import (
     TargetRefused,
     address_refusal,
     backoff_seconds,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from transcriber.webhook_signature import sign, verify_signature
+from transcriber.domain.webhooks import sign, verify_signature
 
 SECRET = "whsec_known_vector_secret"
 T = 1767225600  # 2026-01-01T00:00:00Z

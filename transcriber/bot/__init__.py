@@ -6,4 +6,7 @@
 - `door`: the polling actor; an update is confirmed only after its record is stored.
 - `notifier`: the `Notifier` port over the Bot API (transcripts and halt notices).
 - `lifecycle`: the aiohttp cleanup contexts that start and stop the above.
+
+Imports: everything below the doors (`core` to `pipeline`, the providers for the
+Bot API's adapter); never `web`, `maintenance`, `service` or `cli`.
 """

@@ -16,8 +16,8 @@ from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.utils.token import TokenValidationError, validate_token
 
-from transcriber.errors import ConfigError
-from transcriber.files import open_file_inside, relative_names
+from transcriber.core.errors import ConfigError
+from transcriber.core.paths import open_file_inside, relative_names
 from transcriber.settings import TelegramSettings
 
 

@@ -17,15 +17,15 @@ from aiogram.types import Message, ReplyParameters
 
 from transcriber.bot import rules, texts
 from transcriber.bot.notifier import TelegramNotifier
-from transcriber.bot.status import Progress, ProgressSource, stage_text
+from transcriber.bot.status import ProgressSource, StatusProgress, stage_text
 from transcriber.bot.texts import T
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
+from transcriber.core.errors import TranscriberError
 from transcriber.db import reads
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.telegram import RecentRecord
 from transcriber.db.writer import Writer
-from transcriber.errors import TranscriberError
 from transcriber.pipeline.outbox import transcript_for_reply
 from transcriber.ports import ReplyAddress
 from transcriber.settings import TelegramSettings
@@ -50,7 +50,7 @@ async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
     if decision.command == "/status":
         records = await reads.telegram.latest_of_owner(readers, owner_id=user.id,
                                                        limit=STATUS_RECORDS)
-        shown: dict[str, Progress] = {}
+        shown: dict[str, StatusProgress] = {}
         if progress is not None:
             for record in records:
                 found = None if record.halted_at is not None else await progress(record.id)
@@ -73,7 +73,7 @@ async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
 
 
 def status_list(lang: texts.Language, records: Sequence[RecentRecord],
-                progress: Mapping[str, Progress] | None = None) -> str:
+                progress: Mapping[str, StatusProgress] | None = None) -> str:
     """The `/status` answer: one line per record, newest first, with the
     recognition progress of those on their way."""
     if not records:

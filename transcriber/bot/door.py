@@ -36,22 +36,28 @@ from transcriber.bot import commands, rules, texts
 from transcriber.bot.client import file_url, local_file_chunks
 from transcriber.bot.status import ProgressSource
 from transcriber.bot.texts import T as Text
-from transcriber.clock import Clock
-from transcriber.db import reads
-from transcriber.db.commands.telegram import NoteStatus
-from transcriber.db.commands.users import EnsureUser
-from transcriber.db.readers import ReaderPool
-from transcriber.db.writer import Writer
-from transcriber.errors import (
+from transcriber.core.clock import Clock
+from transcriber.core.errors import (
     PermanentFailure,
     QuotaExceeded,
     StorageFull,
     TooLarge,
     UnsafePath,
 )
-from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
-from transcriber.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
-from transcriber.ports import RecordStore, Transcoder
+from transcriber.core.observability import TELEGRAM_POLL_FAILURES, TELEGRAM_UPDATES
+from transcriber.db import reads
+from transcriber.db.commands.telegram import NoteStatus
+from transcriber.db.commands.users import EnsureUser
+from transcriber.db.readers import ReaderPool
+from transcriber.db.writer import Writer
+from transcriber.pipeline.intake import (
+    AudioLimits,
+    AudioRefused,
+    EmptyInput,
+    Intake,
+    accept_stream,
+)
+from transcriber.ports import RecordFiles, Transcoder
 from transcriber.settings import TelegramSettings
 
 log = structlog.get_logger(__name__)
@@ -69,7 +75,7 @@ class DoorParts:
 
     writer: Writer
     readers: ReaderPool
-    files: RecordStore
+    files: RecordFiles
     transcoder: Transcoder
     clock: Clock
     limits: AudioLimits
@@ -196,7 +202,7 @@ class TelegramDoor:
                                          forced_language=self._settings.language)
         if isinstance(decision, rules.Ignore):
             return "ignored"
-        if isinstance(decision, rules.Answer):
+        if isinstance(decision, rules.ChatCommand):
             await self._reply(message, decision.text)
             return "answered"
         if isinstance(decision, rules.Refuse):

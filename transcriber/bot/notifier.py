@@ -33,12 +33,12 @@ from aiogram.exceptions import (
 from aiogram.types import BufferedInputFile, LinkPreviewOptions, Message, ReplyParameters
 
 from transcriber.bot import rules, texts
-from transcriber.clock import Clock
-from transcriber.errors import TransientFailure
+from transcriber.core.clock import Clock
+from transcriber.core.errors import TransientFailure
+from transcriber.domain.quality import Quality
+from transcriber.domain.stages import HaltReason
 from transcriber.ports import ReplyAddress, Undelivered, UndeliveredReason
-from transcriber.quality import Quality
 from transcriber.settings import TelegramSettings
-from transcriber.stages import HaltReason
 
 log = structlog.get_logger(__name__)
 

@@ -27,17 +27,17 @@ from aiogram.exceptions import (
 from aiogram.types import Message
 
 from transcriber.bot import texts
-from transcriber.errors import IncompleteInput, TransientFailure
+from transcriber.core.errors import IncompleteInput, TransientFailure
+from transcriber.domain.text import without_refused
 from transcriber.pipeline import policy
 from transcriber.providers import media
-from transcriber.typed_text import without_refused
 
 # Telegram's limit on a message, counted in UTF-16 code units.
 MESSAGE_MAX_UNITS = 4096
 HELP_COMMANDS = frozenset({"/start", "/help"})
 QUERY_COMMANDS = frozenset({"/status", "/last"})
 
-RefusalReason = Literal["not_allowed", "not_audio", "too_large"]
+IntakeRefusalReason = Literal["not_allowed", "not_audio", "too_large"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,12 +54,12 @@ class TakeFile:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Refuse:
-    reason: RefusalReason
+    reason: IntakeRefusalReason
     text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Answer:
+class ChatCommand:
     """A command from an allowed sender (`/start`, `/help`)."""
 
     text: str
@@ -79,7 +79,7 @@ class Ignore:
     """Nothing to answer (a service message, a message without a sender)."""
 
 
-MessageDecision = TakeFile | Refuse | Answer | RunCommand | Ignore
+MessageDecision = TakeFile | Refuse | ChatCommand | RunCommand | Ignore
 
 
 def inspect_message(
@@ -102,7 +102,7 @@ def inspect_message(
     if candidate is None:
         command = command_of(message.text)
         if command in HELP_COMMANDS:
-            return Answer(text=texts.help_text(lang, max_bytes))
+            return ChatCommand(text=texts.help_text(lang, max_bytes))
         if command == "/status":
             return RunCommand(command="/status", login=login, language=lang)
         if command == "/last":

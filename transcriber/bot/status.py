@@ -27,14 +27,14 @@ from aiogram.exceptions import TelegramBadRequest, TelegramRetryAfter
 
 from transcriber.bot import rules, texts
 from transcriber.bot.texts import T
-from transcriber.clock import Clock, rest
+from transcriber.core.clock import Clock, rest
 from transcriber.db import reads
 from transcriber.db.commands.telegram import MarkStatusShown
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.telegram import LiveStatus
 from transcriber.db.writer import Writer
+from transcriber.domain.stages import Stage
 from transcriber.settings import TelegramSettings
-from transcriber.stages import Stage
 
 log = structlog.get_logger(__name__)
 
@@ -52,7 +52,7 @@ _STAGES: Mapping[str, T] = {
 _WORKING: Mapping[str, T] = {"normalize": T.STAGE_PREPARING, "recognize": T.STAGE_SUBMITTED}
 
 
-class Progress(Protocol):
+class StatusProgress(Protocol):
     """What the progress object offers (parts done/total too)."""
 
     @property
@@ -65,14 +65,14 @@ class Progress(Protocol):
     def eta_seconds(self) -> float | None: ...
 
 
-ProgressSource = Callable[[str], Awaitable["Progress | None"]]
+ProgressSource = Callable[[str], Awaitable["StatusProgress | None"]]
 
 
-async def _no_progress(record_id: str) -> Progress | None:
+async def _no_progress(record_id: str) -> StatusProgress | None:
     return None
 
 
-ShownProgress = TypeVar("ShownProgress", bound=Progress)
+ShownProgress = TypeVar("ShownProgress", bound=StatusProgress)
 
 
 def worth_showing(progress: ShownProgress | None) -> ShownProgress | None:
@@ -84,7 +84,7 @@ def worth_showing(progress: ShownProgress | None) -> ShownProgress | None:
 
 
 def stage_text(lang: texts.Language, *, state: str, halted: bool, halt_reason: str | None,
-               progress: Progress | None = None) -> str:
+               progress: StatusProgress | None = None) -> str:
     """A record's stage in words (with its recognition progress, when given)."""
     if halted:
         return texts.say(lang, T.STAGE_HALTED, why=texts.halt_reason_text(lang, halt_reason))
@@ -99,7 +99,7 @@ def stage_text(lang: texts.Language, *, state: str, halted: bool, halt_reason: s
 
 
 def render_status(lang: texts.Language, *, state: str, halted: bool, halt_reason: str | None,
-                  progress: Progress | None = None) -> str:
+                  progress: StatusProgress | None = None) -> str:
     """The status message's text for the record as it is now."""
     if state == Stage.UPLOADED and not halted and progress is None:
         return texts.say(lang, T.ACCEPTED)  # the first answer itself: nothing to edit yet

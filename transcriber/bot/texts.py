@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Literal
 
+from transcriber.domain.quality import Quality
+from transcriber.domain.stages import HaltReason
 from transcriber.ports import Span
-from transcriber.quality import Quality
-from transcriber.stages import HaltReason
 
 Language = Literal["ru", "en"]
 LANGUAGES: tuple[Language, ...] = ("en", "ru")

@@ -4,6 +4,8 @@ Each command is a module of this package with `run(args, settings) -> int`,
 imported only when it runs, so `transcriber --help` or `transcriber status`
 does not pay for the whole service (aiogram, faster-whisper and aiobotocore
 load only where they are used).
+
+Imports: any floor (the top one; only `testing` stands above it).
 """
 
 from __future__ import annotations
@@ -31,15 +33,15 @@ _QUIET_LEVEL = {"transcribe": "WARNING", "status": "WARNING", "resume": "WARNING
                 "upload": "WARNING", "describe": "WARNING", "move-to": "WARNING"}
 
 
-class Command(Protocol):
+class CliCommand(Protocol):
     def run(self, args: argparse.Namespace, settings: Settings) -> int: ...
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Imported after parsing: `--help` and argument errors answer at once.
-    from transcriber.errors import ConfigError, MigrationError  # noqa: PLC0415
-    from transcriber.observability import configure_logging  # noqa: PLC0415
+    from transcriber.core.errors import ConfigError, MigrationError  # noqa: PLC0415
+    from transcriber.core.observability import configure_logging  # noqa: PLC0415
     from transcriber.settings import load_settings  # noqa: PLC0415
 
     try:
@@ -52,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         level = _QUIET_LEVEL.get(args.command, level)
     configure_logging(level, settings.logging.format)
     module = args.command.replace("-", "_")  # `move-to` is `transcriber.cli.move_to`
-    command = cast(Command, importlib.import_module(f"transcriber.cli.{module}"))
+    command = cast(CliCommand, importlib.import_module(f"transcriber.cli.{module}"))
     try:
         return command.run(args, settings)
     except MigrationError as exc:

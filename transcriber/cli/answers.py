@@ -5,7 +5,7 @@ hostile. So every answer is read under bounds (`Bounds`: a deadline for the
 whole answer, a cap on its size), a redirect is followed only within the
 server's own origin (the token never goes anywhere else), a card is parsed
 into a typed `Card` (its `poll_after_ms` clamped), and a record id must be an
-id. What breaks these rules is a `BadAnswer` (exit 4 at the end, one line);
+id. What breaks these rules is a `BadServerAnswer` (exit 4 at the end, one line);
 a server that cannot be reached or answers too slowly is `Unreachable` (exit
 3). The decisions here are pure; `upload.py` does the talking.
 """
@@ -21,8 +21,8 @@ import orjson
 from yarl import URL
 
 from transcriber.cli.texts import say
-from transcriber.errors import TranscriberError
-from transcriber.ids import parse_id
+from transcriber.core.errors import TranscriberError
+from transcriber.core.ids import parse_id
 
 MIB = 1024 * 1024
 # The longest one answer may take to arrive whole (head and body) once its request
@@ -56,7 +56,7 @@ class Unreachable(ClientFailure):
     """The server cannot be reached, answered too slowly or refused the credentials: exit 3."""
 
 
-class BadAnswer(ClientFailure):
+class BadServerAnswer(ClientFailure):
     """The server's answer broke the client's rules (too large, malformed, a redirect to
     another origin, an id that is not one): that file fails, exit 4 at the end."""
 
@@ -68,7 +68,7 @@ class Bounds:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Progress:
+class ServerProgress:
     stage: str
     done: int
     total: int
@@ -84,28 +84,28 @@ class Card:
     halt_reason: str | None  # None: not halted
     halt_message: str
     poll_seconds: float | None  # None: settled, nothing changes by itself
-    progress: Progress | None
+    progress: ServerProgress | None
 
     @classmethod
     def from_body(cls, body: bytes) -> Card:
-        """The card from its JSON, or `BadAnswer` naming what is wrong (never its text)."""
+        """The card from its JSON, or `BadServerAnswer` naming what is wrong (never its text)."""
         try:
             card = orjson.loads(body)
         except orjson.JSONDecodeError:
-            raise BadAnswer(say("answer.card", field="(JSON)")) from None
+            raise BadServerAnswer(say("answer.card", field="(JSON)")) from None
         if not isinstance(card, dict):
-            raise BadAnswer(say("answer.card", field="(object)"))
+            raise BadServerAnswer(say("answer.card", field="(object)"))
         stage = _field(card, "stage", str)
         halt = card.get("halt")
         reason: str | None = None
         message = ""
         if halt is not None:
             if not isinstance(halt, dict):
-                raise BadAnswer(say("answer.card", field="halt"))
+                raise BadServerAnswer(say("answer.card", field="halt"))
             reason = _field(halt, "reason", str)
             message = halt.get("message") or ""
             if not isinstance(message, str):
-                raise BadAnswer(say("answer.card", field="halt.message"))
+                raise BadServerAnswer(say("answer.card", field="halt.message"))
         return cls(stage=stage, halt_reason=reason, halt_message=message,
                    poll_seconds=poll_seconds(card.get("poll_after_ms")),
                    progress=_progress(card.get("progress")))
@@ -114,20 +114,20 @@ class Card:
 def _field(mapping: dict[str, Any], name: str, kind: type[T]) -> T:
     value = mapping.get(name)
     if not isinstance(value, kind) or isinstance(value, bool):
-        raise BadAnswer(say("answer.card", field=name))
+        raise BadServerAnswer(say("answer.card", field=name))
     return value
 
 
-def _progress(value: object) -> Progress | None:
+def _progress(value: object) -> ServerProgress | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise BadAnswer(say("answer.card", field="progress"))
+        raise BadServerAnswer(say("answer.card", field="progress"))
     fraction = _number(value.get("fraction"))
     if fraction is None:
-        raise BadAnswer(say("answer.card", field="progress.fraction"))
+        raise BadServerAnswer(say("answer.card", field="progress.fraction"))
     eta = _number(value.get("eta_seconds"))
-    return Progress(stage=_field(value, "stage", str), done=_field(value, "done", int),
+    return ServerProgress(stage=_field(value, "stage", str), done=_field(value, "done", int),
                     total=_field(value, "total", int),
                     fraction=min(max(fraction, 0.0), 1.0) if math.isfinite(fraction) else 0.0,
                     eta_seconds=eta if eta is not None and math.isfinite(eta) and eta >= 0
@@ -143,12 +143,12 @@ def _number(value: object) -> float | None:
 def poll_seconds(value: object) -> float | None:
     """How long to wait before the next read of a card whose `poll_after_ms` is
     `value`: None when it is null (settled); within [0.5 s, 30 s] whatever it says;
-    `BadAnswer` when it is not a number."""
+    `BadServerAnswer` when it is not a number."""
     if value is None:
         return None
     number = _number(value)
     if number is None:
-        raise BadAnswer(say("answer.card", field="poll_after_ms"))
+        raise BadServerAnswer(say("answer.card", field="poll_after_ms"))
     if math.isnan(number):
         return DEFAULT_POLL_SECONDS
     return min(max(number / 1000, POLL_MIN_SECONDS), POLL_MAX_SECONDS)
@@ -168,15 +168,15 @@ def retry_seconds(header: str | None, attempt: int) -> float:
 
 def record_id(body: bytes) -> str:
     """The id of the record an upload made, from the 201's JSON: an id as the service
-    makes them (a ULID) or `BadAnswer`. It goes into URLs, never into a file name."""
+    makes them (a ULID) or `BadServerAnswer`. It goes into URLs, never into a file name."""
     try:
         answer = orjson.loads(body)
     except orjson.JSONDecodeError:
-        raise BadAnswer(say("answer.no_id")) from None
+        raise BadServerAnswer(say("answer.no_id")) from None
     raw = answer.get("id") if isinstance(answer, dict) else None
     found = parse_id(raw) if isinstance(raw, str) else None
     if found is None:
-        raise BadAnswer(say("answer.no_id"))
+        raise BadServerAnswer(say("answer.no_id"))
     return found
 
 
@@ -198,17 +198,17 @@ def origin(url: URL) -> tuple[str, str, int | None]:
 
 def redirect_target(current: URL, location: str | None, server: URL) -> URL:
     """Where a redirect from `current` leads, if it stays within `server`'s origin
-    (scheme, host and port); `BadAnswer` otherwise, so nothing (the token least of all)
+    (scheme, host and port); `BadServerAnswer` otherwise, so nothing (the token least of all)
     is sent anywhere else."""
     if not location:
-        raise BadAnswer(say("answer.redirect_nowhere"))
+        raise BadServerAnswer(say("answer.redirect_nowhere"))
     try:
         target = current.join(URL(location))
     except ValueError:
-        raise BadAnswer(say("answer.redirect_nowhere")) from None
+        raise BadServerAnswer(say("answer.redirect_nowhere")) from None
     if origin(target) != origin(server):
         scheme, host, port = origin(target)
-        raise BadAnswer(say("answer.redirect_elsewhere", origin=f"{scheme}://{host}:{port}"))
+        raise BadServerAnswer(say("answer.redirect_elsewhere", origin=f"{scheme}://{host}:{port}"))
     return target
 
 

@@ -1,7 +1,7 @@
 """`transcriber backup DEST [--json]`: an online backup of the archive.
 
 Safe while `serve` runs: the database is copied from one snapshot, and only
-the files that snapshot names (see `transcriber.service.backup`).
+the files that snapshot names (see `transcriber.maintenance.backup`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import sys
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.progress import file_progress
 from transcriber.cli.storage import sqlite_only
-from transcriber.service.backup import BackupError, Manifest, MissingFiles, backup
-from transcriber.service.bucket import with_bucket
+from transcriber.maintenance.backup import BackupError, Manifest, MissingFiles, backup
+from transcriber.maintenance.bucket import with_bucket
 from transcriber.settings import Settings
 
 

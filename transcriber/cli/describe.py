@@ -20,18 +20,18 @@ import sys
 
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.storage import migrated_writer
+from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.describe import SaveDescription
 from transcriber.db.engine import new_readers
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.descriptions import Description
-from transcriber.ids import parse_id
+from transcriber.domain.describe import Description
+from transcriber.domain.transcripts import BadStructure
 from transcriber.pipeline.describer import load_material, open_fields
 from transcriber.ports import Describer, Material
 from transcriber.service.describer import build_describer
 from transcriber.settings import Settings
-from transcriber.transcripts import BadStructure
 
 PAGE = 200
 

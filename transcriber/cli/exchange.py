@@ -30,7 +30,7 @@ from transcriber.cli.answers import (
     REDIRECTS,
     REDIRECTS_MAX,
     RETRY_MAX_SECONDS,
-    BadAnswer,
+    BadServerAnswer,
     Bounds,
     Unreachable,
     error_message,
@@ -51,7 +51,7 @@ BUSY = frozenset({429, 502, 503, 504})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Answer:
+class ServerAnswer:
     status: int
     reason: str
     body: bytes | None  # None: an error answer over ERROR_MAX_BYTES, not read
@@ -91,7 +91,7 @@ class Link:
     bounds: Bounds
     err: TextIO
 
-    async def get(self, url: str, cap: int) -> Answer:
+    async def get(self, url: str, cap: int) -> ServerAnswer:
         """GET with patience: a busy server is asked again; a lost connection too, a few
         times, before the server counts as unreachable. A slow answer is not asked again:
         `Unreachable` at once."""
@@ -111,7 +111,7 @@ class Link:
             return answer
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
-    async def exchange(self, url: URL, *, body: Body | None = None, cap: int) -> Answer:
+    async def exchange(self, url: URL, *, body: Body | None = None, cap: int) -> ServerAnswer:
         """A request and its redirects, each within the server's origin
         (`redirect_target`): the token never goes anywhere else, and an upload is sent
         again only on 307/308."""
@@ -120,13 +120,13 @@ class Link:
             if answer.status not in REDIRECTS:
                 return answer
             if body is not None and answer.status not in BODY_KEEPING_REDIRECTS:
-                raise BadAnswer(say("answer.redirect_upload", status=answer.status))
+                raise BadServerAnswer(say("answer.redirect_upload", status=answer.status))
             url = redirect_target(url, answer.location, self.server)
-        raise BadAnswer(say("answer.redirects", count=REDIRECTS_MAX))
+        raise BadServerAnswer(say("answer.redirects", count=REDIRECTS_MAX))
 
-    async def once(self, url: URL, *, body: Body | None, cap: int) -> Answer:
+    async def once(self, url: URL, *, body: Body | None, cap: int) -> ServerAnswer:
         """One request under one deadline: the whole answer within `--timeout`, re-armed
-        by each chunk of an upload's body; a 2xx body within `cap` or `BadAnswer`."""
+        by each chunk of an upload's body; a 2xx body within `cap` or `BadServerAnswer`."""
         loop = asyncio.get_running_loop()
         limit = self.bounds.timeout_seconds
         deadline = asyncio.timeout(limit)
@@ -138,10 +138,10 @@ class Link:
             async with deadline:
                 try:
                     answer = await self._request(url, body=body, cap=cap, alive=alive)
-                except (aiohttp.ClientConnectionError, BadAnswer):
+                except (aiohttp.ClientConnectionError, BadServerAnswer):
                     raise
                 except aiohttp.ClientError as exc:  # a malformed head, a broken chunked body
-                    raise BadAnswer(say("answer.broken", kind=type(exc).__name__)) from None
+                    raise BadServerAnswer(say("answer.broken", kind=type(exc).__name__)) from None
         except TimeoutError:
             # Ours (the whole answer took too long), not aiohttp's connect timeout.
             if deadline.expired():
@@ -153,7 +153,7 @@ class Link:
         return answer
 
     async def _request(self, url: URL, *, body: Body | None, cap: int,
-                       alive: Callable[[], None]) -> Answer:
+                       alive: Callable[[], None]) -> ServerAnswer:
         request = (self.session.get(url, allow_redirects=False) if body is None else
                    self.session.post(url, data=body.chunks(alive), allow_redirects=False,
                                      headers={"Content-Type": "application/octet-stream",
@@ -162,14 +162,14 @@ class Link:
         async with request as response:
             encoding = response.headers.get("Content-Encoding", "identity").lower()
             if encoding not in ("", "identity"):
-                raise BadAnswer(say("answer.encoded", encoding=encoding))
+                raise BadServerAnswer(say("answer.encoded", encoding=encoding))
             ok = 200 <= response.status < 300
             content = await read_capped(response, cap if ok else ERROR_MAX_BYTES)
             if content is None:
                 response.close()  # the rest is never read: the connection goes
                 if ok:
-                    raise BadAnswer(say("answer.too_large", mib=max(cap // MIB, 1)))
-            return Answer(status=response.status, reason=response.reason or "",
+                    raise BadServerAnswer(say("answer.too_large", mib=max(cap // MIB, 1)))
+            return ServerAnswer(status=response.status, reason=response.reason or "",
                           body=content, location=response.headers.get("Location"),
                           retry_after=response.headers.get("Retry-After"))
 

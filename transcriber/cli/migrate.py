@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
 from transcriber.db.engine import migrate_storage
 from transcriber.settings import Settings
 

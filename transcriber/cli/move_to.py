@@ -13,7 +13,7 @@ import orjson
 
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.progress import file_progress
-from transcriber.service.move import LIST_MAX, MoveError, MoveHooks, MoveReport, move_to
+from transcriber.maintenance.move import LIST_MAX, MoveError, MoveHooks, MoveReport, move_to
 from transcriber.settings import Settings
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from transcriber.tokens import EXPIRES_DAYS_MAX, SCOPES, name_problem
-from transcriber.transcript_formats import FORMATS
-from transcriber.typed_text import LoginRefused, canonical_login
+from transcriber.domain.text import LoginRefused, canonical_login
+from transcriber.domain.tokens import EXPIRES_DAYS_MAX, SCOPES, name_problem
+from transcriber.domain.transcript_formats import FORMATS
 
 # `transcriber serve --role` (`service.roles.Role`; the parser imports nothing of the
 # service, so `--help` answers at once).

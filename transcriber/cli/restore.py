@@ -1,6 +1,6 @@
 """`transcriber restore SRC`: a backup into an empty, unused data folder.
 
-The backup is untrusted (`service.restore`): its paths stay inside, its files
+The backup is untrusted (`maintenance.restore`): its paths stay inside, its files
 are placed as regular files, the result is migrated to this version's schema
 and verified before the folder gets its database; a refusal or a failed
 verify exits 1 and leaves the folder empty.
@@ -16,9 +16,9 @@ from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.progress import file_progress
 from transcriber.cli.storage import sqlite_only
 from transcriber.cli.verify import print_problems
-from transcriber.service.backup import BackupError
-from transcriber.service.bucket import with_bucket
-from transcriber.service.restore import RestoreUnverified, restore
+from transcriber.maintenance.backup import BackupError
+from transcriber.maintenance.bucket import with_bucket
+from transcriber.maintenance.restore import RestoreUnverified, restore
 from transcriber.settings import Settings
 
 

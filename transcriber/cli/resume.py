@@ -12,9 +12,9 @@ import sys
 
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.storage import migrated_writer
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import parse_id
 from transcriber.db.commands.pipeline import Resume
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import parse_id
 from transcriber.settings import Settings
 
 

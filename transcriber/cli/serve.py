@@ -12,11 +12,11 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from transcriber import keys
 from transcriber.cli.exits import EXIT_FATAL
 from transcriber.service.app import ROLE, build_app
 from transcriber.service.roles import Role
 from transcriber.settings import Settings
+from transcriber.web import keys
 from transcriber.web.connections import connection_options, install_accept_failure_log
 
 log = structlog.get_logger(__name__)

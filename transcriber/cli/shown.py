@@ -4,7 +4,7 @@ A server's record id, halt reason, error message or transcript is printed
 on a terminal; an ESC in it would be a command to the terminal, not text
 (set the window title, clear the screen, write the clipboard with OSC 52,
 hide text by moving the cursor). Every character a free-text field of the
-service refuses (`typed_text.refused_char`: controls, C1 controls such as
+service refuses (`text.refused_char`: controls, C1 controls such as
 CSI U+009B, bidi and invisible format characters, line separators) is shown
 as its escape (`\\x1b`, `\\u202e`) instead: visible, inert, and telling that
 something was there. One-line values are cut to `LINE_MAX` characters too.
@@ -18,7 +18,7 @@ from functools import cache
 from typing import TextIO
 
 from transcriber.cli.texts import say
-from transcriber.typed_text import refused_char
+from transcriber.domain.text import refused_char
 
 # A one-line value (an id, a reason, an error message) longer than this is cut:
 # a server's 10 MB error message is not a line.

@@ -8,11 +8,11 @@ import math
 
 import aiohttp
 
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
 from transcriber.db import reads
 from transcriber.db.engine import migrate_storage, new_readers
+from transcriber.domain.stages import STAGES, HaltReason
 from transcriber.settings import Settings
-from transcriber.stages import STAGES, HaltReason
 
 _MAILBOX_METRIC = "transcriber_writer_mailbox_depth"
 # The service's metrics page is tens of kilobytes; the line sought is near its end.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
 from transcriber.db.engine import database_url, migrate_storage, new_writer
 from transcriber.db.writer import Writer
 from transcriber.settings import Settings

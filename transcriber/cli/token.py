@@ -18,16 +18,16 @@ import sys
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.storage import migrated_writer
 from transcriber.cli.texts import say
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.tokens import CreateToken, RevokeToken
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.engine import migrate_storage, new_readers
 from transcriber.db.reads.tokens import TokenInfo
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import parse_id
+from transcriber.domain.tokens import expires_at, new_token
 from transcriber.settings import Settings
-from transcriber.tokens import expires_at, new_token
 
 
 async def create(settings: Settings, *, login: str, name: str, scope: str,

@@ -33,22 +33,22 @@ from typing import TextIO
 
 from aiohttp import web
 
-from transcriber import keys
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
+from transcriber.core.errors import StepFailure, TranscriberError
+from transcriber.core.hashing import read_chunks
 from transcriber.db import reads
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
-from transcriber.errors import StepFailure, TranscriberError
-from transcriber.files import read_chunks
-from transcriber.intake import AudioLimits, Intake, accept_stream
-from transcriber.languages import checked_language, configured_language, supported_languages
+from transcriber.domain.languages import checked_language, configured_language, supported_languages
+from transcriber.domain.stages import Stage
+from transcriber.domain.transcript_formats import TranscriptFormat
+from transcriber.domain.transcripts import render
+from transcriber.pipeline.intake import AudioLimits, Intake, accept_stream
 from transcriber.pipeline.progress import Progress, progress_for_row
 from transcriber.ports import Recognizer, Warms
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
-from transcriber.stages import Stage
-from transcriber.transcript_formats import TranscriptFormat
-from transcriber.transcripts import render
+from transcriber.web import keys
 
 DEFAULT_OWNER = "local"
 POLL_SECONDS = 0.25

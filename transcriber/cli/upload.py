@@ -47,7 +47,7 @@ from transcriber.cli import outputs
 from transcriber.cli.answers import (
     DEFAULT_POLL_SECONDS,
     MIB,
-    BadAnswer,
+    BadServerAnswer,
     Bounds,
     Card,
     Unreachable,
@@ -231,7 +231,7 @@ async def _judged(step: Callable[[], Awaitable[None]], item: Item, err: TextIO) 
     alone (one line), the others go on."""
     try:
         await step()
-    except BadAnswer as exc:
+    except BadServerAnswer as exc:
         item.outcome = "bad_answer"
         tell(err, "upload.bad_answer", name=item.path.name, problem=str(exc))
 

@@ -11,9 +11,9 @@ import orjson
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.db.connection import database_path
 from transcriber.db.engine import database_url
-from transcriber.service.bucket import with_bucket
-from transcriber.service.verify import LIST_MAX, Report, verify
-from transcriber.service.verify_postgres import verify_postgres
+from transcriber.maintenance.bucket import with_bucket
+from transcriber.maintenance.verify import LIST_MAX, Report, verify
+from transcriber.maintenance.verify_postgres import verify_postgres
 from transcriber.settings import Settings
 
 

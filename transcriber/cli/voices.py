@@ -14,8 +14,8 @@ import sys
 
 from transcriber.cli.exits import EXIT_REFUSED
 from transcriber.cli.storage import migrated_writer
+from transcriber.core.errors import NotFound
 from transcriber.db.commands.voices import PurgeVoices
-from transcriber.errors import NotFound
 from transcriber.settings import Settings
 
 

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
 from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool

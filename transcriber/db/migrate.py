@@ -21,10 +21,10 @@ from pathlib import Path
 
 import structlog
 
-from transcriber.clock import Clock, SystemClock, stamp
+from transcriber.core.clock import Clock, SystemClock, stamp
+from transcriber.core.errors import MigrationError
 from transcriber.db import queries as q
 from transcriber.db.connection import database_path, open_sync
-from transcriber.errors import MigrationError
 
 log = structlog.get_logger(__name__)
 

@@ -22,13 +22,13 @@ from typing import Any
 
 import asyncpg
 
+from transcriber.core.errors import TranscriberError
 from transcriber.db import queries as q
 from transcriber.db.connection import open_snapshot
 from transcriber.db.postgres import queries as pq
 from transcriber.db.postgres.connection import PgConnection
 from transcriber.db.postgres.search import terms_literal
-from transcriber.db.reads.maintenance import ArchiveCounts, FileEntry, files
-from transcriber.errors import TranscriberError
+from transcriber.db.reads.maintenance import ArchiveTotals, FileEntry, files
 
 TABLES = q.moving.TABLES  # what is copied, in this order
 BATCH_ROWS = 500  # rows of one INSERT batch (a transcript may be a few hundred KiB)
@@ -184,10 +184,10 @@ async def search_differences(pg: PgConnection, *, page: int = SEARCH_BATCH
         after = rows[-1]["id"]
 
 
-async def archive_counts(pg: PgConnection) -> ArchiveCounts:
+async def archive_counts(pg: PgConnection) -> ArchiveTotals:
     """The archive's totals on PostgreSQL, as verify and the backup manifest count them."""
     rows = await (await pg.execute(q.maintenance.COUNTS)).fetchall()
-    return ArchiveCounts.from_row(rows[0])
+    return ArchiveTotals.from_row(rows[0])
 
 
 async def file_entries(pg: PgConnection) -> list[FileEntry]:

@@ -13,7 +13,7 @@ import aiosqlite
 
 from transcriber.db.connection import open_reader
 
-Params = Mapping[str, Any]
+NamedParams = Mapping[str, Any]
 
 
 class ReaderPool:
@@ -51,11 +51,11 @@ class ReaderPool:
         finally:
             self._idle.put_nowait(conn)
 
-    async def fetch_one(self, query: str, params: Params | None = None) -> sqlite3.Row | None:
+    async def fetch_one(self, query: str, params: NamedParams | None = None) -> sqlite3.Row | None:
         async with self.acquire() as conn, conn.execute(query, params or {}) as cursor:
             row: sqlite3.Row | None = await cursor.fetchone()
             return row
 
-    async def fetch_all(self, query: str, params: Params | None = None) -> list[sqlite3.Row]:
+    async def fetch_all(self, query: str, params: NamedParams | None = None) -> list[sqlite3.Row]:
         async with self.acquire() as conn, conn.execute(query, params or {}) as cursor:
             return list(await cursor.fetchall())

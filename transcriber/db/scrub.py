@@ -22,8 +22,8 @@ import sqlite3
 
 import structlog
 
+from transcriber.core.observability import WAL_SCRUBS
 from transcriber.db import queries as q
-from transcriber.observability import WAL_SCRUBS
 
 log = structlog.get_logger(__name__)
 

@@ -11,7 +11,7 @@ The owner key is a fixed-length digest of the owner id (a fixed length keeps
 would only cost speed, never a leak: the search queries also filter on
 `audio_records.owner_id`.
 
-What is indexed is each word's stem (`transcriber.wordforms`: case folded,
+What is indexed is each word's stem (`transcriber.domain.search`: case folded,
 ё as е, Snowball's stem for its script) in the columns title, brief,
 original_filename, transcript, speakers and topics, and each word's folded form in
 the column `forms`, so a word typed in part matches as a prefix of either.
@@ -23,8 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from transcriber.search_query import Query, Term
-from transcriber.wordforms import forms_and_stems
+from transcriber.domain.search import Query, Term, forms_and_stems
 
 # The SQL functions the search triggers call (registered on every connection
 # in `transcriber.db.connection`).

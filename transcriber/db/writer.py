@@ -22,7 +22,7 @@ import asyncio
 import math
 import sqlite3
 import time
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -32,18 +32,18 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import structlog
 
-from transcriber.clock import Clock, format_time
-from transcriber.db import queries as q
-from transcriber.db.connection import open_sync
-from transcriber.db.inline import InlineConnection
-from transcriber.db.scrub import checkpoint_truncate
-from transcriber.errors import WriterUnavailable
-from transcriber.observability import (
+from transcriber.core.clock import Clock, format_time
+from transcriber.core.errors import WriterUnavailable
+from transcriber.core.observability import (
     WRITER_BATCH_SIZE,
     WRITER_COMMAND_SECONDS,
     WRITER_COMMANDS,
     WRITER_MAILBOX_DEPTH,
 )
+from transcriber.db import queries as q
+from transcriber.db.connection import open_sync
+from transcriber.db.inline import InlineConnection, Params
+from transcriber.db.scrub import checkpoint_truncate
 
 log = structlog.get_logger(__name__)
 
@@ -51,7 +51,6 @@ log = structlog.get_logger(__name__)
 # commands; it stops early at a turn that brought none.
 GATHER_TURNS = 3
 
-Params = Mapping[str, Any] | Sequence[Any]
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
 

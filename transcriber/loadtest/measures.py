@@ -33,15 +33,15 @@ import time
 from pathlib import Path
 from typing import Any, TypeVar
 
-from transcriber.clock import SystemClock, stamp
+from transcriber.core.clock import SystemClock, stamp
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Claim, Claimed
 from transcriber.db.connection import database_path, open_sync, open_writer
 from transcriber.db.migrate import migrate
 from transcriber.db.postgres.writer import PgWriter
 from transcriber.db.writer import Command, Envelope, Writer
-from transcriber.ids import new_id
-from transcriber.stages import Stage, spec_of
+from transcriber.domain.stages import Stage, spec_of
 
 R = TypeVar("R")
 

@@ -16,12 +16,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
-from transcriber.clock import SystemClock, stamp
+from transcriber.core.clock import SystemClock, stamp
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.postgres.connection import connect
 from transcriber.db.postgres.dialect import translate
 from transcriber.db.postgres.migrate import migrate_postgres
-from transcriber.ids import new_id
 from transcriber.loadtest.measures import (
     OWNER,
     claim_params,

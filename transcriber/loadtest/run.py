@@ -29,7 +29,8 @@ from typing import Any, TextIO, TypeVar
 
 import orjson
 
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import AcceptRecord
@@ -37,8 +38,7 @@ from transcriber.db.commands.users import EnsureUser
 from transcriber.db.connection import database_path
 from transcriber.db.engine import database_url, migrate_storage, new_readers
 from transcriber.db.readers import ReaderPool
-from transcriber.files import RecordFiles
-from transcriber.ids import new_id
+from transcriber.domain.stages import Stage, step_names
 from transcriber.loadtest.measures import (
     Measured,
     MeasuredPgWriter,
@@ -53,8 +53,8 @@ from transcriber.loadtest.report import LoadReport, render
 from transcriber.loadtest.simulated import Holders, SimulatedStep, simulated_steps
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.settings import PipelineSettings, Secret, Settings
-from transcriber.stages import Stage, step_names
 
 R = TypeVar("R")
 
@@ -114,15 +114,15 @@ class LoadRun:
     record_ids: list[str] = field(default_factory=list)
 
 
-Hook = Callable[[LoadRun], Coroutine[Any, Any, None]]
+RunHook = Callable[[LoadRun], Coroutine[Any, Any, None]]
 
 
 async def run_loadtest(
     options: LoadOptions,
     base: Settings | None = None,
     *,
-    during_run: Hook | None = None,
-    before_check: Hook | None = None,
+    during_run: RunHook | None = None,
+    before_check: RunHook | None = None,
 ) -> LoadReport:
     """Run the load and check the invariants. `base` lends its storage tuning
     (connections, busy timeout, batch size), never its data folder. The hooks
@@ -155,7 +155,8 @@ async def run_loadtest(
 
 
 async def _run(
-    settings: Settings, options: LoadOptions, during_run: Hook | None, before_check: Hook | None
+    settings: Settings, options: LoadOptions, during_run: RunHook | None,
+    before_check: RunHook | None,
 ) -> LoadReport:
     storage = settings.storage
     clock = SystemClock()
@@ -183,7 +184,7 @@ async def _run(
         run = LoadRun(settings=settings, writer=writer, readers=readers, steps=steps,
                       holders=holders)
         engine = Engine(settings=settings, clock=clock, writer=writer, readers=readers,
-                        files=RecordFiles(storage.data_dir), steps=steps,
+                        files=LocalRecordFiles(storage.data_dir), steps=steps,
                         notifier=NullNotifier)
         started = time.perf_counter()
         engine.start(on_death=on_death)
@@ -351,8 +352,8 @@ async def loadtest_command(
     *,
     as_json: bool = False,
     out: TextIO | None = None,
-    during_run: Hook | None = None,
-    before_check: Hook | None = None,
+    during_run: RunHook | None = None,
+    before_check: RunHook | None = None,
 ) -> int:
     """Run, print the report (text or one JSON object); exit 1 when an invariant broke."""
     out = out or sys.stdout

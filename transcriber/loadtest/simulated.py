@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from transcriber.errors import TransientFailure
+from transcriber.core.errors import TransientFailure
+from transcriber.domain.stages import step_names
 from transcriber.pipeline.step import Advanced, Deferred, Job, Outcome
-from transcriber.stages import step_names
 
 
 @dataclass(slots=True)

@@ -22,7 +22,9 @@ from typing import Any, Literal
 import structlog
 from structlog.typing import FilteringBoundLogger
 
-from transcriber.clock import Clock, parse_time
+from transcriber.core.clock import Clock, parse_time
+from transcriber.core.errors import ClaimLost, NoWork
+from transcriber.core.observability import CLAIM_SECONDS, LEASE_EXPIRIES, STEP_SECONDS, WORKER_RUNS
 from transcriber.db.commands.pipeline import (
     Advance,
     Claim,
@@ -35,21 +37,14 @@ from transcriber.db.commands.pipeline import (
 )
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import ClaimLost, NoWork
-from transcriber.observability import (
-    CLAIM_SECONDS,
-    LEASE_EXPIRIES,
-    STEP_SECONDS,
-    WORKER_RUNS,
-)
+from transcriber.domain.stages import STAGES, HaltReason, Stage, spec_of, stage_of_step
 from transcriber.pipeline import policy
 from transcriber.pipeline.effects import discard_unwritten
-from transcriber.pipeline.notify import AfterCommit, Delivery
+from transcriber.pipeline.notify import AfterCommit, ReplyDelivery
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Advanced, Deferred, Job, Step
-from transcriber.ports import RecordStore
+from transcriber.ports import RecordFiles
 from transcriber.settings import Settings
-from transcriber.stages import STAGES, HaltReason, Stage, spec_of, stage_of_step
 
 log = structlog.get_logger(__name__)
 
@@ -81,9 +76,9 @@ class StepActor:
         clock: Clock,
         writer: Writer,
         readers: ReaderPool,
-        files: RecordStore,
+        files: RecordFiles,
         steps: Mapping[str, Step],
-        delivery: Delivery,
+        delivery: ReplyDelivery,
         rng: policy.Random = random.random,
         claim: ClaimSource | None = None,
         extras: Mapping[str, Any] | None = None,

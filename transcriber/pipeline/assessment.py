@@ -19,9 +19,9 @@ from typing import Any
 
 import orjson
 
+from transcriber.domain.quality import Quality, assess
 from transcriber.pipeline.parts import PartPlan
 from transcriber.ports import Span, Utterance
-from transcriber.quality import Quality, assess
 
 
 def _answer(payload: bytes) -> dict[str, Any]:

@@ -25,20 +25,20 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 
-from transcriber.clock import Clock, format_time, rest
+from transcriber.core.clock import Clock, format_time, rest
+from transcriber.core.errors import PermanentFailure
+from transcriber.core.observability import DESCRIBE_QUEUE_DEPTH, DESCRIBE_SECONDS, DESCRIPTIONS
 from transcriber.db import reads
 from transcriber.db.commands.describe import RetryDescription, SaveDescription, SettleDescription
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.describe import DescribeJob, Subject
 from transcriber.db.writer import Writer
-from transcriber.descriptions import FIELDS, Description, fitted, writable
-from transcriber.errors import PermanentFailure
-from transcriber.observability import DESCRIBE_QUEUE_DEPTH, DESCRIBE_SECONDS, DESCRIPTIONS
+from transcriber.domain.describe import FIELDS, Description, fitted, writable
+from transcriber.domain.quality import describable
+from transcriber.domain.transcripts import BadStructure
 from transcriber.pipeline import policy
 from transcriber.ports import ArchiveCounts, Describer, Material
-from transcriber.quality import describable
 from transcriber.settings import DescriberSettings
-from transcriber.transcripts import BadStructure
 
 log = structlog.get_logger(__name__)
 

@@ -14,13 +14,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from transcriber.core.errors import TranscriberError
 from transcriber.db.commands.files import StoredFile, insert_file
 from transcriber.db.commands.results import ColumnValue, save_transcript, set_record_columns
 from transcriber.db.writer import WriteContext
-from transcriber.errors import TranscriberError
-from transcriber.files import PlacedFile
-from transcriber.ports import RecordStore
-from transcriber.stages import spec_of, stage_of_step
+from transcriber.domain.stages import spec_of, stage_of_step
+from transcriber.ports import RecordFiles
+from transcriber.ports.files import PlacedFile
 
 
 class ColumnNotOwned(TranscriberError):
@@ -51,7 +51,7 @@ class AddFile:
                                    duration_ms=duration_ms, channels=channels),
                    placed=placed)
 
-    async def discard(self, files: RecordStore) -> None:
+    async def discard(self, files: RecordFiles) -> None:
         # The record may be gone (deleted under the step): its folder goes with its
         # last file (`discard`), not left for the next start's sweep.
         if self.placed is not None:
@@ -64,7 +64,7 @@ class AddFile:
             raise EffectMissedRecord(f"record {record_id} not found for its file row") from exc
 
 
-async def discard_unwritten(effects: Iterable[object], files: RecordStore) -> None:
+async def discard_unwritten(effects: Iterable[object], files: RecordFiles) -> None:
     """Remove files whose rows did not land (the advance was stale or rolled
     back): without a row nothing would ever find or clean them."""
     for effect in effects:

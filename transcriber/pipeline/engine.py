@@ -20,18 +20,18 @@ from typing import Any
 
 import structlog
 
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.domain.stages import step_names
 from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
-from transcriber.pipeline.notify import Delivery, NotifierSource, running_notifier
+from transcriber.pipeline.notify import NotifierSource, ReplyDelivery, running_notifier
 from transcriber.pipeline.outbox import Outbox
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
-from transcriber.ports import RecordStore
+from transcriber.ports import RecordFiles
 from transcriber.settings import Settings
-from transcriber.stages import step_names
 
 log = structlog.get_logger(__name__)
 
@@ -57,7 +57,7 @@ class Engine:
         clock: Clock,
         writer: Writer,
         readers: ReaderPool,
-        files: RecordStore,
+        files: RecordFiles,
         steps: Mapping[str, Step],
         notifier: NotifierSource,
         rng: policy.Random = random.random,
@@ -76,7 +76,7 @@ class Engine:
             reply_wait_seconds=settings.describer.reply_wait_seconds
             if wake_describer is not None else 0.0)
         # With a describer (not `off`), `done` also asks for the record's description.
-        self.delivery = Delivery(readers, notifier, self.outbox, wake_describer=wake_describer)
+        self.delivery = ReplyDelivery(readers, notifier, self.outbox, wake_describer=wake_describer)
         self.actors = [
             StepActor(
                 name=f"step-actor-{number}", settings=settings, clock=clock, writer=writer,

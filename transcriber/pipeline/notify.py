@@ -20,20 +20,20 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import structlog
 
+from transcriber.core.observability import REPLIES_UNDELIVERED
 from transcriber.db import reads
 from transcriber.db.commands.describe import enqueue_description
 from transcriber.db.commands.telegram import enqueue_reply
-from transcriber.observability import REPLIES_UNDELIVERED
+from transcriber.domain.stages import HaltReason
 from transcriber.pipeline import policy
 from transcriber.ports import Notifier, ReplyAddress, Undelivered, UndeliveredReason
-from transcriber.stages import HaltReason
 
 if TYPE_CHECKING:
     from transcriber.db.commands.pipeline import Effect
     from transcriber.db.readers import ReaderPool
     from transcriber.db.writer import WriteContext
+    from transcriber.domain.quality import Quality
     from transcriber.pipeline.outbox import Outbox
-    from transcriber.quality import Quality
 
 log = structlog.get_logger(__name__)
 
@@ -69,7 +69,7 @@ def running_notifier(source: NotifierSource) -> Callable[[], Notifier | None]:
     return current
 
 
-class Delivery:
+class ReplyDelivery:
     """What follows a record's `done` and halts: the sender's reply (the Telegram outbox)
     and the description (the describer's queue, when `wake_describer` is given: a run
     whose describer is not `off`)."""
@@ -150,7 +150,7 @@ class AfterCommit(Protocol):
     that lost its claim replies to no one).
     """
 
-    async def after_commit(self, delivery: Delivery, *, record_id: str) -> None: ...
+    async def after_commit(self, delivery: ReplyDelivery, *, record_id: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,7 +158,7 @@ class ReplyWithTranscript:
     """Effect for the final step: answer the sender with the stored transcript.
 
     In the transaction of `done` it writes the outbox row (`enqueue`: set by
-    `Delivery.bind`, False in a run without the bot); after the advance lands
+    `ReplyDelivery.bind`, False in a run without the bot); after the advance lands
     it asks for the row to be sent (P6: never fails the step).
     """
 
@@ -168,7 +168,7 @@ class ReplyWithTranscript:
         if self.enqueue:
             await enqueue_reply(ctx, record_id=record_id, kind="transcript")
 
-    async def after_commit(self, delivery: Delivery, *, record_id: str) -> None:
+    async def after_commit(self, delivery: ReplyDelivery, *, record_id: str) -> None:
         await delivery.transcript(record_id)
 
 
@@ -181,5 +181,5 @@ class QueueDescription:
     async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
         await enqueue_description(ctx, record_id=record_id)
 
-    async def after_commit(self, delivery: Delivery, *, record_id: str) -> None:
+    async def after_commit(self, delivery: ReplyDelivery, *, record_id: str) -> None:
         delivery.describer_has_work()

@@ -34,17 +34,17 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from transcriber import descriptions
-from transcriber.clock import Clock, format_time, parse_time, rest
+from transcriber.core.clock import Clock, format_time, parse_time, rest
+from transcriber.core.observability import OUTBOX_DEPTH, REPLIES_UNDELIVERED
 from transcriber.db import reads
 from transcriber.db.commands.telegram import MarkEnded, MarkRetry, MarkSent
 from transcriber.db.reads.telegram import OutboxRow
-from transcriber.observability import OUTBOX_DEPTH, REPLIES_UNDELIVERED
+from transcriber.domain import describe as descriptions
+from transcriber.domain.stages import HaltReason
+from transcriber.domain.transcripts import BadStructure, reply_text
 from transcriber.pipeline import policy
 from transcriber.ports import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.settings import TelegramSettings
-from transcriber.stages import HaltReason
-from transcriber.transcripts import BadStructure, reply_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable

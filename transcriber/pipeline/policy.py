@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from transcriber.core.errors import NoWork, PermanentFailure, StepFailure, TransientFailure
 from transcriber.db.commands.pipeline import Effect
-from transcriber.errors import NoWork, PermanentFailure, StepFailure, TransientFailure
+from transcriber.domain.stages import HaltReason, LimitKind, Stage, claimable_stages, spec_of
 from transcriber.pipeline.step import Advanced, Deferred
 from transcriber.ports import ReplyAddress, UndeliveredReason
 from transcriber.settings import PipelineSettings
-from transcriber.stages import HaltReason, LimitKind, Stage, claimable_stages, spec_of
 
 Random = Callable[[], float]
 """A source of floats in [0, 1): `random.random` in production, fixed in tests."""

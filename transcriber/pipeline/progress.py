@@ -25,10 +25,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from transcriber.clock import parse_time
+from transcriber.core.clock import parse_time
 from transcriber.db import reads
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.progress import NormalizeProgress, PartProgress
+from transcriber.domain.stages import Stage
 from transcriber.pipeline.estimate import (
     NORMALIZE_REAL_TIME_FACTOR,
     elapsed_seconds,
@@ -41,7 +42,6 @@ from transcriber.pipeline.parts import PartPlan, plan_parts, plans_from_offsets
 from transcriber.pipeline.steps._common import overlap_ms_of
 from transcriber.ports import Recognizer
 from transcriber.settings import Settings
-from transcriber.stages import Stage
 
 NORMALIZE_SHARE = 0.05
 _IN_PROGRESS = (Stage.UPLOADED.value, Stage.NORMALIZED.value, Stage.SUBMITTED.value)

@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
 from transcriber.db.commands.pipeline import Effect
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.ports import RecordStore
+from transcriber.domain.stages import Stage
+from transcriber.ports import RecordFiles
 from transcriber.settings import Settings
-from transcriber.stages import Stage
 
 __all__ = ["Advanced", "Deferred", "Effect", "Job", "Outcome", "Step"]
 
@@ -53,7 +53,7 @@ class Job:
     clock: Clock
     writer: Writer
     readers: ReaderPool
-    files: RecordStore
+    files: RecordFiles
     extras: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -2,7 +2,7 @@
 
 When the poll step saves a transcript whose speakers the local engine told apart
 (or a stereo call's channels), the windows embedded are summed up per speaker
-(`voiceprints.speaker_prints`, pure) and saved with the transcript, in the same
+(`voices.speaker_prints`, pure) and saved with the transcript, in the same
 transaction (`SaveVoices`): the writer then matches them against the owner's
 profiles and stores the suggestions. Any other transcript forgets the record's
 old prints (`ForgetVoices`), so they always belong to the transcript shown.
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from transcriber.db.commands.voices import VoiceRules, forget_record_voices, save_record_voices
 from transcriber.db.writer import WriteContext
+from transcriber.domain.voices import SpokenLine, VoicePrint, VoiceWindows, speaker_prints
 from transcriber.ports import Utterance
 from transcriber.settings import Settings
-from transcriber.voiceprints import SpokenLine, VoicePrint, VoiceWindows, speaker_prints
 
 
 def voice_rules(settings: Settings) -> VoiceRules | None:

@@ -6,8 +6,9 @@ separator), `media` (transcoder, object store), `files` (the record-file
 store), `notify` (the notifier),
 `webhooks` (the webhook transport), `describe` (the describer of a record's
 title, brief and topics), `duties` (the locks of the work one process runs at a
-time) and `values` (utterances, spans, words, turns). Ports
-import only the leaves.
+time). The values they speak in (utterances, spans, words, turns) are the
+domain's (`domain/transcripts.py`), named here too. Imports: `core` and `domain`
+only.
 Adapters live in `transcriber.providers` and `transcriber.bot`; in-package
 fakes that record their calls live in `transcriber.testing`. Import the names
 from here: the modules are how the package is cut, not part of its contract.
@@ -15,9 +16,10 @@ from here: the modules are how the package is cut, not part of its contract.
 
 from __future__ import annotations
 
+from transcriber.domain.transcripts import Segment, Span, Turn, Utterance, Word
 from transcriber.ports.describe import ArchiveCounts, ArchiveTerms, Describer, Material
 from transcriber.ports.duties import Duty, DutyLock, DutyLocks
-from transcriber.ports.files import FilesKind, RecordStore
+from transcriber.ports.files import FilesKind, RecordFiles
 from transcriber.ports.media import AudioProbe, ObjectStore, ProgressCallback, Transcoder
 from transcriber.ports.notify import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.ports.recognition import (
@@ -32,7 +34,6 @@ from transcriber.ports.recognition import (
     Warms,
 )
 from transcriber.ports.speakers import Separation, SpeakerSeparator, SpeakersUnavailable
-from transcriber.ports.values import Segment, Span, Turn, Utterance, Word
 from transcriber.ports.webhooks import WebhookAnswer, WebhookTransport, WebhookUnreachable
 
 __all__ = [
@@ -54,7 +55,7 @@ __all__ = [
     "PollLater",
     "ProgressCallback",
     "Recognizer",
-    "RecordStore",
+    "RecordFiles",
     "ReplyAddress",
     "Segment",
     "Separation",

@@ -1,7 +1,7 @@
 """The describer port: what writes a record's title, brief and topics, and what it is given.
 
-The adapters are `transcriber.providers.extractive` (offline, the default) and
-`transcriber.providers.openai_describer` (an OpenAI-compatible chat-completions
+The adapters are `transcriber.providers.describe.extractive` (offline, the default) and
+`transcriber.providers.describe.openai` (an OpenAI-compatible chat-completions
 endpoint); the actor that runs them is `transcriber.pipeline.describer`. A
 describer raises `TransientFailure` for what another try may cure (network,
 timeouts, 429, 5xx) and `PermanentFailure` for what it cannot (a 4xx refusal);
@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from transcriber.ports.values import Utterance
+from transcriber.domain.transcripts import Utterance
 
 if TYPE_CHECKING:  # the port names the type; loading it (and the stemmers) is the adapters' part
-    from transcriber.descriptions import Description
+    from transcriber.domain.describe import Description
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,4 +55,4 @@ class Describer(Protocol):
     """`extractive`, `openai:<model>`: the card's `described.by`."""
 
     async def describe(self, material: Material) -> Description:
-        """The description, fitted to the limits of `transcriber.descriptions`."""
+        """The description, fitted to the limits of `transcriber.domain.describe`."""

@@ -1,8 +1,8 @@
 """The record-file store port: where originals, normalized copies and saved answers live.
 
-Adapters: `transcriber.files.RecordFiles` (the data folder, `storage.files =
-local`) and `transcriber.providers.record_objects.S3RecordFiles` (a bucket,
-`storage.files = s3`). Both keep one contract: a file becomes visible under
+Adapters: `transcriber.providers.local_files.LocalRecordFiles` (the data
+folder, `storage.files = local`) and `transcriber.providers.s3_files.S3RecordFiles`
+(a bucket, `storage.files = s3`). Both keep one contract: a file becomes visible under
 its final name only after its whole content was written without error; the
 caller inserts the `files` row afterwards and discards the file if that
 fails; a file no row names is an orphan the start-up sweep removes. Names are
@@ -12,15 +12,41 @@ ids and an extension decided from the content, never the sender's.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterable
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Literal, Protocol
-
-from transcriber.files import PlacedFile, Servable
 
 FilesKind = Literal["local", "s3"]
 
 
-class RecordStore(Protocol):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlacedFile:
+    """A file stored under its final name: where it lies locally and what it is called."""
+
+    record_id: str
+    file_id: str
+    file_name: str
+    path: Path
+    size_bytes: int
+
+    @property
+    def format(self) -> str:
+        return Path(self.file_name).suffix.lstrip(".")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Servable:
+    """A stored file that may be sent: its size, and either a local path (sent as a
+    file) or the validators of an object (streamed through the service)."""
+
+    size: int
+    path: Path | None = None
+    etag: str = ""
+    modified: datetime | None = None
+
+
+class RecordFiles(Protocol):
     kind: FilesKind
 
     def free_bytes(self) -> int:

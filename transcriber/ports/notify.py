@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from transcriber.errors import TranscriberError
-from transcriber.stages import HaltReason
+from transcriber.core.errors import TranscriberError
+from transcriber.domain.stages import HaltReason
 
 if TYPE_CHECKING:
-    # The report is a leaf's value made of the ports' own values (a cycle at run time).
-    from transcriber.quality import Quality
+    # Types only: the report is the domain's (`domain/quality.py`), named for typing.
+    from transcriber.domain.quality import Quality
 
 UndeliveredReason = Literal["bot_not_running", "chat_missing", "blocked", "chat_not_found",
                             "refused", "window_passed"]

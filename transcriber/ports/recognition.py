@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from transcriber.errors import TransientFailure
-from transcriber.ports.values import Span, Utterance
+from transcriber.core.errors import TransientFailure
+from transcriber.domain.transcripts import Span, Utterance
 
 # Where a part's speech is, handed on as soon as the recognizer's VAD has found it
 # (ms on the part's timeline), or `None`: none will come from this recognition.

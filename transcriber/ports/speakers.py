@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from transcriber.errors import TranscriberError
+from transcriber.core.errors import TranscriberError
+from transcriber.domain.transcripts import Segment, Span, Utterance
 from transcriber.ports.recognition import SpeechSink
-from transcriber.ports.values import Segment, Span, Utterance
 
 if TYPE_CHECKING:
     # Only named here: voiceprints is numpy, which no command that does not separate
     # speakers should load (tests/unit/test_light_imports.py).
-    from transcriber.voiceprints import VoiceWindows
+    from transcriber.domain.voices import VoiceWindows
 
 
 class SpeakersUnavailable(TranscriberError):

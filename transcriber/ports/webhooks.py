@@ -1,7 +1,7 @@
 """The webhook transport port: how a delivery reaches a person's receiver.
 
 The adapter is `transcriber.providers.webhook_http` (aiohttp, with the address
-guard of `transcriber.webhook_rules` applied to every address it connects
+guard of `transcriber.domain.webhooks` applied to every address it connects
 to); the fake that answers from a script and never touches the network is
 `transcriber.testing.webhooks`.
 """
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from transcriber.errors import TranscriberError
+from transcriber.core.errors import TranscriberError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,7 +36,7 @@ class WebhookUnreachable(TranscriberError):
 class WebhookTransport(Protocol):
     async def check(self, url: str) -> None:
         """At registration: parse the URL, resolve its host and check every
-        address; raise `webhook_rules.TargetRefused` when any may not be reached."""
+        address; raise `webhooks.TargetRefused` when any may not be reached."""
 
     async def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> WebhookAnswer:
         """One POST, redirects not followed, to checked addresses only.

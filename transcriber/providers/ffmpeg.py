@@ -36,7 +36,7 @@ import numpy as np
 import orjson
 import structlog
 
-from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.core.errors import PermanentFailure, TransientFailure
 from transcriber.ports import AudioProbe, ProgressCallback
 from transcriber.providers import media
 from transcriber.providers.speakers import ChannelMeter, ChannelReport, kept_channels

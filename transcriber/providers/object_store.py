@@ -8,7 +8,7 @@ Presence is checked with HEAD (P13): a multipart object's ETag is no content
 hash. SDK errors carry the full object URL: every error leaving this module
 is rebuilt from the operation name and the error code only.
 
-Record files (`storage.files = s3`, `providers.record_objects`) use the rest:
+Record files (`storage.files = s3`, `providers.s3_files`) use the rest:
 a stream written in fixed-size parts (`stream_upload`: one part in memory,
 the object visible only when the upload completes, aborted otherwise),
 ranged reads streamed in chunks, listing, server-side copies (in parts past
@@ -32,8 +32,8 @@ from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
-from transcriber.errors import ConfigError, PermanentFailure, StepFailure, TransientFailure
-from transcriber.observability import PROVIDER_CALL_SECONDS
+from transcriber.core.errors import ConfigError, PermanentFailure, StepFailure, TransientFailure
+from transcriber.core.observability import PROVIDER_CALL_SECONDS
 from transcriber.settings import S3Settings
 
 log = structlog.get_logger(__name__)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
 
 
 class CallBudget:

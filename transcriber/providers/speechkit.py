@@ -28,9 +28,9 @@ import aiohttp
 import orjson
 import structlog
 
-from transcriber.errors import ConfigError, PermanentFailure, StepFailure, TransientFailure
-from transcriber.languages import speechkit_language_codes
-from transcriber.observability import PROVIDER_CALL_SECONDS
+from transcriber.core.errors import ConfigError, PermanentFailure, StepFailure, TransientFailure
+from transcriber.core.observability import PROVIDER_CALL_SECONDS
+from transcriber.domain.languages import speechkit_language_codes
 from transcriber.ports import AudioPart, OperationFailed, PollLater, Submitted, Utterance
 from transcriber.providers.quota import CallBudget
 from transcriber.settings import SpeechkitSettings

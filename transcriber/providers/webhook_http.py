@@ -4,7 +4,7 @@ Where the guard sits: in the resolver. `GuardedResolver` wraps aiohttp's
 asynchronous resolver (c-ares through aiodns; it reads `/etc/hosts` and
 `/etc/resolv.conf` as the system's `getaddrinfo` does) and answers the
 connector only when every address of the host passes
-`webhook_rules.address_refusal`; the connector then connects to exactly
+`webhooks.address_refusal`; the connector then connects to exactly
 those addresses, so a name cannot be checked on one lookup and connected on
 another (DNS rebinding). A literal address never reaches a resolver in
 aiohttp, so `post` checks it itself before the request. The DNS cache is
@@ -44,8 +44,8 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import AsyncResolver
 
+from transcriber.domain.webhooks import TargetRefused, check_address, parse_target
 from transcriber.ports import WebhookAnswer, WebhookUnreachable
-from transcriber.webhook_rules import TargetRefused, check_address, parse_target
 
 ANSWER_MAX_BYTES = 64 * 1024
 USER_AGENT = "transcriber-webhooks/1"

@@ -29,11 +29,10 @@ from typing import Any
 import orjson
 import structlog
 
-from transcriber.errors import PermanentFailure, TranscriberError, TransientFailure
-from transcriber.files import sha256_of
-from transcriber.ids import new_id
-from transcriber.languages import whisper_language
-from transcriber.observability import (
+from transcriber.core.errors import PermanentFailure, TranscriberError, TransientFailure
+from transcriber.core.hashing import sha256_of
+from transcriber.core.ids import new_id
+from transcriber.core.observability import (
     PROVIDER_CALL_SECONDS,
     RECOGNITION_EMPTY_CLIPS,
     RECOGNITION_REALTIME_FACTOR,
@@ -42,6 +41,7 @@ from transcriber.observability import (
     RECOGNITION_UNCLEAR_SECONDS,
     RECOGNITION_UNCOVERED_SECONDS,
 )
+from transcriber.domain.languages import whisper_language
 from transcriber.ports import AudioPart, Span, SpeechSink, Submitted, Utterance, Word
 from transcriber.providers.clips import CLIP_MAX_SECONDS, Loudness, plan_clips
 from transcriber.providers.memory import release_free_memory, releasing

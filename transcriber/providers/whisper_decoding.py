@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from transcriber.errors import TransientFailure
+from transcriber.core.errors import TransientFailure
 from transcriber.providers.clips import (
     Clip,
     ClipCoverage,

@@ -30,7 +30,7 @@ from transcriber.providers.whisper_guard import compression_ratio
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Step:
+class DecodingStep:
     """One deterministic decoding of a window (ctranslate2 `generate` options; the beam
     `beam_more` wider than the settings' `beam_size`)."""
 
@@ -46,10 +46,10 @@ class Step:
 # compresses too well, and the penalized decoding then passed). Measured on the
 # invented-text corpus (docs/recognition.md, "A fallback that does not sample").
 FALLBACK: Final = (
-    Step(),
-    Step(patience=2.0),
-    Step(patience=2.0, beam_more=3),
-    Step(patience=2.0, repetition_penalty=1.1),
+    DecodingStep(),
+    DecodingStep(patience=2.0),
+    DecodingStep(patience=2.0, beam_more=3),
+    DecodingStep(patience=2.0, repetition_penalty=1.1),
 )
 
 
@@ -86,7 +86,8 @@ def chosen(attempts: Sequence[Attempt], options: Any) -> int:
 
 def generate_deterministic(whisper: Any, encoder_output: Any, prompt: list[int],
                            tokenizer: Any, options: Any, *,
-                           steps: Sequence[Step] | None = None) -> tuple[Any, float, float, float]:
+                           steps: Sequence[DecodingStep] | None = None
+                           ) -> tuple[Any, float, float, float]:
     """faster-whisper's `generate_with_fallback` with `steps` for its temperatures: the
     same answer (result, average log probability, temperature — always 0 —, compression
     ratio)."""

@@ -43,12 +43,12 @@ from transcriber.providers.clips import (
     CLIP_PAD_SECONDS,
     UNCOVERED_MIN_SECONDS,
     WORD_REACH_SECONDS,
+    Seconds,
     seconds_of,
     subtract,
 )
 
-Seconds = tuple[float, float]
-Segment = dict[str, Any]
+RawSegment = dict[str, Any]
 
 COMPRESSION_RATIO_MAX = 2.4  # Whisper's own threshold (faster-whisper's default)
 LOG_PROB_MIN = -1.0  # likewise
@@ -208,7 +208,7 @@ def _cut_word_loop(text: str) -> tuple[str, int]:
 class Cut:
     """One decoding with what fails left out."""
 
-    segments: list[Segment]
+    segments: list[RawSegment]
     unclear: list[Seconds] = field(default_factory=list)
     repeats_removed: int = 0
     dropped: Counter[str] = field(default_factory=Counter)  # words, by reason
@@ -218,11 +218,11 @@ class Cut:
         return sum(end - start for start, end in merged(self.unclear))
 
 
-def _seconds(word: Segment) -> Seconds:
+def _seconds(word: RawSegment) -> Seconds:
     return word["start_ms"] / 1000, word["end_ms"] / 1000
 
 
-def cut(segments: Sequence[Segment], *, clip: Seconds | None,
+def cut(segments: Sequence[RawSegment], *, clip: Seconds | None,
         regions: Sequence[Seconds]) -> Cut:
     """Pure: `segments` (the saved answer's, with words) without the words outside the
     clip (`clip` None: no clip to hold them), over non-speech, or past the second copy of
@@ -234,7 +234,7 @@ def cut(segments: Sequence[Segment], *, clip: Seconds | None,
     result = Cut(segments=[])
     flat = [(index, word) for index, segment in enumerate(segments)
             for word in segment.get("words") or ()]
-    alive: list[tuple[int, Segment]] = []
+    alive: list[tuple[int, RawSegment]] = []
     for index, word in flat:
         start, end = _seconds(word)
         if clip is not None and (start < clip[0] - CLIP_REACH_SECONDS
@@ -262,7 +262,7 @@ def cut(segments: Sequence[Segment], *, clip: Seconds | None,
         until = (_seconds(alive[after][1])[0] if after < len(alive)
                  else max(copies[-1][1], clip[1] if clip else copies[-1][1]))
         result.unclear.extend(within((copies[REPEATS_KEPT - 1][1], until), ordered))
-    kept_words: dict[int, list[Segment]] = {}
+    kept_words: dict[int, list[RawSegment]] = {}
     for position, (index, word) in enumerate(alive):
         if position not in gone:
             kept_words.setdefault(index, []).append(word)
@@ -282,7 +282,7 @@ def cut(segments: Sequence[Segment], *, clip: Seconds | None,
     return result
 
 
-def average_logprob(segments: Sequence[Segment]) -> float | None:
+def average_logprob(segments: Sequence[RawSegment]) -> float | None:
     """Pure: the segments' `avg_logprob` weighted by their text's length (None: unknown)."""
     known = [(len(str(s["text"])), float(s["avg_logprob"])) for s in segments
              if s.get("avg_logprob") is not None and str(s["text"]).strip()]
@@ -290,7 +290,7 @@ def average_logprob(segments: Sequence[Segment]) -> float | None:
     return sum(length * value for length, value in known) / weight if weight else None
 
 
-def failed(segments: Sequence[Segment], found: Cut) -> tuple[str, ...]:
+def failed(segments: Sequence[RawSegment], found: Cut) -> tuple[str, ...]:
     """Pure: the `REASONS` one decoded clip fails (`found`: its `cut`)."""
     reasons: list[str] = []
     if compression_ratio(" ".join(str(s["text"]).strip() for s in segments)) > \
@@ -305,7 +305,7 @@ def failed(segments: Sequence[Segment], found: Cut) -> tuple[str, ...]:
     return tuple(reasons)
 
 
-def heard(segments: Sequence[Segment]) -> list[Seconds]:
+def heard(segments: Sequence[RawSegment]) -> list[Seconds]:
     """Pure: the time the segments' words reach (`WORD_REACH_SECONDS` about each word; a
     segment without word times reaches over its own span)."""
     reach: list[Seconds] = []
@@ -316,7 +316,7 @@ def heard(segments: Sequence[Segment]) -> list[Seconds]:
     return reach
 
 
-def unheard(segments: Sequence[Segment], clip: Seconds,
+def unheard(segments: Sequence[RawSegment], clip: Seconds,
             regions: Sequence[Seconds]) -> list[Seconds]:
     """Pure: the clip's stretches of speech, `UNCOVERED_MIN_SECONDS` or longer, that no
     word of `segments` reaches (as the coverage check finds them)."""
@@ -324,7 +324,7 @@ def unheard(segments: Sequence[Segment], clip: Seconds,
             if b - a >= UNCOVERED_MIN_SECONDS]
 
 
-def _score(segments: Sequence[Segment], found: Cut, clip: Seconds,
+def _score(segments: Sequence[RawSegment], found: Cut, clip: Seconds,
            regions: Sequence[Seconds]) -> tuple[float, int, float]:
     """Pure: which of two decodings of a clip is kept (lower is better): less speech left
     unheard once what fails is cut, fewer words left out, a higher log probability."""
@@ -338,7 +338,7 @@ def _score(segments: Sequence[Segment], found: Cut, clip: Seconds,
 class Guarded:
     """One part's decoding after the guard."""
 
-    segments: list[Segment]
+    segments: list[RawSegment]
     unclear: list[Seconds]  # merged, in order
     repeats_removed: int
     redecoded: dict[str, int]  # clips decoded again, by reason
@@ -350,10 +350,10 @@ class Guarded:
         return sum(end - start for start, end in self.unclear)
 
 
-Redecode = Callable[[Seconds], list[Segment]]
+Redecode = Callable[[Seconds], list[RawSegment]]
 
 
-def guard(clips: Sequence[Seconds], groups: Sequence[Sequence[Segment]], *,
+def guard(clips: Sequence[Seconds], groups: Sequence[Sequence[RawSegment]], *,
           regions: Sequence[Seconds], redecode: Redecode,
           safe: Collection[int] = ()) -> Guarded:
     """Every clip's decoding checked; one that fails decoded again (`redecode`) unless it
@@ -365,7 +365,7 @@ def guard(clips: Sequence[Seconds], groups: Sequence[Sequence[Segment]], *,
     dropped: Counter[str] = Counter()
     unclear: list[Seconds] = []
     repeats = 0
-    kept: list[Segment] = []
+    kept: list[RawSegment] = []
     for index, (clip, group) in enumerate(zip(clips, groups, strict=True)):
         found = cut(group, clip=clip, regions=regions)
         reasons = failed(group, found)
@@ -408,12 +408,12 @@ def _nearest(middle: float, clips: Sequence[Seconds], starts: Sequence[float]) -
     return index
 
 
-def by_clip(segments: Sequence[Segment], clips: Sequence[Seconds]) -> list[list[Segment]]:
+def by_clip(segments: Sequence[RawSegment], clips: Sequence[Seconds]) -> list[list[RawSegment]]:
     """Pure: the segments of a decoding of the whole part, word by word in the clip the
     word's middle is in (else the nearest): the groups `guard` checks. A segment whose
     words fall in several clips (the sequential decoding's VAD joins speech across a
     long gap) is split there. No clips: no groups."""
-    groups: list[list[Segment]] = [[] for _ in clips]
+    groups: list[list[RawSegment]] = [[] for _ in clips]
     if not clips:
         return groups
     starts = [start for start, _ in clips]
@@ -423,7 +423,7 @@ def by_clip(segments: Sequence[Segment], clips: Sequence[Seconds]) -> list[list[
             middle = (segment["start_ms"] + segment["end_ms"]) / 2000
             groups[_nearest(middle, clips, starts)].append(segment)
             continue
-        pieces: dict[int, list[Segment]] = {}
+        pieces: dict[int, list[RawSegment]] = {}
         for word in words:
             middle = (word["start_ms"] + word["end_ms"]) / 2000
             pieces.setdefault(_nearest(middle, clips, starts), []).append(word)

@@ -17,8 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from transcriber import keys
-from transcriber.clock import Clock, SystemClock
+from transcriber.core.clock import Clock, SystemClock
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.ports import Describer, Duty, DutyLocks, Notifier, Recognizer, WebhookTransport
@@ -34,7 +33,7 @@ from transcriber.service.storage import storage_ctx
 from transcriber.service.telegram import bot_ctx, telegram_ctx
 from transcriber.service.webhooks import webhooks_ctx
 from transcriber.settings import Settings
-from transcriber.web import ops
+from transcriber.web import keys, ops
 from transcriber.web.api import setup_api
 from transcriber.web.match_pool import match_pool_ctx
 from transcriber.web.spa import setup_spa

@@ -26,15 +26,15 @@ from collections.abc import AsyncIterator
 import structlog
 from aiohttp import web
 
-from transcriber import keys
 from transcriber.pipeline.describer import TASK_NAME, DescriberActor
 from transcriber.ports import Describer
-from transcriber.providers.extractive import ExtractiveDescriber
+from transcriber.providers.describe.extractive import ExtractiveDescriber
 from transcriber.service.duties import DutyWork
 from transcriber.service.fatal import supervised
 from transcriber.service.outbox import OUTBOX
 from transcriber.service.pipeline import DESCRIBER_ACTOR
 from transcriber.settings import Settings
+from transcriber.web import keys
 
 log = structlog.get_logger(__name__)
 
@@ -48,7 +48,7 @@ def build_describer(settings: Settings) -> tuple[Describer, Describer | None] | 
     extractive = ExtractiveDescriber()
     if provider == "extractive":
         return extractive, None
-    from transcriber.providers.openai_describer import OpenAIDescriber  # noqa: PLC0415
+    from transcriber.providers.describe.openai import OpenAIDescriber  # noqa: PLC0415
 
     return OpenAIDescriber(settings.describer), extractive
 

@@ -32,15 +32,15 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from transcriber import keys
-from transcriber.clock import Clock, rest
+from transcriber.core.clock import Clock, rest
+from transcriber.core.observability import DUTY_HELD
 from transcriber.db.duties import FileDutyLocks
 from transcriber.db.engine import database_url
 from transcriber.db.postgres.duties import PostgresDutyLocks
-from transcriber.observability import DUTY_HELD
 from transcriber.ports import Duty, DutyLock, DutyLocks
 from transcriber.service.fatal import supervised
 from transcriber.settings import Settings
+from transcriber.web import keys
 
 log = structlog.get_logger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from transcriber import keys
+from transcriber.web import keys
 
 log = structlog.get_logger(__name__)
 

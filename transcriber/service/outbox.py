@@ -23,7 +23,6 @@ from collections.abc import AsyncIterator
 import structlog
 from aiohttp import web
 
-from transcriber import keys
 from transcriber.pipeline.notify import NullNotifier, running_notifier
 from transcriber.pipeline.outbox import Outbox
 from transcriber.ports import Notifier
@@ -31,6 +30,7 @@ from transcriber.service.duties import DutyWork
 from transcriber.service.fatal import supervised
 from transcriber.service.webhooks import DELIVERY
 from transcriber.service.webhooks import TASK_NAME as WEBHOOKS_TASK_NAME
+from transcriber.web import keys
 
 log = structlog.get_logger(__name__)
 

@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator
 import structlog
 from aiohttp import web
 
-from transcriber import keys
 from transcriber.pipeline.describer import DescriberActor
 from transcriber.pipeline.engine import Engine
 from transcriber.service.fatal import fail_service
 from transcriber.service.outbox import OUTBOX, notifier_of
+from transcriber.web import keys
 
 log = structlog.get_logger(__name__)
 

@@ -18,12 +18,12 @@ from pathlib import Path
 import structlog
 from aiohttp import web
 
-from transcriber import keys
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import AnswerParser, ObjectStore, Recognizer, SpeakerSeparator
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.settings import Settings
+from transcriber.web import keys
 
 log = structlog.get_logger(__name__)
 

@@ -25,15 +25,15 @@ from collections.abc import AsyncIterator
 import structlog
 from aiohttp import web
 
-from transcriber import keys
+from transcriber.core.observability import SEARCH_RECORDS_TO_INDEX
 from transcriber.db import reads
 from transcriber.db.commands.search import IndexPending
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.observability import SEARCH_RECORDS_TO_INDEX
 from transcriber.ports import Duty
 from transcriber.service.duties import DutyWork, duty_ctx
 from transcriber.service.fatal import fail_service
+from transcriber.web import keys
 
 log = structlog.get_logger(__name__)
 

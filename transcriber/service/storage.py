@@ -2,7 +2,7 @@
 
 Order at start: migrations → writer → readers → the sweep of what a killed
 process left in the record folders → the record-file store (the data folder,
-or a bucket and its own sweep: `service.bucket`) (→ the pipeline and the doors, added by
+or a bucket and its own sweep: `maintenance.bucket`) (→ the pipeline and the doors, added by
 their own contexts). aiohttp runs cleanups in reverse, so the
 writer, started first, closes last and drains its mailbox before it does.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import os
 import stat
 import time
@@ -21,37 +20,21 @@ from pathlib import Path
 import structlog
 from aiohttp import web
 
-from transcriber import keys
 from transcriber.db import reads
 from transcriber.db.engine import engine_name, migrate_storage, new_readers, new_writer
 from transcriber.db.readers import ReaderPool
-from transcriber.files import RECORDS_DIR, TEMP_SUFFIX, RecordFiles
-from transcriber.service.bucket import bucket_files
+from transcriber.maintenance.bucket import bucket_files
+from transcriber.providers.local_files import (
+    RECORDS_DIR,
+    TEMP_SUFFIX,
+    LocalRecordFiles,
+    share_instance_lock,
+    take_instance_lock,
+)
 from transcriber.service.fatal import fail_service
+from transcriber.web import keys
 
 log = structlog.get_logger(__name__)
-
-INSTANCE_LOCK = "instance.lock"
-
-
-
-def take_instance_lock(data_dir: Path) -> tuple[int, bool]:
-    """A shared lock held while this process uses the data folder; first tried
-    exclusively: `True` when no other process holds the folder (then a
-    start-up sweep cannot remove another process's half-written file)."""
-    fd = os.open(data_dir / INSTANCE_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        alone = False
-    else:
-        alone = True
-    return fd, alone
-
-
-def share_instance_lock(fd: int) -> None:
-    fcntl.flock(fd, fcntl.LOCK_SH)
-
 
 def sweep_record_folders(
     data_dir: Path, keep: set[tuple[str, str]], *, before: float
@@ -127,7 +110,7 @@ async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
                 app[keys.FILES] = await stack.enter_async_context(
                     bucket_files(settings, readers, alone=alone, started=started))
             else:
-                app[keys.FILES] = RecordFiles(data_dir,
+                app[keys.FILES] = LocalRecordFiles(data_dir,
                                               min_free_bytes=settings.storage.min_free_bytes)
         log.info("storage_started", read_connections=readers.size,
                  engine=engine_name(settings.storage), files=app[keys.FILES].kind)

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING
 import structlog
 from aiohttp import web
 
-from transcriber import keys
-from transcriber.intake import AudioLimits
+from transcriber.pipeline.intake import AudioLimits
 from transcriber.pipeline.progress import Progress, load_progress
 from transcriber.ports import Duty
 from transcriber.service.duties import DutyWork, duty_ctx
 from transcriber.service.fatal import fail_service
+from transcriber.web import keys
 
 if TYPE_CHECKING:
     from aiogram import Bot

@@ -10,13 +10,13 @@ same `X-Transcriber-Delivery` id, which is how a receiver drops the
 duplicate.
 
 Each attempt is one POST (`ports.WebhookTransport`) of the delivery's body,
-signed afresh (`webhook_signature.sign`, the attempt's time in it); the body
+signed afresh (`webhooks.sign`, the attempt's time in it); the body
 is built at the first attempt — the record's card as `GET
 /app/audiorecords/{id}` answers it, without `transcript` and `utterances`,
 or, for a deletion or a record gone since, what was known when the event was
 written — and written to the delivery's row (`PinBody`) before that attempt
 is sent, so every later try, one after a crash included, sends the same bytes. What an answer
-means is `webhook_rules.verdict`: a 2xx delivers, a 410 disables the webhook,
+means is `webhooks.verdict`: a 2xx delivers, a 410 disables the webhook,
 anything else is tried again (1 s doubling to 10 min, a longer `Retry-After`
 wins) until `webhooks.delivery_window_hours` have passed since the event.
 
@@ -43,31 +43,29 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import structlog
 
-from transcriber.clock import Clock, format_time, parse_time, rest
-from transcriber.db import reads
-from transcriber.db.commands.webhooks import PinBody, RecordAttempt
-from transcriber.db.reads.webhooks import DueDelivery
-from transcriber.observability import (
+from transcriber.core.clock import Clock, format_time, parse_time, rest
+from transcriber.core.observability import (
     WEBHOOK_DELIVERIES,
     WEBHOOK_IN_FLIGHT,
     WEBHOOK_QUEUE_DEPTH,
     WEBHOOK_TARGET_PAUSES,
 )
-from transcriber.ports import WebhookTransport, WebhookUnreachable
-from transcriber.settings import WebhookSettings
-from transcriber.webhook_rules import (
+from transcriber.db import reads
+from transcriber.db.commands.webhooks import PinBody, RecordAttempt
+from transcriber.db.reads.webhooks import DueDelivery
+from transcriber.domain.webhooks import (
+    DELIVERY_HEADER,
+    EVENT_HEADER,
+    SIGNATURE_HEADER,
     TargetRefused,
     backoff_seconds,
     parse_target,
     retry_after_seconds,
+    sign,
     verdict,
 )
-from transcriber.webhook_signature import (
-    DELIVERY_HEADER,
-    EVENT_HEADER,
-    SIGNATURE_HEADER,
-    sign,
-)
+from transcriber.ports import WebhookTransport, WebhookUnreachable
+from transcriber.settings import WebhookSettings
 
 if TYPE_CHECKING:
     from transcriber.db.readers import ReaderPool
@@ -75,7 +73,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 
-RecordCard = Callable[[str, str], Awaitable[dict[str, Any] | None]]
+CardReader = Callable[[str, str], Awaitable[dict[str, Any] | None]]
 """(record id, owner id) → the record's card as the API answers it; None when gone."""
 
 TRANSCRIPT_FIELDS = ("transcript", "utterances")
@@ -103,7 +101,7 @@ def _host_of(url: str) -> str:
 class WebhookDelivery:
     def __init__(self, *, writer: Writer, readers: ReaderPool, clock: Clock,
                  transport: WebhookTransport, settings: WebhookSettings,
-                 card: RecordCard) -> None:
+                 card: CardReader) -> None:
         self._writer = writer
         self._readers = readers
         self._clock = clock

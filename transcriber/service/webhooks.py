@@ -21,9 +21,9 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from transcriber import keys
 from transcriber.providers.webhook_http import HttpWebhookTransport, resolves_without_threads
 from transcriber.service.webhook_delivery import WebhookDelivery
+from transcriber.web import keys
 from transcriber.web.archive import card_of
 
 log = structlog.get_logger(__name__)

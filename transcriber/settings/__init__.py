@@ -4,6 +4,9 @@ Every key `section.key` can be overridden by `TRANSCRIBER_<SECTION>_<KEY>`.
 A bad value raises `ConfigError` naming the key; the CLI turns it into one
 line and exit code 2. Secrets are `Secret` values whose repr hides them.
 `model` holds the tree, `loading` builds it, `checks` refuses bad values.
+
+Imports: `core` and `domain` only (a value's rule, such as a login's, is the
+domain's), so every floor above may read the settings.
 """
 
 from transcriber.settings.loading import load_settings, setting_keys

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 
-from transcriber.errors import ConfigError
+from transcriber.core.errors import ConfigError
+from transcriber.domain.stages import claimable_stages
+from transcriber.domain.text import LoginRefused, canonical_login
 from transcriber.settings.model import (
     BOT_TOKEN,
     DATABASE_URL_SCHEMES,
@@ -17,8 +19,6 @@ from transcriber.settings.model import (
     TelegramSettings,
     WebhookSettings,
 )
-from transcriber.stages import claimable_stages
-from transcriber.typed_text import LoginRefused, canonical_login
 
 
 def validate(settings: Settings) -> None:
@@ -127,7 +127,7 @@ def validate(settings: Settings) -> None:
 
 
 def _check_login(key: str, login: str, what: str) -> None:
-    """The web door's rule (`typed_text.canonical_login`); the message never quotes the login."""
+    """The web door's rule (`text.canonical_login`); the message never quotes the login."""
     try:
         canonical = canonical_login(login)
     except LoginRefused as exc:

@@ -15,7 +15,8 @@ from typing import Any
 
 import orjson
 
-from transcriber.errors import ConfigError
+from transcriber.core.errors import ConfigError
+from transcriber.domain.text import LoginRefused, canonical_login
 from transcriber.settings.checks import validate
 from transcriber.settings.model import (
     CONFIG_ENV,
@@ -26,7 +27,6 @@ from transcriber.settings.model import (
     Secret,
     Settings,
 )
-from transcriber.typed_text import LoginRefused, canonical_login
 
 
 def load_settings(

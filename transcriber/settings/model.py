@@ -178,7 +178,7 @@ class SpeakersSettings:
     # Exports name a speaker by its suggested name, marked "Anna (?)", when the owner
     # has not named it; false: the card shows the suggestion, exports do not use it.
     apply_suggestions: bool = False
-    # A suggestion is made from this cosine similarity up (`voiceprints.similarity`):
+    # A suggestion is made from this cosine similarity up (`voices.similarity`):
     # the middle of the thresholds at which the calibration bench meets its goals
     # (tests/bench/test_voice_calibration.py, docs/speakers.md "Known voices").
     suggestion_threshold: float = 0.62

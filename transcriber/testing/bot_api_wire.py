@@ -35,7 +35,7 @@ class EditedMessage:
 
 
 @dataclass(slots=True)
-class StoredFile:
+class BotApiFile:
     file_id: str
     file_unique_id: str
     file_path: str
@@ -44,14 +44,14 @@ class StoredFile:
 
 
 @dataclass(slots=True, kw_only=True)
-class Fault:
+class BotApiFault:
     status: int = 500
     description: str = "Internal Server Error"
     retry_after: int | None = None
     drop: bool = False
 
 
-Hook = Callable[[str, dict[str, Any]], Awaitable[None]]
+RequestHook = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
 def error(status: int, description: str, retry_after: int | None = None) -> web.Response:

@@ -61,7 +61,7 @@ class FakeOperation:
 
 
 @dataclass(slots=True)
-class Fault:
+class SpeechKitFault:
     status: int
     code: int
     message: str = "scripted fault"
@@ -103,7 +103,7 @@ class FakeSpeechkit:
     operations: dict[str, FakeOperation] = field(default_factory=dict)
     submits: list[dict[str, Any]] = field(default_factory=list)
     polls: list[str] = field(default_factory=list)
-    faults: dict[str, deque[Fault]] = field(default_factory=dict)
+    faults: dict[str, deque[SpeechKitFault]] = field(default_factory=dict)
     fail_operations: deque[int] = field(default_factory=deque)
     labeling_refused_models: set[str] = field(default_factory=set)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -118,7 +118,7 @@ class FakeSpeechkit:
 
     def fail_next(self, route: str, status: int, code: int, message: str = "fault") -> None:
         """`route` is `recognize`, `operation` or `results`."""
-        self.faults.setdefault(route, deque()).append(Fault(status, code, message))
+        self.faults.setdefault(route, deque()).append(SpeechKitFault(status, code, message))
 
     def app(self) -> web.Application:
         app = web.Application()

@@ -42,11 +42,11 @@ from transcriber.testing.bot_api_wire import (
     BASE_DATE,
     BOT_API_DOWNLOAD_MAX,
     BOT_USER,
+    BotApiFault,
+    BotApiFile,
     EditedMessage,
-    Fault,
-    Hook,
+    RequestHook,
     SentMessage,
-    StoredFile,
     error,
     ok,
     read_params,
@@ -65,12 +65,12 @@ class FakeTelegram:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     # Update ids in the order getUpdates answered them (a redelivery appears twice).
     answered: list[int] = field(default_factory=list)
-    files: dict[str, StoredFile] = field(default_factory=dict)
-    faults: dict[str, deque[Fault]] = field(default_factory=dict)
+    files: dict[str, BotApiFile] = field(default_factory=dict)
+    faults: dict[str, deque[BotApiFault]] = field(default_factory=dict)
     down: bool = False
     # Cuts the connection of every call it answers True for (method, parameters).
     drop_if: Callable[[str, dict[str, Any]], bool] | None = None
-    before_call: Hook | None = None
+    before_call: RequestHook | None = None
     base_url: str = ""
     edits: list[EditedMessage] = field(default_factory=list)
     # Errors the fake's own methods answered (bad parameters, not modified, …).
@@ -92,11 +92,11 @@ class FakeTelegram:
                   "Error", *, retry_after: int | None = None, times: int = 1) -> None:
         for _ in range(times):
             self.faults.setdefault(method, deque()).append(
-                Fault(status=status, description=description, retry_after=retry_after))
+                BotApiFault(status=status, description=description, retry_after=retry_after))
 
     def drop_next(self, method: str, *, times: int = 1) -> None:
         for _ in range(times):
-            self.faults.setdefault(method, deque()).append(Fault(drop=True))
+            self.faults.setdefault(method, deque()).append(BotApiFault(drop=True))
 
     def add_file(self, content: bytes, *, declared_size: int | None = None,
                  folder: str = "voice", ext: str = ".oga") -> str:
@@ -108,7 +108,7 @@ class FakeTelegram:
             local.parent.mkdir(parents=True, exist_ok=True)
             local.write_bytes(content)
             file_path = str(local)
-        self.files[file_id] = StoredFile(
+        self.files[file_id] = BotApiFile(
             file_id=file_id, file_unique_id=f"AgAD{number:06d}",
             file_path=file_path, content=content,
             declared_size=len(content) if declared_size is None else declared_size)
@@ -226,14 +226,14 @@ class FakeTelegram:
             self.errors.append((name, response.status))
         return response
 
-    def _fault(self, name: str, params: dict[str, Any]) -> Fault | None:
+    def _fault(self, name: str, params: dict[str, Any]) -> BotApiFault | None:
         if self.down or (self.drop_if is not None and self.drop_if(name, params)):
-            return Fault(drop=True)
+            return BotApiFault(drop=True)
         queue = self.faults.get(name)
         return queue.popleft() if queue else None
 
     @staticmethod
-    def _apply(request: web.Request, fault: Fault) -> web.StreamResponse:
+    def _apply(request: web.Request, fault: BotApiFault) -> web.StreamResponse:
         if fault.drop:
             # The connection dies without an answer, as when a network path breaks.
             if request.transport is not None:

@@ -6,9 +6,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from transcriber.domain.quality import Quality
+from transcriber.domain.stages import HaltReason
 from transcriber.ports import ReplyAddress, Undelivered, UndeliveredReason
-from transcriber.quality import Quality
-from transcriber.stages import HaltReason
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

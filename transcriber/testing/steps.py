@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.core.errors import PermanentFailure, TransientFailure
+from transcriber.domain.stages import Stage, step_names
 from transcriber.pipeline.step import Advanced, Deferred, Effect, Job, Outcome, Step
-from transcriber.stages import Stage, step_names
 
 FailureKind = Literal["transient", "permanent", "unclassified"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from transcriber.errors import PermanentFailure, StepFailure
+from transcriber.core.errors import PermanentFailure, StepFailure
 from transcriber.ports import AudioProbe, ProgressCallback
 
 NOT_AUDIO_MARKER = b"NOT AUDIO"

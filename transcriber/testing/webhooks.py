@@ -17,8 +17,8 @@ import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from transcriber.domain.webhooks import TargetRefused, check_address, parse_target
 from transcriber.ports import WebhookAnswer, WebhookUnreachable
-from transcriber.webhook_rules import TargetRefused, check_address, parse_target
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,7 +1,7 @@
 """`/app/tokens`: the signed-in person's personal access tokens (the web app's page).
 
 `POST` makes one and answers it once (`token`), never again: only its hash is
-stored (`transcriber.tokens`). `GET` lists them without the token; `DELETE
+stored (`transcriber.domain.tokens`). `GET` lists them without the token; `DELETE
 /app/tokens/{id}` revokes one at once. Making and revoking take the person
 signed in through the proxy (or the anonymous user), not a token: a leaked
 token must not be able to mint itself a successor, nor revoke its owner's
@@ -21,12 +21,13 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from transcriber import keys, tokens
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.tokens import CreateToken, RevokeToken
 from transcriber.db.reads.tokens import TokenInfo
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import parse_id
+from transcriber.domain import tokens
+from transcriber.web import keys
 from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user

@@ -15,8 +15,16 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from transcriber import keys
-from transcriber.web import access_tokens, archive, edits, openai_api, upload, voices, webhooks
+from transcriber.web import (
+    access_tokens,
+    archive,
+    edits,
+    keys,
+    openai_api,
+    upload,
+    voices,
+    webhooks,
+)
 from transcriber.web.bearer import bearer_middleware, setup_bearer
 from transcriber.web.errors import error_middleware
 from transcriber.web.identity import USERS, UserDirectory, identity_middleware

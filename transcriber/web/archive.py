@@ -9,17 +9,18 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from transcriber import keys, transcripts
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.pipeline import Resume
 from transcriber.db.reads.voices import VoiceSuggestion
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import parse_id
+from transcriber.domain import transcripts
+from transcriber.domain.search import Query
+from transcriber.domain.stages import Stage
+from transcriber.domain.transcript_formats import FORMATS
 from transcriber.pipeline.progress import OnItsWay, progress_for_row
 from transcriber.ports import Utterance
-from transcriber.search_query import Query
-from transcriber.stages import Stage
-from transcriber.transcript_formats import FORMATS
+from transcriber.web import keys
 from transcriber.web.downloads import (
     audio_type,
     content_disposition,
@@ -29,7 +30,7 @@ from transcriber.web.downloads import (
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.match_pool import MATCH_POOL
-from transcriber.web.matches import FIND_MATCHES, RESULT_MATCHES, Found
+from transcriber.web.matches import FIND_MATCHES, RESULT_MATCHES, FoundMatches
 from transcriber.web.paging import (
     PageAfter,
     SearchAfter,
@@ -113,7 +114,7 @@ async def list_records(request: web.Request) -> web.Response:
 
 
 async def _matches(request: web.Request, record_ids: Sequence[str], query: Query, *,
-                   limit: int) -> list[Found]:
+                   limit: int) -> list[FoundMatches]:
     """The utterances of each record's current transcript that hold the query's words,
     found in the match pool's worker processes (`transcriber.web.match_pool`)."""
     readers = request.app[keys.READERS]

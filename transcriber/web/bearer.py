@@ -26,14 +26,13 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from transcriber import keys
-from transcriber.clock import stamp
+from transcriber.core.clock import stamp
+from transcriber.core.errors import WriterUnavailable
+from transcriber.core.observability import TOKEN_CHECKS
 from transcriber.db import reads
 from transcriber.db.commands.tokens import TouchToken
 from transcriber.db.reads.tokens import Bearer
-from transcriber.errors import WriterUnavailable
-from transcriber.observability import TOKEN_CHECKS
-from transcriber.tokens import (
+from transcriber.domain.tokens import (
     TOUCH_SECONDS,
     bearer_credentials,
     same_hash,
@@ -41,6 +40,7 @@ from transcriber.tokens import (
     token_hash,
     well_formed,
 )
+from transcriber.web import keys
 from transcriber.web.errors import OPENAI_PREFIX, ApiError
 from transcriber.web.ratelimit import (
     API_PREFIX,

@@ -16,9 +16,9 @@ from urllib.parse import quote
 import structlog
 from aiohttp import web
 
-from transcriber.errors import PermanentFailure, TransientFailure, UnsafePath
-from transcriber.files import Servable
-from transcriber.ports import RecordStore
+from transcriber.core.errors import PermanentFailure, TransientFailure, UnsafePath
+from transcriber.ports import RecordFiles
+from transcriber.ports.files import Servable
 from transcriber.providers import media
 from transcriber.web.errors import ApiError, not_found
 
@@ -27,7 +27,7 @@ log = structlog.get_logger(__name__)
 FALLBACK_TYPE = "application/octet-stream"
 
 
-async def servable_file(files: RecordStore, record_id: str, file_name: str, *,
+async def servable_file(files: RecordFiles, record_id: str, file_name: str, *,
                         copy: str) -> Servable:
     """A stored file that may be served: locally, a regular file inside its record's
     folder, reached without a symlink (`RecordFiles.regular_file`: a restored or
@@ -54,7 +54,7 @@ def _unavailable(record_id: str, copy: str, exc: Exception) -> ApiError:
     return ApiError(503, "unavailable", f"the {copy} copy cannot be read now; try again")
 
 
-async def send_file(request: web.Request, files: RecordStore, record_id: str,
+async def send_file(request: web.Request, files: RecordFiles, record_id: str,
                     file_name: str, *, copy: str, headers: dict[str, str]
                     ) -> web.StreamResponse:
     """The stored file with `headers`, whole or the range asked for."""

@@ -16,15 +16,16 @@ import orjson
 import structlog
 from aiohttp import web
 
-from transcriber import keys, transcripts
+from transcriber.core.errors import Conflict, NotFound, TranscriberError
 from transcriber.db import reads
 from transcriber.db.commands.edits import CorrectTranscript, DeleteRecord, EditRecord
 from transcriber.db.commands.retranscribe import Retranscribe
 from transcriber.db.reads.records import OwnedRecord
-from transcriber.errors import Conflict, NotFound, TranscriberError
+from transcriber.domain import transcripts
+from transcriber.domain.text import text_problem
 from transcriber.pipeline.steps.submit import object_key
 from transcriber.pipeline.voices import spoken_lines, voice_rules
-from transcriber.typed_text import text_problem
+from transcriber.web import keys
 from transcriber.web.archive import card_body, current_utterances, record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
@@ -59,7 +60,7 @@ class TranscriptEdit:
 
 
 def checked_text(field: str, value: str, *, multiline: bool = False) -> str:
-    """`value` when its field may hold it (`typed_text.text_problem`), else a 400
+    """`value` when its field may hold it (`text.text_problem`), else a 400
     naming the field: refused rather than stripped, so the client learns why."""
     problem = text_problem(value, multiline=multiline)
     if problem is not None:

@@ -28,7 +28,7 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from transcriber.errors import WriterUnavailable
+from transcriber.core.errors import WriterUnavailable
 
 log = structlog.get_logger(__name__)
 

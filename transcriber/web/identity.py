@@ -10,7 +10,7 @@ row is created by the first request through the writer (`EnsureUser`
 resolves the race of concurrent first requests); later requests find it
 through a reader and a small in-process cache (users are never rewritten).
 A login is stored NFKC-normalized and refused (400 `bad_identity`) when it
-holds invisible or white-space characters (`transcriber.typed_text`): two
+holds invisible or white-space characters (`transcriber.domain.text`): two
 logins that look alike are one person or none.
 """
 
@@ -24,11 +24,11 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from transcriber import keys
 from transcriber.db import reads
 from transcriber.db.commands.users import EnsureUser, User
+from transcriber.domain.text import LoginRefused, canonical_login, text_problem
 from transcriber.settings import ServerSettings
-from transcriber.typed_text import LoginRefused, canonical_login, text_problem
+from transcriber.web import keys
 from transcriber.web.addresses import is_trusted, parse_address
 from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError
@@ -41,7 +41,7 @@ _CACHE_MAX = 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Claimed:
+class ClaimedIdentity:
     """The identity a request claims, before the user row is looked up."""
 
     login: str
@@ -76,7 +76,7 @@ def _single(header: str, values: Sequence[str]) -> str:
 
 
 def _login(values: Sequence[str]) -> str:
-    """The login as stored (`typed_text.canonical_login`), "" when none is given.
+    """The login as stored (`text.canonical_login`), "" when none is given.
 
     Never stripped: `alice\u00a0` would otherwise be alice."""
     value = _single(LOGIN_HEADER, values)
@@ -101,20 +101,20 @@ def _shown(header: str, values: Sequence[str]) -> str:
 
 def claimed_identity(
     peer: str | None, headers: Mapping[str, Sequence[str]], settings: ServerSettings
-) -> Claimed | None:
+) -> ClaimedIdentity | None:
     """Pure: the identity of a request, or None when it has none (→ 401).
 
     `headers` holds every value of each identity header, repeats included."""
     if is_trusted(parse_address(peer), settings.trusted_proxies):
         login = _login(headers.get(LOGIN_HEADER, ()))
         if login:
-            return Claimed(
+            return ClaimedIdentity(
                 login=login,
                 display_name=_shown("Remote-Name", headers.get("Remote-Name", ())),
                 email=_shown("Remote-Email", headers.get("Remote-Email", ())),
             )
     if settings.anonymous_user:
-        return Claimed(login=settings.anonymous_user, display_name=settings.anonymous_user)
+        return ClaimedIdentity(login=settings.anonymous_user, display_name=settings.anonymous_user)
     return None
 
 
@@ -124,7 +124,7 @@ class UserDirectory:
     def __init__(self) -> None:
         self._cache: dict[str, User] = {}
 
-    async def resolve(self, app: web.Application, claimed: Claimed) -> User:
+    async def resolve(self, app: web.Application, claimed: ClaimedIdentity) -> User:
         user = self._cache.get(claimed.login)
         if user is not None:
             return user

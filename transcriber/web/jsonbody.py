@@ -17,7 +17,7 @@ from __future__ import annotations
 import orjson
 from aiohttp import StreamReader, web
 
-from transcriber import keys
+from transcriber.web import keys
 from transcriber.web.errors import ApiError, bad_request
 from transcriber.web.identity import current_user
 from transcriber.web.uploadguard import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from transcriber import keys
-from transcriber.languages import checked_language, configured_language, supported_languages
+from transcriber.domain.languages import checked_language, configured_language, supported_languages
+from transcriber.web import keys
 from transcriber.web.errors import bad_request
 
 

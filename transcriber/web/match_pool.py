@@ -32,9 +32,9 @@ from concurrent.futures.process import BrokenProcessPool
 import structlog
 from aiohttp import web
 
-from transcriber.observability import SEARCH_MATCHING
-from transcriber.search_query import Query
-from transcriber.web.matches import Found, structure_matches
+from transcriber.core.observability import SEARCH_MATCHING
+from transcriber.domain.search import Query
+from transcriber.web.matches import FoundMatches, structure_matches
 
 log = structlog.get_logger(__name__)
 
@@ -83,15 +83,15 @@ class MatchPool:
             return self._executor
 
     async def matches(self, contents: Sequence[str | bytes | None], query: Query, *,
-                      limit: int) -> list[Found]:
+                      limit: int) -> list[FoundMatches]:
         """The matches of each stored structure, in a worker within the budget."""
         if all(stored is None for stored in contents):  # no transcript: nothing to read
-            return [Found(matches=[]) for _ in contents]
+            return [FoundMatches(matches=[]) for _ in contents]
         executor = await self._running()
         await self._slots.acquire()
         loop = asyncio.get_running_loop()
         try:
-            job: Future[list[Found]] = executor.submit(
+            job: Future[list[FoundMatches]] = executor.submit(
                 structure_matches, list(contents), query, limit=limit,
                 budget=self.budget_seconds)
         except BaseException:

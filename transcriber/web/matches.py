@@ -9,7 +9,7 @@ mark, `…` at a cut end) and `marks` the `[start, end)` spans of the matched
 words in it, counted in Unicode code points. The marks are offsets, never
 markup: the web app builds `<mark>` elements from them as text nodes.
 
-The words are found by `transcriber.search_query.marks`, with the same word
+The words are found by `transcriber.domain.search.marks`, with the same word
 forms as the index, so a result the index found shows the words that made it.
 
 Matching hours of transcript is pure Python (about a tenth of a second of CPU
@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from transcriber import transcripts
+from transcriber.domain import transcripts
+from transcriber.domain.search import Marks, Query, marks
 from transcriber.ports import Utterance
-from transcriber.search_query import Marks, Query, marks
 
 RESULT_MATCHES = 3
 FIND_MATCHES = 1000
@@ -51,7 +51,7 @@ def _snippet(text: str, found: Marks) -> tuple[str, list[list[int]]]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Found:
+class FoundMatches:
     """One transcript's matches, as a worker sends them back."""
 
     matches: list[dict[str, Any]]
@@ -63,7 +63,7 @@ class Found:
 
 def structure_matches(contents: Sequence[str | bytes | None], query: Query, *, limit: int,
                       budget: float,
-                      clock: Callable[[], float] = time.process_time) -> list[Found]:
+                      clock: Callable[[], float] = time.process_time) -> list[FoundMatches]:
     """The matches of each stored structure (None: no transcript) within `budget`
     seconds of `clock` (the worker's CPU time) for all of them together; once it is
     spent, the rest are read no further (`partial`). Pure, run by a worker process."""
@@ -71,16 +71,16 @@ def structure_matches(contents: Sequence[str | bytes | None], query: Query, *, l
     answers = []
     for stored in contents:
         if stored is None:
-            answers.append(Found(matches=[]))
+            answers.append(FoundMatches(matches=[]))
             continue
         try:
             utterances = transcripts.load_structure(stored)
         except transcripts.BadStructure:
-            answers.append(Found(matches=[], unreadable=True))
+            answers.append(FoundMatches(matches=[], unreadable=True))
             continue
         found, partial = utterance_matches(utterances, query, limit=limit, deadline=deadline,
                                            clock=clock)
-        answers.append(Found(matches=found, partial=partial))
+        answers.append(FoundMatches(matches=found, partial=partial))
     return answers
 
 

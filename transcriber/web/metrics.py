@@ -8,7 +8,7 @@ import time
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from transcriber.observability import HTTP_REQUEST_SECONDS, HTTP_REQUESTS
+from transcriber.core.observability import HTTP_REQUEST_SECONDS, HTTP_REQUESTS
 from transcriber.web.errors import route_label
 
 

@@ -34,14 +34,14 @@ import structlog
 from aiohttp import BodyPartReader, MultipartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from transcriber import keys
-from transcriber.clock import rest
+from transcriber.core.clock import rest
+from transcriber.core.observability import OPENAI_TRANSCRIPTIONS
 from transcriber.db import reads
 from transcriber.db.commands.users import User
 from transcriber.db.reads.records import RecordState
-from transcriber.intake import Intake
-from transcriber.observability import OPENAI_TRANSCRIPTIONS
-from transcriber.stages import Stage
+from transcriber.domain.stages import Stage
+from transcriber.pipeline.intake import Intake
+from transcriber.web import keys
 from transcriber.web.archive import current_utterances
 from transcriber.web.bearer import BEARER, CHALLENGE, TOKEN_CHECK, presented
 from transcriber.web.errors import ApiError

@@ -10,7 +10,7 @@ file; `transcription_body` words a finished record the way OpenAI's
 them all). Words: the recognizer's words as the structure stores them (version 3);
 a record recognized without them, or a line corrected since, has none, and
 none is ever invented from the utterances' times. `quality` is the
-transcript's quality report (`transcriber.quality`), null when none was made.
+transcript's quality report (`transcriber.domain.quality`), null when none was made.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from transcriber import transcripts
-from transcriber.languages import language_name
+from transcriber.domain import transcripts
+from transcriber.domain.languages import language_name
+from transcriber.domain.transcript_formats import TranscriptFormat
 from transcriber.ports import Utterance
-from transcriber.transcript_formats import TranscriptFormat
 from transcriber.web.errors import ApiError
 
 ResponseFormat = Literal["json", "text", "srt", "vtt", "verbose_json"]

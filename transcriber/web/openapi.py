@@ -11,9 +11,9 @@ from typing import Any
 
 from aiohttp import web
 
-from transcriber import keys
+from transcriber.domain.transcript_formats import FORMATS
 from transcriber.settings import ServerSettings
-from transcriber.transcript_formats import FORMATS
+from transcriber.web import keys
 from transcriber.web.openapi_integrations import (
     APP_SECURITY,
     SECURITY_SCHEMES,

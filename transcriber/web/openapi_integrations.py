@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from transcriber.tokens import EXPIRES_DAYS_MAX, NAME_MAX
+from transcriber.domain.tokens import EXPIRES_DAYS_MAX, NAME_MAX
 from transcriber.web.openai_shapes import GRANULARITIES, RESPONSE_FORMATS
 from transcriber.web.openapi_schemas import (
     COMMON_RESPONSES,

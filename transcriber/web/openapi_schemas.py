@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from transcriber.quality import REASONS, VERDICTS
-from transcriber.stages import HaltReason, Stage
+from transcriber.domain.quality import REASONS, VERDICTS
+from transcriber.domain.stages import HaltReason, Stage
 
 
 def ref(name: str) -> dict[str, str]:
@@ -43,7 +43,7 @@ ID = {"type": "string", "pattern": "^[0-7][0-9a-hjkmnp-tv-z]{25}$"}
 SPEAKER = "^S[1-9][0-9]?$"
 ORIGIN = {"type": ["string", "null"], "enum": ["auto", "human", None]}
 
-# The transcript's quality report (transcriber.quality; docs/recognition.md).
+# The transcript's quality report (transcriber.domain.quality; docs/recognition.md).
 QUALITY: dict[str, Any] = {
     "type": "object",
     "required": ["verdict", "reasons", "speech_seconds", "unclear_seconds", "unclear_spans",

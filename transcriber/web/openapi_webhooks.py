@@ -7,10 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from transcriber.domain.webhooks import (
+    DELIVERY_HEADER,
+    EVENT_HEADER,
+    EVENTS,
+    SIGNATURE_HEADER,
+    URL_MAX,
+)
 from transcriber.web.openapi_schemas import ID, TIME, nullable, ref
 from transcriber.web.webhooks import DELIVERIES_SHOWN, SECRET_MAX, SECRET_MIN
-from transcriber.webhook_rules import EVENTS, URL_MAX
-from transcriber.webhook_signature import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER
 
 _JSON = "application/json"
 _EVENTS = {"type": "string", "enum": list(EVENTS)}

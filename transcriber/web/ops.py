@@ -14,10 +14,8 @@ from datetime import datetime
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from transcriber import keys
-from transcriber.clock import parse_time
-from transcriber.db import reads
-from transcriber.observability import (
+from transcriber.core.clock import parse_time
+from transcriber.core.observability import (
     RECORDS_BY_STAGE,
     RECORDS_HALTED,
     STAGE_LIMIT_SECONDS,
@@ -26,9 +24,11 @@ from transcriber.observability import (
     STORAGE_MIN_FREE_BYTES,
     WRITER_MAILBOX_DEPTH,
 )
+from transcriber.db import reads
+from transcriber.domain.stages import STAGES, HaltReason
 from transcriber.pipeline.policy import stuck_limit_seconds
 from transcriber.settings import ServerSettings
-from transcriber.stages import STAGES, HaltReason
+from transcriber.web import keys
 from transcriber.web.addresses import client_address, forwarded_chain, is_trusted
 from transcriber.web.errors import ApiError, error_middleware
 from transcriber.web.metrics import metrics_middleware

@@ -27,9 +27,9 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from transcriber import keys
+from transcriber.domain.tokens import bearer_credentials
 from transcriber.settings import Network, ServerSettings
-from transcriber.tokens import bearer_credentials
+from transcriber.web import keys
 from transcriber.web.addresses import is_trusted, parse_address
 from transcriber.web.errors import ApiError
 from transcriber.web.ratelimit import API_PREFIX

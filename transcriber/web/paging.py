@@ -16,10 +16,10 @@ import re
 
 import orjson
 
+from transcriber.core.errors import QueryTooBroad
+from transcriber.core.ids import parse_id
 from transcriber.db.reads.lists import PageAfter, SearchAfter
-from transcriber.errors import QueryTooBroad
-from transcriber.ids import parse_id
-from transcriber.search_query import QUERY_MAX, Query, parse
+from transcriber.domain.search import QUERY_MAX, Query, parse
 from transcriber.web.errors import ApiError, bad_request
 from transcriber.web.texts import message
 
@@ -96,7 +96,7 @@ def decode_topic_cursor(raw: str) -> str:
 
 
 def parse_query(raw: str, *, language: str = "en") -> Query:
-    """The terms of what a person typed (`transcriber.search_query`); 400 past QUERY_MAX,
+    """The terms of what a person typed (`transcriber.domain.search`); 400 past QUERY_MAX,
     400 `query_too_broad` (in `language`, the asker's) past the prefix caps."""
     if len(raw) > QUERY_MAX:
         raise bad_request(f"q is longer than {QUERY_MAX} characters")

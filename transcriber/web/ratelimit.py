@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from transcriber import keys
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
+from transcriber.domain.tokens import bearer_credentials, token_hash
 from transcriber.settings import ServerSettings
-from transcriber.tokens import bearer_credentials, token_hash
+from transcriber.web import keys
 from transcriber.web.addresses import bucket_key, client_address, forwarded_chain
 from transcriber.web.errors import OPENAI_PREFIX, ApiError
 
@@ -48,7 +48,7 @@ class _Bucket:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Verdict:
+class RateVerdict:
     allowed: bool
     retry_after_seconds: int = 0
 
@@ -77,7 +77,7 @@ class RateLimiter:
     def tracked(self) -> int:
         return len(self._buckets)
 
-    def hit(self, key: str) -> Verdict:
+    def hit(self, key: str) -> RateVerdict:
         now = self._clock.monotonic()
         self._sweep(now)
         # Popped and put back: the dict's order is least recently seen first.
@@ -93,9 +93,9 @@ class RateLimiter:
         self._buckets[key] = bucket
         if bucket.tokens >= 1.0:
             bucket.tokens -= 1.0
-            return Verdict(allowed=True)
+            return RateVerdict(allowed=True)
         wait = (1.0 - bucket.tokens) / self._rate
-        return Verdict(allowed=False, retry_after_seconds=max(1, math.ceil(wait)))
+        return RateVerdict(allowed=False, retry_after_seconds=max(1, math.ceil(wait)))
 
     def _sweep(self, now: float) -> None:
         # At most a few times per idle period: the sweep is O(buckets).

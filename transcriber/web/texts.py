@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
-from transcriber.search_query import PREFIX_MIN, PREFIXES_MAX
+from transcriber.domain.search import PREFIX_MIN, PREFIXES_MAX
 
 LANGUAGES = ("en", "ru")
 

@@ -24,10 +24,7 @@ from urllib.parse import unquote
 from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from transcriber import keys
-from transcriber.db import reads
-from transcriber.db.commands.records import Accepted
-from transcriber.errors import (
+from transcriber.core.errors import (
     IncompleteInput,
     PermanentFailure,
     QuotaExceeded,
@@ -35,7 +32,16 @@ from transcriber.errors import (
     TooLarge,
     TransientFailure,
 )
-from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
+from transcriber.db import reads
+from transcriber.db.commands.records import Accepted
+from transcriber.pipeline.intake import (
+    AudioLimits,
+    AudioRefused,
+    EmptyInput,
+    Intake,
+    accept_stream,
+)
+from transcriber.web import keys
 from transcriber.web.archive import record_progress
 from transcriber.web.errors import ApiError
 from transcriber.web.identity import current_user

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
-from transcriber import keys
-from transcriber.errors import IncompleteInput
+from transcriber.core.errors import IncompleteInput
 from transcriber.settings import ServerSettings
+from transcriber.web import keys
 from transcriber.web.errors import CONTINUE_OWED, ApiError, answer_for
 
 RETRY_AFTER_SECONDS = 30

@@ -12,9 +12,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from transcriber import transcripts
 from transcriber.db.reads.records import ListItem, RecordCard, TimelineEvent
 from transcriber.db.reads.voices import VoiceSuggestion
+from transcriber.domain import transcripts
 from transcriber.ports import Utterance
 
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)

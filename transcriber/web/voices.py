@@ -16,7 +16,8 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from transcriber import keys, transcripts
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.voices import (
     ConfirmSuggestion,
@@ -26,9 +27,9 @@ from transcriber.db.commands.voices import (
     RenameVoice,
 )
 from transcriber.db.reads.voices import VoiceProfile
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import parse_id
+from transcriber.domain import transcripts
 from transcriber.pipeline.voices import voice_rules
+from transcriber.web import keys
 from transcriber.web.archive import card_body, record_id_of
 from transcriber.web.edits import checked_text
 from transcriber.web.errors import ApiError, bad_request, not_found

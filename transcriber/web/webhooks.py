@@ -18,18 +18,18 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from transcriber import keys
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.webhooks import CreateWebhook, DeleteWebhook
-from transcriber.db.reads.webhooks import Delivery, Webhook
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import parse_id
+from transcriber.db.reads.webhooks import DeliveryState, Webhook
+from transcriber.domain.webhooks import EVENTS, URL_MAX, Event, TargetRefused, masked_url
+from transcriber.web import keys
 from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
 from transcriber.web.responses import json_response
-from transcriber.webhook_rules import EVENTS, URL_MAX, Event, TargetRefused, masked_url
 
 log = structlog.get_logger(__name__)
 
@@ -77,7 +77,7 @@ def parse_new_webhook(data: object) -> NewWebhook:
 
 
 def webhook_json(webhook: Webhook, *, mask_url: bool = False) -> dict[str, Any]:
-    """The API's webhook; `mask_url` for a `read` token (`webhook_rules.masked_url`)."""
+    """The API's webhook; `mask_url` for a `read` token (`webhooks.masked_url`)."""
     failing = webhook.failures > 0
     return {"id": webhook.id, "url": masked_url(webhook.url) if mask_url else webhook.url,
             "events": list(webhook.events),
@@ -96,7 +96,7 @@ def may_see_urls(request: web.Request) -> bool:
     return bearer is None or bearer.scope != "read"
 
 
-def delivery_json(delivery: Delivery) -> dict[str, Any]:
+def delivery_json(delivery: DeliveryState) -> dict[str, Any]:
     pending = delivery.state == "pending"
     return {"id": delivery.id, "event": delivery.event, "record_id": delivery.record_id,
             "status": delivery.state, "attempts": delivery.attempts,

@@ -11,18 +11,18 @@ from pytest_aiohttp import AiohttpClient
 
 from tests.helpers.bot import ALLOWED, Client, DoorHarness, StartService
 from tests.helpers.settings import SettingsFactory
-from transcriber import keys
 from transcriber.bot.door import DoorParts
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
-from transcriber.intake import AudioLimits
+from transcriber.pipeline.intake import AudioLimits
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.service.app import build_app
 from transcriber.settings import Secret, Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_telegram import FakeTelegram
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ def transcoder() -> FakeTranscoder:
 @pytest.fixture
 async def door_harness(
     tg_settings: Callable[..., Settings], writer: Writer, readers: ReaderPool,
-    record_files: RecordFiles, transcoder: FakeTranscoder, clock: FakeClock,
+    record_files: LocalRecordFiles, transcoder: FakeTranscoder, clock: FakeClock,
 ) -> AsyncIterator[Callable[..., DoorHarness]]:
     """`door_harness(**telegram)`: the door alone on the storage fixtures and a fake clock."""
     made: list[DoorHarness] = []

@@ -17,11 +17,11 @@ from tests.helpers.pipeline import until
 from tests.helpers.texts import T, en
 from transcriber.bot import texts
 from transcriber.bot.commands import status_list
+from transcriber.core.ids import new_id
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.telegram import RecentRecord
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.ids import new_id
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_telegram import FakeTelegram, SentMessage
 

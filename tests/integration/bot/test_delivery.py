@@ -9,13 +9,13 @@ from typing import Any
 from tests.helpers.bot import ALICE_ID, OGG, Client, StartService
 from tests.helpers.pipeline import sample, until
 from tests.helpers.texts import T, en
-from transcriber import keys
 from transcriber.bot import texts
 from transcriber.bot.notifier import TelegramNotifier
-from transcriber.errors import PermanentFailure
-from transcriber.stages import HaltReason
+from transcriber.core.errors import PermanentFailure
+from transcriber.domain.stages import HaltReason
 from transcriber.testing.fake_telegram import FakeTelegram, SentMessage
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 TRANSCRIPT = "hello from the fake recognizer"  # what the fake recognizer hears
 

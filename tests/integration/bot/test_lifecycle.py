@@ -14,7 +14,6 @@ from pytest_aiohttp import AiohttpClient
 from tests.helpers.bot import ALICE_ID, OGG, DoorHarness
 from tests.helpers.pipeline import until
 from tests.helpers.texts import T, en
-from transcriber import keys
 from transcriber.cli.transcribe import transcribe
 from transcriber.db.readers import ReaderPool
 from transcriber.service.app import build_app
@@ -24,6 +23,7 @@ from transcriber.testing.fake_telegram import FakeTelegram
 from transcriber.testing.notifier import RecordingNotifier
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
 

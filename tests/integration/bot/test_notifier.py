@@ -13,10 +13,10 @@ from tests.helpers.texts import T, en
 from transcriber.bot import rules, texts
 from transcriber.bot.client import make_bot
 from transcriber.bot.notifier import ReplyFailed, TelegramNotifier
+from transcriber.domain.quality import Quality
+from transcriber.domain.stages import HaltReason
 from transcriber.ports import ReplyAddress, Span, Undelivered
-from transcriber.quality import Quality
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_telegram import FakeTelegram
 

@@ -15,12 +15,12 @@ from structlog.testing import capture_logs
 from tests.helpers.bot import ALICE_ID, OGG, DoorHarness, StartService
 from tests.helpers.pipeline import named, sample, until
 from tests.helpers.texts import T, en
-from transcriber import keys
 from transcriber.bot import rules
 from transcriber.db.readers import ReaderPool
 from transcriber.settings import Secret
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_telegram import FakeTelegram
+from transcriber.web import keys
 
 Harness = Callable[..., DoorHarness]
 

@@ -11,8 +11,8 @@ from structlog.testing import capture_logs
 
 from tests.helpers.bot import ALICE_ID, OGG, STRANGER_ID, StartService
 from tests.helpers.pipeline import until
-from transcriber import keys
 from transcriber.testing.fake_telegram import FakeTelegram
+from transcriber.web import keys
 
 TRANSCRIPT = "hello from the fake recognizer"
 

@@ -20,8 +20,8 @@ from transcriber.bot import texts
 from transcriber.bot.client import make_bot
 from transcriber.bot.status import (
     EditThrottle,
-    Progress,
     StatusActor,
+    StatusProgress,
     render_status,
     worth_showing,
 )
@@ -215,7 +215,7 @@ async def test_the_status_message_shows_the_progress_of_a_long_recording(
     record_id, message_id = await rig.take(ALICE_ID)
     shown: dict[str, _Progress] = {}
 
-    async def progress(of: str) -> Progress | None:
+    async def progress(of: str) -> StatusProgress | None:
         return worth_showing(shown.get(of))
 
     actor = StatusActor(rig.bot, settings=rig.settings, readers=readers,
@@ -275,7 +275,7 @@ async def test_a_short_voice_message_gets_an_estimate_in_its_first_edit(
     settings = Settings()
     recognizer = FakeRecognizer(expected_real_time_factor=5.0)
 
-    async def progress(of: str) -> Progress | None:
+    async def progress(of: str) -> StatusProgress | None:
         return worth_showing(await load_progress(readers, of, settings=settings,
                                                  now=clock.now(), recognizer=recognizer))
 

@@ -12,7 +12,7 @@ from tests.helpers.bot import ALICE_ID, OGG, DoorHarness
 from tests.helpers.small_disk import SmallDisk
 from tests.helpers.texts import T, en
 from transcriber.db.readers import ReaderPool
-from transcriber.files import RecordFiles
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.testing.fake_telegram import FakeTelegram
 
 MARGIN = 10_000
@@ -24,8 +24,8 @@ def disk() -> SmallDisk:
 
 
 @pytest.fixture
-def record_files(data_dir: Path, disk: SmallDisk) -> RecordFiles:
-    return RecordFiles(data_dir, min_free_bytes=MARGIN, free_bytes=disk.free_bytes,
+def record_files(data_dir: Path, disk: SmallDisk) -> LocalRecordFiles:
+    return LocalRecordFiles(data_dir, min_free_bytes=MARGIN, free_bytes=disk.free_bytes,
                        opener=disk.open)
 
 

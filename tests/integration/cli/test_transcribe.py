@@ -14,6 +14,8 @@ from tests.helpers.settings import SettingsFactory
 from tests.helpers.subtitles import check_subtitle_rules
 from transcriber.cli.parser import build_parser
 from transcriber.cli.transcribe import transcribe
+from transcriber.domain.transcript_formats import TranscriptFormat
+from transcriber.domain.transcripts import load_structure
 from transcriber.ports import AudioPart, Submitted, Utterance
 from transcriber.providers.speakers.embedder import SpeakerEmbedder, SpeakerModelUnavailable
 from transcriber.providers.whisper import ModelUnavailable, WhisperRecognizer
@@ -21,8 +23,6 @@ from transcriber.service.app import build_app
 from transcriber.settings import RecognizerSettings, Settings
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.steps import Behaviour, fake_steps
-from transcriber.transcript_formats import TranscriptFormat
-from transcriber.transcripts import load_structure
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "audio"
 

@@ -14,13 +14,13 @@ from tests.helpers.audio import FIXTURES
 from tests.helpers.processes import free_port
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.tokens import LiveService, live_service, make_token
-from transcriber import keys
 from transcriber.cli import main
 from transcriber.cli.exits import EXIT_CONFIG, EXIT_REFUSED, EXIT_UNREACHABLE
 from transcriber.cli.upload import Client, client_of, upload
+from transcriber.core.errors import PermanentFailure
 from transcriber.db import reads
-from transcriber.errors import PermanentFailure
 from transcriber.testing.recognizer import FakeRecognizer
+from transcriber.web import keys
 
 AUDIO = FIXTURES / "librivox_0880.mp3"
 OTHER = FIXTURES / "espeak_en.ogg"

@@ -13,10 +13,10 @@ from tests.helpers.factories import make_user
 from tests.helpers.settings import SettingsFactory
 from transcriber.cli.storage import migrated_writer
 from transcriber.cli.voices import purge_command
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.connection import database_path, reader_uri
 from transcriber.db.writer import Command, WriteContext
-from transcriber.ids import new_id
 
 
 class _Profile(Command[None]):

@@ -16,12 +16,12 @@ from transcriber.db.commands.edits import CorrectTranscript, EditRecord
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.records import RecordCard
 from transcriber.db.writer import Writer
+from transcriber.domain.transcripts import dump_structure, plain_text, render
 from transcriber.pipeline.describer import DescriberActor
 from transcriber.ports import Utterance
-from transcriber.providers.extractive import ExtractiveDescriber
+from transcriber.providers.describe.extractive import ExtractiveDescriber
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
-from transcriber.transcripts import dump_structure, plain_text, render
 
 FINANCE = ("We talked about finance today. Finance is hard this month. "
            "Our finances are fine though.")

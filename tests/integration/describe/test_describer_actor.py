@@ -13,7 +13,9 @@ from tests.helpers.describe import Finisher, ScriptedDescriber
 from tests.helpers.factories import make_user
 from tests.helpers.meetings import MEETING_EN, MEETING_RU, VOICE_EN, utterances
 from tests.helpers.pipeline import MakeActor, sample
-from transcriber.clock import format_time
+from transcriber.core.clock import format_time
+from transcriber.core.errors import PermanentFailure, TransientFailure
+from transcriber.core.ids import new_id
 from transcriber.db import reads
 from transcriber.db.commands.describe import SaveDescription
 from transcriber.db.commands.edits import EditRecord
@@ -23,13 +25,11 @@ from transcriber.db.commands.retranscribe import Retranscribe
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.records import RecordCard
 from transcriber.db.writer import Writer
-from transcriber.descriptions import Description
-from transcriber.errors import PermanentFailure, TransientFailure
-from transcriber.ids import new_id
+from transcriber.domain.describe import Description
+from transcriber.domain.quality import assess
 from transcriber.pipeline.describer import DescriberActor
 from transcriber.ports import Describer, Span, Utterance, Word
-from transcriber.providers.extractive import ExtractiveDescriber
-from transcriber.quality import assess
+from transcriber.providers.describe.extractive import ExtractiveDescriber
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 

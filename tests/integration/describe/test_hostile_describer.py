@@ -13,9 +13,9 @@ import orjson
 import pytest
 
 from tests.helpers.meetings import MEETING_EN, utterances
-from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.core.errors import PermanentFailure, TransientFailure
 from transcriber.ports import Material
-from transcriber.providers.openai_describer import ANSWER_MAX_BYTES, OpenAIDescriber
+from transcriber.providers.describe.openai import ANSWER_MAX_BYTES, OpenAIDescriber
 from transcriber.settings import DescriberSettings
 from transcriber.testing.fake_openai import FakeChatCompletions, Huge, Redirect, Trickle
 

@@ -13,13 +13,13 @@ import pytest
 from structlog.testing import capture_logs
 
 from tests.helpers.meetings import MEETING_EN, utterances
-from transcriber.descriptions import BRIEF_MAX, TITLE_MAX
-from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.core.errors import PermanentFailure, TransientFailure
+from transcriber.domain.describe import BRIEF_MAX, TITLE_MAX
+from transcriber.domain.transcripts import named_text
 from transcriber.ports import Material
-from transcriber.providers.openai_describer import OpenAIDescriber, chunks
+from transcriber.providers.describe.openai import OpenAIDescriber, chunks
 from transcriber.settings import DescriberSettings, Secret
 from transcriber.testing.fake_openai import FakeChatCompletions, Hang, RawBody, Status
-from transcriber.transcripts import named_text
 
 KEY = "sk-SECRET-KEY-1234"
 ANSWER = {"title": "Release of the mobile app", "brief": "The app ships next Tuesday.",

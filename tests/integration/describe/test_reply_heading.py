@@ -11,10 +11,10 @@ from tests.helpers.meetings import MEETING_EN, utterances
 from tests.helpers.pipeline import MakeActor
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.domain.quality import assess
 from transcriber.pipeline.describer import DescriberActor
 from transcriber.ports import Span, Utterance
-from transcriber.providers.extractive import ExtractiveDescriber
-from transcriber.quality import assess
+from transcriber.providers.describe.extractive import ExtractiveDescriber
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 

@@ -15,7 +15,7 @@ import av
 import pytest
 
 from tests.helpers import hostile_media as hm
-from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.core.errors import PermanentFailure, TransientFailure
 from transcriber.providers import media
 from transcriber.providers.ffmpeg import (
     TOO_SLOW,

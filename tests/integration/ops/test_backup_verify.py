@@ -13,12 +13,12 @@ import pytest
 
 from tests.helpers.archive import kept_logging, make_archive, raw, tamper
 from transcriber.cli import main
+from transcriber.core.hashing import sha256_of
 from transcriber.db.connection import database_path
-from transcriber.files import RECORDS_DIR, sha256_of
-from transcriber.service.backup import MANIFEST_NAME, BackupError, MissingFiles, backup
-from transcriber.service.restore import restore
-from transcriber.service.storage import INSTANCE_LOCK
-from transcriber.service.verify import verify
+from transcriber.maintenance.backup import MANIFEST_NAME, BackupError, MissingFiles, backup
+from transcriber.maintenance.restore import restore
+from transcriber.maintenance.verify import verify
+from transcriber.providers.local_files import INSTANCE_LOCK, RECORDS_DIR
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from tests.helpers.archive import kept_logging, make_archive, raw
 from tests.helpers.s3 import REGION, Bucket
 from transcriber.cli import main
 from transcriber.db.connection import database_path
-from transcriber.files import RECORDS_DIR
+from transcriber.providers.local_files import RECORDS_DIR
 
 
 @pytest.fixture(autouse=True)

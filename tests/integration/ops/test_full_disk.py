@@ -1,6 +1,6 @@
 """A full disk: refused before the first byte, and a disk that fills mid-write.
 
-The disk is a fault-injecting file layer (`RecordFiles(free_bytes=…,
+The disk is a fault-injecting file layer (`LocalRecordFiles(free_bytes=…,
 opener=…)`): a "disk" of a fixed number of bytes shared by every file opened
 through it, whose write raises ENOSPC past the end, as a real one does. The
 machine's own disk is never filled.
@@ -20,22 +20,22 @@ from pytest_aiohttp import AiohttpClient
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.small_disk import SmallDisk
 from tests.helpers.web import stored_files, upload
-from transcriber import files as files_module
-from transcriber import keys
-from transcriber.errors import StorageFull, TransientFailure
-from transcriber.files import RecordFiles, has_room
+from transcriber.core.errors import StorageFull, TransientFailure
 from transcriber.pipeline.policy import RetryDecision, decide
+from transcriber.providers import local_files as files_module
+from transcriber.providers.local_files import LocalRecordFiles, has_room
 from transcriber.service.app import build_app
 from transcriber.settings import PipelineSettings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 Client = TestClient[web.Request, web.Application]
 MARGIN = 1000
 
 
-def _layer(data_dir: Path, disk: SmallDisk, margin: int = MARGIN) -> RecordFiles:
-    return RecordFiles(data_dir, min_free_bytes=margin, free_bytes=disk.free_bytes,
+def _layer(data_dir: Path, disk: SmallDisk, margin: int = MARGIN) -> LocalRecordFiles:
+    return LocalRecordFiles(data_dir, min_free_bytes=margin, free_bytes=disk.free_bytes,
                        opener=disk.open)
 
 
@@ -139,7 +139,7 @@ async def test_metrics_show_the_free_bytes(start_full: object) -> None:
 
 async def test_a_step_copy_that_meets_a_full_disk_is_transient(
         data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    files = RecordFiles(data_dir)
+    files = LocalRecordFiles(data_dir)
     file_id, temp = files.temp_path("r1", ".ogg")  # what normalize's ffmpeg wrote
     temp.write_bytes(b"ogg")
 

@@ -24,18 +24,17 @@ from tests.helpers.s3 import Bucket
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.tokens import bearer, make_token
 from tests.helpers.web import Client, ServeLikeServer, advance, transcribe, upload
-from transcriber import keys
 from transcriber.cli import main
 from transcriber.db.connection import database_path
 from transcriber.db.move import TABLES, open_source, unknown_tables
-from transcriber.files import RECORDS_DIR
+from transcriber.maintenance.move import MoveError, MoveHooks, move_to, plan_files
 from transcriber.ports import Utterance
+from transcriber.providers.local_files import RECORDS_DIR, take_instance_lock
 from transcriber.service.app import build_app
-from transcriber.service.move import MoveError, MoveHooks, move_to, plan_files
-from transcriber.service.storage import take_instance_lock
 from transcriber.settings import Secret, Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 BUDGET = (Utterance(start_ms=0, end_ms=2000, channel=0, speaker="S1",
                     text="The quarterly budgets were cut"),
@@ -281,7 +280,7 @@ async def test_what_cannot_be_moved_is_refused(
 
 def test_the_hash_of_a_file_larger_than_a_chunk(tmp_path: Path) -> None:
     from transcriber.db.reads.maintenance import FileEntry  # noqa: PLC0415
-    from transcriber.service.move_files import _local_sha256  # noqa: PLC0415
+    from transcriber.maintenance.move_files import _local_sha256  # noqa: PLC0415
 
     body = bytes(range(256)) * 40000  # larger than one chunk
     folder = tmp_path / RECORDS_DIR / "r1"

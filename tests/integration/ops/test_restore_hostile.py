@@ -16,11 +16,12 @@ import pytest
 
 from tests.helpers.archive import kept_logging, make_archive, tamper
 from transcriber.cli import main
+from transcriber.core.hashing import sha256_of
 from transcriber.db.connection import database_path
-from transcriber.files import RECORDS_DIR, sha256_of
-from transcriber.service.backup import MANIFEST_NAME, BackupError, backup
-from transcriber.service.restore import RestoreUnverified, restore
-from transcriber.service.verify import verify
+from transcriber.maintenance.backup import MANIFEST_NAME, BackupError, backup
+from transcriber.maintenance.restore import RestoreUnverified, restore
+from transcriber.maintenance.verify import verify
+from transcriber.providers.local_files import RECORDS_DIR
 
 
 def _crafted(tmp_path: Path, data_dir: Path) -> tuple[Path, dict[str, bytes]]:

@@ -7,9 +7,9 @@ from structlog.testing import capture_logs
 from tests.helpers.pipeline import named, until
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.steps import fake_steps
@@ -17,7 +17,7 @@ from transcriber.testing.steps import fake_steps
 
 async def test_actors_are_named_tasks_and_a_dead_one_is_reported(
     settings: Settings, clock: FakeClock, writer: Writer, readers: ReaderPool,
-    record_files: RecordFiles,
+    record_files: LocalRecordFiles,
 ) -> None:
     engine = Engine(settings=settings, clock=clock, writer=writer, readers=readers,
                     files=record_files, steps=fake_steps(), notifier=NullNotifier)

@@ -19,20 +19,20 @@ from tests.helpers.pipeline import (
     worker_runs_total,
 )
 from tests.helpers.settings import SettingsFactory
-from transcriber import keys
+from transcriber.core.errors import NoWork
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import NoWork
-from transcriber.files import RecordFiles
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.notify import NullNotifier
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.service.app import build_app
 from transcriber.service.pipeline import ENGINE
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.steps import Behaviour, FakeStep, fake_steps
+from transcriber.web import keys
 
 
 async def test_p01_no_eligible_record_logs_nothing_and_counts_nothing(
@@ -143,7 +143,7 @@ async def test_p01_a_step_failure_carrying_a_foreign_no_work_marker_is_a_failure
 
 async def _run_to_done(
     settings: Settings, clock: FakeClock, writer: Writer, readers: ReaderPool,
-    files: RecordFiles, workers: int, owner: User,
+    files: LocalRecordFiles, workers: int, owner: User,
 ) -> None:
     chosen = dataclasses.replace(settings, pipeline=dataclasses.replace(settings.pipeline,
                                                                         workers=workers))
@@ -168,7 +168,7 @@ async def _run_to_done(
 
 async def test_p14_record_reaches_done_with_one_worker_and_with_several(
     settings: Settings, clock: FakeClock, writer: Writer, readers: ReaderPool,
-    record_files: RecordFiles, user: User,
+    record_files: LocalRecordFiles, user: User,
 ) -> None:
     """With one pipeline worker the records reach the final stage; with more
     than one the outcome is the same."""

@@ -17,16 +17,16 @@ from tests.helpers.pipeline import (
     sample,
     state_of,
 )
-from transcriber.clock import TIME_FORMAT, format_time, parse_time
+from transcriber.core.clock import TIME_FORMAT, format_time, parse_time
+from transcriber.core.errors import NoWork
 from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Advance, Claim, Claimed, Halt, Resume
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import NoWork
+from transcriber.domain.stages import HaltReason, Stage
 from transcriber.pipeline.actor import StepActor
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason, Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.steps import Behaviour, FakeStep
 

@@ -17,19 +17,19 @@ from tests.helpers.pipeline import (
     state_of,
     until,
 )
+from transcriber.core.errors import ClaimLost
+from transcriber.core.ids import new_id
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.pipeline import Advance, Halt, Resume
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import ClaimLost
-from transcriber.files import PlacedFile
-from transcriber.ids import new_id
+from transcriber.domain.stages import HaltReason
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.effects import AddFile
 from transcriber.pipeline.notify import ReplyWithTranscript
+from transcriber.ports.files import PlacedFile
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.notifier import RecordingNotifier
 from transcriber.testing.steps import Behaviour, FakeStep

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from tests.helpers.factories import make_record
 from tests.helpers.pipeline import claim, state_of
-from transcriber.clock import parse_time
+from transcriber.core.clock import parse_time
+from transcriber.core.errors import NoWork
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import NoWork
 from transcriber.pipeline.actor import StepActor
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock

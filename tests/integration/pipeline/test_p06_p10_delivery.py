@@ -19,13 +19,13 @@ from tests.helpers.pipeline import (
     state_of,
     undelivered,
 )
+from transcriber.core.errors import NoWork
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import NoWork
+from transcriber.domain.stages import HaltReason
 from transcriber.pipeline.notify import NullNotifier, ReplyWithTranscript
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.notifier import RecordingNotifier, Sent
 from transcriber.testing.steps import Behaviour, FakeStep

@@ -13,14 +13,14 @@ from tests.helpers.pipeline import (
     claim_ok,
     state_of,
 )
+from transcriber.core.errors import ClaimLost, NoWork
 from transcriber.db.commands.pipeline import Fail, Halt, Resume
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import ClaimLost, NoWork
+from transcriber.domain.stages import HaltReason
 from transcriber.pipeline.actor import StepActor
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.steps import Behaviour, FakeStep
 

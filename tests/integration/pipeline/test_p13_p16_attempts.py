@@ -14,16 +14,16 @@ from tests.helpers.pipeline import (
     state_of,
     until,
 )
+from transcriber.core.errors import NoWork, TransientFailure
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import NoWork, TransientFailure
-from transcriber.files import RecordFiles
+from transcriber.domain.stages import HaltReason
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.engine import Engine
 from transcriber.pipeline.step import Advanced, Job, Outcome
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.notifier import RecordingNotifier
 from transcriber.testing.steps import Behaviour, FakeStep
@@ -126,7 +126,7 @@ async def test_p16_a_step_that_takes_the_process_down_every_time_ends_halted(
 
 async def test_p16_stopping_the_service_does_not_spend_an_attempt(
     settings: Settings, clock: FakeClock, writer: Writer, readers: ReaderPool,
-    record_files: RecordFiles, user: User, notifier: RecordingNotifier,
+    record_files: LocalRecordFiles, user: User, notifier: RecordingNotifier,
 ) -> None:
     """A step works on a record; the service is stopped and the step is
     cancelled: the record's attempts are as before and no halt flag appears
@@ -151,7 +151,7 @@ async def test_p16_stopping_the_service_does_not_spend_an_attempt(
 
 
 async def test_p16_a_graceful_stop_lets_a_short_step_finish(
-    clock: FakeClock, writer: Writer, readers: ReaderPool, record_files: RecordFiles,
+    clock: FakeClock, writer: Writer, readers: ReaderPool, record_files: LocalRecordFiles,
     user: User, settings: Settings,
 ) -> None:
     """Within the graceful time a running step completes and posts its outcome."""

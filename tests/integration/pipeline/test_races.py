@@ -24,7 +24,8 @@ from tests.helpers.pipeline import (
     state_of,
     until,
 )
-from transcriber.clock import format_time
+from transcriber.core.clock import format_time
+from transcriber.core.errors import NoWork
 from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import (
     Advance,
@@ -40,10 +41,9 @@ from transcriber.db.connection import open_sync
 from transcriber.db.postgres.dialect import translate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import NoWork
+from transcriber.domain.stages import HaltReason
 from transcriber.pipeline.actor import StepActor
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.steps import Behaviour, FakeStep
 

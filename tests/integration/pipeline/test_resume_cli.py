@@ -12,14 +12,14 @@ import pytest
 from tests.helpers.factories import make_record, make_user
 from tests.helpers.pipeline import claim_ok, events_of, state_of
 from transcriber.cli.resume import resume_command
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import new_id
 from transcriber.db.commands.pipeline import Halt, Resume
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import new_id
+from transcriber.domain.stages import HaltReason
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason
 
 
 async def _halted(writer: Writer, settings: Settings, user: User) -> str:

@@ -19,12 +19,13 @@ import structlog
 
 from tests.helpers.audio import FIXTURES
 from tests.helpers.pipeline import sample
+from transcriber.domain.voices import Floats
 from transcriber.ports import Segment, Span, Turn, Word
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.speakers import ahead as ahead_module
 from transcriber.providers.speakers.ahead import Ahead, AheadKey, JobStopped, TurnsAhead
 from transcriber.providers.speakers.embedder import MODEL_DISTRIBUTION, SpeakerEmbedder
-from transcriber.providers.speakers.features import Features, Floats
+from transcriber.providers.speakers.features import Features
 from transcriber.providers.speakers.isolated import IsolatedFailed, IsolatedJob
 from transcriber.providers.speakers.refine import SpanCache
 from transcriber.providers.speakers.separator import LocalSpeakerSeparator

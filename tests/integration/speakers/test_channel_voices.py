@@ -8,10 +8,10 @@ from pathlib import Path
 from tests.helpers.known_voices import conversation, real_clips, voice_of, word_segments
 from tests.helpers.speaker_audio import write_wav
 from tests.helpers.stereo_audio import stereo_call
+from transcriber.domain.voices import SpokenLine, merge, similarity, speaker_prints
 from transcriber.ports import Utterance
 from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.settings import SpeakersSettings
-from transcriber.voiceprints import SpokenLine, merge, similarity, speaker_prints
 
 THRESHOLD = SpeakersSettings().suggestion_threshold
 

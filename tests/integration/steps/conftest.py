@@ -17,7 +17,7 @@ from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import AddRecord
 from tests.helpers.whisper import MakeWhisper
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.providers.object_store import S3ObjectStore
 from transcriber.providers.quota import CallBudget
 from transcriber.providers.speechkit import SpeechkitRecognizer
@@ -28,7 +28,7 @@ from transcriber.testing.fake_speechkit import FakeSpeechkit
 
 
 @pytest.fixture
-def add_record(writer: Writer, record_files: RecordFiles) -> AddRecord:
+def add_record(writer: Writer, record_files: LocalRecordFiles) -> AddRecord:
     """Place a copy of `source` as a record's original and accept the record."""
 
     async def add(source: Path) -> str:

@@ -17,12 +17,12 @@ from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import AddRecord, drive, record_row
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.domain.stages import HaltReason, Stage
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.object_store import S3ObjectStore
-from transcriber.providers.record_objects import S3RecordFiles
+from transcriber.providers.s3_files import S3RecordFiles
 from transcriber.settings import FfmpegSettings, Settings
-from transcriber.stages import HaltReason, Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.recognizer import FakeRecognizer
 

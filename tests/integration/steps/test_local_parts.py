@@ -16,16 +16,16 @@ from tests.helpers.audio import tone_mp3
 from tests.helpers.pipeline import MakeActor
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import AddRecord, drive, record_row
+from transcriber.core.errors import TransientFailure
 from transcriber.db import queries as q
 from transcriber.db import reads
 from transcriber.db.readers import ReaderPool
-from transcriber.errors import TransientFailure
+from transcriber.domain.stages import Stage
 from transcriber.pipeline.progress import load_progress
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import AudioPart, Submitted
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.settings import FfmpegSettings, Settings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.recognizer import FakeRecognizer
 

@@ -17,6 +17,8 @@ from tests.helpers.speaker_audio import real_two_speakers, write_wav
 from tests.helpers.steps import AddRecord, drive, record_row
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.domain.stages import Stage
+from transcriber.domain.transcripts import STRUCTURE_ROW, load_structure
 from transcriber.pipeline.step import Step
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance
@@ -29,9 +31,7 @@ from transcriber.providers.speakers.ahead import Ahead, TurnsAhead
 from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import FfmpegSettings, Settings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
-from transcriber.transcripts import STRUCTURE_ROW, load_structure
 
 
 @pytest.fixture

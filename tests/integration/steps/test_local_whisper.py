@@ -15,16 +15,17 @@ from tests.helpers.audio import FIXTURES
 from tests.helpers.pipeline import MakeActor, sample
 from tests.helpers.steps import AddRecord, drive, record_row
 from tests.helpers.textmetrics import cer, wer
+from transcriber.core.hashing import sha256_of
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
-from transcriber.files import RecordFiles, sha256_of
+from transcriber.domain.stages import Stage
+from transcriber.domain.transcripts import load_structure
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.providers.whisper import BUNDLED_MODEL_SHA256, WhisperRecognizer
 from transcriber.settings import FfmpegSettings, Settings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
-from transcriber.transcripts import load_structure
 
 LIBRIVOX_TEXT = "he was not an ill disposed young man"
 RUSSIAN_TEXT = "Привет. Сегодня мы проверяем распознавание русской речи."
@@ -59,7 +60,7 @@ async def test_bundled_model_is_joined_and_verified(whisper: WhisperRecognizer) 
 
 async def test_local_pipeline_transcribes_real_english_speech(
     add_record: AddRecord, make_actor: MakeActor, settings: Settings, clock: FakeClock,
-    readers: ReaderPool, whisper: WhisperRecognizer, record_files: RecordFiles,
+    readers: ReaderPool, whisper: WhisperRecognizer, record_files: LocalRecordFiles,
 ) -> None:
     factors = sample("transcriber_recognition_realtime_factor_count", {"provider": "local"})
     record_id, text = await _transcribe(FIXTURES / "librivox_0880.mp3", add_record, make_actor,

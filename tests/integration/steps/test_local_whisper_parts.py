@@ -22,13 +22,13 @@ from tests.helpers.textmetrics import wer
 from tests.helpers.whisper import MakeWhisper
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.domain.stages import Stage
+from transcriber.domain.transcripts import load_structure
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import FfmpegSettings, RecognizerSettings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
-from transcriber.transcripts import load_structure
 
 pytestmark = pytest.mark.slow
 

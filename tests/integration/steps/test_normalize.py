@@ -16,11 +16,11 @@ from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import AddRecord, drive, record_row
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
-from transcriber.files import RecordFiles
+from transcriber.domain.stages import HaltReason, Stage
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import UNCONVERTIBLE, FfmpegTranscoder, ffmpeg_executable
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.settings import FfmpegSettings, Settings
-from transcriber.stages import HaltReason, Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.recognizer import FakeRecognizer
 
@@ -33,7 +33,7 @@ def _steps() -> dict:  # type: ignore[type-arg]
 
 async def test_normalize_makes_ogg_opus_mono_and_measures_duration(
     add_record: AddRecord, make_actor: MakeActor, settings: Settings, clock: FakeClock,
-    readers: ReaderPool, record_files: RecordFiles,
+    readers: ReaderPool, record_files: LocalRecordFiles,
 ) -> None:
     record_id = await add_record(FIXTURES / "espeak_en.ogg")  # Vorbis: must be re-encoded
     actor = make_actor(_steps(), settings)
@@ -120,7 +120,7 @@ async def test_cancelling_normalize_kills_ffmpeg(tmp_path: Path) -> None:
 
 async def test_a_record_longer_than_its_header_said_halts_when_converted(
     add_record: AddRecord, make_actor: MakeActor, make_settings: SettingsFactory,
-    clock: FakeClock, readers: ReaderPool, record_files: RecordFiles,
+    clock: FakeClock, readers: ReaderPool, record_files: LocalRecordFiles,
 ) -> None:
     """A record over the limit that got in (stored before the limit) halts at once with
     the reason, after converting at most a second past the limit."""

@@ -11,15 +11,15 @@ from tests.helpers.audio import tone_mp3
 from tests.helpers.pipeline import MakeActor
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import AddRecord, drive, record_row
+from transcriber.core.errors import TransientFailure
 from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Resume
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.errors import TransientFailure
+from transcriber.domain.stages import HaltReason, Stage
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.settings import FfmpegSettings, Settings
-from transcriber.stages import HaltReason, Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.object_store import FakeObjectStore
 from transcriber.testing.recognizer import FakeRecognizer

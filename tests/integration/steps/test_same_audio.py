@@ -23,15 +23,15 @@ from tests.helpers.steps import AddRecord, record_row
 from tests.helpers.whisper import MakeWhisper
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.domain.stages import Stage
+from transcriber.domain.transcripts import STRUCTURE_ROW, load_structure
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.speakers.ahead import Ahead, TurnsAhead
 from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.settings import FfmpegSettings, RecognizerSettings, Settings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
-from transcriber.transcripts import STRUCTURE_ROW, load_structure
 
 IDLE = ("empty", "deferred", "failure")
 

@@ -20,14 +20,14 @@ from tests.helpers.steps import add_record, drive, record_row
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.files import RecordFiles
+from transcriber.domain.stages import Stage
 from transcriber.pipeline.estimate import NORMALIZE_REAL_TIME_FACTOR
 from transcriber.pipeline.progress import Progress, load_progress
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import AudioPart, Submitted
 from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.settings import FfmpegSettings, Settings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.recognizer import FakeRecognizer
 
@@ -72,13 +72,13 @@ class WatchedRecognizer(FakeRecognizer):
         return await super().submit(part)
 
 
-async def _add(writer: Writer, record_files: RecordFiles, source: Path) -> str:
+async def _add(writer: Writer, record_files: LocalRecordFiles, source: Path) -> str:
     """A record as the doors accept it: its duration probed at intake."""
     return await add_record(writer, record_files, source, duration_ms=SECONDS * 1000)
 
 
 async def test_a_short_record_shows_an_estimate_queued_and_recognizing_and_teaches_the_next(
-    writer: Writer, readers: ReaderPool, record_files: RecordFiles, make_actor: MakeActor,
+    writer: Writer, readers: ReaderPool, record_files: LocalRecordFiles, make_actor: MakeActor,
     make_settings: SettingsFactory, clock: FakeClock, tone_20s: Path,
 ) -> None:
     settings = make_settings()

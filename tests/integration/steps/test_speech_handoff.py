@@ -18,8 +18,10 @@ from tests.helpers.audio import tone_mp3
 from tests.helpers.pipeline import MakeActor
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import AddRecord, drive, record_row
+from transcriber.core.errors import TransientFailure
 from transcriber.db.readers import ReaderPool
-from transcriber.errors import TransientFailure
+from transcriber.domain.stages import Stage
+from transcriber.domain.voices import VoiceWindows
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import (
     AudioPart,
@@ -32,10 +34,8 @@ from transcriber.ports import (
 )
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.settings import FfmpegSettings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.recognizer import FakeRecognizer
-from transcriber.voiceprints import VoiceWindows
 
 REGIONS = [Span(start_ms=500, end_ms=9_000), Span(start_ms=9_600, end_ms=19_500)]
 

@@ -16,16 +16,16 @@ from tests.helpers.silence import CopyTranscoder, probe_duration_ms, silence_min
 from tests.helpers.steps import AddRecord, drive, record_row, sk_table
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.domain.stages import HaltReason, Stage
+from transcriber.domain.transcripts import load_structure
 from transcriber.ports import Utterance
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.object_store import S3ObjectStore
 from transcriber.providers.quota import CallBudget
 from transcriber.providers.speechkit import SpeechkitRecognizer
 from transcriber.settings import Settings
-from transcriber.stages import HaltReason, Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_speechkit import FakeSpeechkit
-from transcriber.transcripts import load_structure
 
 HOUR_MS = 3_600_000
 

@@ -21,12 +21,12 @@ from tests.helpers.silence import CopyTranscoder, silence_minutes
 from tests.helpers.steps import AddRecord, record_row, sk_table
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.domain.stages import Stage
 from transcriber.pipeline.steps.poll import poll_wait
 from transcriber.providers.object_store import S3ObjectStore
 from transcriber.providers.quota import CallBudget
 from transcriber.providers.speechkit import SpeechkitRecognizer
 from transcriber.settings import Settings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_speechkit import FakeSpeechkit
 

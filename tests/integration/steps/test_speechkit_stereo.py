@@ -14,13 +14,13 @@ from tests.helpers.steps import AddRecord, drive, record_row, sk_table
 from tests.helpers.stereo_audio import stereo_call
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.domain.stages import Stage
+from transcriber.domain.transcripts import STRUCTURE_ROW, load_structure
 from transcriber.providers.object_store import S3ObjectStore
 from transcriber.providers.speechkit import SpeechkitRecognizer
 from transcriber.settings import Settings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_speechkit import FakeSpeechkit
-from transcriber.transcripts import STRUCTURE_ROW, load_structure
 
 
 async def test_a_stereo_call_goes_whole_and_comes_back_per_channel(

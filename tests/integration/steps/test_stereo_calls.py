@@ -24,19 +24,19 @@ from tests.helpers.stereo_audio import copied_to_stereo, stereo_call, write_ster
 from tests.helpers.whisper import MakeWhisper
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
-from transcriber.files import RecordFiles
+from transcriber.domain.stages import Stage
+from transcriber.domain.transcripts import STRUCTURE_ROW, load_structure, to_json
+from transcriber.domain.voices import VoiceWindows
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import AudioPart, Separation, Span, Submitted, Utterance
 from transcriber.ports import Segment as WordSegment
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.speakers.channels import Verdict
+from transcriber.providers.local_files import LocalRecordFiles
+from transcriber.providers.speakers.channels import ChannelVerdict
 from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.providers.whisper import WhisperRecognizer
 from transcriber.settings import FfmpegSettings, RecognizerSettings
-from transcriber.stages import Stage
 from transcriber.testing.clock import FakeClock
-from transcriber.transcripts import STRUCTURE_ROW, load_structure, to_json
-from transcriber.voiceprints import VoiceWindows
 
 PARTS = RecognizerSettings(language="en", part_seconds=12)
 CARD_WORDS = ("club", "heart", "spade", "diamond", "queen", "king", "ace", "jack", "seven",
@@ -104,7 +104,7 @@ async def test_a_call_with_a_speaker_per_channel_keeps_both_channels(
     ffmpeg = FfmpegTranscoder(FfmpegSettings())
     report = await ffmpeg.measure_channels(call[0], max_seconds=3600)
     assert report is not None
-    assert report.verdict is Verdict.DIFFERENT
+    assert report.verdict is ChannelVerdict.DIFFERENT
     print(f"call: correlation={report.correlation} spread={report.level_spread_db} dB")
     copy = tmp_path / "copy.ogg"
     await ffmpeg.normalize(call[0], copy, max_seconds=3600,
@@ -118,7 +118,7 @@ async def test_a_call_with_a_speaker_per_channel_keeps_both_channels(
 async def test_a_mono_recording_copied_to_both_channels_stays_mono(
     tmp_path: Path, add_record: AddRecord, make_actor: MakeActor,
     make_settings: SettingsFactory, clock: FakeClock, readers: ReaderPool,
-    whisper: CountingWhisper, record_files: RecordFiles,
+    whisper: CountingWhisper, record_files: LocalRecordFiles,
 ) -> None:
     source = tmp_path / "copied.mp3"
     copied_to_stereo(FIXTURES / "librivox_0880.mp3", source)
@@ -126,7 +126,7 @@ async def test_a_mono_recording_copied_to_both_channels_stays_mono(
     assert await ffmpeg.input_channels(source) == 2
     report = await ffmpeg.measure_channels(source, max_seconds=3600)
     assert report is not None
-    assert report.verdict is Verdict.SAME
+    assert report.verdict is ChannelVerdict.SAME
     print(f"copy: correlation={report.correlation} spread={report.level_spread_db} dB")
     steps = build_step_table(transcoder=ffmpeg, cutter=ffmpeg, recognizer=whisper, store=None)
     record_id = await add_record(source)
@@ -217,6 +217,6 @@ async def test_a_recording_with_one_silent_channel_stays_mono(tmp_path: Path) ->
     ffmpeg = FfmpegTranscoder(FfmpegSettings())
     report = await ffmpeg.measure_channels(source, max_seconds=3600)
     assert report is not None
-    assert report.verdict is Verdict.ONE_SILENT
+    assert report.verdict is ChannelVerdict.ONE_SILENT
     assert await ffmpeg.kept_channels(source, max_seconds=3600) == 1
     assert await ffmpeg.kept_channels(FIXTURES / "librivox_0880.mp3", max_seconds=3600) == 1

@@ -7,13 +7,13 @@ late delivery of the record finds no address."""
 from __future__ import annotations
 
 from tests.helpers.factories import make_record, make_user
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.edits import DeleteRecord
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.ids import new_id
-from transcriber.pipeline.notify import Delivered, Delivery
-from transcriber.stages import HaltReason
+from transcriber.domain.stages import HaltReason
+from transcriber.pipeline.notify import Delivered, ReplyDelivery
 from transcriber.testing.notifier import RecordingNotifier
 
 
@@ -41,7 +41,7 @@ async def test_a_deleted_telegram_record_gets_no_reply(
     params = {"record_id": record_id}
     assert len(await readers.fetch_all(q.telegram.OUTBOX_OF_RECORD, params)) == 1
     notifier = RecordingNotifier()
-    delivery = Delivery(readers, lambda: notifier)
+    delivery = ReplyDelivery(readers, lambda: notifier)
     # Before: the record is addressable (a run without the outbox says so).
     assert await delivery.transcript(record_id) == Delivered.UNDELIVERED
     await writer.ask(DeleteRecord(record_id=record_id, owner_id=owner.id))

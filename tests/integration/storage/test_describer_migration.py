@@ -13,8 +13,8 @@ from transcriber.db import queries as q
 from transcriber.db.connection import database_path, open_sync
 from transcriber.db.migrate import default_migrations_dir, migrate
 from transcriber.db.search import owner_match
-from transcriber.search_query import parse
-from transcriber.service.verify import verify
+from transcriber.domain.search import parse
+from transcriber.maintenance.verify import verify
 
 
 def _old_archive(tmp_path: Path) -> Path:

@@ -1,4 +1,4 @@
-"""Record-file placement on both stores: the data folder (`RecordFiles`) and a bucket
+"""Record-file placement on both stores: the data folder (`LocalRecordFiles`) and a bucket
 (`S3RecordFiles` on moto): a file is visible whole or not at all, nothing stays
 behind a failed stream, names are ids."""
 
@@ -12,12 +12,13 @@ import pytest
 
 from tests.helpers.s3 import Bucket
 from tests.helpers.settings import SettingsFactory
-from transcriber.errors import IncompleteInput, TooLarge, UnsafePath
-from transcriber.files import RecordFiles, clean_original_name
-from transcriber.ids import new_id
-from transcriber.ports import RecordStore
+from transcriber.core.errors import IncompleteInput, TooLarge, UnsafePath
+from transcriber.core.ids import new_id
+from transcriber.core.paths import clean_original_name
+from transcriber.ports import RecordFiles
+from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.providers.object_store import MIN_PART_SIZE, S3ObjectStore
-from transcriber.providers.record_objects import S3RecordFiles
+from transcriber.providers.s3_files import S3RecordFiles
 
 MIB = 1024 * 1024
 
@@ -50,9 +51,9 @@ def bucket_files(client_store: S3ObjectStore, data_dir: Path) -> S3RecordFiles:
 
 
 @pytest.fixture(params=["local", "s3"])
-def store(request: pytest.FixtureRequest, data_dir: Path) -> RecordStore:
+def store(request: pytest.FixtureRequest, data_dir: Path) -> RecordFiles:
     if request.param == "local":
-        return RecordFiles(data_dir)
+        return LocalRecordFiles(data_dir)
     files: S3RecordFiles = request.getfixturevalue("bucket_files")
     return files
 
@@ -60,7 +61,7 @@ def store(request: pytest.FixtureRequest, data_dir: Path) -> RecordStore:
 class Stored:
     """What a store holds, read behind its back: files or objects, and anything left."""
 
-    def __init__(self, store: RecordStore, data_dir: Path,
+    def __init__(self, store: RecordFiles, data_dir: Path,
                  request: pytest.FixtureRequest) -> None:
         self.kind = store.kind
         self.data_dir = data_dir
@@ -83,11 +84,11 @@ class Stored:
 
 
 @pytest.fixture
-def stored(store: RecordStore, data_dir: Path, request: pytest.FixtureRequest) -> Stored:
+def stored(store: RecordFiles, data_dir: Path, request: pytest.FixtureRequest) -> Stored:
     return Stored(store, data_dir, request)
 
 
-async def test_placed_file_lands_under_its_ids(store: RecordStore, stored: Stored,
+async def test_placed_file_lands_under_its_ids(store: RecordFiles, stored: Stored,
                                                data_dir: Path) -> None:
     record_id = new_id()
     placed = await store.place_stream(
@@ -118,7 +119,7 @@ async def test_placed_file_lands_under_its_ids(store: RecordStore, stored: Store
     ],
 )
 async def test_nothing_stays_behind_when_the_stream_is_wrong(
-    store: RecordStore, stored: Stored, chunks: tuple[bytes, ...],
+    store: RecordFiles, stored: Stored, chunks: tuple[bytes, ...],
     expected: int | None, error: type[Exception],
 ) -> None:
     with pytest.raises(error):
@@ -128,7 +129,7 @@ async def test_nothing_stays_behind_when_the_stream_is_wrong(
 
 
 async def test_a_declared_size_above_the_limit_is_refused_before_reading(
-    store: RecordStore, stored: Stored
+    store: RecordFiles, stored: Stored
 ) -> None:
     read: list[bool] = []
 
@@ -142,7 +143,7 @@ async def test_a_declared_size_above_the_limit_is_refused_before_reading(
     assert stored.nothing_left()
 
 
-async def test_a_broken_stream_leaves_nothing(store: RecordStore, stored: Stored) -> None:
+async def test_a_broken_stream_leaves_nothing(store: RecordFiles, stored: Stored) -> None:
     with pytest.raises(ConnectionResetError):
         await store.place_stream(
             new_id(), _chunks(b"a", b"b", b"c", fail_after=2), ext=".ogg", limit=100)
@@ -174,7 +175,7 @@ async def test_a_stream_of_many_parts_is_stored_whole(
     assert placed.size_bytes == len(body)
 
 
-async def test_discard_removes_the_file(store: RecordStore, stored: Stored) -> None:
+async def test_discard_removes_the_file(store: RecordFiles, stored: Stored) -> None:
     record_id = new_id()
     placed = await store.place_stream(record_id, _chunks(b"a"), ext="", limit=10)
     await store.discard(placed)
@@ -182,7 +183,7 @@ async def test_discard_removes_the_file(store: RecordStore, stored: Stored) -> N
     assert stored.nothing_left()
 
 
-async def test_retype_renames_the_stored_file(store: RecordStore, stored: Stored) -> None:
+async def test_retype_renames_the_stored_file(store: RecordFiles, stored: Stored) -> None:
     record_id = new_id()
     placed = await store.place_stream(record_id, _chunks(b"RIFF", b"data"), ext="", limit=99)
     retyped = await store.retype(placed, ".wav")
@@ -203,7 +204,7 @@ async def test_retype_of_an_object_past_one_copy_goes_in_parts(
     assert s3_bucket.get(key) == body
 
 
-async def test_a_step_output_is_placed_and_read_back(store: RecordStore, stored: Stored,
+async def test_a_step_output_is_placed_and_read_back(store: RecordFiles, stored: Stored,
                                                      data_dir: Path) -> None:
     record_id = new_id()
     file_id, temp = store.temp_path(record_id, ".ogg")
@@ -236,7 +237,7 @@ async def test_a_working_copy_is_fetched_once_and_released(
     assert _leftovers(data_dir) == []
 
 
-async def test_remove_record_removes_its_files_only(store: RecordStore,
+async def test_remove_record_removes_its_files_only(store: RecordFiles,
                                                     stored: Stored) -> None:
     gone, kept = new_id(), new_id()
     for record_id in (gone, kept, gone):

@@ -8,7 +8,7 @@ from transcriber.db import queries as q
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.typed_text import LoginRefused
+from transcriber.domain.text import LoginRefused
 
 
 @pytest.mark.parametrize("login", ["alice\u00a0", "ali\u3164ce", "\uff41lice", " alice", ""])

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from transcriber.core.errors import MigrationError
 from transcriber.db.connection import database_path, open_sync
 from transcriber.db.migrate import default_migrations_dir, discover, migrate
-from transcriber.errors import MigrationError
 
 
 def _copy_migrations(tmp_path: Path) -> Path:

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from tests.helpers.factories import make_record, make_user
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.edits import DeleteRecord
 from transcriber.db.commands.voices import PurgeVoices
@@ -27,7 +28,6 @@ from transcriber.db.connection import (
     reader_uri,
 )
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.ids import new_id
 
 TEXT = "The quokka ledger of Zanzibar closes on the ninth of Brumaire, said the archivist."
 KEPT_TEXT = "Bob's own recording about lighthouses and the tides of the northern sea stays."

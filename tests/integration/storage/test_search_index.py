@@ -22,7 +22,7 @@ from transcriber.db import queries as q
 from transcriber.db.connection import database_path, open_sync
 from transcriber.db.migrate import default_migrations_dir, migrate
 from transcriber.db.search import owner_match
-from transcriber.search_query import parse
+from transcriber.domain.search import parse
 
 
 def _user(conn: sqlite3.Connection, uid: str) -> None:

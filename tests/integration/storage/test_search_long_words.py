@@ -12,6 +12,8 @@ import pytest
 from tests.helpers.database import TestDatabase
 from tests.helpers.factories import make_record, make_user
 from tests.helpers.search import search_row_problems
+from transcriber.core.ids import new_id
+from transcriber.core.observability import SEARCH_REFRESH_FAILURES
 from transcriber.db import reads
 from transcriber.db.commands.edits import EditRecord
 from transcriber.db.commands.files import StoredFile
@@ -20,10 +22,7 @@ from transcriber.db.commands.users import User
 from transcriber.db.postgres import search as pg_search
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.ids import new_id
-from transcriber.observability import SEARCH_REFRESH_FAILURES
-from transcriber.search_query import parse
-from transcriber.wordforms import WORD_MAX
+from transcriber.domain.search import WORD_MAX, parse
 
 # 1 100 Cyrillic letters, no space: 2 200 bytes of UTF-8, over PostgreSQL's 2 046.
 LONG_WORD = ("абвгдежзийклмнопрстуфхцчшщыэюя" * 37)[:1100]

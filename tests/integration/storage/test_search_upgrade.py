@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.search import fill_search_index_async
-from transcriber.clock import SystemClock
+from transcriber.core.clock import SystemClock
 from transcriber.db import queries as q
 from transcriber.db import reads
 from transcriber.db.commands.search import IndexPending
@@ -27,9 +27,9 @@ from transcriber.db.migrate import default_migrations_dir, migrate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.search import owner_match
 from transcriber.db.writer import Writer
-from transcriber.search_query import parse
+from transcriber.domain.search import parse
+from transcriber.maintenance.verify import verify
 from transcriber.service import search_index
-from transcriber.service.verify import verify
 
 RECORDS = 25
 TEXT = "Пожалуйста, отправь ты отчёт до конца недели, номер {n}"

@@ -7,8 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from transcriber.files import RECORDS_DIR
-from transcriber.service.storage import sweep_record_folders, take_instance_lock
+from transcriber.providers.local_files import RECORDS_DIR, take_instance_lock
+from transcriber.service.storage import sweep_record_folders
 
 
 def _file(path: Path, age_seconds: float) -> Path:

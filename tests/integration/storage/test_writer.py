@@ -12,6 +12,8 @@ import pytest
 from prometheus_client import REGISTRY
 
 from tests.helpers.factories import make_record, make_user
+from transcriber.core.errors import NoWork, WriterUnavailable
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.pipeline import Claim, Claimed
@@ -19,9 +21,7 @@ from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.commands.users import EnsureUser, User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.errors import NoWork, WriterUnavailable
-from transcriber.ids import new_id
-from transcriber.stages import claimable_stages
+from transcriber.domain.stages import claimable_stages
 from transcriber.testing.clock import FakeClock
 
 

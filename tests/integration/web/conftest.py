@@ -11,12 +11,12 @@ from pytest_aiohttp import AiohttpClient
 from tests.helpers.s3 import Bucket
 from tests.helpers.settings import SettingsFactory, settings_on
 from tests.helpers.web import Client, ServeLikeServer, StartApi
-from transcriber import keys
 from transcriber.ports import WebhookTransport
 from transcriber.service.app import build_app
 from transcriber.settings import Secret, Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import pytest
 
 from tests.helpers.web import Client, StartApi
-from transcriber.ids import new_id
+from transcriber.core.ids import new_id
 from transcriber.web.spa import (
     ASSETS_DIR,
     CLIENT_ROUTES,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tests.helpers.web import SPEECH, Client, advance, halt, transcribe, upload
+from transcriber.core.ids import new_id
 from transcriber.db.commands.files import StoredFile
-from transcriber.ids import new_id
 from transcriber.pipeline.effects import AddFile, SetColumns
 
 

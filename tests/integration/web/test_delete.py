@@ -15,19 +15,19 @@ from tests.helpers.database import TestDatabase
 from tests.helpers.s3 import Bucket
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import Client, advance, claim, stored_files, transcribe, upload
-from transcriber import keys
+from transcriber.core.errors import ClaimLost
 from transcriber.db.commands.edits import DeleteRecord
 from transcriber.db.commands.pipeline import RenewLease
 from transcriber.db.commands.recognition import RegisterRecognition
-from transcriber.errors import ClaimLost
+from transcriber.maintenance.bucket import sweep_bucket
 from transcriber.pipeline.effects import AddFile, SetColumns
-from transcriber.providers.record_objects import S3RecordFiles
+from transcriber.providers.s3_files import S3RecordFiles
 from transcriber.service.app import build_app
-from transcriber.service.bucket import sweep_bucket
 from transcriber.service.storage import sweep_at_start
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.object_store import FakeObjectStore
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 TABLES = {"audio_records": "id", "files": "record_id", "texts": "record_id",
           "structures": "record_id", "structure_revisions": "record_id",

@@ -14,10 +14,10 @@ import structlog
 from tests.helpers.s3 import Bucket
 from tests.helpers.subtitles import check_subtitle_rules, parse_srt, parse_vtt
 from tests.helpers.web import SPEECH, Client, advance, halt, stored_files, transcribe, upload
-from transcriber import keys
 from transcriber.pipeline.effects import AddFile, SetColumns
 from transcriber.ports import Utterance
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 AUDIO = bytes(range(256)) * 4
 

@@ -21,7 +21,6 @@ from pytest_aiohttp import AiohttpClient
 from tests.helpers.database import TestDatabase
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import Client, stored_files, upload
-from transcriber import keys
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance
 from transcriber.providers.ffmpeg import FfmpegTranscoder
@@ -29,6 +28,7 @@ from transcriber.providers.whisper import parse_local_payload
 from transcriber.service.app import build_app
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 WAIT_SECONDS = 20
 

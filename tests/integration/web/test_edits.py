@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.helpers.web import Client, StartApi, upload
-from transcriber import keys
 from transcriber.db.commands.edits import EditRecord
+from transcriber.web import keys
 
 JSON = {"Content-Type": "application/json"}
 

@@ -10,9 +10,9 @@ import aiohttp
 
 from tests.helpers.tokens import bearer, make_token
 from tests.helpers.web import Client, StartApi, advance, transcribe, upload
-from transcriber import keys
 from transcriber.db import reads
 from transcriber.testing.clock import FakeClock
+from transcriber.web import keys
 
 V1 = "/v1/audio/transcriptions"
 

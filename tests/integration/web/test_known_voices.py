@@ -18,12 +18,12 @@ from prometheus_client import REGISTRY
 
 from tests.helpers.known_voices import Recording, separated_recordings
 from tests.helpers.web import Client, StartApi, advance, upload
-from transcriber import keys
 from transcriber.cli.voices import purge_command
 from transcriber.db import queries as q
+from transcriber.domain.transcripts import dump_structure, plain_text
 from transcriber.pipeline.effects import SaveTranscript
 from transcriber.pipeline.voices import voices_effect
-from transcriber.transcripts import dump_structure, plain_text
+from transcriber.web import keys
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,7 @@ from pytest_aiohttp import AiohttpClient
 from tests.helpers.database import TestDatabase
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import Client, StartApi, stored_files, upload
-from transcriber import keys
-from transcriber.languages import (
+from transcriber.domain.languages import (
     WHISPER_LANGUAGES,
     reported_language,
     speechkit_language_codes,
@@ -26,6 +25,7 @@ from transcriber.providers.whisper import parse_local_payload
 from transcriber.service.app import build_app
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.transcoder import FakeTranscoder
+from transcriber.web import keys
 
 
 async def _card(client: Client, record_id: object) -> dict[str, Any]:

@@ -9,10 +9,10 @@ import pytest
 from tests.helpers.database import TestDatabase
 from tests.helpers.factories import make_record, make_user
 from tests.helpers.web import Client, transcribe, upload
-from transcriber import keys
 from transcriber.db import queries as q
 from transcriber.ports import Utterance
 from transcriber.testing.clock import FakeClock
+from transcriber.web import keys
 
 
 async def _make_records(

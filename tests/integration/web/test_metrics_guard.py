@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from tests.helpers.web import Client, StartApi, upload
-from transcriber import keys
 from transcriber.db import queries as q
 from transcriber.testing.clock import FakeClock
+from transcriber.web import keys
 from transcriber.web.ops import METRICS_REFRESH_SECONDS
 
 COUNTS = {q.records.COUNT_BY_STAGE: "by_stage", q.records.COUNT_BY_HALT_REASON: "halted",

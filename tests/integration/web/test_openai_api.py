@@ -20,7 +20,7 @@ from tests.helpers.database import TestDatabase
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.subtitles import check_subtitle_rules
 from tests.helpers.tokens import SPEECH, LiveService, bearer, live_service, make_token
-from transcriber.errors import PermanentFailure
+from transcriber.core.errors import PermanentFailure
 from transcriber.ports import Utterance, Word
 from transcriber.testing.recognizer import FakeRecognizer
 

@@ -9,9 +9,9 @@ import aiohttp
 
 from tests.helpers.tokens import bearer, make_token
 from tests.helpers.web import Client, StartApi, advance, transcribe
-from transcriber import keys
 from transcriber.db import reads
 from transcriber.testing.clock import FakeClock
+from transcriber.web import keys
 from transcriber.web.openai_api import LOOK_SECONDS
 
 

@@ -17,13 +17,13 @@ from referencing.jsonschema import DRAFT202012
 from tests.helpers.pipeline import until
 from tests.helpers.tokens import bearer, make_token
 from tests.helpers.web import SPEECH, Client, StartApi, advance, halt, transcribe, upload
-from transcriber import keys
+from transcriber.domain.quality import assess
 from transcriber.ports import Span, Word
-from transcriber.quality import assess
 from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER
 from transcriber.testing.webhooks import FakeWebhookTransport
+from transcriber.web import keys
 from transcriber.web.openai_api import LOOK_SECONDS
 from transcriber.web.openapi_schemas import ref
 

@@ -12,8 +12,8 @@ import orjson
 from tests.helpers.pipeline import until
 from tests.helpers.web import Client, StartApi, advance, transcribe, upload
 from tests.helpers.webhooks import SECRET
+from transcriber.domain.quality import assess
 from transcriber.ports import Span, Utterance, Word
-from transcriber.quality import assess
 from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.webhooks import FakeWebhookTransport
 

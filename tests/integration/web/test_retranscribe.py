@@ -7,15 +7,15 @@ from typing import Any
 
 from tests.helpers.database import TestDatabase
 from tests.helpers.web import Client, advance, claim, halt, transcribe, upload
-from transcriber import keys
+from transcriber.core.ids import new_id
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.pipeline import Advance, Halt
 from transcriber.db.commands.recognition import RegisterRecognition
-from transcriber.ids import new_id
+from transcriber.domain.stages import HaltReason
+from transcriber.domain.transcripts import dump_structure, plain_text
 from transcriber.pipeline.effects import AddFile, SaveTranscript, SetColumns
 from transcriber.ports import Utterance
-from transcriber.stages import HaltReason
-from transcriber.transcripts import dump_structure, plain_text
+from transcriber.web import keys
 
 
 async def _card(client: Client, record_id: str) -> dict[str, Any]:

@@ -33,11 +33,11 @@ from yarl import URL
 
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.tokens import make_token
-from transcriber import keys
 from transcriber.service.app import build_app
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
 from transcriber.testing.webhooks import FakeWebhookTransport
+from transcriber.web import keys
 from transcriber.web.openai_api import LOOK_SECONDS
 from transcriber.web.openapi_webhooks import EXAMPLE_URL
 

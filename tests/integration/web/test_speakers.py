@@ -9,9 +9,9 @@ import orjson
 from aiohttp import FormData
 
 from tests.helpers.web import Client, advance, transcribe, upload
-from transcriber import keys
 from transcriber.db import queries as q
 from transcriber.ports import Utterance
+from transcriber.web import keys
 
 DIALOGUE = (
     Utterance(start_ms=0, end_ms=1000, channel=0, text="Good morning.", speaker="S1"),

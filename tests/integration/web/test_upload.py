@@ -13,7 +13,7 @@ from prometheus_client import REGISTRY
 
 from tests.helpers.database import TestDatabase
 from tests.helpers.web import Client, StartApi, stored_files, upload
-from transcriber.errors import TransientFailure
+from transcriber.core.errors import TransientFailure
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER, FakeTranscoder
 from transcriber.web import identity
 

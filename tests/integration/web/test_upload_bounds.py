@@ -14,7 +14,7 @@ import structlog
 from prometheus_client import REGISTRY
 
 from tests.helpers.web import Client, StartApi, stored_files
-from transcriber.files import TEMP_SUFFIX
+from transcriber.providers.local_files import TEMP_SUFFIX
 from transcriber.testing.transcoder import FakeTranscoder
 
 
@@ -107,7 +107,8 @@ async def test_a_crawling_body_is_cut_after_the_window(
     start_api: StartApi, data_dir: Path
 ) -> None:
     """The client still sending when it is cut reads its 408, not a reset: without the
-    server's linger (`upload._linger`) it failed about one run in three under CPU load."""
+    server's linger (`web/errors.py`'s `_linger`) it failed about one run in three under
+    CPU load."""
     client = await start_api(server={"upload_idle_seconds": 5, "upload_rate_window_seconds": 0.5,
                                      "upload_min_bytes_per_second": 100_000})
     reader, writer = await asyncio.open_connection(client.host, client.port)

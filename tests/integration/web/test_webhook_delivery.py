@@ -16,17 +16,17 @@ import structlog
 from tests.helpers.pipeline import until
 from tests.helpers.web import Client, StartApi, advance, halt, transcribe, upload
 from tests.helpers.webhooks import SECRET, Receiver
-from transcriber.clock import format_time
-from transcriber.ports import WebhookAnswer
-from transcriber.service.webhooks import DELIVERY
-from transcriber.testing.clock import FakeClock
-from transcriber.testing.webhooks import FakeWebhookTransport
-from transcriber.webhook_signature import (
+from transcriber.core.clock import format_time
+from transcriber.domain.webhooks import (
     DELIVERY_HEADER,
     EVENT_HEADER,
     SIGNATURE_HEADER,
     verify_signature,
 )
+from transcriber.ports import WebhookAnswer
+from transcriber.service.webhooks import DELIVERY
+from transcriber.testing.clock import FakeClock
+from transcriber.testing.webhooks import FakeWebhookTransport
 
 HOST = "hooks.example.net"
 URL = f"http://{HOST}/in"  # the fake transport's table: never sent anywhere

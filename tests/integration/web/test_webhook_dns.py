@@ -19,13 +19,13 @@ import pytest
 
 from tests.helpers.silent_dns import SilentNameServer
 from tests.helpers.web import Client, StartApi, upload
+from transcriber.domain.webhooks import TargetRefused
 from transcriber.ports import WebhookUnreachable
 from transcriber.providers.webhook_http import (
     HttpWebhookTransport,
     dns_resolver,
     resolves_without_threads,
 )
-from transcriber.webhook_rules import TargetRefused
 
 STUCK = 10
 BOB = {"Remote-User": "bob"}

@@ -14,13 +14,13 @@ from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from tests.helpers.processes import free_port
+from transcriber.domain.webhooks import TargetRefused
 from transcriber.ports import WebhookUnreachable
 from transcriber.providers.webhook_http import (
     ANSWER_MAX_BYTES,
     GuardedResolver,
     HttpWebhookTransport,
 )
-from transcriber.webhook_rules import TargetRefused
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 BODY = b'{"id":"x"}'

@@ -110,7 +110,7 @@ def test_a_declared_size_over_the_limit_is_refused() -> None:
 
 @pytest.mark.parametrize("text", ["/start", "/help", "/start@transcriber_bot", "/help me"])
 def test_help_commands_are_answered(text: str) -> None:
-    assert isinstance(_inspect(_message(text=text)), rules.Answer)
+    assert isinstance(_inspect(_message(text=text)), rules.ChatCommand)
 
 
 def test_other_text_is_refused_as_not_audio() -> None:
@@ -140,4 +140,5 @@ def test_in_a_group_only_audio_of_listed_senders_and_commands_get_answers() -> N
     assert _inspect(_message(group=True, text="lunch?")) == rules.Ignore()
     assert _inspect(_message(555, group=True, voice=voice)) == rules.Ignore()
     assert isinstance(_inspect(_message(group=True, voice=voice)), rules.TakeFile)
-    assert isinstance(_inspect(_message(group=True, text="/help@transcriber_bot")), rules.Answer)
+    command = _inspect(_message(group=True, text="/help@transcriber_bot"))
+    assert isinstance(command, rules.ChatCommand)

@@ -13,7 +13,7 @@ from transcriber.cli.answers import (
     MIB,
     TIMEOUT_SECONDS,
     TRANSCRIPT_MAX_BYTES,
-    BadAnswer,
+    BadServerAnswer,
     Card,
     clear_text_host,
     is_loopback,
@@ -56,7 +56,7 @@ def test_the_poll_interval_is_clamped_to_half_a_second_to_thirty(
 
 @pytest.mark.parametrize("value", ["4000", True, [1], {"ms": 1}])
 def test_a_poll_interval_that_is_not_a_number_is_a_bad_answer(value: object) -> None:
-    with pytest.raises(BadAnswer, match="poll_after_ms"):
+    with pytest.raises(BadServerAnswer, match="poll_after_ms"):
         poll_seconds(value)
 
 
@@ -95,7 +95,7 @@ def test_a_card_is_read_into_a_typed_value() -> None:
     _card(poll_after_ms="soon"),
 ])
 def test_a_malformed_card_is_a_bad_answer_not_a_traceback(body: bytes) -> None:
-    with pytest.raises(BadAnswer, match="the record's card is not what the API describes"):
+    with pytest.raises(BadServerAnswer, match="the record's card is not what the API describes"):
         Card.from_body(body)
 
 
@@ -104,7 +104,7 @@ def test_a_malformed_card_is_a_bad_answer_not_a_traceback(body: bytes) -> None:
     b'{"id": "01J0000000000000000000000A/.."}', b"[]", b"<html>", b'{"id": "\\u001b[2J"}',
 ])
 def test_a_record_id_must_be_an_id(body: bytes) -> None:
-    with pytest.raises(BadAnswer, match="holds no record id"):
+    with pytest.raises(BadServerAnswer, match="holds no record id"):
         record_id(body)
 
 
@@ -121,9 +121,9 @@ def test_redirects_stay_within_the_origin() -> None:
     for elsewhere in ("https://evil.example/x", "http://t.example/x",
                       "https://t.example:8443/x", "//evil.example/x",
                       "https://t.example@evil.example/x"):
-        with pytest.raises(BadAnswer, match="another origin"):
+        with pytest.raises(BadServerAnswer, match="another origin"):
             redirect_target(here, elsewhere, server)
-    with pytest.raises(BadAnswer, match="without a valid Location"):
+    with pytest.raises(BadServerAnswer, match="without a valid Location"):
         redirect_target(here, None, server)
 
 

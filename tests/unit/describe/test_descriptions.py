@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from transcriber import descriptions
-from transcriber.descriptions import (
+from transcriber.domain import describe as descriptions
+from transcriber.domain.describe import (
     BRIEF_MAX,
     TITLE_MAX,
     TOPIC_NAME_MAX,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import orjson
 
 from transcriber.bot import rules
+from transcriber.domain.transcripts import load_structure, render
 from transcriber.ports import Utterance
-from transcriber.transcripts import load_structure, render
 
 SAID = [Utterance(start_ms=1500, end_ms=3000, channel=0, text="We ship on Tuesday."),
         Utterance(start_ms=3100, end_ms=4000, channel=0, text="Agreed.")]

@@ -16,10 +16,10 @@ from tests.helpers.meetings import (
     hours_of,
     utterances,
 )
-from transcriber.descriptions import BRIEF_MAX, TITLE_MAX, TOPICS_MAX, Description, sentences
+from transcriber.domain.describe import BRIEF_MAX, TITLE_MAX, TOPICS_MAX, Description, sentences
+from transcriber.domain.search import fold
 from transcriber.ports import ArchiveCounts, Material, Utterance
-from transcriber.providers.extractive import ExtractiveDescriber, centrality
-from transcriber.wordforms import fold
+from transcriber.providers.describe.extractive import ExtractiveDescriber, centrality
 
 CYRILLIC = set("абвгдежзийклмнопрстуфхцчшщъыьэюя")
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tests.helpers.meetings import MEETING_EN, MEETING_RU, VOICE_EN, VOICE_RU, utterances
-from transcriber.descriptions import Description, copies, fitted
+from transcriber.domain.describe import Description, copies, fitted
 from transcriber.ports import Material, Utterance
-from transcriber.providers.extractive import ExtractiveDescriber
+from transcriber.providers.describe.extractive import ExtractiveDescriber
 
 
 def _said(*texts: str, seconds: int = 5) -> list[Utterance]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from transcriber.providers.openai_describer import (
-    BadAnswer,
+from transcriber.providers.describe.openai import (
+    BadModelAnswer,
     chunks,
     message_content,
     parse_answer,
@@ -38,7 +38,7 @@ def test_topics_may_be_missing() -> None:
     '{"brief": "B", "topics": []}',
 ])
 def test_anything_else_is_a_bad_answer(content: str) -> None:
-    with pytest.raises(BadAnswer):
+    with pytest.raises(BadModelAnswer):
         parse_answer(content)
 
 

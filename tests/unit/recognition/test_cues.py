@@ -9,7 +9,7 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transcriber.cues import (
+from transcriber.domain.cues import (
     MAX_CUE_MS,
     MAX_LINE_CHARS,
     MAX_LINES,

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from transcriber.clock import format_time
+from transcriber.core.clock import format_time
 from transcriber.db.commands.progress import (
     OUTLIER_RATIO,
     SPEED_WEIGHT,

@@ -6,7 +6,7 @@ import orjson
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.core.errors import PermanentFailure, TransientFailure
 from transcriber.ports import OperationFailed
 from transcriber.providers.ffmpeg import NOT_AUDIO, UNCONVERTIBLE, classify_ffmpeg_failure
 from transcriber.providers.object_store import classify_s3_error

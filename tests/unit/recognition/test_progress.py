@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from transcriber.clock import format_time
+from transcriber.core.clock import format_time
 from transcriber.db.commands.progress import next_real_time_factor
 from transcriber.db.reads.progress import NormalizeProgress, PartProgress, ProgressRecord
 from transcriber.pipeline.parts import plan_parts

@@ -6,6 +6,15 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from transcriber.domain.quality import (
+    MAX_SPANS,
+    assess,
+    low_confidence_share,
+    merged,
+    quality_from_json,
+    verdict_of,
+)
+from transcriber.domain.transcripts import apply_corrections, dump_structure, load_structure
 from transcriber.pipeline.assessment import (
     repeats_of,
     report_of,
@@ -15,15 +24,6 @@ from transcriber.pipeline.assessment import (
 from transcriber.pipeline.parts import PartPlan, join
 from transcriber.ports import Span, Utterance, Word
 from transcriber.providers.whisper import parse_local_payload
-from transcriber.quality import (
-    MAX_SPANS,
-    assess,
-    low_confidence_share,
-    merged,
-    quality_from_json,
-    verdict_of,
-)
-from transcriber.transcripts import apply_corrections, dump_structure, load_structure
 
 
 def _said(start: int, end: int, text: str = "words",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from transcriber.errors import PermanentFailure
+from transcriber.core.errors import PermanentFailure
 from transcriber.ports import Utterance
 from transcriber.providers.quota import CallBudget
 from transcriber.providers.speechkit import (

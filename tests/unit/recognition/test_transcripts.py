@@ -7,8 +7,7 @@ from dataclasses import replace
 import orjson
 import pytest
 
-from transcriber.ports import Utterance
-from transcriber.transcripts import (
+from transcriber.domain.transcripts import (
     BadStructure,
     card_speakers,
     dump_structure,
@@ -17,6 +16,7 @@ from transcriber.transcripts import (
     render,
     talk_ms,
 )
+from transcriber.ports import Utterance
 
 UTTERANCES = [
     Utterance(start_ms=0, end_ms=1830, channel=0, text="Hello there."),

@@ -10,7 +10,7 @@ from typing import Any
 from transcriber.providers.whisper_fallback import (
     FALLBACK,
     Attempt,
-    Step,
+    DecodingStep,
     chosen,
     generate_deterministic,
     passes,
@@ -97,7 +97,7 @@ def test_when_every_step_loops_the_likeliest_is_kept_and_nothing_more_is_tried()
     model = _Model(texts=[LOOP] * len(FALLBACK))
     result, _, temperature, ratio = generate_deterministic(
         _whisper(model), None, [1], _Tokenizer(model), OPTIONS,
-        steps=[Step(), Step(repetition_penalty=1.2)])
+        steps=[DecodingStep(), DecodingStep(repetition_penalty=1.2)])
     assert len(model.calls) == 2
     assert result.text == LOOP
     assert ratio > 2.4

@@ -7,7 +7,7 @@ import os
 
 import orjson
 
-from transcriber.search_query import parse
+from transcriber.domain.search import parse
 from transcriber.web.match_pool import MatchPool
 from transcriber.web.matches import structure_matches
 

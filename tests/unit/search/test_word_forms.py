@@ -1,5 +1,5 @@
-"""Word forms and the query syntax: the pure half of search (`transcriber.wordforms`,
-`transcriber.search_query`), on the word-form table of `tests/helpers/word_forms.py`."""
+"""Word forms and the query syntax: the pure half of search (`transcriber.domain.search`,
+`transcriber.domain.search`), on the word-form table of `tests/helpers/word_forms.py`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers.word_forms import FORMS, NEAR_MISSES
+from transcriber.core.errors import QueryTooBroad
 from transcriber.db.search import owner_key
-from transcriber.errors import QueryTooBroad
-from transcriber.search_query import TERMS_MAX, Term, marks, parse
-from transcriber.wordforms import WORD_MAX, fold, form_of, forms_and_stems, stem, words
+from transcriber.domain.search import (
+    TERMS_MAX,
+    WORD_MAX,
+    Term,
+    fold,
+    form_of,
+    forms_and_stems,
+    marks,
+    parse,
+    stem,
+    words,
+)
 
 
 def _marked(text: str, query: str) -> list[str]:

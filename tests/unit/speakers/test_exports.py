@@ -6,14 +6,14 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from transcriber.ports import Utterance
-from transcriber.transcripts import (
+from transcriber.domain.transcripts import (
     BadCorrection,
     apply_corrections,
     plain_text,
     render,
     reply_text,
 )
+from transcriber.ports import Utterance
 
 TWO = [
     Utterance(start_ms=0, end_ms=1000, channel=0, text="Hello.", speaker="S1"),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.helpers.voices import RATE, speechlike, two_party_call
-from transcriber.clock import format_time
+from transcriber.core.clock import format_time
 from transcriber.db.commands.recognition import Recognition
 from transcriber.db.reads.progress import PartProgress, ProgressRecord
 from transcriber.pipeline.parts import PartPlan
@@ -21,7 +21,7 @@ from transcriber.providers.ffmpeg import channels_in_log
 from transcriber.providers.speakers.channels import (
     ChannelMeter,
     ChannelReport,
-    Verdict,
+    ChannelVerdict,
     compare_channels,
     kept_channels,
 )
@@ -41,7 +41,7 @@ def test_the_streamed_meter_agrees_with_the_whole_file_at_any_chunk_size(chunk: 
     for start in range(0, samples.shape[0], chunk * 2):
         meter.feed(samples[start:start + chunk * 2])
     assert meter.report() == compare_channels(left, right, RATE)
-    assert meter.report().verdict is Verdict.DIFFERENT
+    assert meter.report().verdict is ChannelVerdict.DIFFERENT
 
 
 def test_the_meter_keeps_numbers_per_frame_not_samples() -> None:
@@ -50,12 +50,13 @@ def test_the_meter_keeps_numbers_per_frame_not_samples() -> None:
     meter.feed(_interleave(voice, voice))
     kept = sum(s.nbytes for s in meter._stats)
     assert kept == 60 * 20 * 3 * 8  # 20 frames a second, three float64 each
-    assert meter.report().verdict is Verdict.SAME
+    assert meter.report().verdict is ChannelVerdict.SAME
 
 
 @pytest.mark.parametrize(("verdict", "channels"), [
-    (Verdict.DIFFERENT, 2), (Verdict.SAME, 1), (Verdict.ONE_SILENT, 1)])
-def test_only_two_different_signals_keep_two_channels(verdict: Verdict, channels: int) -> None:
+    (ChannelVerdict.DIFFERENT, 2), (ChannelVerdict.SAME, 1), (ChannelVerdict.ONE_SILENT, 1)])
+def test_only_two_different_signals_keep_two_channels(verdict: ChannelVerdict,
+                                                      channels: int) -> None:
     report = ChannelReport(verdict=verdict, correlation=0.5, level_spread_db=3.0,
                            active_frames=10)
     assert kept_channels(report) == channels

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from transcriber.transcripts import with_suggested_names
-from transcriber.voiceprints import (
+from transcriber.domain.transcripts import with_suggested_names
+from transcriber.domain.voices import (
     DIM,
     SpokenLine,
     VoicePrint,

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from transcriber.languages import WHISPER_LANGUAGE_NAMES, WHISPER_LANGUAGES, language_name
+from transcriber.domain.languages import WHISPER_LANGUAGE_NAMES, WHISPER_LANGUAGES, language_name
 from transcriber.ports import Utterance, Word
 from transcriber.web.errors import ApiError, openai_error_body
 from transcriber.web.openai_shapes import (

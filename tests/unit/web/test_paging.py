@@ -7,10 +7,10 @@ from aiohttp.test_utils import make_mocked_request
 from hypothesis import given
 from hypothesis import strategies as st
 
+from transcriber.core.ids import new_id
 from transcriber.db.postgres.search import owner_tsquery
 from transcriber.db.search import owner_key, owner_match
-from transcriber.ids import new_id
-from transcriber.search_query import PREFIX_MIN, PREFIXES_MAX, TERMS_MAX, Query
+from transcriber.domain.search import PREFIX_MIN, PREFIXES_MAX, TERMS_MAX, Query
 from transcriber.web.errors import ApiError
 from transcriber.web.paging import (
     PageAfter,

@@ -9,7 +9,7 @@ from typing import ClassVar
 from transcriber.db import queries as q
 from transcriber.db.commands.edits import replace_topics
 from transcriber.db.writer import Command, WriteContext
-from transcriber.descriptions import Description, writable
+from transcriber.domain.describe import Description, writable
 
 
 async def enqueue_description(ctx: WriteContext, *, record_id: str) -> None:
@@ -28,7 +28,7 @@ class Saved:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SaveDescription(Command[Saved]):
-    """Write a description into the fields a person has not set (`descriptions.writable`),
+    """Write a description into the fields a person has not set (`describe.writable`),
     each becoming `auto`; a `human` field is never touched, set or empty.
 
     `generation`: the job this answers (None: `transcriber describe` by hand); a job

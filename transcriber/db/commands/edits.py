@@ -13,13 +13,13 @@ from typing import ClassVar
 
 import orjson
 
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.voices import VoiceRules, learn_names, relearn_lines
 from transcriber.db.commands.webhooks import enqueue_event
 from transcriber.db.writer import Command, WriteContext
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import new_id
-from transcriber.voiceprints import SpokenLine
+from transcriber.domain.voices import SpokenLine
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal, Protocol
 
+from transcriber.core.errors import ClaimLost, Conflict, NotFound, NoWork
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.telegram import enqueue_reply
 from transcriber.db.commands.webhooks import enqueue_event
 from transcriber.db.inline import InlineConnection
 from transcriber.db.writer import Command, WriteContext
-from transcriber.errors import ClaimLost, Conflict, NotFound, NoWork
-from transcriber.ids import new_id
-from transcriber.stages import HaltReason, Stage, spec_of, stage_of_step
+from transcriber.domain.stages import HaltReason, Stage, spec_of, stage_of_step
 
 Origin = Literal["pipeline", "human"]
 EventOutcome = Literal["done", "failed", "halted", "resumed"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from transcriber.core.observability import RECOGNITION_SPEED_SAMPLES
 from transcriber.db import queries as q
 from transcriber.db.writer import Command, WriteContext
-from transcriber.observability import RECOGNITION_SPEED_SAMPLES
 
 # How much one finished part moves the stored real-time factor: recent parts
 # count most (the machine's load changes), one odd part does not swing it.

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from transcriber.core.errors import ClaimLost, TransientFailure
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile, insert_file
 from transcriber.db.reads.recognitions import Recognition
 from transcriber.db.writer import Command, WriteContext
-from transcriber.errors import ClaimLost, TransientFailure
-from transcriber.ids import new_id
 
 # Recognition: the row type the commands answer.
 __all__ = ["PayloadAlreadySaved", "Recognition", "RegisterParts", "RegisterRecognition",

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+from transcriber.core.errors import QuotaExceeded
 from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile, insert_file
 from transcriber.db.writer import Command, WriteContext
-from transcriber.errors import QuotaExceeded
-from transcriber.stages import FIRST_STAGE
+from transcriber.domain.stages import FIRST_STAGE
 
 Source = Literal["http", "telegram"]
 

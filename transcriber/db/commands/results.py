@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.writer import WriteContext
-from transcriber.ids import new_id
-from transcriber.transcripts import STRUCTURE_ROW
+from transcriber.domain.transcripts import STRUCTURE_ROW
 
 ColumnValue = int | str | None
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from transcriber.core.errors import Conflict, NotFound
 from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import insert_event
 from transcriber.db.writer import Command, WriteContext
-from transcriber.errors import Conflict, NotFound
-from transcriber.stages import Stage
+from transcriber.domain.stages import Stage
 
 
 def retranscribe_stage(*, has_normalized_copy: bool) -> Stage:

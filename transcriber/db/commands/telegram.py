@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.writer import Command, WriteContext
-from transcriber.ids import new_id
 
 OutboxKind = Literal["transcript", "halt_notice"]
 

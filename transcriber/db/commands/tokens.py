@@ -1,7 +1,7 @@
 """Personal access tokens: made, revoked, and marked used (docs/api.md, "Tokens").
 
 The commands never see a token's text: the door or the command line hashes it
-(`transcriber.tokens.new_token`) and hands over the hash.
+(`transcriber.domain.tokens.new_token`) and hands over the hash.
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.reads.tokens import TokenInfo
 from transcriber.db.writer import Command, WriteContext
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import new_id
 
 # More would be a script minting tokens in a loop, not a person
 # (the default of `server.tokens_per_user_max`).

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.reads.users import User
 from transcriber.db.writer import Command, WriteContext
-from transcriber.ids import new_id
-from transcriber.typed_text import LoginRefused, canonical_login
+from transcriber.domain.text import LoginRefused, canonical_login
 
 __all__ = ["EnsureUser", "User"]  # User: the row type the command answers
 
@@ -18,7 +18,7 @@ __all__ = ["EnsureUser", "User"]  # User: the row type the command answers
 class EnsureUser(Command[User]):
     """Find the user by login or create it; never rewrites an existing user.
 
-    Raises `LoginRefused` for a login `typed_text.canonical_login` would not keep as is."""
+    Raises `LoginRefused` for a login `text.canonical_login` would not keep as is."""
 
     name: ClassVar[str] = "ensure_user"
     login: str

@@ -4,10 +4,10 @@ The functions run inside the writer's transaction of the command that calls them
 (the poll step's advance, a person's edit or correction), so a profile never
 disagrees with the names and lines it was learned from. The commands are a
 person's own acts on a suggestion or a profile. The vectors are read and written
-here and in `transcriber.voiceprints` only; nothing here logs them.
+here and in `transcriber.domain.voices` only; nothing here logs them.
 
 A profile is recomputed from its sources (each naming of a record speaker with
-that speaker's print at the time): `voiceprints.merge`, weighted by talk time.
+that speaker's print at the time): `voices.merge`, weighted by talk time.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from typing import Any, ClassVar
 import orjson
 import structlog
 
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import new_id
+from transcriber.core.observability import VOICE_SUGGESTIONS
 from transcriber.db import queries as q
 from transcriber.db.writer import Command, WriteContext
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import new_id
-from transcriber.observability import VOICE_SUGGESTIONS
-from transcriber.voiceprints import (
+from transcriber.domain.voices import (
     MAX_SOURCES,
     SpokenLine,
     VoicePrint,
@@ -85,7 +85,7 @@ async def forget_record_voices(ctx: WriteContext, *, record_id: str) -> None:
 
 async def suggest(ctx: WriteContext, *, record_id: str, rules: VoiceRules) -> None:
     """Choose the record's suggestions again: each unnamed speaker against the owner's
-    profiles, one profile a speaker and a speaker a profile (`voiceprints.assign`),
+    profiles, one profile a speaker and a speaker a profile (`voices.assign`),
     never a profile whose name the record already gives or that one of its speakers
     taught, nor one refused for it."""
     async with ctx.conn.execute(q_v.RECORD_OWNER, {"record_id": record_id}) as cursor:

@@ -15,11 +15,11 @@ from typing import ClassVar, Literal
 
 import orjson
 
+from transcriber.core.errors import Conflict, NotFound
+from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.writer import Command, WriteContext
-from transcriber.errors import Conflict, NotFound
-from transcriber.ids import new_id
-from transcriber.webhook_rules import Event
+from transcriber.domain.webhooks import Event
 
 DELIVERIES_KEPT = 100
 """Finished deliveries a webhook keeps (the list shows the latest 50)."""

@@ -12,15 +12,14 @@ so a command's "already exists" path is one `except` on either engine.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator
 from types import TracebackType
 from typing import Any
 
 import asyncpg
 
+from transcriber.db.inline import Params
 from transcriber.db.postgres.dialect import translate
-
-Params = Mapping[str, Any] | Sequence[Any]
 
 # Every statement planned for its own values: a generic plan of the search (`terms @@
 # $1`) cannot price the GIN index for an unknown query and reads the whole index

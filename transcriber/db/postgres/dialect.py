@@ -15,7 +15,7 @@ with named parameters. On PostgreSQL it runs as `translate` makes it:
   text beside it in `transcriber.db.postgres.queries`, looked up by the SQLite
   text, so nothing here guesses at a statement it does not understand.
 
-tests/integration/storage/test_postgres_queries.py prepares every named query on a
+`tests/integration/storage/test_postgres_plans.py` prepares every named query on a
 migrated PostgreSQL, so a query that does not translate fails there, not in use.
 """
 

@@ -19,7 +19,7 @@ from typing import Any
 import asyncpg
 import structlog
 
-from transcriber.clock import Clock, rest
+from transcriber.core.clock import Clock, rest
 from transcriber.db import queries as q
 from transcriber.db.duties import duty_key
 from transcriber.db.postgres import queries as pq

@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncpg
 import structlog
 
-from transcriber.clock import Clock, SystemClock, stamp
+from transcriber.core.clock import Clock, SystemClock, stamp
+from transcriber.core.errors import MigrationError
 from transcriber.db import queries as q
 from transcriber.db.migrate import MIGRATIONS_FOLDER, default_migrations_dir, discover
 from transcriber.db.postgres import queries as pq
 from transcriber.db.postgres.connection import PgConnection, connect
-from transcriber.errors import MigrationError
 
 log = structlog.get_logger(__name__)
 

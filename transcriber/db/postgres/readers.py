@@ -16,7 +16,7 @@ import asyncpg
 
 from transcriber.db.postgres.connection import SERVER_SETTINGS
 from transcriber.db.postgres.dialect import translate
-from transcriber.db.readers import Params, ReaderPool
+from transcriber.db.readers import NamedParams, ReaderPool
 
 # Every named query stays prepared (there are about 250 of them).
 STATEMENT_CACHE_SIZE = 1024
@@ -52,12 +52,12 @@ class PgReaderPool(ReaderPool):
                 conn.terminate()
                 raise
 
-    async def fetch_one(self, query: str, params: Params | None = None) -> Any:
+    async def fetch_one(self, query: str, params: NamedParams | None = None) -> Any:
         translated = translate(query)
         async with self.acquire() as conn:
             return await conn.fetchrow(translated.text, *translated.arguments(params))
 
-    async def fetch_all(self, query: str, params: Params | None = None) -> list[Any]:
+    async def fetch_all(self, query: str, params: NamedParams | None = None) -> list[Any]:
         translated = translate(query)
         async with self.acquire() as conn:
             return list(await conn.fetch(translated.text, *translated.arguments(params)))

@@ -1,5 +1,5 @@
 """Search on PostgreSQL: the same owner-keyed stems and forms as SQLite's index
-(`transcriber.db.search`, through `transcriber.wordforms`), stored as a tsvector
+(`transcriber.db.search`, through `transcriber.domain.search`), stored as a tsvector
 and matched with a tsquery, both written here as PostgreSQL's literal syntax.
 
 No text search configuration of PostgreSQL touches a term: its parser would
@@ -24,8 +24,7 @@ import orjson
 
 from transcriber.db.postgres.queries import STALE_SEARCH_ROWS, WRITE_SEARCH_TERMS
 from transcriber.db.search import owner_key
-from transcriber.search_query import Query, Term
-from transcriber.wordforms import forms_and_stems
+from transcriber.domain.search import Query, Term, forms_and_stems
 
 if TYPE_CHECKING:
     # Only named: the SQLite readers import `owner_tsquery` from here and must not

@@ -28,11 +28,11 @@ from typing import Any
 import asyncpg
 import structlog
 
-from transcriber.clock import Clock
+from transcriber.core.clock import Clock
+from transcriber.core.observability import SEARCH_REFRESH_FAILURES
 from transcriber.db.postgres import search
 from transcriber.db.postgres.connection import PgConnection, connect
 from transcriber.db.writer import Command, Envelope, WriteContext, Writer
-from transcriber.observability import SEARCH_REFRESH_FAILURES
 
 log = structlog.get_logger(__name__)
 

@@ -2,6 +2,8 @@
 
 One module per area; nothing outside this package writes SQL text (the
 migration files aside). Rows are read by column name (`sqlite3.Row`).
+
+Imports: its own modules only (SQL text and its names).
 """
 
 from transcriber.db.queries import (

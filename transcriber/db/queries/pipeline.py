@@ -8,7 +8,7 @@ the queue's bookkeeping columns: never owner, title, brief or topics.
 
 from __future__ import annotations
 
-from transcriber.stages import claimable_stages
+from transcriber.domain.stages import claimable_stages
 
 
 def lease_param(stage: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from transcriber.stages import STAGES
+from transcriber.domain.stages import STAGES
 
 UPSERT_TEXT = """
 INSERT INTO texts (id, record_id, kind, contents, created_at, updated_at)

@@ -3,7 +3,7 @@ speakers' prints and the suggestions made for them (migration 0016).
 
 Every statement is scoped by a key: a profile by its id (and its owner where a
 person asks), a record's voices by the record. The vectors are BLOBs that
-nothing but `transcriber.voiceprints` reads.
+nothing but `transcriber.domain.voices` reads.
 """
 
 from __future__ import annotations

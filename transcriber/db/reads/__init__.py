@@ -8,6 +8,8 @@ named query of `transcriber.db.queries`, and answering a frozen, slotted
 dataclass, a scalar, None or a list. Each dataclass is built from its row in
 one place, its `from_row`: nothing above storage reads a row by column name
 or imports the queries (`tests/unit/test_reads.py` keeps it so).
+
+Imports: the rest of `db` and the floors below it.
 """
 
 from __future__ import annotations

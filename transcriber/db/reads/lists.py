@@ -18,7 +18,7 @@ from transcriber.db.postgres.search import owner_tsquery
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.records import ListItem
 from transcriber.db.search import owner_match
-from transcriber.search_query import Query
+from transcriber.domain.search import Query
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

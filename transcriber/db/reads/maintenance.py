@@ -27,7 +27,7 @@ class FileEntry:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ArchiveCounts:
+class ArchiveTotals:
     records: int
     files: int
     file_bytes: int
@@ -35,7 +35,7 @@ class ArchiveCounts:
     users: int
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> ArchiveCounts:
+    def from_row(cls, row: sqlite3.Row) -> ArchiveTotals:
         # int(): PostgreSQL's sum of bigints is a numeric (a Decimal in Python).
         return cls(records=row["records"], files=row["files"],
                    file_bytes=int(row["file_bytes"]), transcripts=row["transcripts"],
@@ -84,8 +84,8 @@ def foreign_key_problems(conn: sqlite3.Connection) -> list[ForeignKeyProblem]:
             for row in conn.execute(q.maintenance.PRAGMA_FOREIGN_KEY_CHECK)]
 
 
-def counts(conn: sqlite3.Connection) -> ArchiveCounts:
-    return ArchiveCounts.from_row(conn.execute(q.maintenance.COUNTS).fetchone())
+def counts(conn: sqlite3.Connection) -> ArchiveTotals:
+    return ArchiveTotals.from_row(conn.execute(q.maintenance.COUNTS).fetchone())
 
 
 def files(conn: sqlite3.Connection) -> list[FileEntry]:

@@ -15,7 +15,7 @@ import orjson
 
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
-from transcriber.quality import Quality, quality_from_json
+from transcriber.domain.quality import Quality, quality_from_json
 
 
 def _speaker_names(stored: str | None) -> dict[str, str]:

@@ -8,9 +8,9 @@ caller decides what that means for its answer.
 
 from __future__ import annotations
 
-from transcriber import transcripts
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.domain import transcripts
 from transcriber.ports import Utterance
 
 

@@ -45,7 +45,7 @@ class Webhook:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Delivery:
+class DeliveryState:
     """One delivery as its owner sees it."""
 
     id: str
@@ -61,7 +61,7 @@ class Delivery:
     finished_at: str | None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> Delivery:
+    def from_row(cls, row: sqlite3.Row) -> DeliveryState:
         return cls(id=row["id"], event=row["event"], record_id=row["record_id"],
                    state=row["state"], attempts=row["attempts"],
                    next_attempt_at=row["next_attempt_at"], last_status=row["last_status"],
@@ -116,10 +116,10 @@ async def webhook_of_owner(readers: ReaderPool, *, webhook_id: str,
 
 
 async def latest_deliveries(readers: ReaderPool, *, webhook_id: str,
-                            limit: int) -> list[Delivery]:
+                            limit: int) -> list[DeliveryState]:
     rows = await readers.fetch_all(q.webhooks.LATEST_DELIVERIES,
                                    {"webhook_id": webhook_id, "limit": limit})
-    return [Delivery.from_row(row) for row in rows]
+    return [DeliveryState.from_row(row) for row in rows]
 
 
 def _ids(ids: Iterable[str]) -> str:

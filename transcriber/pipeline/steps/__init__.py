@@ -1,9 +1,14 @@
-"""The step table: one step per claimable stage, keyed by the names in `stages.STAGES`."""
+"""The step table: one step per claimable stage, keyed by the names in `stages.STAGES`.
+
+Imports: the rest of the pipeline and the floors below it; the adapters arrive
+typed by their ports.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from transcriber.domain.stages import step_names
 from transcriber.pipeline.step import Step
 from transcriber.pipeline.steps.finish import FinishStep
 from transcriber.pipeline.steps.normalize import NormalizeStep
@@ -17,7 +22,6 @@ from transcriber.ports import (
     SpeakerSeparator,
     Transcoder,
 )
-from transcriber.stages import step_names
 
 
 def build_step_table(

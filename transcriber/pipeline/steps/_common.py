@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from transcriber.core.errors import PermanentFailure
 from transcriber.db import reads
 from transcriber.db.reads.recognitions import Recognition
 from transcriber.db.reads.records import StepRecord
-from transcriber.errors import PermanentFailure
 from transcriber.pipeline.step import Job
 from transcriber.settings import Settings
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 
+from transcriber.core.errors import PermanentFailure
 from transcriber.db.commands.progress import ReportNormalizeProgress
-from transcriber.errors import PermanentFailure
 from transcriber.pipeline.effects import AddFile, SetColumns
 from transcriber.pipeline.step import Advanced, Job, Outcome
 from transcriber.pipeline.steps._common import load_record

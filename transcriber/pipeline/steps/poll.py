@@ -28,12 +28,14 @@ from dataclasses import replace
 
 import structlog
 
-from transcriber.clock import parse_time
+from transcriber.core.clock import parse_time
+from transcriber.core.errors import PermanentFailure
+from transcriber.core.observability import TRANSCRIPT_QUALITY
 from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
-from transcriber.errors import PermanentFailure
-from transcriber.languages import reported_language
-from transcriber.observability import TRANSCRIPT_QUALITY
+from transcriber.domain.languages import reported_language
+from transcriber.domain.transcripts import dump_structure, plain_text
+from transcriber.domain.voices import VoiceWindows
 from transcriber.pipeline.assessment import report_of
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.parts import PartPlan, join, stitch
@@ -64,8 +66,6 @@ from transcriber.ports import (
     SpeakersUnavailable,
     Utterance,
 )
-from transcriber.transcripts import dump_structure, plain_text
-from transcriber.voiceprints import VoiceWindows
 
 log = structlog.get_logger(__name__)
 

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import structlog
 
+from transcriber.core.errors import PermanentFailure, TransientFailure
+from transcriber.core.observability import RECOGNITION_UNCOVERED_SECONDS
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import (
@@ -27,8 +29,6 @@ from transcriber.db.commands.recognition import (
     SavePayload,
     SetExternalId,
 )
-from transcriber.errors import PermanentFailure, TransientFailure
-from transcriber.observability import RECOGNITION_UNCOVERED_SECONDS
 from transcriber.pipeline.effects import SetColumns
 from transcriber.pipeline.parts import (
     PartPlan,

@@ -9,6 +9,8 @@ turns), `words` (each recognized word takes the speaker it overlaps most),
 `ahead` (turns found beside the recognition, at the lowest CPU priority),
 `separator` (the adapter of `ports.SpeakerSeparator`) and `channels` (whether a
 stereo original's two channels carry two speakers).
+
+Imports: the rest of `providers` and the floors below it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from transcriber.providers.speakers.channels import (
     ChannelMeter,
     ChannelReport,
-    Verdict,
+    ChannelVerdict,
     kept_channels,
 )
 from transcriber.providers.speakers.embedder import SpeakerModelUnavailable
@@ -26,9 +28,9 @@ from transcriber.providers.speakers.vad import speech_regions
 __all__ = [
     "ChannelMeter",
     "ChannelReport",
+    "ChannelVerdict",
     "LocalSpeakerSeparator",
     "SpeakerModelUnavailable",
-    "Verdict",
     "kept_channels",
     "speech_regions",
 ]

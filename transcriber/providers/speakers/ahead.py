@@ -37,14 +37,15 @@ from typing import Any, Final
 import numpy as np
 import structlog
 
-from transcriber.errors import TranscriberError
+from transcriber.core.errors import TranscriberError
+from transcriber.domain.voices import Floats
 from transcriber.ports import Span
 from transcriber.providers.memory import releasing
 from transcriber.providers.speakers.embedder import SpeakerModelUnavailable
-from transcriber.providers.speakers.features import Features, Floats
+from transcriber.providers.speakers.features import Features
 from transcriber.providers.speakers.refine import Embeds, SpanCache
 from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
-from transcriber.providers.speakers.turns import Found, found_from_features
+from transcriber.providers.speakers.turns import FoundTurns, found_from_features
 from transcriber.providers.speakers.vad import speech_regions
 
 log = structlog.get_logger(__name__)
@@ -104,7 +105,7 @@ class Ahead:
     A job whose speech regions follow (`speech_follows`) clusters the regions handed
     to `hand_speech` by the recognizer's VAD instead of running its own."""
 
-    future: Future[Found]  # the worker's, set as the job is kept
+    future: Future[FoundTurns]  # the worker's, set as the job is kept
 
     def __init__(self, *, speech_follows: bool = False) -> None:
         self.stop = threading.Event()
@@ -138,7 +139,7 @@ class Ahead:
                 return None
         return self._speech
 
-    def turns(self) -> Found | None:
+    def turns(self) -> FoundTurns | None:
         """The turns (with the windows embedded) when the job finished them; `None` while
         it runs, or when it was stopped or failed."""
         if not self.future.done() or self.future.cancelled():
@@ -245,7 +246,7 @@ class TurnsAhead:
             return None if key is None else self._jobs.pop(key, None)
 
     @releasing  # the features are freed when it returns (memory.py)
-    def _find(self, job: Ahead, audio: Path, num_speakers: int | None) -> Found:
+    def _find(self, job: Ahead, audio: Path, num_speakers: int | None) -> FoundTurns:
         if job.stop.is_set():
             raise JobStopped
         if self._embedder is None:
@@ -285,7 +286,7 @@ class TurnsAhead:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _log_failure(done: Future[Found]) -> None:
+def _log_failure(done: Future[FoundTurns]) -> None:
     """A job's failure other than a stop, logged once; the turns are then found in the
     pool, where a missing model is reported as it always was (not here too)."""
     if done.cancelled():

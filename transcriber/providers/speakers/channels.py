@@ -39,7 +39,7 @@ CORRELATION_SAME: Final = 0.9
 LEVEL_SPREAD_DB: Final = 12.0
 
 
-class Verdict(enum.StrEnum):
+class ChannelVerdict(enum.StrEnum):
     SAME = "same"
     DIFFERENT = "different"
     ONE_SILENT = "one_silent"
@@ -47,7 +47,7 @@ class Verdict(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChannelReport:
-    verdict: Verdict
+    verdict: ChannelVerdict
     correlation: float
     level_spread_db: float
     active_frames: int
@@ -85,7 +85,7 @@ def judge(stats: npt.NDArray[np.float64]) -> ChannelReport:
     if count == 0 or level_a.max() < SILENCE_DBFS or level_b.max() < SILENCE_DBFS:
         silent = count > 0 and (level_a.max() >= SILENCE_DBFS or level_b.max() >= SILENCE_DBFS)
         return ChannelReport(
-            verdict=Verdict.ONE_SILENT if silent else Verdict.SAME,
+            verdict=ChannelVerdict.ONE_SILENT if silent else ChannelVerdict.SAME,
             correlation=0.0,
             level_spread_db=0.0,
             active_frames=0,
@@ -97,7 +97,7 @@ def judge(stats: npt.NDArray[np.float64]) -> ChannelReport:
     spread = float(np.percentile(difference, 90) - np.percentile(difference, 10))
     different = correlation < CORRELATION_SAME or spread > LEVEL_SPREAD_DB
     return ChannelReport(
-        verdict=Verdict.DIFFERENT if different else Verdict.SAME,
+        verdict=ChannelVerdict.DIFFERENT if different else ChannelVerdict.SAME,
         correlation=round(correlation, 4),
         level_spread_db=round(spread, 2),
         active_frames=int(active.sum()),
@@ -138,4 +138,4 @@ def kept_channels(report: ChannelReport | None) -> int:
     """Pure: the channels the normalized copy keeps: both only when they differ (each
     is then recognized as its own speaker); a copy, a silent channel or a mono
     original (no report) is mixed down to one, as before stereo was told apart."""
-    return 2 if report is not None and report.verdict is Verdict.DIFFERENT else 1
+    return 2 if report is not None and report.verdict is ChannelVerdict.DIFFERENT else 1

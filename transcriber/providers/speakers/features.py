@@ -16,6 +16,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from transcriber.domain.voices import Floats
+
 SAMPLE_RATE: Final = 16_000
 N_FFT: Final = 512
 WIN_LENGTH: Final = 400
@@ -29,7 +31,6 @@ _MIN_LOG_HZ = 1000.0
 _MIN_LOG_MEL = _MIN_LOG_HZ / _F_SP
 _LOGSTEP = float(np.log(6.4) / 27.0)
 
-Floats = npt.NDArray[np.float32]
 # Log-mel frames as `log_mel` gives them, or kept as float16 (a long recording's).
 Features = npt.NDArray[np.float32] | npt.NDArray[np.float16]
 

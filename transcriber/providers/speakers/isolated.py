@@ -23,10 +23,10 @@ import numpy as np
 import orjson
 import structlog
 
-from transcriber.errors import TranscriberError
+from transcriber.core.errors import TranscriberError
 from transcriber.ports import Span, Turn
 from transcriber.providers.speakers.embedder import EMBEDDING_DIM, SpeakerModelUnavailable
-from transcriber.providers.speakers.turns import Found
+from transcriber.providers.speakers.turns import FoundTurns
 
 # The child's exit status for a speaker model that cannot be had (installation problem).
 MODEL_UNAVAILABLE: Final = 3
@@ -57,7 +57,7 @@ class IsolatedJob:
     def pid(self) -> int:
         return self._process.pid
 
-    def wait(self, stop: threading.Event | None = None) -> Found:
+    def wait(self, stop: threading.Event | None = None) -> FoundTurns:
         """The turns (and the windows embedded), once the child has found them; the child
         is killed (and `IsolatedFailed` raised) when `stop` is set first."""
         with self._lock:
@@ -72,7 +72,7 @@ class IsolatedJob:
         answer = orjson.loads(out)
         windows = [Span(start_ms=int(a), end_ms=int(b)) for a, b in answer["windows"]]
         vectors = np.frombuffer(base64.b64decode(answer["vectors"]), dtype="<f4")
-        return Found(turns=[Turn(start_ms=int(a), end_ms=int(b), speaker=int(s))
+        return FoundTurns(turns=[Turn(start_ms=int(a), end_ms=int(b), speaker=int(s))
                             for a, b, s in answer["turns"]],
                      windows=windows,
                      vectors=vectors.astype(np.float32).reshape(len(windows), EMBEDDING_DIM))
@@ -98,7 +98,7 @@ class IsolatedJob:
             self._process.kill()
 
 
-def _find(request: dict[str, Any]) -> Found:
+def _find(request: dict[str, Any]) -> FoundTurns:
     """The child's work: the recording's turns, block by block (`stream`)."""
     from transcriber.providers.speakers.embedder import SpeakerEmbedder  # noqa: PLC0415
     from transcriber.providers.speakers.stream import (  # noqa: PLC0415

@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-import numpy.typing as npt
 
+from transcriber.domain.voices import Floats
 from transcriber.providers.speakers.clustering import centroids, cluster
 from transcriber.providers.speakers.features import Features
 
-Floats = npt.NDArray[np.float32]
 SpanCache = dict[tuple[int, int], Floats]
 
 

@@ -23,7 +23,8 @@ from typing import Final
 
 import structlog
 
-from transcriber.observability import SPEAKER_TURNS_REFOUND
+from transcriber.core.observability import SPEAKER_TURNS_REFOUND
+from transcriber.domain.voices import VoiceWindows
 from transcriber.ports import (
     Segment,
     Separation,
@@ -39,11 +40,10 @@ from transcriber.providers.speakers.ahead import Ahead, TurnsAhead
 from transcriber.providers.speakers.embedder import SpeakerEmbedder, SpeakerModelUnavailable
 from transcriber.providers.speakers.isolated import IsolatedJob
 from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
-from transcriber.providers.speakers.turns import Found, found_from_features
+from transcriber.providers.speakers.turns import FoundTurns, found_from_features
 from transcriber.providers.speakers.vad import speech_regions
 from transcriber.providers.speakers.voices import found_voices, stereo_voices
 from transcriber.providers.speakers.words import split_by_speaker
-from transcriber.voiceprints import VoiceWindows
 
 log = structlog.get_logger(__name__)
 
@@ -98,7 +98,7 @@ class LocalSpeakerSeparator:
         found = None if job is None else job.turns()
         if job is not None and found is not None and fits(found.regions, own_vad=job.own_vad,
                                                            speech=speech):
-            # Found beside the recognition: only the words are left, no model run.
+            # FoundTurns beside the recognition: only the words are left, no model run.
             log.info("speaker_turns_taken", found="ahead")
             return await asyncio.to_thread(separation, segments, found)
         args = (audio, segments, num_speakers, speech, job)
@@ -169,7 +169,7 @@ class LocalSpeakerSeparator:
         return separation(segments, found)
 
     def _isolated_turns(self, audio: Path, num_speakers: int | None,
-                        speech: Sequence[Span] | None) -> Found:
+                        speech: Sequence[Span] | None) -> FoundTurns:
         """A long recording's turns (and the windows embedded) from a child process, once
         the pool's models are let go (`ModelRuns.release_models`: the recognizer loads its
         model again when next used), so that the service and the child together stay in
@@ -191,7 +191,7 @@ def fits(regions: Sequence[Span], *, own_vad: bool, speech: Sequence[Span] | Non
     return own_vad if speech is None else list(regions) == list(speech)
 
 
-def finished(job: Ahead, speech: Sequence[Span] | None) -> Found | None:
+def finished(job: Ahead, speech: Sequence[Span] | None) -> FoundTurns | None:
     """The job's turns when it finished them over the record's regions (`fits`); `None`
     when it has not, or when they were found over other regions (logged)."""
     found = job.turns()
@@ -210,7 +210,7 @@ def refound(reason: str) -> None:
     log.info("speaker_turns_not_taken", reason=reason)
 
 
-def separation(segments: Sequence[Segment], found: Found) -> Separation:
+def separation(segments: Sequence[Segment], found: FoundTurns) -> Separation:
     """The segments labelled by the turns found, with the windows embedded (bounded)."""
     return Separation(utterances=labelled(segments, found.turns), voices=found_voices(found))
 

@@ -20,8 +20,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from transcriber.domain.voices import Floats
 from transcriber.ports import Span
-from transcriber.providers.speakers.features import HOP_LENGTH, N_FFT, N_MELS, Floats, log_mel
+from transcriber.providers.speakers.features import HOP_LENGTH, N_FFT, N_MELS, log_mel
 
 SAMPLE_RATE: Final = 16_000
 # Each block's decoding and VAD hold a few copies of it (~10 MB a minute).

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from transcriber.domain.voices import Floats
 from transcriber.ports import Span, Turn
 from transcriber.providers.speakers.clustering import DEFAULT_THRESHOLD
 from transcriber.providers.speakers.embedder import EMBEDDING_DIM
-from transcriber.providers.speakers.features import Features, Floats, log_mel
+from transcriber.providers.speakers.features import Features, log_mel
 from transcriber.providers.speakers.refine import Embeds, SpanCache, label_windows
 from transcriber.providers.speakers.vad import speech_regions
 
@@ -107,7 +108,7 @@ def find_turns(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Found:
+class FoundTurns:
     """A recording's turns and the windows embedded to find them, with their embeddings
     (rows): the voices a record keeps (`voiceprints`)."""
 
@@ -144,17 +145,17 @@ def found_from_features(
     threshold: float = DEFAULT_THRESHOLD,
     plan: WindowPlan = WindowPlan(),
     cache: SpanCache | None = None,
-) -> Found:
+) -> FoundTurns:
     """`turns_from_features` with the windows it embedded and their embeddings."""
     groups = [group for group in (plan_windows([r], plan) for r in regions) if group]
     if not groups:
-        return Found(turns=[], windows=[], vectors=np.zeros((0, EMBEDDING_DIM), np.float32),
+        return FoundTurns(turns=[], windows=[], vectors=np.zeros((0, EMBEDDING_DIM), np.float32),
                      regions=tuple(regions))
     refinement = label_windows(groups, features, embedder, every=plan.every,
                                num_speakers=num_speakers, threshold=threshold, cache=cache)
     windows = [window for group in groups for window in group]
     vectors = refinement.vectors if refinement.vectors is not None else \
         np.zeros((0, EMBEDDING_DIM), np.float32)
-    return Found(turns=turns_from_windows(regions, windows, refinement.labels),
+    return FoundTurns(turns=turns_from_windows(regions, windows, refinement.labels),
                  windows=[windows[i] for i in refinement.embedded], vectors=vectors,
                  regions=tuple(regions))

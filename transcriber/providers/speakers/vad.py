@@ -7,8 +7,9 @@ from typing import Final
 
 import numpy as np
 
+from transcriber.domain.voices import Floats
 from transcriber.ports import Span
-from transcriber.providers.speakers.features import SAMPLE_RATE, Floats
+from transcriber.providers.speakers.features import SAMPLE_RATE
 
 # A pause of 0.3 s may be a change of speaker; 0.1 s of padding keeps the windows on
 # speech (the recognizer's VAD uses them too).

@@ -1,6 +1,6 @@
 """The voices a record keeps: the windows embedded to find its speakers, as `VoiceWindows`.
 
-A mono record's come with its turns (`turns.Found`: the sparse pass and the refined
+A mono record's come with its turns (`turns.FoundTurns`: the sparse pass and the refined
 windows, no input embedded twice). A stereo call is never clustered, so its
 voices are embedded here on purpose: each utterance's speech on the utterance's
 own channel, cut into the same windows as a mono recording's, every fourth of
@@ -17,17 +17,17 @@ from typing import Final
 
 import numpy as np
 
+from transcriber.domain.voices import MAX_KEPT_WINDOWS, VoiceWindows
 from transcriber.ports import Span, Utterance
 from transcriber.providers.speakers.refine import Embeds, sparse_positions
 from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
-from transcriber.providers.speakers.turns import Found, WindowPlan, plan_windows
-from transcriber.voiceprints import MAX_KEPT_WINDOWS, VoiceWindows
+from transcriber.providers.speakers.turns import FoundTurns, WindowPlan, plan_windows
 
 MAX_CHANNEL_WINDOWS: Final = MAX_KEPT_WINDOWS // 2
 PLAN: Final = WindowPlan()
 
 
-def found_voices(found: Found, *, channel: int = 0) -> VoiceWindows:
+def found_voices(found: FoundTurns, *, channel: int = 0) -> VoiceWindows:
     """The windows a separation embedded, bounded (`VoiceWindows.bounded`)."""
     return VoiceWindows.of([(w.start_ms, w.end_ms, channel) for w in found.windows],
                            found.vectors).bounded()
