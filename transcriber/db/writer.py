@@ -19,22 +19,20 @@ called so the service stops loudly.
 from __future__ import annotations
 
 import asyncio
-import math
 import sqlite3
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import structlog
 
-from transcriber.clock import Clock, format_time
+from transcriber.clock import Clock
 from transcriber.db import queries as q
+from transcriber.db.command import Command, WriteContext
 from transcriber.db.connection import open_sync
 from transcriber.db.inline import InlineConnection
 from transcriber.db.scrub import checkpoint_truncate
@@ -46,100 +44,17 @@ from transcriber.observability import (
     WRITER_MAILBOX_DEPTH,
 )
 
+# `Command` and `WriteContext` live in `transcriber.db.command`; the commands
+# import them from here, beside the actor that runs them.
+__all__ = ["Command", "Envelope", "WriteContext", "Writer"]
+
 log = structlog.get_logger(__name__)
 
 # Turns of the loop the writer yields after BEGIN for answered callers' next
 # commands; it stops early at a turn that brought none.
 GATHER_TURNS = 3
 
-Params = Mapping[str, Any] | Sequence[Any]
 R = TypeVar("R")
-R_co = TypeVar("R_co", covariant=True)
-
-
-class Cursor(Protocol):
-    """A statement's result on either engine: rows read by column name."""
-
-    @property
-    def rowcount(self) -> int: ...
-
-    async def fetchone(self) -> Any: ...
-
-    async def fetchall(self) -> list[Any]: ...
-
-
-class Executed(Protocol):
-    """`await conn.execute(…)` or `async with conn.execute(…) as cursor`."""
-
-    def __await__(self) -> Generator[Any, None, Cursor]: ...
-
-    async def __aenter__(self) -> Cursor: ...
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
-
-
-class Connection(Protocol):
-    """The writer's connection as a command sees it: SQLite's `InlineConnection`
-    or PostgreSQL's `PgConnection`, both running named queries."""
-
-    @property
-    def in_transaction(self) -> bool: ...
-
-    def execute(self, sql: str, params: Params | None = None) -> Executed: ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WriteContext:
-    """What a command may use while it runs inside the writer's transaction.
-
-    One context per transaction: `memo` holds what the commands of this one
-    transaction may reuse (see `Claim`), and formatted times are kept per
-    whole second (a stored time has second resolution), so a batch formats
-    each distinct second once instead of once per statement.
-    """
-
-    conn: Connection
-    clock: Clock
-    memo: dict[str, object] = field(default_factory=dict)
-    _stamps: dict[int, str] = field(default_factory=dict)
-
-    def now(self, *, plus_seconds: float = 0) -> str:
-        moment = self.clock.now()
-        return self.format(moment + timedelta(seconds=plus_seconds) if plus_seconds else moment)
-
-    def format(self, moment: datetime) -> str:
-        """`clock.format_time(moment)`, formatted once per second of this transaction."""
-        second = math.floor(moment.timestamp())  # exact: µs count over 1e6, correctly rounded
-        text = self._stamps.get(second)
-        if text is None:
-            text = self._stamps[second] = format_time(moment)
-        return text
-
-
-class Command(Generic[R_co]):
-    """Base of writer commands. Subclasses are frozen, slotted, kw-only dataclasses.
-
-    `savepoint = False` declares that the command cannot fail after it wrote:
-    at most one write statement, and nothing that can raise once it landed
-    (SQLite undoes a failed statement by itself). Such a command skips the
-    SAVEPOINT/RELEASE pair; if it fails having changed rows anyway, the
-    writer fails the whole batch rather than commit half a command.
-
-    `scrubs = True` declares a deletion whose bytes must leave the disk (a record, voice
-    embeddings): once it committed, the writer checkpoints and truncates the WAL
-    (`transcriber.db.scrub`).
-    """
-
-    __slots__ = ()
-    name: ClassVar[str] = "command"
-    savepoint: ClassVar[bool] = True
-    scrubs: ClassVar[bool] = False
-
-    async def execute(self, ctx: WriteContext) -> R_co:
-        raise NotImplementedError
 
 
 class Envelope(NamedTuple, Generic[R]):
@@ -277,17 +192,14 @@ class Writer:
 
     async def _run(self) -> None:
         try:
-            await self._loop()
+            stopping = False
+            while not stopping:
+                first = await self._next()
+                if isinstance(first, _Stop):
+                    break
+                stopping = await self._run_batch(first)
         finally:
             await self._close()
-
-    async def _loop(self) -> None:
-        stopping = False
-        while not stopping:
-            first = await self._next()
-            if isinstance(first, _Stop):
-                break
-            stopping = await self._run_batch(first)
 
     def _waiting(self, raw: sqlite3.Connection, statement: Callable[[], object]) -> None:
         """Run `statement` on the writer's thread with the configured busy_timeout."""
@@ -431,7 +343,8 @@ class Writer:
     def _answer_stopped(self, batch: list[Envelope[Any]]) -> None:
         """The actor is going away with this batch taken: its callers hear so (the
         mailbox's own waiters are answered by `_task_done`)."""
-        self._answer_batch(batch, [(False, WriterUnavailable("the DB writer stopped"))] * len(batch))
+        stopped = WriterUnavailable("the DB writer stopped")
+        self._answer_batch(batch, [(False, stopped)] * len(batch))
 
     def _children(self, name: str) -> tuple[Any, Any, Any]:
         """The command's latency histogram and ok / error counters."""
