@@ -6,10 +6,11 @@ several times: each run measures the real pipeline and, in the same run, the
 durability). Every run must keep every invariant (`lost_records` and
 `stale_writes_applied` 0); the goals apply to the medians over the runs,
 since a shared machine's fsync latency and CPU share swing single runs by
-±50 %: `ratio_vs_raw_sqlite3` ≥ 0.25 and `ratio_vs_naive_aiosqlite` ≥ 5.
+±50 %: `ratio_vs_raw_sqlite3` ≥ 0.5 (issue 40; it was 0.25) and
+`ratio_vs_naive_aiosqlite` ≥ 5.
 
 Run: `PYTHONPATH=$PWD pytest -m bench -s tests/bench/test_loadtest_goals.py`;
-`TRANSCRIBER_BENCH_LOADTEST_RUNS` sets the number of runs (default 5).
+`TRANSCRIBER_BENCH_LOADTEST_RUNS` sets the number of runs (default 3).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from transcriber.core.observability import configure_logging
 from transcriber.loadtest.report import LoadReport
 from transcriber.loadtest.run import LoadOptions, run_loadtest
 
-RUNS = int(os.environ.get("TRANSCRIBER_BENCH_LOADTEST_RUNS", "5"))
+RUNS = int(os.environ.get("TRANSCRIBER_BENCH_LOADTEST_RUNS", "3"))
 COMMAND = "transcriber loadtest --records 2000 --workers 64 --step-ms 0 --json"
-GOAL_VS_RAW = 0.25
+GOAL_VS_RAW = 0.5
+GOAL_VS_RAW_ASYNCPG = 0.25  # PostgreSQL's goal, unchanged by issue 40
 GOAL_VS_NAIVE = 5.0
 
 
@@ -103,8 +105,8 @@ async def test_writer_path_on_postgresql_against_raw_asyncpg(
               f"{report.ratio_vs_raw_asyncpg:>7.3f} "
               f"{report.lost_records:>5}/{report.stale_writes_applied}")
     vs_raw = _median(reports, "ratio_vs_raw_asyncpg")
-    print(f"  median ratio vs raw_asyncpg {vs_raw:.3f} (goal >= {GOAL_VS_RAW})")
+    print(f"  median ratio vs raw_asyncpg {vs_raw:.3f} (goal >= {GOAL_VS_RAW_ASYNCPG})")
     for report in reports:
         assert report.ok, report.violations
         assert (report.lost_records, report.stale_writes_applied) == (0, 0)
-    assert vs_raw >= GOAL_VS_RAW
+    assert vs_raw >= GOAL_VS_RAW_ASYNCPG

@@ -23,6 +23,8 @@ class Holders:
     overlaps: int = 0
     max_per_record: int = 0
     max_running: int = 0
+    # sum(running.values()), kept as it changes (not summed again on every entry).
+    now_running: int = 0
 
     def enter(self, record_id: str) -> None:
         held = self.running.get(record_id, 0) + 1
@@ -30,9 +32,11 @@ class Holders:
         if held > 1:
             self.overlaps += 1
         self.max_per_record = max(self.max_per_record, held)
-        self.max_running = max(self.max_running, sum(self.running.values()))
+        self.now_running += 1
+        self.max_running = max(self.max_running, self.now_running)
 
     def leave(self, record_id: str) -> None:
+        self.now_running -= 1
         held = self.running[record_id] - 1
         if held:
             self.running[record_id] = held

@@ -5,6 +5,7 @@ PRAGMA_FOREIGN_KEYS_ON = "PRAGMA foreign_keys = ON"
 PRAGMA_JOURNAL_WAL = "PRAGMA journal_mode = WAL"
 PRAGMA_SYNCHRONOUS_FULL = "PRAGMA synchronous = FULL"
 PRAGMA_SECURE_DELETE_ON = "PRAGMA secure_delete = ON"
+PRAGMA_TEMP_STORE_MEMORY = "PRAGMA temp_store = MEMORY"
 # Answers one row (busy, log, checkpointed): busy = 1 when a reader's snapshot kept it short.
 PRAGMA_WAL_CHECKPOINT_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 
