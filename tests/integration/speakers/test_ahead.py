@@ -22,6 +22,7 @@ from tests.helpers.pipeline import sample
 from transcriber.ports import Segment, Span, Turn, Word
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.speakers import ahead as ahead_module
+from transcriber.providers.speakers import embedder as embedder_module
 from transcriber.providers.speakers.ahead import Ahead, AheadKey, JobStopped, TurnsAhead
 from transcriber.providers.speakers.embedder import MODEL_DISTRIBUTION, SpeakerEmbedder
 from transcriber.providers.speakers.features import Features, Floats
@@ -141,8 +142,11 @@ def _job(ahead: TurnsAhead, audio: Path) -> Ahead:
 def test_a_job_half_done_is_taken_over_from_the_inputs_it_embedded(
         embedder: SpeakerEmbedder, reference: tuple[list[Turn], int],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    # The stop flag is seen every two windows: the short fixture's job has several batches.
+    # The stop flag is seen every two windows: the short fixture's job has several batches
+    # (the embedder's groups cut as finely, as the service keeps them aligned).
     monkeypatch.setattr(ahead_module, "STOP_CHECK_WINDOWS", 2)
+    monkeypatch.setattr(embedder, "batch_windows", 2)
+    monkeypatch.setattr(embedder_module, "BATCH_WINDOWS", 2)  # the pool's embedder's
     gated = Gated(embedder, open_calls=1)
     ahead = TurnsAhead(lambda: gated)
     separator = LocalSpeakerSeparator(ahead=ahead)

@@ -40,7 +40,7 @@ import structlog
 from transcriber.errors import TranscriberError
 from transcriber.ports import Span
 from transcriber.providers.memory import releasing
-from transcriber.providers.speakers.embedder import SpeakerModelUnavailable
+from transcriber.providers.speakers.embedder import BATCH_WINDOWS, SpeakerModelUnavailable
 from transcriber.providers.speakers.features import Features, Floats
 from transcriber.providers.speakers.refine import Embeds, SpanCache
 from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
@@ -53,8 +53,9 @@ log = structlog.get_logger(__name__)
 # dropped past it (a record halted before its speakers are labelled never takes its job).
 MAX_JOBS: Final = 4
 # Windows embedded between two looks at the stop flag: 16 two-input windows are
-# at most 32 inputs, ~0.4 s of one slow core.
-STOP_CHECK_WINDOWS: Final = 16
+# at most 32 inputs, ~0.2 s of one slow core. A multiple of the embedder's batch
+# groups (`SpeakerEmbedder.embed_batch`), so a job is never stopped inside one.
+STOP_CHECK_WINDOWS: Final = BATCH_WINDOWS
 # A job whose speech regions follow waits for them this long at most (a safety net:
 # the submit step hands `None` on as soon as its recognition is over), then runs its
 # own VAD; it looks at its stop flag this often meanwhile.
