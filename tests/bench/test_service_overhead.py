@@ -176,7 +176,8 @@ def _timed() -> tuple[tuple[Any, str, str], ...]:
         (whisper_decoding.CoveredDecoding, "clips", "clip plan"),
         (whisper_decoding.CoveredDecoding, "_batched", "batched decoding + word times"),
         (whisper_decoding, "coverage", "coverage check"),
-        (whisper_decoding.CoveredDecoding, "_sequential", "re-decoding"),
+        (whisper_decoding.CoveredDecoding, "_sequential",
+         "re-decoding (coverage repair, guard)"),
     )
 
 

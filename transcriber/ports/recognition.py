@@ -21,9 +21,15 @@ from typing import Protocol, runtime_checkable
 from transcriber.core.errors import TransientFailure
 from transcriber.domain.transcripts import Span, Utterance
 
-# Where a part's speech is, handed on as soon as the recognizer's VAD has found it
-# (ms on the part's timeline), or `None`: none will come from this recognition.
-SpeechSink = Callable[[Sequence[Span] | None], None]
+
+class SpeechSink(Protocol):
+    """Where a part's speech is, handed on as soon as the recognizer's VAD has found it
+    (ms on the part's timeline), or `None`: none will come from this recognition. With
+    them, the part's 16 kHz mono samples as the recognizer decoded them (a float32
+    array; `None`: the receiver decodes the part itself), so the audio is decoded once."""
+
+    def __call__(self, regions: Sequence[Span] | None, samples: object | None = None,
+                 /) -> None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

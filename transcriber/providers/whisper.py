@@ -325,9 +325,10 @@ class WhisperRecognizer:
         audio, regions = batched_speech(path)
         if on_speech is not None:
             # The speaker turns being found beside this recognition cluster these
-            # regions' voices instead of running the same VAD again (docs/speakers.md).
+            # regions' voices instead of running the same VAD again, over these samples
+            # instead of decoding the part again (docs/speakers.md).
             on_speech([Span(start_ms=round(start * 1000), end_ms=round(end * 1000))
-                       for start, end in regions])
+                       for start, end in regions], audio)
         duration = len(audio) / _RATE
         covered = CoveredDecoding(model, self._transcriber(model), audio, regions=regions,
                                   options=request, cancel=cancel, plan=self.plan).run()

@@ -23,13 +23,14 @@ from transcriber.domain.voices import Floats
 from transcriber.ports import Segment, Span, Turn, Word
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.speakers import ahead as ahead_module
+from transcriber.providers.speakers import embedder as embedder_module
 from transcriber.providers.speakers.ahead import Ahead, AheadKey, JobStopped, TurnsAhead
 from transcriber.providers.speakers.embedder import MODEL_DISTRIBUTION, SpeakerEmbedder
 from transcriber.providers.speakers.features import Features
 from transcriber.providers.speakers.isolated import IsolatedFailed, IsolatedJob
 from transcriber.providers.speakers.refine import SpanCache
 from transcriber.providers.speakers.separator import LocalSpeakerSeparator
-from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
+from transcriber.providers.speakers.stream import array_blocks, pcm_blocks, speech_and_features
 from transcriber.providers.speakers.turns import turns_from_features
 from transcriber.providers.speakers.vad import speech_regions
 
@@ -142,8 +143,11 @@ def _job(ahead: TurnsAhead, audio: Path) -> Ahead:
 def test_a_job_half_done_is_taken_over_from_the_inputs_it_embedded(
         embedder: SpeakerEmbedder, reference: tuple[list[Turn], int],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    # The stop flag is seen every two windows: the short fixture's job has several batches.
+    # The stop flag is seen every two windows: the short fixture's job has several batches
+    # (the embedder's groups cut as finely, as the service keeps them aligned).
     monkeypatch.setattr(ahead_module, "STOP_CHECK_WINDOWS", 2)
+    monkeypatch.setattr(embedder, "batch_windows", 2)
+    monkeypatch.setattr(embedder_module, "BATCH_WINDOWS", 2)  # the pool's embedder's
     gated = Gated(embedder, open_calls=1)
     ahead = TurnsAhead(lambda: gated)
     separator = LocalSpeakerSeparator(ahead=ahead)
@@ -257,6 +261,39 @@ def test_a_job_handed_the_recognizers_regions_runs_no_vad_of_its_own(
     finally:
         asyncio.run(separator.close())
     assert own_vad == []
+
+
+def test_a_job_handed_the_recognizers_samples_decodes_nothing(
+        embedder: SpeakerEmbedder, reference: tuple[list[Turn], int], regions: list[Span],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The samples as the recognizer decodes the part (faster-whisper's `decode_audio`).
+    samples = np.concatenate(list(pcm_blocks(FIXTURE)))
+    decoded: list[object] = []
+
+    def pcm_blocks_noted(*args: object, **kwargs: object) -> list[Floats]:
+        decoded.append(args)
+        return []
+
+    monkeypatch.setattr(ahead_module, "pcm_blocks", pcm_blocks_noted)
+    ahead = TurnsAhead(lambda: embedder)
+    try:
+        job = ahead.start(FIXTURE, num_speakers=None, speech_follows=True)
+        assert job is not None
+        job.hand_speech(regions, samples)
+        found = job.future.result(timeout=WAIT_SECONDS)
+    finally:
+        ahead.close()
+    assert decoded == []
+    assert found.turns == reference[0]
+    assert job.handed_samples() is None  # let go once the features are taken
+
+
+def test_samples_in_blocks_give_the_features_the_decoder_gives() -> None:
+    block = 5 * 16_000  # several blocks over the fixture, the last one shorter
+    _, decoded = speech_and_features(pcm_blocks(FIXTURE, block_samples=block), None)
+    samples = np.concatenate(list(pcm_blocks(FIXTURE)))
+    _, handed = speech_and_features(array_blocks(samples, block_samples=block), None)
+    assert handed.tobytes() == decoded.tobytes()
 
 
 def test_a_job_told_no_regions_come_runs_its_own_vad(

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pytest
 
@@ -126,15 +127,22 @@ def test_the_speech_its_vad_found_is_handed_on_first_and_kept_in_the_answer(
         seen.append("decoding")
         return original(self, *args, **kwargs)
 
-    def on_speech(regions: Sequence[Span] | None) -> None:
+    samples: list[object] = []
+
+    def on_speech(regions: Sequence[Span] | None, audio: object = None, /) -> None:
         seen.append("speech")
         handed.append(regions)
+        samples.append(audio)
 
     monkeypatch.setattr(BatchedInferencePipeline, "transcribe", transcribe)
     answer = orjson.loads(whisper._recognize(source, threading.Event(), "en", True, on_speech))
     assert seen == ["speech", "decoding"]
     regions = answer["speech"]
     assert handed == [[Span(start_ms=start, end_ms=end) for start, end in regions]]
+    # The samples it decoded come with them (the speaker job decodes nothing).
+    assert isinstance(samples[0], np.ndarray)
+    assert samples[0].dtype == np.float32
+    assert round(samples[0].shape[0] / 16) == answer["duration_ms"]
     assert len(regions) >= len(spans)
     for start, end in spans:
         # Nearly all of every piece lies in the regions: a piece's span holds its
@@ -150,8 +158,12 @@ def test_sequential_decoding_says_no_regions_will_come(
         whisper: WhisperRecognizer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(whisper, "_settings",
                         dataclasses.replace(whisper._settings, batched=False))
-    handed: list[Sequence[Span] | None] = []
+    handed: list[tuple[Sequence[Span] | None, object]] = []
+
+    def on_speech(regions: Sequence[Span] | None, samples: object = None, /) -> None:
+        handed.append((regions, samples))
+
     answer = orjson.loads(whisper._recognize(FIXTURES / "espeak_en.ogg",
-                                             threading.Event(), "en", False, handed.append))
-    assert handed == [None]
+                                             threading.Event(), "en", False, on_speech))
+    assert handed == [(None, None)]
     assert answer["segments"]

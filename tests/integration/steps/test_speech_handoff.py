@@ -79,7 +79,10 @@ class NotingSeparator:
                 speech_follows: bool = False) -> SpeechSink | None:
         assert audio.is_file()
         self.prepared.append(speech_follows)
-        return self.handed.append if speech_follows else None
+        return self._hand if speech_follows else None
+
+    def _hand(self, regions: Sequence[Span] | None, samples: object = None, /) -> None:
+        self.handed.append(regions)
 
     async def separate(self, audio: Path, segments: Sequence[Segment], *,
                        num_speakers: int | None,

@@ -9,11 +9,11 @@ turns are usually ready before the last part's answer is in: on a core the
 recognitions leave spare at no cost to them; squeezed into the idle moments of
 a recognition that takes every core, for a few per cent of its time (no more
 than finding them after it costs, measured side by side). A record recognized
-as one part hands its job the recognizer's VAD regions as soon as they are
-found (the job decodes the file and takes its features meanwhile), so the same
-VAD is not run twice; a record of several parts (each part's VAD sees only that
-part), or a recognition that ends without handing them, leaves the job to the
-engine's own streamed VAD (the same options as the recognizer's).
+as one part hands its job the recognizer's VAD regions and decoded samples as
+soon as they are found, so neither the VAD nor the decoding is run twice; a
+record of several parts (each part's VAD sees only that part), or a
+recognition that ends without handing them, leaves the job to decode the file
+and run the engine's own streamed VAD (the same options as the recognizer's).
 
 A job that is not finished when its turns are asked for is stopped at its
 next block or batch, and the work goes on in the pool of model runs at
@@ -41,10 +41,14 @@ from transcriber.core.errors import TranscriberError
 from transcriber.domain.voices import Floats
 from transcriber.ports import Span
 from transcriber.providers.memory import releasing
-from transcriber.providers.speakers.embedder import SpeakerModelUnavailable
+from transcriber.providers.speakers.embedder import BATCH_WINDOWS, SpeakerModelUnavailable
 from transcriber.providers.speakers.features import Features
 from transcriber.providers.speakers.refine import Embeds, SpanCache
-from transcriber.providers.speakers.stream import pcm_blocks, speech_and_features
+from transcriber.providers.speakers.stream import (
+    array_blocks,
+    pcm_blocks,
+    speech_and_features,
+)
 from transcriber.providers.speakers.turns import FoundTurns, found_from_features
 from transcriber.providers.speakers.vad import speech_regions
 
@@ -54,8 +58,9 @@ log = structlog.get_logger(__name__)
 # dropped past it (a record halted before its speakers are labelled never takes its job).
 MAX_JOBS: Final = 4
 # Windows embedded between two looks at the stop flag: 16 two-input windows are
-# at most 32 inputs, ~0.4 s of one slow core.
-STOP_CHECK_WINDOWS: Final = 16
+# at most 32 inputs, ~0.2 s of one slow core. A multiple of the embedder's batch
+# groups (`SpeakerEmbedder.embed_batch`), so a job is never stopped inside one.
+STOP_CHECK_WINDOWS: Final = BATCH_WINDOWS
 # A job whose speech regions follow waits for them this long at most (a safety net:
 # the submit step hands `None` on as soon as its recognition is over), then runs its
 # own VAD; it looks at its stop flag this often meanwhile.
@@ -115,15 +120,26 @@ class Ahead:
         self.own_vad = False
         self._handed = threading.Event()
         self._speech: list[Span] | None = None
+        self._samples: Floats | None = None
         self._hand_lock = threading.Lock()
 
-    def hand_speech(self, regions: Sequence[Span] | None) -> None:
+    def hand_speech(self, regions: Sequence[Span] | None, samples: object | None = None,
+                    /) -> None:
         """The recording's speech regions, or `None`: none are coming (the job runs its
-        own VAD). The first call counts; any thread may make it."""
+        own VAD); with them the recording's samples as the recognizer decoded them
+        (the job then decodes nothing). The first call counts; any thread may make it."""
         with self._hand_lock:
             if not self._handed.is_set():
                 self._speech = None if regions is None else list(regions)
+                if regions is not None and isinstance(samples, np.ndarray):
+                    self._samples = samples
                 self._handed.set()
+
+    def handed_samples(self) -> Floats | None:
+        """The samples handed with the regions (once: the job lets them go), or `None`."""
+        with self._hand_lock:
+            samples, self._samples = self._samples, None
+        return samples
 
     def handed_speech(self, *, wait_seconds: float) -> list[Span] | None:
         """The regions handed on, waiting up to `wait_seconds` (then `None`); stops
@@ -252,17 +268,20 @@ class TurnsAhead:
         if self._embedder is None:
             self._embedder = self._load()
         embedder = self._embedder
-        regions, features = speech_and_features(checked(pcm_blocks(audio), job.stop),
-                                                None if job.speech_follows else speech_regions)
-        own_vad = not job.speech_follows
-        if job.speech_follows:
-            handed = job.handed_speech(wait_seconds=self._speech_wait)
-            if handed is None:  # none came: the job's own VAD after all
-                regions, features = speech_and_features(checked(pcm_blocks(audio), job.stop),
-                                                        speech_regions)
-                own_vad = True
-            else:
-                regions = handed
+        handed = job.handed_speech(wait_seconds=self._speech_wait) if job.speech_follows \
+            else None
+        own_vad = handed is None  # none follow, or none came: the job's own VAD
+        if handed is None:
+            regions, features = speech_and_features(checked(pcm_blocks(audio), job.stop),
+                                                    speech_regions)
+        else:
+            # The recognizer's samples when it handed them: the same bytes `pcm_blocks`
+            # decodes (faster-whisper's frame helpers), decoded once (issue 38 item 7).
+            samples = job.handed_samples()
+            blocks = pcm_blocks(audio) if samples is None else array_blocks(samples)
+            regions = handed
+            _, features = speech_and_features(checked(blocks, job.stop), None)
+            del samples, blocks
         cache: SpanCache = {}
         job.own_vad = own_vad
         job.partial = Partial(regions=regions, features=features, cache=cache, own_vad=own_vad)

@@ -34,6 +34,9 @@ EMBEDDING_DIM: Final = 256
 SUBWINDOW_FRAMES: Final = 80  # the embedder's fixed input: 0.8 s of 10 ms frames
 SUBWINDOW_STRIDE: Final = 80  # the inputs of one window do not overlap: each costs a run
 FRAME_MS: Final = 10
+# Windows whose new inputs run through the model together, in the order a call lists
+# them: one batch of up to 32 inputs costs about half of running them one by one.
+BATCH_WINDOWS: Final = 16
 
 
 class SpeakerModelUnavailable(TranscriberError):
@@ -84,10 +87,11 @@ def _input(features: Features, span: tuple[int, int]) -> Floats:
 class SpeakerEmbedder:
     """The d-vector ONNX model behind onnxruntime, with `threads` intra-op threads.
 
-    Each input runs alone (`embed_input`), so the thread count never changes an
-    output; a second thread made an input slower, not faster (13.3 against 11.0 ms
-    on two loaded cores): the service gives it one (`separator.EMBEDDER_THREADS`,
-    and `ahead`'s job beside a recognition). One by default.
+    A batch's outputs depend on the thread count (`embed_batch`), and a second
+    thread made an input slower, not faster (13.3 against 11.0 ms on two loaded
+    cores): the service gives it one everywhere (`separator.EMBEDDER_THREADS`, the
+    child process of a long record, and `ahead`'s job beside a recognition). One by
+    default.
     """
 
     def __init__(self, model_path: Path | None = None, *, threads: int = 1) -> None:
@@ -109,20 +113,27 @@ class SpeakerEmbedder:
             raise SpeakerModelUnavailable("the speaker embedder cannot be loaded") from error
         # Inputs run through the model so far: its cost, since the LSTM is all of it.
         self.inputs_run = 0
+        # Windows whose new inputs make one batch (`embed_batch`: why it is fixed).
+        self.batch_windows = BATCH_WINDOWS
 
     def embed(self, features: Features, windows: Sequence[Span], *,
               cache: dict[tuple[int, int], Floats] | None = None) -> Floats:
         """One L2-normalised embedding per window: the mean of its normalised sub-window outputs.
 
         `cache` keeps each input's output across calls (a window shares inputs with
-        its neighbours). Each input runs alone (`embed_input`): see there why.
+        its neighbours). The windows are taken in consecutive groups of
+        `batch_windows`, in the order given; the inputs of a group not yet in `cache`
+        run as one batch (`embed_batch`: see there why the groups are fixed).
         """
         cache = {} if cache is None else cache
         per_window = [subwindow_spans(w, features.shape[0]) for w in windows]
-        missing = sorted({span for spans in per_window for span in spans} - cache.keys())
-        if missing:
-            self.inputs_run += len(missing)
-            cache.update((span, self.embed_input(_input(features, span))) for span in missing)
+        for first in range(0, len(per_window), self.batch_windows):
+            group = per_window[first:first + self.batch_windows]
+            missing = sorted({span for spans in group for span in spans} - cache.keys())
+            if missing:
+                self.inputs_run += len(missing)
+                outputs = self.embed_batch(np.stack([_input(features, s) for s in missing]))
+                cache.update(zip(missing, outputs, strict=True))
         if not per_window:
             return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
         sums = np.stack([np.sum([cache[span] for span in spans], axis=0)
@@ -130,20 +141,22 @@ class SpeakerEmbedder:
         sums /= np.linalg.norm(sums, axis=1, keepdims=True) + 1e-12
         return sums.astype(np.float32)
 
-    def embed_input(self, chunk: Floats) -> Floats:
-        """Pure in effect: one 80-frame input's L2-normalised output, the same bytes
-        whichever inputs ran before or beside it and with any thread count.
+    def embed_batch(self, chunks: Floats) -> Floats:
+        """The L2-normalised outputs of a batch of 80-frame inputs, rows in order.
 
-        One input a run, never a batch: the model's `DynamicQuantizeLSTM` quantizes
-        each run's tensor with one scale taken from all its rows, so in a batch an
-        input's embedding depended on its companions (up to 0.007 in cosine, and 0.07
-        between one and two threads at 16 a batch) and the companions depend on what
-        was embedded before (turns found ahead and stopped, a cache taken over). Alone
-        an input gives identical bytes with one thread or two. Its cost: about 1.8 times
-        the embedder's time of batches of 16 (docs/speakers.md, "Same audio, same
-        transcript").
+        The model's `DynamicQuantizeLSTM` quantizes each run's tensor with one scale
+        taken from all its rows, so an input's output depends on the inputs batched
+        with it (up to 0.007 in cosine; and on the thread count: the service runs one
+        everywhere). Same audio, same transcript therefore needs batches whose
+        composition depends on the audio alone: `embed` batches the new inputs of fixed
+        consecutive groups of windows, in the order `label_windows` lists them (time
+        order, a function of the speech regions), and a job of `ahead` taken over
+        half done stops only between such groups (its `STOP_CHECK_WINDOWS` is a
+        multiple of `batch_windows`), so the group it stopped at is embedded whole
+        by whoever goes on. One input a run cost about 1.8 times as much
+        (docs/speakers.md, "Same audio, same transcript").
         """
-        output: Floats = np.asarray(
-            self._session.run(None, {"mel_window": chunk[np.newaxis]})[0][0], dtype=np.float32)
-        output /= np.linalg.norm(output) + np.float32(1e-12)
-        return output
+        outputs = np.asarray(self._session.run(None, {"mel_window": chunks})[0],
+                             dtype=np.float32)
+        outputs /= np.linalg.norm(outputs, axis=1, keepdims=True) + np.float32(1e-12)
+        return outputs

@@ -51,10 +51,9 @@ log = structlog.get_logger(__name__)
 # (`isolated`) when no job found its turns ahead: 3 hours take ~430 MB there. A record of
 # several parts (10 min each by default) always is.
 ISOLATE_AFTER_MS: Final = 15 * 60 * 1000
-# The embedder runs each input alone (the same bytes whatever ran beside it:
-# `SpeakerEmbedder.embed_input`); one input of the LSTM leaves a second thread nothing
-# to share but its waits: 13.3 ms an input against 11.0 ms on one, on 2 loaded cores
-# (`tests/bench/test_embedder_alone.py`). The thread count never changes an output.
+# One embedder thread everywhere: a batch's outputs depend on the thread count
+# (`SpeakerEmbedder.embed_batch`), and a second thread was slower on the LSTM: 13.3 ms
+# an input against 11.0 ms on one, on 2 loaded cores (`tests/bench/test_embedder_alone.py`).
 EMBEDDER_THREADS: Final = 1
 
 

@@ -64,6 +64,14 @@ def pcm_blocks(path: Path, *, block_samples: int = BLOCK_SECONDS * SAMPLE_RATE,
         yield np.concatenate(pending).astype(np.float32) / 32768.0
 
 
+def array_blocks(samples: Floats, *,
+                 block_samples: int = BLOCK_SECONDS * SAMPLE_RATE) -> Iterator[Floats]:
+    """16 kHz mono samples already decoded (the recognizer's), in the blocks
+    `pcm_blocks` would decode them in: `speech_and_features` gives the same bytes."""
+    for first in range(0, samples.shape[0], block_samples):
+        yield samples[first:first + block_samples]
+
+
 def join_regions(first: Sequence[Span], second: Sequence[Span], edge_ms: int,
                  *, reach_ms: int = EDGE_MS) -> list[Span]:
     """Pure: regions of two neighbouring blocks; one cut by the edge at `edge_ms` is
