@@ -23,7 +23,7 @@ from transcriber.web.openapi_integrations import SCHEMAS as INTEGRATION_SCHEMAS
 from transcriber.web.openapi_schemas import (
     COMMON_RESPONSES,
     JSON,
-    SCHEMAS,
+    component_schemas,
     error_doc,
     json_doc,
     ref,
@@ -276,7 +276,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "transcriber archive API", "version": "1"},
         "components": {
-            "schemas": {**SCHEMAS, **WEBHOOK_SCHEMAS, **INTEGRATION_SCHEMAS},
+            "schemas": {**component_schemas(), **WEBHOOK_SCHEMAS, **INTEGRATION_SCHEMAS},
             "securitySchemes": SECURITY_SCHEMES,
         },
         "security": APP_SECURITY,
