@@ -13,6 +13,7 @@ import functools
 from typing import Any
 
 from transcriber.web import shapes as s
+from transcriber.web import shapes_integrations as i
 
 
 def ref(name: str) -> dict[str, str]:
@@ -64,6 +65,16 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("Suggestion", s.SuggestionBody), ("Voice", s.VoiceBody),
     ("VoiceList", s.Items[s.VoiceBody]), ("TimelineEvent", s.TimelineEventBody),
     ("Card", s.CardBody),
+    ("Webhook", i.WebhookBody), ("WebhookCreated", i.WebhookCreatedBody),
+    ("WebhookList", s.Items[i.WebhookBody]), ("Delivery", i.DeliveryBody),
+    ("DeliveryList", i.DeliveryListBody), ("WebhookPayload", i.WebhookPayloadBody),
+    ("Token", i.TokenBody), ("NewToken", i.NewTokenBody),
+    ("TokenList", s.Items[i.TokenBody]), ("OpenAIError", i.OpenAIErrorBody),
+    ("Transcription", i.TranscriptionBody),
+    ("TranscriptionVerbose", i.TranscriptionVerboseBody),
+    ("TranscriptionWord", i.TranscriptionWordBody),
+    ("TranscriptionSegment", i.TranscriptionSegmentBody),
+    ("Model", i.ModelBody), ("ModelList", i.ModelListBody),
 )
 
 # What `/app/` takes: request bodies, written as JSON Schema (a route reads them with
@@ -129,6 +140,11 @@ def generated_schemas(shapes: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
         def dataclass_schema(self, schema: Any) -> Any:
             generated = super().dataclass_schema(schema)
             generated.pop("title", None)
+            # A field left out when None (`shapes.to_json`) is never null.
+            for name in getattr(schema["cls"], "ABSENT_WHEN_NONE", ()):
+                field = generated["properties"][name]
+                others = [part for part in field.pop("anyOf") if part != {"type": "null"}]
+                generated["properties"][name] = {**others[0], **field}
             return generated
 
         def typed_dict_schema(self, schema: Any) -> Any:

@@ -16,14 +16,15 @@ Names: a class is the component of its name without `Body` (`CardBody` is
 in the package (the reads have their own `RecordCard`, `TimelineEvent`, …).
 Rules the generator follows: a field without a default is required; a field
 named in the class's `ABSENT_WHEN_NONE` is left out of the answer when None
-(`to_json`); a class with `FORBID` allows no other property.
+(`to_json`), so its schema neither requires it nor admits null; a class with
+`FORBID` allows no other property.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 import orjson
 from typing_extensions import TypedDict
@@ -56,17 +57,6 @@ class Doc:
         schema = dict(handler(core_schema))
         schema.update(self.keywords)
         return schema
-
-
-class Exactly(Doc):
-    """The whole JSON Schema of a field, in place of what its Python type says (a field
-    absent unless true: its type admits None, the schema does not)."""
-
-    __slots__ = ()
-
-    def __get_pydantic_json_schema__(self, core_schema: CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> dict[str, Any]:
-        return dict(self.keywords)
 
 
 # pydantic's config of a shape, as a plain dict (pydantic is not imported here):
@@ -327,9 +317,9 @@ class SearchResultBody(RecordBody):
         maxItems=3)]
     ABSENT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"matches_partial"})
 
-    matches_partial: Annotated[bool | None, Exactly(
+    matches_partial: Annotated[Literal[True] | None, Doc(
         "Present when the matching's CPU budget ran out before this record's transcript "
-        "was read whole", type="boolean", const=True)] = None
+        "was read whole")] = None
 
     @classmethod
     def of(cls, record: RecordBody, *, matches: list[MatchBody],
