@@ -22,6 +22,7 @@ named in the class's `ABSENT_WHEN_NONE` is left out of the answer when None
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar
@@ -371,6 +372,18 @@ class Items(Generic[T]):
 
     __pydantic_config__ = FORBID
     items: list[T]
+
+
+@functools.cache
+def _names(shape: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(shape))
+
+
+def same_named(source: object, shape: type) -> dict[str, Any]:
+    """The fields of `shape` that `source` (a read) has under the same name, as they are:
+    a new field of the card flows from the read to the answer with no line between
+    (a view writes only the fields it renders otherwise)."""
+    return {name: getattr(source, name) for name in _names(shape) if hasattr(source, name)}
 
 
 def _present(shape: Any) -> dict[str, Any]:

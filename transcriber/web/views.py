@@ -31,7 +31,7 @@ from transcriber.web.shapes import (
     SuggestionBody,
     TimelineEventBody,
     UtteranceBody,
-    WordBody,
+    same_named,
 )
 
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
@@ -54,23 +54,17 @@ def record_summary(item: ListItem, *,
 
 
 def _summary_fields(item: ListItem, progress: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The record's fields of the answer: those of the same name as they are read
+    (`shapes.same_named`), then those shown otherwise."""
     halt = None
     if item.halted_at is not None:
         halt = HaltBody(at=item.halted_at, reason=item.halt_reason or "",
                         message=safe_message(item.error_text))
     return {
-        "id": item.id,
-        "title": item.title,
-        "original_filename": item.original_filename,
-        "source": item.source,
+        **same_named(item, RecordBody),
         "stage": item.state,
         "halt": halt,
         "progress": None if progress is None else ProgressBody(**progress),
-        "duration_ms": item.duration_ms,
-        "size_bytes": item.size_bytes,
-        "created_at": item.created_at,
-        "updated_at": item.updated_at,
-        "brief": item.brief,
         "topics": list(item.topics),
         "described": DescribedBody(title=item.title_origin, brief=item.brief_origin,
                                    topics=item.topics_origin, by=item.described_by or None,
@@ -108,26 +102,30 @@ def record_card(
             suggested=None if found is None or entry["name"] else SuggestionBody(
                 name=found.name, profile_id=found.profile_id,
                 similarity=round(found.similarity, 3)))
-    return CardBody(
+    # Dict literals, checked as the shapes' TypedDicts: the bulk of a long card
+    # (tests/bench/card_shapes.py).
+    lines: list[UtteranceBody] = [
+        {"index": index, "start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel,
+         "speaker": u.speaker, "text": u.text,
+         "words": [{"start_ms": w.start_ms, "end_ms": w.end_ms, "text": w.text,
+                    "probability": w.probability} for w in u.words]}
+        for index, u in enumerate(utterances or ())]
+    shown: dict[str, Any] = {
+        **same_named(record, CardBody),
         **_summary_fields(record, progress),
-        files=FilesBody(
+        "files": FilesBody(
             original=_copy(record.original_size_bytes, record.original_format,
                            record.duration_ms),
             normalized=_copy(record.normalized_size_bytes, record.normalized_format,
                              record.normalized_duration_ms)),
-        transcript=transcript,
-        utterances=[
-            UtteranceBody(index=index, start_ms=u.start_ms, end_ms=u.end_ms,
-                          channel=u.channel, speaker=u.speaker, text=u.text,
-                          words=[WordBody(start_ms=w.start_ms, end_ms=w.end_ms, text=w.text,
-                                          probability=w.probability) for w in u.words])
-            for index, u in enumerate(utterances or ())],
-        quality=None if record.quality is None else QualityBody.of(record.quality.as_dict()),
-        speakers=speakers,
-        revision=record.revision,
-        language=LanguageBody(requested=record.language, detected=record.detected_language),
-        timeline=[TimelineEventBody(at=e.created_at, origin=e.origin, step=e.step,
-                                    outcome=e.outcome, duration_ms=e.duration_ms)
-                  for e in timeline],
-        poll_after_ms=poll_after_ms,
-    )
+        "transcript": transcript,
+        "utterances": lines,
+        "quality": None if record.quality is None else QualityBody.of(record.quality.as_dict()),
+        "speakers": speakers,
+        "language": LanguageBody(requested=record.language, detected=record.detected_language),
+        "timeline": [TimelineEventBody(at=e.created_at, origin=e.origin, step=e.step,
+                                       outcome=e.outcome, duration_ms=e.duration_ms)
+                     for e in timeline],
+        "poll_after_ms": poll_after_ms,
+    }
+    return CardBody(**shown)
