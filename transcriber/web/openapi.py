@@ -1,7 +1,10 @@
 """The OpenAPI 3.1 description of `/app/` and `/v1/`, served at `GET /app/openapi.json`.
 
-Written by hand next to the routes it describes; a test validates real
-responses against it and a schemathesis run fuzzes the routes from it.
+The paths (parameters, statuses, request bodies) are written here next to the
+routes they describe; the schemas of the answers are generated from the
+response shapes the routes return (`web.shapes`, `openapi_schemas`). A test
+validates real responses against it and a schemathesis run fuzzes the routes
+from it.
 Limits in it (page size) come from the running settings.
 """
 
