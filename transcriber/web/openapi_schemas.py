@@ -42,14 +42,9 @@ COMMON_RESPONSES = {
 }
 
 
-def nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
-TIME = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"}
-ID = {"type": "string", "pattern": "^[0-7][0-9a-hjkmnp-tv-z]{25}$"}
-SPEAKER = "^S[1-9][0-9]?$"
-ORIGIN = {"type": ["string", "null"], "enum": ["auto", "human", None]}
+# For the hand-written parts (parameters, request bodies): the shapes' own patterns.
+ID = {"type": "string", "pattern": s.ID_PATTERN}
+SPEAKER = s.SPEAKER
 
 # What `/app/` answers, by component name (the document's `$ref`s). A shape nested in
 # these and not named here is the component of its class name without `Body`.

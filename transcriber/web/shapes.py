@@ -65,7 +65,8 @@ class Doc:
 FORBID: Any = {"extra": "forbid"}
 
 Time = Annotated[str, Doc(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")]
-Id = Annotated[str, Doc(pattern="^[0-7][0-9a-hjkmnp-tv-z]{25}$")]
+ID_PATTERN = "^[0-7][0-9a-hjkmnp-tv-z]{25}$"
+Id = Annotated[str, Doc(pattern=ID_PATTERN)]
 SPEAKER = "^S[1-9][0-9]?$"
 Origin = Annotated[str | None, Doc(enum=["auto", "human", None])]
 Count = Annotated[int, Doc(minimum=0)]

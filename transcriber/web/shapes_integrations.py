@@ -12,6 +12,7 @@ from typing_extensions import TypedDict
 from transcriber.tokens import NAME_MAX
 from transcriber.web.shapes import (
     FORBID,
+    ID_PATTERN,
     Count,
     Doc,
     Id,
@@ -97,7 +98,7 @@ class WebhookPayloadBody:
 
     __pydantic_config__ = FORBID
     id: Annotated[str, Doc(f"The delivery id, also in {DELIVERY_HEADER}: the same on "
-                           "every retry", pattern="^[0-7][0-9a-hjkmnp-tv-z]{25}$")]
+                           "every retry", pattern=ID_PATTERN)]
     event: Event
     created_at: Annotated[Time, Doc("When the event happened")]
     record: WebhookRecordBody
