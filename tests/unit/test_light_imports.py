@@ -16,7 +16,7 @@ from pathlib import Path
 
 # Each loads in tens to hundreds of milliseconds, and none is needed to count records.
 HEAVY = ("asyncpg", "numpy", "faster_whisper", "ctranslate2", "onnxruntime", "aiogram",
-         "aiobotocore", "botocore", "jsonschema", "Stemmer", "tqdm", "av",
+         "aiobotocore", "botocore", "jsonschema", "Stemmer", "tqdm", "av", "pydantic",
          "transcriber.domain.voices", "transcriber.db.postgres.connection",
          "transcriber.domain.transcripts", "transcriber.providers", "transcriber.pipeline",
          "transcriber.service", "transcriber.web", "transcriber.bot")
@@ -58,3 +58,26 @@ def test_the_probe_sees_a_heavy_import(tmp_path: Path) -> None:
                           text=True, timeout=120, check=True)
     modules = set(json.loads(done.stdout.strip().splitlines()[-1]))
     assert {"numpy", "transcriber.domain.voices"} <= modules
+
+
+_DOCUMENT_PROBE = textwrap.dedent("""
+    import json, sys
+    import transcriber.service.app
+    from transcriber.settings import ServerSettings
+    from transcriber.web.openapi import openapi_document
+    before = "pydantic" in sys.modules
+    document = openapi_document(ServerSettings())
+    print(json.dumps({"before": before, "after": "pydantic" in sys.modules,
+                      "card": "Card" in document["components"]["schemas"]}))
+""")
+
+
+def test_the_schema_library_loads_only_when_the_openapi_document_is_built() -> None:
+    """The service's app and every route load without pydantic (web/shapes.py declares
+    the response shapes without it); building the document loads it: the probe sees it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSCRIBER_")}
+    done = subprocess.run([sys.executable, "-c", _DOCUMENT_PROBE], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "before": False, "after": True, "card": True}

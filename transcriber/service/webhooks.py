@@ -25,6 +25,7 @@ from transcriber.providers.webhook_http import HttpWebhookTransport, resolves_wi
 from transcriber.service.webhook_delivery import WebhookDelivery
 from transcriber.web import keys
 from transcriber.web.archive import card_of
+from transcriber.web.shapes import plain
 
 log = structlog.get_logger(__name__)
 
@@ -49,7 +50,8 @@ async def webhooks_ctx(app: web.Application) -> AsyncIterator[None]:
     transport = app[keys.WEBHOOK_TRANSPORT]
 
     async def card(record_id: str, owner_id: str) -> dict[str, Any] | None:
-        return await card_of(app, record_id, owner_id)
+        found = await card_of(app, record_id, owner_id)
+        return None if found is None else plain(found)
 
     app[DELIVERY] = WebhookDelivery(writer=app[keys.WRITER], readers=app[keys.READERS],
                                     clock=app[keys.CLOCK], transport=transport,

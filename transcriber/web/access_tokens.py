@@ -34,6 +34,8 @@ from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
 from transcriber.web.ratelimit import TOKEN_CREATIONS
 from transcriber.web.responses import json_response
+from transcriber.web.shapes import Items
+from transcriber.web.shapes_integrations import NewTokenBody, TokenBody
 
 log = structlog.get_logger(__name__)
 
@@ -71,7 +73,7 @@ def parse_token_request(data: object) -> TokenRequest:
     return TokenRequest(name=name.strip(), scope=scope, expires_days=days)
 
 
-def token_view(info: TokenInfo) -> dict[str, Any]:
+def token_fields(info: TokenInfo) -> dict[str, Any]:
     return {"id": info.id, "name": info.name, "scope": info.scope,
             "created_at": info.created_at, "expires_at": info.expires_at,
             "last_used_at": info.last_used_at}
@@ -85,7 +87,7 @@ def _by_the_person(request: web.Request, what: str) -> None:
 
 async def list_tokens(request: web.Request) -> web.Response:
     found = await reads.tokens.of_user(request.app[keys.READERS], user_id=current_user(request).id)
-    return json_response({"items": [token_view(info) for info in found]})
+    return json_response(Items(items=[TokenBody(**token_fields(info)) for info in found]))
 
 
 async def create_token(request: web.Request) -> web.Response:
@@ -113,7 +115,7 @@ async def create_token(request: web.Request) -> web.Response:
                                         "first") from None
     log.info("token_created", token_id=info.id, user_id=owner.id, scope=info.scope)
     # Shown once: `Cache-Control: no-store` like every private answer (`web.private`).
-    return json_response({**token_view(info), "token": made.text}, status=201)
+    return json_response(NewTokenBody(**token_fields(info), token=made.text), status=201)
 
 
 async def revoke_token(request: web.Request) -> web.Response:

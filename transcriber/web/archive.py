@@ -41,6 +41,14 @@ from transcriber.web.paging import (
 )
 from transcriber.web.ratelimit import poll_after_ms
 from transcriber.web.responses import json_response
+from transcriber.web.shapes import (
+    CardBody,
+    MatchListBody,
+    Page,
+    RecordBody,
+    SearchResultBody,
+    UserBody,
+)
 from transcriber.web.texts import language_of
 from transcriber.web.views import record_card, record_summary
 
@@ -60,8 +68,8 @@ def record_id_of(request: web.Request) -> str:
 
 async def me(request: web.Request) -> web.Response:
     user = current_user(request)
-    return json_response({"id": user.id, "login": user.login, "name": user.name,
-                          "email": user.email, "created_at": user.created_at})
+    return json_response(UserBody(id=user.id, login=user.login, name=user.name,
+                                  email=user.email, created_at=user.created_at))
 
 
 async def list_records(request: web.Request) -> web.Response:
@@ -101,16 +109,16 @@ async def list_records(request: web.Request) -> web.Response:
             SearchAfter(score=hits[limit - 1].score, id=last.id) if query
             else PageAfter(created_at=last.created_at, id=last.id)
         )
-    items = [record_summary(record, progress=await _progress(request, record))
-             for record in page[:limit]]
+    items: list[SearchResultBody | RecordBody] = [
+        record_summary(record, progress=await _progress(request, record))
+        for record in page[:limit]]
     if parsed is not None:
-        found = await _matches(request, [item["id"] for item in items], parsed,
+        found = await _matches(request, [item.id for item in items], parsed,
                                limit=RESULT_MATCHES)
-        for item, one in zip(items, found, strict=True):
-            item["matches"] = one.matches
-            if one.partial:
-                item["matches_partial"] = True
-    return json_response({"items": items, "next_cursor": next_cursor})
+        items = [SearchResultBody.of(item, matches=one.matches,
+                                     partial=one.partial)
+                 for item, one in zip(items, found, strict=True)]
+    return json_response(Page(items=items, next_cursor=next_cursor))
 
 
 async def _matches(request: web.Request, record_ids: Sequence[str], query: Query, *,
@@ -135,7 +143,8 @@ async def find_in_transcript(request: web.Request) -> web.Response:
         raise not_found()
     parsed = parse_query(request.query.get("q", "").strip(), language=language_of(request))
     (found,) = await _matches(request, [record_id], parsed, limit=FIND_MATCHES)
-    return json_response({"matches": found.matches, "partial": found.partial})
+    return json_response(MatchListBody(matches=found.matches,
+                                       partial=found.partial))
 
 
 async def _progress(request: web.Request, record: OnItsWay) -> dict[str, Any] | None:
@@ -163,14 +172,14 @@ async def card(request: web.Request) -> web.Response:
     return json_response(await card_body(request, record_id))
 
 
-async def card_body(request: web.Request, record_id: str) -> dict[str, Any]:
+async def card_body(request: web.Request, record_id: str) -> CardBody:
     card = await card_of(request.app, record_id, current_user(request).id)
     if card is None:
         raise not_found()
     return card
 
 
-async def card_of(app: web.Application, record_id: str, owner_id: str) -> dict[str, Any] | None:
+async def card_of(app: web.Application, record_id: str, owner_id: str) -> CardBody | None:
     """The owner's record card as `GET /app/audiorecords/{id}` answers it (None: no
     such record of theirs); webhook deliveries send it too."""
     readers = app[keys.READERS]

@@ -33,6 +33,7 @@ from transcriber.web.jsonbody import read_json
 from transcriber.web.language import check_language
 from transcriber.web.paging import decode_topic_cursor, encode_topic_cursor, parse_limit
 from transcriber.web.responses import json_response
+from transcriber.web.shapes import Page, TopicBody
 
 log = structlog.get_logger(__name__)
 
@@ -261,8 +262,8 @@ async def list_topics(request: web.Request) -> web.Response:
                                             limit=limit + 1, after_name=after_name)
     page = topics[:limit]
     next_cursor = encode_topic_cursor(page[-1].name) if len(topics) > limit else None
-    return json_response({"items": [{"name": t.name, "records": t.records} for t in page],
-                          "next_cursor": next_cursor})
+    return json_response(Page(items=[TopicBody(name=t.name, records=t.records) for t in page],
+                              next_cursor=next_cursor))
 
 
 async def retranscribe(request: web.Request) -> web.Response:

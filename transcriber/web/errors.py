@@ -23,12 +23,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 
-import orjson
 import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from transcriber.core.errors import WriterUnavailable
+from transcriber.web.shapes import ErrorBody, ErrorDetail, to_json
+from transcriber.web.shapes_integrations import OpenAIErrorBody, OpenAIErrorDetail
 
 log = structlog.get_logger(__name__)
 
@@ -90,17 +91,18 @@ class ApiError(Exception):
 def error_response(
     status: int, code: str, message: str, headers: Mapping[str, str] | None = None
 ) -> web.Response:
-    body = orjson.dumps({"error": {"code": code, "message": message}})
+    body = to_json(ErrorBody(error=ErrorDetail(code=code, message=message)))
     return web.Response(body=body, status=status, content_type="application/json",
                         headers=headers)
 
 
 def openai_error_body(status: int, code: str, message: str, *, param: str | None = None,
-                      details: Mapping[str, str] | None = None) -> dict[str, object]:
+                      record_id: str | None = None) -> OpenAIErrorBody:
     """Pure: an error as OpenAI's API words it (its clients read `type` and `code`)."""
     kind = "server_error" if status >= 500 else "invalid_request_error"
-    return {"error": {"message": message, "type": kind, "param": param,
-                      "code": _OPENAI_CODES.get(code, code), **(details or {})}}
+    return OpenAIErrorBody(error=OpenAIErrorDetail(
+        message=message, type=kind, param=param, code=_OPENAI_CODES.get(code, code),
+        record_id=record_id))
 
 
 def answer_for(request: web.BaseRequest, status: int, code: str, message: str, *,
@@ -109,7 +111,8 @@ def answer_for(request: web.BaseRequest, status: int, code: str, message: str, *
     """The error in the shape of the request's API (`/v1/`: OpenAI's)."""
     if not request.path.startswith(OPENAI_PREFIX):
         return error_response(status, code, message, headers)
-    body = orjson.dumps(openai_error_body(status, code, message, param=param, details=details))
+    body = to_json(openai_error_body(status, code, message, param=param,
+                                     record_id=(details or {}).get("record_id")))
     return web.Response(body=body, status=status, content_type="application/json",
                         headers=headers)
 

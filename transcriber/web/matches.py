@@ -23,11 +23,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from transcriber.domain import transcripts
 from transcriber.domain.search import Marks, Query, marks
 from transcriber.ports import Utterance
+from transcriber.web.shapes import MatchBody
 
 RESULT_MATCHES = 3
 FIND_MATCHES = 1000
@@ -54,7 +54,7 @@ def _snippet(text: str, found: Marks) -> tuple[str, list[list[int]]]:
 class FoundMatches:
     """One transcript's matches, as a worker sends them back."""
 
-    matches: list[dict[str, Any]]
+    matches: list[MatchBody]
     partial: bool = False
     """The budget ran out before the transcript was read whole."""
     unreadable: bool = False
@@ -87,7 +87,7 @@ def structure_matches(contents: Sequence[str | bytes | None], query: Query, *, l
 def utterance_matches(utterances: Sequence[Utterance], query: Query, *, limit: int,
                       deadline: float = float("inf"),
                       clock: Callable[[], float] = time.process_time,
-                      ) -> tuple[list[dict[str, Any]], bool]:
+                      ) -> tuple[list[MatchBody], bool]:
     """The utterances holding the query's words: those holding the most of its terms
     first when there are more than `limit`, then given in time order; and whether the
     scan stopped at `deadline` (of `clock`) before the last utterance. The scan stops at
@@ -109,11 +109,11 @@ def utterance_matches(utterances: Sequence[Utterance], query: Query, *, limit: i
     if len(found) > limit:
         found = sorted(found, key=lambda entry: (-entry[0], entry[1]))[:limit]
         found.sort(key=lambda entry: entry[1])
-    answer = []
+    answer: list[MatchBody] = []
     for _, index, held in found:
         utterance = utterances[index]
         snippet, spans = _snippet(utterance.text, held)
-        answer.append({"utterance_index": index, "start_ms": utterance.start_ms,
-                       "end_ms": utterance.end_ms, "speaker": utterance.speaker,
-                       "snippet": snippet, "marks": spans})
+        answer.append(MatchBody(utterance_index=index, start_ms=utterance.start_ms,
+                                end_ms=utterance.end_ms, speaker=utterance.speaker,
+                                snippet=snippet, marks=spans))
     return answer, partial

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import unquote
 
 import structlog
@@ -55,6 +55,7 @@ from transcriber.web.openai_shapes import (
     transcription_body,
 )
 from transcriber.web.responses import json_response
+from transcriber.web.shapes_integrations import ModelBody, ModelListBody
 from transcriber.web.upload import (
     FILE_FIELD,
     check_before_the_body,
@@ -276,12 +277,12 @@ async def _answer(request: web.Request, record_id: str, owner: User,
     # Cutting subtitle cues takes ~0.25 s an hour of speech (docs/recognition.md): a thread.
     content_type, body = await asyncio.to_thread(transcription_body, done, wanted)
     headers = {"X-Transcriber-Record": record_id}
-    if isinstance(body, dict):
+    if not isinstance(body, str):
         return json_response(body, headers=headers)
     return web.Response(text=body, content_type=content_type, charset="utf-8", headers=headers)
 
 
-def _model(app: web.Application) -> dict[str, Any]:
+def _model(app: web.Application) -> ModelBody:
     recognizer = app.get(keys.RECOGNIZER)
     provider = active_provider(app)
     return model_entry(recognizer.model if recognizer is not None else provider,
@@ -290,13 +291,13 @@ def _model(app: web.Application) -> dict[str, Any]:
 
 async def list_models(request: web.Request) -> web.Response:
     token_owner(request)
-    return json_response({"object": "list", "data": [_model(request.app)]})
+    return json_response(ModelListBody(object="list", data=[_model(request.app)]))
 
 
 async def get_model(request: web.Request) -> web.Response:
     token_owner(request)
     model = _model(request.app)
-    if request.match_info["model"] != model["id"]:
+    if request.match_info["model"] != model.id:
         raise ApiError(404, "model_not_found", "no such model; GET /v1/models lists the one "
                                                "this service runs (any name is accepted by "
                                                "/v1/audio/transcriptions)", param="model")

@@ -24,6 +24,14 @@ from transcriber.domain.languages import language_name
 from transcriber.domain.transcript_formats import TranscriptFormat
 from transcriber.ports import Utterance
 from transcriber.web.errors import ApiError
+from transcriber.web.shapes import QualityBody
+from transcriber.web.shapes_integrations import (
+    ModelBody,
+    TranscriptionBody,
+    TranscriptionSegmentBody,
+    TranscriptionVerboseBody,
+    TranscriptionWordBody,
+)
 
 ResponseFormat = Literal["json", "text", "srt", "vtt", "verbose_json"]
 RESPONSE_FORMATS: tuple[ResponseFormat, ...] = get_args(ResponseFormat)
@@ -101,36 +109,36 @@ def plain(utterances: Sequence[Utterance]) -> str:
     return " ".join(transcripts.one_line(u.text).strip() for u in utterances if u.text.strip())
 
 
-def segment(index: int, utterance: Utterance) -> dict[str, Any]:
-    return {"id": index, "seek": 0, "start": utterance.start_ms / 1000,
-            "end": utterance.end_ms / 1000, "text": transcripts.one_line(utterance.text),
-            "tokens": [], "temperature": 0.0, "avg_logprob": 0.0, "compression_ratio": 0.0,
-            "no_speech_prob": 0.0}
+def segment(index: int, utterance: Utterance) -> TranscriptionSegmentBody:
+    return TranscriptionSegmentBody(
+        id=index, seek=0, start=utterance.start_ms / 1000, end=utterance.end_ms / 1000,
+        text=transcripts.one_line(utterance.text), tokens=[], temperature=0.0,
+        avg_logprob=0.0, compression_ratio=0.0, no_speech_prob=0.0)
 
 
-def verbose(done: Transcribed, granularities: Sequence[Granularity]) -> dict[str, Any]:
+def verbose(done: Transcribed, granularities: Sequence[Granularity]) -> TranscriptionVerboseBody:
     """`verbose_json`: segments always, `words` when word times are asked for, `quality`."""
-    body: dict[str, Any] = {
-        "task": "transcribe",
-        "language": language_name(done.language) if done.language else "",
-        "duration": done.duration_ms / 1000,
-        "text": plain(done.utterances),
-    }
-    # Always: the segments are the archive's own utterances; OpenAI adds them by default.
-    body["segments"] = [segment(i, u) for i, u in enumerate(done.utterances)]
-    if "word" in granularities:
-        body["words"] = [{"word": w.text, "start": w.start_ms / 1000, "end": w.end_ms / 1000}
-                         for u in done.utterances for w in u.words]
-    body["quality"] = None if done.quality is None else dict(done.quality)
-    return body
+    return TranscriptionVerboseBody(
+        task="transcribe",
+        language=language_name(done.language) if done.language else "",
+        duration=done.duration_ms / 1000,
+        text=plain(done.utterances),
+        # Always: the segments are the archive's own utterances; OpenAI adds them by default.
+        segments=[segment(i, u) for i, u in enumerate(done.utterances)],
+        words=[TranscriptionWordBody(word=w.text, start=w.start_ms / 1000,
+                                     end=w.end_ms / 1000)
+               for u in done.utterances for w in u.words] if "word" in granularities else None,
+        quality=None if done.quality is None else QualityBody.of(done.quality),
+    )
 
 
-def transcription_body(done: Transcribed,
-                       request: TranscriptionRequest) -> tuple[str, dict[str, Any] | str]:
-    """The answer's content type and body (a JSON object, or text as OpenAI sends it)."""
+def transcription_body(
+    done: Transcribed, request: TranscriptionRequest,
+) -> tuple[str, TranscriptionBody | TranscriptionVerboseBody | str]:
+    """The answer's content type and body (a JSON shape, or text as OpenAI sends it)."""
     fmt = request.response_format
     if fmt == "json":
-        return "application/json", {"text": plain(done.utterances)}
+        return "application/json", TranscriptionBody(text=plain(done.utterances))
     if fmt == "verbose_json":
         return "application/json", verbose(done, request.granularities)
     if fmt == "text":
@@ -140,5 +148,5 @@ def transcription_body(done: Transcribed,
     return "text/plain", transcripts.render(done.utterances, export, done.speaker_names)
 
 
-def model_entry(model_id: str, *, created: int, owned_by: str) -> dict[str, Any]:
-    return {"id": model_id, "object": "model", "created": created, "owned_by": owned_by}
+def model_entry(model_id: str, *, created: int, owned_by: str) -> ModelBody:
+    return ModelBody(id=model_id, object="model", created=created, owned_by=owned_by)

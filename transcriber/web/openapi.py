@@ -1,7 +1,10 @@
 """The OpenAPI 3.1 description of `/app/` and `/v1/`, served at `GET /app/openapi.json`.
 
-Written by hand next to the routes it describes; a test validates real
-responses against it and a schemathesis run fuzzes the routes from it.
+The paths (parameters, statuses, request bodies) are written here next to the
+routes they describe; the schemas of the answers are generated from the
+response shapes the routes return (`web.shapes`, `openapi_schemas`). A test
+validates real responses against it and a schemathesis run fuzzes the routes
+from it.
 Limits in it (page size) come from the running settings.
 """
 
@@ -23,7 +26,7 @@ from transcriber.web.openapi_integrations import SCHEMAS as INTEGRATION_SCHEMAS
 from transcriber.web.openapi_schemas import (
     COMMON_RESPONSES,
     JSON,
-    SCHEMAS,
+    component_schemas,
     error_doc,
     json_doc,
     ref,
@@ -276,7 +279,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "transcriber archive API", "version": "1"},
         "components": {
-            "schemas": {**SCHEMAS, **WEBHOOK_SCHEMAS, **INTEGRATION_SCHEMAS},
+            "schemas": {**component_schemas(), **WEBHOOK_SCHEMAS, **INTEGRATION_SCHEMAS},
             "securitySchemes": SECURITY_SCHEMES,
         },
         "security": APP_SECURITY,

@@ -13,11 +13,8 @@ from transcriber.domain.tokens import EXPIRES_DAYS_MAX, NAME_MAX
 from transcriber.web.openai_shapes import GRANULARITIES, RESPONSE_FORMATS
 from transcriber.web.openapi_schemas import (
     COMMON_RESPONSES,
-    ID,
     JSON,
-    TIME,
     error_doc,
-    nullable,
     ref,
 )
 
@@ -39,28 +36,8 @@ SECURITY_SCHEMES: dict[str, Any] = {
 APP_SECURITY: list[dict[str, list[str]]] = [{"remoteUser": []}, {"bearerToken": []}]
 BEARER_ONLY: list[dict[str, list[str]]] = [{"bearerToken": []}]
 
-_TOKEN_FIELDS: dict[str, Any] = {
-    "id": ID, "name": {"type": "string", "maxLength": NAME_MAX},
-    "scope": {"type": "string", "enum": ["read", "write"]},
-    "created_at": TIME, "expires_at": nullable(TIME), "last_used_at": nullable(TIME),
-}
-
+# The request body (the answers' schemas are generated: `shapes_integrations`).
 SCHEMAS: dict[str, Any] = {
-    "Token": {
-        "type": "object", "required": list(_TOKEN_FIELDS), "additionalProperties": False,
-        "properties": _TOKEN_FIELDS,
-    },
-    "NewToken": {
-        "type": "object", "required": [*_TOKEN_FIELDS, "token"],
-        "additionalProperties": False,
-        "properties": {**_TOKEN_FIELDS, "token": {
-            "type": "string", "pattern": "^tx_[A-Za-z0-9_-]{43}$",
-            "description": "Shown this once; only its hash is kept"}},
-    },
-    "TokenList": {
-        "type": "object", "required": ["items"], "additionalProperties": False,
-        "properties": {"items": {"type": "array", "items": ref("Token")}},
-    },
     "TokenRequest": {
         "type": "object", "additionalProperties": False,
         "properties": {
@@ -69,73 +46,6 @@ SCHEMAS: dict[str, Any] = {
             "expires_days": {"anyOf": [{"type": "integer", "minimum": 1,
                                         "maximum": EXPIRES_DAYS_MAX}, {"type": "null"}]},
         },
-    },
-    "OpenAIError": {
-        "type": "object", "required": ["error"], "additionalProperties": False,
-        "properties": {"error": {
-            "type": "object", "required": ["message", "type", "param", "code"],
-            "properties": {
-                "message": {"type": "string"},
-                "type": {"type": "string", "enum": ["invalid_request_error", "server_error"]},
-                "param": {"type": ["string", "null"]},
-                "code": {"type": ["string", "null"]},
-                "record_id": {**ID, "description": "504, or a halt: the record, which stays"},
-            },
-        }},
-    },
-    "Transcription": {
-        "type": "object", "required": ["text"], "additionalProperties": False,
-        "properties": {"text": {"type": "string"}},
-    },
-    "TranscriptionVerbose": {
-        "type": "object", "required": ["task", "language", "duration", "text", "segments"],
-        "additionalProperties": False,
-        "properties": {
-            "task": {"const": "transcribe"},
-            "language": {"type": "string",
-                         "description": "Whisper's English name of the language (english)"},
-            "duration": {"type": "number", "minimum": 0},
-            "text": {"type": "string"},
-            "segments": {"type": "array", "items": ref("TranscriptionSegment")},
-            "words": {"type": "array", "items": ref("TranscriptionWord"),
-                      "description": "Asked for with timestamp_granularities[]=word: the "
-                                     "recognizer's words as stored (empty for a record "
-                                     "recognized without them, or lines corrected since)"},
-            "quality": {"anyOf": [ref("Quality"), {"type": "null"}],
-                        "description": "The transcript's quality report (docs/api.md); "
-                                       "null: none was made"},
-        },
-    },
-    "TranscriptionWord": {
-        "type": "object", "required": ["word", "start", "end"], "additionalProperties": False,
-        "properties": {"word": {"type": "string"},
-                       "start": {"type": "number", "minimum": 0},
-                       "end": {"type": "number", "minimum": 0}},
-    },
-    "TranscriptionSegment": {
-        "type": "object", "additionalProperties": False,
-        "required": ["id", "seek", "start", "end", "text", "tokens", "temperature",
-                     "avg_logprob", "compression_ratio", "no_speech_prob"],
-        "description": "An utterance of the transcript; what the archive does not know is 0 "
-                       "or empty (docs/api.md)",
-        "properties": {
-            "id": {"type": "integer", "minimum": 0}, "seek": {"const": 0},
-            "start": {"type": "number", "minimum": 0}, "end": {"type": "number", "minimum": 0},
-            "text": {"type": "string"}, "tokens": {"type": "array", "maxItems": 0},
-            "temperature": {"type": "number"}, "avg_logprob": {"type": "number"},
-            "compression_ratio": {"type": "number"}, "no_speech_prob": {"type": "number"},
-        },
-    },
-    "Model": {
-        "type": "object", "required": ["id", "object", "created", "owned_by"],
-        "additionalProperties": False,
-        "properties": {"id": {"type": "string"}, "object": {"const": "model"},
-                       "created": {"type": "integer"}, "owned_by": {"type": "string"}},
-    },
-    "ModelList": {
-        "type": "object", "required": ["object", "data"], "additionalProperties": False,
-        "properties": {"object": {"const": "list"},
-                       "data": {"type": "array", "items": ref("Model")}},
     },
 }
 

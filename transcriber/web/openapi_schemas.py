@@ -1,11 +1,19 @@
-"""The components of the OpenAPI document: the schemas of what `/app/` answers and takes."""
+"""The components of the OpenAPI document: the schemas of what `/app/` answers, generated
+from the response types (`web.shapes`), and of the request bodies it takes.
+
+pydantic writes the JSON Schema of each shape (`TypeAdapter` reads stdlib
+dataclasses, so the shapes stay plain dataclasses that orjson writes); it is
+imported here only when `component_schemas` runs, i.e. when the document is
+built, so the service's start-up never loads it (docs/api.md, "Shapes").
+"""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from transcriber.domain.quality import REASONS, VERDICTS
-from transcriber.domain.stages import HaltReason, Stage
+from transcriber.web import shapes as s
+from transcriber.web import shapes_integrations as i
 
 
 def ref(name: str) -> dict[str, str]:
@@ -34,144 +42,39 @@ COMMON_RESPONSES = {
 }
 
 
-def nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"anyOf": [schema, {"type": "null"}]}
+# For the hand-written parts (parameters, request bodies): the shapes' own patterns.
+ID = {"type": "string", "pattern": s.ID_PATTERN}
+SPEAKER = s.SPEAKER
 
+# What `/app/` answers, by component name (the document's `$ref`s). A shape nested in
+# these and not named here is the component of its class name without `Body`.
+RESPONSES: tuple[tuple[str, Any], ...] = (
+    ("Error", s.ErrorBody), ("User", s.UserBody), ("Halt", s.HaltBody),
+    ("Progress", s.ProgressBody), ("Record", s.RecordBody), ("Quality", s.QualityBody),
+    ("Word", s.WordBody), ("Described", s.DescribedBody), ("Topic", s.TopicBody),
+    ("TopicList", s.Page[s.TopicBody]),
+    ("RecordPage", s.Page[s.SearchResultBody | s.RecordBody]),
+    ("SearchResult", s.SearchResultBody), ("Match", s.MatchBody),
+    ("MatchList", s.MatchListBody), ("FileCopy", s.FileCopyBody),
+    ("Utterance", s.UtteranceBody), ("Speaker", s.SpeakerBody),
+    ("Suggestion", s.SuggestionBody), ("Voice", s.VoiceBody),
+    ("VoiceList", s.Items[s.VoiceBody]), ("TimelineEvent", s.TimelineEventBody),
+    ("Card", s.CardBody),
+    ("Webhook", i.WebhookBody), ("WebhookCreated", i.WebhookCreatedBody),
+    ("WebhookList", s.Items[i.WebhookBody]), ("Delivery", i.DeliveryBody),
+    ("DeliveryList", i.DeliveryListBody), ("WebhookPayload", i.WebhookPayloadBody),
+    ("Token", i.TokenBody), ("NewToken", i.NewTokenBody),
+    ("TokenList", s.Items[i.TokenBody]), ("OpenAIError", i.OpenAIErrorBody),
+    ("Transcription", i.TranscriptionBody),
+    ("TranscriptionVerbose", i.TranscriptionVerboseBody),
+    ("TranscriptionWord", i.TranscriptionWordBody),
+    ("TranscriptionSegment", i.TranscriptionSegmentBody),
+    ("Model", i.ModelBody), ("ModelList", i.ModelListBody),
+)
 
-TIME = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"}
-ID = {"type": "string", "pattern": "^[0-7][0-9a-hjkmnp-tv-z]{25}$"}
-SPEAKER = "^S[1-9][0-9]?$"
-ORIGIN = {"type": ["string", "null"], "enum": ["auto", "human", None]}
-
-# The transcript's quality report (transcriber.domain.quality; docs/recognition.md).
-QUALITY: dict[str, Any] = {
-    "type": "object",
-    "required": ["verdict", "reasons", "speech_seconds", "unclear_seconds", "unclear_spans",
-                 "repeats_removed", "low_confidence_share"],
-    "additionalProperties": False,
-    "description": "How much of the speech the recognizer heard, made when the transcript "
-                   "was stored (a correction keeps it: it is the recognizer's report)",
-    "properties": {
-        "verdict": {"type": "string", "enum": list(VERDICTS)},
-        "reasons": {"type": "array", "items": {"type": "string", "enum": list(REASONS)}},
-        "speech_seconds": {"type": "number", "minimum": 0},
-        "unclear_seconds": {"type": "number", "minimum": 0},
-        "unclear_spans": {"type": "array", "items": {
-            "type": "object", "required": ["start_ms", "end_ms"],
-            "additionalProperties": False,
-            "properties": {"start_ms": {"type": "integer", "minimum": 0},
-                           "end_ms": {"type": "integer", "minimum": 0}}}},
-        "repeats_removed": {"type": "integer", "minimum": 0},
-        "low_confidence_share": {"type": ["number", "null"], "minimum": 0, "maximum": 1,
-                                 "description": "Share of the words below the "
-                                                "confidence threshold; null when the "
-                                                "recognizer gave no word confidence"},
-    },
-}
-
-SCHEMAS: dict[str, Any] = {
-    "Error": {
-        "type": "object",
-        "required": ["error"],
-        "additionalProperties": False,
-        "properties": {"error": {
-            "type": "object", "required": ["code", "message"], "additionalProperties": False,
-            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
-        }},
-    },
-    "User": {
-        "type": "object",
-        "required": ["id", "login", "name", "email", "created_at"],
-        "additionalProperties": False,
-        "properties": {"id": ID, "login": {"type": "string", "maxLength": 255},
-                       "name": {"type": "string", "maxLength": 255},
-                       "email": {"type": "string"}, "created_at": TIME},
-    },
-    "Halt": {
-        "type": "object",
-        "required": ["at", "reason", "message"],
-        "additionalProperties": False,
-        "properties": {
-            "at": TIME,
-            "reason": {"type": "string", "enum": [r.value for r in HaltReason]},
-            "message": {"type": ["string", "null"]},
-        },
-    },
-    "Progress": {
-        "type": "object",
-        "required": ["stage", "done", "total", "fraction", "eta_seconds"],
-        "additionalProperties": False,
-        "description": "How far a record on its way to a transcript is: waiting in "
-                       "the queue, normalized or recognized; parts of the recognition "
-                       "saved, the whole way as a fraction (a running part's share "
-                       "estimated from the time since it started), and the seconds left "
-                       "until the recognition is done at the speed this host measured "
-                       "(before any measurement, the recognizer's warm-up figure).",
-        "properties": {
-            "stage": {"type": "string", "enum": ["queue", "normalize", "recognize"]},
-            "done": {"type": "integer", "minimum": 0},
-            "total": {"type": "integer", "minimum": 1},
-            "fraction": {"type": "number", "minimum": 0, "maximum": 1},
-            "eta_seconds": {"type": ["integer", "null"], "minimum": 0},
-        },
-    },
-    "Record": {
-        "type": "object",
-        "required": ["id", "title", "original_filename", "source", "stage", "halt",
-                     "duration_ms", "size_bytes", "created_at", "updated_at", "progress",
-                     "described"],
-        "properties": {
-            "id": ID,
-            "title": {"type": "string"},
-            "original_filename": {"type": "string", "maxLength": 255},
-            "source": {"type": "string", "enum": ["http", "telegram"]},
-            "stage": {"type": "string", "enum": [s.value for s in Stage]},
-            "halt": nullable(ref("Halt")),
-            "progress": nullable(ref("Progress")),
-            "duration_ms": {"type": "integer", "minimum": 0},
-            "size_bytes": {"type": "integer", "minimum": 0},
-            "created_at": TIME,
-            "updated_at": TIME,
-            "brief": {"type": "string", "maxLength": 2000},
-            "topics": {"type": "array", "maxItems": 5,
-                       "items": {"type": "string", "minLength": 1, "maxLength": 64}},
-            "described": ref("Described"),
-            "quality_verdict": {"type": ["string", "null"],
-                                "enum": [*VERDICTS, None],
-                                "description": "The transcript's quality verdict (the "
-                                               "list's mark); null: no report"},
-        },
-    },
-    "Quality": QUALITY,
-    "Word": {
-        "type": "object",
-        "required": ["start_ms", "end_ms", "text", "probability"],
-        "additionalProperties": False,
-        "properties": {"start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
-                       "text": {"type": "string"},
-                       "probability": {"type": ["number", "null"], "minimum": 0,
-                                       "maximum": 1,
-                                       "description": "The recognizer's confidence; "
-                                                      "null when it gave none"}},
-    },
-    "Described": {
-        "type": "object",
-        "required": ["title", "brief", "topics", "by", "state"],
-        "additionalProperties": False,
-        "description": "Who wrote the title, brief and topics: `auto` (the describer), "
-                       "`human` (a person set or cleared it; the describer never writes it "
-                       "again), null (nobody yet)",
-        "properties": {
-            "title": ORIGIN, "brief": ORIGIN, "topics": ORIGIN,
-            "by": {"type": ["string", "null"],
-                   "description": "The describer of the automatic fields: `extractive` or "
-                                  "`openai:<model>`; null when none was written"},
-            "state": {"type": ["string", "null"], "enum": ["pending", "done", "failed", None],
-                      "description": "The description's job: written after the record is "
-                                     "`done` (and again after a re-transcription), never "
-                                     "holding the record back; null when none was asked for"},
-        },
-    },
+# What `/app/` takes: request bodies, written as JSON Schema (a route reads them with
+# its own checks; `jsonbody.read_json`).
+REQUESTS: dict[str, Any] = {
     "RecordEdit": {
         "type": "object",
         "additionalProperties": False,
@@ -211,178 +114,59 @@ SCHEMAS: dict[str, Any] = {
             }},
         },
     },
-    "Topic": {
-        "type": "object",
-        "required": ["name", "records"],
-        "additionalProperties": False,
-        "properties": {"name": {"type": "string"}, "records": {"type": "integer", "minimum": 0}},
-    },
-    "TopicList": {
-        "type": "object",
-        "required": ["items", "next_cursor"],
-        "additionalProperties": False,
-        "properties": {"items": {"type": "array", "items": ref("Topic")},
-                       "next_cursor": {"type": ["string", "null"]}},
-    },
-    "RecordPage": {
-        "type": "object",
-        "required": ["items", "next_cursor"],
-        "additionalProperties": False,
-        "properties": {"items": {"type": "array", "description": "Search results (with `q`) "
-                                 "are records with their `matches`",
-                                 "items": {"anyOf": [ref("SearchResult"), ref("Record")]}},
-                       "next_cursor": {"type": ["string", "null"]}},
-    },
-    "SearchResult": {
-        "allOf": [ref("Record"), {
-            "type": "object", "required": ["matches"],
-            "properties": {"matches": {
-                "type": "array", "maxItems": 3, "items": ref("Match"),
-                "description": "Up to 3 utterances holding the query's words (those holding "
-                               "the most terms), in time order; empty when only the title, "
-                               "brief, file name or speaker names matched"},
-                "matches_partial": {
-                    "type": "boolean", "const": True,
-                    "description": "Present when the matching's CPU budget ran out before "
-                                   "this record's transcript was read whole"}},
-        }],
-    },
-    "Match": {
-        "type": "object",
-        "required": ["utterance_index", "start_ms", "end_ms", "speaker", "snippet", "marks"],
-        "additionalProperties": False,
-        "properties": {
-            "utterance_index": {"type": "integer", "minimum": 0,
-                                "description": "The card's `utterances[].index`"},
-            "start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
-            "speaker": {"type": ["string", "null"], "pattern": SPEAKER},
-            "snippet": {"type": "string", "maxLength": 240,
-                        "description": "The utterance's text; a long one cut around its "
-                                       "first mark, with … at a cut end"},
-            "marks": {"type": "array", "description": "The matched words of the snippet: "
-                      "[start, end) in Unicode code points, in order",
-                      "items": {"type": "array", "minItems": 2, "maxItems": 2,
-                                "items": {"type": "integer", "minimum": 0}}},
-        },
-    },
-    "MatchList": {
-        "type": "object",
-        "required": ["matches", "partial"],
-        "additionalProperties": False,
-        "properties": {"matches": {"type": "array", "items": ref("Match")},
-                       "partial": {"type": "boolean",
-                                   "description": "The matching's CPU budget ran out "
-                                                  "before the transcript was read whole"}},
-    },
-    "FileCopy": {
-        "type": "object",
-        "required": ["size_bytes", "format", "duration_ms"],
-        "additionalProperties": False,
-        "properties": {"size_bytes": {"type": "integer", "minimum": 0},
-                       "format": {"type": "string"},
-                       "duration_ms": {"type": ["integer", "null"]}},
-    },
-    "Utterance": {
-        "type": "object",
-        "required": ["index", "start_ms", "end_ms", "channel", "speaker", "text"],
-        "additionalProperties": False,
-        "properties": {"index": {"type": "integer", "minimum": 0},
-                       "start_ms": {"type": "integer"}, "end_ms": {"type": "integer"},
-                       "channel": {"type": "integer"},
-                       "speaker": {"type": ["string", "null"], "pattern": SPEAKER,
-                                   "description": "S1, S2, … when speakers were told "
-                                                  "apart, else null"},
-                       "text": {"type": "string"},
-                       "words": {"type": "array", "items": ref("Word"),
-                                 "description": "The recognizer's words with their "
-                                                "confidence; empty when it gave none or "
-                                                "the line was corrected"}},
-    },
-    "Speaker": {
-        "type": "object",
-        "required": ["name", "talk_ms", "suggested"],
-        "additionalProperties": False,
-        "properties": {"name": {"type": "string", "maxLength": 64,
-                                "description": "The owner's name for the speaker; empty "
-                                               "when none"},
-                       "talk_ms": {"type": "integer", "minimum": 0},
-                       "suggested": nullable(ref("Suggestion"))},
-    },
-    "Suggestion": {
-        "type": "object",
-        "required": ["name", "profile_id", "similarity"],
-        "additionalProperties": False,
-        "description": "An unnamed speaker sounds like one of the owner's known voices: "
-                       "confirm it (it becomes the name) or reject it",
-        "properties": {"name": {"type": "string", "maxLength": 64},
-                       "profile_id": ID,
-                       "similarity": {"type": "number", "minimum": -1, "maximum": 1,
-                                      "description": "Cosine similarity of the voices"}},
-    },
-    "Voice": {
-        "type": "object",
-        "required": ["id", "name", "records", "talk_ms", "created_at", "updated_at"],
-        "additionalProperties": False,
-        "description": "One of the owner's known voices: its name and counts (never its "
-                       "embeddings)",
-        "properties": {"id": ID, "name": {"type": "string", "maxLength": 64},
-                       "records": {"type": "integer", "minimum": 0,
-                                   "description": "Records it was learned from"},
-                       "talk_ms": {"type": "integer", "minimum": 0,
-                                   "description": "Speech it was learned from"},
-                       "created_at": TIME, "updated_at": TIME},
-    },
-    "VoiceList": {
-        "type": "object", "required": ["items"], "additionalProperties": False,
-        "properties": {"items": {"type": "array", "items": ref("Voice")}},
-    },
-    "TimelineEvent": {
-        "type": "object",
-        "required": ["at", "origin", "step", "outcome", "duration_ms"],
-        "additionalProperties": False,
-        "properties": {
-            "at": TIME,
-            "origin": {"type": "string", "enum": ["pipeline", "human"]},
-            "step": {"type": "string"},
-            "outcome": {"type": "string", "enum": ["done", "failed", "halted", "resumed"]},
-            "duration_ms": {"type": ["integer", "null"]},
-        },
-    },
-    "Card": {
-        "allOf": [ref("Record"), {
-            "type": "object",
-            "required": ["files", "transcript", "utterances", "speakers", "timeline",
-                         "poll_after_ms", "revision", "language"],
-            "properties": {
-                "revision": {"type": "integer", "minimum": 0,
-                             "description": "The transcript's revision: send it back with "
-                                            "a correction"},
-                "language": {
-                    "type": "object", "required": ["requested", "detected"],
-                    "additionalProperties": False,
-                    "properties": {"requested": {"type": "string"},
-                                   "detected": {"type": ["string", "null"]}},
-                },
-                "files": {
-                    "type": "object", "required": ["original", "normalized"],
-                    "additionalProperties": False,
-                    "properties": {"original": nullable(ref("FileCopy")),
-                                   "normalized": nullable(ref("FileCopy"))},
-                },
-                "transcript": {"type": ["string", "null"]},
-                "quality": nullable(ref("Quality")),
-                "utterances": {"type": "array", "items": ref("Utterance")},
-                "speakers": {"type": "object", "additionalProperties": ref("Speaker"),
-                             "propertyNames": {"pattern": SPEAKER},
-                             "description": "Each speaker label of the utterances"},
-                "timeline": {"type": "array", "items": ref("TimelineEvent")},
-                "poll_after_ms": {
-                    "type": ["integer", "null"], "minimum": 1,
-                    "description": "Poll the card no sooner than this; null when the "
-                                   "record is done or halted and its description is not "
-                                   "pending (nothing changes by itself).",
-                },
-            },
-        }],
-    },
 }
+
+
+def generated_schemas(shapes: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """The JSON Schema of each shape and of every shape inside them, by component name."""
+    from pydantic import TypeAdapter  # noqa: PLC0415 - loaded when the document is built
+    from pydantic.json_schema import GenerateJsonSchema  # noqa: PLC0415
+
+    class Generate(GenerateJsonSchema):
+        # A property's title would only repeat its name; a shape's class name is not
+        # its component name.
+        def field_title_should_be_set(self, schema: Any) -> bool:
+            return False
+
+        # A field that may be absent says so by not being required, not by a default.
+        def default_schema(self, schema: Any) -> Any:
+            return self.generate_inner(schema["schema"])
+
+        def dataclass_schema(self, schema: Any) -> Any:
+            generated = super().dataclass_schema(schema)
+            generated.pop("title", None)
+            # A field left out when None (`shapes.to_json`) is never null.
+            for name in getattr(schema["cls"], "ABSENT_WHEN_NONE", ()):
+                field = generated["properties"][name]
+                others = [part for part in field.pop("anyOf") if part != {"type": "null"}]
+                generated["properties"][name] = {**others[0], **field}
+            return generated
+
+        def typed_dict_schema(self, schema: Any) -> Any:
+            generated = super().typed_dict_schema(schema)
+            generated.pop("title", None)
+            return generated
+
+    inputs = [(name, "serialization", TypeAdapter(shape).core_schema)
+              for name, shape in shapes]
+    refs, definitions = Generate(ref_template="{model}").generate_definitions(
+        inputs)  # type: ignore[arg-type]
+    public = {refs[(name, "serialization")]["$ref"]: name for name, _ in shapes}
+    names = {generated: public.get(generated, generated.removesuffix("Body"))
+             for generated in definitions}
+
+    def rename(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {key: (f"#/components/schemas/{names[value]}" if key == "$ref"
+                          else rename(value)) for key, value in node.items()}
+        if isinstance(node, list):
+            return [rename(value) for value in node]
+        return node
+
+    return {names[generated]: rename(schema) for generated, schema in definitions.items()}
+
+
+@functools.cache
+def component_schemas() -> dict[str, Any]:
+    """The schemas of `/app/`'s answers (generated) and request bodies."""
+    return {**generated_schemas(RESPONSES), **REQUESTS}

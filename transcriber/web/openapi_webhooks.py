@@ -1,5 +1,5 @@
-"""The webhook part of the OpenAPI document: the `/app/webhooks` routes, their
-schemas, and the deliveries themselves as OpenAPI 3.1 `webhooks` (what the
+"""The webhook part of the OpenAPI document: the `/app/webhooks` routes, the schema of
+the body that registers one, and the deliveries themselves as OpenAPI 3.1 `webhooks` (what the
 service POSTs to a receiver). `openapi.py` merges them in."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from transcriber.domain.webhooks import (
     SIGNATURE_HEADER,
     URL_MAX,
 )
-from transcriber.web.openapi_schemas import ID, TIME, nullable, ref
-from transcriber.web.webhooks import DELIVERIES_SHOWN, SECRET_MAX, SECRET_MIN
+from transcriber.web.openapi_schemas import ID, ref
+from transcriber.web.shapes_integrations import DELIVERIES_SHOWN
+from transcriber.web.webhooks import SECRET_MAX, SECRET_MIN
 
 _JSON = "application/json"
 _EVENTS = {"type": "string", "enum": list(EVENTS)}
@@ -26,6 +27,7 @@ _WEBHOOK_LINKS = {
                             ("ListDeliveries", "listDeliveries"))
 }
 
+# The request body (the answers' schemas are generated: `shapes_integrations`).
 WEBHOOK_SCHEMAS: dict[str, Any] = {
     "WebhookNew": {
         "type": "object",
@@ -39,88 +41,6 @@ WEBHOOK_SCHEMAS: dict[str, Any] = {
             "secret": {"type": "string", "minLength": SECRET_MIN, "maxLength": SECRET_MAX,
                        "pattern": "^[!-~]+$",
                        "description": "The signing secret; absent: one is generated"},
-        },
-    },
-    "Webhook": {
-        "type": "object",
-        "required": ["id", "url", "events", "created_at", "disabled_at", "disabled_reason",
-                     "health"],
-        "properties": {
-            "id": ID,
-            "url": {"type": "string", "description":
-                    "The whole URL; for a `read` token only its scheme, host and port, "
-                    "then `/…` (URLs often carry the receiver's secret)"},
-            "events": {"type": "array", "items": _EVENTS},
-            "created_at": TIME,
-            "disabled_at": nullable(TIME),
-            "disabled_reason": {"type": ["string", "null"],
-                                "description": "`gone`: the receiver answered 410"},
-            "health": {
-                "type": "object", "additionalProperties": False,
-                "required": ["state", "last_error", "next_attempt_at"],
-                "description": "`failing` while its target does not answer at all "
-                               "(timeout, connection, name, refused address): its "
-                               "deliveries wait until `next_attempt_at`",
-                "properties": {
-                    "state": {"enum": ["ok", "failing"]},
-                    "last_error": {"type": ["string", "null"]},
-                    "next_attempt_at": nullable(TIME),
-                },
-            },
-        },
-    },
-    "WebhookCreated": {
-        "allOf": [ref("Webhook"), {
-            "type": "object", "required": ["secret"],
-            "properties": {"secret": {"type": "string", "description":
-                                      "Shown this once: sign checks need it"}},
-        }],
-    },
-    "WebhookList": {
-        "type": "object", "required": ["items"], "additionalProperties": False,
-        "properties": {"items": {"type": "array", "items": ref("Webhook")}},
-    },
-    "Delivery": {
-        "type": "object",
-        "required": ["id", "event", "record_id", "status", "attempts", "next_attempt_at",
-                     "last_status", "last_error", "created_at", "finished_at"],
-        "additionalProperties": False,
-        "properties": {
-            "id": ID, "event": _EVENTS, "record_id": ID,
-            "status": {"type": "string", "enum": ["pending", "delivered", "failed"]},
-            "attempts": {"type": "integer", "minimum": 0},
-            "next_attempt_at": nullable(TIME),
-            "last_status": {"type": ["integer", "null"],
-                            "description": "The HTTP status of the last answer"},
-            "last_error": {"type": ["string", "null"], "description":
-                           "Why the last attempt got no answer (timeout, connect, dns, tls, "
-                           "refused_<reason>, …), or why it failed"},
-            "created_at": TIME,
-            "finished_at": nullable(TIME),
-        },
-    },
-    "DeliveryList": {
-        "type": "object", "required": ["items"], "additionalProperties": False,
-        "properties": {"items": {"type": "array", "maxItems": DELIVERIES_SHOWN,
-                                 "items": ref("Delivery")}},
-    },
-    "WebhookPayload": {
-        "type": "object",
-        "required": ["id", "event", "created_at", "record"],
-        "additionalProperties": False,
-        "properties": {
-            "id": {**ID, "description": f"The delivery id, also in {DELIVERY_HEADER}: "
-                                        "the same on every retry"},
-            "event": _EVENTS,
-            "created_at": {**TIME, "description": "When the event happened"},
-            "record": {"allOf": [ref("Record"), {
-                "type": "object",
-                "properties": {"quality": {"anyOf": [ref("Quality"), {"type": "null"}]}}}],
-                       "description":
-                       "The card as GET /app/audiorecords/{id} answers it (its `quality` "
-                       "report included), without `transcript` and `utterances`; for "
-                       "record.deleted (or a record deleted before the first attempt) what "
-                       "was known when the event happened"},
         },
     },
 }

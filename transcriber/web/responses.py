@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from aiohttp import web
+
+from transcriber.web.shapes import to_json
 
 
 def json_response(payload: Any, status: int = 200, **kwargs: Any) -> web.Response:
-    return web.Response(body=orjson.dumps(payload), status=status,
+    """`payload`: a response shape (`web.shapes`), or plain JSON-ready values."""
+    return web.Response(body=to_json(payload), status=status,
                         content_type="application/json", **kwargs)

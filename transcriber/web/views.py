@@ -1,4 +1,5 @@
-"""What the API shows of a record: pure functions from typed reads to JSON-ready dicts.
+"""What the API shows of a record: pure functions from typed reads to response shapes
+(`web.shapes`).
 
 Disk names never appear here: files are reached through their record's
 routes. The halt message is the pipeline's reason text, with anything that
@@ -16,6 +17,22 @@ from transcriber.db.reads.records import ListItem, RecordCard, TimelineEvent
 from transcriber.db.reads.voices import VoiceSuggestion
 from transcriber.domain import transcripts
 from transcriber.ports import Utterance
+from transcriber.web.shapes import (
+    CardBody,
+    DescribedBody,
+    FileCopyBody,
+    FilesBody,
+    HaltBody,
+    LanguageBody,
+    ProgressBody,
+    QualityBody,
+    RecordBody,
+    SpeakerBody,
+    SuggestionBody,
+    TimelineEventBody,
+    UtteranceBody,
+    same_named,
+)
 
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 _PATH_RE = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?[\\/](?:[^\s\\/]+[\\/])+[^\s\\/]*")
@@ -32,37 +49,35 @@ def safe_message(text: str | None) -> str | None:
 
 
 def record_summary(item: ListItem, *,
-                   progress: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                   progress: Mapping[str, Any] | None = None) -> RecordBody:
+    return RecordBody(**_summary_fields(item, progress))
+
+
+def _summary_fields(item: ListItem, progress: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The record's fields of the answer: those of the same name as they are read
+    (`shapes.same_named`), then those shown otherwise."""
     halt = None
     if item.halted_at is not None:
-        halt = {"at": item.halted_at, "reason": item.halt_reason,
-                "message": safe_message(item.error_text)}
+        halt = HaltBody(at=item.halted_at, reason=item.halt_reason or "",
+                        message=safe_message(item.error_text))
     return {
-        "id": item.id,
-        "title": item.title,
-        "original_filename": item.original_filename,
-        "source": item.source,
+        **same_named(item, RecordBody),
         "stage": item.state,
         "halt": halt,
-        "progress": None if progress is None else dict(progress),
-        "duration_ms": item.duration_ms,
-        "size_bytes": item.size_bytes,
-        "created_at": item.created_at,
-        "updated_at": item.updated_at,
-        "brief": item.brief,
+        "progress": None if progress is None else ProgressBody(**progress),
         "topics": list(item.topics),
-        "described": {"title": item.title_origin, "brief": item.brief_origin,
-                      "topics": item.topics_origin, "by": item.described_by or None,
-                      "state": item.describe_state},
+        "described": DescribedBody(title=item.title_origin, brief=item.brief_origin,
+                                   topics=item.topics_origin, by=item.described_by or None,
+                                   state=item.describe_state),
         # The list's small mark: the transcript's verdict (null: no report).
         "quality_verdict": None if item.quality is None else item.quality.verdict,
     }
 
 
-def _copy(size: int | None, fmt: str | None, duration_ms: int | None) -> dict[str, Any] | None:
+def _copy(size: int | None, fmt: str | None, duration_ms: int | None) -> FileCopyBody | None:
     if size is None:
         return None
-    return {"size_bytes": size, "format": fmt or "", "duration_ms": duration_ms}
+    return FileCopyBody(size_bytes=size, format=fmt or "", duration_ms=duration_ms)
 
 
 def record_card(
@@ -75,37 +90,42 @@ def record_card(
     progress: Mapping[str, Any] | None = None,
     original_speakers: Sequence[str] = (),
     suggestions: Sequence[VoiceSuggestion] = (),
-) -> dict[str, Any]:
-    card = record_summary(record, progress=progress)
-    card["files"] = {
-        "original": _copy(record.original_size_bytes, record.original_format,
-                          record.duration_ms),
-        "normalized": _copy(record.normalized_size_bytes, record.normalized_format,
-                            record.normalized_duration_ms),
-    }
-    card["transcript"] = transcript
-    card["utterances"] = [
-        {"index": index, "start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel,
-         "speaker": u.speaker, "text": u.text,
-         "words": [transcripts.word_dict(w) for w in u.words]}
-        for index, u in enumerate(utterances or ())
-    ]
-    card["quality"] = None if record.quality is None else record.quality.as_dict()
-    card["speakers"] = transcripts.card_speakers(utterances or (), record.speaker_names,
-                                                 also=original_speakers)
+) -> CardBody:
     suggested = {s.speaker: s for s in suggestions}
-    for label, entry in card["speakers"].items():
+    speakers = {}
+    for label, entry in transcripts.card_speakers(utterances or (), record.speaker_names,
+                                                  also=original_speakers).items():
         found = suggested.get(label)
         # A named speaker needs no suggestion (the writer makes none for it either).
-        entry["suggested"] = None if found is None or entry["name"] else {
-            "name": found.name, "profile_id": found.profile_id,
-            "similarity": round(found.similarity, 3)}
-    card["revision"] = record.revision
-    card["language"] = {"requested": record.language, "detected": record.detected_language}
-    card["timeline"] = [
-        {"at": e.created_at, "origin": e.origin, "step": e.step,
-         "outcome": e.outcome, "duration_ms": e.duration_ms}
-        for e in timeline
-    ]
-    card["poll_after_ms"] = poll_after_ms
-    return card
+        speakers[label] = SpeakerBody(
+            name=entry["name"], talk_ms=entry["talk_ms"],
+            suggested=None if found is None or entry["name"] else SuggestionBody(
+                name=found.name, profile_id=found.profile_id,
+                similarity=round(found.similarity, 3)))
+    # Dict literals, checked as the shapes' TypedDicts: the bulk of a long card
+    # (tests/bench/card_shapes.py).
+    lines: list[UtteranceBody] = [
+        {"index": index, "start_ms": u.start_ms, "end_ms": u.end_ms, "channel": u.channel,
+         "speaker": u.speaker, "text": u.text,
+         "words": [{"start_ms": w.start_ms, "end_ms": w.end_ms, "text": w.text,
+                    "probability": w.probability} for w in u.words]}
+        for index, u in enumerate(utterances or ())]
+    shown: dict[str, Any] = {
+        **same_named(record, CardBody),
+        **_summary_fields(record, progress),
+        "files": FilesBody(
+            original=_copy(record.original_size_bytes, record.original_format,
+                           record.duration_ms),
+            normalized=_copy(record.normalized_size_bytes, record.normalized_format,
+                             record.normalized_duration_ms)),
+        "transcript": transcript,
+        "utterances": lines,
+        "quality": None if record.quality is None else QualityBody.of(record.quality.as_dict()),
+        "speakers": speakers,
+        "language": LanguageBody(requested=record.language, detected=record.detected_language),
+        "timeline": [TimelineEventBody(at=e.created_at, origin=e.origin, step=e.step,
+                                       outcome=e.outcome, duration_ms=e.duration_ms)
+                     for e in timeline],
+        "poll_after_ms": poll_after_ms,
+    }
+    return CardBody(**shown)

@@ -11,8 +11,6 @@ is a 409). Another person's profile or record is a 404.
 
 from __future__ import annotations
 
-from typing import Any
-
 import structlog
 from aiohttp import web
 
@@ -36,15 +34,16 @@ from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
 from transcriber.web.responses import json_response
+from transcriber.web.shapes import Items, VoiceBody
 
 log = structlog.get_logger(__name__)
 
 
-def voice_view(profile: VoiceProfile) -> dict[str, Any]:
+def voice_view(profile: VoiceProfile) -> VoiceBody:
     """What the API shows of a profile: its name and counts, never a vector."""
-    return {"id": profile.id, "name": profile.name, "records": profile.records,
-            "talk_ms": profile.talk_ms, "created_at": profile.created_at,
-            "updated_at": profile.updated_at}
+    return VoiceBody(id=profile.id, name=profile.name, records=profile.records,
+                     talk_ms=profile.talk_ms, created_at=profile.created_at,
+                     updated_at=profile.updated_at)
 
 
 def _voice_id(request: web.Request, raw: object | None = None) -> str:
@@ -77,7 +76,7 @@ async def _voice_answer(request: web.Request, profile_id: str) -> web.Response:
 async def list_voices(request: web.Request) -> web.Response:
     found = await reads.voices.profiles(request.app[keys.READERS],
                                         owner_id=current_user(request).id)
-    return json_response({"items": [voice_view(p) for p in found]})
+    return json_response(Items(items=[voice_view(p) for p in found]))
 
 
 async def rename_voice(request: web.Request) -> web.Response:

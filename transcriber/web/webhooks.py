@@ -23,19 +23,33 @@ from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.webhooks import CreateWebhook, DeleteWebhook
 from transcriber.db.reads.webhooks import DeliveryState, Webhook
-from transcriber.domain.webhooks import EVENTS, URL_MAX, Event, TargetRefused, masked_url
+from transcriber.domain.webhooks import (
+    EVENTS,
+    URL_MAX,
+    Event,
+    TargetRefused,
+    masked_url,
+)
 from transcriber.web import keys
 from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
 from transcriber.web.responses import json_response
+from transcriber.web.shapes import Items
+from transcriber.web.shapes_integrations import (
+    DELIVERIES_SHOWN,
+    DeliveryBody,
+    DeliveryListBody,
+    HealthBody,
+    WebhookBody,
+    WebhookCreatedBody,
+)
 
 log = structlog.get_logger(__name__)
 
 SECRET_MIN, SECRET_MAX = 16, 256
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the prefix of generated secrets, not a secret
-DELIVERIES_SHOWN = 50
 # Refusals about the URL's form are plain bad requests; those about where it leads
 # say so in their code.
 _FORM_REFUSALS = frozenset({"bad_url", "scheme"})
@@ -76,16 +90,16 @@ def parse_new_webhook(data: object) -> NewWebhook:
     return NewWebhook(url=url, events=tuple(dict.fromkeys(events)), secret=secret)
 
 
-def webhook_json(webhook: Webhook, *, mask_url: bool = False) -> dict[str, Any]:
-    """The API's webhook; `mask_url` for a `read` token (`webhooks.masked_url`)."""
+def webhook_fields(webhook: Webhook, *, mask_url: bool = False) -> dict[str, Any]:
+    """The API's webhook; `mask_url` for a `read` token (`webhook_rules.masked_url`)."""
     failing = webhook.failures > 0
     return {"id": webhook.id, "url": masked_url(webhook.url) if mask_url else webhook.url,
             "events": list(webhook.events),
             "created_at": webhook.created_at, "disabled_at": webhook.disabled_at,
             "disabled_reason": webhook.disabled_reason,
-            "health": {"state": "failing" if failing else "ok",
-                       "last_error": webhook.last_error if failing else None,
-                       "next_attempt_at": webhook.paused_until if failing else None}}
+            "health": HealthBody(state="failing" if failing else "ok",
+                                 last_error=webhook.last_error if failing else None,
+                                 next_attempt_at=webhook.paused_until if failing else None)}
 
 
 def may_see_urls(request: web.Request) -> bool:
@@ -96,13 +110,13 @@ def may_see_urls(request: web.Request) -> bool:
     return bearer is None or bearer.scope != "read"
 
 
-def delivery_json(delivery: DeliveryState) -> dict[str, Any]:
+def delivery_body(delivery: DeliveryState) -> DeliveryBody:
     pending = delivery.state == "pending"
-    return {"id": delivery.id, "event": delivery.event, "record_id": delivery.record_id,
-            "status": delivery.state, "attempts": delivery.attempts,
-            "next_attempt_at": delivery.next_attempt_at if pending else None,
-            "last_status": delivery.last_status, "last_error": delivery.last_error,
-            "created_at": delivery.created_at, "finished_at": delivery.finished_at}
+    return DeliveryBody(id=delivery.id, event=delivery.event, record_id=delivery.record_id,
+                        status=delivery.state, attempts=delivery.attempts,
+                        next_attempt_at=delivery.next_attempt_at if pending else None,
+                        last_status=delivery.last_status, last_error=delivery.last_error,
+                        created_at=delivery.created_at, finished_at=delivery.finished_at)
 
 
 def _webhook_id(request: web.Request) -> str:
@@ -131,7 +145,8 @@ async def create_webhook(request: web.Request) -> web.Response:
     log.info("webhook_created", webhook_id=created.id, events=list(new.events))
     webhook = Webhook(id=created.id, url=new.url, events=new.events,
                       created_at=created.created_at, disabled_at=None, disabled_reason=None)
-    response = json_response({**webhook_json(webhook), "secret": secret}, status=201)
+    response = json_response(WebhookCreatedBody(**webhook_fields(webhook), secret=secret),
+                             status=201)
     # The secret is in this answer only: no cache along the way may keep a copy.
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -141,7 +156,8 @@ async def list_webhooks(request: web.Request) -> web.Response:
     webhooks = await reads.webhooks.webhooks_of_owner(request.app[keys.READERS],
                                                       owner_id=current_user(request).id)
     masked = not may_see_urls(request)
-    return json_response({"items": [webhook_json(w, mask_url=masked) for w in webhooks]})
+    return json_response(Items(items=[WebhookBody(**webhook_fields(w, mask_url=masked))
+                                      for w in webhooks]))
 
 
 async def delete_webhook(request: web.Request) -> web.Response:
@@ -163,4 +179,4 @@ async def list_deliveries(request: web.Request) -> web.Response:
         raise not_found("no such webhook")
     deliveries = await reads.webhooks.latest_deliveries(readers, webhook_id=webhook_id,
                                                         limit=DELIVERIES_SHOWN)
-    return json_response({"items": [delivery_json(d) for d in deliveries]})
+    return json_response(DeliveryListBody(items=[delivery_body(d) for d in deliveries]))

@@ -1,5 +1,7 @@
 """The OpenAPI schemas of a record (`Record`) and its card (`Card`), field by field
-against the dataclasses the reads answer and the views that render them.
+against the dataclasses the reads answer and the views that render them (the
+schemas are generated from the response shapes the views build: this holds the
+reads to the shapes).
 
 Each field of `ListItem`, `RecordCard` and `TimelineEvent` is changed in turn
 and the answers `record_summary` and `record_card` render are compared: every
@@ -23,8 +25,11 @@ from transcriber.db.reads.voices import VoiceSuggestion
 from transcriber.domain.quality import Quality
 from transcriber.pipeline.progress import Progress
 from transcriber.ports import Span, Utterance, Word
-from transcriber.web.openapi_schemas import SCHEMAS
+from transcriber.web.openapi_schemas import component_schemas
+from transcriber.web.shapes import plain
 from transcriber.web.views import record_card, record_summary
+
+SCHEMAS = component_schemas()
 
 # Fields the reads carry that no answer shows, each with its reason.
 NOT_SHOWN: dict[str, str] = {
@@ -59,15 +64,17 @@ PROGRESS = Progress(stage="recognize", done=1, total=2, fraction=0.5, eta_second
 
 
 def _summary(item: ListItem) -> dict[str, Any]:
-    return record_summary(item, progress=PROGRESS.as_dict())
+    answer: dict[str, Any] = plain(record_summary(item, progress=PROGRESS.as_dict()))
+    return answer
 
 
 def _card(card: RecordCard, event: TimelineEvent | None = None,
           suggestion: VoiceSuggestion | None = None) -> dict[str, Any]:
-    return record_card(card, timeline=[event or TimelineEvent(**EVENT)], transcript="Hello",
-                       utterances=UTTERANCES, poll_after_ms=1000,
-                       progress=PROGRESS.as_dict(), original_speakers=("S2",),
-                       suggestions=[suggestion or VoiceSuggestion(**SUGGESTION)])
+    answer: dict[str, Any] = plain(record_card(
+        card, timeline=[event or TimelineEvent(**EVENT)], transcript="Hello",
+        utterances=UTTERANCES, poll_after_ms=1000, progress=PROGRESS.as_dict(),
+        original_speakers=("S2",), suggestions=[suggestion or VoiceSuggestion(**SUGGESTION)]))
+    return answer
 
 
 def _other(value: object) -> object:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -15,12 +16,19 @@ from transcriber.web.openai_shapes import (
     parse_form,
     transcription_body,
 )
+from transcriber.web.shapes import plain
 
 DONE = Transcribed(
     utterances=(Utterance(start_ms=0, end_ms=1500, channel=0, text="Hello there.", speaker="S1"),
                 Utterance(start_ms=1500, end_ms=3250, channel=0, text="Line\nbreak",
                           speaker="S2")),
     speaker_names={"S1": "Anna"}, language="ru", duration_ms=3300)
+
+
+def _json(answer: tuple[str, object]) -> tuple[str, Any]:
+    """The answer as its JSON reads (a shape as JSON values; text as it is)."""
+    content_type, body = answer
+    return content_type, body if isinstance(body, str) else plain(body)
 
 
 def _request(fmt: str = "json", granularities: tuple[str, ...] = ()) -> TranscriptionRequest:
@@ -49,14 +57,14 @@ def test_refusals_name_the_field(fields: dict[str, list[str]], param: str) -> No
 
 
 def test_json_is_the_text_in_one_paragraph() -> None:
-    assert transcription_body(DONE, _request()) == (
+    assert _json(transcription_body(DONE, _request())) == (
         "application/json", {"text": "Hello there. Line break"})
     assert transcription_body(DONE, _request("text")) == (
         "text/plain", "Hello there. Line break\n")
 
 
 def test_verbose_json_fills_what_is_not_known_with_neutral_values() -> None:
-    _, body = transcription_body(DONE, _request("verbose_json"))
+    _, body = _json(transcription_body(DONE, _request("verbose_json")))
     assert body == {
         "task": "transcribe", "language": "russian", "duration": 3.3,
         "text": "Hello there. Line break",
@@ -70,7 +78,7 @@ def test_verbose_json_fills_what_is_not_known_with_neutral_values() -> None:
         ],
         "quality": None,
     }
-    _, with_words = transcription_body(DONE, _request("verbose_json", ("word",)))
+    _, with_words = _json(transcription_body(DONE, _request("verbose_json", ("word",))))
     assert isinstance(with_words, dict)
     assert with_words["words"] == []  # never invented from the utterances' times
 
@@ -78,11 +86,13 @@ def test_verbose_json_fills_what_is_not_known_with_neutral_values() -> None:
 def test_verbose_json_carries_the_stored_words_and_the_quality_report() -> None:
     words = (Word(start_ms=0, end_ms=500, text=" Hello", probability=0.9),
              Word(start_ms=500, end_ms=1500, text=" there.", probability=0.3))
-    report = {"verdict": "check", "reasons": ["low_confidence"]}
+    report = {"verdict": "check", "reasons": ["low_confidence"], "speech_seconds": 1.5,
+              "unclear_seconds": 0.0, "unclear_spans": [], "repeats_removed": 0,
+              "low_confidence_share": 0.5}
     done = dataclasses.replace(DONE, utterances=(
         dataclasses.replace(DONE.utterances[0], words=words), *DONE.utterances[1:]),
         quality=report)
-    _, body = transcription_body(done, _request("verbose_json", ("word",)))
+    _, body = _json(transcription_body(done, _request("verbose_json", ("word",))))
     assert isinstance(body, dict)
     assert body["words"] == [{"word": " Hello", "start": 0.0, "end": 0.5},
                              {"word": " there.", "start": 0.5, "end": 1.5}]
@@ -122,9 +132,9 @@ def test_language_names_are_whispers_for_every_code() -> None:
 
 
 def test_errors_take_openais_shape() -> None:
-    assert openai_error_body(401, "unauthorized", "no") == {"error": {
+    assert plain(openai_error_body(401, "unauthorized", "no")) == {"error": {
         "message": "no", "type": "invalid_request_error", "param": None,
         "code": "invalid_api_key"}}
-    assert openai_error_body(504, "timeout", "later", details={"record_id": "r"}) == {
+    assert plain(openai_error_body(504, "timeout", "later", record_id="r")) == {
         "error": {"message": "later", "type": "server_error", "param": None,
                   "code": "timeout", "record_id": "r"}}

@@ -10,6 +10,7 @@ import orjson
 
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.rows import columns
 from transcriber.db.search import owner_key
 from transcriber.ports import ArchiveCounts
 
@@ -25,8 +26,7 @@ class DescribeJob:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> DescribeJob:
-        return cls(record_id=row["record_id"], generation=row["generation"],
-                   attempts=row["attempts"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,8 +38,7 @@ class JobState:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> JobState:
-        return cls(record_id=row["record_id"], generation=row["generation"],
-                   state=row["state"], attempts=row["attempts"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,11 +59,8 @@ class Subject:
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Subject:
         language = row["detected_language"] or row["language"]
-        return cls(id=row["id"], owner_id=row["owner_id"], state=row["state"],
-                   halted_at=row["halted_at"], duration_ms=row["duration_ms"],
-                   language="" if language in (None, "auto") else language,
-                   title_origin=row["title_origin"], brief_origin=row["brief_origin"],
-                   topics_origin=row["topics_origin"])
+        return cls(**columns(cls, row,
+                             language="" if language in (None, "auto") else language))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,8 +73,7 @@ class ReplyHeading:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> ReplyHeading:
-        return cls(title=row["title"], brief=row["brief"], duration_ms=row["duration_ms"],
-                   describe_state=row["describe_state"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,7 +83,7 @@ class DoneRecord:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> DoneRecord:
-        return cls(id=row["id"], created_at=row["created_at"])
+        return cls(**columns(cls, row))
 
 
 async def due_jobs(readers: ReaderPool, *, now: str, limit: int) -> list[DescribeJob]:

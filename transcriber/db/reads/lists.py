@@ -17,6 +17,7 @@ from transcriber.db import queries as q
 from transcriber.db.postgres.search import owner_tsquery
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.records import ListItem
+from transcriber.db.reads.rows import columns
 from transcriber.db.search import owner_match
 from transcriber.domain.search import Query
 
@@ -55,7 +56,7 @@ class TopicCount:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> TopicCount:
-        return cls(name=row["name"], records=row["records"])
+        return cls(**columns(cls, row))
 
 
 def _after_page(after: PageAfter | None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.rows import columns
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -21,9 +22,7 @@ class ProgressRecord:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> ProgressRecord:
-        return cls(id=row["id"], state=row["state"], halted_at=row["halted_at"],
-                   duration_ms=row["duration_ms"], state_entered_at=row["state_entered_at"],
-                   created_at=row["created_at"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,10 +40,7 @@ class PartProgress:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> PartProgress:
-        return cls(part_index=row["part_index"], offset_ms=row["offset_ms"],
-                   channel=row["channel"], provider=row["provider"], model=row["model"],
-                   payload_file=row["payload_file"], started_at=row["started_at"],
-                   finished_at=row["finished_at"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,9 +55,7 @@ class NormalizeProgress:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> NormalizeProgress:
-        return cls(record_id=row["record_id"], done_ms=row["done_ms"],
-                   total_ms=row["total_ms"], started_at=row["started_at"],
-                   updated_at=row["updated_at"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,7 @@ import orjson
 
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.rows import columns
 from transcriber.domain.quality import Quality, quality_from_json
 
 
@@ -23,23 +24,12 @@ def _speaker_names(stored: str | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
-def _record_columns(row: sqlite3.Row) -> dict[str, Any]:
-    """The columns every archive query selects (`queries.archive.RECORD_COLUMNS`)."""
-    return {
-        "id": row["id"], "title": row["title"], "original_filename": row["original_filename"],
-        "source": row["source"], "state": row["state"], "halted_at": row["halted_at"],
-        "halt_reason": row["halt_reason"], "error_text": row["error_text"],
-        "duration_ms": row["duration_ms"], "size_bytes": row["size_bytes"],
-        "created_at": row["created_at"], "updated_at": row["updated_at"],
-        "brief": row["brief"], "language": row["language"],
-        "detected_language": row["detected_language"], "revision": row["revision"],
-        "speaker_names": _speaker_names(row["speaker_names"]), "speakers": row["speakers"],
-        "topics": tuple(sorted(orjson.loads(row["topics_json"] or "[]"))),
-        "title_origin": row["title_origin"], "brief_origin": row["brief_origin"],
-        "topics_origin": row["topics_origin"], "described_by": row["described_by"],
-        "describe_state": row["describe_state"],
-        "quality": quality_from_json(row["quality"]),
-    }
+def _decoded(row: sqlite3.Row) -> dict[str, Any]:
+    """The columns of every archive query (`queries.archive.RECORD_COLUMNS`) stored
+    encoded; the others are read by their fields' names."""
+    return {"speaker_names": _speaker_names(row["speaker_names"]),
+            "topics": tuple(sorted(orjson.loads(row["topics_json"] or "[]"))),
+            "quality": quality_from_json(row["quality"])}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,7 +72,7 @@ class ListItem:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> ListItem:
-        return cls(**_record_columns(row))
+        return cls(**columns(cls, row, **_decoded(row)))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,12 +87,7 @@ class RecordCard(ListItem):
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> RecordCard:
-        return cls(**_record_columns(row),
-                   original_size_bytes=row["original_size_bytes"],
-                   original_format=row["original_format"],
-                   normalized_size_bytes=row["normalized_size_bytes"],
-                   normalized_format=row["normalized_format"],
-                   normalized_duration_ms=row["normalized_duration_ms"])
+        return cls(**columns(cls, row, **_decoded(row)))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,8 +100,7 @@ class TimelineEvent:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> TimelineEvent:
-        return cls(origin=row["origin"], step=row["step"], outcome=row["outcome"],
-                   duration_ms=row["duration_ms"], created_at=row["created_at"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,9 +116,7 @@ class RecordFile:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> RecordFile:
-        return cls(record_id=row["record_id"], original_filename=row["original_filename"],
-                   file_id=row["file_id"], file_name=row["file_name"], format=row["format"],
-                   size_bytes=row["size_bytes"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,9 +132,7 @@ class OwnedRecord:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> OwnedRecord:
-        return cls(id=row["id"], owner_id=row["owner_id"], state=row["state"],
-                   halted_at=row["halted_at"], revision=row["revision"],
-                   transcript_text_id=row["transcript_text_id"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -169,9 +149,7 @@ class RecordState:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> RecordState:
-        return cls(id=row["id"], state=row["state"], halted_at=row["halted_at"],
-                   halt_reason=row["halt_reason"], error_text=row["error_text"],
-                   duration_ms=row["duration_ms"], created_at=row["created_at"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -190,11 +168,7 @@ class StepRecord:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> StepRecord:
-        return cls(id=row["id"], duration_ms=row["duration_ms"], source=row["source"],
-                   original_file_name=row["original_file_name"],
-                   normalized_file_name=row["normalized_file_name"],
-                   language=row["language"], speakers=row["speakers"],
-                   channels=row["normalized_channels"])
+        return cls(**columns(cls, row, channels=row["normalized_channels"]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -208,8 +182,7 @@ class ReplyTarget:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> ReplyTarget:
-        return cls(id=row["id"], source=row["source"], tg_chat_id=row["tg_chat_id"],
-                   tg_message_id=row["tg_message_id"])
+        return cls(**columns(cls, row))
 
 
 async def card(readers: ReaderPool, *, record_id: str, owner_id: str) -> RecordCard | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.rows import columns
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,10 +28,7 @@ class OutboxRow:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> OutboxRow:
-        return cls(id=row["id"], record_id=row["record_id"], chat_id=row["chat_id"],
-                   reply_to=row["reply_to"], kind=row["kind"], halt_reason=row["halt_reason"],
-                   language=row["language"], attempts=row["attempts"],
-                   next_attempt_at=row["next_attempt_at"], created_at=row["created_at"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,10 +46,7 @@ class LiveStatus:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> LiveStatus:
-        return cls(record_id=row["record_id"], chat_id=row["chat_id"],
-                   message_id=row["message_id"], language=row["language"],
-                   shown_text=row["shown_text"], state=row["state"],
-                   halted_at=row["halted_at"], halt_reason=row["halt_reason"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,9 +63,7 @@ class RecentRecord:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> RecentRecord:
-        return cls(id=row["id"], title=row["title"], original_filename=row["original_filename"],
-                   state=row["state"], halted_at=row["halted_at"],
-                   halt_reason=row["halt_reason"], created_at=row["created_at"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.rows import columns
 from transcriber.db.reads.users import User
 
 
@@ -24,9 +25,7 @@ class TokenInfo:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> TokenInfo:
-        return cls(id=row["id"], name=row["name"], scope=row["scope"],
-                   created_at=row["created_at"], expires_at=row["expires_at"],
-                   last_used_at=row["last_used_at"], login=row["provider_login"])
+        return cls(**columns(cls, row, login=row["provider_login"]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,9 +41,7 @@ class Bearer:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Bearer:
-        return cls(token_id=row["token_id"], token_hash=row["token_hash"],
-                   scope=row["scope"], expires_at=row["expires_at"],
-                   last_used_at=row["last_used_at"], user=User.from_row(row))
+        return cls(**columns(cls, row, user=User.from_row(row)))
 
 
 async def bearer(readers: ReaderPool, *, token_hash: str) -> Bearer | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.rows import columns
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -19,10 +20,7 @@ class User:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> User:
-        return cls(
-            id=row["id"], login=row["provider_login"], name=row["name"],
-            email=row["email"], created_at=row["created_at"],
-        )
+        return cls(**columns(cls, row, login=row["provider_login"]))
 
 
 async def by_login(readers: ReaderPool, *, login: str) -> User | None:

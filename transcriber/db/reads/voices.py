@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.rows import columns
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -24,8 +25,7 @@ class VoiceSuggestion:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> VoiceSuggestion:
-        return cls(speaker=row["speaker"], profile_id=row["profile_id"], name=row["name"],
-                   similarity=float(row["similarity"]))
+        return cls(**columns(cls, row, similarity=float(row["similarity"])))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,9 +41,7 @@ class VoiceProfile:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> VoiceProfile:
-        return cls(id=row["id"], name=row["name"], records=row["records"],
-                   talk_ms=row["talk_ms"], created_at=row["created_at"],
-                   updated_at=row["updated_at"])
+        return cls(**columns(cls, row))
 
 
 async def suggestions(readers: ReaderPool, *, record_id: str,

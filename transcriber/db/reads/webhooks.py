@@ -14,6 +14,7 @@ import orjson
 
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.rows import columns
 
 
 def _events(stored: str) -> tuple[str, ...]:
@@ -38,10 +39,7 @@ class Webhook:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Webhook:
-        return cls(id=row["id"], url=row["url"], events=_events(row["events"]),
-                   created_at=row["created_at"], disabled_at=row["disabled_at"],
-                   disabled_reason=row["disabled_reason"], failures=row["failures"],
-                   last_error=row["last_error"], paused_until=row["paused_until"])
+        return cls(**columns(cls, row, events=_events(row["events"])))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,11 +60,7 @@ class DeliveryState:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> DeliveryState:
-        return cls(id=row["id"], event=row["event"], record_id=row["record_id"],
-                   state=row["state"], attempts=row["attempts"],
-                   next_attempt_at=row["next_attempt_at"], last_status=row["last_status"],
-                   last_error=row["last_error"], created_at=row["created_at"],
-                   finished_at=row["finished_at"])
+        return cls(**columns(cls, row))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,11 +86,8 @@ class DueDelivery:
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> DueDelivery:
         body = row["body"]
-        return cls(id=row["id"], webhook_id=row["webhook_id"], owner_id=row["owner_id"],
-                   url=row["url"], secret=row["secret"], event=row["event"],
-                   record_id=row["record_id"], record_json=row["record_json"],
-                   body=None if body is None else bytes(body), attempts=row["attempts"],
-                   created_at=row["created_at"], target_failures=row["failures"])
+        return cls(**columns(cls, row, body=None if body is None else bytes(body),
+                             target_failures=row["failures"]))
 
     def __repr__(self) -> str:
         # The URL and the secret stay out of every repr (and so of any traceback).
