@@ -29,7 +29,7 @@ def _classes(source: str) -> list[str]:
 def _type_names(source: str) -> list[str]:
     """Module-level classes and type aliases (`Outcome = Literal[...]`, `Hook =
     Callable[...]`, `Outcome = Advanced | Deferred`); a plain re-binding of another
-    name (`MoveError = rows.MoveError`) is that name, not a second one."""
+    name (as in MoveError = rows.MoveError) is that name, not a second one."""
     found = []
     for node in ast.parse(source).body:
         if isinstance(node, ast.ClassDef):

@@ -10,7 +10,8 @@ import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
 # Run as `python -m ...` by real processes, so they stay where their users name them.
-ENTRY_POINTS = {"serve_with_fakes.py", "bench/speaker_long.py", "bench/bare_whisper.py"}
+ENTRY_POINTS = {"serve_with_fakes.py", "bench/speaker_long.py", "bench/bare_whisper.py",
+                "bench/card_shapes.py"}
 
 
 def _modules() -> list[Path]:
