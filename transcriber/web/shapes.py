@@ -68,7 +68,7 @@ Time = Annotated[str, Doc(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")]
 ID_PATTERN = "^[0-7][0-9a-hjkmnp-tv-z]{25}$"
 Id = Annotated[str, Doc(pattern=ID_PATTERN)]
 SPEAKER = "^S[1-9][0-9]?$"
-Origin = Annotated[str | None, Doc(enum=["auto", "human", None])]
+OriginField = Annotated[str | None, Doc(enum=["auto", "human", None])]
 Count = Annotated[int, Doc(minimum=0)]
 
 
@@ -127,9 +127,9 @@ class DescribedBody:
     set or cleared it; the describer never writes it again), null (nobody yet)."""
 
     __pydantic_config__ = FORBID
-    title: Origin
-    brief: Origin
-    topics: Origin
+    title: OriginField
+    brief: OriginField
+    topics: OriginField
     by: Annotated[str | None, Doc("The describer of the automatic fields: `extractive` or "
                                   "`openai:<model>`; null when none was written")]
     state: Annotated[str | None, Doc(

@@ -25,7 +25,7 @@ from transcriber.web.shapes import (
 DELIVERIES_SHOWN = 50
 """A webhook's latest deliveries `GET /app/webhooks/{id}/deliveries` answers."""
 
-Event = Annotated[str, Doc(enum=list(EVENTS))]
+EventField = Annotated[str, Doc(enum=list(EVENTS))]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +46,7 @@ class WebhookBody:
     id: Id
     url: Annotated[str, Doc("The whole URL; for a `read` token only its scheme, host and "
                             "port, then `/…` (URLs often carry the receiver's secret)")]
-    events: list[Event]
+    events: list[EventField]
     created_at: Time
     disabled_at: Time | None
     disabled_reason: Annotated[str | None, Doc("`gone`: the receiver answered 410")]
@@ -62,7 +62,7 @@ class WebhookCreatedBody(WebhookBody):
 class DeliveryBody:
     __pydantic_config__ = FORBID
     id: Id
-    event: Event
+    event: EventField
     record_id: Id
     status: Annotated[str, Doc(enum=["pending", "delivered", "failed"])]
     attempts: Count
@@ -98,12 +98,12 @@ class WebhookPayloadBody:
     __pydantic_config__ = FORBID
     id: Annotated[str, Doc(f"The delivery id, also in {DELIVERY_HEADER}: the same on "
                            "every retry", pattern=ID_PATTERN)]
-    event: Event
+    event: EventField
     created_at: Annotated[Time, Doc("When the event happened")]
     record: WebhookRecordBody
 
 
-Scope = Annotated[str, Doc(enum=["read", "write"])]
+ScopeField = Annotated[str, Doc(enum=["read", "write"])]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,7 +113,7 @@ class TokenBody:
     __pydantic_config__ = FORBID
     id: Id
     name: Annotated[str, Doc(maxLength=NAME_MAX)]
-    scope: Scope
+    scope: ScopeField
     created_at: Time
     expires_at: Time | None
     last_used_at: Time | None

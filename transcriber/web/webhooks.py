@@ -91,7 +91,8 @@ def parse_new_webhook(data: object) -> NewWebhook:
 
 
 def webhook_fields(webhook: Webhook, *, mask_url: bool = False) -> dict[str, Any]:
-    """The API's webhook; `mask_url` for a `read` token (`transcriber.domain.webhooks.masked_url`)."""
+    """The API's webhook; `mask_url` for a `read` token
+    (`transcriber.domain.webhooks.masked_url`)."""
     failing = webhook.failures > 0
     return {"id": webhook.id, "url": masked_url(webhook.url) if mask_url else webhook.url,
             "events": list(webhook.events),
