@@ -16,8 +16,8 @@ import sys
 from transcriber.cli.exits import EXIT_CONFIG
 from transcriber.cli.serve import serve
 from transcriber.errors import ConfigError
+from transcriber.followups.after import ReplyWithTranscript
 from transcriber.observability import configure_logging
-from transcriber.pipeline.notify import ReplyWithTranscript
 from transcriber.service.app import build_app
 from transcriber.service.roles import Role
 from transcriber.settings import Settings, load_settings

@@ -41,8 +41,8 @@ from transcriber.db.connection import database_path
 from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
+from transcriber.followups.describe import OwnerArchive
 from transcriber.ids import new_id
-from transcriber.pipeline.describer import OwnerArchive
 from transcriber.ports import ArchiveCounts, Material, Utterance
 from transcriber.providers.extractive import ExtractiveDescriber, describe_sentences, split
 from transcriber.transcripts import dump_structure, plain_text

@@ -13,9 +13,9 @@ from tests.helpers.steps import drive
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.descriptions import Description
+from transcriber.followups.after import Delivery, ReplyWithTranscript, running_notifier
+from transcriber.followups.reply import Outbox
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
-from transcriber.pipeline.notify import Delivery, ReplyWithTranscript, running_notifier
-from transcriber.pipeline.outbox import Outbox
 from transcriber.ports import Material, Utterance
 from transcriber.quality import Quality
 from transcriber.settings import Settings

@@ -18,12 +18,12 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
 from transcriber.errors import NoWork
 from transcriber.files import RecordFiles
+from transcriber.followups.after import Delivery, running_notifier
+from transcriber.followups.reply import Outbox
 from transcriber.ids import new_id
 from transcriber.observability import WORKER_RUNS
 from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
-from transcriber.pipeline.notify import Delivery, running_notifier
-from transcriber.pipeline.outbox import Outbox
 from transcriber.pipeline.step import Step
 from transcriber.ports import Notifier
 from transcriber.settings import Settings

@@ -26,7 +26,7 @@ RANKS: dict[str, int] = {
     **dict.fromkeys(LEAVES, 0),
     "db": 1,
     "providers": 2,
-    "pipeline": 3, "intake": 3,
+    "pipeline": 3, "intake": 3, "followups": 3,
     "keys": 4,
     "web": 5, "bot": 5,
     "service": 6, "loadtest": 6,

@@ -26,8 +26,8 @@ from transcriber.db.engine import new_readers
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.descriptions import Description
+from transcriber.followups.describe import load_material, open_fields
 from transcriber.ids import parse_id
-from transcriber.pipeline.describer import load_material, open_fields
 from transcriber.ports import Describer, Material
 from transcriber.service.describer import build_describer
 from transcriber.settings import Settings

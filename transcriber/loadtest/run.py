@@ -38,6 +38,7 @@ from transcriber.db.connection import database_path
 from transcriber.db.engine import database_url, migrate_storage, new_readers
 from transcriber.db.readers import ReaderPool
 from transcriber.files import RecordFiles
+from transcriber.followups.after import NullNotifier
 from transcriber.ids import new_id
 from transcriber.loadtest.measures import (
     Measured,
@@ -52,7 +53,6 @@ from transcriber.loadtest.postgres import create_scratch, drop_scratch, raw_asyn
 from transcriber.loadtest.report import LoadReport, render
 from transcriber.loadtest.simulated import Holders, SimulatedStep, simulated_steps
 from transcriber.pipeline.engine import Engine
-from transcriber.pipeline.notify import NullNotifier
 from transcriber.settings import PipelineSettings, Secret, Settings
 from transcriber.stages import Stage, step_names
 

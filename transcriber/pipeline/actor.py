@@ -36,6 +36,7 @@ from transcriber.db.commands.pipeline import (
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.errors import ClaimLost, NoWork
+from transcriber.followups.after import AfterCommit, Delivery
 from transcriber.observability import (
     CLAIM_SECONDS,
     LEASE_EXPIRIES,
@@ -44,7 +45,6 @@ from transcriber.observability import (
 )
 from transcriber.pipeline import policy
 from transcriber.pipeline.effects import discard_unwritten
-from transcriber.pipeline.notify import AfterCommit, Delivery
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Advanced, Deferred, Job, Step
 from transcriber.ports import RecordStore

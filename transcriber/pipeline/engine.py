@@ -23,10 +23,10 @@ import structlog
 from transcriber.clock import Clock
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.followups.after import Delivery, NotifierSource, running_notifier
+from transcriber.followups.reply import Outbox
 from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
-from transcriber.pipeline.notify import Delivery, NotifierSource, running_notifier
-from transcriber.pipeline.outbox import Outbox
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.ports import RecordStore

@@ -27,7 +27,7 @@ import structlog
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.pipeline.describer import TASK_NAME, DescriberActor
+from transcriber.followups.describe import TASK_NAME, DescriberActor
 from transcriber.ports import Describer
 from transcriber.providers.extractive import ExtractiveDescriber
 from transcriber.service.duties import DutyWork

@@ -24,8 +24,8 @@ import structlog
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.pipeline.notify import NullNotifier, running_notifier
-from transcriber.pipeline.outbox import Outbox
+from transcriber.followups.after import NullNotifier, running_notifier
+from transcriber.followups.reply import Outbox
 from transcriber.ports import Notifier
 from transcriber.service.duties import DutyWork
 from transcriber.service.fatal import supervised

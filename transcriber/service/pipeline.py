@@ -10,7 +10,7 @@ import structlog
 from aiohttp import web
 
 from transcriber import keys
-from transcriber.pipeline.describer import DescriberActor
+from transcriber.followups.describe import DescriberActor
 from transcriber.pipeline.engine import Engine
 from transcriber.service.fatal import fail_service
 from transcriber.service.outbox import OUTBOX, notifier_of

@@ -16,15 +16,14 @@ loudly, like a dead writer.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import structlog
 from aiohttp import web
 
 from transcriber import keys
+from transcriber.followups.card import Cards
+from transcriber.followups.webhooks import WebhookDelivery
 from transcriber.providers.webhook_http import HttpWebhookTransport, resolves_without_threads
-from transcriber.service.webhook_delivery import WebhookDelivery
-from transcriber.web.archive import card_of
 
 log = structlog.get_logger(__name__)
 
@@ -48,12 +47,11 @@ async def webhooks_ctx(app: web.Application) -> AsyncIterator[None]:
             concurrency=hooks.concurrency)
     transport = app[keys.WEBHOOK_TRANSPORT]
 
-    async def card(record_id: str, owner_id: str) -> dict[str, Any] | None:
-        return await card_of(app, record_id, owner_id)
-
+    cards = Cards(readers=app[keys.READERS], settings=settings, clock=app[keys.CLOCK],
+                  recognizer=lambda: app.get(keys.RECOGNIZER))
     app[DELIVERY] = WebhookDelivery(writer=app[keys.WRITER], readers=app[keys.READERS],
                                     clock=app[keys.CLOCK], transport=transport,
-                                    settings=settings.webhooks, card=card)
+                                    settings=settings.webhooks, card=cards.card)
     try:
         yield
     finally:

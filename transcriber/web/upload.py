@@ -35,6 +35,7 @@ from transcriber.errors import (
     TooLarge,
     TransientFailure,
 )
+from transcriber.followups.card import record_summary
 from transcriber.intake import AudioLimits, AudioRefused, EmptyInput, Intake, accept_stream
 from transcriber.web.archive import record_progress
 from transcriber.web.errors import ApiError
@@ -48,7 +49,6 @@ from transcriber.web.uploadguard import (
     refuse_coded,
     too_slow,
 )
-from transcriber.web.views import record_summary
 
 CHUNK_BYTES = 256 * 1024
 # Room for the boundaries and part headers around the file in a multipart body.

@@ -16,7 +16,7 @@ from transcriber.db.commands.edits import CorrectTranscript, EditRecord
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.records import RecordCard
 from transcriber.db.writer import Writer
-from transcriber.pipeline.describer import DescriberActor
+from transcriber.followups.describe import DescriberActor
 from transcriber.ports import Utterance
 from transcriber.providers.extractive import ExtractiveDescriber
 from transcriber.settings import Settings

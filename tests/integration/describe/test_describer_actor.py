@@ -25,8 +25,8 @@ from transcriber.db.reads.records import RecordCard
 from transcriber.db.writer import Writer
 from transcriber.descriptions import Description
 from transcriber.errors import PermanentFailure, TransientFailure
+from transcriber.followups.describe import DescriberActor
 from transcriber.ids import new_id
-from transcriber.pipeline.describer import DescriberActor
 from transcriber.ports import Describer, Span, Utterance, Word
 from transcriber.providers.extractive import ExtractiveDescriber
 from transcriber.quality import assess

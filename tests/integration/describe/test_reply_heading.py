@@ -11,7 +11,7 @@ from tests.helpers.meetings import MEETING_EN, utterances
 from tests.helpers.pipeline import MakeActor
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.pipeline.describer import DescriberActor
+from transcriber.followups.describe import DescriberActor
 from transcriber.ports import Span, Utterance
 from transcriber.providers.extractive import ExtractiveDescriber
 from transcriber.quality import assess

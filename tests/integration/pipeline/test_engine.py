@@ -8,8 +8,8 @@ from tests.helpers.pipeline import named, until
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.files import RecordFiles
+from transcriber.followups.after import NullNotifier
 from transcriber.pipeline.engine import Engine
-from transcriber.pipeline.notify import NullNotifier
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.steps import fake_steps

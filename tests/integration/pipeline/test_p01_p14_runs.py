@@ -25,9 +25,9 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.errors import NoWork
 from transcriber.files import RecordFiles
+from transcriber.followups.after import NullNotifier
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.engine import Engine
-from transcriber.pipeline.notify import NullNotifier
 from transcriber.service.app import build_app
 from transcriber.service.pipeline import ENGINE
 from transcriber.settings import Settings

@@ -24,10 +24,10 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.errors import ClaimLost
 from transcriber.files import PlacedFile
+from transcriber.followups.after import ReplyWithTranscript
 from transcriber.ids import new_id
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.effects import AddFile
-from transcriber.pipeline.notify import ReplyWithTranscript
 from transcriber.settings import Settings
 from transcriber.stages import HaltReason
 from transcriber.testing.clock import FakeClock

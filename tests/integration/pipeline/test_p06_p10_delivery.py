@@ -23,7 +23,7 @@ from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.errors import NoWork
-from transcriber.pipeline.notify import NullNotifier, ReplyWithTranscript
+from transcriber.followups.after import NullNotifier, ReplyWithTranscript
 from transcriber.settings import Settings
 from transcriber.stages import HaltReason
 from transcriber.testing.clock import FakeClock

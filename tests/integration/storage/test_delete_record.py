@@ -11,8 +11,8 @@ from transcriber.db import queries as q
 from transcriber.db.commands.edits import DeleteRecord
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
+from transcriber.followups.after import Delivered, Delivery
 from transcriber.ids import new_id
-from transcriber.pipeline.notify import Delivered, Delivery
 from transcriber.stages import HaltReason
 from transcriber.testing.notifier import RecordingNotifier
 

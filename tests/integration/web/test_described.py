@@ -14,7 +14,7 @@ from tests.helpers.meetings import MEETING_EN, MEETING_RU, utterances
 from tests.helpers.search import search_row_problems
 from tests.helpers.web import Client, advance, transcribe, upload
 from transcriber.db.connection import database_path
-from transcriber.pipeline.notify import QueueDescription
+from transcriber.followups.after import QueueDescription
 from transcriber.service.pipeline import DESCRIBER_ACTOR
 from transcriber.service.verify import verify
 

@@ -20,11 +20,11 @@ import pytest
 
 from transcriber.db.reads.records import ListItem, RecordCard, TimelineEvent
 from transcriber.db.reads.voices import VoiceSuggestion
+from transcriber.followups.card import record_card, record_summary
 from transcriber.pipeline.progress import Progress
 from transcriber.ports import Span, Utterance, Word
 from transcriber.quality import Quality
 from transcriber.web.openapi_schemas import SCHEMAS
-from transcriber.web.views import record_card, record_summary
 
 # Fields the reads carry that no answer shows, each with its reason.
 NOT_SHOWN: dict[str, str] = {

@@ -9,7 +9,7 @@ nothing.
 from __future__ import annotations
 
 from transcriber.errors import PermanentFailure
-from transcriber.pipeline.notify import ReplyWithTranscript
+from transcriber.followups.after import ReplyWithTranscript
 from transcriber.pipeline.step import Advanced, Job, Outcome
 from transcriber.pipeline.steps._common import load_record
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from transcriber.db.commands.pipeline import Effect
     from transcriber.db.readers import ReaderPool
     from transcriber.db.writer import WriteContext
-    from transcriber.pipeline.outbox import Outbox
+    from transcriber.followups.reply import Outbox
     from transcriber.quality import Quality
 
 log = structlog.get_logger(__name__)
