@@ -18,7 +18,8 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
 from transcriber.errors import NoWork
 from transcriber.files import RecordFiles
-from transcriber.followups.after import Delivery, running_notifier
+from transcriber.followups.after import FollowUps, running_notifier
+from transcriber.followups.registry import REPLY
 from transcriber.followups.reply import Outbox
 from transcriber.ids import new_id
 from transcriber.observability import WORKER_RUNS
@@ -43,14 +44,15 @@ class MakeActor(Protocol):
 def step_actor(*, settings: Settings, clock: FakeClock, writer: Writer, readers: ReaderPool,
                files: RecordFiles, steps: Mapping[str, Step], notifier: Notifier,
                **parts: Any) -> StepActor:
-    """A step actor whose delivery goes to `notifier` (through the outbox), with a seeded
+    """A step actor whose follow-ups' reply goes to `notifier` (through the outbox), with a seeded
     jitter; `parts` replace any of its constructor's arguments."""
     arguments: dict[str, Any] = {
         "name": "step-actor-test", "settings": settings, "clock": clock,
         "writer": writer, "readers": readers, "files": files, "steps": steps,
-        "delivery": Delivery(readers, lambda: notifier, Outbox(
+        "followups": FollowUps({REPLY: Outbox(
             writer=writer, readers=readers, clock=clock,
-            notifier=running_notifier(lambda: notifier), settings=settings.telegram)),
+            notifier=running_notifier(lambda: notifier), settings=settings.telegram)},
+            notifier=running_notifier(lambda: notifier)),
         "rng": random.Random(7).random,
     }
     arguments.update(parts)

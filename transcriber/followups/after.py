@@ -1,39 +1,33 @@
-"""Replies and halt notices through the durable outbox (P6, P10).
+"""What the step actor does about the follow-ups (`followups.registry.FOLLOWUPS`).
 
-The outbox row of a reply is written in the transaction of `done`
-(`ReplyWithTranscript.apply`), that of a halt notice in the transaction of
-the halt (`Halt(notify=True)`), and only in a run with the bot: a record that
-finishes while the bot does not run is `bot_not_running` (WARN) and is not
-sent later; a Telegram record without a chat is `chat_missing` (ERROR). After
-the commit the step actor asks the outbox to send at once; a failed send
-undoes nothing and never fails a step. What is logged: the record id and the
-reason, never transcript text or sender messages.
+At `done` and at a halt the actor asks `FollowUps.effects` for the rows of
+every follow-up this run wants (`WriteFollowUp`), written in the transaction
+of the advance or of the halt: either the record moves and every row lands,
+or nothing does (P3, P6, P10). Once it landed — and only then: a stale write
+tells no one — `FollowUps.after` tells each follow-up's worker in this
+process (the reply is sent at once, the describer and the webhooks woken).
+A follow-up that fails there undoes nothing and never fails a step; its
+worker's own rounds take it from there. What is logged: the record id, the
+follow-up's name, the error's class; never transcript text.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 import structlog
 
-from transcriber.db import reads
-from transcriber.db.commands.describe import enqueue_description
-from transcriber.db.commands.telegram import enqueue_reply
-from transcriber.observability import REPLIES_UNDELIVERED
-from transcriber.pipeline import policy
-from transcriber.ports import Notifier, ReplyAddress, Undelivered, UndeliveredReason
-from transcriber.stages import HaltReason
+from transcriber.followups.parts import Moment, Run
+from transcriber.followups.registry import FOLLOWUPS, Enqueue, FollowUp, Workers
+from transcriber.ports import Notifier, ReplyAddress, Undelivered
 
 if TYPE_CHECKING:
-    from transcriber.db.commands.pipeline import Effect
-    from transcriber.db.readers import ReaderPool
     from transcriber.db.writer import WriteContext
-    from transcriber.followups.reply import Outbox
+    from transcriber.followups.queue import QueueWorker
     from transcriber.quality import Quality
+    from transcriber.stages import HaltReason
 
 log = structlog.get_logger(__name__)
 
@@ -47,12 +41,6 @@ class NullNotifier:
 
     async def send_halt_notice(self, address: ReplyAddress, reason: HaltReason) -> int | None:
         raise Undelivered("bot_not_running")
-
-
-class Delivered(StrEnum):
-    QUEUED = "queued"  # in the outbox (sent at once, or later by the delivery actor)
-    NO_REPLY = "no_reply"  # an HTTP record: nobody to answer, nothing logged
-    UNDELIVERED = "undelivered"
 
 
 NotifierSource = Callable[[], Notifier]
@@ -69,117 +57,48 @@ def running_notifier(source: NotifierSource) -> Callable[[], Notifier | None]:
     return current
 
 
-class Delivery:
-    """What follows a record's `done` and halts: the sender's reply (the Telegram outbox)
-    and the description (the describer's queue, when `wake_describer` is given: a run
-    whose describer is not `off`)."""
-
-    def __init__(self, readers: ReaderPool, notifier_source: NotifierSource,
-                 outbox: Outbox | None = None, *,
-                 wake_describer: Callable[[], None] | None = None) -> None:
-        self._readers = readers
-        self._source = notifier_source
-        self.outbox = outbox
-        self._wake_describer = wake_describer
-
-    def bot_running(self) -> bool:
-        return self.outbox is not None and not isinstance(self._source(), NullNotifier)
-
-    def bind(self, effects: tuple[Effect, ...], *, finishing: bool = False) -> tuple[Effect, ...]:
-        """The effects as this run writes them: no outbox row without the bot; with the
-        advance to `done` (`finishing`), the description's job, when a describer runs."""
-        running = self.bot_running()
-        bound = tuple(dataclasses.replace(e, enqueue=running)
-                      if isinstance(e, ReplyWithTranscript) else e for e in effects)
-        if finishing and self._wake_describer is not None:
-            bound = (*bound, QueueDescription())
-        return bound
-
-    def describer_has_work(self) -> None:
-        if self._wake_describer is not None:
-            self._wake_describer()
-
-    async def halt_notice(self, record_id: str, reason: HaltReason) -> Delivered:
-        """After the halt (and its outbox row) is stored: send it, or say why not."""
-        return await self._deliver(record_id, "halt_notice")
-
-    async def transcript(self, record_id: str) -> Delivered:
-        """After `done` (and its outbox row) is stored: send it, or say why not."""
-        return await self._deliver(record_id, "transcript")
-
-    async def _deliver(self, record_id: str, kind: str) -> Delivered:
-        target = await reads.records.reply_target(self._readers, record_id=record_id)
-        if target is None:
-            return Delivered.NO_REPLY
-        address = ReplyAddress(
-            record_id=record_id,
-            source="telegram" if target.source == "telegram" else "http",
-            tg_chat_id=target.tg_chat_id,
-            tg_message_id=target.tg_message_id,
-        )
-        plan = policy.delivery_plan(address, bot_running=self.bot_running())
-        if isinstance(plan, policy.NoReply):
-            return Delivered.NO_REPLY
-        if isinstance(plan, policy.Undeliverable):
-            return _undelivered(record_id, kind, plan.reason)
-        assert self.outbox is not None
-        try:
-            await self.outbox.deliver_record(record_id)
-        except Exception as exc:  # the row stays pending; the delivery actor tries again
-            log.warning("reply_send_deferred", record_id=record_id, kind=kind,
-                        error=type(exc).__name__)
-            self.outbox.wake()
-        return Delivered.QUEUED
-
-
-def _undelivered(record_id: str, kind: str, reason: UndeliveredReason) -> Delivered:
-    REPLIES_UNDELIVERED.labels(reason).inc()
-    if policy.undelivered_level(reason) == "error":
-        log.error("reply_undelivered", record_id=record_id, kind=kind, reason=reason)
-    else:
-        log.warning("reply_undelivered", record_id=record_id, kind=kind, reason=reason)
-    return Delivered.UNDELIVERED
-
-
-@runtime_checkable
-class AfterCommit(Protocol):
-    """An effect that also acts once its advance has landed (and only then).
-
-    The step actor calls `after_commit` for each such effect of an `Advanced`
-    outcome whose write was applied; a stale write calls nothing (P3: a step
-    that lost its claim replies to no one).
-    """
-
-    async def after_commit(self, delivery: Delivery, *, record_id: str) -> None: ...
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReplyWithTranscript:
-    """Effect for the final step: answer the sender with the stored transcript.
+class WriteFollowUp:
+    """Effect of `done` or of a halt: one follow-up's durable row, in its transaction."""
 
-    In the transaction of `done` it writes the outbox row (`enqueue`: set by
-    `Delivery.bind`, False in a run without the bot); after the advance lands
-    it asks for the row to be sent (P6: never fails the step).
-    """
-
-    enqueue: bool = True
+    name: str
+    enqueue: Enqueue
+    moment: Moment
 
     async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
-        if self.enqueue:
-            await enqueue_reply(ctx, record_id=record_id, kind="transcript")
-
-    async def after_commit(self, delivery: Delivery, *, record_id: str) -> None:
-        await delivery.transcript(record_id)
+        await self.enqueue(ctx, self.moment)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QueueDescription:
-    """Effect of the advance to `done`: the record's description is asked for in the same
-    transaction (a durable job: a crash cannot lose it), and the describer woken once the
-    advance landed. Not a stage: the record is `done` whatever becomes of the job."""
+class FollowUps:
+    """The declared follow-ups as one pipeline runs them: their rows, then their workers."""
 
-    async def apply(self, ctx: WriteContext, *, record_id: str, step: str) -> None:
-        await enqueue_description(ctx, record_id=record_id)
+    def __init__(self, workers: Workers | Mapping[str, QueueWorker], *,
+                 notifier: Callable[[], Notifier | None] = lambda: None,
+                 declared: tuple[FollowUp, ...] = FOLLOWUPS) -> None:
+        self.workers = workers if isinstance(workers, Workers) else Workers(dict(workers))
+        self._notifier = notifier
+        self._declared = declared
 
-    async def after_commit(self, delivery: Delivery, *, record_id: str) -> None:
-        delivery.describer_has_work()
+    def run(self) -> Run:
+        return Run(bot_running=self._notifier() is not None,
+                   present=frozenset(self.workers))
+
+    def effects(self, moment: Moment) -> tuple[WriteFollowUp, ...]:
+        """The rows this run writes with `moment`'s transaction."""
+        run = self.run()
+        return tuple(WriteFollowUp(name=f.name, enqueue=f.enqueue, moment=moment)
+                     for f in self._declared
+                     if moment.occasion in f.occasions and f.wanted(run))
+
+    async def after(self, moment: Moment) -> None:
+        """Once `moment` is stored: each follow-up's worker here is told (never raises)."""
+        for followup in self._declared:
+            worker = self.workers.get(followup.name)
+            if worker is None or moment.occasion not in followup.occasions:
+                continue
+            try:
+                await worker.after(moment)
+            except Exception as exc:  # its rows stay pending: its own rounds take them
+                log.warning("followup_after_failed", followup=followup.name,
+                            record_id=moment.record_id, error=type(exc).__name__)
+                worker.wake()

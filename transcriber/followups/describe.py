@@ -1,8 +1,8 @@
 """The describe follow-up: writes each finished record's title, brief and topics, after the fact.
 
 Not a stage. A record is `done` when its transcript is; the advance to `done` also
-writes the record's describe job (`notify.QueueDescription`, the same transaction),
-and this actor works the queue: it reads the record's current transcript and its
+writes the record's describe job (its entry in `followups.registry`, the same
+transaction), and this worker works the queue: it reads the record's current transcript and its
 owner's topics, asks the describer, and writes the answer into the fields no person
 has set (`db.commands.describe.SaveDescription`). A failure is retried by the one rule
 (`followups.retry`: `describer.retry_base_seconds`, doubling, at most
@@ -34,7 +34,9 @@ from transcriber.db.reads.describe import DescribeJob, Subject
 from transcriber.db.writer import Writer
 from transcriber.descriptions import FIELDS, Description, fitted, writable
 from transcriber.errors import PermanentFailure
+from transcriber.followups.parts import Parts
 from transcriber.followups.queue import QueueWorker
+from transcriber.followups.reply import NAME as REPLY
 from transcriber.followups.retry import RetryRule, asked_of, asked_seconds
 from transcriber.observability import DESCRIBE_QUEUE_DEPTH, DESCRIBE_SECONDS, DESCRIPTIONS
 from transcriber.ports import ArchiveCounts, Describer, Material
@@ -45,10 +47,29 @@ from transcriber.transcripts import BadStructure
 log = structlog.get_logger(__name__)
 
 JOBS_PER_ROUND = 20
-TASK_NAME = "describer"
 
 Described = Callable[[str], Awaitable[None]]
 """Told each record id once its description is stored (the Telegram reply waits for it)."""
+
+
+NAME = "describer"
+
+
+def build(parts: Parts) -> DescriberActor | None:
+    """The describe worker, where a describer runs (none with `describer.provider`
+    `off`): a stored (or failed) description wakes the reply, which waits for it."""
+    if parts.describers is None:
+        return None
+    describer, fallback = parts.describers
+    wake = parts.wake
+
+    async def described(record_id: str) -> None:
+        # Woken, not awaited: a slow Telegram never holds the describer's queue.
+        wake(REPLY)
+
+    return DescriberActor(writer=parts.writer, readers=parts.readers, clock=parts.clock,
+                          describer=describer, fallback=fallback,
+                          settings=parts.settings.describer, described=described)
 
 
 class OwnerArchive:

@@ -16,11 +16,14 @@ supervised task under the follow-up's duty (`service.followups`).
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import structlog
 
 from transcriber.clock import Clock, rest
+
+if TYPE_CHECKING:
+    from transcriber.followups.parts import Moment
 
 log = structlog.get_logger(__name__)
 
@@ -35,10 +38,17 @@ class QueueWorker:
         self._clock = clock
         self._poll_seconds = poll_seconds
         self._wake = asyncio.Event()
+        self.active = True
+        """False in a process that does not hold the worker's duty (`service.followups`):
+        the holder works the queue, and work done here could double it."""
 
     def wake(self) -> None:
         """Look for due rows now (not at the next poll)."""
         self._wake.set()
+
+    async def after(self, moment: Moment) -> None:
+        """Told once `moment` (and this follow-up's row) is stored: by default, a wake."""
+        self.wake()
 
     async def round(self, stopping: asyncio.Event | None = None) -> int:
         """One look for due rows; how many were worked or started."""

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import structlog
@@ -41,6 +42,7 @@ from transcriber.clock import Clock, format_time, parse_time
 from transcriber.db import reads
 from transcriber.db.commands.telegram import MarkEnded, MarkRetry, MarkSent
 from transcriber.db.reads.telegram import OutboxRow
+from transcriber.followups.parts import Moment, Parts
 from transcriber.followups.queue import QueueWorker
 from transcriber.followups.retry import RetryRule, asked_of, asked_seconds
 from transcriber.observability import OUTBOX_DEPTH, REPLIES_UNDELIVERED
@@ -61,7 +63,24 @@ log = structlog.get_logger(__name__)
 ROWS_PER_ROUND = 100
 
 
-TASK_NAME = "telegram-outbox"
+NAME = "telegram-outbox"
+
+
+class Delivered(StrEnum):
+    QUEUED = "queued"  # in the outbox (sent at once, or later by the worker's rounds)
+    NO_REPLY = "no_reply"  # an HTTP record: nobody to answer, nothing logged
+    UNDELIVERED = "undelivered"
+
+
+def build(parts: Parts) -> Outbox:
+    """The reply's worker: in every process (its `after` sends at once where it is
+    `active`, and says why a record gets no reply)."""
+    settings = parts.settings
+    return Outbox(writer=parts.writer, readers=parts.readers, clock=parts.clock,
+                  notifier=parts.notifier, settings=settings.telegram,
+                  # A reply waits for its record's title while a describer runs.
+                  reply_wait_seconds=0.0 if parts.describers is None
+                  else settings.describer.reply_wait_seconds)
 
 
 class Outbox(QueueWorker):
@@ -80,9 +99,39 @@ class Outbox(QueueWorker):
                                cap_seconds=settings.retry_cap_seconds,
                                window=timedelta(hours=settings.delivery_window_hours))
         self._locks: dict[int, asyncio.Lock] = {}
-        self.active = True
-        """False in a process that does not hold the outbox duty (`service.outbox`):
-        another process's outbox sends, and a send from here could double it."""
+
+    async def after(self, moment: Moment) -> None:
+        await self.reply_after(moment)
+
+    async def reply_after(self, moment: Moment) -> Delivered:
+        """After `done` or the halt (and its row) is stored: send it, or say why not."""
+        record_id = moment.record_id
+        kind = "transcript" if moment.occasion == "done" else "halt_notice"
+        target = await reads.records.reply_target(self._readers, record_id=record_id)
+        if target is None:
+            return Delivered.NO_REPLY
+        address = ReplyAddress(
+            record_id=record_id,
+            source="telegram" if target.source == "telegram" else "http",
+            tg_chat_id=target.tg_chat_id,
+            tg_message_id=target.tg_message_id,
+        )
+        plan = policy.delivery_plan(address, bot_running=self._notifier() is not None)
+        if isinstance(plan, policy.NoReply):
+            return Delivered.NO_REPLY
+        if isinstance(plan, policy.Undeliverable):
+            REPLIES_UNDELIVERED.labels(plan.reason).inc()
+            report = log.error if policy.undelivered_level(plan.reason) == "error" \
+                else log.warning
+            report("reply_undelivered", record_id=record_id, kind=kind, reason=plan.reason)
+            return Delivered.UNDELIVERED
+        try:
+            await self.deliver_record(record_id)
+        except Exception as exc:  # the row stays pending; the worker's rounds try again
+            log.warning("reply_send_deferred", record_id=record_id, kind=kind,
+                        error=type(exc).__name__)
+            self.wake()
+        return Delivered.QUEUED
 
     async def deliver_record(self, record_id: str) -> None:
         """Send the record's pending rows now (with the earlier rows of its chat); in a

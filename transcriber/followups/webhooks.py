@@ -49,6 +49,7 @@ from transcriber.clock import Clock, format_time, parse_time
 from transcriber.db import reads
 from transcriber.db.commands.webhooks import PinBody, RecordAttempt
 from transcriber.db.reads.webhooks import DueDelivery
+from transcriber.followups.parts import Parts
 from transcriber.followups.queue import QueueWorker
 from transcriber.followups.retry import RetryRule, asked_seconds
 from transcriber.observability import (
@@ -96,6 +97,19 @@ def _host_of(url: str) -> str:
         return parse_target(url).host
     except TargetRefused:
         return ""  # the attempt itself refuses it at once
+
+
+NAME = "webhook-delivery"
+
+
+def build(parts: Parts) -> WebhookDelivery | None:
+    """The webhooks' worker, where a transport and the card builder are (the doors'
+    processes: the transport also checks a URL at registration)."""
+    if parts.webhook_transport is None or parts.cards is None:
+        return None
+    return WebhookDelivery(writer=parts.writer, readers=parts.readers, clock=parts.clock,
+                           transport=parts.webhook_transport,
+                           settings=parts.settings.webhooks, card=parts.cards.card)
 
 
 class WebhookDelivery(QueueWorker):
