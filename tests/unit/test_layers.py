@@ -4,10 +4,11 @@ Every import of every module under `transcriber/` is read (function-level
 and `TYPE_CHECKING` imports included, since they are dependencies all the
 same), and each must go to a layer at or below the importer's. The ranks:
 the leaves at the bottom (the ports among them); storage (`db/`); providers;
-the pipeline and intake; the app keys; the doors; the composition
-(`service/`, `loadtest/`); the command line; `testing/`, which only tests
-import. The pipeline sees the providers only through the ports, and the rest
-of the service sees the speaker engine only through its façade.
+the pipeline, intake and the follow-ups of `done` (`followups/`); the app
+keys; the doors; the composition (`service/`, `loadtest/`); the command line;
+`testing/`, which only tests import. The pipeline sees the providers only
+through the ports, and the rest of the service sees the speaker engine only
+through its façade.
 """
 
 from __future__ import annotations
