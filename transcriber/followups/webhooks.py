@@ -127,6 +127,10 @@ class WebhookDelivery(QueueWorker):
         self._rule = RetryRule(base_seconds=settings.retry_base_seconds,
                                cap_seconds=settings.retry_cap_seconds,
                                window=timedelta(hours=settings.delivery_window_hours))
+        # A target that does not answer at all is paused by the same backoff, with no
+        # window: a target is never given up, only its deliveries.
+        self._pause_rule = RetryRule(base_seconds=settings.retry_base_seconds,
+                                     cap_seconds=settings.retry_cap_seconds)
         self._flights: dict[str, _Flight] = {}
         """The attempts in flight by delivery id: each runs on its own."""
 
@@ -255,12 +259,9 @@ class WebhookDelivery(QueueWorker):
             if delay is None:
                 outcome = "failed"
         # No answer at all: the target is backed off as a whole (its other deliveries
-        # would wait out the same timeout), and its webhook shows it failing. The
-        # target's pause takes the backoff alone: no window ends a target.
-        pause = None if status is not None else RetryRule(
-            base_seconds=self._rule.base_seconds,
-            cap_seconds=self._rule.cap_seconds).next_try(failures=due.target_failures + 1,
-                                                         now=now)
+        # would wait out the same timeout), and its webhook shows it failing.
+        pause = None if status is not None else self._pause_rule.next_try(
+            failures=due.target_failures + 1, now=now)
         await self._writer.ask(RecordAttempt(
             delivery_id=due.id, webhook_id=due.webhook_id, outcome=outcome,
             status=status, error=error, body=body, delay_seconds=delay or 0.0,
