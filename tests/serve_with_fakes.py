@@ -17,34 +17,28 @@ from transcriber.cli.exits import EXIT_CONFIG
 from transcriber.cli.serve import serve
 from transcriber.core.errors import ConfigError
 from transcriber.core.observability import configure_logging
-from transcriber.pipeline.notify import ReplyWithTranscript
 from transcriber.service.app import build_app
 from transcriber.service.roles import Role
 from transcriber.settings import Settings, load_settings
 from transcriber.testing.recognizer import FakeRecognizer
-from transcriber.testing.steps import Behaviour, FakeStep, fake_steps_from_spec
+from transcriber.testing.steps import fake_steps_from_spec
 
 
-async def _serve(settings: Settings, spec: str, *, reply: bool, fake_recognizer: bool,
+async def _serve(settings: Settings, spec: str, *, fake_recognizer: bool,
                  role: Role) -> int:
     if fake_recognizer:
         # The real steps (ffmpeg included) with a recognizer that answers at once.
         return await serve(settings, build_app(settings, role=role,
                                                recognizer=FakeRecognizer()))
+    # What follows `done` (a Telegram record's reply among it) is the follow-ups'
+    # (`followups.registry`), written by the step actor whatever the steps are.
     steps = fake_steps_from_spec(spec)
-    if reply:
-        # The real finish step's effect: a Telegram record's reply goes into the outbox.
-        finish = steps["finish"]
-        assert isinstance(finish, FakeStep)
-        finish.default = Behaviour(effects=(ReplyWithTranscript(),))
     return await serve(settings, build_app(settings, role=role, steps=steps))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="serve_with_fakes")
     parser.add_argument("--steps", default="", help='e.g. "normalize=60,poll=0.5" (seconds)')
-    parser.add_argument("--reply", action="store_true",
-                        help="the finish step replies to Telegram records, as the real one")
     parser.add_argument("--fake-recognizer", action="store_true",
                         help="real steps, the recognizer of transcriber.testing instead")
     parser.add_argument("--role", choices=[role.value for role in Role], default="all",
@@ -56,8 +50,8 @@ def main() -> int:
         print(f"transcriber: bad setting {exc}", file=sys.stderr)
         return EXIT_CONFIG
     configure_logging(settings.logging.level, settings.logging.format)
-    return asyncio.run(_serve(settings, args.steps, reply=args.reply,
-                              fake_recognizer=args.fake_recognizer, role=Role(args.role)))
+    return asyncio.run(_serve(settings, args.steps, fake_recognizer=args.fake_recognizer,
+                              role=Role(args.role)))
 
 
 if __name__ == "__main__":

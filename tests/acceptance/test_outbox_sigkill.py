@@ -121,5 +121,5 @@ def _serve_replying(data_dir: Path, port: int, env: dict[str, str]) -> subproces
                    "TRANSCRIBER_SERVER_PORT": str(port), **env}
     with (data_dir / f"serve-{port}.log").open("ab") as log_file:
         return subprocess.Popen(
-            [sys.executable, "-m", "tests.serve_with_fakes", "--steps", "", "--reply"],
+            [sys.executable, "-m", "tests.serve_with_fakes", "--steps", ""],
             env=environment, stdout=log_file, stderr=subprocess.STDOUT)

@@ -14,10 +14,10 @@ import orjson
 import pytest
 
 from tests.helpers import webapp
+from tests.helpers.followups import webhook_worker
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.webapp import AUDIO, open_page, upload
 from transcriber.ports import WebhookUnreachable
-from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.webhooks import FakeWebhookTransport
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ async def test_a_receiver_that_does_not_answer_is_shown_failing(
         service.recognizer.pending_checks = 0
         await upload(page, AUDIO / "librivox_0880.mp3")
         await webapp.until(lambda: len(transport.posts) == 1, seconds=30)
-        await webapp.until(lambda: service.app[DELIVERY].in_flight == 0)  # result written
+        await webapp.until(lambda: webhook_worker(service.app).in_flight == 0)  # result written
         await page.goto(service.base + "/settings")
         await expect(page.locator("[data-health]")).to_have_text("Not answering")
         await expect(page.locator("[data-health-detail]")).to_contain_text("timeout")

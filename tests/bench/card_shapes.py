@@ -2,7 +2,7 @@
 
 `python -m tests.bench.card_shapes` builds and writes (orjson) the utterances of a
 card of 1 000 utterances of 20 words three ways — dicts as the view wrote them before
-the shapes, the `TypedDict` shapes `transcriber.web.views.record_card` builds now, and frozen
+the shapes, the `TypedDict` shapes `transcriber.followups.card.record_card` builds now, and frozen
 dataclasses of the same fields — and prints the median milliseconds of each
 (docs/api.md, "Shapes": why the bulk of an answer is a `TypedDict`).
 """
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import orjson
 
+from transcriber.domain.shapes import UtteranceBody, to_json
 from transcriber.ports import Utterance, Word
-from transcriber.web.shapes import UtteranceBody, to_json
 
 WORDS = tuple(Word(start_ms=i, end_ms=i + 1, text=" word", probability=0.5)
               for i in range(20))

@@ -43,13 +43,9 @@ from transcriber.db.migrate import migrate
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
 from transcriber.domain.transcripts import dump_structure, plain_text
-from transcriber.pipeline.describer import OwnerArchive
+from transcriber.followups.describe import OwnerArchive
 from transcriber.ports import ArchiveCounts, Material, Utterance
-from transcriber.providers.describe.extractive import (
-    ExtractiveDescriber,
-    describe_sentences,
-    split,
-)
+from transcriber.providers.describe.extractive import ExtractiveDescriber, describe_sentences, split
 
 pytestmark = pytest.mark.bench
 

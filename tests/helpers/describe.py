@@ -3,6 +3,7 @@ job, a scripted describer, the job and the record's description as stored."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,9 +16,12 @@ from transcriber.db.writer import Writer
 from transcriber.domain.describe import Description
 from transcriber.domain.quality import Quality
 from transcriber.domain.transcripts import dump_structure, plain_text
+from transcriber.followups.after import FollowUps, running_notifier
+from transcriber.followups.parts import Moment
+from transcriber.followups.queue import QueueWorker
+from transcriber.followups.registry import DESCRIBE, REPLY
+from transcriber.followups.reply import Outbox
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
-from transcriber.pipeline.notify import ReplyDelivery, ReplyWithTranscript, running_notifier
-from transcriber.pipeline.outbox import Outbox
 from transcriber.ports import Material, Utterance
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
@@ -42,6 +46,20 @@ class ScriptedDescriber:
             raise answer
         assert answer is not None, "the script ran out"
         return answer
+
+
+class _Woken(QueueWorker):
+    """The describe worker as the step actor sees it: counts its wake-ups."""
+
+    def __init__(self, clock: FakeClock, woken: list[str]) -> None:
+        super().__init__(clock=clock, poll_seconds=60.0)
+        self._woken = woken
+
+    async def after(self, moment: Moment) -> None:
+        self._woken.append("wake")
+
+    async def round(self, stopping: asyncio.Event | None = None) -> int:
+        return 0
 
 
 @dataclass(slots=True)
@@ -76,13 +94,14 @@ class Finisher:
             record_id = await make_record(self.writer, owner, **record)
         report = () if quality is None else (SetColumns(values={"quality": quality.to_json()}),)
         steps = fake_steps({"poll": Behaviour(effects=(SaveTranscript(
-            text=plain_text(said), structure_json=dump_structure(said)), *report)),
-            # As the real finish step: a Telegram record's reply (an HTTP record has none).
-            "finish": Behaviour(effects=(ReplyWithTranscript(),))})
+            text=plain_text(said), structure_json=dump_structure(said)), *report))})
         notifier = self.notifier
-        delivery = ReplyDelivery(self.readers, lambda: notifier, self.outbox,
-                            wake_describer=(lambda: self.woken.append("wake"))
-                            if self.describing else None)
-        actor = self.make_actor(steps=steps, delivery=delivery)
+        workers: dict[str, QueueWorker] = {}
+        if self.outbox is not None:
+            workers[REPLY] = self.outbox
+        if self.describing:
+            workers[DESCRIBE] = _Woken(self.clock, self.woken)
+        followups = FollowUps(workers, notifier=running_notifier(lambda: notifier))
+        actor = self.make_actor(steps=steps, followups=followups)
         await drive(actor, self.clock, self.readers, record_id)
         return record_id

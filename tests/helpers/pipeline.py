@@ -19,10 +19,11 @@ from transcriber.db import queries as q
 from transcriber.db.commands.pipeline import Claim, Claimed
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
+from transcriber.followups.after import FollowUps, running_notifier
+from transcriber.followups.registry import REPLY
+from transcriber.followups.reply import Outbox
 from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
-from transcriber.pipeline.notify import ReplyDelivery, running_notifier
-from transcriber.pipeline.outbox import Outbox
 from transcriber.pipeline.step import Step
 from transcriber.ports import Notifier
 from transcriber.providers.local_files import LocalRecordFiles
@@ -43,14 +44,15 @@ class MakeActor(Protocol):
 def step_actor(*, settings: Settings, clock: FakeClock, writer: Writer, readers: ReaderPool,
                files: LocalRecordFiles, steps: Mapping[str, Step], notifier: Notifier,
                **parts: Any) -> StepActor:
-    """A step actor whose delivery goes to `notifier` (through the outbox), with a seeded
+    """A step actor whose follow-ups' reply goes to `notifier` (through the outbox), with a seeded
     jitter; `parts` replace any of its constructor's arguments."""
     arguments: dict[str, Any] = {
         "name": "step-actor-test", "settings": settings, "clock": clock,
         "writer": writer, "readers": readers, "files": files, "steps": steps,
-        "delivery": ReplyDelivery(readers, lambda: notifier, Outbox(
+        "followups": FollowUps({REPLY: Outbox(
             writer=writer, readers=readers, clock=clock,
-            notifier=running_notifier(lambda: notifier), settings=settings.telegram)),
+            notifier=running_notifier(lambda: notifier), settings=settings.telegram)},
+            notifier=running_notifier(lambda: notifier)),
         "rng": random.Random(7).random,
     }
     arguments.update(parts)

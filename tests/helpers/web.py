@@ -10,10 +10,17 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from aiohttp.web_runner import BaseRunner
 
+from tests.helpers.followups import followups_of
 from transcriber.db.commands.pipeline import Advance, Claim, Claimed, Halt
 from transcriber.domain.quality import Quality
-from transcriber.domain.stages import HaltReason, claimable_stages, spec_of
+from transcriber.domain.stages import (
+    HaltReason,
+    Stage,
+    claimable_stages,
+    spec_of,
+)
 from transcriber.domain.transcripts import dump_structure, plain_text
+from transcriber.followups.parts import Moment
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
 from transcriber.pipeline.step import Effect
 from transcriber.ports import Utterance
@@ -51,9 +58,16 @@ async def claim(client: Client, record_id: str) -> Claimed:
 
 
 async def advance(client: Client, record_id: str, *effects: Effect) -> None:
+    """One step on; the advance to `done` writes the follow-ups' rows, as the step actor
+    does (their workers are not told: a test wakes the one it watches)."""
     claimed = await claim(client, record_id)
-    step = spec_of(claimed.stage).step
+    spec = spec_of(claimed.stage)
+    step = spec.step
     assert step is not None
+    done = Moment(record_id=record_id, occasion="done") \
+        if spec.next_stage is Stage.DONE else None
+    if done is not None:
+        effects = (*effects, *followups_of(client.app).effects(done))
     await client.app[keys.WRITER].ask(Advance(
         record_id=record_id, token=claimed.token, step=step, effects=effects, duration_ms=7,
     ))
@@ -73,10 +87,13 @@ async def transcribe(
 
 
 async def halt(client: Client, record_id: str, error_text: str = "not audio") -> None:
+    """The record halts, writing the follow-ups' rows as the step actor does."""
     claimed = await claim(client, record_id)
+    halted = Moment(record_id=record_id, occasion="halted", halt_reason=HaltReason.STEP_FAILED)
     await client.app[keys.WRITER].ask(Halt(
         record_id=record_id, token=claimed.token, reason=HaltReason.STEP_FAILED,
-        error_text=error_text))
+        error_text=error_text, effects=followups_of(client.app).effects(halted)))
+
 
 
 async def upload(

@@ -5,10 +5,10 @@ and `TYPE_CHECKING` imports included, since they are dependencies all the
 same), and each must go to a floor at or below the importer's. The ranks are
 by package, with no list of modules: `core` (no domain word), `domain` (pure
 feature rules), `settings` and `ports`, storage (`db/`), `providers`, the
-pipeline, the doors (`web`, `bot`), `maintenance`, the composition (`service`,
-`loadtest`), the command line, and `testing`, which only tests import. The top
-level holds packages only, and each package's `__init__` says what lives there
-and what it may import. The pipeline sees the providers only through the
+pipeline and the follow-ups of `done` (`followups/`), the doors (`web`, `bot`),
+`maintenance`, the composition (`service`, `loadtest`), the command line, and
+`testing`, which only tests import. The top level holds packages only, and each
+package's `__init__` says what lives there and what it may import. The pipeline sees the providers only through the
 ports, and the rest of the service sees the speaker engine only through its
 façade.
 """
@@ -29,7 +29,7 @@ RANKS: dict[str, int] = {
     "settings": 2, "ports": 2,
     "db": 3,
     "providers": 4,
-    "pipeline": 5,
+    "pipeline": 5, "followups": 5,
     "web": 6, "bot": 6,
     "maintenance": 7,
     "service": 8, "loadtest": 8,

@@ -73,7 +73,7 @@ _DOCUMENT_PROBE = textwrap.dedent("""
 
 
 def test_the_schema_library_loads_only_when_the_openapi_document_is_built() -> None:
-    """The service's app and every route load without pydantic (web/shapes.py declares
+    """The service's app and every route load without pydantic (domain/shapes.py declares
     the response shapes without it); building the document loads it: the probe sees it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSCRIBER_")}
     done = subprocess.run([sys.executable, "-c", _DOCUMENT_PROBE], env=env,

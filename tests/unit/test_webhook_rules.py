@@ -1,5 +1,5 @@
 """Webhooks' pure rules: URLs, the addresses a delivery may reach, and what an
-answer means (backoff, Retry-After, the window)."""
+answer means (with the follow-ups' one retry rule: backoff, Retry-After, the window)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,11 @@ import pytest
 from transcriber.domain.webhooks import (
     TargetRefused,
     address_refusal,
-    backoff_seconds,
+    answered,
     masked_url,
     parse_target,
-    retry_after_seconds,
-    verdict,
 )
+from transcriber.followups.retry import RetryRule, asked_seconds, backoff_seconds
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -102,14 +101,20 @@ def test_the_backoff_doubles_from_one_second_to_ten_minutes() -> None:
 ])
 def test_retry_after_in_seconds_or_as_a_date(header: str | None,
                                              seconds: float | None) -> None:
-    assert retry_after_seconds(header, NOW) == seconds
+    assert asked_seconds(header, NOW) == seconds
+
+
+RULE = RetryRule(base_seconds=1.0, cap_seconds=600.0, window=timedelta(hours=24))
 
 
 def _verdict(status: int | None, *, failures: int = 1, retry_after: float | None = None,
              age: timedelta = timedelta(0)) -> tuple[str, float]:
-    decided = verdict(status, failures=failures, retry_after=retry_after,
-                      created_at=NOW - age, now=NOW, window_hours=24, base=1.0, cap=600.0)
-    return decided.outcome, decided.delay_seconds
+    """The webhooks consumer's reading of an answer: `answered`, then the one rule."""
+    outcome = answered(status)
+    if outcome != "retry":
+        return outcome, 0
+    delay = RULE.next_try(failures=failures, asked=retry_after, created_at=NOW - age, now=NOW)
+    return ("failed", 0) if delay is None else ("retry", delay)
 
 
 def test_what_an_answer_means() -> None:

@@ -26,7 +26,7 @@ from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.telegram import RecentRecord
 from transcriber.db.writer import Writer
-from transcriber.pipeline.outbox import transcript_for_reply
+from transcriber.followups.reply import transcript_for_reply
 from transcriber.ports import ReplyAddress
 from transcriber.settings import TelegramSettings
 

@@ -28,7 +28,7 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.domain.describe import Description
 from transcriber.domain.transcripts import BadStructure
-from transcriber.pipeline.describer import load_material, open_fields
+from transcriber.followups.describe import load_material, open_fields
 from transcriber.ports import Describer, Material
 from transcriber.service.describer import build_describer
 from transcriber.settings import Settings

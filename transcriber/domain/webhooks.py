@@ -26,8 +26,6 @@ import hmac
 import ipaddress
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from email.utils import parsedate_to_datetime
 from typing import Literal
 
 from yarl import URL
@@ -169,54 +167,19 @@ def check_address(address: IPAddress, *, allow_private: bool) -> None:
 DeliveryOutcome = Literal["delivered", "retry", "failed", "gone"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeliveryVerdict:
-    outcome: DeliveryOutcome
-    delay_seconds: float = 0.0
-    """With `retry`: how long until the next try."""
-
-
-def backoff_seconds(failures: int, *, base: float, cap: float) -> float:
-    """base · 2^(failures-1), at most `cap` (1 s doubling to 10 min by default)."""
-    return float(min(cap, base * 2 ** min(max(failures - 1, 0), 62)))
-
-
-def retry_after_seconds(value: str | None, now: datetime) -> float | None:
-    """A `Retry-After` header (seconds, or an HTTP date) as seconds from `now`;
-    None when absent or unreadable."""
-    if value is None:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        moment = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if moment.tzinfo is None:
-        return None
-    return max((moment - now).total_seconds(), 0.0)
-
-
-def verdict(status: int | None, *, failures: int, retry_after: float | None,
-            created_at: datetime, now: datetime, window_hours: float,
-            base: float, cap: float) -> DeliveryVerdict:
-    """What to do after an attempt that got `status` (None: no answer at all).
-
-    `failures` counts this attempt. A 2xx delivers, a 410 gives the webhook
-    up; anything else (3xx: redirects are not followed) is tried again after
-    the backoff or the receiver's longer `Retry-After`, unless that try would
-    come after the delivery window: then the delivery has failed."""
+def answered(status: int | None) -> DeliveryOutcome:
+    """What an attempt that got `status` (None: no answer at all) means: a 2xx
+    delivers, a 410 gives the webhook up; anything else (3xx: redirects are not
+    followed) is tried again — when, and when it has `failed` instead, is the
+    follow-ups' one retry rule (`transcriber.followups.retry`)."""
     if status is not None and 200 <= status < 300:
-        return DeliveryVerdict(outcome="delivered")
+        return "delivered"
     if status == 410:
-        return DeliveryVerdict(outcome="gone")
-    delay = backoff_seconds(failures, base=base, cap=cap)
-    if retry_after is not None:
-        delay = max(delay, retry_after)
-    if now + timedelta(seconds=delay) > created_at + timedelta(hours=window_hours):
-        return DeliveryVerdict(outcome="failed")
-    return DeliveryVerdict(outcome="retry", delay_seconds=delay)
+        return "gone"
+    return "retry"
+
+
+# --- the signature -----------------------------------------------------------------
 
 SIGNATURE_HEADER = "X-Transcriber-Signature"
 EVENT_HEADER = "X-Transcriber-Event"

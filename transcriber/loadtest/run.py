@@ -39,6 +39,7 @@ from transcriber.db.connection import database_path
 from transcriber.db.engine import database_url, migrate_storage, new_readers
 from transcriber.db.readers import ReaderPool
 from transcriber.domain.stages import Stage, step_names
+from transcriber.followups.after import NullNotifier
 from transcriber.loadtest.measures import (
     Measured,
     MeasuredPgWriter,
@@ -52,7 +53,6 @@ from transcriber.loadtest.postgres import create_scratch, drop_scratch, raw_asyn
 from transcriber.loadtest.report import LoadReport, render
 from transcriber.loadtest.simulated import Holders, SimulatedStep, simulated_steps
 from transcriber.pipeline.engine import Engine
-from transcriber.pipeline.notify import NullNotifier
 from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.settings import PipelineSettings, Secret, Settings
 
@@ -155,8 +155,8 @@ async def run_loadtest(
 
 
 async def _run(
-    settings: Settings, options: LoadOptions, during_run: RunHook | None,
-    before_check: RunHook | None,
+    settings: Settings, options: LoadOptions,
+    during_run: RunHook | None, before_check: RunHook | None,
 ) -> LoadReport:
     storage = settings.storage
     clock = SystemClock()

@@ -24,7 +24,12 @@ from structlog.typing import FilteringBoundLogger
 
 from transcriber.core.clock import Clock, parse_time
 from transcriber.core.errors import ClaimLost, NoWork
-from transcriber.core.observability import CLAIM_SECONDS, LEASE_EXPIRIES, STEP_SECONDS, WORKER_RUNS
+from transcriber.core.observability import (
+    CLAIM_SECONDS,
+    LEASE_EXPIRIES,
+    STEP_SECONDS,
+    WORKER_RUNS,
+)
 from transcriber.db.commands.pipeline import (
     Advance,
     Claim,
@@ -37,10 +42,17 @@ from transcriber.db.commands.pipeline import (
 )
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
-from transcriber.domain.stages import STAGES, HaltReason, Stage, spec_of, stage_of_step
+from transcriber.domain.stages import (
+    STAGES,
+    HaltReason,
+    Stage,
+    spec_of,
+    stage_of_step,
+)
+from transcriber.followups.after import FollowUps
+from transcriber.followups.parts import Moment
 from transcriber.pipeline import policy
 from transcriber.pipeline.effects import discard_unwritten
-from transcriber.pipeline.notify import AfterCommit, ReplyDelivery
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Advanced, Deferred, Job, Step
 from transcriber.ports import RecordFiles
@@ -78,7 +90,7 @@ class StepActor:
         readers: ReaderPool,
         files: RecordFiles,
         steps: Mapping[str, Step],
-        delivery: ReplyDelivery,
+        followups: FollowUps,
         rng: policy.Random = random.random,
         claim: ClaimSource | None = None,
         extras: Mapping[str, Any] | None = None,
@@ -92,7 +104,7 @@ class StepActor:
         self._readers = readers
         self._files = files
         self._steps = steps
-        self._delivery = delivery
+        self._followups = followups
         self._rng = rng
         self._claim_source = claim or self._claim
         self._extras = extras or {}
@@ -268,7 +280,10 @@ class StepActor:
         record_id, token, stage = claimed.record_id, claimed.token, claimed.stage.value
         if isinstance(decision, policy.AdvanceDecision):
             finishing = spec_of(stage_of_step(step)).next_stage is Stage.DONE
-            effects = self._delivery.bind(decision.effects, finishing=finishing)
+            done = Moment(record_id=record_id, occasion="done") if finishing else None
+            # `done` writes every follow-up's row in its own transaction.
+            effects = decision.effects if done is None else (
+                *decision.effects, *self._followups.effects(done))
             try:
                 await self._writer.ask(Advance(
                     record_id=record_id, token=token, step=step,
@@ -289,9 +304,9 @@ class StepActor:
             if claimed.stage is FINAL_STEP_STAGE:
                 self._settled.settled(record_id)
                 await self._files.release(record_id)
-            for effect in effects:
-                if isinstance(effect, AfterCommit):
-                    await effect.after_commit(self._delivery, record_id=record_id)
+            if done is not None:
+                # After `done` is stored, exactly once; a failed follow-up undoes nothing (P6).
+                await self._followups.after(done)
             return self._report("success", claimed, step)
         if isinstance(decision, policy.DeferDecision):
             try:
@@ -329,11 +344,12 @@ class StepActor:
         step: str | None,
         duration_ms: int | None,
     ) -> RunReport:
+        halted = Moment(record_id=claimed.record_id, occasion="halted", halt_reason=reason)
         try:
             await self._writer.ask(Halt(
                 record_id=claimed.record_id, token=claimed.token, reason=reason,
                 error_text=error_text, duration_ms=duration_ms,
-                notify=self._delivery.bot_running()))
+                effects=self._followups.effects(halted)))
         except ClaimLost:
             return self._stale(claimed, step)
         self._metric(WORKER_RUNS, claimed.stage.value, "halted").inc()
@@ -342,8 +358,8 @@ class StepActor:
         self._settled.settled(claimed.record_id)
         # Its working copies (s3) are fetched again if a person resumes it.
         await self._files.release(claimed.record_id)
-        # After the halt is stored, exactly once; a failed delivery undoes nothing (P10, P6).
-        await self._delivery.halt_notice(claimed.record_id, reason)
+        # After the halt is stored, exactly once; a failed follow-up undoes nothing (P10, P6).
+        await self._followups.after(halted)
         return self._report("halted", claimed, step)
 
     async def _release_on_shutdown(self, claimed: Claimed) -> None:

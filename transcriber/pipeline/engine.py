@@ -1,8 +1,9 @@
 """The pipeline supervisor: N named step actors and their orderly stop.
 
-The outbox the actors hand replies to is given (the service's, whose delivery
-actor runs under the outbox duty, `service.outbox`) or made here for a run with
-no delivery actor (tests, the load test): it then sends only right after a commit.
+The follow-ups the actors write and tell at `done` and halts are given (the
+service's workers, `service.followups`) or made here for a run without them
+(tests, the load test): the declared rows are written, and the reply's worker
+made here sends only right after a commit.
 
 Stop, in order: actors stop claiming (an idle actor wakes at once); running
 steps get `server.shutdown_graceful_seconds` to finish; the rest are
@@ -24,10 +25,11 @@ from transcriber.core.clock import Clock
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.domain.stages import step_names
+from transcriber.followups.after import FollowUps, NotifierSource, running_notifier
+from transcriber.followups.reply import NAME as REPLY
+from transcriber.followups.reply import Outbox
 from transcriber.pipeline import policy
 from transcriber.pipeline.actor import StepActor
-from transcriber.pipeline.notify import NotifierSource, ReplyDelivery, running_notifier
-from transcriber.pipeline.outbox import Outbox
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.ports import RecordFiles
@@ -62,25 +64,21 @@ class Engine:
         notifier: NotifierSource,
         rng: policy.Random = random.random,
         extras: Mapping[str, Any] | None = None,
-        wake_describer: Callable[[], None] | None = None,
         settled: SettledRecords | None = None,
-        outbox: Outbox | None = None,
+        followups: FollowUps | None = None,
     ) -> None:
         check_step_table(steps)
         self._settings = settings
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self.outbox = outbox or Outbox(
-            writer=writer, readers=readers, clock=clock, notifier=running_notifier(notifier),
-            settings=settings.telegram,
-            reply_wait_seconds=settings.describer.reply_wait_seconds
-            if wake_describer is not None else 0.0)
-        # With a describer (not `off`), `done` also asks for the record's description.
-        self.delivery = ReplyDelivery(readers, notifier, self.outbox, wake_describer=wake_describer)
+        running = running_notifier(notifier)
+        self.followups = followups or FollowUps({REPLY: Outbox(
+            writer=writer, readers=readers, clock=clock, notifier=running,
+            settings=settings.telegram)}, notifier=running)
         self.actors = [
             StepActor(
                 name=f"step-actor-{number}", settings=settings, clock=clock, writer=writer,
-                readers=readers, files=files, steps=steps, delivery=self.delivery, rng=rng,
+                readers=readers, files=files, steps=steps, followups=self.followups, rng=rng,
                 extras=extras, settled=settled,
             )
             for number in range(1, settings.pipeline.workers + 1)

@@ -2,7 +2,7 @@
 
 The adapters are `transcriber.providers.describe.extractive` (offline, the default) and
 `transcriber.providers.describe.openai` (an OpenAI-compatible chat-completions
-endpoint); the actor that runs them is `transcriber.pipeline.describer`. A
+endpoint); the actor that runs them is `transcriber.followups.describe`. A
 describer raises `TransientFailure` for what another try may cure (network,
 timeouts, 429, 5xx) and `PermanentFailure` for what it cannot (a 4xx refusal);
 either way the record stays `done`.

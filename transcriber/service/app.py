@@ -18,13 +18,14 @@ from typing import Any
 from aiohttp import web
 
 from transcriber.core.clock import Clock, SystemClock
+from transcriber.followups.registry import FOLLOWUPS
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.ports import Describer, Duty, DutyLocks, Notifier, Recognizer, WebhookTransport
-from transcriber.service.describer import describer_ctx, describer_work
+from transcriber.service.describer import describer_ctx
 from transcriber.service.duties import DUTY_LOCKS, CleanupContext, duty_ctx, duty_locks_ctx
 from transcriber.service.fatal import fatal_ctx
-from transcriber.service.outbox import outbox_ctx, outbox_work
+from transcriber.service.followups import followups_ctx, followups_work
 from transcriber.service.pipeline import pipeline_ctx
 from transcriber.service.providers import providers_ctx
 from transcriber.service.roles import Role, RolePlan, plan_of
@@ -96,21 +97,23 @@ def _contexts(plan: RolePlan) -> list[CleanupContext]:
     # Transcoder, recognizer, object store and the step table (unless injected).
     contexts.append(providers_ctx)
     # The Telegram notifier (when a token is set) before the step actors read it;
-    # its session closes after they stopped. The outbox, which their replies go to.
-    contexts += [telegram_ctx, outbox_ctx]
+    # its session closes after they stopped.
+    contexts.append(telegram_ctx)
     if plan.doors:
-        # The webhook transport (URL checks at registration) and delivery actor;
+        # The webhook transport (URL checks at registration, the webhooks' worker);
         # the processes that find a search's words in transcripts.
         contexts += [webhooks_ctx, match_pool_ctx]
-    # The outbox's and the webhooks' actors; they stop after the step actors.
-    if Duty.OUTBOX in duties:
-        contexts.append(duty_ctx(Duty.OUTBOX, outbox_work))
     if plan.step_actors:
-        # The describer before the pipeline: `done` writes its job and wakes it; it stops
-        # after the step actors, so a description being written still lands.
+        # The describer (its provider) where `done` happens: the describe worker's part.
         contexts.append(describer_ctx)
-        if Duty.DESCRIBER in duties:
-            contexts.append(duty_ctx(Duty.DESCRIBER, describer_work))
+    # Every declared follow-up's worker this process can have (`followups.registry`),
+    # then each duty's workers; they stop after the step actors, so a reply or a
+    # description of a step finishing during the stop still lands.
+    contexts.append(followups_ctx)
+    for duty in dict.fromkeys(followup.duty for followup in FOLLOWUPS):
+        if duty in duties:
+            contexts.append(duty_ctx(duty, followups_work(duty)))
+    if plan.step_actors:
         contexts.append(pipeline_ctx)
     # Telegram polling: starts last, stops first (before the pipeline and the writer).
     if Duty.TELEGRAM_POLLING in duties:

@@ -1,22 +1,12 @@
-"""Lifecycle of the describer (docs/describer.md): the provider `describer.provider` names,
-and the actor that works its queue.
+"""Lifecycle of the describer (docs/describer.md): the provider `describer.provider` names
+and its fallback, on `DESCRIBERS`.
 
-`describer_ctx` builds them, before the pipeline, whose advance to `done` writes a
-describe job and wakes the actor, and closes the provider after everything stopped.
-With `off` nothing is built and `done` writes no job. A describer on the app
-(`keys.DESCRIBER`, given to `build_app` by a test) is used as it is. When a
-description is stored (or has failed), the record's Telegram reply, which waits for
-its title, is sent.
-
-The actor runs under the describer duty (`describer_work`; the queue has no claims,
-so one process of the service works it at a time), installed before the pipeline:
-it stops after the step actors, so a description being written when the pipeline
-stops still lands before the writer drains. A process without the duty still
-writes the jobs of its `done`s; the holder finds them at its next poll.
-
-Supervision: the actor keeps itself alive through failed rounds; a task that ends while
-the service is not stopping is a programming error, logged CRITICAL, and the service
-stops loudly (`fail_service`), like a dead step actor.
+`describer_ctx` builds them before the follow-ups' workers (`service.followups`:
+the describe follow-up's worker, `followups.describe`, is built from them and runs
+under the describer duty) and closes the provider after everything stopped. With
+`off` nothing is built, no describe worker either, and `done` writes no job. A
+describer on the app (`keys.DESCRIBER`, given to `build_app` by a test) is used as
+it is.
 """
 
 from __future__ import annotations
@@ -26,17 +16,14 @@ from collections.abc import AsyncIterator
 import structlog
 from aiohttp import web
 
-from transcriber.pipeline.describer import TASK_NAME, DescriberActor
 from transcriber.ports import Describer
 from transcriber.providers.describe.extractive import ExtractiveDescriber
-from transcriber.service.duties import DutyWork
-from transcriber.service.fatal import supervised
-from transcriber.service.outbox import OUTBOX
-from transcriber.service.pipeline import DESCRIBER_ACTOR
 from transcriber.settings import Settings
 from transcriber.web import keys
 
 log = structlog.get_logger(__name__)
+
+DESCRIBERS = web.AppKey("describers", tuple[Describer, Describer | None])
 
 
 def build_describer(settings: Settings) -> tuple[Describer, Describer | None] | None:
@@ -62,18 +49,7 @@ async def describer_ctx(app: web.Application) -> AsyncIterator[None]:
         return
     describer, fallback = built
     describer = app.get(keys.DESCRIBER, describer)
-
-    async def described(record_id: str) -> None:
-        # The outbox's own actor sends the reply that waited for the title: woken, not
-        # awaited here, so a slow Telegram never holds the describer's queue.
-        outbox = app.get(OUTBOX)
-        if outbox is not None:
-            outbox.wake()
-
-    actor = DescriberActor(writer=app[keys.WRITER], readers=app[keys.READERS],
-                           clock=app[keys.CLOCK], describer=describer, fallback=fallback,
-                           settings=settings.describer, described=described)
-    app[DESCRIBER_ACTOR] = actor
+    app[DESCRIBERS] = (describer, fallback)
     log.info("describer_started", provider=describer.name.split(":", 1)[0])
     try:
         yield
@@ -82,13 +58,3 @@ async def describer_ctx(app: web.Application) -> AsyncIterator[None]:
             close = getattr(part, "close", None)
             if close is not None:
                 await close()
-
-
-def describer_work(app: web.Application) -> DutyWork | None:
-    actor = app.get(DESCRIBER_ACTOR)
-    if actor is None:
-        return None
-    # A description being asked for at the end is cut; its job stays pending for the
-    # next start or the next holder.
-    return lambda: supervised(app, actor.run, name=TASK_NAME, died="describer_died",
-                              grace_seconds=app[keys.SETTINGS].server.shutdown_graceful_seconds)

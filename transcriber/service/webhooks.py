@@ -1,36 +1,24 @@
-"""The parts of webhook deliveries, as an aiohttp cleanup context.
+"""The webhook transport, as an aiohttp cleanup context.
 
 `webhooks_ctx` puts the transport on `keys.WEBHOOK_TRANSPORT` (the HTTP one
 with the SSRF guard, unless a test put a fake there), which the routes use
-to check a URL at registration, and the delivery actor
-(`service.webhook_delivery`) on `DELIVERY`; the transport closes after
-everything else stopped. The actor runs as the task `webhook-delivery` in the
-process holding the outbox duty (`service.outbox`). At the stop an attempt in
-flight gets `server.shutdown_graceful_seconds`, then is cut: its delivery
-stays pending and is sent after the next start (at least once). Supervision:
-the actor keeps itself alive through any failure of a round, so its task
-ending while the service runs is a bug: logged CRITICAL, and the service stops
-loudly, like a dead writer.
+to check a URL at registration and the webhooks follow-up's worker
+(`followups.webhooks`, built and run by `service.followups`) sends with; the
+transport closes after everything else stopped.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import structlog
 from aiohttp import web
 
 from transcriber.providers.webhook_http import HttpWebhookTransport, resolves_without_threads
-from transcriber.service.webhook_delivery import WebhookDelivery
 from transcriber.web import keys
-from transcriber.web.archive import card_of
-from transcriber.web.shapes import plain
 
 log = structlog.get_logger(__name__)
 
-DELIVERY = web.AppKey("webhook_delivery", WebhookDelivery)
-TASK_NAME = "webhook-delivery"
 
 
 async def webhooks_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -49,13 +37,6 @@ async def webhooks_ctx(app: web.Application) -> AsyncIterator[None]:
             concurrency=hooks.concurrency)
     transport = app[keys.WEBHOOK_TRANSPORT]
 
-    async def card(record_id: str, owner_id: str) -> dict[str, Any] | None:
-        found = await card_of(app, record_id, owner_id)
-        return None if found is None else plain(found)
-
-    app[DELIVERY] = WebhookDelivery(writer=app[keys.WRITER], readers=app[keys.READERS],
-                                    clock=app[keys.CLOCK], transport=transport,
-                                    settings=settings.webhooks, card=card)
     try:
         yield
     finally:

@@ -27,6 +27,8 @@ from transcriber.db import reads
 from transcriber.db.commands.tokens import CreateToken, RevokeToken
 from transcriber.db.reads.tokens import TokenInfo
 from transcriber.domain import tokens
+from transcriber.domain.shapes import Items
+from transcriber.domain.shapes_integrations import NewTokenBody, TokenBody
 from transcriber.web import keys
 from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError, bad_request, not_found
@@ -34,8 +36,6 @@ from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
 from transcriber.web.ratelimit import TOKEN_CREATIONS
 from transcriber.web.responses import json_response
-from transcriber.web.shapes import Items
-from transcriber.web.shapes_integrations import NewTokenBody, TokenBody
 
 log = structlog.get_logger(__name__)
 

@@ -13,12 +13,19 @@ from transcriber.core.errors import Conflict, NotFound
 from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.pipeline import Resume
-from transcriber.db.reads.voices import VoiceSuggestion
 from transcriber.domain import transcripts
 from transcriber.domain.search import Query
-from transcriber.domain.stages import Stage
+from transcriber.domain.shapes import (
+    CardBody,
+    MatchListBody,
+    Page,
+    RecordBody,
+    SearchResultBody,
+    UserBody,
+)
 from transcriber.domain.transcript_formats import FORMATS
-from transcriber.pipeline.progress import OnItsWay, progress_for_row
+from transcriber.followups.card import Cards, record_summary
+from transcriber.pipeline.progress import OnItsWay
 from transcriber.ports import Utterance
 from transcriber.web import keys
 from transcriber.web.downloads import (
@@ -39,18 +46,8 @@ from transcriber.web.paging import (
     parse_limit,
     parse_query,
 )
-from transcriber.web.ratelimit import poll_after_ms
 from transcriber.web.responses import json_response
-from transcriber.web.shapes import (
-    CardBody,
-    MatchListBody,
-    Page,
-    RecordBody,
-    SearchResultBody,
-    UserBody,
-)
 from transcriber.web.texts import language_of
-from transcriber.web.views import record_card, record_summary
 
 log = structlog.get_logger(__name__)
 
@@ -151,12 +148,15 @@ async def _progress(request: web.Request, record: OnItsWay) -> dict[str, Any] | 
     return await record_progress(request.app, record)
 
 
+def cards_of(app: web.Application) -> Cards:
+    """The card builder over the app's readers, settings and clock."""
+    return Cards(readers=app[keys.READERS], settings=app[keys.SETTINGS], clock=app[keys.CLOCK],
+                 recognizer=lambda: app.get(keys.RECOGNIZER))
+
+
 async def record_progress(app: web.Application, record: OnItsWay) -> dict[str, Any] | None:
     """The record's progress (None unless it is on its way, and only then read)."""
-    progress = await progress_for_row(app[keys.READERS], record, settings=app[keys.SETTINGS],
-                                      now=app[keys.CLOCK].now(),
-                                      recognizer=app.get(keys.RECOGNIZER))
-    return None if progress is None else progress.as_dict()
+    return await cards_of(app).progress(record)
 
 
 async def current_utterances(
@@ -173,51 +173,10 @@ async def card(request: web.Request) -> web.Response:
 
 
 async def card_body(request: web.Request, record_id: str) -> CardBody:
-    card = await card_of(request.app, record_id, current_user(request).id)
+    card = await cards_of(request.app).card(record_id, current_user(request).id)
     if card is None:
         raise not_found()
     return card
-
-
-async def card_of(app: web.Application, record_id: str, owner_id: str) -> CardBody | None:
-    """The owner's record card as `GET /app/audiorecords/{id}` answers it (None: no
-    such record of theirs); webhook deliveries send it too."""
-    readers = app[keys.READERS]
-    record = await reads.records.card(readers, record_id=record_id, owner_id=owner_id)
-    if record is None:
-        return None
-    timeline = await reads.records.timeline(readers, record_id=record_id)
-    text = await reads.transcripts.transcript_text(readers, record_id=record_id)
-    try:
-        utterances = await reads.transcripts.utterances(readers, record_id=record_id,
-                                                        original=False)
-        original = await reads.transcripts.utterances(readers, record_id=record_id,
-                                                      original=True)
-    except transcripts.BadStructure:
-        log.error("card_bad_structure", record_id=record_id)
-        utterances = original = None
-    # A finished record still changes while its description is being written (unless
-    # the describer is off now: a job left pending by an earlier run never moves).
-    settings = app[keys.SETTINGS]
-    describing = record.describe_state == "pending" and settings.describer.provider != "off"
-    settled = (record.halted_at is not None or record.state == Stage.DONE.value) \
-        and not describing
-    poll = None if settled else poll_after_ms(settings.server)
-    return record_card(
-        record, timeline=timeline, transcript=text,
-        utterances=utterances, poll_after_ms=poll, progress=await record_progress(app, record),
-        original_speakers=transcripts.speakers_of(original or ()),
-        suggestions=await _suggestions(app, record_id, owner_id),
-    )
-
-
-async def _suggestions(app: web.Application, record_id: str,
-                       owner_id: str) -> list[VoiceSuggestion]:
-    """The record's voice suggestions; none while known voices are off."""
-    if not app[keys.SETTINGS].recognizer.voice_profiles:
-        return []
-    return await reads.voices.suggestions(app[keys.READERS], record_id=record_id,
-                                          owner_id=owner_id)
 
 
 async def download_file(request: web.Request) -> web.StreamResponse:
@@ -264,7 +223,8 @@ async def download_transcript(request: web.Request) -> web.Response:
         raise ApiError(409, "not_ready", "the record has no transcript yet")
     names: Mapping[str, str] = record.speaker_names
     if request.app[keys.SETTINGS].speakers.apply_suggestions:
-        suggested = await _suggestions(request.app, record_id, current_user(request).id)
+        suggested = await cards_of(request.app).suggestions(record_id,
+                                                            current_user(request).id)
         names = transcripts.with_suggested_names(names, {s.speaker: s.name for s in suggested})
     quality = None if record.quality is None else record.quality.as_dict()
     # Cutting subtitle cues takes ~0.25 s an hour of speech (docs/recognition.md): a thread.

@@ -22,6 +22,7 @@ from transcriber.db.commands.edits import CorrectTranscript, DeleteRecord, EditR
 from transcriber.db.commands.retranscribe import Retranscribe
 from transcriber.db.reads.records import OwnedRecord
 from transcriber.domain import transcripts
+from transcriber.domain.shapes import Page, TopicBody
 from transcriber.domain.text import text_problem
 from transcriber.pipeline.steps.submit import object_key
 from transcriber.pipeline.voices import spoken_lines, voice_rules
@@ -33,7 +34,6 @@ from transcriber.web.jsonbody import read_json
 from transcriber.web.language import check_language
 from transcriber.web.paging import decode_topic_cursor, encode_topic_cursor, parse_limit
 from transcriber.web.responses import json_response
-from transcriber.web.shapes import Page, TopicBody
 
 log = structlog.get_logger(__name__)
 

@@ -28,8 +28,8 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from transcriber.core.errors import WriterUnavailable
-from transcriber.web.shapes import ErrorBody, ErrorDetail, to_json
-from transcriber.web.shapes_integrations import OpenAIErrorBody, OpenAIErrorDetail
+from transcriber.domain.shapes import ErrorBody, ErrorDetail, to_json
+from transcriber.domain.shapes_integrations import OpenAIErrorBody, OpenAIErrorDetail
 
 log = structlog.get_logger(__name__)
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from transcriber.domain import transcripts
 from transcriber.domain.search import Marks, Query, marks
+from transcriber.domain.shapes import MatchBody
 from transcriber.ports import Utterance
-from transcriber.web.shapes import MatchBody
 
 RESULT_MATCHES = 3
 FIND_MATCHES = 1000

@@ -39,6 +39,7 @@ from transcriber.core.observability import OPENAI_TRANSCRIPTIONS
 from transcriber.db import reads
 from transcriber.db.commands.users import User
 from transcriber.db.reads.records import RecordState
+from transcriber.domain.shapes_integrations import ModelBody, ModelListBody
 from transcriber.domain.stages import Stage
 from transcriber.pipeline.intake import Intake
 from transcriber.web import keys
@@ -55,7 +56,6 @@ from transcriber.web.openai_shapes import (
     transcription_body,
 )
 from transcriber.web.responses import json_response
-from transcriber.web.shapes_integrations import ModelBody, ModelListBody
 from transcriber.web.upload import (
     FILE_FIELD,
     check_before_the_body,

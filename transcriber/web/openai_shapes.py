@@ -21,17 +21,17 @@ from typing import Any, Literal, get_args
 
 from transcriber.domain import transcripts
 from transcriber.domain.languages import language_name
-from transcriber.domain.transcript_formats import TranscriptFormat
-from transcriber.ports import Utterance
-from transcriber.web.errors import ApiError
-from transcriber.web.shapes import QualityBody
-from transcriber.web.shapes_integrations import (
+from transcriber.domain.shapes import QualityBody
+from transcriber.domain.shapes_integrations import (
     ModelBody,
     TranscriptionBody,
     TranscriptionSegmentBody,
     TranscriptionVerboseBody,
     TranscriptionWordBody,
 )
+from transcriber.domain.transcript_formats import TranscriptFormat
+from transcriber.ports import Utterance
+from transcriber.web.errors import ApiError
 
 ResponseFormat = Literal["json", "text", "srt", "vtt", "verbose_json"]
 RESPONSE_FORMATS: tuple[ResponseFormat, ...] = get_args(ResponseFormat)

@@ -2,7 +2,7 @@
 
 The paths (parameters, statuses, request bodies) are written here next to the
 routes they describe; the schemas of the answers are generated from the
-response shapes the routes return (`web.shapes`, `openapi_schemas`). A test
+response shapes the routes return (`domain.shapes`, `openapi_schemas`). A test
 validates real responses against it and a schemathesis run fuzzes the routes
 from it.
 Limits in it (page size) come from the running settings.

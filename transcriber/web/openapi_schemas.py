@@ -1,5 +1,5 @@
 """The components of the OpenAPI document: the schemas of what `/app/` answers, generated
-from the response types (`web.shapes`), and of the request bodies it takes.
+from the response types (`domain.shapes`), and of the request bodies it takes.
 
 pydantic writes the JSON Schema of each shape (`TypeAdapter` reads stdlib
 dataclasses, so the shapes stay plain dataclasses that orjson writes); it is
@@ -12,8 +12,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from transcriber.web import shapes as s
-from transcriber.web import shapes_integrations as i
+from transcriber.domain import shapes as s
+from transcriber.domain import shapes_integrations as i
 
 
 def ref(name: str) -> dict[str, str]:

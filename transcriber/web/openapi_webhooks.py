@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from transcriber.domain.shapes_integrations import DELIVERIES_SHOWN
 from transcriber.domain.webhooks import (
     DELIVERY_HEADER,
     EVENT_HEADER,
@@ -15,7 +16,6 @@ from transcriber.domain.webhooks import (
     URL_MAX,
 )
 from transcriber.web.openapi_schemas import ID, ref
-from transcriber.web.shapes_integrations import DELIVERIES_SHOWN
 from transcriber.web.webhooks import SECRET_MAX, SECRET_MIN
 
 _JSON = "application/json"

@@ -107,12 +107,6 @@ class RateLimiter:
             del self._buckets[key]
 
 
-def poll_after_ms(settings: ServerSettings) -> int:
-    """How often a card may be polled: its share of the budget, spread over the window."""
-    polls_per_window = max(settings.rate_limit_requests * settings.rate_limit_poll_share, 1e-9)
-    return math.ceil(settings.rate_limit_window_seconds * 1000 / polls_per_window)
-
-
 class TokenOwners:
     """Token hash (a prefix of it) → its owner's user id, for the tokens seen lately.
 

@@ -6,10 +6,10 @@ from typing import Any
 
 from aiohttp import web
 
-from transcriber.web.shapes import to_json
+from transcriber.domain.shapes import to_json
 
 
 def json_response(payload: Any, status: int = 200, **kwargs: Any) -> web.Response:
-    """`payload`: a response shape (`web.shapes`), or plain JSON-ready values."""
+    """`payload`: a response shape (`domain.shapes`), or plain JSON-ready values."""
     return web.Response(body=to_json(payload), status=status,
                         content_type="application/json", **kwargs)

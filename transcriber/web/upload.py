@@ -34,6 +34,7 @@ from transcriber.core.errors import (
 )
 from transcriber.db import reads
 from transcriber.db.commands.records import Accepted
+from transcriber.followups.card import record_summary
 from transcriber.pipeline.intake import (
     AudioLimits,
     AudioRefused,
@@ -54,7 +55,6 @@ from transcriber.web.uploadguard import (
     refuse_coded,
     too_slow,
 )
-from transcriber.web.views import record_summary
 
 CHUNK_BYTES = 256 * 1024
 # Room for the boundaries and part headers around the file in a multipart body.

@@ -26,6 +26,7 @@ from transcriber.db.commands.voices import (
 )
 from transcriber.db.reads.voices import VoiceProfile
 from transcriber.domain import transcripts
+from transcriber.domain.shapes import Items, VoiceBody
 from transcriber.pipeline.voices import voice_rules
 from transcriber.web import keys
 from transcriber.web.archive import card_body, record_id_of
@@ -34,7 +35,6 @@ from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
 from transcriber.web.responses import json_response
-from transcriber.web.shapes import Items, VoiceBody
 
 log = structlog.get_logger(__name__)
 

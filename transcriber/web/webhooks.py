@@ -23,6 +23,15 @@ from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.webhooks import CreateWebhook, DeleteWebhook
 from transcriber.db.reads.webhooks import DeliveryState, Webhook
+from transcriber.domain.shapes import Items
+from transcriber.domain.shapes_integrations import (
+    DELIVERIES_SHOWN,
+    DeliveryBody,
+    DeliveryListBody,
+    HealthBody,
+    WebhookBody,
+    WebhookCreatedBody,
+)
 from transcriber.domain.webhooks import (
     EVENTS,
     URL_MAX,
@@ -36,15 +45,6 @@ from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
 from transcriber.web.responses import json_response
-from transcriber.web.shapes import Items
-from transcriber.web.shapes_integrations import (
-    DELIVERIES_SHOWN,
-    DeliveryBody,
-    DeliveryListBody,
-    HealthBody,
-    WebhookBody,
-    WebhookCreatedBody,
-)
 
 log = structlog.get_logger(__name__)
 

@@ -17,7 +17,7 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.records import RecordCard
 from transcriber.db.writer import Writer
 from transcriber.domain.transcripts import dump_structure, plain_text, render
-from transcriber.pipeline.describer import DescriberActor
+from transcriber.followups.describe import DescriberActor
 from transcriber.ports import Utterance
 from transcriber.providers.describe.extractive import ExtractiveDescriber
 from transcriber.settings import Settings

@@ -27,7 +27,7 @@ from transcriber.db.reads.records import RecordCard
 from transcriber.db.writer import Writer
 from transcriber.domain.describe import Description
 from transcriber.domain.quality import assess
-from transcriber.pipeline.describer import DescriberActor
+from transcriber.followups.describe import DescriberActor
 from transcriber.ports import Describer, Span, Utterance, Word
 from transcriber.providers.describe.extractive import ExtractiveDescriber
 from transcriber.settings import Settings

@@ -12,7 +12,7 @@ from tests.helpers.pipeline import MakeActor
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.domain.quality import assess
-from transcriber.pipeline.describer import DescriberActor
+from transcriber.followups.describe import DescriberActor
 from transcriber.ports import Span, Utterance
 from transcriber.providers.describe.extractive import ExtractiveDescriber
 from transcriber.settings import Settings

@@ -7,8 +7,8 @@ from structlog.testing import capture_logs
 from tests.helpers.pipeline import named, until
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.followups.after import NullNotifier
 from transcriber.pipeline.engine import Engine
-from transcriber.pipeline.notify import NullNotifier
 from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock

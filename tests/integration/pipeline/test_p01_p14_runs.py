@@ -23,9 +23,9 @@ from transcriber.core.errors import NoWork
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.followups.after import NullNotifier
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.engine import Engine
-from transcriber.pipeline.notify import NullNotifier
 from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.service.app import build_app
 from transcriber.service.pipeline import ENGINE

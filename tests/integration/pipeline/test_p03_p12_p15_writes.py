@@ -19,6 +19,7 @@ from tests.helpers.pipeline import (
 )
 from transcriber.core.errors import ClaimLost
 from transcriber.core.ids import new_id
+from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.pipeline import Advance, Halt, Resume
 from transcriber.db.commands.users import User
@@ -27,7 +28,6 @@ from transcriber.db.writer import Writer
 from transcriber.domain.stages import HaltReason
 from transcriber.pipeline.actor import StepActor
 from transcriber.pipeline.effects import AddFile
-from transcriber.pipeline.notify import ReplyWithTranscript
 from transcriber.ports.files import PlacedFile
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
@@ -63,14 +63,17 @@ async def test_p03_claim_went_to_another_under_a_running_step(
     actor: StepActor, writer: Writer, settings: Settings, steps: dict[str, FakeStep],
     clock: FakeClock, readers: ReaderPool, notifier: RecordingNotifier, user: User,
 ) -> None:
-    """A step works on a claimed record; meanwhile the same record went to another
-    claim; when the first step reaches its result write, nothing is written and
-    nothing is sent to the sender."""
+    """The finish step works on a claimed record; meanwhile the same record went to
+    another claim; when the first step reaches its result write, nothing is written
+    (no follow-up's row either) and nothing is sent to the sender."""
     record_id = await make_record(writer, user, source="telegram", tg_chat_id=1,
                                   tg_message_id=2)
+    for _ in range(3):  # to `transcribed`: the next advance is the one to `done`
+        assert (await actor.run_once()).outcome == "success"
+    before = await events_of(readers, record_id)
     lease = settings.pipeline.lease_seconds
     # The step finishes exactly when the lease has run out and another takes it.
-    steps["normalize"].then(Behaviour(seconds=lease + 1, effects=(ReplyWithTranscript(),)))
+    steps["finish"].then(Behaviour(seconds=lease + 1))
     run = asyncio.create_task(actor.run_once())
     await until(lambda: clock.sleepers == 2)
     clock.advance(lease + 1)
@@ -79,9 +82,10 @@ async def test_p03_claim_went_to_another_under_a_running_step(
     report = await run
     assert report.outcome == "stale"
     row = await state_of(readers, record_id)
-    assert row["state"] == "uploaded"
+    assert row["state"] == "transcribed"
     assert row["acquisition_id"] == other.token
-    assert await events_of(readers, record_id) == []
+    assert await events_of(readers, record_id) == before
+    assert await readers.fetch_all(q.telegram.OUTBOX_OF_RECORD, {"record_id": record_id}) == []
     assert notifier.attempts == []
 
 

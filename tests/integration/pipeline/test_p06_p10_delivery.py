@@ -24,7 +24,7 @@ from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.domain.stages import HaltReason
-from transcriber.pipeline.notify import NullNotifier, ReplyWithTranscript
+from transcriber.followups.after import NullNotifier
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.notifier import RecordingNotifier, Sent
@@ -42,7 +42,6 @@ async def _to_transcribed(
     actor = make_actor()
     for _ in range(3):
         assert (await actor.run_once()).outcome == "success"
-    steps["finish"].default = Behaviour(effects=(ReplyWithTranscript(),))
     return record_id
 
 

@@ -7,13 +7,16 @@ late delivery of the record finds no address."""
 from __future__ import annotations
 
 from tests.helpers.factories import make_record, make_user
+from transcriber.core.clock import SystemClock
 from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.commands.edits import DeleteRecord
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Command, WriteContext, Writer
 from transcriber.domain.stages import HaltReason
-from transcriber.pipeline.notify import Delivered, ReplyDelivery
+from transcriber.followups.parts import Moment
+from transcriber.followups.reply import Delivered, Outbox
+from transcriber.settings import TelegramSettings
 from transcriber.testing.notifier import RecordingNotifier
 
 
@@ -41,11 +44,15 @@ async def test_a_deleted_telegram_record_gets_no_reply(
     params = {"record_id": record_id}
     assert len(await readers.fetch_all(q.telegram.OUTBOX_OF_RECORD, params)) == 1
     notifier = RecordingNotifier()
-    delivery = ReplyDelivery(readers, lambda: notifier)
-    # Before: the record is addressable (a run without the outbox says so).
-    assert await delivery.transcript(record_id) == Delivered.UNDELIVERED
+    # A run without the bot: the reply's worker says why a record gets no reply.
+    outbox = Outbox(writer=writer, readers=readers, clock=SystemClock(),
+                    notifier=lambda: None, settings=TelegramSettings())
+    done = Moment(record_id=record_id, occasion="done")
+    halted = Moment(record_id=record_id, occasion="halted", halt_reason=HaltReason.STUCK)
+    # Before: the record is addressable (a run without the bot says so).
+    assert await outbox.reply_after(done) == Delivered.UNDELIVERED
     await writer.ask(DeleteRecord(record_id=record_id, owner_id=owner.id))
     assert await readers.fetch_all(q.telegram.OUTBOX_OF_RECORD, params) == []
-    assert await delivery.transcript(record_id) == Delivered.NO_REPLY
-    assert await delivery.halt_notice(record_id, HaltReason.STUCK) == Delivered.NO_REPLY
+    assert await outbox.reply_after(done) == Delivered.NO_REPLY
+    assert await outbox.reply_after(halted) == Delivered.NO_REPLY
     assert notifier.attempts == []

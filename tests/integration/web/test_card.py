@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.helpers.followups import describer_of
 from tests.helpers.web import SPEECH, Client, advance, halt, transcribe, upload
 from transcriber.core.ids import new_id
 from transcriber.db.commands.files import StoredFile
@@ -66,6 +67,14 @@ async def test_card_transcript_and_utterances(client: Client) -> None:
     ]
     assert card["speakers"] == {}  # the fake recognizer tells no speakers apart
     assert card["revision"] == 1  # the recognizer's transcript is the first revision
+    # `done` asked for its description: the card changes until it is written.
+    assert card["described"] == {"title": None, "brief": None, "topics": None, "by": None,
+                                 "state": "pending"}
+    assert card["poll_after_ms"] is not None
+    await describer_of(client.app).round()
+    card = await _card(client, record["id"])
+    assert card["described"] != {"title": None, "brief": None, "topics": None, "by": None,
+                                 "state": "pending"}
     assert card["poll_after_ms"] is None  # nothing will change by itself
 
 

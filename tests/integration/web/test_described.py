@@ -10,13 +10,12 @@ from typing import Any
 import orjson
 
 from tests.helpers.database import TestDatabase
+from tests.helpers.followups import describer_of
 from tests.helpers.meetings import MEETING_EN, MEETING_RU, utterances
 from tests.helpers.search import search_row_problems
 from tests.helpers.web import Client, advance, transcribe, upload
 from transcriber.db.connection import database_path
 from transcriber.maintenance.verify import verify
-from transcriber.pipeline.notify import QueueDescription
-from transcriber.service.pipeline import DESCRIBER_ACTOR
 
 
 async def _card(client: Client, record_id: str) -> dict[str, Any]:
@@ -31,11 +30,11 @@ async def _described(client: Client, lines: tuple[str, ...] = MEETING_EN,
     """A record transcribed, `done` with its describe job, then described."""
     record_id = str((await upload(client, name=name))["id"])
     await transcribe(client, record_id, utterances(lines))
-    await advance(client, record_id, QueueDescription())  # done, as the step actor binds it
+    await advance(client, record_id)  # done, with its describe job
     pending = await _card(client, record_id)
     assert pending["described"]["state"] == "pending"
     assert pending["poll_after_ms"] is not None  # still changing: the card keeps asking
-    assert await client.app[DESCRIBER_ACTOR].round() >= 1
+    assert await describer_of(client.app).round() >= 1
     return record_id
 
 
@@ -135,12 +134,12 @@ async def test_a_failed_description_shows_on_the_card_and_the_record_stays_done(
 ) -> None:
     record_id = str((await upload(client))["id"])
     await transcribe(client, record_id, utterances(MEETING_EN))
-    await advance(client, record_id, QueueDescription())
+    await advance(client, record_id)
     # The transcript turns unreadable before the describer reads it (a write behind the
     # service's back).
     database.execute("UPDATE structures SET contents = 'not json' WHERE record_id = :id",
                      {"id": record_id})
-    await client.app[DESCRIBER_ACTOR].round()
+    await describer_of(client.app).round()
     card = await _card(client, record_id)
     assert card["described"]["state"] == "failed"
     assert card["stage"] == "done"

@@ -14,12 +14,12 @@ import pytest
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from tests.helpers.followups import webhook_worker
 from tests.helpers.pipeline import until
 from tests.helpers.tokens import bearer, make_token
 from tests.helpers.web import SPEECH, Client, StartApi, advance, halt, transcribe, upload
 from transcriber.domain.quality import assess
 from transcriber.ports import Span, Word
-from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER
 from transcriber.testing.webhooks import FakeWebhookTransport
@@ -211,7 +211,7 @@ async def test_webhook_routes_and_the_payload_match_the_document(start_api: Star
     await halt(client, record)
     await call("DELETE", f"/app/audiorecords/{record}")
     await call("GET", f"/app/webhooks/{webhook['id']}/deliveries")
-    client.app[DELIVERY].wake()
+    webhook_worker(client.app).wake()
     await until(lambda: len(transport.posts) == 2)
     payload_schema = _rebase(ref("WebhookPayload"))
     for posted in transport.posts:

@@ -9,12 +9,12 @@ from typing import Any
 
 import orjson
 
+from tests.helpers.followups import webhook_worker
 from tests.helpers.pipeline import until
 from tests.helpers.web import Client, StartApi, advance, transcribe, upload
 from tests.helpers.webhooks import SECRET
 from transcriber.domain.quality import assess
 from transcriber.ports import Span, Utterance, Word
-from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.webhooks import FakeWebhookTransport
 
 SAID = (
@@ -102,7 +102,7 @@ async def test_the_webhook_payloads_record_carries_the_report(start_api: StartAp
         "url": f"http://{host}/in", "events": ["record.done"], "secret": SECRET})
     assert response.status == 201, await response.text()
     await _done(client)
-    client.app[DELIVERY].wake()
+    webhook_worker(client.app).wake()
 
     async def posted_once() -> bool:
         return len(transport.posts) == 1

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pytest_aiohttp import AiohttpClient
 
+from tests.helpers.followups import has_worker, outbox_of
 from tests.helpers.settings import SettingsFactory
+from transcriber.followups.registry import DESCRIBE, WEBHOOKS
 from transcriber.ports import Duty
 from transcriber.service.app import build_app
-from transcriber.service.outbox import OUTBOX
-from transcriber.service.pipeline import DESCRIBER_ACTOR, ENGINE
+from transcriber.service.pipeline import ENGINE
 from transcriber.service.roles import Role
-from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.duties import FakeDutyKeeper
 from transcriber.testing.steps import fake_steps
@@ -25,11 +25,11 @@ async def test_a_worker_runs_steps_and_the_describer_and_answers_only_ops(
                     steps=fake_steps(), duty_locks=keeper.locks())
     client = await aiohttp_client(app)
     assert len(app[ENGINE].actors) == 2
-    assert DESCRIBER_ACTOR in app
+    assert has_worker(app, DESCRIBE)
     assert set(keeper.asks) == {Duty.DESCRIBER}
     assert keeper.holders[Duty.DESCRIBER] is not None
-    assert not app[OUTBOX].active  # its replies are the outbox duty's holder's to send
-    assert DELIVERY not in app
+    assert not outbox_of(app).active  # its replies are the outbox duty's holder's to send
+    assert not has_worker(app, WEBHOOKS)
     assert (await client.get("/healthz")).status == 200
     assert (await client.get("/readyz")).status == 200
     for path in ("/app/me", "/app/audiorecords", "/", "/v1/models"):
@@ -46,11 +46,11 @@ async def test_web_runs_no_step_and_holds_the_outbox_and_the_sweeps(
                     steps=fake_steps(), duty_locks=keeper.locks())
     client = await aiohttp_client(app)
     assert ENGINE not in app
-    assert DESCRIBER_ACTOR not in app
+    assert not has_worker(app, DESCRIBE)
     # No bot token: nobody to poll for, so that lock is never asked for.
     assert set(keeper.asks) == {Duty.OUTBOX, Duty.SWEEPS}
-    assert app[OUTBOX].active
-    assert DELIVERY in app
+    assert outbox_of(app).active
+    assert has_worker(app, WEBHOOKS)
     assert (await client.get("/app/me")).status == 200
 
 
@@ -64,6 +64,6 @@ async def test_a_second_all_process_waits_for_every_duty(
     await aiohttp_client(first)
     await aiohttp_client(second)
     assert set(keeper.holders) == {Duty.OUTBOX, Duty.SWEEPS, Duty.DESCRIBER}
-    assert first[OUTBOX].active
-    assert not second[OUTBOX].active
+    assert outbox_of(first).active
+    assert not outbox_of(second).active
     assert len(second[ENGINE].actors) == 1  # the steps run in both

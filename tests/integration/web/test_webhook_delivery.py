@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import structlog
 
+from tests.helpers.followups import webhook_worker
 from tests.helpers.pipeline import until
 from tests.helpers.web import Client, StartApi, advance, halt, transcribe, upload
 from tests.helpers.webhooks import SECRET, Receiver
@@ -24,7 +25,6 @@ from transcriber.domain.webhooks import (
     verify_signature,
 )
 from transcriber.ports import WebhookAnswer
-from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.webhooks import FakeWebhookTransport
 
@@ -54,7 +54,7 @@ async def deliveries(client: Client, webhook_id: str) -> list[dict[str, Any]]:
 
 async def attempted(client: Client, webhook_id: str, attempts: int) -> dict[str, Any]:
     """Wake the actor and wait until the (one) delivery has had `attempts` attempts."""
-    client.app[DELIVERY].wake()
+    webhook_worker(client.app).wake()
 
     async def reached() -> bool:
         items = await deliveries(client, webhook_id)
@@ -153,7 +153,7 @@ async def test_a_410_disables_the_webhook_and_ends_what_it_had_pending(
     webhook_id = await register(client)
     await halt(client, str((await upload(client))["id"]))
     await halt(client, str((await upload(client))["id"]))
-    client.app[DELIVERY].wake()
+    webhook_worker(client.app).wake()
 
     async def all_ended() -> bool:
         return all(d["status"] == "failed" for d in await deliveries(client, webhook_id))
@@ -165,7 +165,7 @@ async def test_a_410_disables_the_webhook_and_ends_what_it_had_pending(
     posts = len(transport.posts)
     await halt(client, str((await upload(client))["id"]))
     assert len(await deliveries(client, webhook_id)) == 2  # a disabled webhook gets no more
-    assert await client.app[DELIVERY].round() == 0
+    assert await webhook_worker(client.app).round() == 0
     assert len(transport.posts) == posts
 
 
@@ -216,7 +216,7 @@ async def test_a_deleted_record_is_sent_as_it_was_known(
     await transcribe(client, record)
     await advance(client, record)  # done: written, not yet sent (the actor sleeps)
     assert (await client.delete(f"/app/audiorecords/{record}")).status == 204
-    client.app[DELIVERY].wake()
+    webhook_worker(client.app).wake()
     await until(lambda: len(transport.posts) == 2)
     sent = {p.headers[EVENT_HEADER]: orjson.loads(p.body) for p in transport.posts}
     for event in ("record.done", "record.deleted"):

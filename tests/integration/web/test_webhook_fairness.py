@@ -16,10 +16,10 @@ from typing import Any
 import orjson
 from prometheus_client import REGISTRY
 
+from tests.helpers.followups import webhook_worker
 from tests.helpers.pipeline import until
 from tests.helpers.tokens import bearer, make_token
 from tests.helpers.web import Client, StartApi, halt, upload
-from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.webhooks import FakeWebhookTransport
 
@@ -64,7 +64,7 @@ async def test_sixty_deliveries_to_a_dead_receiver_do_not_delay_another_persons(
     await _halted(client, BOB)
     started = clock.now()
 
-    client.app[DELIVERY].wake()
+    webhook_worker(client.app).wake()
     await until(lambda: any(LIVE in p.url for p in transport.posts))
     # Bob's went while Alice's hang, with no time passing: no attempt had to end first.
     assert clock.now() == started
@@ -91,13 +91,13 @@ async def test_sixty_deliveries_to_a_dead_receiver_do_not_delay_another_persons(
         nonlocal failing
         failing = [w for w in await _webhooks(client, ALICE)
                    if w["health"]["state"] == "failing"]
-        return len(failing) == 10 and client.app[DELIVERY].in_flight == 0
+        return len(failing) == 10 and webhook_worker(client.app).in_flight == 0
 
     await until(all_failing)
     for hook in failing:
         assert hook["health"]["last_error"] == "timeout"
         assert hook["health"]["next_attempt_at"] > hook["created_at"]
-    assert await client.app[DELIVERY].round() == 0  # all of Alice's wait out their pause
+    assert await webhook_worker(client.app).round() == 0  # all of Alice's wait out their pause
     dead_posts = len([p for p in transport.posts if DEAD in p.url])
     assert dead_posts < 60
     assert _pauses() - pauses == dead_posts  # counted: one per attempt without an answer
@@ -121,7 +121,7 @@ async def test_one_target_host_gets_its_share_whoever_owns_the_webhooks(
     carol = {"Remote-User": "carol"}
     await _register(client, f"https://{LIVE}/in", carol)
     await _halted(client, carol)
-    client.app[DELIVERY].wake()
+    webhook_worker(client.app).wake()
     await until(lambda: any(LIVE in p.url for p in transport.posts))
     await until(lambda: transport.stalling == 2)
     assert len([p for p in transport.posts if DEAD in p.url]) == 2  # the host's share
@@ -161,7 +161,7 @@ async def test_a_try_cut_before_its_answer_is_resent_with_the_same_body(
     await _register(client, f"https://{LIVE}/in", ALICE)
     record = str((await upload(client, headers=ALICE))["id"])
     await halt(client, record)
-    client.app[DELIVERY].wake()
+    webhook_worker(client.app).wake()
     await until(lambda: transport.stalling == 1)
     edited = await client.patch(f"/app/audiorecords/{record}", json={"title": "Renamed"},
                                 headers=ALICE)
@@ -170,8 +170,8 @@ async def test_a_try_cut_before_its_answer_is_resent_with_the_same_body(
     for task in asyncio.all_tasks():
         if task.get_name() == "webhook-attempt":
             task.cancel()
-    await until(lambda: client.app[DELIVERY].in_flight == 0)
-    client.app[DELIVERY].wake()  # as the next start's first look would
+    await until(lambda: webhook_worker(client.app).in_flight == 0)
+    webhook_worker(client.app).wake()  # as the next start's first look would
     await until(lambda: len(transport.posts) == 2)
     first, again = transport.posts
     assert again.body == first.body

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from aiohttp import ClientResponse
 
+from tests.helpers.followups import webhook_worker
 from tests.helpers.web import Client, StartApi, advance, halt, transcribe, upload
 from transcriber.db.writer import WriteContext
-from transcriber.service.webhooks import DELIVERY
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.webhooks import FakeWebhookTransport
 
@@ -202,7 +202,7 @@ async def test_a_deleted_webhooks_pending_deliveries_are_never_sent(
     await halt(client, record)  # the delivery waits: the actor sleeps on the fake clock
     assert [d["status"] for d in await deliveries(client, webhook["id"])] == ["pending"]
     assert (await client.delete(f"/app/webhooks/{webhook['id']}")).status == 204
-    assert await client.app[DELIVERY].round() == 0
+    assert await webhook_worker(client.app).round() == 0
     assert transport.posts == []
 
 

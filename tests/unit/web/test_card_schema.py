@@ -23,11 +23,11 @@ import pytest
 from transcriber.db.reads.records import ListItem, RecordCard, TimelineEvent
 from transcriber.db.reads.voices import VoiceSuggestion
 from transcriber.domain.quality import Quality
+from transcriber.domain.shapes import plain
+from transcriber.followups.card import record_card, record_summary
 from transcriber.pipeline.progress import Progress
 from transcriber.ports import Span, Utterance, Word
 from transcriber.web.openapi_schemas import component_schemas
-from transcriber.web.shapes import plain
-from transcriber.web.views import record_card, record_summary
 
 SCHEMAS = component_schemas()
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from transcriber.domain.languages import WHISPER_LANGUAGE_NAMES, WHISPER_LANGUAGES, language_name
+from transcriber.domain.shapes import plain
 from transcriber.ports import Utterance, Word
 from transcriber.web.errors import ApiError, openai_error_body
 from transcriber.web.openai_shapes import (
@@ -16,7 +17,6 @@ from transcriber.web.openai_shapes import (
     parse_form,
     transcription_body,
 )
-from transcriber.web.shapes import plain
 
 DONE = Transcribed(
     utterances=(Utterance(start_ms=0, end_ms=1500, channel=0, text="Hello there.", speaker="S1"),

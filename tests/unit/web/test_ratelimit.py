@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from transcriber.followups.card import poll_after_ms
 from transcriber.settings import ServerSettings
 from transcriber.testing.clock import FakeClock
-from transcriber.web.ratelimit import RateLimiter, TokenOwners, poll_after_ms
+from transcriber.web.ratelimit import RateLimiter, TokenOwners
 
 
 def _limiter(clock: FakeClock, requests: int = 120) -> RateLimiter:

@@ -15,8 +15,6 @@ from typing import Any, ClassVar, Literal, Protocol
 from transcriber.core.errors import ClaimLost, Conflict, NotFound, NoWork
 from transcriber.core.ids import new_id
 from transcriber.db import queries as q
-from transcriber.db.commands.telegram import enqueue_reply
-from transcriber.db.commands.webhooks import enqueue_event
 from transcriber.db.inline import InlineConnection
 from transcriber.db.writer import Command, WriteContext
 from transcriber.domain.stages import HaltReason, Stage, spec_of, stage_of_step
@@ -195,7 +193,7 @@ class RenewLease(Command[None]):
 class Advance(Command[None]):
     """The step succeeded: next stage, journal row, then the step's effects,
     all in this command's savepoint (an effect that raises undoes it all).
-    Reaching `done` writes the `record.done` webhook deliveries with it."""
+    Reaching `done`, the effects carry the follow-ups' rows (`followups.after`)."""
 
     name: ClassVar[str] = "advance"
     record_id: str
@@ -218,8 +216,6 @@ class Advance(Command[None]):
                            outcome="done", duration_ms=self.duration_ms)
         for effect in self.effects:
             await effect.apply(ctx, record_id=self.record_id, step=self.step)
-        if spec.next_stage is Stage.DONE:
-            await enqueue_event(ctx, record_id=self.record_id, event="record.done")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -263,7 +259,7 @@ class Fail(Command[None]):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Halt(Command[None]):
     """Set the halt flag (P9), written by the claim holder, with a journal row
-    and the `record.halted` webhook deliveries."""
+    and the follow-ups' rows (`effects`: the halt notice, the webhooks)."""
 
     name: ClassVar[str] = "halt"
     record_id: str
@@ -271,8 +267,7 @@ class Halt(Command[None]):
     reason: HaltReason
     error_text: str
     duration_ms: int | None = None
-    # Write the halt notice's outbox row in this transaction (a run with the bot).
-    notify: bool = False
+    effects: tuple[Effect, ...] = ()
 
     async def execute(self, ctx: WriteContext) -> None:
         async with ctx.conn.execute(
@@ -287,10 +282,8 @@ class Halt(Command[None]):
         await insert_event(ctx, record_id=self.record_id, origin="pipeline", step=step,
                            outcome="halted", outcome_text=self.reason.value,
                            duration_ms=self.duration_ms)
-        if self.notify:
-            await enqueue_reply(ctx, record_id=self.record_id, kind="halt_notice",
-                                halt_reason=self.reason.value)
-        await enqueue_event(ctx, record_id=self.record_id, event="record.halted")
+        for effect in self.effects:
+            await effect.apply(ctx, record_id=self.record_id, step=step)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,7 +2,8 @@
 writes, and the outcome of each attempt to send one.
 
 `enqueue_event` runs inside the command that writes the event (`Advance` to
-`done`, `Halt`, `DeleteRecord`): the delivery rows commit or roll back with
+`done` and `Halt`, through the webhooks' entry among the follow-ups,
+`followups.registry`; `DeleteRecord` itself): the delivery rows commit or roll back with
 it — the outbox the Telegram replies use too, so a crash can neither lose a
 delivery nor report an event that did not happen.
 """

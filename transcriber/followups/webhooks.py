@@ -1,24 +1,25 @@
-"""The webhook delivery actor: sends the pending deliveries whose time has come.
+"""The webhooks follow-up: sends the pending deliveries whose time has come.
 
 A delivery row is written in the writer transaction of its event
 (`db.commands.webhooks.enqueue_event`), so it survives anything that
-happens after that commit, `kill -9` included: this actor looks for due rows
-every `webhooks.poll_seconds` (and when woken), so after a restart it sends
+happens after that commit, `kill -9` included: the queue worker (`followups.queue`)
+looks for due rows every `webhooks.poll_seconds` (and when woken), so after a restart it sends
 what is still pending. At least once: a process killed after the receiver
 took a delivery but before its result was written sends it again, under the
 same `X-Transcriber-Delivery` id, which is how a receiver drops the
 duplicate.
 
 Each attempt is one POST (`ports.WebhookTransport`) of the delivery's body,
-signed afresh (`webhooks.sign`, the attempt's time in it); the body
+signed afresh (`domain.webhooks.sign`, the attempt's time in it); the body
 is built at the first attempt — the record's card as `GET
 /app/audiorecords/{id}` answers it, without `transcript` and `utterances`,
 or, for a deletion or a record gone since, what was known when the event was
 written — and written to the delivery's row (`PinBody`) before that attempt
 is sent, so every later try, one after a crash included, sends the same bytes. What an answer
-means is `webhooks.verdict`: a 2xx delivers, a 410 disables the webhook,
-anything else is tried again (1 s doubling to 10 min, a longer `Retry-After`
-wins) until `webhooks.delivery_window_hours` have passed since the event.
+means is `domain.webhooks.answered`: a 2xx delivers, a 410 disables the webhook,
+anything else is tried again by the one rule (`followups.retry`: 1 s doubling
+to 10 min, a longer `Retry-After` wins) unless that try would come after
+`webhooks.delivery_window_hours` since the event.
 
 Fair shares (docs/hostile-input.md, head-of-line blocking): each attempt is
 a task of its own — no round waits for its slowest member — and up to
@@ -38,12 +39,13 @@ import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import orjson
 import structlog
 
-from transcriber.core.clock import Clock, format_time, parse_time, rest
+from transcriber.core.clock import Clock, format_time, parse_time
 from transcriber.core.observability import (
     WEBHOOK_DELIVERIES,
     WEBHOOK_IN_FLIGHT,
@@ -53,17 +55,21 @@ from transcriber.core.observability import (
 from transcriber.db import reads
 from transcriber.db.commands.webhooks import PinBody, RecordAttempt
 from transcriber.db.reads.webhooks import DueDelivery
+from transcriber.domain.shapes import plain
 from transcriber.domain.webhooks import (
     DELIVERY_HEADER,
     EVENT_HEADER,
     SIGNATURE_HEADER,
+    DeliveryOutcome,
     TargetRefused,
-    backoff_seconds,
+    answered,
     parse_target,
-    retry_after_seconds,
     sign,
-    verdict,
 )
+from transcriber.followups.card import Cards
+from transcriber.followups.parts import Parts
+from transcriber.followups.queue import QueueWorker
+from transcriber.followups.retry import RetryRule, asked_seconds
 from transcriber.ports import WebhookTransport, WebhookUnreachable
 from transcriber.settings import WebhookSettings
 
@@ -98,49 +104,66 @@ def _host_of(url: str) -> str:
         return ""  # the attempt itself refuses it at once
 
 
-class WebhookDelivery:
+NAME = "webhook-delivery"
+
+
+def build(parts: Parts) -> WebhookDelivery | None:
+    """The webhooks' worker, where a transport and the card builder are (the doors'
+    processes: the transport also checks a URL at registration)."""
+    if parts.webhook_transport is None or parts.cards is None:
+        return None
+    return WebhookDelivery(writer=parts.writer, readers=parts.readers, clock=parts.clock,
+                           transport=parts.webhook_transport,
+                           settings=parts.settings.webhooks, card=_plain_cards(parts.cards))
+
+
+def _plain_cards(cards: Cards) -> CardReader:
+    """The card as the API answers it, as plain JSON values for the payload."""
+    async def card(record_id: str, owner_id: str) -> dict[str, Any] | None:
+        found = await cards.card(record_id, owner_id)
+        return None if found is None else plain(found)
+    return card
+
+
+class WebhookDelivery(QueueWorker):
+    event_prefix = "webhook"
+
     def __init__(self, *, writer: Writer, readers: ReaderPool, clock: Clock,
                  transport: WebhookTransport, settings: WebhookSettings,
                  card: CardReader) -> None:
+        super().__init__(clock=clock, poll_seconds=settings.poll_seconds)
         self._writer = writer
         self._readers = readers
-        self._clock = clock
         self._transport = transport
         self._settings = settings
         self._card = card
-        self._wake = asyncio.Event()
+        self._rule = RetryRule(base_seconds=settings.retry_base_seconds,
+                               cap_seconds=settings.retry_cap_seconds,
+                               window=timedelta(hours=settings.delivery_window_hours))
+        # A target that does not answer at all is paused by the same backoff, with no
+        # window: a target is never given up, only its deliveries.
+        self._pause_rule = RetryRule(base_seconds=settings.retry_base_seconds,
+                                     cap_seconds=settings.retry_cap_seconds)
         self._flights: dict[str, _Flight] = {}
         """The attempts in flight by delivery id: each runs on its own."""
-
-    def wake(self) -> None:
-        """Look for due deliveries now (not at the next poll)."""
-        self._wake.set()
 
     @property
     def in_flight(self) -> int:
         return len(self._flights)
 
-    async def run(self, stopping: asyncio.Event) -> None:
-        """Send due deliveries until `stopping` is set; then wait for the attempts in
-        flight (the supervisor cuts them after its grace: cancelled with this task)."""
-        try:
-            while not stopping.is_set():
-                self._wake.clear()  # before the round: a wake during it brings another
-                try:
-                    await self.round()
-                except Exception as exc:  # a dead writer or a bug: keep the actor alive
-                    log.error("webhook_round_failed", error=type(exc).__name__)
-                await rest(self._clock, self._settings.poll_seconds, self._wake, stopping)
-            if self._flights:
-                await asyncio.wait([f.task for f in self._flights.values()])
-        finally:
-            cut = [flight.task for flight in self._flights.values()]
-            for task in cut:
-                task.cancel()  # cut: its delivery stays pending (at least once)
-            if cut:
-                await asyncio.wait(cut)
+    async def finish(self) -> None:
+        """The attempts in flight end (the supervisor cuts them after its grace)."""
+        if self._flights:
+            await asyncio.wait([f.task for f in self._flights.values()])
 
-    async def round(self) -> int:
+    async def cut(self) -> None:
+        cut = [flight.task for flight in self._flights.values()]
+        for task in cut:
+            task.cancel()  # cut: its delivery stays pending (at least once)
+        if cut:
+            await asyncio.wait(cut)
+
+    async def round(self, stopping: asyncio.Event | None = None) -> int:
         """Start every due delivery there is room for; how many were started.
 
         No round waits for an attempt: each runs on its own and, when it ends,
@@ -239,33 +262,34 @@ class WebhookDelivery:
                       error=type(exc).__name__)
         else:
             status = answer.status
-            retry_after = retry_after_seconds(answer.retry_after, self._clock.now())
-        settings = self._settings
-        decided = verdict(status, failures=due.attempts + 1, retry_after=retry_after,
-                          created_at=parse_time(due.created_at), now=self._clock.now(),
-                          window_hours=settings.delivery_window_hours,
-                          base=settings.retry_base_seconds, cap=settings.retry_cap_seconds)
+            retry_after = asked_seconds(answer.retry_after, self._clock.now())
+        now = self._clock.now()
+        outcome: DeliveryOutcome = answered(status)
+        delay: float | None = 0.0
+        if outcome == "retry":
+            delay = self._rule.next_try(failures=due.attempts + 1, asked=retry_after,
+                                        created_at=parse_time(due.created_at), now=now)
+            if delay is None:
+                outcome = "failed"
         # No answer at all: the target is backed off as a whole (its other deliveries
         # would wait out the same timeout), and its webhook shows it failing.
-        pause = None if status is not None else backoff_seconds(
-            due.target_failures + 1, base=settings.retry_base_seconds,
-            cap=settings.retry_cap_seconds)
+        pause = None if status is not None else self._pause_rule.next_try(
+            failures=due.target_failures + 1, now=now)
         await self._writer.ask(RecordAttempt(
-            delivery_id=due.id, webhook_id=due.webhook_id, outcome=decided.outcome,
-            status=status, error=error, body=body, delay_seconds=decided.delay_seconds,
+            delivery_id=due.id, webhook_id=due.webhook_id, outcome=outcome,
+            status=status, error=error, body=body, delay_seconds=delay or 0.0,
             target_pause_seconds=pause))
-        WEBHOOK_DELIVERIES.labels(decided.outcome).inc()
+        WEBHOOK_DELIVERIES.labels(outcome).inc()
         if pause is not None:
             WEBHOOK_TARGET_PAUSES.inc()
         fields = {"webhook_id": due.webhook_id, "delivery_id": due.id,
                   "webhook_event": due.event, "record_id": due.record_id,
                   "attempts": due.attempts + 1, "status": status}
-        if decided.outcome == "delivered":
+        if outcome == "delivered":
             log.info("webhook_delivered", **fields)
-        elif decided.outcome == "retry":
-            log.warning("webhook_retry", **fields, error=error,
-                        retry_in=round(decided.delay_seconds, 1))
-        elif decided.outcome == "gone":
+        elif outcome == "retry":
+            log.warning("webhook_retry", **fields, error=error, retry_in=round(delay or 0.0, 1))
+        elif outcome == "gone":
             log.warning("webhook_disabled_gone", **fields)
         else:
             log.error("webhook_failed", **fields, error=error)

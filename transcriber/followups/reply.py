@@ -1,19 +1,21 @@
-"""The delivery actor: sends the Telegram outbox, in order per chat.
+"""The reply follow-up: sends the Telegram outbox, in order per chat.
 
 A row is written in the writer transaction of `done` or of a halt
 (`db.commands.telegram.enqueue_reply`), so neither a crash nor a retry of the
 step can lose or double it. Right after that commit the step actor asks for
 the record's chat to be sent at once (`deliver_record`); whatever could not go
 then (network, 429, 5xx, a process killed before the send) is sent by `run`,
-which looks for due rows every `telegram.delivery_poll_seconds`, and so
+the queue worker's loop (`followups.queue`), which looks for due rows every
+`telegram.delivery_poll_seconds`, and so
 after a restart sends what is still pending. Of the service's processes only the
 one holding the outbox duty sends (docs/operations.md, "Roles").
 
 Per chat one send at a time, oldest first: a row waiting for its retry holds
-the later rows of its chat back. A failure is retried with backoff (a
-`retry_after` asked for wins) until `telegram.delivery_window_hours` have
-passed since the row was written; a refusal (`Undelivered`: 403, chat not
-found) ends the row at once. Ended rows are logged and counted by reason.
+the later rows of its chat back. A failure is retried by the one rule
+(`followups.retry`: backoff, a longer `retry_after` asked for wins) unless the
+next try would come after `telegram.delivery_window_hours` since the row was
+written; a refusal (`Undelivered`: 403, chat not found) ends the row at once.
+Ended rows are logged and counted by reason.
 
 A reply starts with the record's title (and, for a recording over a minute, its
 brief): the describer writes them after `done`, so a reply whose record's
@@ -30,11 +32,12 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import structlog
 
-from transcriber.core.clock import Clock, format_time, parse_time, rest
+from transcriber.core.clock import Clock, format_time, parse_time
 from transcriber.core.observability import OUTBOX_DEPTH, REPLIES_UNDELIVERED
 from transcriber.db import reads
 from transcriber.db.commands.telegram import MarkEnded, MarkRetry, MarkSent
@@ -42,6 +45,9 @@ from transcriber.db.reads.telegram import OutboxRow
 from transcriber.domain import describe as descriptions
 from transcriber.domain.stages import HaltReason
 from transcriber.domain.transcripts import BadStructure, reply_text
+from transcriber.followups.parts import Moment, Parts
+from transcriber.followups.queue import QueueWorker
+from transcriber.followups.retry import RetryRule, asked_of, asked_seconds
 from transcriber.pipeline import policy
 from transcriber.ports import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.settings import TelegramSettings
@@ -57,21 +63,75 @@ log = structlog.get_logger(__name__)
 ROWS_PER_ROUND = 100
 
 
-class Outbox:
+NAME = "telegram-outbox"
+
+
+class Delivered(StrEnum):
+    QUEUED = "queued"  # in the outbox (sent at once, or later by the worker's rounds)
+    NO_REPLY = "no_reply"  # an HTTP record: nobody to answer, nothing logged
+    UNDELIVERED = "undelivered"
+
+
+def build(parts: Parts) -> Outbox:
+    """The reply's worker: in every process (its `after` sends at once where it is
+    `active`, and says why a record gets no reply)."""
+    settings = parts.settings
+    return Outbox(writer=parts.writer, readers=parts.readers, clock=parts.clock,
+                  notifier=parts.notifier, settings=settings.telegram,
+                  # A reply waits for its record's title while a describer runs.
+                  reply_wait_seconds=0.0 if parts.describers is None
+                  else settings.describer.reply_wait_seconds)
+
+
+class Outbox(QueueWorker):
+    event_prefix = "outbox"
+
     def __init__(self, *, writer: Writer, readers: ReaderPool, clock: Clock,
                  notifier: Callable[[], Notifier | None], settings: TelegramSettings,
                  reply_wait_seconds: float = 0.0) -> None:
+        super().__init__(clock=clock, poll_seconds=settings.delivery_poll_seconds)
         self._writer = writer
         self._reply_wait = timedelta(seconds=reply_wait_seconds)
         self._readers = readers
-        self._clock = clock
         self._notifier = notifier
         self._settings = settings
+        self._rule = RetryRule(base_seconds=settings.retry_base_seconds,
+                               cap_seconds=settings.retry_cap_seconds,
+                               window=timedelta(hours=settings.delivery_window_hours))
         self._locks: dict[int, asyncio.Lock] = {}
-        self._wake = asyncio.Event()
-        self.active = True
-        """False in a process that does not hold the outbox duty (`service.outbox`):
-        another process's outbox sends, and a send from here could double it."""
+
+    async def after(self, moment: Moment) -> None:
+        await self.reply_after(moment)
+
+    async def reply_after(self, moment: Moment) -> Delivered:
+        """After `done` or the halt (and its row) is stored: send it, or say why not."""
+        record_id = moment.record_id
+        kind = "transcript" if moment.occasion == "done" else "halt_notice"
+        target = await reads.records.reply_target(self._readers, record_id=record_id)
+        if target is None:
+            return Delivered.NO_REPLY
+        address = ReplyAddress(
+            record_id=record_id,
+            source="telegram" if target.source == "telegram" else "http",
+            tg_chat_id=target.tg_chat_id,
+            tg_message_id=target.tg_message_id,
+        )
+        plan = policy.delivery_plan(address, bot_running=self._notifier() is not None)
+        if isinstance(plan, policy.NoReply):
+            return Delivered.NO_REPLY
+        if isinstance(plan, policy.Undeliverable):
+            REPLIES_UNDELIVERED.labels(plan.reason).inc()
+            report = log.error if policy.undelivered_level(plan.reason) == "error" \
+                else log.warning
+            report("reply_undelivered", record_id=record_id, kind=kind, reason=plan.reason)
+            return Delivered.UNDELIVERED
+        try:
+            await self.deliver_record(record_id)
+        except Exception as exc:  # the row stays pending; the worker's rounds try again
+            log.warning("reply_send_deferred", record_id=record_id, kind=kind,
+                        error=type(exc).__name__)
+            self.wake()
+        return Delivered.QUEUED
 
     async def deliver_record(self, record_id: str) -> None:
         """Send the record's pending rows now (with the earlier rows of its chat); in a
@@ -82,26 +142,16 @@ class Outbox:
         if chat_id is not None:
             await self.deliver_chat(chat_id)
 
-    def wake(self) -> None:
-        self._wake.set()
-
-    async def run(self, stopping: asyncio.Event) -> None:
-        """Send due rows until `stopping` is set."""
-        while not stopping.is_set():
-            try:
-                await self.round()
-            except Exception as exc:  # a dead writer or a bug: keep the actor alive
-                log.error("outbox_round_failed", error=type(exc).__name__)
-            self._wake.clear()
-            await rest(self._clock, self._settings.delivery_poll_seconds, self._wake, stopping)
-
-    async def round(self) -> None:
-        """One look for due rows; every chat found is sent in order."""
+    async def round(self, stopping: asyncio.Event | None = None) -> int:
+        """One look for due rows; every chat found is sent in order (how many chats)."""
+        chats = 0
         if self._notifier() is not None:
             for chat_id in await reads.telegram.due_chats(self._readers, now=self._now(),
                                                           limit=ROWS_PER_ROUND):
                 await self.deliver_chat(chat_id)
+                chats += 1
         OUTBOX_DEPTH.set(await reads.telegram.outbox_depth(self._readers))
+        return chats
 
     async def deliver_chat(self, chat_id: int) -> None:
         lock = self._locks.setdefault(chat_id, asyncio.Lock())
@@ -149,16 +199,14 @@ class Outbox:
         return True
 
     async def _retry_or_end(self, row: OutboxRow, error: Exception) -> bool:
-        window = timedelta(hours=self._settings.delivery_window_hours)
-        if self._clock.now() >= parse_time(row.created_at) + window:
+        failures = row.attempts + 1
+        now = self._clock.now()
+        wait = self._rule.next_try(failures=failures,
+                                   asked=asked_seconds(asked_of(error), now),
+                                   created_at=parse_time(row.created_at), now=now)
+        if wait is None:
             await self._end(row, "window_passed")
             return True
-        failures = row.attempts + 1
-        wait = policy.backoff_base_seconds(failures, base=self._settings.retry_base_seconds,
-                                           cap=self._settings.retry_cap_seconds)
-        asked = getattr(error, "retry_after", None)
-        if isinstance(asked, int | float):
-            wait = max(wait, float(asked))
         await self._writer.ask(MarkRetry(outbox_id=row.id, delay_seconds=wait))
         log.warning("reply_retry", record_id=row.record_id, kind=row.kind,
                     attempts=failures, error=type(error).__name__, retry_in=wait)

@@ -1,5 +1,5 @@
 """What the ways in for scripts answer: webhooks, personal access tokens and OpenAI's
-`/v1/` (the rules of `web.shapes` hold here too; `openapi_schemas` generates their
+`/v1/` (the rules of `domain.shapes` hold here too; `openapi_schemas` generates their
 component schemas beside the archive's)."""
 
 from __future__ import annotations
@@ -9,9 +9,7 @@ from typing import Annotated, ClassVar, Literal
 
 from typing_extensions import TypedDict
 
-from transcriber.domain.tokens import NAME_MAX
-from transcriber.domain.webhooks import DELIVERY_HEADER, EVENTS
-from transcriber.web.shapes import (
+from transcriber.domain.shapes import (
     FORBID,
     ID_PATTERN,
     Count,
@@ -21,6 +19,8 @@ from transcriber.web.shapes import (
     RecordBody,
     Time,
 )
+from transcriber.domain.tokens import NAME_MAX
+from transcriber.domain.webhooks import DELIVERY_HEADER, EVENTS
 
 DELIVERIES_SHOWN = 50
 """A webhook's latest deliveries `GET /app/webhooks/{id}/deliveries` answers."""
@@ -92,7 +92,7 @@ class WebhookRecordBody(RecordBody):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WebhookPayloadBody:
-    """What a receiver gets (`service.webhook_delivery` writes it; the webhook test
+    """What a receiver gets (`followups.webhooks` writes it; the webhook test
     holds each posted body to this schema)."""
 
     __pydantic_config__ = FORBID

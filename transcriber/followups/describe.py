@@ -1,11 +1,12 @@
-"""The describer actor: writes each finished record's title, brief and topics, after the fact.
+"""The describe follow-up: writes each finished record's title, brief and topics, after the fact.
 
 Not a stage. A record is `done` when its transcript is; the advance to `done` also
-writes the record's describe job (`notify.QueueDescription`, the same transaction),
-and this actor works the queue: it reads the record's current transcript and its
+writes the record's describe job (its entry in `followups.registry`, the same
+transaction), and this worker works the queue: it reads the record's current transcript and its
 owner's topics, asks the describer, and writes the answer into the fields no person
-has set (`db.commands.describe.SaveDescription`). A failure is retried with backoff
-(`describer.retry_base_seconds`, doubling, at most `describer.retry_cap_seconds`) up to
+has set (`db.commands.describe.SaveDescription`). A failure is retried by the one rule
+(`followups.retry`: `describer.retry_base_seconds`, doubling, at most
+`describer.retry_cap_seconds`, a longer asked-for wait within that cap) up to
 `describer.attempts_limit` tries; then, or at once for a permanent refusal, the
 `fallback` (the extractive describer, when the provider is a language model) answers,
 and without one the job is `failed`. Nothing of it halts, re-opens or holds back the
@@ -25,7 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 
-from transcriber.core.clock import Clock, format_time, rest
+from transcriber.core.clock import Clock, format_time
 from transcriber.core.errors import PermanentFailure
 from transcriber.core.observability import DESCRIBE_QUEUE_DEPTH, DESCRIBE_SECONDS, DESCRIPTIONS
 from transcriber.db import reads
@@ -33,20 +34,47 @@ from transcriber.db.commands.describe import RetryDescription, SaveDescription, 
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.describe import DescribeJob, Subject
 from transcriber.db.writer import Writer
-from transcriber.domain.describe import FIELDS, Description, fitted, writable
+from transcriber.domain.describe import (
+    FIELDS,
+    Description,
+    fitted,
+    writable,
+)
 from transcriber.domain.quality import describable
 from transcriber.domain.transcripts import BadStructure
-from transcriber.pipeline import policy
+from transcriber.followups.parts import Parts
+from transcriber.followups.queue import QueueWorker
+from transcriber.followups.reply import NAME as REPLY
+from transcriber.followups.retry import RetryRule, asked_of, asked_seconds
 from transcriber.ports import ArchiveCounts, Describer, Material
 from transcriber.settings import DescriberSettings
 
 log = structlog.get_logger(__name__)
 
 JOBS_PER_ROUND = 20
-TASK_NAME = "describer"
 
 Described = Callable[[str], Awaitable[None]]
 """Told each record id once its description is stored (the Telegram reply waits for it)."""
+
+
+NAME = "describer"
+
+
+def build(parts: Parts) -> DescriberActor | None:
+    """The describe worker, where a describer runs (none with `describer.provider`
+    `off`): a stored (or failed) description wakes the reply, which waits for it."""
+    if parts.describers is None:
+        return None
+    describer, fallback = parts.describers
+    wake = parts.wake
+
+    async def described(record_id: str) -> None:
+        # Woken, not awaited: a slow Telegram never holds the describer's queue.
+        wake(REPLY)
+
+    return DescriberActor(writer=parts.writer, readers=parts.readers, clock=parts.clock,
+                          describer=describer, fallback=fallback,
+                          settings=parts.settings.describer, described=described)
 
 
 class OwnerArchive:
@@ -85,31 +113,24 @@ def open_fields(subject: Subject, *, replace_auto: bool) -> tuple[str, ...]:
                  if writable(origins[field], replace_auto=replace_auto))
 
 
-class DescriberActor:
+class DescriberActor(QueueWorker):
+    event_prefix = "describer"
+
     def __init__(self, *, writer: Writer, readers: ReaderPool, clock: Clock,
                  describer: Describer, settings: DescriberSettings,
                  fallback: Describer | None = None, described: Described | None = None) -> None:
+        super().__init__(clock=clock, poll_seconds=settings.poll_seconds)
         self._writer = writer
         self._readers = readers
-        self._clock = clock
         self._describer = describer
         self._fallback = fallback
         self._settings = settings
         self._described = described
-        self._wake = asyncio.Event()
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    async def run(self, stopping: asyncio.Event) -> None:
-        """Work the queue until `stopping` is set."""
-        while not stopping.is_set():
-            try:
-                await self.round(stopping)
-            except Exception as exc:  # a dead writer or a bug: keep the actor alive, loudly
-                log.error("describer_round_failed", error=type(exc).__name__)
-            self._wake.clear()
-            await rest(self._clock, self._settings.poll_seconds, self._wake, stopping)
+        # A Retry-After of a day would park this job (and the queue's order) that long.
+        self._rule = RetryRule(base_seconds=settings.retry_base_seconds,
+                               cap_seconds=settings.retry_cap_seconds,
+                               attempts_limit=settings.attempts_limit,
+                               asked_cap_seconds=settings.retry_cap_seconds)
 
     async def round(self, stopping: asyncio.Event | None = None) -> int:
         """Every job due now (in rounds of `JOBS_PER_ROUND`); answers how many were worked."""
@@ -160,14 +181,10 @@ class DescriberActor:
     async def _failed_try(self, job: DescribeJob, material: Material, error: Exception) -> str:
         attempts = job.attempts + 1
         permanent = isinstance(error, PermanentFailure)
-        if not permanent and attempts < self._settings.attempts_limit:
-            delay = policy.backoff_base_seconds(attempts, base=self._settings.retry_base_seconds,
-                                                cap=self._settings.retry_cap_seconds)
-            asked = getattr(error, "retry_after", None)
-            if isinstance(asked, int | float):
-                # The server's wish, within the retry cap: a Retry-After of a day would
-                # park this job (and the queue's fairness) for that long.
-                delay = min(max(delay, float(asked)), self._settings.retry_cap_seconds)
+        now = self._clock.now()
+        delay = None if permanent else self._rule.next_try(
+            failures=attempts, asked=asked_seconds(asked_of(error), now), now=now)
+        if delay is not None:
             await self._writer.ask(RetryDescription(
                 record_id=job.record_id, generation=job.generation, delay_seconds=delay,
                 error=type(error).__name__))

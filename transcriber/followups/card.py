@@ -1,5 +1,9 @@
-"""What the API shows of a record: pure functions from typed reads to response shapes
-(`web.shapes`).
+"""The record card, built below the doors: `GET /app/audiorecords/{id}` answers it
+and the webhooks follow-up sends it (without the transcript), so both build it here
+from the readers, the settings and the clock (`Cards`), never from an aiohttp app.
+
+What the API shows of a record: pure functions from typed reads to response shapes
+(`domain.shapes`).
 
 Disk names never appear here: files are reached through their record's
 routes. The halt message is the pipeline's reason text, with anything that
@@ -9,15 +13,21 @@ steps already keep them out).
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import structlog
+
+from transcriber.core.clock import Clock
+from transcriber.db import reads
+from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.records import ListItem, RecordCard, TimelineEvent
 from transcriber.db.reads.voices import VoiceSuggestion
 from transcriber.domain import transcripts
-from transcriber.ports import Utterance
-from transcriber.web.shapes import (
+from transcriber.domain.shapes import (
     CardBody,
     DescribedBody,
     FileCopyBody,
@@ -33,6 +43,12 @@ from transcriber.web.shapes import (
     UtteranceBody,
     same_named,
 )
+from transcriber.domain.stages import Stage
+from transcriber.pipeline.progress import OnItsWay, progress_for_row
+from transcriber.ports import Recognizer, Utterance
+from transcriber.settings import ServerSettings, Settings
+
+log = structlog.get_logger(__name__)
 
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 _PATH_RE = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?[\\/](?:[^\s\\/]+[\\/])+[^\s\\/]*")
@@ -129,3 +145,64 @@ def record_card(
         "poll_after_ms": poll_after_ms,
     }
     return CardBody(**shown)
+
+
+def poll_after_ms(settings: ServerSettings) -> int:
+    """How often a card may be polled: its share of the budget, spread over the window."""
+    polls_per_window = max(settings.rate_limit_requests * settings.rate_limit_poll_share, 1e-9)
+    return math.ceil(settings.rate_limit_window_seconds * 1000 / polls_per_window)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cards:
+    """Builds a person's record cards from what lies below the doors."""
+
+    readers: ReaderPool
+    settings: Settings
+    clock: Clock
+    recognizer: Callable[[], Recognizer | None] = lambda: None
+    """Read at each card: the recognizer tells the progress's estimate."""
+
+    async def card(self, record_id: str, owner_id: str) -> CardBody | None:
+        """The owner's record card as `GET /app/audiorecords/{id}` answers it (None: no
+        such record of theirs); webhook deliveries send it too."""
+        readers = self.readers
+        record = await reads.records.card(readers, record_id=record_id, owner_id=owner_id)
+        if record is None:
+            return None
+        timeline = await reads.records.timeline(readers, record_id=record_id)
+        text = await reads.transcripts.transcript_text(readers, record_id=record_id)
+        try:
+            utterances = await reads.transcripts.utterances(readers, record_id=record_id,
+                                                            original=False)
+            original = await reads.transcripts.utterances(readers, record_id=record_id,
+                                                          original=True)
+        except transcripts.BadStructure:
+            log.error("card_bad_structure", record_id=record_id)
+            utterances = original = None
+        # A finished record still changes while its description is being written (unless
+        # the describer is off now: a job left pending by an earlier run never moves).
+        settings = self.settings
+        describing = record.describe_state == "pending" and settings.describer.provider != "off"
+        settled = (record.halted_at is not None or record.state == Stage.DONE.value) \
+            and not describing
+        poll = None if settled else poll_after_ms(settings.server)
+        return record_card(
+            record, timeline=timeline, transcript=text, utterances=utterances,
+            poll_after_ms=poll, progress=await self.progress(record),
+            original_speakers=transcripts.speakers_of(original or ()),
+            suggestions=await self.suggestions(record_id, owner_id),
+        )
+
+    async def progress(self, record: OnItsWay) -> dict[str, Any] | None:
+        """The record's progress (None unless it is on its way, and only then read)."""
+        progress = await progress_for_row(self.readers, record, settings=self.settings,
+                                          now=self.clock.now(), recognizer=self.recognizer())
+        return None if progress is None else progress.as_dict()
+
+    async def suggestions(self, record_id: str, owner_id: str) -> list[VoiceSuggestion]:
+        """The record's voice suggestions; none while known voices are off."""
+        if not self.settings.recognizer.voice_profiles:
+            return []
+        return await reads.voices.suggestions(self.readers, record_id=record_id,
+                                              owner_id=owner_id)
