@@ -21,12 +21,17 @@ from transcriber.ports.files import FilesKind, RecordStore
 from transcriber.ports.media import AudioProbe, ObjectStore, ProgressCallback, Transcoder
 from transcriber.ports.notify import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.ports.recognition import (
+    Answer,
+    AnswerFormat,
     AnswerParser,
     AudioPart,
+    Capabilities,
     OperationFailed,
     PartCutter,
     PollLater,
     Recognizer,
+    Runs,
+    SpeakerLabels,
     SpeechSink,
     Submitted,
     Warms,
@@ -36,11 +41,14 @@ from transcriber.ports.values import Segment, Span, Turn, Utterance, Word
 from transcriber.ports.webhooks import WebhookAnswer, WebhookTransport, WebhookUnreachable
 
 __all__ = [
+    "Answer",
+    "AnswerFormat",
     "AnswerParser",
     "ArchiveCounts",
     "ArchiveTerms",
     "AudioPart",
     "AudioProbe",
+    "Capabilities",
     "Describer",
     "Duty",
     "DutyLock",
@@ -56,9 +64,11 @@ __all__ = [
     "Recognizer",
     "RecordStore",
     "ReplyAddress",
+    "Runs",
     "Segment",
     "Separation",
     "Span",
+    "SpeakerLabels",
     "SpeakerSeparator",
     "SpeakersUnavailable",
     "SpeechSink",

@@ -17,6 +17,7 @@ from transcriber.errors import Conflict, NotFound
 from transcriber.ids import parse_id
 from transcriber.pipeline.progress import OnItsWay, progress_for_row
 from transcriber.ports import Utterance
+from transcriber.providers.recognizers import capabilities_of
 from transcriber.search_query import Query
 from transcriber.stages import Stage
 from transcriber.transcript_formats import FORMATS
@@ -145,7 +146,8 @@ async def record_progress(app: web.Application, record: OnItsWay) -> dict[str, A
     """The record's progress (None unless it is on its way, and only then read)."""
     progress = await progress_for_row(app[keys.READERS], record, settings=app[keys.SETTINGS],
                                       now=app[keys.CLOCK].now(),
-                                      recognizer=app.get(keys.RECOGNIZER))
+                                      capabilities=capabilities_of(app.get(keys.RECOGNIZER),
+                                                                   app[keys.SETTINGS]))
     return None if progress is None else progress.as_dict()
 
 

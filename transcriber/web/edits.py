@@ -22,7 +22,7 @@ from transcriber.db.commands.edits import CorrectTranscript, DeleteRecord, EditR
 from transcriber.db.commands.retranscribe import Retranscribe
 from transcriber.db.reads.records import OwnedRecord
 from transcriber.errors import Conflict, NotFound, TranscriberError
-from transcriber.pipeline.steps.submit import object_key
+from transcriber.pipeline.part_rows import object_key
 from transcriber.pipeline.voices import spoken_lines, voice_rules
 from transcriber.typed_text import text_problem
 from transcriber.web.archive import card_body, current_utterances, record_id_of
