@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from transcriber.languages import WHISPER_LANGUAGES
+from transcriber.providers.recognizers import WHISPER_LANGUAGES
 from transcriber.stages import HaltReason, Stage, step_names
 from transcriber.transcript_formats import FORMATS
 from transcriber.web.spa import ASSETS_DIR
