@@ -23,7 +23,8 @@ from transcriber.db.postgres.writer import PgWriter
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.providers.local_files import LocalRecordFiles
-from transcriber.providers.whisper import BUNDLED_MODEL_NAME, prepare_bundled_model
+from transcriber.providers.recognizers import BUNDLED_MODEL_NAME
+from transcriber.providers.whisper import prepare_bundled_model
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 

@@ -52,6 +52,7 @@ import pytest
 
 from tests.helpers import hard_audio
 from transcriber.providers import whisper, whisper_decoding
+from transcriber.providers.recognizers import BUNDLED_MODEL_NAME
 from transcriber.providers.whisper import WhisperRecognizer, prepare_bundled_model
 from transcriber.settings import RecognizerSettings
 
@@ -193,7 +194,7 @@ def test_service_against_bare_faster_whisper(tmp_path: Path,
     source = tmp_path / "hard.flac"
     duration, speech = build_recording(source)
     cache = tmp_path / "cache"
-    model_dir = prepare_bundled_model(cache / "models" / whisper.BUNDLED_MODEL_NAME)
+    model_dir = prepare_bundled_model(cache / "models" / BUNDLED_MODEL_NAME)
     defaults = RecognizerSettings()
     bare_command = [sys.executable, "-m", "tests.bench.bare_whisper", str(source),
                     str(model_dir), str(defaults.beam_size), str(defaults.batch_size)]

@@ -44,7 +44,7 @@ import structlog
 
 from tests.helpers.der import Score, Segment, diarization_error, hypothesis_of
 from tests.helpers.speaker_audio import conversations, write_wav
-from transcriber.pipeline.parts import PartPlan
+from transcriber.pipeline.parts import PartPlan, join
 from transcriber.pipeline.speakers import segments_of, speech_of
 from transcriber.ports import Span
 from transcriber.providers.model_runs import ModelRuns
@@ -55,7 +55,7 @@ from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.providers.speakers.stream import speech_and_features
 from transcriber.providers.speakers.turns import WindowPlan, find_turns, turns_from_features
 from transcriber.providers.speakers.vad import speech_regions
-from transcriber.providers.whisper import WhisperRecognizer, batched_speech
+from transcriber.providers.whisper import WhisperRecognizer, batched_speech, read_local_payload
 from transcriber.settings import RecognizerSettings
 
 pytestmark = pytest.mark.bench
@@ -119,8 +119,9 @@ def test_speakers_against_the_goals(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                        rounds=3) if cpus > 1 else None
     sequential, sequential_cpu = _median(_recognize(
         path, tmp_path, RecognizerSettings(batched=False), word_times, rounds=1)[True])
-    answer = (plan, runs["payload"][0])
-    segments, speech = segments_of([answer]), speech_of([answer])
+    answer = (plan, read_local_payload(runs["payload"][0]))
+    segments = segments_of(join([(plan, answer[1].utterances)]))
+    speech = speech_of([answer])
     assert speech, "the answer with word times carries its VAD's regions"
     # As the service builds it: in the recognizer's pool, with a recognition's threads.
     model_runs = ModelRuns.from_settings(RecognizerSettings())
@@ -373,7 +374,8 @@ async def _as_the_service(recognizer: WhisperRecognizer, separator: LocalSpeaker
         if on_speech is not None:
             on_speech(None)
     runs["recognized_s"][name].append(time.perf_counter() - started)
-    answer = (plan, payload)
-    labelled = (await separator.separate(path, segments_of([answer]), num_speakers=None,
+    answer = (plan, read_local_payload(payload))
+    labelled = (await separator.separate(path, segments_of(join([(plan, answer[1].utterances)])),
+                                         num_speakers=None,
                                          speech=speech_of([answer]))).utterances
     assert len({u.speaker for u in labelled}) == 2

@@ -8,9 +8,9 @@ feature rules), `settings` and `ports`, storage (`db/`), `providers`, the
 pipeline and the follow-ups of `done` (`followups/`), the doors (`web`, `bot`),
 `maintenance`, the composition (`service`, `loadtest`), the command line, and
 `testing`, which only tests import. The top level holds packages only, and each
-package's `__init__` says what lives there and what it may import. The pipeline sees the providers only through the
-ports, and the rest of the service sees the speaker engine only through its
-façade.
+package's `__init__` says what lives there and what it may import. The
+pipeline sees the providers only through the ports, and the rest of the
+service sees the speaker engine only through its façade.
 """
 
 from __future__ import annotations

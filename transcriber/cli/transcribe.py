@@ -46,6 +46,7 @@ from transcriber.domain.transcripts import render
 from transcriber.pipeline.intake import AudioLimits, Intake, accept_stream
 from transcriber.pipeline.progress import Progress, progress_for_row
 from transcriber.ports import Recognizer, Warms
+from transcriber.providers.recognizers import capabilities_of
 from transcriber.service.app import build_app
 from transcriber.settings import Settings
 from transcriber.web import keys
@@ -91,14 +92,14 @@ async def transcribe(
 ) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    provider = recognizer.provider if recognizer is not None else settings.recognizer.provider
+    known = capabilities_of(recognizer, settings).languages
     # A record that names no language is stored with the setting's, as an upload is
     # (Intake's own default, `auto`, would make the recognizer detect it instead).
-    stored = checked_language(provider, language if language is not None
+    stored = checked_language(known, language if language is not None
                               else configured_language(settings.recognizer.language))
     if stored is None:
         print("transcriber: --language must be one of: "
-              + ", ".join(supported_languages(provider)), file=err)
+              + ", ".join(supported_languages(known)), file=err)
         return 2
     # `--diarization` overrides the `recognizer.diarization` setting; both keep their
     # user-facing name (a contract), though the code calls the concept "speakers".
@@ -184,7 +185,7 @@ async def _wait(app: web.Application, tracked: list[Tracked], *, err: TextIO) ->
                 item.halted = f"{record.halt_reason}: {record.error_text or ''}".rstrip(": ")
             item.progress = await progress_for_row(
                 readers, record, settings=settings, now=app[keys.CLOCK].now(),
-                recognizer=app.get(keys.RECOGNIZER))
+                capabilities=capabilities_of(app.get(keys.RECOGNIZER), settings))
             if item.settled:
                 item.finished = time.monotonic()
         if live:

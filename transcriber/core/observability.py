@@ -143,8 +143,8 @@ RECOGNITION_SPEED_SAMPLES = Counter(
 )
 RECOGNITION_REALTIME_FACTOR = Histogram(
     "transcriber_recognition_realtime_factor",
-    "Seconds of recognition per second of audio (local recognizer; below 1 is faster "
-    "than real time)",
+    "Seconds of recognition per second of audio (a recognizer running on this machine; "
+    "below 1 is faster than real time)",
     ["provider"],
     buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 4),
 )
@@ -167,14 +167,14 @@ RECOGNITION_REPAIRS = Counter(
 )
 RECOGNITION_REDECODED = Counter(
     "transcriber_recognition_redecoded_total",
-    "Clips of the local recognizer decoded again the safe way because they failed a "
+    "Clips a recognizer running here decoded again the safe way because they failed a "
     "check (`reason`: compression, repeats, logprob, non_speech, outside_clip; a clip "
     "failing several counts under each)",
     ["reason"],
 )
 RECOGNITION_UNCLEAR_SECONDS = Counter(
     "transcriber_recognition_unclear_seconds_total",
-    "Seconds of speech whose decoded text the local recognizer rejected (a loop's copies "
+    "Seconds of speech whose decoded text a recognizer running here rejected (a loop's copies "
     "past the second): saved as unclear, never as text",
 )
 STAGE_OLDEST_SECONDS = Gauge(

@@ -180,7 +180,7 @@ class TranscriptionVerboseBody:
     ABSENT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"words"})
     __pydantic_config__ = FORBID
     task: Literal["transcribe"]
-    language: Annotated[str, Doc("Whisper's English name of the language (english)")]
+    language: Annotated[str, Doc("The language's English name, as OpenAI's API gives it (english)")]
     duration: Annotated[float, Doc(minimum=0)]
     text: str
     segments: list[TranscriptionSegmentBody]

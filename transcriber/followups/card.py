@@ -46,6 +46,7 @@ from transcriber.domain.shapes import (
 from transcriber.domain.stages import Stage
 from transcriber.pipeline.progress import OnItsWay, progress_for_row
 from transcriber.ports import Recognizer, Utterance
+from transcriber.providers.recognizers import capabilities_of
 from transcriber.settings import ServerSettings, Settings
 
 log = structlog.get_logger(__name__)
@@ -197,7 +198,9 @@ class Cards:
     async def progress(self, record: OnItsWay) -> dict[str, Any] | None:
         """The record's progress (None unless it is on its way, and only then read)."""
         progress = await progress_for_row(self.readers, record, settings=self.settings,
-                                          now=self.clock.now(), recognizer=self.recognizer())
+                                          now=self.clock.now(),
+                                          capabilities=capabilities_of(self.recognizer(),
+                                                                       self.settings))
         return None if progress is None else progress.as_dict()
 
     async def suggestions(self, record_id: str, owner_id: str) -> list[VoiceSuggestion]:

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from transcriber.ports import Utterance, Word
+from transcriber.ports import Span, Utterance, Word
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,6 +100,19 @@ def uncovered_by_parts(parts: Sequence[PartPlan], duration_ms: int) -> list[tupl
     if reached < duration_ms:
         gaps.append((reached, duration_ms))
     return [(a, b) for a, b in gaps if b > a]
+
+
+def placed(spans: Sequence[Span], plan: PartPlan) -> list[Span]:
+    """Pure: a part's spans (its speech, its unclear speech) on the record's timeline,
+    held inside the part's span as `join` holds its utterances; empty ones dropped."""
+    low, high = plan.offset_ms, plan.offset_ms + plan.length_ms
+    moved: list[Span] = []
+    for span in spans:
+        first = min(max(span.start_ms + plan.offset_ms, low), high)
+        last = min(max(span.end_ms + plan.offset_ms, first), high)
+        if last > first:
+            moved.append(Span(start_ms=first, end_ms=last))
+    return moved
 
 
 def moved_words(words: Sequence[Word], offset_ms: int, low: int | None = None,

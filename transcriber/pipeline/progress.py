@@ -39,8 +39,7 @@ from transcriber.pipeline.estimate import (
     running_share,
 )
 from transcriber.pipeline.parts import PartPlan, plan_parts, plans_from_offsets
-from transcriber.pipeline.steps._common import overlap_ms_of
-from transcriber.ports import Recognizer
+from transcriber.ports import Capabilities, Runs
 from transcriber.settings import Settings
 
 NORMALIZE_SHARE = 0.05
@@ -48,9 +47,6 @@ _IN_PROGRESS = (Stage.UPLOADED.value, Stage.NORMALIZED.value, Stage.SUBMITTED.va
 # A queued record's wait reads at most this many records ahead of it (then the wait
 # is a lower bound): the estimate of one card never costs more than that.
 QUEUE_LOOKAHEAD = 500
-# The warm-up figure of a door that does not hold the recognizer (`serve --role web`),
-# until the worker has measured one part: conservative for every provider we have.
-WARMUP_REAL_TIME_FACTOR = 0.3
 
 
 class OnItsWay(Protocol):
@@ -210,6 +206,7 @@ class Configured:
     provider: str
     model: str
     max_part_ms: int | None
+    part_overlap_ms: int
     sequential: bool
     # Recognitions at once (local work: the recognizer's model runs).
     parallel: int
@@ -217,42 +214,33 @@ class Configured:
     warmup_real_time_factor: float
 
     @classmethod
-    def of(cls, settings: Settings, recognizer: Recognizer | None) -> Configured:
-        parallel = max(settings.recognizer.concurrency, 1)
-        if recognizer is not None:
-            return cls(provider=recognizer.provider, model=recognizer.model,
-                       max_part_ms=recognizer.max_part_ms,
-                       sequential=recognizer.finishes_in_submit, parallel=parallel,
-                       warmup_real_time_factor=recognizer.expected_real_time_factor)
-        # A door without the recognizer object (it runs elsewhere) reads the settings.
-        options = settings.recognizer
-        if options.provider == "local":
-            model = options.model_dir.name if options.model_dir else "whisper-base"
-            return cls(provider="local", model=model, max_part_ms=options.part_seconds * 1000,
-                       sequential=True, parallel=parallel,
-                       warmup_real_time_factor=WARMUP_REAL_TIME_FACTOR)
-        return cls(provider=options.provider, model=settings.speechkit.model,
-                   max_part_ms=settings.speechkit.max_part_seconds * 1000, sequential=False,
-                   parallel=parallel, warmup_real_time_factor=WARMUP_REAL_TIME_FACTOR)
+    def of(cls, settings: Settings, capabilities: Capabilities) -> Configured:
+        """From the recognizer's capabilities (a door that runs none passes the
+        configured one's, `providers.recognizers.capabilities_of`: the same figures)."""
+        return cls(provider=capabilities.provider, model=capabilities.model,
+                   max_part_ms=capabilities.max_part_ms,
+                   part_overlap_ms=capabilities.part_overlap_ms,
+                   sequential=capabilities.runs is Runs.HERE,
+                   parallel=max(settings.recognizer.concurrency, 1),
+                   warmup_real_time_factor=capabilities.expected_real_time_factor)
 
 
 async def load_progress(readers: ReaderPool, record_id: str, *, settings: Settings,
-                        now: datetime, recognizer: Recognizer | None = None) -> Progress | None:
+                        now: datetime, capabilities: Capabilities) -> Progress | None:
     """The progress of one record, read through the typed reads (any door may call it)."""
     record = await reads.progress.progress_record(readers, record_id=record_id)
     if record is None:
         return None
     return await progress_for_row(readers, record, settings=settings, now=now,
-                                  recognizer=recognizer)
+                                  capabilities=capabilities)
 
 
 async def progress_for_row(readers: ReaderPool, record: OnItsWay, *, settings: Settings,
-                           now: datetime, recognizer: Recognizer | None = None
-                           ) -> Progress | None:
+                           now: datetime, capabilities: Capabilities) -> Progress | None:
     """As `load_progress`, for a record already read (a list item, a card…)."""
     if record.halted_at is not None or record.state not in _IN_PROGRESS:
         return None
-    configured = Configured.of(settings, recognizer)
+    configured = Configured.of(settings, capabilities)
     parts = await reads.progress.parts(readers, record_id=record.id)
     provider = parts[0].provider if parts else configured.provider
     model = parts[0].model if parts else configured.model
@@ -269,7 +257,9 @@ async def progress_for_row(readers: ReaderPool, record: OnItsWay, *, settings: S
                                                  created_at=record.created_at,
                                                  limit=QUEUE_LOOKAHEAD)
         queue_ms = ahead.audio_ms
-    overlap_ms = overlap_ms_of(settings, provider)
+    # The configured recognizer's overlap: a record started by another provider before
+    # the setting changed is estimated with it too (an estimate, not its transcript).
+    overlap_ms = configured.part_overlap_ms
     planned = plan_parts(record.duration_ms, max_part_ms=configured.max_part_ms,
                          overlap_ms=overlap_ms)
     return progress_of(

@@ -23,12 +23,17 @@ from transcriber.ports.files import FilesKind, RecordFiles
 from transcriber.ports.media import AudioProbe, ObjectStore, ProgressCallback, Transcoder
 from transcriber.ports.notify import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.ports.recognition import (
+    Answer,
+    AnswerFormat,
     AnswerParser,
     AudioPart,
+    Capabilities,
     OperationFailed,
     PartCutter,
     PollLater,
     Recognizer,
+    Runs,
+    SpeakerLabels,
     SpeechSink,
     Submitted,
     Warms,
@@ -37,11 +42,14 @@ from transcriber.ports.speakers import Separation, SpeakerSeparator, SpeakersUna
 from transcriber.ports.webhooks import WebhookAnswer, WebhookTransport, WebhookUnreachable
 
 __all__ = [
+    "Answer",
+    "AnswerFormat",
     "AnswerParser",
     "ArchiveCounts",
     "ArchiveTerms",
     "AudioPart",
     "AudioProbe",
+    "Capabilities",
     "Describer",
     "Duty",
     "DutyLock",
@@ -57,9 +65,11 @@ __all__ = [
     "Recognizer",
     "RecordFiles",
     "ReplyAddress",
+    "Runs",
     "Segment",
     "Separation",
     "Span",
+    "SpeakerLabels",
     "SpeakerSeparator",
     "SpeakersUnavailable",
     "SpeechSink",

@@ -5,14 +5,20 @@ the part cutter is `transcriber.providers.ffmpeg`'s transcoder.
 
 A provider takes one audio part and starts a recognition (`submit`), later
 answers whether it is finished (`fetch`: the raw answer, or None while it
-runs), and turns a raw answer into utterances (`parse`, pure). A provider
-that finishes within `submit` (the local Whisper) returns the answer at once;
-the steps then save it exactly as they save a fetched one, so `poll` finds
-it without asking anyone.
+runs), and turns a raw answer into an `Answer` (`parse`, pure): everything the
+pipeline reads from it. A provider that runs on this host returns the answer
+within `submit`; the steps then save it exactly as they save a fetched one, so
+`poll` finds it without asking anyone.
+
+What the pipeline decides about a provider it decides from its `Capabilities`
+(the languages it takes, the overlap its parts need, where it runs, how its
+speakers are told apart), never from its name: the name is only stored, in
+`recognitions.provider`, to find the parser of a saved answer again.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,8 +62,78 @@ class Submitted:
     payload: bytes | None = None
 
 
-# Turns a provider's saved raw answer into utterances (pure).
-AnswerParser = Callable[[bytes], list[Utterance]]
+class Runs(enum.Enum):
+    """Where a recognizer does its work."""
+
+    # On this host, within `submit`: one part at a time, records wait their turn.
+    HERE = "here"
+    # A service elsewhere: parts are submitted together and polled.
+    REMOTE = "remote"
+
+
+class SpeakerLabels(enum.Enum):
+    """How a mono record's speakers are told apart with this recognizer."""
+
+    # Not at all: the record has no speakers.
+    NONE = "none"
+    # By the speaker engine here, from the answer's word times (asked for with
+    # `AudioPart.words`), when the parts are cut in pauses.
+    WORDS = "words"
+    # By the recognizer itself (asked for with `AudioPart.words`); its labels are kept.
+    OWN = "own"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capabilities:
+    """What the pipeline needs to know of a recognizer, known without loading it (a
+    door that runs no recognizer reads them from the settings)."""
+
+    # Stored in `recognitions.provider`; finds a saved answer's parser again.
+    provider: str
+    model: str
+    # The spoken languages it takes, as the archive stores them (`auto` aside).
+    languages: tuple[str, ...]
+    # Longer audio is cut into parts of at most this (None: one part).
+    max_part_ms: int | None
+    # How much neighbouring parts overlap (0: they are cut in pauses and joined).
+    part_overlap_ms: int
+    runs: Runs
+    # The audio must be uploaded to object storage and given as `AudioPart.uri`.
+    needs_object_store: bool
+    speakers: SpeakerLabels
+    # Seconds of work per second of audio to expect before this host has measured
+    # any (a conservative warm-up figure: the ETA of the very first record).
+    expected_real_time_factor: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answer:
+    """Everything the pipeline reads from one part's saved answer, on the part's own
+    timeline (the pipeline places it on the record's)."""
+
+    utterances: tuple[Utterance, ...]
+    # The speech the recognizer's VAD found; None when the answer does not say.
+    speech: tuple[Span, ...] | None = None
+    # Speech whose text the recognizer rejected; None when the answer does not say.
+    unclear: tuple[Span, ...] | None = None
+    # Looped lines the recognizer dropped.
+    repeats_removed: int = 0
+    # The language it says it heard (a short code); None when it does not say.
+    language: str | None = None
+
+
+# Turns a provider's saved raw answer into an `Answer` (pure).
+AnswerParser = Callable[[bytes], Answer]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnswerFormat:
+    """How a saved answer of one provider is read: its parser, and the capabilities its
+    parts were cut and recognized with (a record submitted before the configured
+    provider changed is finished with those of the one that started it)."""
+
+    capabilities: Capabilities
+    parse: AnswerParser
 
 
 class OperationFailed(TransientFailure):
@@ -75,37 +151,25 @@ class PollLater(TransientFailure):
 class Recognizer(Protocol):
     @property
     def provider(self) -> str:
-        """Stored in `recognitions.provider`; also selects the answer parser."""
+        """Stored in `recognitions.provider` (`capabilities.provider`)."""
 
     @property
     def model(self) -> str: ...
 
     @property
+    def capabilities(self) -> Capabilities:
+        """What the pipeline decides by (`Runs.HERE`: `submit` returns the answer, one
+        part is recognized per claim)."""
+
+    @property
     def payload_ext(self) -> str:
         """File extension of the saved raw answer, with its dot."""
-
-    @property
-    def max_part_ms(self) -> int | None:
-        """Longer audio is cut into overlapping parts (None: no limit)."""
-
-    @property
-    def needs_object_store(self) -> bool:
-        """The audio must be uploaded and given as `AudioPart.uri`."""
-
-    @property
-    def finishes_in_submit(self) -> bool:
-        """`submit` returns the answer (local work): one part is recognized per claim."""
-
-    @property
-    def expected_real_time_factor(self) -> float:
-        """Seconds of work per second of audio to expect before this host has measured
-        any (a conservative warm-up figure: the ETA of the very first record)."""
 
     async def submit(self, part: AudioPart) -> Submitted: ...
 
     async def fetch(self, external_id: str) -> bytes | None: ...
 
-    def parse(self, payload: bytes) -> list[Utterance]: ...
+    def parse(self, payload: bytes) -> Answer: ...
 
     def time_limit_seconds(self, duration_ms: int | None) -> float | None:
         """How long a submit of audio this long may run (None: the default limit)."""

@@ -28,11 +28,28 @@ import aiohttp
 import orjson
 import structlog
 
-from transcriber.core.errors import ConfigError, PermanentFailure, StepFailure, TransientFailure
+from transcriber.core.errors import (
+    ConfigError,
+    PermanentFailure,
+    StepFailure,
+    TransientFailure,
+)
 from transcriber.core.observability import PROVIDER_CALL_SECONDS
-from transcriber.domain.languages import speechkit_language_codes
-from transcriber.ports import AudioPart, OperationFailed, PollLater, Submitted, Utterance
+from transcriber.ports import (
+    Answer,
+    AudioPart,
+    Capabilities,
+    OperationFailed,
+    PollLater,
+    Submitted,
+    Utterance,
+)
 from transcriber.providers.quota import CallBudget
+from transcriber.providers.recognizers import (
+    SPEECHKIT,
+    speechkit_capabilities,
+    speechkit_language_codes,
+)
 from transcriber.settings import SpeechkitSettings
 
 log = structlog.get_logger(__name__)
@@ -160,6 +177,12 @@ def parse_results(payload: bytes) -> list[Utterance]:
     return with_tag_speakers(utterances)
 
 
+def read_results(payload: bytes) -> Answer:
+    """A saved `getRecognition` answer as the pipeline reads it: its utterances (it
+    says nothing of its speech regions, unclear speech, repeats or language)."""
+    return Answer(utterances=tuple(parse_results(payload)))
+
+
 def with_tag_speakers(utterances: list[Utterance]) -> list[Utterance]:
     """Pure: "S1", "S2", … from the answer's `channelTag` when it carries two or more.
 
@@ -177,13 +200,8 @@ def with_tag_speakers(utterances: list[Utterance]) -> list[Utterance]:
 class SpeechkitRecognizer:
     """The `Recognizer` port on SpeechKit v3 async recognition."""
 
-    provider = "speechkit"
+    provider = SPEECHKIT
     payload_ext = ".jsonl"
-    finishes_in_submit = False
-    needs_object_store = True
-    # Before this host has measured: asynchronous recognition answers in about a
-    # tenth of the audio's length, seen through polls 5-10 s apart; kept conservative.
-    expected_real_time_factor = 0.25
 
     def __init__(self, settings: SpeechkitSettings, *, budget: CallBudget,
                  session: aiohttp.ClientSession | None = None) -> None:
@@ -197,12 +215,12 @@ class SpeechkitRecognizer:
         self._own_session = session is None
 
     @property
-    def model(self) -> str:
-        return self._settings.model
+    def capabilities(self) -> Capabilities:
+        return speechkit_capabilities(self._settings)
 
     @property
-    def max_part_ms(self) -> int | None:
-        return self._settings.max_part_seconds * 1000
+    def model(self) -> str:
+        return self._settings.model
 
     def time_limit_seconds(self, duration_ms: int | None) -> float | None:
         return None
@@ -283,8 +301,8 @@ class SpeechkitRecognizer:
         return await self._request("GET", results_url, call="getRecognition",
                                    params={"operationId": external_id})
 
-    def parse(self, payload: bytes) -> list[Utterance]:
-        return parse_results(payload)
+    def parse(self, payload: bytes) -> Answer:
+        return read_results(payload)
 
     async def close(self) -> None:
         if self._own_session and self._session is not None:

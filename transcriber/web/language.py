@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from transcriber.domain.languages import checked_language, configured_language, supported_languages
+from transcriber.providers.recognizers import capabilities_of
 from transcriber.web import keys
 from transcriber.web.errors import bad_request
 
@@ -15,14 +16,20 @@ def active_provider(app: web.Application) -> str:
         app[keys.SETTINGS].recognizer.provider)
 
 
+def active_languages(app: web.Application) -> tuple[str, ...]:
+    """The languages the active recognizer takes (the configured one's where this
+    process runs none)."""
+    return capabilities_of(app.get(keys.RECOGNIZER), app[keys.SETTINGS]).languages
+
+
 def check_language(app: web.Application, value: str | None) -> str | None:
     """The language as stored (None: not asked for); 400 with the list for an unknown one."""
     if value is None:
         return None
-    provider = active_provider(app)
-    code = checked_language(provider, value)
+    known = active_languages(app)
+    code = checked_language(known, value)
     if code is None:
-        raise bad_request("language must be one of: " + ", ".join(supported_languages(provider)))
+        raise bad_request("language must be one of: " + ", ".join(supported_languages(known)))
     return code
 
 

@@ -277,10 +277,11 @@ async def test_a_short_voice_message_gets_an_estimate_in_its_first_edit(
 
     async def progress(of: str) -> StatusProgress | None:
         return worth_showing(await load_progress(readers, of, settings=settings,
-                                                 now=clock.now(), recognizer=recognizer))
+                                                 now=clock.now(),
+                                                 capabilities=recognizer.capabilities))
 
     found = await load_progress(readers, record_id, settings=settings, now=clock.now(),
-                                recognizer=recognizer)
+                                capabilities=recognizer.capabilities)
     assert found is not None
     # The fake transcoder's 3 s of audio at 5 s of work a second (and a moment for ffmpeg).
     assert (found.stage, found.eta_seconds) == ("queue", 15)

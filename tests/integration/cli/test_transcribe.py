@@ -16,7 +16,7 @@ from transcriber.cli.parser import build_parser
 from transcriber.cli.transcribe import transcribe
 from transcriber.domain.transcript_formats import TranscriptFormat
 from transcriber.domain.transcripts import load_structure
-from transcriber.ports import AudioPart, Submitted, Utterance
+from transcriber.ports import AudioPart, SpeakerLabels, Submitted, Utterance
 from transcriber.providers.speakers.embedder import SpeakerEmbedder, SpeakerModelUnavailable
 from transcriber.providers.whisper import ModelUnavailable, WhisperRecognizer
 from transcriber.service.app import build_app
@@ -110,6 +110,9 @@ class WordTimesRecognizer(FakeRecognizer):
     speakers are told apart by the real speaker model over the really normalized audio."""
 
     provider = "local"
+    # Its words are labelled by the speaker engine here, its parts cut in pauses.
+    speakers = SpeakerLabels.WORDS
+    part_overlap_ms = 0
 
     def __init__(self) -> None:
         # The turns of `two_speakers.mp3` (ms): A 0-5300, B 5800-11262, A 11762-15052,

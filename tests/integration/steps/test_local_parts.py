@@ -95,7 +95,7 @@ async def test_one_claim_recognizes_one_part_reading_only_its_audio(
             break
         report = await actor.run_once()
         progress = await load_progress(readers, record_id, settings=settings, now=clock.now(),
-                                       recognizer=recognizer)
+                                       capabilities=recognizer.capabilities)
         if progress is not None:
             fractions.append(progress.fraction)
             if report.step == "submit":

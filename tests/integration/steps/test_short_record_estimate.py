@@ -60,7 +60,7 @@ class WatchedRecognizer(FakeRecognizer):
     async def look(self) -> None:
         self.seen.append(await load_progress(self.readers, self.record_id,
                                              settings=self.settings, now=self.clock.now(),
-                                             recognizer=self))
+                                             capabilities=self.capabilities))
 
     async def submit(self, part: AudioPart) -> Submitted:
         half = part.duration_ms / 1000 * MEASURED / 2
@@ -89,7 +89,7 @@ async def test_a_short_record_shows_an_estimate_queued_and_recognizing_and_teach
 
     async def progress(record_id: str) -> Progress | None:
         return await load_progress(readers, record_id, settings=settings, now=clock.now(),
-                                   recognizer=recognizer)
+                                   capabilities=recognizer.capabilities)
 
     first = await _add(writer, record_files, tone_20s)
     clock.advance(1)

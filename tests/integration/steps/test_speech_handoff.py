@@ -28,6 +28,7 @@ from transcriber.ports import (
     Segment,
     Separation,
     Span,
+    SpeakerLabels,
     SpeechSink,
     Submitted,
     Utterance,
@@ -51,6 +52,9 @@ class LocalLike(FakeRecognizer):
     before its VAD."""
 
     provider = "local"
+    # Its words are labelled by the speaker engine here, its parts cut in pauses.
+    speakers = SpeakerLabels.WORDS
+    part_overlap_ms = 0
 
     def __init__(self, *, hands: bool, max_part_ms: int | None = None) -> None:
         super().__init__(finishes_in_submit=True, max_part_ms=max_part_ms)

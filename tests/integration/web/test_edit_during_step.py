@@ -24,7 +24,6 @@ from tests.helpers.web import Client, stored_files, upload
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance
 from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.whisper import parse_local_payload
 from transcriber.service.app import build_app
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.transcoder import FakeTranscoder
@@ -65,8 +64,7 @@ async def _held_app(
     recognizer = FakeRecognizer(utterances=(
         Utterance(start_ms=0, end_ms=900, channel=0, text="the step's own words"),))
     steps = build_step_table(transcoder=transcoder, cutter=FfmpegTranscoder(settings.ffmpeg),
-                             recognizer=recognizer, store=None,
-                             parsers={"fake": parse_local_payload})
+                             recognizer=recognizer, store=None)
     app = build_app(settings, steps=steps, recognizer=recognizer)
     app[keys.TRANSCODER] = transcoder
     return await aiohttp_client(app), transcoder

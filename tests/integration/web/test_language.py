@@ -13,15 +13,14 @@ from pytest_aiohttp import AiohttpClient
 from tests.helpers.database import TestDatabase
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.web import Client, StartApi, stored_files, upload
-from transcriber.domain.languages import (
+from transcriber.pipeline.steps import build_step_table
+from transcriber.providers.ffmpeg import FfmpegTranscoder
+from transcriber.providers.recognizers import (
     WHISPER_LANGUAGES,
-    reported_language,
     speechkit_language_codes,
     whisper_language,
 )
-from transcriber.pipeline.steps import build_step_table
-from transcriber.providers.ffmpeg import FfmpegTranscoder
-from transcriber.providers.whisper import parse_local_payload
+from transcriber.providers.whisper import read_local_payload
 from transcriber.service.app import build_app
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.transcoder import FakeTranscoder
@@ -89,9 +88,10 @@ def test_the_providers_languages() -> None:
     assert speechkit_language_codes("en", "ru-RU") == ["en-US"]
     assert speechkit_language_codes("auto", "ru-RU") == ["ru-RU"]
     assert speechkit_language_codes(None, "kk-KZ") == ["kk-KZ"]
-    assert reported_language(b'{"language": "en"}') == "en"
-    assert reported_language(b"not json") is None
-    assert reported_language(b"[1]") is None
+    # The language a local answer says it heard (none where it does not say).
+    assert read_local_payload(b'{"segments": [], "language": "en"}').language == "en"
+    assert read_local_payload(b'{"segments": []}').language is None
+    assert read_local_payload(b'{"segments": [], "language": 1}').language is None
 
 
 class _Speaking(FakeRecognizer):
@@ -107,8 +107,7 @@ async def test_the_recognizer_gets_the_language_and_the_card_shows_the_detected_
     recognizer = _Speaking()
     transcoder = FakeTranscoder(duration_ms=1500)
     steps = build_step_table(transcoder=transcoder, cutter=FfmpegTranscoder(settings.ffmpeg),
-                             recognizer=recognizer, store=None,
-                             parsers={"fake": parse_local_payload})
+                             recognizer=recognizer, store=None)
     app = build_app(settings, steps=steps, recognizer=recognizer)
     app[keys.TRANSCODER] = transcoder
     client = await aiohttp_client(app)

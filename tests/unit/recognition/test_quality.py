@@ -15,15 +15,12 @@ from transcriber.domain.quality import (
     verdict_of,
 )
 from transcriber.domain.transcripts import apply_corrections, dump_structure, load_structure
-from transcriber.pipeline.assessment import (
-    repeats_of,
-    report_of,
-    speech_regions_of,
-    unclear_of,
-)
+from transcriber.pipeline.assessment import repeats_of, report_of, unclear_of
 from transcriber.pipeline.parts import PartPlan, join
-from transcriber.ports import Span, Utterance, Word
-from transcriber.providers.whisper import parse_local_payload
+from transcriber.pipeline.speakers import speech_of
+from transcriber.ports import Answer, Span, Utterance, Word
+from transcriber.providers.speechkit import read_results
+from transcriber.providers.whisper import parse_local_payload, read_local_payload
 
 
 def _said(start: int, end: int, text: str = "words",
@@ -127,25 +124,31 @@ def _answer(**fields: object) -> bytes:
     return orjson.dumps({"provider": "local", "segments": [], **fields})
 
 
+def _read(**fields: object) -> Answer:
+    return read_local_payload(_answer(**fields))
+
+
 def test_unclear_spans_move_with_their_part_and_stay_inside_it() -> None:
-    answers = [(PARTS[0], _answer(unclear=[[1000, 2000]], speech=[[0, 5000]],
-                                  repeats_removed=1)),
-               (PARTS[1], _answer(unclear=[[500, 1500], [29_000, 45_000], "junk"],
-                                  speech=[[0, 40_000]], repeats_removed=2))]
+    answers = [(PARTS[0], _read(unclear=[[1000, 2000]], speech=[[0, 5000]],
+                                repeats_removed=1)),
+               (PARTS[1], _read(unclear=[[500, 1500], [29_000, 45_000], "junk"],
+                                speech=[[0, 40_000]], repeats_removed=2))]
     assert unclear_of(answers) == [Span(start_ms=1000, end_ms=2000),
                                    Span(start_ms=60_500, end_ms=61_500),
                                    Span(start_ms=89_000, end_ms=90_000)]
-    assert speech_regions_of(answers) == [Span(start_ms=0, end_ms=5000),
-                                          Span(start_ms=60_000, end_ms=90_000)]
+    assert speech_of(answers) == [Span(start_ms=0, end_ms=5000),
+                                 Span(start_ms=60_000, end_ms=90_000)]
     assert repeats_of(answers) == 3
 
 
 def test_answers_that_do_not_say_are_not_known() -> None:
-    old = [(PARTS[0], _answer(speech=[[0, 5000]])), (PARTS[1], _answer())]
-    assert speech_regions_of(old) is None  # a part without would look like silence
+    old = [(PARTS[0], _read(speech=[[0, 5000]])), (PARTS[1], _read())]
+    assert speech_of(old) is None  # a part without would look like silence
     assert unclear_of(old) == []
-    speechkit = [(PARTS[0], orjson.dumps([{"alternatives": []}])), (PARTS[1], b"not json")]
-    assert (unclear_of(speechkit), speech_regions_of(speechkit), repeats_of(speechkit)) == (
+    # A recognizer whose answers keep none of these (SpeechKit's JSON lines).
+    speechkit = [(PARTS[0], read_results(b'{"result": {"channelTag": "0"}}')),
+                 (PARTS[1], read_results(b""))]
+    assert (unclear_of(speechkit), speech_of(speechkit), repeats_of(speechkit)) == (
         [], None, 0)
     said = [_said(0, 4000)]
     report = report_of(speechkit, said)

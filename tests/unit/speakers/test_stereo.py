@@ -12,10 +12,10 @@ from tests.helpers.voices import RATE, speechlike, two_party_call
 from transcriber.core.clock import format_time
 from transcriber.db.commands.recognition import Recognition
 from transcriber.db.reads.progress import PartProgress, ProgressRecord
+from transcriber.pipeline.part_rows import channel_plans
 from transcriber.pipeline.parts import PartPlan
 from transcriber.pipeline.progress import progress_of
 from transcriber.pipeline.steps.poll import channel_speakers, merge_channels
-from transcriber.pipeline.steps.submit import channel_plans
 from transcriber.ports import Utterance
 from transcriber.providers.ffmpeg import channels_in_log
 from transcriber.providers.speakers.channels import (

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from transcriber.domain.languages import WHISPER_LANGUAGES
 from transcriber.domain.stages import HaltReason, Stage, step_names
 from transcriber.domain.transcript_formats import FORMATS
+from transcriber.providers.recognizers import WHISPER_LANGUAGES
 from transcriber.web.spa import ASSETS_DIR
 
 CATALOGUES = ("messages-en.js", "messages-ru.js")

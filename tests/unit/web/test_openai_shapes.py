@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from transcriber.domain.languages import WHISPER_LANGUAGE_NAMES, WHISPER_LANGUAGES, language_name
+from transcriber.domain.languages import LANGUAGE_NAMES, language_name
 from transcriber.domain.shapes import plain
 from transcriber.ports import Utterance, Word
+from transcriber.providers.recognizers import WHISPER_LANGUAGES
 from transcriber.web.errors import ApiError, openai_error_body
 from transcriber.web.openai_shapes import (
     Transcribed,
@@ -126,7 +127,7 @@ def test_subtitles_are_cut_into_subtitle_grade_cues() -> None:
 
 
 def test_language_names_are_whispers_for_every_code() -> None:
-    assert set(WHISPER_LANGUAGE_NAMES) == set(WHISPER_LANGUAGES)
+    assert set(LANGUAGE_NAMES) == set(WHISPER_LANGUAGES)
     assert (language_name("en"), language_name("RU"), language_name("auto")) == (
         "english", "russian", "auto")
 

@@ -15,7 +15,7 @@ from transcriber.pipeline.steps.normalize import NormalizeStep
 from transcriber.pipeline.steps.poll import PollStep
 from transcriber.pipeline.steps.submit import SubmitStep
 from transcriber.ports import (
-    AnswerParser,
+    AnswerFormat,
     ObjectStore,
     PartCutter,
     Recognizer,
@@ -30,14 +30,14 @@ def build_step_table(
     cutter: PartCutter,
     recognizer: Recognizer,
     store: ObjectStore | None,
-    parsers: Mapping[str, AnswerParser] | None = None,
+    formats: Mapping[str, AnswerFormat] | None = None,
     separator: SpeakerSeparator | None = None,
 ) -> dict[str, Step]:
-    """`parsers` read answers saved by other providers than `recognizer` (by name)."""
+    """`formats` read answers saved by other providers than `recognizer` (by name)."""
     steps: list[Step] = [
         NormalizeStep(transcoder),
         SubmitStep(recognizer, store=store, cutter=cutter, separator=separator),
-        PollStep(recognizer, store=store, cutter=cutter, parsers=parsers or {},
+        PollStep(recognizer, store=store, cutter=cutter, formats=formats or {},
                  separator=separator),
         FinishStep(),
     ]

@@ -7,16 +7,8 @@ from transcriber.db import reads
 from transcriber.db.reads.recognitions import Recognition
 from transcriber.db.reads.records import StepRecord
 from transcriber.pipeline.step import Job
-from transcriber.settings import Settings
 
-__all__ = ["StepRecord", "file_name_of", "load_recognitions", "load_record", "overlap_ms_of"]
-
-
-def overlap_ms_of(settings: Settings, provider: str) -> int:
-    """How much neighbouring parts of a provider's recognition overlap."""
-    if provider == "local":
-        return settings.recognizer.part_overlap_seconds * 1000
-    return settings.speechkit.part_overlap_seconds * 1000
+__all__ = ["StepRecord", "file_name_of", "load_recognitions", "load_record"]
 
 
 async def load_record(job: Job) -> StepRecord:

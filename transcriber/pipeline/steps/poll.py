@@ -33,11 +33,11 @@ from transcriber.core.errors import PermanentFailure
 from transcriber.core.observability import TRANSCRIPT_QUALITY
 from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import Recognition
-from transcriber.domain.languages import reported_language
 from transcriber.domain.transcripts import dump_structure, plain_text
 from transcriber.domain.voices import VoiceWindows
 from transcriber.pipeline.assessment import report_of
 from transcriber.pipeline.effects import SaveTranscript, SetColumns
+from transcriber.pipeline.part_rows import channel_plans, save_payload, submit_part
 from transcriber.pipeline.parts import PartPlan, join, stitch
 from transcriber.pipeline.speakers import (
     by_first_appearance,
@@ -51,12 +51,11 @@ from transcriber.pipeline.steps._common import (
     file_name_of,
     load_recognitions,
     load_record,
-    overlap_ms_of,
 )
-from transcriber.pipeline.steps.submit import channel_plans, save_payload, submit_part
 from transcriber.pipeline.voices import voice_rules, voices_effect
 from transcriber.ports import (
-    AnswerParser,
+    Answer,
+    AnswerFormat,
     ObjectStore,
     OperationFailed,
     PartCutter,
@@ -133,13 +132,15 @@ class PollStep:
     name = "poll"
 
     def __init__(self, recognizer: Recognizer, *, store: ObjectStore | None,
-                 cutter: PartCutter, parsers: Mapping[str, AnswerParser],
+                 cutter: PartCutter, formats: Mapping[str, AnswerFormat],
                  separator: SpeakerSeparator | None = None) -> None:
         self._recognizer = recognizer
         self._separator = separator
-        # A saved answer is parsed by the provider that made it, whatever is
-        # configured now (a record submitted before the provider changed).
-        self._parsers = {**parsers, recognizer.provider: recognizer.parse}
+        # A saved answer is read by the provider that made it, with the capabilities its
+        # parts were cut with, whatever is configured now (a record submitted before the
+        # provider changed).
+        self._formats = {**formats, recognizer.provider: AnswerFormat(
+            capabilities=recognizer.capabilities, parse=recognizer.parse)}
         self._store = store
         self._cutter = cutter
         # Operation id → the clock time it was last checked.
@@ -154,7 +155,7 @@ class PollStep:
         if not rows:
             raise PermanentFailure("no recognition was submitted for this record")
         pipeline = job.settings.pipeline
-        overlap_ms = overlap_ms_of(job.settings, rows[0].provider)
+        overlap_ms = self._format_of(rows[0].provider).capabilities.part_overlap_ms
         plans = {p.index: p for p in plans_of(rows, duration_ms=record.duration_ms,
                                                overlap_ms=overlap_ms)}
         waits: list[float] = []
@@ -207,6 +208,12 @@ class PollStep:
                 self._checked.pop(row.external_id, None)
         return await self._transcribed(job, plans, overlap_ms=overlap_ms)
 
+    def _format_of(self, provider: str) -> AnswerFormat:
+        found = self._formats.get(provider)
+        if found is None:
+            raise PermanentFailure(f"no parser for provider {provider}")
+        return found
+
     def _remember(self, operation: str, now: float, *, delay_seconds: float) -> None:
         if len(self._checked) >= _CHECKS_KEPT:
             self._checked = {key: at for key, at in self._checked.items()
@@ -217,23 +224,22 @@ class PollStep:
                            overlap_ms: int) -> Outcome:
         rows = await load_recognitions(job)  # re-read: payload files were just saved
         parts: list[tuple[PartPlan, int | None, list[Utterance]]] = []
-        payloads: list[tuple[PartPlan, bytes]] = []
+        answers: list[tuple[PartPlan, Answer]] = []
         detected: str | None = None
         for row in rows:
             if row.payload_file is None:
                 raise PermanentFailure("a finished part lost its saved answer")
-            parser = self._parsers.get(row.provider)
-            if parser is None:
-                raise PermanentFailure(f"no parser for provider {row.provider}")
+            answer_format = self._format_of(row.provider)
             name = await file_name_of(job, row.payload_file)
             try:
                 path = await job.files.local_path(job.record_id, name)
                 payload = await asyncio.to_thread(path.read_bytes)
             except FileNotFoundError:
                 raise PermanentFailure("a saved recognition answer is missing") from None
-            parts.append((plans[row.part_index], row.channel, parser(payload)))
-            payloads.append((plans[row.part_index], payload))
-            detected = detected or reported_language(payload)
+            answer = answer_format.parse(payload)
+            parts.append((plans[row.part_index], row.channel, list(answer.utterances)))
+            answers.append((plans[row.part_index], answer))
+            detected = detected or answer.language
         # Parts cut in pauses with no overlap keep all their words; overlapping ones
         # keep each utterance in the part that holds its midpoint.
         utterances = merge_channels(parts, overlap_ms=overlap_ms)
@@ -250,15 +256,16 @@ class PollStep:
             if speakers_found_locally(job.settings.recognizer.diarization,
                                       speakers=record.speakers,
                                       duration_ms=record.duration_ms, channels=record.channels,
-                                      providers={row.provider for row in rows},
+                                      labels={self._format_of(row.provider)
+                                              .capabilities.speakers for row in rows},
                                       overlap_ms=overlap_ms):
-                utterances, voices = await self._with_speakers(job, record, payloads,
+                utterances, voices = await self._with_speakers(job, record, answers,
                                                                utterances)
         # Whichever engine named them, the same voices get the same labels (S1 first).
         utterances = by_first_appearance(utterances)
         # Made once, here, from what the recognizer said of its own work (it cannot be
         # made again later: the answers' unclear speech is never saved as text).
-        report = report_of(payloads, utterances)
+        report = report_of(answers, utterances)
         TRANSCRIPT_QUALITY.labels(report.verdict).inc()
         log.info("transcript_quality", record_id=job.record_id, verdict=report.verdict,
                  reasons=list(report.reasons), speech_ms=report.speech_ms,
@@ -285,7 +292,7 @@ class PollStep:
             return None
 
     async def _with_speakers(self, job: Job, record: StepRecord,
-                             payloads: Sequence[tuple[PartPlan, bytes]],
+                             answers: Sequence[tuple[PartPlan, Answer]],
                              utterances: list[Utterance],
                              ) -> tuple[list[Utterance], VoiceWindows | None]:
         """The utterances labelled by speaker (with the windows embedded) when the record's
@@ -293,10 +300,7 @@ class PollStep:
         be had (one warning)."""
         if self._separator is None or not record.normalized_file_name:
             return utterances, None
-        try:
-            segments, speech = segments_of(payloads), speech_of(payloads)
-        except ValueError:
-            return utterances, None
+        segments, speech = segments_of(utterances), speech_of(answers)
         audio = await job.files.local_path(job.record_id, record.normalized_file_name)
         started = time.perf_counter()  # a measurement for the log, not a decision
         try:
