@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -66,10 +67,26 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The SQLite database the migrations built once per run (per xdist worker), on a
+    fresh fake clock's time: `migrated` copies it instead of migrating again."""
+    folder = tmp_path_factory.mktemp("sqlite-template")
+    migrate(folder, clock=FakeClock())
+    return database_path(folder)
+
+
 @pytest.fixture
-def migrated(data_dir: Path, clock: FakeClock) -> Path:
-    migrate(data_dir, clock=clock)
-    return database_path(data_dir)
+def migrated(data_dir: Path, clock: FakeClock, sqlite_template: Path) -> Path:
+    """This test's SQLite database with the schema: a copy of the run's template (a file
+    copy, not the migrations' statements; the migrations' own tests migrate for real)
+    when the test's clock still reads the template's time, else migrated here."""
+    path = database_path(data_dir)
+    if clock.now() == FakeClock().now() and not path.exists():
+        shutil.copyfile(sqlite_template, path)
+    else:
+        migrate(data_dir, clock=clock)
+    return path
 
 
 @pytest.fixture

@@ -31,9 +31,13 @@ def engine(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _database_first(database_url: str | None) -> None:
+def _database_first(database_url: str | None, request: pytest.FixtureRequest) -> None:
     """The test's database is made before any app and dropped after it closes
-    (fixtures are torn down in reverse), whichever fixtures the test names first."""
+    (fixtures are torn down in reverse), whichever fixtures the test names first.
+    On SQLite too it is a copy of the run's migrated template (`migrated`), as on
+    PostgreSQL: the app's start then finds no migration to apply."""
+    if database_url is None:
+        request.getfixturevalue("migrated")
 
 
 @pytest.fixture

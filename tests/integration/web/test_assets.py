@@ -110,7 +110,10 @@ def test_no_asset_parses_strings_as_html_or_loads_from_elsewhere() -> None:
             assert not re.search(r"https?://|@import|url\(", text), path.name
 
 
-@pytest.mark.parametrize("path", ["/upload", f"/records/{new_id()}", "/records/anything"])
+# A fixed id for the fresh record id: pytest-xdist's workers must collect the same names.
+@pytest.mark.parametrize("path", ["/upload", pytest.param(f"/records/{new_id()}",
+                                                          id="/records/<new id>"),
+                                  "/records/anything"])
 async def test_client_routes_answer_with_the_index(client: Client, path: str) -> None:
     assert await _index(client, path) == await _index(client, "/")
 

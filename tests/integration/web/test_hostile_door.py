@@ -5,6 +5,7 @@ multiplied by tokens", "100 Continue before the checks", "/v1 waits without a ca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import aiohttp
 
@@ -191,18 +192,37 @@ async def _waiting(client: Client, token: str, login: str
 async def test_waits_are_capped_per_person_and_in_all(start_api: StartApi) -> None:
     client = await start_api(server={"openai_waits_per_user_max": 1, "openai_waits_max": 2})
     alice, bob, carol = [await make_token(client.app, login) for login in ("a", "b", "c")]
-    first, _ = await _waiting(client, alice, "a")
+    first = await _waiting(client, alice, "a")
     again = await client.post(V1, data=_form(), headers=bearer(alice))
     assert again.status == 429
     assert again.headers["Retry-After"] == "30"
     assert (await again.json())["error"]["code"] == "too_many_transcriptions"
-    second, _ = await _waiting(client, bob, "b")
+    second = await _waiting(client, bob, "b")
     full = await client.post(V1, data=_form(), headers=bearer(carol))
     assert full.status == 429
     assert full.headers["Retry-After"] == "30"
     assert client.app[keys.SETTLED].watched == 2  # the refused ones stored nothing
-    for task in (first, second):
-        task.cancel()
+    await _hang_up(client, first, second)
+
+
+async def _hang_up(client: Client, *waiting: tuple[asyncio.Task[aiohttp.ClientResponse], str]
+                   ) -> None:
+    """The askers hang up and their waits end. Serve does not cancel a handler whose
+    client left: the handler sees it at its next look, which on the fake clock comes
+    only with the record's news. Without that news the server's shutdown waited its
+    whole 60 s grace for each handler (two teardowns of 60 s each)."""
+    for request, _ in waiting:
+        request.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await request
+    settled = client.app[keys.SETTLED]
+    for _ in range(500):
+        if settled.watched == 0:
+            return
+        for _, record_id in waiting:
+            settled.settled(record_id)
+        await asyncio.sleep(0.01)
+    raise AssertionError("a wait outlived its asker")
 
 
 async def test_a_revoked_token_ends_its_wait_without_the_answer(client: Client) -> None:
