@@ -25,8 +25,9 @@ from tests.helpers.webapp import (
     need_browser,
     open_page,
     until,
-    until_true_in_page,
+    until_sought,
     upload,
+    watch_seeks,
 )
 from transcriber.core.errors import PermanentFailure
 
@@ -94,9 +95,9 @@ async def test_upload_follow_read_search_and_resume(
     player = page.locator("audio")
     assert (await player.get_attribute("src") or "").endswith(
         f"/app/audiorecords/{record_id}/file?copy=normalized")
+    await watch_seeks(page)
     await utterances.nth(1).click()
-    await until_true_in_page(
-        page, "Math.abs(document.querySelector('audio').currentTime - 1.2) < 0.05")
+    await until_sought(page, 1.2)
     formats = page.locator(".downloads a[data-format]")
     await expect(formats).to_have_text(["TXT", "SRT", "VTT", "JSON"])
     srt = await page.request.get(service.base + (await formats.nth(1).get_attribute("href") or ""))

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.helpers.webapp import AUDIO, Service, open_page, until_true_in_page, upload
+from tests.helpers.webapp import (
+    AUDIO,
+    Service,
+    open_page,
+    until_sought,
+    upload,
+    watch_seeks,
+)
 from transcriber.ports import Utterance, Word
 
 if TYPE_CHECKING:
@@ -48,9 +55,9 @@ async def test_banner_span_link_list_mark_and_the_underline_setting(
         "Parts of this recording were unclear: 0:01–0:02 — listen there.")
     await expect(banner).to_contain_text("left out of the text")
     link = banner.get_by_role("link", name="0:01–0:02")
+    await watch_seeks(page)
     await link.click()
-    await until_true_in_page(
-        page, "Math.abs(document.querySelector('audio').currentTime - 1.5) < 0.05")
+    await until_sought(page, 1.5)
 
     # The unsure word is underlined, the others are plain text.
     unsure = page.locator(".utterance-text .unsure")

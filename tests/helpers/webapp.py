@@ -198,6 +198,25 @@ async def until_true_in_page(page: Page, expression: str, seconds: float = 10) -
         await asyncio.sleep(0.05)
 
 
+async def watch_seeks(page: Page) -> None:
+    """Record every position the page's player is sought to (`until_sought`).
+
+    Where a player stands a moment after a seek depends on whether this browser
+    may play (it moves on while it plays, and a loaded machine polls it late), so
+    a test of a seek looks for the seek itself."""
+    await page.evaluate("""() => {
+        const audio = document.querySelector('audio');
+        window.seeks = [];
+        audio.addEventListener('seeking', () => window.seeks.push(audio.currentTime));
+    }""")
+
+
+async def until_sought(page: Page, seconds: float) -> None:
+    """The player was sought to `seconds` since `watch_seeks`."""
+    await until_true_in_page(
+        page, f"window.seeks.some((at) => Math.abs(at - {seconds}) < 0.05)")
+
+
 async def upload(page: Page, path: Path | dict[str, Any]) -> None:
     await page.get_by_role("link", name="Upload", exact=True).first.click()
     await page.wait_for_url("**/upload")
