@@ -158,7 +158,7 @@ def _extension_for(mime_type: str | None) -> str:
 
 
 def _clean_title(raw: str) -> str:
-    # The web's title rule (typed_text), stripped here: nobody can be asked to send again.
+    # The web's title rule (`domain.text`), stripped here: nobody can be asked to send again.
     return without_refused(" ".join(raw.split()))[:255]
 
 

@@ -6,7 +6,7 @@ to three sentences, at most `BRIEF_MAX`) and at most `TOPICS_MAX` topics (each a
 name of at most `TOPIC_NAME_MAX`), the owner's existing topics preferred. The same
 functions fit the extractive describer's output and a language model's answer, so
 both land within the same limits, free of characters a typed title would be refused
-for (`typed_text`: control, format and separator characters).
+for (`domain.text`: control, format and separator characters).
 """
 
 from __future__ import annotations

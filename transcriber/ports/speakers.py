@@ -16,7 +16,7 @@ from transcriber.domain.transcripts import Segment, Span, Utterance
 from transcriber.ports.recognition import SpeechSink
 
 if TYPE_CHECKING:
-    # Only named here: voiceprints is numpy, which no command that does not separate
+    # Only named here: domain.voices is numpy, which no command that does not separate
     # speakers should load (tests/unit/test_light_imports.py).
     from transcriber.domain.voices import VoiceWindows
 

@@ -1,7 +1,7 @@
 """A webhook transport that never touches the network.
 
 Names resolve from a table (`names`; any other is unresolvable), addresses
-pass the real rules (`webhook_rules`), and a post is recorded and answered
+pass the real rules (`domain.webhooks`), and a post is recorded and answered
 from a script (`answers`: a status, a `WebhookAnswer`, or an exception to
 raise), then 200 once the script is used up. A post to a host of `stalled`
 is a receiver that never answers: it waits until `release_stalled`, then

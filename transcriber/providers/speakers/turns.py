@@ -110,7 +110,7 @@ def find_turns(
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FoundTurns:
     """A recording's turns and the windows embedded to find them, with their embeddings
-    (rows): the voices a record keeps (`voiceprints`)."""
+    (rows): the voices a record keeps (`domain.voices`)."""
 
     turns: list[Turn]
     windows: list[Span]

@@ -23,7 +23,7 @@ import { colourClass, speakerName } from "./speakers.js";
 /** @typedef {import("./dom.js").Child} Child */
 
 const TYPING_PAUSE_MS = 500;
-// The tokens of transcriber/search_query.py: a quoted phrase (its closing
+// The tokens of transcriber/domain/search.py: a quoted phrase (its closing
 // quote optional), or a run of anything but spaces.
 const TOKEN_RE = /(-?)"([^"]*)"?|(\S+)/gu;
 const WORD_RE = /[\p{L}\p{N}]/u;
