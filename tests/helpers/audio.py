@@ -18,3 +18,12 @@ def tone_mp3(folder: Path, seconds: int) -> Path:
                     "-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}", "-ac", "1",
                     "-c:a", "libmp3lame", "-b:a", "32k", str(path)], check=True)
     return path
+
+
+def browser_webm(folder: Path, source: Path) -> Path:
+    """`source` as a browser's MediaRecorder sends it: Opus in WebM, mono."""
+    path = folder / "recording.webm"
+    subprocess.run([ffmpeg_executable(FfmpegSettings()), "-nostdin", "-loglevel", "error",
+                    "-i", str(source), "-ac", "1", "-c:a", "libopus", "-b:a", "32k",
+                    "-f", "webm", str(path)], check=True)
+    return path

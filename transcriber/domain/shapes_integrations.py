@@ -171,7 +171,21 @@ class TranscriptionWordBody(TypedDict):
     end: Annotated[float, Doc(minimum=0)]
 
 
-for _bulk in (TranscriptionSegmentBody, TranscriptionWordBody):
+class TranscriptionDiarizedSegmentBody(TypedDict):
+    """An utterance with its speaker, as OpenAI's gpt-4o-transcribe-diarize answers."""
+
+    type: Literal["transcript.text.segment"]
+    id: Annotated[str, Doc("seg_<index>: the utterance's place in the transcript")]
+    start: Annotated[float, Doc(minimum=0)]
+    end: Annotated[float, Doc(minimum=0)]
+    text: str
+    speaker: Annotated[str, Doc(
+        "The speaker's name as the card gives it; else the label (S1, S2, …); S1 for a "
+        "transcript without speakers")]
+
+
+for _bulk in (TranscriptionSegmentBody, TranscriptionWordBody,
+              TranscriptionDiarizedSegmentBody):
     setattr(_bulk, "__pydantic_config__", FORBID)  # noqa: B010 - a TypedDict's body takes no value
 
 
@@ -189,6 +203,17 @@ class TranscriptionVerboseBody:
     words: Annotated[list[TranscriptionWordBody] | None, Doc(
         "Asked for with timestamp_granularities[]=word: the recognizer's words as stored "
         "(empty for a record recognized without them, or lines corrected since)")] = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TranscriptionDiarizedBody:
+    """`response_format=diarized_json`: the transcript by speaker."""
+
+    __pydantic_config__ = FORBID
+    task: Literal["transcribe"]
+    duration: Annotated[float, Doc(minimum=0)]
+    text: str
+    segments: list[TranscriptionDiarizedSegmentBody]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,20 +3,26 @@
 `parse_form` reads the multipart fields OpenAI's clients send beside the
 file; `transcription_body` words a finished record the way OpenAI's
 `/v1/audio/transcriptions` answers (`json`, `text`, `srt`, `vtt`,
-`verbose_json`). What the archive does not know is filled with neutral values
-(docs/api.md, "OpenAI's speech-to-text API", says which): `seek` 0,
-`tokens` [], `temperature`, `avg_logprob`, `compression_ratio` and
-`no_speech_prob` 0.0 (a client that drops segments by these thresholds keeps
-them all). Words: the recognizer's words as the structure stores them (version 3);
-a record recognized without them, or a line corrected since, has none, and
-none is ever invented from the utterances' times. `quality` is the
-transcript's quality report (`transcriber.domain.quality`), null when none was made.
+`verbose_json`, `diarized_json`; `txt` is LocalAI's spelling of `text`).
+What the archive does not know is filled with neutral values (docs/api.md,
+"OpenAI's speech-to-text API", says which): `seek` 0, `tokens` [],
+`temperature`, `avg_logprob`, `compression_ratio` and `no_speech_prob` 0.0
+(a client that drops segments by these thresholds keeps them all). Words:
+the recognizer's words as the structure stores them (version 3); a record
+recognized without them, or a line corrected since, has none, and none is
+ever invented from the utterances' times. `diarized_json` takes the shape of
+OpenAI's gpt-4o-transcribe-diarize: each utterance with its speaker named as
+the card names it (the given name, else the label S1, S2, …; S1 for a
+transcript recognized without speakers: one voice as far as the archive
+knows). `quality` is the transcript's quality report
+(`transcriber.domain.quality`), null when none was made.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal, get_args
 
 from transcriber.domain import transcripts
@@ -25,6 +31,8 @@ from transcriber.domain.shapes import QualityBody
 from transcriber.domain.shapes_integrations import (
     ModelBody,
     TranscriptionBody,
+    TranscriptionDiarizedBody,
+    TranscriptionDiarizedSegmentBody,
     TranscriptionSegmentBody,
     TranscriptionVerboseBody,
     TranscriptionWordBody,
@@ -33,8 +41,12 @@ from transcriber.domain.transcript_formats import TranscriptFormat
 from transcriber.ports import Utterance
 from transcriber.web.errors import ApiError
 
-ResponseFormat = Literal["json", "text", "srt", "vtt", "verbose_json"]
+ResponseFormat = Literal["json", "text", "srt", "vtt", "verbose_json", "diarized_json"]
 RESPONSE_FORMATS: tuple[ResponseFormat, ...] = get_args(ResponseFormat)
+# Other clients' spellings of a format (LocalAI's CLI and docs say `txt`).
+FORMAT_ALIASES: Mapping[str, ResponseFormat] = MappingProxyType({"txt": "text"})
+# Who says an utterance the recognizer gave no speaker (the archive's first label).
+NO_SPEAKER = "S1"
 Granularity = Literal["segment", "word"]
 GRANULARITIES: tuple[Granularity, ...] = get_args(Granularity)
 # The fields OpenAI's clients send beside `file` (both spellings of the list).
@@ -67,7 +79,8 @@ def parse_form(fields: Mapping[str, Sequence[str]]) -> TranscriptionRequest:
     configured recognizer answers); `prompt` and `temperature` are ignored; a
     `stream` asked for is refused (the answer comes whole)."""
     wanted = (_one(fields, "response_format") or "json").strip()
-    response_format = next((f for f in RESPONSE_FORMATS if f == wanted), None)
+    response_format = FORMAT_ALIASES.get(wanted) or next(
+        (f for f in RESPONSE_FORMATS if f == wanted), None)
     if response_format is None:
         raise invalid("response_format must be one of " + ", ".join(RESPONSE_FORMATS),
                       "response_format", close=True)
@@ -132,15 +145,37 @@ def verbose(done: Transcribed, granularities: Sequence[Granularity]) -> Transcri
     )
 
 
+def diarized(done: Transcribed) -> TranscriptionDiarizedBody:
+    """`diarized_json`: each utterance with who says it, as the card names them."""
+    return TranscriptionDiarizedBody(
+        task="transcribe", duration=done.duration_ms / 1000, text=plain(done.utterances),
+        segments=[TranscriptionDiarizedSegmentBody(
+            type="transcript.text.segment", id=f"seg_{i}", start=u.start_ms / 1000,
+            end=u.end_ms / 1000, text=transcripts.one_line(u.text),
+            speaker=speaker_name(u.speaker, done.speaker_names))
+            for i, u in enumerate(done.utterances)],
+    )
+
+
+def speaker_name(label: str | None, names: Mapping[str, str]) -> str:
+    """The card's name for a speaker label; the label when unnamed."""
+    if label is None:
+        return NO_SPEAKER
+    return names.get(label, "").strip() or label
+
+
 def transcription_body(
     done: Transcribed, request: TranscriptionRequest,
-) -> tuple[str, TranscriptionBody | TranscriptionVerboseBody | str]:
+) -> tuple[str, TranscriptionBody | TranscriptionVerboseBody | TranscriptionDiarizedBody
+           | str]:
     """The answer's content type and body (a JSON shape, or text as OpenAI sends it)."""
     fmt = request.response_format
     if fmt == "json":
         return "application/json", TranscriptionBody(text=plain(done.utterances))
     if fmt == "verbose_json":
         return "application/json", verbose(done, request.granularities)
+    if fmt == "diarized_json":
+        return "application/json", diarized(done)
     if fmt == "text":
         return "text/plain", plain(done.utterances) + "\n"
     # As the archive's own exports, speakers named (docs/api.md, "… /transcript").

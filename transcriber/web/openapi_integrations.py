@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from transcriber.domain.tokens import EXPIRES_DAYS_MAX, NAME_MAX
-from transcriber.web.openai_shapes import GRANULARITIES, RESPONSE_FORMATS
+from transcriber.web.openai_shapes import FORMAT_ALIASES, GRANULARITIES, RESPONSE_FORMATS
 from transcriber.web.openapi_schemas import (
     COMMON_RESPONSES,
     JSON,
@@ -69,10 +69,13 @@ _TRANSCRIPTION_FORM = {
         "model": {"type": "string", "description": "Any name: the configured recognizer "
                                                    "answers (GET /v1/models)"},
         "language": {"type": "string", "description": "A code the recognizer supports "
-                                                      "(en, ru, …); absent: detected"},
+                                                      "(en, ru, …); absent or empty: "
+                                                      "detected"},
         "prompt": {"type": "string", "description": "Accepted and ignored"},
-        "response_format": {"type": "string", "enum": list(RESPONSE_FORMATS),
-                            "default": "json"},
+        "response_format": {"type": "string",
+                            "enum": [*RESPONSE_FORMATS, *FORMAT_ALIASES],
+                            "default": "json",
+                            "description": "txt is read as text (LocalAI's spelling)"},
         "timestamp_granularities[]": {"type": "array",
                                       "items": {"type": "string",
                                                 "enum": list(GRANULARITIES)}},
@@ -131,7 +134,8 @@ def integration_paths() -> dict[str, Any]:
                 **_OPENAI_COMMON,
                 "200": {"description": "The transcript in response_format", "content": {
                     JSON: {"schema": {"anyOf": [ref("Transcription"),
-                                                 ref("TranscriptionVerbose")]}},
+                                                 ref("TranscriptionVerbose"),
+                                                 ref("TranscriptionDiarized")]}},
                     "text/plain": {"schema": {"type": "string"}}}},
                 "400": _openai_error("A malformed form, no file, an unknown language or "
                                      "response_format, an empty or incomplete file"),

@@ -67,6 +67,8 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("TokenList", s.Items[i.TokenBody]), ("OpenAIError", i.OpenAIErrorBody),
     ("Transcription", i.TranscriptionBody),
     ("TranscriptionVerbose", i.TranscriptionVerboseBody),
+    ("TranscriptionDiarized", i.TranscriptionDiarizedBody),
+    ("TranscriptionDiarizedSegment", i.TranscriptionDiarizedSegmentBody),
     ("TranscriptionWord", i.TranscriptionWordBody),
     ("TranscriptionSegment", i.TranscriptionSegmentBody),
     ("Model", i.ModelBody), ("ModelList", i.ModelListBody),

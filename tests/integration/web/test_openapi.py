@@ -269,7 +269,7 @@ async def test_token_and_openai_responses_match_the_document(
     record_id = (await (await waiting).json())["error"]["record_id"]
     await client.delete(f"/app/audiorecords/{record_id}")  # out of the claims below
     # Done while a request waits: the transcript in each format.
-    for fmt in ("json", "verbose_json", "text"):
+    for fmt in ("json", "verbose_json", "diarized_json", "text"):
         waiting = asyncio.ensure_future(call(
             "POST", "/v1/audio/transcriptions", headers=writer,
             data=_form(fields={"response_format": fmt, "timestamp_granularities[]": "word"})))

@@ -139,3 +139,28 @@ def test_errors_take_openais_shape() -> None:
     assert plain(openai_error_body(504, "timeout", "later", record_id="r")) == {
         "error": {"message": "later", "type": "server_error", "param": None,
                   "code": "timeout", "record_id": "r"}}
+
+
+def test_txt_is_text_and_an_empty_language_is_none() -> None:
+    """LocalAI spells the text format `txt`; some clients send `language=""` (a peer
+    crashed on it): detected, as when no language is sent."""
+    assert parse_form({"response_format": ["txt"]}).response_format == "text"
+    assert parse_form({"language": [""]}).language is None
+    assert parse_form({"language": ["  "]}).language is None
+    assert _json(transcription_body(DONE, _request("txt"))) == (
+        "text/plain", "Hello there. Line break\n")
+
+
+def test_diarized_json_names_the_speakers_as_the_card_does() -> None:
+    assert _json(transcription_body(DONE, _request("diarized_json"))) == (
+        "application/json", {
+            "task": "transcribe", "duration": 3.3, "text": "Hello there. Line break",
+            "segments": [
+                {"type": "transcript.text.segment", "id": "seg_0", "start": 0.0, "end": 1.5,
+                 "text": "Hello there.", "speaker": "Anna"},
+                {"type": "transcript.text.segment", "id": "seg_1", "start": 1.5,
+                 "end": 3.25, "text": "Line break", "speaker": "S2"}]})
+    unnamed = dataclasses.replace(DONE, utterances=tuple(
+        dataclasses.replace(u, speaker=None) for u in DONE.utterances))
+    _, body = _json(transcription_body(unnamed, _request("diarized_json")))
+    assert [s["speaker"] for s in body["segments"]] == ["S1", "S1"]
