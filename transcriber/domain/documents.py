@@ -6,8 +6,9 @@ as the TXT export names it) and the utterance's start time, then its words.
 
 DOCX is written with `zipfile` and a handful of fixed WordprocessingML parts
 rather than python-docx: the document is five small XML files, and python-docx
-would bring lxml (~5 MB compiled) into the service and the CLI for them. The
-tests open what is made here with python-docx, an independent reader.
+would bring lxml (13 MB installed, python-docx 2.9 MB more) into the service
+and the CLI for them. The tests open what is made here with python-docx, an
+independent reader.
 
 Pure: no I/O, no clock (the DOCX's zip entries carry a fixed date, so the same
 transcript always gives the same bytes).

@@ -9,6 +9,7 @@ import io
 import zipfile
 
 import docx
+from docx.text.paragraph import Paragraph
 
 from transcriber.domain.documents import clock, md_escape, render_bytes, to_docx, to_markdown
 from transcriber.domain.transcripts import Utterance
@@ -24,7 +25,7 @@ TALK = (
 NAMES = {"S1": "Анна"}
 
 
-def _paragraphs(data: bytes) -> list[docx.text.paragraph.Paragraph]:
+def _paragraphs(data: bytes) -> list[Paragraph]:
     return list(docx.Document(io.BytesIO(data)).paragraphs)
 
 
@@ -71,7 +72,8 @@ def test_docx_opens_with_title_facts_speakers_bold_and_times() -> None:
         # XML's forbidden control character is dropped; markup stays text.
         "Анна [1:02:05] <w:t>&amp; done",
     ]
-    assert paragraphs[0].style is not None and paragraphs[0].style.name == "Title"
+    assert paragraphs[0].style is not None
+    assert paragraphs[0].style.name == "Title"
     speaker = paragraphs[2].runs[0]
     assert (speaker.text, speaker.bold) == ("Анна ", True)
     assert not paragraphs[2].runs[-1].bold
@@ -89,5 +91,5 @@ def test_docx_is_the_same_bytes_each_time() -> None:
 
 def test_render_bytes_gives_every_format() -> None:
     assert render_bytes(TALK, "txt", NAMES).decode().startswith("Анна: Здравствуйте")
-    assert render_bytes(TALK, "md", NAMES, title="T").startswith("# T\n".encode())
+    assert render_bytes(TALK, "md", NAMES, title="T").startswith(b"# T\n")
     assert render_bytes(TALK, "docx", NAMES)[:2] == b"PK"
