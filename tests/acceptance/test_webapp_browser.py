@@ -99,7 +99,7 @@ async def test_upload_follow_read_search_and_resume(
     await utterances.nth(1).click()
     await until_sought(page, 1.2)
     formats = page.locator(".downloads a[data-format]")
-    await expect(formats).to_have_text(["TXT", "SRT", "VTT", "JSON"])
+    await expect(formats).to_have_text(["TXT", "SRT", "VTT", "JSON", "MD", "DOCX"])
     srt = await page.request.get(service.base + (await formats.nth(1).get_attribute("href") or ""))
     assert srt.status == 200
     assert "young man, said the archivist." in await srt.text()

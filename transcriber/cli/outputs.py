@@ -53,10 +53,10 @@ def inside(folder: Path, name: str) -> Path:
     return target
 
 
-def write(target: Path, text: str, *, force: bool) -> None:
-    """Write `text` to `target`: a new file, or with `force` a rename over the old name.
-    Raises `OSError` (the caller says it in one line)."""
-    data = text.encode("utf-8")
+def write(target: Path, text: str | bytes, *, force: bool) -> None:
+    """Write `text` (UTF-8), or a document's bytes, to `target`: a new file, or with
+    `force` a rename over the old name. Raises `OSError` (the caller says it in one line)."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     if not force:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         with os.fdopen(fd, "wb") as handle:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from transcriber.domain.text import LoginRefused, canonical_login
 from transcriber.domain.tokens import EXPIRES_DAYS_MAX, SCOPES, name_problem
-from transcriber.domain.transcript_formats import FORMATS
+from transcriber.domain.transcript_formats import BINARY_FORMATS, FORMATS
 
 # `transcriber serve --role` (`service.roles.Role`; the parser imports nothing of the
 # service, so `--help` answers at once).
@@ -118,8 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
         "transcribe", parents=common,
         help="accept files, run the pipeline in-process, print the transcripts")
     transcribe.add_argument("files", nargs="+", type=Path, metavar="FILE")
-    transcribe.add_argument("--format", choices=FORMATS, default="txt",
-                            help="transcript format (default: txt)")
+    # The transcripts are printed: no format that is not text.
+    transcribe.add_argument("--format", choices=[f for f in FORMATS if f not in BINARY_FORMATS],
+                            default="txt", help="transcript format (default: txt)")
     transcribe.add_argument("--owner", type=_login, default=None, metavar="LOGIN",
                             help="whose records they become (default: server.anonymous_user)")
     transcribe.add_argument("--speakers", type=_speakers, default=None, metavar="N",
@@ -219,7 +220,8 @@ def _add_upload(upload: argparse.ArgumentParser) -> None:
     upload.add_argument("--wait", action="store_true",
                         help="follow each record to done, then write or print its transcript")
     upload.add_argument("--format", choices=FORMATS, default="txt",
-                        help="transcript format with --wait (default: txt)")
+                        help="transcript format with --wait (default: txt; docx only "
+                             "with --output)")
     upload.add_argument("--output", type=Path, default=None, metavar="DIR",
                         help="with --wait, write each transcript to DIR/<name>.<format> "
                              "instead of printing it (files sharing a name: <name>-2, "

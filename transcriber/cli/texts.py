@@ -47,6 +47,7 @@ EN: Mapping[str, str] = {
     "upload.written": "{name}: transcript written to {path}",
     "upload.server_trouble": "the server answered HTTP {status}; trying again",
     "upload.output_exists": "{path} exists: choose another --output, or --force to overwrite",
+    "upload.binary_needs_output": "--format {format} makes a file, not text: add --output DIR",
     "upload.clear_text_token": "the token would cross the network unencrypted to {host} "
                                "(http://): use https://, or --insecure to send it anyway",
     "upload.clear_text_warning": "warning: the token crosses the network unencrypted to "
@@ -103,6 +104,7 @@ RU: Mapping[str, str] = {
     "upload.server_trouble": "сервер ответил HTTP {status}; пробую ещё раз",
     "upload.output_exists": "{path} уже есть: выберите другую --output или добавьте --force, "
                             "чтобы перезаписать",
+    "upload.binary_needs_output": "--format {format} даёт файл, а не текст: добавьте --output DIR",
     "upload.clear_text_token": "токен ушёл бы по сети незашифрованным на {host} (http://): "
                                "используйте https:// или добавьте --insecure",
     "upload.clear_text_warning": "внимание: токен уходит по сети незашифрованным на {host} "

@@ -39,10 +39,10 @@ from transcriber.core.hashing import read_chunks
 from transcriber.db import reads
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
+from transcriber.domain.documents import render_bytes
 from transcriber.domain.languages import checked_language, configured_language, supported_languages
 from transcriber.domain.stages import Stage
 from transcriber.domain.transcript_formats import TranscriptFormat
-from transcriber.domain.transcripts import render
 from transcriber.pipeline.intake import AudioLimits, Intake, accept_stream
 from transcriber.pipeline.progress import Progress, progress_for_row
 from transcriber.ports import Recognizer, Warms
@@ -275,7 +275,8 @@ async def _report(readers: ReaderPool, tracked: list[Tracked], *, fmt: Transcrip
         if len(tracked) > 1:
             out.write(f"==> {item.path.name} <==\n")
         # JSON carries the quality report beside the utterances, as the archive's export.
-        out.write(render(utterances, fmt, quality=None if report is None else report.as_dict()))
+        out.write(render_bytes(utterances, fmt, quality=None if report is None
+                               else report.as_dict()).decode())
         if len(tracked) > 1 or fmt != "txt":
             out.write("\n")
     out.flush()

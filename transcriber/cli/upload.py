@@ -66,6 +66,7 @@ from transcriber.cli.exits import (
 )
 from transcriber.cli.shown import shown, shown_lines, tell
 from transcriber.cli.texts import say
+from transcriber.domain.transcript_formats import BINARY_FORMATS
 from transcriber.settings import CLIENT_ENV, Settings
 
 # TRANSCRIBER_SERVER_URL, TRANSCRIBER_TOKEN: the client's, not the server's settings.
@@ -97,6 +98,8 @@ class Item:
     outcome: str = "pending"  # uploaded, refused, done, halted, deleted, bad_answer, unwritten
     shown: str = ""
     transcript: str | None = field(default=None, repr=False)
+    document: bytes | None = field(default=None, repr=False)
+    """A transcript that is not text (`BINARY_FORMATS`): written as it came, never shown."""
 
 
 def client_of(args: argparse.Namespace, environ: Mapping[str, str]) -> Client | str:
@@ -222,7 +225,11 @@ async def _follow(link: Link, client: Client, item: Item) -> None:
              message=error_message(answer.body, answer.reason))
         return
     item.outcome = "done"
-    item.transcript = shown_lines((answer.body or b"").decode("utf-8", errors="replace"))
+    if client.fmt in BINARY_FORMATS:
+        item.document = answer.body or b""
+        item.transcript = ""
+    else:
+        item.transcript = shown_lines((answer.body or b"").decode("utf-8", errors="replace"))
     tell(link.err, "upload.done", name=item.path.name)
 
 
@@ -247,7 +254,8 @@ def _deliver(items: list[Item], client: Client, targets: Mapping[int, Path],
         if client.output is not None:
             target = targets[position]
             try:
-                outputs.write(target, item.transcript, force=client.force)
+                outputs.write(target, item.transcript if item.document is None
+                              else item.document, force=client.force)
             except OSError as exc:
                 item.outcome = "unwritten"
                 tell(err, "upload.unwritten", name=item.path.name, path=target,
@@ -264,6 +272,10 @@ def _deliver(items: list[Item], client: Client, targets: Mapping[int, Path],
 def _refusal(client: Client, paths: list[Path], err: TextIO) -> dict[int, Path] | None:
     """What must be settled before a byte is sent: the output names (none may exist
     without --force) and a token in clear text; None when the run must not start."""
+    if client.wait and client.output is None and client.fmt in BINARY_FORMATS:
+        print(f"transcriber: {say('upload.binary_needs_output', format=client.fmt)}",
+              file=err)
+        return None
     host = clear_text_host(client.server, client.token)
     if host is not None:
         if not client.insecure:

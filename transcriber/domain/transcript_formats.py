@@ -6,5 +6,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-TranscriptFormat = Literal["txt", "srt", "vtt", "json"]
+TranscriptFormat = Literal["txt", "srt", "vtt", "json", "md", "docx"]
 FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
+BINARY_FORMATS: frozenset[TranscriptFormat] = frozenset({"docx"})
+"""Formats that are not text: never printed to a terminal, only written to a file."""

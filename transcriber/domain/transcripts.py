@@ -99,6 +99,8 @@ CONTENT_TYPES: dict[TranscriptFormat, str] = {
     "srt": "application/x-subrip; charset=utf-8",
     "vtt": "text/vtt; charset=utf-8",
     "json": "application/json",
+    "md": "text/markdown; charset=utf-8",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 }
 
 
@@ -207,7 +209,7 @@ def with_suggested_names(names: Mapping[str, str],
     return merged
 
 
-def _voice(u: Utterance, names: Mapping[str, str], several: bool) -> str | None:
+def voice_of(u: Utterance, names: Mapping[str, str], several: bool) -> str | None:
     """Who an exported line is said by: the given name; else the label when the
     record has several speakers; else nobody (a transcript without speakers)."""
     if u.speaker is None:
@@ -216,7 +218,7 @@ def _voice(u: Utterance, names: Mapping[str, str], several: bool) -> str | None:
     return name or (u.speaker if several else None)
 
 
-def _several(utterances: Sequence[Utterance]) -> bool:
+def has_several(utterances: Sequence[Utterance]) -> bool:
     return len(speakers_of(utterances)) > 1
 
 
@@ -237,15 +239,15 @@ def plain_text(utterances: Sequence[Utterance]) -> str:
 def named_text(utterances: Sequence[Utterance],
                names: Mapping[str, str] | None = None) -> str:
     """The TXT transcript: one utterance per line, `Name: text` when the line
-    has a speaker worth naming (see `_voice`)."""
+    has a speaker worth naming (see `voice_of`)."""
     given = names or {}
-    several = _several(utterances)
+    several = has_several(utterances)
     lines = []
     for u in utterances:
         text = one_line(u.text)
         if not text:
             continue
-        voice = _voice(u, given, several)
+        voice = voice_of(u, given, several)
         lines.append(f"{voice}: {text}" if voice else text)
     return "\n".join(lines)
 
@@ -262,13 +264,13 @@ def _turn_leads(utterances: Sequence[Utterance], names: Mapping[str, str]) -> li
     """Each utterance's voice where a turn starts (its speaker differs from the
     previous spoken line's), "" elsewhere: a subtitle names who speaks once, on
     the first cue of the turn, and each later cue has the lines to itself."""
-    several = _several(utterances)
+    several = has_several(utterances)
     leads, previous = [], None
     for u in utterances:
         if not u.text.strip():
             leads.append("")
             continue
-        voice = _voice(u, names, several)
+        voice = voice_of(u, names, several)
         leads.append(voice if voice and voice != previous else "")
         previous = voice
     return leads
@@ -309,12 +311,12 @@ def to_vtt(utterances: Sequence[Utterance], names: Mapping[str, str] | None = No
     Every cue of a turn carries its voice span (`<v Anna>`): it is markup, not shown
     text (browsers do not draw it), and a cue without it would say nobody's words."""
     given = names or {}
-    several = _several(utterances)
+    several = has_several(utterances)
     blocks = ["WEBVTT\n"]
     if title.strip():
         blocks.append(f"NOTE {_ARROW_RE.sub('->', one_line(title))}\n")
     for cue in subtitle_cues(utterances):
-        voice = _voice(utterances[cue.utterance], given, several)
+        voice = voice_of(utterances[cue.utterance], given, several)
         # The voice span's annotation runs to the first ">": escaped like cue text.
         tag = f"<v {vtt_escape(one_line(voice))}>" if voice else ""
         text = "\n".join(vtt_escape(line) for line in cue.lines)
@@ -354,6 +356,7 @@ def render(utterances: Sequence[Utterance], fmt: TranscriptFormat,
         return to_vtt(utterances, names, title=title)
     if fmt == "json":
         return to_json(utterances, names, title=title, quality=quality)
+    # md and docx (the record's facts beside the words): `documents.render_bytes`.
     raise ValueError(f"unknown transcript format {fmt!r}")
 
 
@@ -363,7 +366,7 @@ def reply_text(utterances: Sequence[Utterance],
 
     `Name: text` lines when the recording has several speakers (the label,
     S1, S2, … where no name was given); the plain transcript otherwise."""
-    if not _several(utterances):
+    if not has_several(utterances):
         return plain_text(utterances)
     return named_text(utterances, names)
 

@@ -13,7 +13,7 @@ from transcriber.core.errors import Conflict, NotFound
 from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.pipeline import Resume
-from transcriber.domain import transcripts
+from transcriber.domain import documents, transcripts
 from transcriber.domain.search import Query
 from transcriber.domain.shapes import (
     CardBody,
@@ -228,10 +228,11 @@ async def download_transcript(request: web.Request) -> web.Response:
         names = transcripts.with_suggested_names(names, {s.speaker: s.name for s in suggested})
     quality = None if record.quality is None else record.quality.as_dict()
     # Cutting subtitle cues takes ~0.25 s an hour of speech (docs/recognition.md): a thread.
-    body = await asyncio.to_thread(transcripts.render, utterances, fmt, names,
-                                   title=record.title, quality=quality)
+    body = await asyncio.to_thread(documents.render_bytes, utterances, fmt, names,
+                                   title=record.title, quality=quality,
+                                   date=record.created_at, duration_ms=record.duration_ms)
     name = download_name(record.original_filename, record_id, fmt)
-    return web.Response(body=body.encode(), headers={
+    return web.Response(body=body, headers={
         "Content-Type": transcripts.CONTENT_TYPES[fmt],
         "Content-Disposition": content_disposition(name),
         "X-Content-Type-Options": "nosniff",

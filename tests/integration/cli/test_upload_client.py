@@ -171,7 +171,7 @@ def test_bad_usage_is_exit_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
         assert main(["upload", str(AUDIO)]) == EXIT_CONFIG
     assert "--server URL" in capsys.readouterr().err
     with kept_logging(), pytest.raises(SystemExit) as usage:
-        main(["upload", str(AUDIO), "--format", "docx"])
+        main(["upload", str(AUDIO), "--format", "doc"])
     assert usage.value.code == EXIT_CONFIG
 
 

@@ -1,5 +1,6 @@
-"""File downloads with Range, transcript downloads in four formats, resume; the file
-downloads on both record-file stores (`storage.files` local and s3, on moto)."""
+"""File downloads with Range, transcript downloads in the text formats (md and docx:
+test_document_downloads.py), resume; the file downloads on both record-file stores
+(`storage.files` local and s3, on moto)."""
 
 from __future__ import annotations
 
@@ -258,7 +259,7 @@ async def test_transcript_not_ready_is_409(client: Client) -> None:
 
 async def test_bad_transcript_format_is_400(client: Client) -> None:
     record_id = await _transcribed(client)
-    response = await client.get(f"/app/audiorecords/{record_id}/transcript?format=docx")
+    response = await client.get(f"/app/audiorecords/{record_id}/transcript?format=doc")
     assert response.status == 400
 
 

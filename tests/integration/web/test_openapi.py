@@ -138,7 +138,7 @@ async def test_real_responses_match_the_document(start_api: StartApi) -> None:
     await call("GET", f"/app/audiorecords/{record_id}/transcript")
     await call("POST", f"/app/audiorecords/{record_id}/resume")
     await transcribe(client, record_id, WORDED, quality=REPORT)
-    for fmt in ("txt", "srt", "vtt", "json"):
+    for fmt in ("txt", "srt", "vtt", "json", "md", "docx"):
         await call("GET", f"/app/audiorecords/{record_id}/transcript?format={fmt}")
     await call("GET", f"/app/audiorecords/{record_id}/transcript?format=doc")
     await advance(client, record_id)  # done

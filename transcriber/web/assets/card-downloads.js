@@ -9,7 +9,7 @@ import { t } from "./i18n.js";
 
 /** @typedef {import("./types.js").RecordCard} RecordCard */
 
-export const TRANSCRIPT_FORMATS = ["txt", "srt", "vtt", "json"];
+export const TRANSCRIPT_FORMATS = ["txt", "srt", "vtt", "json", "md", "docx"];
 
 /** @param {string} id */
 export function downloadPanel(id) {

@@ -69,6 +69,8 @@ export const MESSAGES = {
   "format.srt": "SRT subtitles",
   "format.vtt": "WebVTT subtitles",
   "format.json": "JSON",
+  "format.md": "Markdown",
+  "format.docx": "Word document",
   "spoken.auto": "Detect automatically",
   "spoken.en": "English",
   "spoken.ru": "Russian",

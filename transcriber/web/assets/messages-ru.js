@@ -69,6 +69,8 @@ export const MESSAGES = {
   "format.srt": "Субтитры SRT",
   "format.vtt": "Субтитры WebVTT",
   "format.json": "JSON",
+  "format.md": "Markdown",
+  "format.docx": "Документ Word",
   "spoken.auto": "Определить автоматически",
   "spoken.en": "Английский",
   "spoken.ru": "Русский",
