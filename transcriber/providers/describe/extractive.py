@@ -157,8 +157,10 @@ def _sentence_vectors(sentences: Sequence[Sentence], vocabulary: Sequence[str],
     held = matrix > 0
     matrix[held] = 1.0 + np.log(matrix[held])
     matrix *= np.asarray([idf[stem] for stem in vocabulary], dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    with np.errstate(all="ignore"):  # BLAS flags: see `centrality`
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        np.divide(matrix, norms, out=matrix, where=norms > 0)
+    matrix[~np.isfinite(matrix).all(axis=1)] = 0.0
     return matrix
 
 
@@ -168,21 +170,28 @@ def centrality(matrix: np.ndarray) -> np.ndarray:
     count = matrix.shape[0]
     if count == 1:
         return np.ones(1)
-    own = np.einsum("ij,ij->i", matrix, matrix).astype(np.float64)
-    degree = matrix @ (matrix.T @ np.ones(count, dtype=np.float32)) - own
-    degree = np.maximum(degree, 0.0)
-    dangling = degree <= 1e-9
-    rank = np.full(count, 1.0 / count)
-    for _ in range(ITERATIONS_MAX):
-        share = np.where(dangling, 0.0, rank / np.where(dangling, 1.0, degree))
-        spread = matrix @ (matrix.T @ share.astype(np.float32)) - own * share
-        lost = rank[dangling].sum()
-        following = (1 - DAMPING) / count + DAMPING * (np.maximum(spread, 0.0) + lost / count)
-        following /= following.sum()
-        moved = np.abs(following - rank).sum()
-        rank = following
-        if moved < 1e-7:
-            break
+    # OpenBLAS kernels can leave the CPU's floating-point flags set on finite input,
+    # which numpy then reports as "… encountered in matmul" (numpy issues 24067 and
+    # 29820; seen once here under load): the flags are ignored and the result checked.
+    with np.errstate(all="ignore"):
+        own = np.einsum("ij,ij->i", matrix, matrix).astype(np.float64)
+        degree = matrix @ (matrix.T @ np.ones(count, dtype=np.float32)) - own
+        degree = np.maximum(degree, 0.0)
+        dangling = degree <= 1e-9
+        rank = np.full(count, 1.0 / count)
+        for _ in range(ITERATIONS_MAX):
+            share = np.where(dangling, 0.0, rank / np.where(dangling, 1.0, degree))
+            spread = matrix @ (matrix.T @ share.astype(np.float32)) - own * share
+            lost = rank[dangling].sum()
+            following = ((1 - DAMPING) / count
+                         + DAMPING * (np.maximum(spread, 0.0) + lost / count))
+            following /= following.sum()
+            moved = np.abs(following - rank).sum()
+            rank = following
+            if moved < 1e-7:
+                break
+    if not np.isfinite(rank).all():
+        return np.full(count, 1.0 / count)
     return rank
 
 
@@ -252,6 +261,13 @@ def _distinct(sentences: Sequence[Sentence]) -> list[Sentence]:
     return kept
 
 
+def _similarity(matrix: np.ndarray, one: int, other: int) -> float:
+    """The cosine of two unit rows (BLAS flags ignored as in `centrality`)."""
+    with np.errstate(all="ignore"):
+        value = float(matrix[one] @ matrix[other])
+    return value if math.isfinite(value) else 0.0
+
+
 def _brief(sentences: Sequence[Sentence], order: Sequence[int], matrix: np.ndarray, *,
            top: int, duration_ms: int, said: Sequence[Sentence]) -> str:
     whole = " ".join(sentence.text for sentence in said)
@@ -266,7 +282,7 @@ def _brief(sentences: Sequence[Sentence], order: Sequence[int], matrix: np.ndarr
         text = sentences[at].text
         if at == top or not sentences[at].content or len(text) + 1 > room:
             continue
-        if any(float(matrix[at] @ matrix[other]) > SIMILAR for other in (top, *chosen)):
+        if any(_similarity(matrix, at, other) > SIMILAR for other in (top, *chosen)):
             continue
         chosen.append(at)
         room -= len(text) + 1
