@@ -85,13 +85,17 @@ class PageView:
     lines: Sequence[Line] | None
 
 
+def known(language: str) -> str:
+    return language if language in MESSAGES else "en"
+
+
 def words(language: str) -> Mapping[str, str]:
-    return MESSAGES[language if language in MESSAGES else "en"]
+    return MESSAGES[known(language)]
 
 
 def _document(language: str, title: str, body: str) -> str:
     return (
-        f'<!doctype html>\n<html lang="{escape(language)}"><head><meta charset="utf-8">'
+        f'<!doctype html>\n<html lang="{known(language)}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="robots" content="noindex, nofollow, noarchive">'
         '<meta name="referrer" content="no-referrer">'

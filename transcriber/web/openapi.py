@@ -23,6 +23,7 @@ from transcriber.web.openapi_integrations import (
     integration_paths,
 )
 from transcriber.web.openapi_integrations import SCHEMAS as INTEGRATION_SCHEMAS
+from transcriber.web.openapi_links import LINK_REQUEST, link_paths
 from transcriber.web.openapi_schemas import (
     COMMON_RESPONSES,
     JSON,
@@ -31,7 +32,6 @@ from transcriber.web.openapi_schemas import (
     json_doc,
     ref,
 )
-from transcriber.web.openapi_links import LINK_REQUEST, link_paths
 from transcriber.web.openapi_voices import voice_paths
 from transcriber.web.openapi_webhooks import WEBHOOK_SCHEMAS, outgoing_webhooks, webhook_paths
 from transcriber.web.responses import json_response
