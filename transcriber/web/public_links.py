@@ -27,6 +27,7 @@ from aiohttp import web
 
 from transcriber.core.clock import Clock
 from transcriber.core.errors import TranscriberError
+from transcriber.core.observability import LINK_REQUESTS
 from transcriber.db import reads
 from transcriber.db.commands.links import CountOpening
 from transcriber.db.reads.links import OpenedLink
@@ -56,7 +57,7 @@ HEADERS = {
 # The copies a link's player may play, the lighter first.
 AUDIO_COPIES = ("normalized", "original")
 
-LINK_REQUESTS = web.AppKey("link_requests", RateLimiter)
+LINK_BUCKETS = web.AppKey("link_buckets", RateLimiter)
 
 
 class _Refused(TranscriberError):
@@ -75,7 +76,7 @@ def link_limiter(settings: LinkSettings, clock: Clock, table_max: int) -> RateLi
 
 def setup_public_links(app: web.Application) -> None:
     settings = app[keys.SETTINGS]
-    app[LINK_REQUESTS] = link_limiter(settings.links, app[keys.CLOCK],
+    app[LINK_BUCKETS] = link_limiter(settings.links, app[keys.CLOCK],
                                       settings.server.rate_limit_table_max)
     app.on_response_prepare.append(mark_public_link)
     app.router.add_get(PAGE, page)
@@ -89,6 +90,7 @@ async def mark_public_link(request: web.Request, response: web.StreamResponse) -
 
 
 def _notice(request: web.Request, refused: _Refused) -> web.Response:
+    LINK_REQUESTS.labels(refused.kind).inc()
     status = 429 if refused.kind == "limited" else 404
     headers = {"Retry-After": str(refused.retry_after)} if status == 429 else {}
     return web.Response(text=render_notice(language_of(request), refused.kind),
@@ -113,7 +115,7 @@ async def opened_link(request: web.Request) -> OpenedLink:
     if (found is None or not links.matches(found.secret_hash, secret)
             or not links.open_now(found.expires_at, request.app[keys.CLOCK].now())):
         raise _Refused("not_found")
-    _spend(request.app[LINK_REQUESTS], found.id)
+    _spend(request.app[LINK_BUCKETS], found.id)
     return found
 
 
@@ -148,13 +150,19 @@ async def page(request: web.Request) -> web.Response:
     try:
         link = await opened_link(request)
         record = await _record(request, link)
+        lines = _lines(await _utterances(request, link), record.speaker_names)
+        if request.method == "GET":
+            # Counted before it is shown: a link revoked (or expired) since it was read
+            # counts nothing, and then shows nothing either.
+            views = await request.app[keys.WRITER].ask(
+                CountOpening(link_id=link.id, record_id=link.record_id))
+            if views == 0:
+                log.info("link_gone_while_opened", link_id=link.id)
+                raise _Refused("not_found")
+            log.info("link_opened", link_id=link.id, record_id=link.record_id, views=views)
     except _Refused as refused:
         return _notice(request, refused)
-    lines = _lines(await _utterances(request, link), record.speaker_names)
-    if request.method == "GET":
-        views = await request.app[keys.WRITER].ask(
-            CountOpening(link_id=link.id, record_id=link.record_id))
-        log.info("link_opened", link_id=link.id, record_id=link.record_id, views=views)
+    LINK_REQUESTS.labels("served").inc()
     view = PageView(title=record.title, base=links.link_path(request.match_info["secret"]),
                     audio=link.audio, lines=lines)
     return web.Response(text=render_page(view, language_of(request)),
@@ -179,6 +187,7 @@ async def transcript(request: web.Request) -> web.Response:
     body = await asyncio.to_thread(documents.render_bytes, found, fmt, record.speaker_names,
                                    title=record.title)
     name = f"{transcripts.one_line(record.title) or 'transcript'}.{fmt}"
+    LINK_REQUESTS.labels("served").inc()
     return web.Response(body=body, headers={
         "Content-Type": transcripts.CONTENT_TYPES[fmt],
         "Content-Disposition": content_disposition(name),
@@ -197,6 +206,7 @@ async def audio(request: web.Request) -> web.StreamResponse:
         stored = await reads.records.record_file(readers, record_id=link.record_id,
                                                  owner_id=link.owner_id, copy=copy)
         if stored is not None:
+            LINK_REQUESTS.labels("served").inc()
             return await send_file(request, request.app[keys.FILES], link.record_id,
                                    stored.file_name, copy=copy, headers={
                                        "Content-Type": audio_type(stored.format)})

@@ -11,10 +11,13 @@ import re
 import structlog
 
 from tests.helpers.database import TestDatabase
+from tests.helpers.pipeline import sample
 from tests.helpers.tokens import bearer, make_token
 from tests.helpers.web import Client, StartApi, transcribe, upload
+from transcriber.db.commands.links import CountOpening, RevokeLink
 from transcriber.ports import Utterance
 from transcriber.testing.clock import FakeClock
+from transcriber.web import keys
 
 AUDIO = b"RIFF....WAVEfmt fake audio bytes for the link"
 TALK = (
@@ -145,6 +148,7 @@ async def test_revoked_and_expired_answer_the_404_of_a_link_that_never_existed(
     client: Client, clock: FakeClock, database: TestDatabase,
 ) -> None:
     record_id = await _record(client)
+    refused_before = sample("transcriber_link_requests_total", {"outcome": "not_found"})
     never = await client.get("/s/" + "A" * 32)
     assert never.status == 404
     _public_headers_hold(never)
@@ -170,6 +174,9 @@ async def test_revoked_and_expired_answer_the_404_of_a_link_that_never_existed(
     listed = (await (await client.get(f"/app/audiorecords/{record_id}/links",
                                       headers={"Remote-User": "alice"})).json())["items"]
     assert [(link["expired"], link["views"]) for link in listed] == [(True, 2)]
+    # The unknown, the revoked three times, the expired once: each one counted.
+    assert sample("transcriber_link_requests_total",
+                  {"outcome": "not_found"}) - refused_before == 5
     steps = [s for (s,) in database.rows(
         "SELECT step FROM record_events WHERE step LIKE 'link%' ORDER BY created_at, id")]
     assert steps == ["link_created", "link_revoked", "link_created", "link_opened"]
@@ -253,3 +260,31 @@ async def test_hostile_secrets_and_paths_answer_404_and_logs_carry_no_secret(
             assert answer.status in (404, 414), path
     assert logs
     assert not any(secret in repr(entry) or "/s/" in repr(entry) for entry in logs)
+
+
+async def test_deleting_the_record_takes_its_links(client: Client,
+                                                   database: TestDatabase) -> None:
+    record_id = await _record(client)
+    url = str((await _link(client, record_id, audio=True))["url"])
+    deleted = await client.delete(f"/app/audiorecords/{record_id}",
+                                  headers={"Remote-User": "alice"})
+    assert deleted.status == 204
+    assert database.rows("SELECT id FROM record_links") == []
+    for path in (url, f"{url}/transcript", f"{url}/audio"):
+        assert (await client.get(path)).status == 404, path
+
+
+async def test_an_opening_of_a_link_revoked_meanwhile_counts_nothing(
+    client: Client, database: TestDatabase,
+) -> None:
+    """The page counts its opening before it shows anything: a link revoked between
+    its read and that write shows nothing (the handler answers the 404)."""
+    record_id = await _record(client)
+    made = await _link(client, record_id)
+    writer = client.app[keys.WRITER]
+    assert await writer.ask(CountOpening(link_id=str(made["id"]), record_id=record_id)) == 1
+    await writer.ask(RevokeLink(link_id=str(made["id"]), record_id=record_id))
+    assert await writer.ask(CountOpening(link_id=str(made["id"]), record_id=record_id)) == 0
+    steps = [s for (s,) in database.rows(
+        "SELECT step FROM record_events WHERE step LIKE 'link%' ORDER BY created_at, id")]
+    assert steps == ["link_created", "link_opened", "link_revoked"]
