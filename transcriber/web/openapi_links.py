@@ -43,7 +43,7 @@ def link_paths(common: dict[str, Any], cross_site: dict[str, Any],
                 "summary": "Make a link to a read-only page of the record; the answer shows "
                            "its URL, this once",
                 "parameters": [record_id],
-                "requestBody": {"required": False, "content": {
+                "requestBody": {"required": True, "content": {
                     JSON: {"schema": {"$ref": "#/components/schemas/LinkRequest"}}}},
                 "responses": {
                     **common, **cross_site, **json_body,

@@ -288,3 +288,31 @@ async def test_an_opening_of_a_link_revoked_meanwhile_counts_nothing(
     steps = [s for (s,) in database.rows(
         "SELECT step FROM record_events WHERE step LIKE 'link%' ORDER BY created_at, id")]
     assert steps == ["link_created", "link_opened", "link_revoked"]
+
+
+async def test_the_answers_match_the_document(client: Client) -> None:
+    from tests.integration.web.test_openapi import Checker  # noqa: PLC0415
+
+    document = await (await client.get("/app/openapi.json")).json()
+    checker = Checker(document)
+    record_id = await _record(client)
+    base = f"/app/audiorecords/{record_id}/links"
+
+    async def call(method: str, path: str, **kwargs: object) -> dict[str, object] | None:
+        response = await client.request(method, path, headers={"Remote-User": "alice"},
+                                        **kwargs)  # type: ignore[arg-type]
+        await checker.check(response, method, path)
+        return await response.json() if response.status not in (204,) else None
+
+    made = await call("POST", base, json={"audio": True})
+    assert made is not None
+    await call("POST", base, json={})  # the defaults
+    await call("POST", base, data=b"7")  # not JSON
+    await call("POST", base, json={"expires_in_days": 0})
+    await call("GET", base)
+    await call("DELETE", f"{base}/{made['id']}")
+    await call("DELETE", f"{base}/{made['id']}")
+    await call("GET", "/app/audiorecords/01jabcdefghjkmnpqrstvwxyz0/links")
+    assert {(m, status) for m, _, status in checker.checked} == {
+        ("POST", 201), ("POST", 400), ("POST", 415), ("GET", 200), ("DELETE", 204), ("DELETE", 404),
+        ("GET", 404)}
