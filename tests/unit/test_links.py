@@ -108,13 +108,14 @@ def test_the_page_escapes_everything_and_names_only_its_own_paths() -> None:
 
 
 def test_the_page_without_a_transcript_or_audio() -> None:
-    view = PageView(title="", base="/s/" + "A" * 32, audio=False, lines=None)
+    view = PageView(title="", base="/s/" + "A" * 32, audio=False, lines=None, spoken="de")
     html = render_page(view, "ru")
     assert "<audio" not in html
     assert "format=txt" not in html
     assert MESSAGES["ru"]["not_ready"] in html
     assert MESSAGES["ru"]["untitled"] in html
     assert 'lang="ru"' in html
+    assert 'lang="de"' not in html  # no transcript: no spoken language to mark
 
 
 def test_both_languages_have_the_same_words_and_the_notices_read_them() -> None:

@@ -83,6 +83,10 @@ class PageView:
     audio: bool
     # None: no transcript yet.
     lines: Sequence[Line] | None
+    # `2026-12-07 · 12:04 · Anna, S2` (`documents.facts_line`); "" leaves it out.
+    facts: str = ""
+    # The spoken language (a BCP 47 code) for screen readers; "" when unknown.
+    spoken: str = ""
 
 
 def known(language: str) -> str:
@@ -107,7 +111,8 @@ def _document(language: str, title: str, body: str) -> str:
 def render_page(view: PageView, language: str) -> str:
     said = words(language)
     title = view.title.strip() or said["untitled"]
-    parts = [f"<header><h1>{escape(title)}</h1>"
+    facts = f'<p class="muted">{escape(view.facts)}</p>' if view.facts else ""
+    parts = [f"<header><h1>{escape(title)}</h1>{facts}"
              f'<p class="muted">{escape(said["shared"])}</p></header>']
     if view.audio:
         parts.append(f'<audio controls preload="metadata" aria-label="{escape(said["player"])}"'
@@ -128,7 +133,8 @@ def render_page(view: PageView, language: str) -> str:
                           else "")
                 + f"<time>{escape(line.time)}</time><span>{escape(line.text)}</span></li>"
                 for line in view.lines)
-            parts.append(f"<main><ol>{items}</ol></main>")
+            spoken = f' lang="{escape(view.spoken)}"' if view.spoken else ""
+            parts.append(f"<main{spoken}><ol>{items}</ol></main>")
     return _document(language, title, "".join(parts))
 
 

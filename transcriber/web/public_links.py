@@ -33,6 +33,7 @@ from transcriber.db.commands.links import CountOpening
 from transcriber.db.reads.links import OpenedLink
 from transcriber.db.reads.records import RecordCard
 from transcriber.domain import documents, links, transcripts
+from transcriber.domain.languages import AUTO
 from transcriber.domain.transcript_formats import TranscriptFormat
 from transcriber.ports import Utterance
 from transcriber.settings import LinkSettings
@@ -146,11 +147,18 @@ def _lines(found: list[Utterance] | None, names: Mapping[str, str]) -> list[Line
             for u in found if u.text.strip()]
 
 
+def spoken_language(record: RecordCard) -> str:
+    """The language the record was heard in, when one is known (not `auto`)."""
+    heard = record.detected_language or record.language
+    known = heard and heard != AUTO and heard.isascii() and heard.isalpha() and len(heard) <= 8
+    return heard if known else ""
+
+
 async def page(request: web.Request) -> web.Response:
     try:
         link = await opened_link(request)
         record = await _record(request, link)
-        lines = _lines(await _utterances(request, link), record.speaker_names)
+        found = await _utterances(request, link)
         if request.method == "GET":
             # Counted before it is shown: a link revoked (or expired) since it was read
             # counts nothing, and then shows nothing either.
@@ -163,8 +171,13 @@ async def page(request: web.Request) -> web.Response:
     except _Refused as refused:
         return _notice(request, refused)
     LINK_REQUESTS.labels("served").inc()
-    view = PageView(title=record.title, base=links.link_path(request.match_info["secret"]),
-                    audio=link.audio, lines=lines)
+    names = record.speaker_names
+    view = PageView(
+        title=record.title, base=links.link_path(request.match_info["secret"]),
+        audio=link.audio, lines=_lines(found, names),
+        facts="" if found is None else documents.facts_line(
+            found, names, date=record.created_at, duration_ms=record.duration_ms),
+        spoken=spoken_language(record))
     return web.Response(text=render_page(view, language_of(request)),
                         content_type="text/html", charset="utf-8")
 

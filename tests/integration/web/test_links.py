@@ -80,6 +80,7 @@ async def test_made_by_the_owner_opened_by_anyone_and_counted(
     html = await page.text()
     assert '<meta name="robots" content="noindex' in html
     assert "<h1>Планёрка</h1>" in html
+    assert "2026-01-01 · 0:01 · Anna, S2" in html  # the facts: date, duration, speakers
     assert "Anna" in html
     assert "S2" in html
     assert "1:05" in html
