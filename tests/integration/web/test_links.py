@@ -7,8 +7,12 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
+from typing import Any
 
 import structlog
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from tests.helpers.database import TestDatabase
 from tests.helpers.pipeline import sample
@@ -26,6 +30,7 @@ TALK = (
               text="Second speaker here."),
 )
 # No trusted proxy and no anonymous user: a request without a token has no identity.
+DOC_URI = "urn:transcriber:openapi"
 NOBODY = {"trusted_proxies": (ipaddress.ip_network("10.0.0.0/8"),), "anonymous_user": ""}
 
 
@@ -292,18 +297,29 @@ async def test_an_opening_of_a_link_revoked_meanwhile_counts_nothing(
 
 
 async def test_the_answers_match_the_document(client: Client) -> None:
-    from tests.integration.web.test_openapi import Checker  # noqa: PLC0415
-
     document = await (await client.get("/app/openapi.json")).json()
-    checker = Checker(document)
+    registry: Registry[Any] = Registry().with_resource(
+        DOC_URI, Resource.from_contents(document, default_specification=DRAFT202012))
+    checked: set[tuple[str, int]] = set()
     record_id = await _record(client)
     base = f"/app/audiorecords/{record_id}/links"
 
     async def call(method: str, path: str, **kwargs: object) -> dict[str, object] | None:
         response = await client.request(method, path, headers={"Remote-User": "alice"},
                                         **kwargs)  # type: ignore[arg-type]
-        await checker.check(response, method, path)
-        return await response.json() if response.status not in (204,) else None
+        template = path.split("?", maxsplit=1)[0].replace(record_id, "{id}")
+        template = re.sub(r"/links/[^/]+$", "/links/{link_id}", template)
+        if template.startswith("/app/audiorecords/0"):  # a record that does not exist
+            template = re.sub(r"/app/audiorecords/[^/]+", "/app/audiorecords/{id}", template)
+        spec = document["paths"][template][method.lower()]["responses"][str(response.status)]
+        checked.add((method, response.status))
+        if response.status == 204:
+            return None
+        answer = await response.json()
+        schema = spec["content"]["application/json"]["schema"]
+        Draft202012Validator({"$ref": DOC_URI + schema["$ref"]},
+                             registry=registry).validate(answer)
+        return answer  # type: ignore[no-any-return]
 
     made = await call("POST", base, json={"audio": True})
     assert made is not None
@@ -314,6 +330,6 @@ async def test_the_answers_match_the_document(client: Client) -> None:
     await call("DELETE", f"{base}/{made['id']}")
     await call("DELETE", f"{base}/{made['id']}")
     await call("GET", "/app/audiorecords/01jabcdefghjkmnpqrstvwxyz0/links")
-    assert {(m, status) for m, _, status in checker.checked} == {
+    assert checked == {
         ("POST", 201), ("POST", 400), ("POST", 415), ("GET", 200), ("DELETE", 204), ("DELETE", 404),
         ("GET", 404)}
