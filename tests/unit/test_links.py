@@ -17,6 +17,7 @@ from transcriber.web.errors import ApiError
 from transcriber.web.link_page import (
     CSP,
     MESSAGES,
+    NOTICES,
     STYLE,
     Line,
     PageView,
@@ -121,6 +122,6 @@ def test_the_page_without_a_transcript_or_audio() -> None:
 def test_both_languages_have_the_same_words_and_the_notices_read_them() -> None:
     assert MESSAGES["en"].keys() == MESSAGES["ru"].keys()
     for language in ("en", "ru"):
-        for kind in ("not_found", "limited"):
+        for kind in NOTICES:
             assert MESSAGES[language][kind] in render_notice(language, kind)
     assert render_notice("de", "not_found") == render_notice("en", "not_found")

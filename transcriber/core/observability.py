@@ -107,7 +107,8 @@ TRANSCRIPT_QUALITY = Counter(
 LINK_REQUESTS = Counter(
     "transcriber_link_requests_total",
     "Requests under a link for people outside (/s/: its page, downloads, audio) by outcome: "
-    "served, not_found (unknown, malformed, expired or revoked: one answer), limited",
+    "served, not_found (unknown, malformed, expired or revoked: one answer), limited, "
+    "not_ready (no transcript to download yet), bad_format",
     ["outcome"],
 )
 REPLIES_UNDELIVERED = Counter(

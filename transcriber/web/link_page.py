@@ -31,6 +31,9 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
                      "it for a new one.",
         "limited_title": "Too many requests",
         "limited": "This link was opened too often just now. Try again in a minute.",
+        "not_ready_title": "Not ready yet",
+        "bad_format_title": "Unknown format",
+        "bad_format": "The transcript downloads as TXT or SRT.",
     },
     "ru": {
         "untitled": "Расшифровка",
@@ -45,6 +48,9 @@ MESSAGES: Mapping[str, Mapping[str, str]] = {
                      "кто её прислал, сделать новую.",
         "limited_title": "Слишком много запросов",
         "limited": "Ссылку сейчас открывали слишком часто. Попробуйте через минуту.",
+        "not_ready_title": "Ещё не готово",
+        "bad_format_title": "Неизвестный формат",
+        "bad_format": "Расшифровку можно скачать в TXT или SRT.",
     },
 }
 
@@ -138,9 +144,13 @@ def render_page(view: PageView, language: str) -> str:
     return _document(language, title, "".join(parts))
 
 
+NOTICES = ("not_found", "limited", "not_ready", "bad_format")
+
+
 def render_notice(language: str, kind: str) -> str:
-    """The page of a link that does not open (`not_found`) or is rate-limited
-    (`limited`): the same words whatever the reason a link does not open."""
+    """The page of a link that does not open (`not_found`: the same words whatever
+    the reason), is rate-limited (`limited`), has no transcript to download yet
+    (`not_ready`) or was asked for another format (`bad_format`)."""
     said = words(language)
     return _document(language, said[f"{kind}_title"],
                      f"<h1>{escape(said[f'{kind}_title'])}</h1><p>{escape(said[kind])}</p>")

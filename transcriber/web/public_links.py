@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from typing import ClassVar
 
 import structlog
 from aiohttp import web
@@ -62,11 +63,15 @@ LINK_BUCKETS = web.AppKey("link_buckets", RateLimiter)
 
 
 class _Refused(TranscriberError):
-    """The link does not open now: `kind` is the notice's (`not_found`, `limited`)."""
+    """What a link answers instead: `kind` is the notice's (`link_page.NOTICES`)."""
+
+    STATUSES: ClassVar[Mapping[str, int]] = {
+        "not_found": 404, "limited": 429, "not_ready": 409, "bad_format": 400}
 
     def __init__(self, kind: str, *, retry_after: int = 0) -> None:
         super().__init__(kind)
         self.kind = kind
+        self.status = self.STATUSES[kind]
         self.retry_after = retry_after
 
 
@@ -92,10 +97,9 @@ async def mark_public_link(request: web.Request, response: web.StreamResponse) -
 
 def _notice(request: web.Request, refused: _Refused) -> web.Response:
     LINK_REQUESTS.labels(refused.kind).inc()
-    status = 429 if refused.kind == "limited" else 404
-    headers = {"Retry-After": str(refused.retry_after)} if status == 429 else {}
+    headers = {"Retry-After": str(refused.retry_after)} if refused.retry_after else {}
     return web.Response(text=render_notice(language_of(request), refused.kind),
-                        status=status, content_type="text/html", charset="utf-8",
+                        status=refused.status, content_type="text/html", charset="utf-8",
                         headers=headers)
 
 
@@ -186,16 +190,16 @@ async def transcript(request: web.Request) -> web.Response:
     try:
         link = await opened_link(request)
         record = await _record(request, link)
+        wanted = request.query.get("format", "txt")
+        fmt: TranscriptFormat | None = next(
+            (f for f in links.TRANSCRIPT_FORMATS if f == wanted), None)
+        if fmt is None:
+            raise _Refused("bad_format")
+        found = await _utterances(request, link)
+        if found is None:
+            raise _Refused("not_ready")
     except _Refused as refused:
         return _notice(request, refused)
-    wanted = request.query.get("format", "txt")
-    fmt: TranscriptFormat | None = next(
-        (f for f in links.TRANSCRIPT_FORMATS if f == wanted), None)
-    if fmt is None:
-        return web.Response(status=400, text="format must be txt or srt\n")
-    found = await _utterances(request, link)
-    if found is None:
-        return web.Response(status=409, text="the record has no transcript yet\n")
     # Only the names the owner gave: suggestions come from the owner's known voices.
     body = await asyncio.to_thread(documents.render_bytes, found, fmt, record.speaker_names,
                                    title=record.title)

@@ -333,3 +333,15 @@ async def test_the_answers_match_the_document(client: Client) -> None:
     assert checked == {
         ("POST", 201), ("POST", 400), ("POST", 415), ("GET", 200), ("DELETE", 204), ("DELETE", 404),
         ("GET", 404)}
+
+
+async def test_a_record_not_transcribed_yet_says_so(client: Client) -> None:
+    record_id = str((await upload(client, headers={"Remote-User": "alice"}))["id"])
+    url = str((await _link(client, record_id))["url"])
+    page = await client.get(url, headers={"Accept-Language": "ru"})
+    assert page.status == 200
+    assert "Расшифровка ещё не готова" in await page.text()
+    download = await client.get(f"{url}/transcript?format=srt")
+    assert download.status == 409
+    _public_headers_hold(download)
+    assert (await client.get(f"{url}/transcript?format=vtt")).status == 400
