@@ -104,6 +104,13 @@ TRANSCRIPT_QUALITY = Counter(
     "Quality reports made when a recognizer transcript is stored, by verdict (good, check, "
     "poor: docs/recognition.md, \"Quality report\")", ["verdict"],
 )
+LINK_REQUESTS = Counter(
+    "transcriber_link_requests_total",
+    "Requests under a link for people outside (/s/: its page, downloads, audio) by outcome: "
+    "served, not_found (unknown, malformed, expired or revoked: one answer), limited, "
+    "not_ready (no transcript to download yet), bad_format",
+    ["outcome"],
+)
 REPLIES_UNDELIVERED = Counter(
     "transcriber_replies_undelivered_total", "Replies and notices that could not be delivered",
     ["reason"],

@@ -7,8 +7,9 @@ structure, its value types and the formats rendered from it),
 cues), `quality` (the trust report), `languages`, `text` (typed text: logins,
 names, lengths), `search` (the query syntax and word forms), `webhooks`
 (events, target rules, signatures), `voices` (voice prints), `describe`
-(titles, briefs and topics), `tokens` (bearer tokens), `shapes` and
-`shapes_integrations` (the API's response types, the OpenAPI schemas' source).
+(titles, briefs and topics), `tokens` (bearer tokens), `links` (links for people
+outside: their secret, hash and expiry), `shapes`, `shapes_integrations` and
+`shapes_links` (the API's response types, the OpenAPI schemas' source).
 No I/O; the time is an argument (the one clock read is the default of
 `webhooks.verify_signature`, the receiver's code docs/api.md shows). No provider
 names either, `languages` aside until the recognizer port tells its languages.

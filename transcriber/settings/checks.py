@@ -14,6 +14,7 @@ from transcriber.settings.model import (
     STORAGE_FILES,
     TELEGRAM_LANGUAGES,
     DescriberSettings,
+    LinkSettings,
     PipelineSettings,
     Settings,
     TelegramSettings,
@@ -113,6 +114,7 @@ def validate(settings: Settings) -> None:
     _validate_telegram(settings.telegram)
     _validate_describer(settings.describer)
     _validate_webhooks(settings.webhooks)
+    _validate_links(settings.links)
     for telegram_id, login in settings.telegram.allowed.items():
         if not telegram_id.lstrip("-").isdigit():
             raise ConfigError("telegram.allowed", f"key {telegram_id!r} is not a Telegram user id")
@@ -230,3 +232,11 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _validate_links(links: LinkSettings) -> None:
+    for key in ("max_days", "per_record_max", "requests_per_minute"):
+        if getattr(links, key) < 1:
+            raise ConfigError(f"links.{key}", "must be at least 1")
+    if links.max_days > 3650:
+        raise ConfigError("links.max_days", "must be at most 3650 (ten years)")

@@ -326,6 +326,19 @@ class WebhookSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LinkSettings:
+    """Links for people outside (docs/sharing.md, "Links")."""
+
+    # A link lasts `expires_in_days` (7 when not given), at most this many days.
+    max_days: int = 90
+    # Links one record may hold at once (expired ones are dropped when a new one is made).
+    per_record_max: int = 20
+    # Requests under one link's path (page, downloads, audio ranges) per minute, in
+    # bursts up to all of them; each address is also charged its `server` budget.
+    requests_per_minute: int = 120
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LoggingSettings:
     level: str = "INFO"
     format: str = "auto"
@@ -344,4 +357,5 @@ class Settings:
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
     describer: DescriberSettings = field(default_factory=DescriberSettings)
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
+    links: LinkSettings = field(default_factory=LinkSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)

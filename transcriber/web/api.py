@@ -20,6 +20,7 @@ from transcriber.web import (
     archive,
     edits,
     keys,
+    links,
     openai_api,
     upload,
     voices,
@@ -32,6 +33,7 @@ from transcriber.web.metrics import metrics_middleware
 from transcriber.web.openapi import serve_openapi
 from transcriber.web.origin import host_middleware, same_origin_middleware, setup_origin_checks
 from transcriber.web.private import setup_private
+from transcriber.web.public_links import setup_public_links
 from transcriber.web.ratelimit import rate_limit_middleware, setup_rate_limits
 from transcriber.web.uploadguard import (
     JSON_SLOTS,
@@ -87,6 +89,11 @@ def setup_api(app: web.Application) -> None:
     router.add_patch("/app/voices/{voice_id}", voices.rename_voice, **body)
     router.add_delete("/app/voices/{voice_id}", voices.delete_voice, **body)
     router.add_post("/app/voices/{voice_id}/merge", voices.merge_voice, **body)
+    router.add_get(f"{RECORD}/links", links.list_links)
+    router.add_post(f"{RECORD}/links", links.create_link, **body)
+    router.add_delete(f"{RECORD}/links/{{link_id}}", links.revoke_link, **body)
+    # The public link's page and downloads (`/s/<secret>`): outside `/app/`, no identity.
+    setup_public_links(app)
     router.add_get("/app/tokens", access_tokens.list_tokens)
     router.add_post("/app/tokens", access_tokens.create_token, **body)
     router.add_delete("/app/tokens/{id}", access_tokens.revoke_token, **body)

@@ -23,6 +23,7 @@ from transcriber.web.openapi_integrations import (
     integration_paths,
 )
 from transcriber.web.openapi_integrations import SCHEMAS as INTEGRATION_SCHEMAS
+from transcriber.web.openapi_links import LINK_REQUEST, link_paths
 from transcriber.web.openapi_schemas import (
     COMMON_RESPONSES,
     JSON,
@@ -282,12 +283,14 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "transcriber archive API", "version": "1"},
         "components": {
-            "schemas": {**component_schemas(), **WEBHOOK_SCHEMAS, **INTEGRATION_SCHEMAS},
+            "schemas": {**component_schemas(), **WEBHOOK_SCHEMAS, **INTEGRATION_SCHEMAS,
+                        "LinkRequest": LINK_REQUEST},
             "securitySchemes": SECURITY_SCHEMES,
         },
         "security": APP_SECURITY,
         "paths": {**record_paths,
                   **voice_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
+                  **link_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
                   **integration_paths()},
         "webhooks": outgoing_webhooks(),
     }

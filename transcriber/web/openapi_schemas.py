@@ -14,6 +14,7 @@ from typing import Any
 
 from transcriber.domain import shapes as s
 from transcriber.domain import shapes_integrations as i
+from transcriber.domain import shapes_links as sl
 
 
 def ref(name: str) -> dict[str, str]:
@@ -72,6 +73,7 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("TranscriptionWord", i.TranscriptionWordBody),
     ("TranscriptionSegment", i.TranscriptionSegmentBody),
     ("Model", i.ModelBody), ("ModelList", i.ModelListBody),
+    ("Link", sl.LinkBody), ("NewLink", sl.NewLinkBody), ("LinkList", s.Items[sl.LinkBody]),
 )
 
 # What `/app/` takes: request bodies, written as JSON Schema (a route reads them with

@@ -37,7 +37,9 @@ def dynamic_keys() -> set[str]:
     codes = re.findall(r'"(\w+)"', spoken.group(1))
     assert set(codes) - {"auto"} <= set(WHISPER_LANGUAGES)
     return ({f"stage.{s.value}" for s in Stage} | {f"halt.{r.value}" for r in HaltReason}
-            | {f"step.{s}" for s in (*step_names(), "resume", "retranscribe")}
+            | {f"step.{s}" for s in (*step_names(), "resume", "retranscribe",
+                                                   "link_created", "link_revoked",
+                                                   "link_opened")}
             | {f"outcome.{o}" for o in ("done", "failed", "halted", "resumed")}
             | {f"format.{f}" for f in FORMATS} | {f"spoken.{c}" for c in codes}
             | {f"stage_note.{n}" for n in ("achieved", "current", "halted", "pending")}

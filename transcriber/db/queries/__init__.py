@@ -12,6 +12,7 @@ from transcriber.db.queries import (
     describe,
     edits,
     files,
+    links,
     loadtest,
     maintenance,
     migrations,
@@ -30,7 +31,7 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "control", "describe", "edits", "files", "loadtest", "maintenance", "migrations",
-    "moving", "pipeline", "progress", "recognition", "records", "results", "search",
+    "archive", "control", "describe", "edits", "files", "links", "loadtest", "maintenance",
+    "migrations", "moving", "pipeline", "progress", "recognition", "records", "results", "search",
     "telegram", "tokens", "users", "voices", "webhooks",
 ]

@@ -150,6 +150,8 @@ DELETE_TEXTS = "DELETE FROM texts WHERE record_id = :record_id"
 DELETE_STRUCTURES = "DELETE FROM structures WHERE record_id = :record_id"
 DELETE_RECOGNITIONS = "DELETE FROM recognitions WHERE record_id = :record_id"
 DELETE_EVENTS = "DELETE FROM record_events WHERE record_id = :record_id"
+# The record's links for people outside (`queries.links`): gone with it.
+DELETE_LINKS = "DELETE FROM record_links WHERE record_id = :record_id"
 DELETE_RECORD = "DELETE FROM audio_records WHERE id = :record_id"
 DELETE_FILES = "DELETE FROM files WHERE record_id = :record_id"
 DELETE_NORMALIZE_PROGRESS = "DELETE FROM normalize_progress WHERE record_id = :record_id"
@@ -160,7 +162,8 @@ DELETE_NORMALIZE_PROGRESS = "DELETE FROM normalize_progress WHERE record_id = :r
 # the record references).
 DELETE_RECORD_IN_ORDER: tuple[str, ...] = (
     DELETE_RECORD_TOPICS, CLEAR_CORRECTIONS, DELETE_TEXTS, DELETE_STRUCTURES,
-    DELETE_RECOGNITIONS, DELETE_EVENTS, DELETE_NORMALIZE_PROGRESS, DELETE_RECORD, DELETE_FILES,
+    DELETE_RECOGNITIONS, DELETE_EVENTS, DELETE_LINKS, DELETE_NORMALIZE_PROGRESS, DELETE_RECORD,
+    DELETE_FILES,
 )
 
 # --- re-transcription ----------------------------------------------------------

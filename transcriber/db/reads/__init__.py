@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from transcriber.db.reads import (
         counts,
         describe,
+        links,
         lists,
         maintenance,
         progress,
@@ -35,8 +36,9 @@ if TYPE_CHECKING:
         webhooks,
     )
 
-__all__ = ["counts", "describe", "lists", "maintenance", "progress", "recognitions", "records",
-           "search", "telegram", "tokens", "transcripts", "users", "voices", "webhooks"]
+__all__ = ["counts", "describe", "links", "lists", "maintenance", "progress", "recognitions",
+           "records", "search", "telegram", "tokens", "transcripts", "users", "voices",
+           "webhooks"]
 
 
 def __getattr__(name: str) -> object:

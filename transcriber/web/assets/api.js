@@ -285,6 +285,39 @@ export function revokeToken(id) {
   return request("DELETE", `/app/tokens/${encodeURIComponent(id)}`);
 }
 
+/** @param {string} id */
+function linksPath(id) {
+  return `${recordPath(id)}/links`;
+}
+
+/**
+ * A record's links for people outside: {items: [{id, expires_at, views, …}]}.
+ * @param {string} id
+ * @param {Signal} [signal]
+ * @returns {Promise<{items: import("./types.js").Link[]}>}
+ */
+export function listLinks(id, signal) {
+  return request("GET", linksPath(id), signal);
+}
+
+/**
+ * {expires_in_days, audio}; the answer carries `url`, shown this once.
+ * @param {string} id
+ * @param {{expires_in_days: number, audio: boolean}} fields
+ * @returns {Promise<import("./types.js").Link & {url: string}>}
+ */
+export function createLink(id, fields) {
+  return request("POST", linksPath(id), undefined, fields);
+}
+
+/**
+ * @param {string} id
+ * @param {string} linkId
+ */
+export function revokeLink(id, linkId) {
+  return request("DELETE", `${linksPath(id)}/${encodeURIComponent(linkId)}`);
+}
+
 /**
  * @param {Signal} [signal]
  * @returns {Promise<{items: {name: string, records: number}[], next_cursor: string | null}>}

@@ -19,6 +19,7 @@ import { haltSlot } from "./card-halt.js";
 import { askedMoment, momentLine, player } from "./card-player.js";
 import { cardPoller } from "./card-poll.js";
 import { qualityBanner } from "./card-quality.js";
+import { sharePanel } from "./card-share.js";
 import { transcriptView } from "./card-transcript.js";
 import { h, replace } from "./dom.js";
 import { isAutomatic, recordName } from "./format.js";
@@ -67,6 +68,7 @@ export function renderCard(main, id, { navigate, params } = {}) {
   });
   const listen = player({ id, lines: lines.buttons });
   const downloads = downloadPanel(id);
+  const share = sharePanel(id);
   const find = findBox({ id, transcript: lines.element, seek: listen.seek,
     showLine: lines.showLine, revision: () => current?.revision });
   const transcriptPanel = h("section", { class: "panel panel-wide",
@@ -91,7 +93,8 @@ export function renderCard(main, id, { navigate, params } = {}) {
     h("div", { class: "card-grid" },
       h("section", { class: "panel card-details", "aria-label": t("card.details") },
         factsSlot, edit.panel),
-      h("div", { class: "card-side" }, listen.panel, downloads.panel, speakers.panel),
+      h("div", { class: "card-side" }, listen.panel, downloads.panel, share.panel,
+        speakers.panel),
       transcriptPanel, historyPanel));
 
   // A search result's line: play from its moment, that utterance highlighted.
@@ -126,6 +129,7 @@ export function renderCard(main, id, { navigate, params } = {}) {
     replace(qualitySlot, qualityBanner(record.quality, listen.seek));
     listen.show(record);
     downloads.show(record);
+    share.show();
     speakers.show(record);
     if (lines.show(record)) {
       find.redrawn(new Map(record.utterances.map((u) => [u.index, u.text])));

@@ -20,7 +20,8 @@ export function haltLabel(reason) {
   return HALT_REASONS.includes(reason) ? t(`halt.${reason}`) : reason;
 }
 
-const STEPS = ["normalize", "submit", "poll", "finish", "resume", "retranscribe"];
+const STEPS = ["normalize", "submit", "poll", "finish", "resume", "retranscribe",
+  "link_created", "link_revoked", "link_opened"];
 
 /** @param {string} step */
 export function stepLabel(step) {

@@ -172,6 +172,18 @@
  */
 
 /**
+ * A record's link for people outside as listed (never its URL but once, at creation).
+ * @typedef {object} Link
+ * @property {string} id
+ * @property {boolean} audio
+ * @property {string} created_at
+ * @property {string} expires_at
+ * @property {boolean} expired
+ * @property {number} views
+ * @property {string | null} last_opened_at
+ */
+
+/**
  * @typedef {object} WebhookHealth
  * @property {"ok" | "failing"} state
  * @property {string | null} [last_error]
