@@ -85,8 +85,9 @@ def _term_expression(key: str, term: Term) -> str:
 
 def owner_match(owner_id: str, query: Query) -> str | None:
     """The FTS5 expression of a parsed query among the owner's words: every required
-    term (any one of them for `Query.any_term`), none of the excluded ones. None when nothing is required (an exclusion
-    alone finds nothing: it would have to read all of the owner's records)."""
+    term (any one of them for `Query.any_term`), none of the excluded ones. None when
+    nothing is required (an exclusion alone finds nothing: it would have to read all of
+    the owner's records)."""
     key = owner_key(owner_id)
     required = [_term_expression(key, term) for term in query.required]
     if not required:

@@ -232,11 +232,9 @@ def _capped_partials(terms: list[Term]) -> list[Term]:
     kept: list[Term] = []
     partials = 0
     for term in terms:
-        if term.partial:
-            partials += 1
-            if partials > PARTIALS_MAX:
-                term = replace(term, partial=False)
-        kept.append(term)
+        partials += term.partial
+        kept.append(replace(term, partial=False) if partials > PARTIALS_MAX and term.partial
+                    else term)
     return kept
 
 

@@ -54,7 +54,8 @@ def test_a_long_word_typed_in_part_finds_the_whole_word(typed: str, text: str,
     assert len(typed) >= PARTIAL_MIN
     assert form in _marked(text, typed)
     (term,) = parse(typed).terms
-    assert term.partial and not term.prefix
+    assert term.partial
+    assert not term.prefix
 
 
 def test_a_short_or_quoted_word_is_never_read_as_typed_in_part() -> None:
