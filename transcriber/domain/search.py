@@ -278,6 +278,11 @@ def _matches_at(found: list[TextWord], at: int, term: Term) -> bool:
     return True
 
 
+def holds(found: list[TextWord], term: Term) -> bool:
+    """Whether the words of a text (`words(text)`) hold the term anywhere."""
+    return any(_matches_at(found, at, term) for at in range(len(found)))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Marks:
     """Where a text holds a query's required terms: `[start, end)` in code points."""

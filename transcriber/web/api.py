@@ -18,6 +18,7 @@ from aiohttp import web
 from transcriber.web import (
     access_tokens,
     archive,
+    ask,
     edits,
     keys,
     openai_api,
@@ -87,6 +88,7 @@ def setup_api(app: web.Application) -> None:
     router.add_patch("/app/voices/{voice_id}", voices.rename_voice, **body)
     router.add_delete("/app/voices/{voice_id}", voices.delete_voice, **body)
     router.add_post("/app/voices/{voice_id}/merge", voices.merge_voice, **body)
+    router.add_post("/app/ask", ask.ask, **body)
     router.add_get("/app/tokens", access_tokens.list_tokens)
     router.add_post("/app/tokens", access_tokens.create_token, **body)
     router.add_delete("/app/tokens/{id}", access_tokens.revoke_token, **body)
