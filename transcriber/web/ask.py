@@ -15,11 +15,13 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from transcriber.ask.answers import answer
 from transcriber.ask.retrieval import retrieve
 from transcriber.core.errors import QueryTooBroad
 from transcriber.core.ids import parse_id
 from transcriber.domain.ask import QUESTION_MAX, RECORDS_MAX, Scope, read_question
-from transcriber.domain.ask_passages import Citation, offline_citations
+from transcriber.domain.ask_passages import Citation, Passage
+from transcriber.domain.shapes import to_json
 from transcriber.domain.shapes_ask import AskBody, CitationBody, PassageBody
 from transcriber.web import keys
 from transcriber.web.errors import ApiError, bad_request
@@ -100,10 +102,36 @@ async def ask(request: web.Request) -> web.StreamResponse:
     # Spaces are not on this branch: no record belongs to one, so a space scope is empty.
     found = [] if scope.space is not None else await retrieve(
         request.app[keys.READERS], owner_id=owner_id, question=question)
-    log.info("ask_answered", passages=len(found), terms=len(question.query.required),
-             provider="offline")
-    return json_response(AskBody(
-        answer=None,
-        passages=[PassageBody.of(p, n) for n, p in enumerate(found, start=1)],
-        citations=[citation_body(c) for c in offline_citations(found)],
-        conversation=None, unchecked=0, language=question.language))
+    answerer = request.app.get(keys.ANSWERER)
+    settings = request.app[keys.SETTINGS].ask
+    stream = None
+    if answerer is not None and "text/event-stream" in request.headers.get("Accept", ""):
+        # The passages go out at once; the answer follows when the model wrote it and
+        # its citations were checked (an unchecked citation is never shown).
+        stream = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                             "Cache-Control": "no-store",
+                                             "X-Content-Type-Options": "nosniff"})
+        await stream.prepare(request)
+        await _event(stream, "passages", [_passage(p, n) for n, p in enumerate(found, 1)])
+    result = await answer(question, found, answerer=answerer,
+                          max_prompt_chars=settings.max_prompt_chars)
+    log.info("ask_answered", passages=len(result.passages), how=result.how,
+             terms=len(question.query.required), dropped=result.unchecked)
+    body = AskBody(
+        answer=result.text,
+        passages=[_passage(p, n) for n, p in enumerate(result.passages, start=1)],
+        citations=[citation_body(c) for c in result.citations],
+        conversation=None, unchecked=result.unchecked, language=question.language)
+    if stream is None:
+        return json_response(body)
+    await _event(stream, "answer", body)
+    await stream.write_eof()
+    return stream
+
+
+def _passage(passage: Passage, number: int) -> PassageBody:
+    return PassageBody.of(passage, number)
+
+
+async def _event(stream: web.StreamResponse, name: str, payload: object) -> None:
+    await stream.write(b"event: " + name.encode() + b"\ndata: " + to_json(payload) + b"\n\n")
