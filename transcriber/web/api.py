@@ -19,6 +19,7 @@ from transcriber.web import (
     access_tokens,
     archive,
     ask,
+    ask_conversations,
     edits,
     keys,
     openai_api,
@@ -89,6 +90,9 @@ def setup_api(app: web.Application) -> None:
     router.add_delete("/app/voices/{voice_id}", voices.delete_voice, **body)
     router.add_post("/app/voices/{voice_id}/merge", voices.merge_voice, **body)
     router.add_post("/app/ask", ask.ask, **body)
+    router.add_get("/app/ask/conversations/{conversation}", ask_conversations.get_conversation)
+    router.add_delete("/app/ask/conversations/{conversation}",
+                      ask_conversations.delete_conversation)
     router.add_get("/app/tokens", access_tokens.list_tokens)
     router.add_post("/app/tokens", access_tokens.create_token, **body)
     router.add_delete("/app/tokens/{id}", access_tokens.revoke_token, **body)

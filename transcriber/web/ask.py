@@ -23,7 +23,7 @@ from transcriber.domain.ask import QUESTION_MAX, RECORDS_MAX, Scope, read_questi
 from transcriber.domain.ask_passages import Citation, Passage
 from transcriber.domain.shapes import to_json
 from transcriber.domain.shapes_ask import AskBody, CitationBody, PassageBody
-from transcriber.web import keys
+from transcriber.web import ask_conversations, keys
 from transcriber.web.errors import ApiError, bad_request
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
@@ -98,10 +98,26 @@ async def ask(request: web.Request) -> web.StreamResponse:
     except QueryTooBroad as exc:
         raise ApiError(400, "query_too_broad", message(language_of(request), exc.reason),
                        param="question") from None
+    conversation = None
+    if body.get("conversation") is not None:
+        conversation = await ask_conversations.load(request, body["conversation"])
+    history = [] if conversation is None else await ask_conversations.history(
+        request, conversation)
     owner_id = current_user(request).id
     # Spaces are not on this branch: no record belongs to one, so a space scope is empty.
     found = [] if scope.space is not None else await retrieve(
         request.app[keys.READERS], owner_id=owner_id, question=question)
+    if not found and conversation is not None and conversation.turns and scope.space is None:
+        # A follow-up that finds nothing alone ("and who signed it?") is read with the
+        # conversation's previous question.
+        try:
+            wider = read_question(f"{conversation.turns[-1].question} {question_text}",
+                                  today=today, scope=scope)
+        except QueryTooBroad:
+            wider = None
+        if wider is not None:
+            found = await retrieve(request.app[keys.READERS], owner_id=owner_id,
+                                   question=wider)
     answerer = request.app.get(keys.ANSWERER)
     settings = request.app[keys.SETTINGS].ask
     stream = None
@@ -114,17 +130,21 @@ async def ask(request: web.Request) -> web.StreamResponse:
         await stream.prepare(request)
         await _event(stream, "passages", [_passage(p, n) for n, p in enumerate(found, 1)])
     result = await answer(question, found, answerer=answerer,
-                          max_prompt_chars=settings.max_prompt_chars)
+                          max_prompt_chars=settings.max_prompt_chars, history=history)
     log.info("ask_answered", passages=len(result.passages), how=result.how,
              terms=len(question.query.required), dropped=result.unchecked)
-    body = AskBody(
+    citations = [citation_body(c) for c in result.citations]
+    conversation_id = await ask_conversations.save(
+        request, conversation_id=None if conversation is None else conversation.id,
+        question=question_text, answer=result.text, citations=citations)
+    reply = AskBody(
         answer=result.text,
         passages=[_passage(p, n) for n, p in enumerate(result.passages, start=1)],
-        citations=[citation_body(c) for c in result.citations],
-        conversation=None, unchecked=result.unchecked, language=question.language)
+        citations=citations, conversation=conversation_id, unchecked=result.unchecked,
+        language=question.language)
     if stream is None:
-        return json_response(body)
-    await _event(stream, "answer", body)
+        return json_response(reply)
+    await _event(stream, "answer", reply)
     await stream.write_eof()
     return stream
 

@@ -175,3 +175,37 @@ async def test_a_bad_question_or_scope_is_a_400(client: Client) -> None:
 def test_the_days_are_the_fake_clocks() -> None:
     start = datetime(2026, 1, 1, tzinfo=UTC)
     assert seconds_from(start, "2026-01-02") == 36 * 3600
+
+
+async def test_a_conversation_is_the_askers_keeps_context_and_is_deletable(
+    client: Client,
+) -> None:
+    record_id = await _record(client, MEETINGS[0])
+    first = await _ask(client, "What did Northwind offer?")
+    conversation = first["conversation"]
+    assert conversation
+    # A follow-up that finds nothing alone is read with the previous question.
+    follow = await _ask(client, "and how fast?", conversation=conversation)
+    assert follow["conversation"] == conversation
+    assert (record_id, 3) in _places(follow)
+    response = await client.get(f"/app/ask/conversations/{conversation}")
+    assert response.status == 200
+    turns = (await response.json())["turns"]
+    assert [t["question"] for t in turns] == ["What did Northwind offer?", "and how fast?"]
+    assert turns[0]["citations"][0]["record_id"] == record_id
+    # Another person's conversation is not found, read, continued or deleted.
+    bob = {"Remote-User": "bob"}
+    assert (await client.get(f"/app/ask/conversations/{conversation}",
+                             headers=bob)).status == 404
+    assert (await client.post("/app/ask", json={"question": "x", "conversation": conversation},
+                              headers=bob)).status == 404
+    assert (await client.delete(f"/app/ask/conversations/{conversation}",
+                                headers=bob)).status == 404
+    # A deleted record's quotes are not read back.
+    assert (await client.delete(f"/app/audiorecords/{record_id}")).status == 204
+    turns = (await (await client.get(f"/app/ask/conversations/{conversation}")).json())["turns"]
+    assert all(t["citations"] == [] for t in turns)
+    assert (await client.delete(f"/app/ask/conversations/{conversation}")).status == 204
+    assert (await client.get(f"/app/ask/conversations/{conversation}")).status == 404
+    assert (await client.post("/app/ask", json={"question": "x",
+                                                "conversation": "nonsense"})).status == 404

@@ -8,6 +8,7 @@ Imports: its own modules only (SQL text and its names).
 
 from transcriber.db.queries import (
     archive,
+    ask,
     control,
     describe,
     edits,
@@ -30,7 +31,7 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "control", "describe", "edits", "files", "loadtest", "maintenance", "migrations",
-    "moving", "pipeline", "progress", "recognition", "records", "results", "search",
+    "archive", "ask", "control", "describe", "edits", "files", "loadtest", "maintenance",
+    "migrations", "moving", "pipeline", "progress", "recognition", "records", "results", "search",
     "telegram", "tokens", "users", "voices", "webhooks",
 ]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from transcriber.db.reads import (
+        ask,
         counts,
         describe,
         lists,
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
         webhooks,
     )
 
-__all__ = ["counts", "describe", "lists", "maintenance", "progress", "recognitions", "records",
-           "search", "telegram", "tokens", "transcripts", "users", "voices", "webhooks"]
+__all__ = ["ask", "counts", "describe", "lists", "maintenance", "progress", "recognitions",
+           "records", "search", "telegram", "tokens", "transcripts", "users", "voices", "webhooks"]
 
 
 def __getattr__(name: str) -> object:
