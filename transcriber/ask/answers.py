@@ -19,7 +19,7 @@ from transcriber.core.errors import StepFailure
 from transcriber.core.observability import ASK_ANSWERS, ASK_CITATIONS_DROPPED
 from transcriber.domain.ask import Question
 from transcriber.domain.ask_passages import Citation, Passage, offline_citations
-from transcriber.domain.ask_prompt import Turn, checked, messages, sent_passages
+from transcriber.domain.ask_prompt import AskTurn, checked, messages, sent_passages
 from transcriber.ports import Answerer, ChatMessage
 
 log = structlog.get_logger(__name__)
@@ -29,7 +29,7 @@ NOTHING_FOUND = {"en": "Nothing in your recordings answers this.",
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Answer:
+class AskAnswer:
     text: str | None
     """The model's checked answer; None offline (or when the model failed)."""
     passages: tuple[Passage, ...]
@@ -39,18 +39,18 @@ class Answer:
     """offline, model, model_failed."""
 
 
-def offline(found: Sequence[Passage]) -> Answer:
-    return Answer(text=None, passages=tuple(found), citations=tuple(offline_citations(found)),
+def offline(found: Sequence[Passage]) -> AskAnswer:
+    return AskAnswer(text=None, passages=tuple(found), citations=tuple(offline_citations(found)),
                   unchecked=0, how="offline")
 
 
 async def answer(question: Question, found: Sequence[Passage], *, answerer: Answerer | None,
-                 max_prompt_chars: int, history: Sequence[Turn] = ()) -> Answer:
+                 max_prompt_chars: int, history: Sequence[AskTurn] = ()) -> AskAnswer:
     """The answer to `question` from `found` (the passages of `retrieval.retrieve`)."""
     if answerer is None:
         result = offline(found)
     elif not found:
-        result = Answer(text=NOTHING_FOUND[question.language], passages=(), citations=(),
+        result = AskAnswer(text=NOTHING_FOUND[question.language], passages=(), citations=(),
                         unchecked=0, how="model")
     else:
         sent = sent_passages(found, max_prompt_chars)
@@ -61,7 +61,7 @@ async def answer(question: Question, found: Sequence[Passage], *, answerer: Answ
                 [ChatMessage(role=role, content=content) for role, content in said])
         except StepFailure as exc:
             log.warning("ask_model_failed", error=type(exc).__name__)
-            result = Answer(text=None, passages=tuple(found),
+            result = AskAnswer(text=None, passages=tuple(found),
                             citations=tuple(offline_citations(found)), unchecked=0,
                             how="model_failed")
         else:
@@ -69,7 +69,7 @@ async def answer(question: Question, found: Sequence[Passage], *, answerer: Answ
             if kept.unchecked:
                 ASK_CITATIONS_DROPPED.inc(kept.unchecked)
                 log.warning("ask_citations_dropped", dropped=kept.unchecked)
-            result = Answer(text=kept.text, passages=tuple(sent), citations=kept.citations,
+            result = AskAnswer(text=kept.text, passages=tuple(sent), citations=kept.citations,
                             unchecked=kept.unchecked, how="model")
     ASK_ANSWERS.labels(how=result.how).inc()
     return result

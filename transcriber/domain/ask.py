@@ -30,7 +30,7 @@ QUESTION_MAX = 1000
 RECORDS_MAX = 50
 """Records a scope's `records` names at most."""
 
-Language = Literal["en", "ru"]
+AskLanguage = Literal["en", "ru"]
 
 _CYRILLIC_RE = re.compile(r"[\u0400-\u04ff]")
 
@@ -81,7 +81,7 @@ _MONTH_RE = re.compile(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Scope:
+class AskScope:
     """Where an answer may come from, within what the asker may see."""
 
     space: str | None = None
@@ -102,13 +102,13 @@ class Question:
     text: str
     query: Query
     """Its words as search terms, any of them (empty when it holds none)."""
-    scope: Scope
-    language: Language
+    scope: AskScope
+    language: AskLanguage
     names: frozenset[str]
     """The stems of its words (a speaker's name among them narrows to that speaker)."""
 
 
-def language_of(text: str) -> Language:
+def language_of(text: str) -> AskLanguage:
     """Russian when the question holds a Cyrillic letter, English otherwise."""
     return "ru" if _CYRILLIC_RE.search(text) else "en"
 
@@ -153,11 +153,11 @@ def _content(term: Term) -> bool:
     return len(term.stems) > 1 or term.form not in _QUESTION_WORDS
 
 
-def read_question(text: str, *, today: date, scope: Scope | None = None) -> Question:
+def read_question(text: str, *, today: date, scope: AskScope | None = None) -> Question:
     """The question's terms (any of them), its scope (what was given, else the days it
     names) and its language; `QueryTooBroad` as search refuses a query."""
     days, rest = days_named(text, today=today)
-    given = scope or Scope()
+    given = scope or AskScope()
     if days is not None and given.date_from is None and given.date_to is None:
         given = replace(given, date_from=days[0], date_to=days[1])
     # Each word is its own term (quotes and minus signs are search syntax, not a
@@ -170,7 +170,7 @@ def read_question(text: str, *, today: date, scope: Scope | None = None) -> Ques
                     language=language_of(text), names=names)
 
 
-def in_days(created_at: str, scope: Scope) -> bool:
+def in_days(created_at: str, scope: AskScope) -> bool:
     """Whether a record made at `created_at` (ISO 8601, UTC) falls in the scope's days."""
     day = date.fromisoformat(created_at[:10])
     if scope.date_from is not None and day < scope.date_from:

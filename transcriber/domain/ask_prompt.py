@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from transcriber.domain.ask import Language
+from transcriber.domain.ask import AskLanguage
 from transcriber.domain.ask_passages import Citation, Line, Passage
 
 QUOTE_MIN = 12
@@ -37,7 +37,7 @@ HISTORY_TURNS = 3
 """Earlier turns of a conversation sent with a follow-up question."""
 _HISTORY_ANSWER_MAX = 600
 
-Role = Literal["system", "user", "assistant"]
+ChatRole = Literal["system", "user", "assistant"]
 
 INSTRUCTIONS = (
     "You answer questions about recorded meetings and calls. Answer only from the numbered "
@@ -93,20 +93,20 @@ def sent_passages(found: Sequence[Passage], max_chars: int) -> list[Passage]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Turn:
+class AskTurn:
     """An earlier question of the conversation and its answer."""
 
     question: str
     answer: str
 
 
-def messages(question: str, language: Language, found: Sequence[Passage], *,
-             max_chars: int, history: Sequence[Turn] = ()) -> list[tuple[Role, str]]:
+def messages(question: str, language: AskLanguage, found: Sequence[Passage], *,
+             max_chars: int, history: Sequence[AskTurn] = ()) -> list[tuple[ChatRole, str]]:
     """`(role, content)` of the request: instructions, earlier turns, passages, question.
     `found` must be what `sent_passages` kept (their numbers are their places)."""
     block = "\n\n".join(_passage_text(n, p) for n, p in enumerate(found, start=1))
     block = block[:max_chars]
-    said: list[tuple[Role, str]] = [
+    said: list[tuple[ChatRole, str]] = [
         ("system", INSTRUCTIONS.format(language=_LANGUAGE_NAMES[language]))]
     for turn in history[-HISTORY_TURNS:]:
         said += [("user", turn.question), ("assistant", turn.answer[:_HISTORY_ANSWER_MAX])]
@@ -137,7 +137,7 @@ def _verbatim(quote: str, line: Line) -> str:
     return line.text[at:at + len(quote)] if at >= 0 else line.text
 
 
-def checked(answer: str, found: Sequence[Passage], language: Language) -> Checked:
+def checked(answer: str, found: Sequence[Passage], language: AskLanguage) -> Checked:
     """The answer with what cannot be checked dropped, its citations, and how many
     were dropped."""
     text = answer[:ANSWER_MAX].strip()

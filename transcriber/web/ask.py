@@ -19,7 +19,7 @@ from transcriber.ask.answers import answer
 from transcriber.ask.retrieval import retrieve
 from transcriber.core.errors import QueryTooBroad
 from transcriber.core.ids import parse_id
-from transcriber.domain.ask import QUESTION_MAX, RECORDS_MAX, Scope, read_question
+from transcriber.domain.ask import QUESTION_MAX, RECORDS_MAX, AskScope, read_question
 from transcriber.domain.ask_passages import Citation, Passage
 from transcriber.domain.shapes import to_json
 from transcriber.domain.shapes_ask import AskBody, CitationBody, PassageBody
@@ -55,10 +55,10 @@ def _names(value: object, name: str, *, most: int) -> tuple[str, ...]:
     return tuple(value)
 
 
-def read_scope(raw: object) -> Scope:
+def read_scope(raw: object) -> AskScope:
     """The body's `scope` (400 for anything else than its documented keys and types)."""
     if raw is None:
-        return Scope()
+        return AskScope()
     if not isinstance(raw, Mapping) or not set(raw) <= _SCOPE_KEYS:
         raise bad_request("scope takes space, records, from, to, speaker and topics")
     records = _names(raw.get("records"), "records", most=RECORDS_MAX)
@@ -69,7 +69,7 @@ def read_scope(raw: object) -> Scope:
         if value is not None and (not isinstance(value, str) or not 0 < len(value) <= _NAME_MAX):
             raise bad_request(f"scope.{name} must be a name")
     date_to = _day(raw.get("to"), "to")
-    return Scope(space=space, records=records, date_from=_day(raw.get("from"), "from"),
+    return AskScope(space=space, records=records, date_from=_day(raw.get("from"), "from"),
                  # `to` is the last day asked for: the scope's end is the day after.
                  date_to=None if date_to is None else date.fromordinal(date_to.toordinal() + 1),
                  speaker=speaker, topics=_names(raw.get("topics"), "topics", most=5))

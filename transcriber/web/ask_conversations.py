@@ -20,7 +20,7 @@ from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.ask import DeleteConversation, SaveTurn
 from transcriber.db.reads.ask import Conversation, StoredTurn
-from transcriber.domain.ask_prompt import Turn
+from transcriber.domain.ask_prompt import AskTurn
 from transcriber.domain.shapes_ask import CitationBody, ConversationBody, ConversationTurnBody
 from transcriber.web import keys
 from transcriber.web.errors import not_found
@@ -56,10 +56,10 @@ def _whole(turn: StoredTurn, visible: set[str]) -> bool:
     return all(c["record_id"] in visible for c in orjson.loads(turn.citations))
 
 
-async def history(request: web.Request, conversation: Conversation) -> list[Turn]:
+async def history(request: web.Request, conversation: Conversation) -> list[AskTurn]:
     """The earlier turns a model may be given: answered, citing only what is visible."""
     visible = await _visible(request, conversation.turns)
-    return [Turn(question=t.question, answer=t.answer) for t in conversation.turns
+    return [AskTurn(question=t.question, answer=t.answer) for t in conversation.turns
             if t.answer is not None and _whole(t, visible)]
 
 

@@ -30,6 +30,10 @@ class Conversation:
     created_at: str
     turns: tuple[StoredTurn, ...]
 
+    @classmethod
+    def from_row(cls, row: sqlite3.Row, *, turns: tuple[StoredTurn, ...] = ()) -> Conversation:
+        return cls(**columns(cls, row, turns=turns))
+
 
 async def conversation(readers: ReaderPool, *, conversation_id: str,
                        owner_id: str) -> Conversation | None:
@@ -39,5 +43,4 @@ async def conversation(readers: ReaderPool, *, conversation_id: str,
     if head is None:
         return None
     rows = await readers.fetch_all(q.ask.TURNS, {"conversation_id": conversation_id})
-    return Conversation(id=str(head["id"]), created_at=str(head["created_at"]),
-                        turns=tuple(StoredTurn.from_row(row) for row in rows))
+    return Conversation.from_row(head, turns=tuple(StoredTurn.from_row(row) for row in rows))
