@@ -412,7 +412,7 @@ export function upload(file, onProgress, language = "") {
 /**
  * `POST /app/ask`. Asks for server-sent events: with a language model the passages
  * come first (`onPassages`), then the checked answer; offline the answer is JSON.
- * @param {{question: string, conversation: string | null}} body
+ * @param {{question: string, conversation: string | null, records: string[]}} body
  * @param {Signal} signal
  * @param {(passages: AskPassage[]) => void} onPassages
  * @returns {Promise<AskAnswer>}
@@ -424,7 +424,9 @@ export async function ask(body, signal, onPassages) {
       method: "POST", signal, credentials: "same-origin",
       headers: { Accept: "text/event-stream, application/json",
         "Content-Type": "application/json", ...CLIENT_HEADERS },
-      body: JSON.stringify(body.conversation ? body : { question: body.question }),
+      body: JSON.stringify({ question: body.question,
+        ...(body.conversation ? { conversation: body.conversation } : {}),
+        ...(body.records.length ? { scope: { records: body.records } } : {}) }),
     });
   } catch (error) {
     if (error instanceof DOMException && error.name === "AbortError") throw error;

@@ -47,7 +47,7 @@ const ROUTES = [
   { pattern: /^\/records\/([^/]+)$/, nav: null,
     view: (m, ctx) => renderCard(main, decodeURIComponent(m[1]), ctx) },
   { pattern: /^\/voices$/, nav: "voices", view: () => renderVoices(main) },
-  { pattern: /^\/ask$/, nav: "ask", view: () => renderAsk(main) },
+  { pattern: /^\/ask$/, nav: "ask", view: (_m, ctx) => renderAsk(main, ctx) },
 ];
 
 /** @param {string} pathname */

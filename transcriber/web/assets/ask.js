@@ -79,11 +79,14 @@ function answerView(answer) {
 }
 
 /**
+ * `?record=<id>` asks about that recording only (the card's box); `?q=` asks at once.
  * @param {HTMLElement} main
+ * @param {import("./types.js").ViewContext} [ctx]
  * @returns {() => void}
  */
-export function renderAsk(main) {
+export function renderAsk(main, ctx) {
   document.title = t("title.ask");
+  const record = ctx?.params.get("record") || null;
   let controller = new AbortController();
   /** @type {string | null} */
   let conversation = null;
@@ -118,7 +121,8 @@ export function renderAsk(main) {
     replace(status, t("ask.asking"));
     replace(results);
     try {
-      const answer = await api.ask({ question: text, conversation }, controller.signal,
+      const answer = await api.ask({ question: text, conversation,
+        records: record ? [record] : [] }, controller.signal,
         (passages) => replace(results, passages.map(passageView)));
       conversation = answer.conversation;
       history.prepend(h("div", { class: "ask-turn" },
@@ -139,8 +143,15 @@ export function renderAsk(main) {
 
   replace(main,
     h("h1", {}, t("ask.heading")),
-    h("p", { class: "muted" }, t("ask.intro")),
+    h("p", { class: "muted" }, record
+      ? h("a", { href: `/records/${encodeURIComponent(record)}` }, t("ask.about_record"))
+      : t("ask.intro")),
     form, status, results, history);
   question.focus();
+  const asked = ctx?.params.get("q");
+  if (asked) {
+    question.value = asked;
+    form.requestSubmit();
+  }
   return () => controller.abort();
 }

@@ -325,4 +325,6 @@ export const MESSAGES = {
   "ask.nothing": "Nothing in your recordings answers this.",
   "ask.offline": "Here is where it was said:",
   "ask.unchecked": "{n} citation(s) of this answer could not be checked against the transcripts and were removed.",
+  "card.ask_label": "Ask about this recording",
+  "ask.about_record": "Questions about one recording only (open it)",
 };
