@@ -137,8 +137,10 @@ def measure(archive: Archive) -> dict[str, float]:
     conn = open_sync(archive.path, busy_timeout_ms=5000)
     found = {}
     for question in QUESTIONS:
-        found[question] = _median_ms(lambda q=question: _retrieval(conn, archive.owner, q), 50)
-        assert _retrieval(conn, archive.owner, question) > 0
+        def one(asked: str = question) -> int:
+            return _retrieval(conn, archive.owner, asked)
+        found[question] = _median_ms(one, 50)
+        assert one() > 0
     if archive.big_owner is not None:
         found["big"] = _median_ms(lambda: _retrieval(conn, str(archive.big_owner),
                                                      QUESTIONS[0]), 10)
