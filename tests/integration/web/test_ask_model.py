@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.web import Client, StartApi, advance, transcribe, upload
 from transcriber.core.observability import ASK_CITATIONS_DROPPED
 from transcriber.ports import Utterance
-from transcriber.testing.fake_openai import FakeChatCompletions, Status
+from transcriber.testing.fake_openai import FakeChatCompletions, Huge, Redirect, Status
 
 LINES = (
     ("S1", "Good morning, let's start the supplier review."),
@@ -181,3 +181,40 @@ async def test_a_failing_model_still_answers_with_the_passages(
     assert body["answer"] is None
     assert body["passages"]
     assert body["citations"]
+
+
+async def test_an_untrusted_endpoint_cannot_redirect_or_flood_the_answer(
+    start_api: StartApi, fake: FakeChatCompletions,
+) -> None:
+    elsewhere = FakeChatCompletions()
+    await elsewhere.start()
+    try:
+        client = await _start(start_api, fake)
+        await _record(client)
+        fake.script(Redirect(f"{elsewhere.base_url}/chat/completions"),
+                    Huge(3 << 20), Huge(3 << 20, declare_length=True))
+        for _ in range(3):
+            body = await _ask(client, "supplier prices")
+            assert body["answer"] is None  # the passages instead
+            assert body["passages"]
+        assert elsewhere.hits == 0
+        assert fake.sent < 3 * (3 << 20)
+    finally:
+        await elsewhere.stop()
+
+
+async def test_a_follow_up_sends_the_earlier_turn_to_the_model(
+    start_api: StartApi, fake: FakeChatCompletions,
+) -> None:
+    client = await _start(start_api, fake)
+    await _record(client)
+    fake.script("Twelve percent [1].", "Northwind [1].")
+    first = await _ask(client, "How much did the supplier raise prices?")
+    response = await client.post("/app/ask", json={
+        "question": "Who did we sign with, supplier-wise?",
+        "conversation": first["conversation"]})
+    assert response.status == 200
+    follow = fake.requests[-1].body["messages"]
+    assert [m["role"] for m in follow] == ["system", "user", "assistant", "user"]
+    assert follow[1]["content"] == "How much did the supplier raise prices?"
+    assert follow[2]["content"] == "Twelve percent [1]."
