@@ -1,7 +1,8 @@
 """An archive of meetings whose facts the tests know, and questions about them.
 
 Eight meetings, four in English and four in Russian, on known days (the fake
-clock's), with named speakers saying numbers, names and dates. Each question
+clock's), with named speakers saying numbers, names and dates, and two more
+(`DISTRACTORS`) that share their words without answering their questions. Each question
 names the meeting and the line (the utterance index) that answers it. The
 questions are worded as a person asks them, not copied from the line: other
 forms of its words («поставщик» for «поставщиков»), other words around them,
@@ -117,6 +118,27 @@ MEETINGS: tuple[Meeting, ...] = (
                 ("S1", "Аудитор приедет в первую неделю апреля."),
                 ("S2", "Премии сотрудникам выплатим после утверждения отчёта."),
                 ("S1", "Квартальный бюджет урезали на десять процентов."),
+            )),
+)
+
+# Meetings that share the others' words (supplier, prices, budget, office, поставщик,
+# бюджет, отчёт) without answering their questions: the ranking must tell them apart.
+DISTRACTORS: tuple[Meeting, ...] = (
+    Meeting(key="E5", day="2026-02-03", title="Supplier follow-up",
+            speakers={"S1": "Clara", "S2": "Henry"}, lines=(
+                ("S1", "The supplier sent new prices for the office chairs."),
+                ("S2", "Our budget review is next quarter, not now."),
+                ("S1", "Legal still has questions about the paperwork."),
+                ("S2", "Let's ask the team about the travel plan later."),
+                ("S1", "The marketing team wants a new design for the launch."),
+            )),
+    Meeting(key="R5", day="2026-02-04", title="Бюджет отдела",
+            speakers={"S1": "Мария", "S2": "Павел"}, lines=(
+                ("S1", "Бюджет отдела на квартал пока не утверждён."),
+                ("S2", "Поставщик мебели ждёт ответа по договору."),
+                ("S1", "Отчёт по продажам покажем клиенту в пятницу."),
+                ("S2", "Премии обсудим после совещания с директором."),
+                ("S1", "Ремонт склада отложили до лета."),
             )),
 )
 

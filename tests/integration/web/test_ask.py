@@ -12,7 +12,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from tests.helpers.ask_archive import MEETINGS, QUESTIONS, TODAY, Meeting, seconds_from
+from tests.helpers.ask_archive import (
+    DISTRACTORS,
+    MEETINGS,
+    QUESTIONS,
+    TODAY,
+    Meeting,
+    seconds_from,
+)
 from tests.helpers.web import Client, StartApi, advance, transcribe, upload
 from transcriber.domain.quality import Quality
 from transcriber.domain.transcripts import Span, Word
@@ -42,7 +49,7 @@ async def _record(client: Client, meeting: Meeting, *, user: str = "local",
 
 async def _archive(client: Client, clock: FakeClock) -> dict[str, str]:
     ids = {}
-    for meeting in sorted(MEETINGS, key=lambda m: m.day):
+    for meeting in sorted((*MEETINGS, *DISTRACTORS), key=lambda m: m.day):
         clock.advance(seconds_from(clock.now(), meeting.day))
         ids[meeting.key] = await _record(client, meeting)
     clock.advance(seconds_from(clock.now(), TODAY))
