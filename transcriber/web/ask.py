@@ -8,7 +8,7 @@ language model's text with its citations checked (`ask.answers`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any
 
@@ -19,7 +19,14 @@ from transcriber.ask.answers import answer
 from transcriber.ask.retrieval import retrieve
 from transcriber.core.errors import QueryTooBroad
 from transcriber.core.ids import parse_id
-from transcriber.domain.ask import QUESTION_MAX, RECORDS_MAX, AskScope, read_question
+from transcriber.db.reads.ask import Conversation
+from transcriber.domain.ask import (
+    QUESTION_MAX,
+    RECORDS_MAX,
+    AskScope,
+    Question,
+    read_question,
+)
 from transcriber.domain.ask_passages import Citation, Passage
 from transcriber.domain.shapes import to_json
 from transcriber.domain.shapes_ask import AskBody, CitationBody, PassageBody
@@ -103,21 +110,7 @@ async def ask(request: web.Request) -> web.StreamResponse:
         conversation = await ask_conversations.load(request, body["conversation"])
     history = [] if conversation is None else await ask_conversations.history(
         request, conversation)
-    owner_id = current_user(request).id
-    # Spaces are not on this branch: no record belongs to one, so a space scope is empty.
-    found = [] if scope.space is not None else await retrieve(
-        request.app[keys.READERS], owner_id=owner_id, question=question)
-    if not found and conversation is not None and conversation.turns and scope.space is None:
-        # A follow-up that finds nothing alone ("and who signed it?") is read with the
-        # conversation's previous question.
-        try:
-            wider = read_question(f"{conversation.turns[-1].question} {question_text}",
-                                  today=today, scope=scope)
-        except QueryTooBroad:
-            wider = None
-        if wider is not None:
-            found = await retrieve(request.app[keys.READERS], owner_id=owner_id,
-                                   question=wider)
+    found = await _passages(request, question, conversation)
     answerer = request.app.get(keys.ANSWERER)
     settings = request.app[keys.SETTINGS].ask
     stream = None
@@ -147,6 +140,27 @@ async def ask(request: web.Request) -> web.StreamResponse:
     await _event(stream, "answer", reply)
     await stream.write_eof()
     return stream
+
+
+async def _passages(request: web.Request, question: Question,
+                    conversation: Conversation | None) -> Sequence[Passage]:
+    """The question's passages; a follow-up that finds nothing alone ("and who signed
+    it?") is read once more with the conversation's previous question."""
+    scope = question.scope
+    if scope.space is not None:
+        # Spaces are not on this branch: no record belongs to one, so a space scope is empty.
+        return []
+    readers, owner_id = request.app[keys.READERS], current_user(request).id
+    found = await retrieve(readers, owner_id=owner_id, question=question)
+    if found or conversation is None or not conversation.turns:
+        return found
+    today = request.app[keys.CLOCK].now().date()
+    try:
+        wider = read_question(f"{conversation.turns[-1].question} {question.text}",
+                              today=today, scope=scope)
+    except QueryTooBroad:
+        return found
+    return await retrieve(readers, owner_id=owner_id, question=wider)
 
 
 def _passage(passage: Passage, number: int) -> PassageBody:
