@@ -14,7 +14,8 @@ GROWING = ("audio_records", "texts", "structures", "files", "recognitions", "rec
            "record_search", "record_search_keys", "telegram_outbox", "telegram_status",
            "topics", "record_topics", "structure_revisions", "describe_jobs",
            "record_search_terms", "webhooks", "webhook_deliveries", "voice_profiles",
-           "voice_profile_sources", "record_voices", "record_voice_windows", "record_links")
+           "voice_profile_sources", "record_voices", "record_voice_windows", "record_links",
+           "ask_conversations", "ask_turns")
 
 # name -> why a whole-table read is right there.
 EXCEPTIONS: dict[str, str] = {

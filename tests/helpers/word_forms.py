@@ -108,3 +108,15 @@ NEAR_MISSES: tuple[tuple[str, str, str], ...] = (
     ("art", "Read the article again.", "article"),
     ("car", "Send the card by mail.", "card"),
 )
+
+PARTIALS: tuple[tuple[str, str, str], ...] = (
+    ("поставщ", "Обсудили цены поставщиков на следующий квартал.", "поставщиков"),
+    ("бухгалт", "Отнеси счета в отдел бухгалтерии.", "бухгалтерии"),
+    ("согласов", "Нужно согласовать бюджет с директором.", "согласовать"),
+    ("московс", "Московский офис закрыт на ремонт.", "Московский"),
+    ("Поставщ", "Поставщик обещал скидку.", "Поставщик"),
+    ("supplie", "Both suppliers raised their prices.", "suppliers"),
+    ("account", "The accountant signed the papers.", "accountant"),
+)
+"""(typed in part, without a star; a sentence holding the whole word; that word):
+a bare word of at least `PARTIAL_MIN` letters finds it."""

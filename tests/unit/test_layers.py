@@ -29,7 +29,7 @@ RANKS: dict[str, int] = {
     "settings": 2, "ports": 2,
     "db": 3,
     "providers": 4,
-    "pipeline": 5, "followups": 5,
+    "pipeline": 5, "followups": 5, "ask": 5,
     "web": 6, "bot": 6,
     "maintenance": 7,
     "service": 8, "loadtest": 8,

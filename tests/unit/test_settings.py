@@ -86,6 +86,13 @@ def test_config_file_from_environment(tmp_path: Path) -> None:
         ({"TRANSCRIBER_DESCRIBER_MAX_INPUT_CHARS": "100"}, "describer.max_input_chars"),
         ({"TRANSCRIBER_DESCRIBER_TIMEOUT_SECONDS": "0"}, "describer.timeout_seconds"),
         ({"TRANSCRIBER_DESCRIBER_RETRY_CAP_SECONDS": "1"}, "describer.retry_cap_seconds"),
+        ({"TRANSCRIBER_ASK_PROVIDER": "magic"}, "ask.provider"),
+        ({"TRANSCRIBER_ASK_PROVIDER": "openai", "TRANSCRIBER_ASK_MODEL": "m"}, "ask.base_url"),
+        ({"TRANSCRIBER_ASK_PROVIDER": "openai", "TRANSCRIBER_ASK_BASE_URL": "http://x"},
+         "ask.model"),
+        ({"TRANSCRIBER_ASK_BASE_URL": "ftp://x"}, "ask.base_url"),
+        ({"TRANSCRIBER_ASK_MAX_PROMPT_CHARS": "10"}, "ask.max_prompt_chars"),
+        ({"TRANSCRIBER_ASK_TIMEOUT_SECONDS": "0"}, "ask.timeout_seconds"),
     ],
 )
 def test_bad_values_name_the_key(env: dict[str, str], key: str) -> None:

@@ -1,33 +1,40 @@
-"""`/status` and `/last`: the sender's records, answered from the archive.
+"""`/status`, `/last` and `/ask`: the sender's records, answered from the archive.
 
 `/start` and `/help` are plain answers decided in `rules`; these two read the
 database. `/status` lists the sender's last five records with their stage
 (or halt reason); `/last` sends the latest finished transcript again, as the
 outbox would (text, or a `.txt` document when it does not fit a message),
 directly: it is an answer to a command, not a delivery to make durable.
+`/ask QUESTION` answers from the sender's own records (`ask.retrieval`: the
+search's read): the model's answer when one is configured, then the passages'
+marked sentences, each with its record's title, day and moment (docs/ask.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import date
 
 import structlog
 from aiogram import Bot
 from aiogram.types import Message, ReplyParameters
 
+from transcriber.ask.answers import answer as ask_answer
+from transcriber.ask.retrieval import retrieve
 from transcriber.bot import rules, texts
 from transcriber.bot.notifier import TelegramNotifier
 from transcriber.bot.status import ProgressSource, StatusProgress, stage_text
 from transcriber.bot.texts import T
 from transcriber.core.clock import Clock
-from transcriber.core.errors import TranscriberError
+from transcriber.core.errors import QueryTooBroad, TranscriberError
 from transcriber.db import reads
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.telegram import RecentRecord
 from transcriber.db.writer import Writer
+from transcriber.domain.ask import QUESTION_MAX, read_question
 from transcriber.followups.reply import transcript_for_reply
-from transcriber.ports import ReplyAddress
+from transcriber.ports import Answerer, ReplyAddress
 from transcriber.settings import TelegramSettings
 
 log = structlog.get_logger(__name__)
@@ -38,15 +45,24 @@ NAME_MAX_CHARS = 60
 # The menu registered with setMyCommands, each with its description's text.
 MENU: tuple[tuple[str, T], ...] = (
     ("start", T.COMMAND_START), ("help", T.COMMAND_HELP),
-    ("status", T.COMMAND_STATUS), ("last", T.COMMAND_LAST),
+    ("status", T.COMMAND_STATUS), ("last", T.COMMAND_LAST), ("ask", T.COMMAND_ASK),
 )
+ASK_PASSAGES = 5
+"""Passages an `/ask` answer lists at most."""
+MESSAGE_MAX_CHARS = 4000  # Telegram's limit is 4096
 
 
 async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
                  settings: TelegramSettings, readers: ReaderPool, writer: Writer,
-                 clock: Clock, progress: ProgressSource | None = None) -> None:
+                 clock: Clock, progress: ProgressSource | None = None,
+                 answerer: Answerer | None = None, ask_prompt_chars: int = 12000) -> None:
     lang = decision.language
     user = await writer.ask(EnsureUser(login=decision.login))
+    if decision.command == "/ask":
+        await _send(bot, message, await ask_text(
+            readers, owner_id=user.id, question=decision.argument, lang=lang,
+            today=clock.now().date(), answerer=answerer, max_prompt_chars=ask_prompt_chars))
+        return
     if decision.command == "/status":
         records = await reads.telegram.latest_of_owner(readers, owner_id=user.id,
                                                        limit=STATUS_RECORDS)
@@ -70,6 +86,35 @@ async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
         await notifier.send_transcript(address, await transcript_for_reply(readers, record_id))
     except TranscriberError as exc:
         log.warning("telegram_last_not_sent", record_id=record_id, error=type(exc).__name__)
+
+
+async def ask_text(readers: ReaderPool, *, owner_id: str, question: str,
+                   lang: texts.Language, today: date, answerer: Answerer | None,
+                   max_prompt_chars: int) -> str:
+    """The `/ask` answer: the model's text (if any), then the passages' marked
+    sentences (plain text: Telegram shows it as it is)."""
+    if not question:
+        return texts.say(lang, T.ASK_EMPTY)
+    try:
+        read = read_question(question[:QUESTION_MAX], today=today)
+    except QueryTooBroad:
+        return texts.say(lang, T.ASK_TOO_BROAD)
+    found = await retrieve(readers, owner_id=owner_id, question=read)
+    result = await ask_answer(read, found, answerer=answerer,
+                              max_prompt_chars=max_prompt_chars)
+    if not result.passages:
+        return texts.say(lang, T.ASK_NONE)
+    lines = [result.text, ""] if result.text else []
+    for number, passage in enumerate(result.passages[:ASK_PASSAGES], start=1):
+        seconds = passage.best.start_ms // 1000
+        speaker = f" {passage.best.speaker}" if passage.best.speaker else ""
+        lines.append(texts.say(
+            lang, T.ASK_PASSAGE, number=number,
+            title=(passage.title or texts.say(lang, T.UNTITLED))[:NAME_MAX_CHARS],
+            day=passage.created_at[:10], speaker=speaker, quote=passage.quote,
+            moment=f"{seconds // 3600:d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"))
+    text = "\n".join(lines)
+    return text if len(text) <= MESSAGE_MAX_CHARS else text[:MESSAGE_MAX_CHARS - 1] + "…"
 
 
 def status_list(lang: texts.Language, records: Sequence[RecentRecord],

@@ -57,7 +57,7 @@ from transcriber.pipeline.intake import (
     Intake,
     accept_stream,
 )
-from transcriber.ports import RecordFiles, Transcoder
+from transcriber.ports import Answerer, RecordFiles, Transcoder
 from transcriber.settings import TelegramSettings
 
 log = structlog.get_logger(__name__)
@@ -81,6 +81,9 @@ class DoorParts:
     limits: AudioLimits
     # A record's recognition progress, for `/status` (none: stages only).
     progress: ProgressSource | None = None
+    # The language model `/ask` answers with (none: the passages, offline).
+    answerer: Answerer | None = None
+    ask_prompt_chars: int = 12000
 
 
 class TelegramDoor:
@@ -210,7 +213,9 @@ class TelegramDoor:
         if isinstance(decision, rules.RunCommand):
             await commands.answer(self._bot, message, decision, settings=self._settings,
                                   readers=self._parts.readers, writer=self._parts.writer,
-                                  clock=self._parts.clock, progress=self._parts.progress)
+                                  clock=self._parts.clock, progress=self._parts.progress,
+                                  answerer=self._parts.answerer,
+                                  ask_prompt_chars=self._parts.ask_prompt_chars)
             return "answered"
         return await self._take(message, decision)
 

@@ -35,7 +35,7 @@ from transcriber.providers import media
 # Telegram's limit on a message, counted in UTF-16 code units.
 MESSAGE_MAX_UNITS = 4096
 HELP_COMMANDS = frozenset({"/start", "/help"})
-QUERY_COMMANDS = frozenset({"/status", "/last"})
+QUERY_COMMANDS = frozenset({"/status", "/last", "/ask"})
 
 IntakeRefusalReason = Literal["not_allowed", "not_audio", "too_large"]
 
@@ -67,11 +67,13 @@ class ChatCommand:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunCommand:
-    """`/status` or `/last` from an allowed sender: answered from the archive."""
+    """`/status`, `/last` or `/ask …` from an allowed sender: answered from the archive."""
 
-    command: Literal["/status", "/last"]
+    command: Literal["/status", "/last", "/ask"]
     login: str
     language: texts.Language
+    argument: str = ""
+    """What follows the command (`/ask`'s question)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,6 +109,10 @@ def inspect_message(
             return RunCommand(command="/status", login=login, language=lang)
         if command == "/last":
             return RunCommand(command="/last", login=login, language=lang)
+        if command == "/ask":
+            question = (message.text or "").split(maxsplit=1)[1:]
+            return RunCommand(command="/ask", login=login, language=lang,
+                              argument=question[0].strip() if question else "")
         if _is_service_message(message) or not private:
             return Ignore()
         return Refuse(reason="not_audio", text=texts.say(lang, texts.T.NOT_AUDIO))

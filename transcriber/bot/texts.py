@@ -68,6 +68,11 @@ class T(StrEnum):
     COMMAND_HELP = "command_help"
     COMMAND_STATUS = "command_status"
     COMMAND_LAST = "command_last"
+    COMMAND_ASK = "command_ask"
+    ASK_EMPTY = "ask_empty"
+    ASK_NONE = "ask_none"
+    ASK_PASSAGE = "ask_passage"
+    ASK_TOO_BROAD = "ask_too_broad"
     MEGABYTES = "megabytes"
     GIGABYTES = "gigabytes"
     HOURS = "hours"
@@ -80,7 +85,8 @@ EN: Mapping[T, str] = {
     T.HELP: (
         "Send me a voice message, an audio file or an audio document (up to {limit}) "
         "and I will reply with its transcript. Your recordings also appear in the web "
-        "archive.\n\n/status — your last five recordings\n/last — the latest transcript again"
+        "archive.\n\n/status — your last five recordings\n/last — the latest transcript again\n"
+        "/ask QUESTION — where your recordings say it"
     ),
     T.NOT_ALLOWED: (
         "Sorry, this bot transcribes recordings only for the people its owner has listed. "
@@ -168,6 +174,12 @@ EN: Mapping[T, str] = {
     T.COMMAND_HELP: "How to use it and the size limit",
     T.COMMAND_STATUS: "Your last five recordings",
     T.COMMAND_LAST: "The latest transcript again",
+    T.COMMAND_ASK: "Ask your recordings a question",
+    T.ASK_EMPTY: "Write the question after the command: /ask what did we decide about the "
+                 "supplier?",
+    T.ASK_NONE: "Nothing in your recordings answers this.",
+    T.ASK_PASSAGE: "[{number}] {title}, {day}, {moment}{speaker}: «{quote}»",
+    T.ASK_TOO_BROAD: "The question has a word typed in part that is too short (word*).",
     T.MEGABYTES: "{n} MB",
     T.GIGABYTES: "{n} GB",
     T.HOURS: "{n} h",
@@ -180,7 +192,8 @@ RU: Mapping[T, str] = {
     T.HELP: (
         "Пришлите голосовое сообщение, аудиофайл или аудиодокумент (до {limit}), "
         "и я отвечу его расшифровкой. Ваши записи также появляются в веб-архиве.\n\n"
-        "/status — пять последних записей\n/last — последняя расшифровка ещё раз"
+        "/status — пять последних записей\n/last — последняя расшифровка ещё раз\n"
+        "/ask ВОПРОС — где в ваших записях об этом говорилось"
     ),
     T.NOT_ALLOWED: (
         "Извините, этот бот расшифровывает записи только для тех, кого указал его владелец. "
@@ -264,6 +277,11 @@ RU: Mapping[T, str] = {
     T.COMMAND_HELP: "Как пользоваться и предел размера",
     T.COMMAND_STATUS: "Пять последних записей",
     T.COMMAND_LAST: "Последняя расшифровка ещё раз",
+    T.COMMAND_ASK: "Спросить свои записи",
+    T.ASK_EMPTY: "Напишите вопрос после команды: /ask что решили про поставщика?",
+    T.ASK_NONE: "В ваших записях ответа на это нет.",
+    T.ASK_PASSAGE: "[{number}] {title}, {day}, в {moment}{speaker}: «{quote}»",
+    T.ASK_TOO_BROAD: "В вопросе слишком короткое слово с * (слово*).",
     T.MEGABYTES: "{n} МБ",
     T.GIGABYTES: "{n} ГБ",
     T.HOURS: "{n} ч",

@@ -30,7 +30,8 @@ __all__ = ["EXIT_CONFIG", "EXIT_FATAL", "main"]
 _QUIET_LEVEL = {"transcribe": "WARNING", "status": "WARNING", "resume": "WARNING",
                 "loadtest": "ERROR", "backup": "WARNING", "restore": "WARNING",
                 "verify": "WARNING", "voices": "WARNING", "token": "WARNING",
-                "upload": "WARNING", "describe": "WARNING", "move-to": "WARNING"}
+                "upload": "WARNING", "describe": "WARNING", "move-to": "WARNING",
+                "ask": "WARNING"}
 
 
 class CliCommand(Protocol):

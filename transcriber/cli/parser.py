@@ -8,6 +8,7 @@ writes it. Nothing here imports the service: `--help` answers at once.
 from __future__ import annotations
 
 import argparse
+from datetime import date
 from pathlib import Path
 
 from transcriber.domain.text import LoginRefused, canonical_login
@@ -114,6 +115,18 @@ def build_parser() -> argparse.ArgumentParser:
     describe.add_argument("--force-auto", action="store_true",
                           help="also replace fields the describer wrote before (default: "
                                "fill only fields nobody set)")
+    ask = sub.add_parser(
+        "ask", parents=common,
+        help="a question put to a person's recordings: where it was said (and, with "
+             "ask.provider = openai, a short answer citing it)")
+    ask.add_argument("question", help="in any words, English or Russian")
+    ask.add_argument("--login", type=_login, default=None, metavar="LOGIN",
+                     help="whose recordings (default: server.anonymous_user)")
+    ask.add_argument("--from", dest="date_from", type=date.fromisoformat, default=None,
+                     metavar="DAY", help="records from this day (YYYY-MM-DD, UTC)")
+    ask.add_argument("--to", dest="date_to", type=date.fromisoformat, default=None,
+                     metavar="DAY", help="records up to this day, included")
+    ask.add_argument("--json", action="store_true", help="print POST /app/ask's answer")
     transcribe = sub.add_parser(
         "transcribe", parents=common,
         help="accept files, run the pipeline in-process, print the transcripts")

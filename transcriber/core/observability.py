@@ -41,6 +41,17 @@ WAL_SCRUBS = Counter(
     "reader kept it short, tried again after the next batch",
     ["outcome"],
 )
+ASK_ANSWERS = Counter(
+    "transcriber_ask_answers_total",
+    "Questions answered, by how: offline (the passages), model, model_failed (the model "
+    "could not answer: the passages instead)",
+    ["how"],
+)
+ASK_CITATIONS_DROPPED = Counter(
+    "transcriber_ask_citations_dropped_total",
+    "Citations of a model's answer dropped after generation: a [n] that is not a passage "
+    "sent, or a quotation that is not in the cited transcript",
+)
 VOICE_SUGGESTIONS = Counter(
     "transcriber_voice_suggestions_total",
     "Known-voice suggestions made, and matchings refused for giving one profile two "

@@ -73,6 +73,8 @@ def _term_expression(key: str, term: Term) -> str:
     # Terms hold only letters and digits behind the hex key, inside double quotes:
     # nothing a person types can be read as FTS5 syntax.
     phrase = '"' + " ".join(key + stem for stem in term.stems) + '"'
+    if term.partial:
+        return f"({STEM_COLUMNS} : {phrase} OR {FORMS_COLUMN} : \"{key}{term.form}\"*)"
     if not term.prefix:
         return f"{STEM_COLUMNS} : {phrase}"
     stems = f"{STEM_COLUMNS} : {phrase}*"
@@ -83,13 +85,14 @@ def _term_expression(key: str, term: Term) -> str:
 
 def owner_match(owner_id: str, query: Query) -> str | None:
     """The FTS5 expression of a parsed query among the owner's words: every required
-    term, none of the excluded ones. None when nothing is required (an exclusion
-    alone finds nothing: it would have to read all of the owner's records)."""
+    term (any one of them for `Query.any_term`), none of the excluded ones. None when
+    nothing is required (an exclusion alone finds nothing: it would have to read all of
+    the owner's records)."""
     key = owner_key(owner_id)
     required = [_term_expression(key, term) for term in query.required]
     if not required:
         return None
-    expression = " AND ".join(required)
+    expression = (" OR " if query.any_term else " AND ").join(required)
     excluded = [_term_expression(key, term) for term in query.excluded]
     if excluded:
         expression = f"({expression}) NOT ({' OR '.join(excluded)})"

@@ -6,6 +6,11 @@ The syntax, all of it (anything else is plain words; nothing is an error):
   "report" finds "reported";
 - `word*` matches as a prefix of a word's stem or of its form (the search box
   adds it to the word being typed): «кот*» finds «котёл», «кот» does not;
+- a bare word of at least `PARTIAL_MIN` letters also matches as the start of a
+  longer word's form: a word typed in part, as people type it («поставщ» finds
+  «поставщиков», «бухгалт» «бухгалтерии»). A shorter one stays whole: «кот»,
+  «план», "plan" are words of their own more often than beginnings (at most
+  `PARTIALS_MAX` a query: the rest match as whole words);
 - `"several words"` matches those words in that order (each in any form);
 - `-word` and `-"several words"` exclude records that have them.
 
@@ -51,7 +56,7 @@ import functools
 import re
 import threading
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from transcriber.core.errors import QueryTooBroad
@@ -173,6 +178,10 @@ PREFIX_MIN = 2
 """Letters a word typed in part (`word*`) keeps at least."""
 PREFIXES_MAX = 4
 """Words typed in part a query holds at most."""
+PARTIAL_MIN = 5
+"""Letters a bare word has at least to also match as the start of a longer word."""
+PARTIALS_MAX = 8
+"""Bare words a query reads as possibly typed in part, at most (the rest are whole)."""
 
 # A quoted phrase (its closing quote optional), or a run of anything but spaces.
 _TOKEN_RE = re.compile(r'(-?)"([^"]*)"?|(\S+)')
@@ -187,11 +196,16 @@ class Term:
     form: str = ""
     """The folded form of the last word (for a prefix)."""
     excluded: bool = False
+    partial: bool = False
+    """A bare word that also matches as the start of a longer word's form."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Query:
     terms: tuple[Term, ...]
+    any_term: bool = False
+    """A record matches when it holds any required term, not every one (ask's
+    retrieval: a question's words are not all in the answer; the rank orders them)."""
 
     @property
     def required(self) -> tuple[Term, ...]:
@@ -207,8 +221,21 @@ def _term(text: str, *, excluded: bool, quoted: bool) -> Term | None:
     found = [form_of(word) for word in re.findall(r"[^\W_]+", text)]
     if not found:
         return None
+    # An exclusion stays whole: a word typed in part would exclude more than was typed.
+    partial = (not quoted and not prefix and not excluded and len(found) == 1
+               and len(found[0]) >= PARTIAL_MIN)
     return Term(stems=tuple(stem(form) for form in found), prefix=prefix, form=found[-1],
-                excluded=excluded)
+                excluded=excluded, partial=partial)
+
+
+def _capped_partials(terms: list[Term]) -> list[Term]:
+    kept: list[Term] = []
+    partials = 0
+    for term in terms:
+        partials += term.partial
+        kept.append(replace(term, partial=False) if partials > PARTIALS_MAX and term.partial
+                    else term)
+    return kept
 
 
 def parse(text: str) -> Query:
@@ -231,7 +258,7 @@ def parse(text: str) -> Query:
         raise QueryTooBroad("prefix_too_short")
     if len(prefixes) > PREFIXES_MAX:
         raise QueryTooBroad("too_many_prefixes")
-    return Query(terms=tuple(terms))
+    return Query(terms=tuple(_capped_partials(terms)))
 
 
 def _matches_at(found: list[TextWord], at: int, term: Term) -> bool:
@@ -243,9 +270,17 @@ def _matches_at(found: list[TextWord], at: int, term: Term) -> bool:
         if term.prefix and offset == last:
             if not (word.stem.startswith(wanted) or word.form.startswith(term.form)):
                 return False
+        elif term.partial:
+            if not (word.stem == wanted or word.form.startswith(term.form)):
+                return False
         elif word.stem != wanted:
             return False
     return True
+
+
+def holds(found: list[TextWord], term: Term) -> bool:
+    """Whether the words of a text (`words(text)`) hold the term anywhere."""
+    return any(_matches_at(found, at, term) for at in range(len(found)))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -267,7 +302,7 @@ def marks(text: str, query: Query) -> Marks:
     for term in query.required:
         # Every stem matched whole must be in the text: most terms are not, and a set
         # look-up is far cheaper than trying each place.
-        whole = term.stems[:-1] if term.prefix else term.stems
+        whole = term.stems[:-1] if term.prefix or term.partial else term.stems
         if not present.issuperset(whole):
             continue
         hit = False

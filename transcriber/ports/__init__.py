@@ -5,9 +5,10 @@ Every Protocol a step is given and every value type it passes through one:
 separator), `media` (transcoder, object store), `files` (the record-file
 store), `notify` (the notifier),
 `webhooks` (the webhook transport), `describe` (the describer of a record's
-title, brief and topics), `duties` (the locks of the work one process runs at a
-time). The values they speak in (utterances, spans, words, turns) are the
-domain's (`domain/transcripts.py`), named here too. Imports: `core` and `domain`
+title, brief and topics), `ask` (the language model that answers a
+question), `duties` (the locks of the work one process runs at a time).
+The values they speak in (utterances, spans, words, turns) are the domain's
+(`domain/transcripts.py`), named here too. Imports: `core` and `domain`
 only.
 Adapters live in `transcriber.providers` and `transcriber.bot`; in-package
 fakes that record their calls live in `transcriber.testing`. Import the names
@@ -17,6 +18,7 @@ from here: the modules are how the package is cut, not part of its contract.
 from __future__ import annotations
 
 from transcriber.domain.transcripts import Segment, Span, Turn, Utterance, Word
+from transcriber.ports.ask import Answerer, ChatMessage
 from transcriber.ports.describe import ArchiveCounts, ArchiveTerms, Describer, Material
 from transcriber.ports.duties import Duty, DutyLock, DutyLocks
 from transcriber.ports.files import FilesKind, RecordFiles
@@ -45,11 +47,13 @@ __all__ = [
     "Answer",
     "AnswerFormat",
     "AnswerParser",
+    "Answerer",
     "ArchiveCounts",
     "ArchiveTerms",
     "AudioPart",
     "AudioProbe",
     "Capabilities",
+    "ChatMessage",
     "Describer",
     "Duty",
     "DutyLock",

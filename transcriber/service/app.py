@@ -22,6 +22,7 @@ from transcriber.followups.registry import FOLLOWUPS
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.ports import Describer, Duty, DutyLocks, Notifier, Recognizer, WebhookTransport
+from transcriber.service.answerer import answerer_ctx
 from transcriber.service.describer import describer_ctx
 from transcriber.service.duties import DUTY_LOCKS, CleanupContext, duty_ctx, duty_locks_ctx
 from transcriber.service.fatal import fatal_ctx
@@ -102,7 +103,7 @@ def _contexts(plan: RolePlan) -> list[CleanupContext]:
     if plan.doors:
         # The webhook transport (URL checks at registration, the webhooks' worker);
         # the processes that find a search's words in transcripts.
-        contexts += [webhooks_ctx, match_pool_ctx]
+        contexts += [webhooks_ctx, match_pool_ctx, answerer_ctx]
     if plan.step_actors:
         # The describer (its provider) where `done` happens: the describe worker's part.
         contexts.append(describer_ctx)

@@ -92,6 +92,7 @@ def polling_work(app: web.Application) -> DutyWork | None:
         writer=app[keys.WRITER], readers=readers, files=app[keys.FILES],
         transcoder=app[keys.TRANSCODER], clock=clock,
         limits=AudioLimits.of(settings.server), progress=progress,
+        answerer=app.get(keys.ANSWERER), ask_prompt_chars=settings.ask.max_prompt_chars,
     ))
     app[DOOR] = door
     status = StatusActor(bot, settings=settings.telegram, readers=readers,

@@ -11,6 +11,7 @@ domain's), so every floor above may read the settings.
 
 from transcriber.settings.loading import load_settings, setting_keys
 from transcriber.settings.model import (
+    ASK_PROVIDERS,
     BOT_TOKEN,
     CLIENT_ENV,
     CLOUD_DOWNLOAD_MAX_BYTES,
@@ -21,6 +22,7 @@ from transcriber.settings.model import (
     NON_SETTING_ENV,
     NON_SETTING_ENV_PREFIXES,
     TELEGRAM_LANGUAGES,
+    AskSettings,
     DescriberSettings,
     FfmpegSettings,
     LinkSettings,
@@ -40,6 +42,7 @@ from transcriber.settings.model import (
 )
 
 __all__ = [
+    "ASK_PROVIDERS",
     "BOT_TOKEN",
     "CLIENT_ENV",
     "CLOUD_DOWNLOAD_MAX_BYTES",
@@ -50,6 +53,7 @@ __all__ = [
     "NON_SETTING_ENV",
     "NON_SETTING_ENV_PREFIXES",
     "TELEGRAM_LANGUAGES",
+    "AskSettings",
     "DescriberSettings",
     "FfmpegSettings",
     "LinkSettings",

@@ -8,11 +8,13 @@ from transcriber.core.errors import ConfigError
 from transcriber.domain.stages import claimable_stages
 from transcriber.domain.text import LoginRefused, canonical_login
 from transcriber.settings.model import (
+    ASK_PROVIDERS,
     BOT_TOKEN,
     DATABASE_URL_SCHEMES,
     DESCRIBER_PROVIDERS,
     STORAGE_FILES,
     TELEGRAM_LANGUAGES,
+    AskSettings,
     DescriberSettings,
     LinkSettings,
     PipelineSettings,
@@ -113,6 +115,7 @@ def validate(settings: Settings) -> None:
     _validate_pipeline(settings.pipeline)
     _validate_telegram(settings.telegram)
     _validate_describer(settings.describer)
+    _validate_ask(settings.ask)
     _validate_webhooks(settings.webhooks)
     _validate_links(settings.links)
     for telegram_id, login in settings.telegram.allowed.items():
@@ -207,6 +210,23 @@ def _validate_describer(describer: DescriberSettings) -> None:
             raise ConfigError("describer.base_url", "must be set with describer.provider = openai")
         if not describer.model:
             raise ConfigError("describer.model", "must be set with describer.provider = openai")
+
+
+def _validate_ask(ask: AskSettings) -> None:
+    if ask.provider not in ASK_PROVIDERS:
+        raise ConfigError("ask.provider", "must be one of " + ", ".join(ASK_PROVIDERS))
+    for key in ("timeout_seconds", "max_answer_tokens"):
+        if getattr(ask, key) <= 0:
+            raise ConfigError(f"ask.{key}", "must be positive")
+    if ask.max_prompt_chars < 1000:
+        raise ConfigError("ask.max_prompt_chars", "must be at least 1000")
+    if ask.base_url and not ask.base_url.startswith(("http://", "https://")):
+        raise ConfigError("ask.base_url", "must be an http:// or https:// URL")
+    if ask.provider == "openai":
+        if not ask.base_url:
+            raise ConfigError("ask.base_url", "must be set with ask.provider = openai")
+        if not ask.model:
+            raise ConfigError("ask.model", "must be set with ask.provider = openai")
 
 
 def _validate_webhooks(webhooks: WebhookSettings) -> None:

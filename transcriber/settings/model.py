@@ -300,6 +300,26 @@ class DescriberSettings:
     poll_seconds: float = 5.0
 
 
+ASK_PROVIDERS = ("offline", "openai")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AskSettings:
+    """Questions put to the archive (docs/ask.md)."""
+
+    # offline (the default: the passages are the answer) or openai (an OpenAI-compatible
+    # chat-completions endpoint writes a short answer from them, citing them).
+    provider: str = "offline"
+    base_url: str = ""
+    api_key: Secret | None = None
+    model: str = ""
+    timeout_seconds: float = 60.0
+    # Sent as `max_tokens`: a short answer; the model is not trusted to stop on its own.
+    max_answer_tokens: int = 800
+    # The passages' text in one prompt at most (the rest of the passages are not sent).
+    max_prompt_chars: int = 12000
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WebhookSettings:
     # How long a delivery is tried (from its event) before it is given up (`failed`).
@@ -356,6 +376,7 @@ class Settings:
     s3: S3Settings = field(default_factory=S3Settings)
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
     describer: DescriberSettings = field(default_factory=DescriberSettings)
+    ask: AskSettings = field(default_factory=AskSettings)
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     links: LinkSettings = field(default_factory=LinkSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)

@@ -18,6 +18,8 @@ from aiohttp import web
 from transcriber.web import (
     access_tokens,
     archive,
+    ask,
+    ask_conversations,
     edits,
     keys,
     links,
@@ -94,6 +96,10 @@ def setup_api(app: web.Application) -> None:
     router.add_delete(f"{RECORD}/links/{{link_id}}", links.revoke_link, **body)
     # The public link's page and downloads (`/s/<secret>`): outside `/app/`, no identity.
     setup_public_links(app)
+    router.add_post("/app/ask", ask.ask, **body)
+    router.add_get("/app/ask/conversations/{conversation}", ask_conversations.get_conversation)
+    router.add_delete("/app/ask/conversations/{conversation}",
+                      ask_conversations.delete_conversation)
     router.add_get("/app/tokens", access_tokens.list_tokens)
     router.add_post("/app/tokens", access_tokens.create_token, **body)
     router.add_delete("/app/tokens/{id}", access_tokens.revoke_token, **body)

@@ -13,6 +13,7 @@ from transcriber.db.writer import Writer
 from transcriber.pipeline.settled import SettledRecords
 from transcriber.pipeline.step import Step
 from transcriber.ports import (
+    Answerer,
     Describer,
     Notifier,
     ObjectStore,
@@ -43,3 +44,5 @@ DESCRIBER = web.AppKey("describer", Describer)
 WEBHOOK_TRANSPORT = web.AppKey("webhook_transport", WebhookTransport)
 # Records reaching done or halting in this process (the OpenAI door waits on it).
 SETTLED = web.AppKey("settled", SettledRecords)
+# The language model that answers questions (`ask.provider`); absent: offline.
+ANSWERER = web.AppKey("answerer", Answerer)

@@ -17,6 +17,8 @@ from aiohttp import web
 from transcriber.domain.transcript_formats import FORMATS
 from transcriber.settings import ServerSettings
 from transcriber.web import keys
+from transcriber.web.openapi_ask import SCHEMAS as ASK_SCHEMAS
+from transcriber.web.openapi_ask import ask_paths
 from transcriber.web.openapi_integrations import (
     APP_SECURITY,
     SECURITY_SCHEMES,
@@ -284,13 +286,14 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
         "info": {"title": "transcriber archive API", "version": "1"},
         "components": {
             "schemas": {**component_schemas(), **WEBHOOK_SCHEMAS, **INTEGRATION_SCHEMAS,
-                        "LinkRequest": LINK_REQUEST},
+                        "LinkRequest": LINK_REQUEST, **ASK_SCHEMAS},
             "securitySchemes": SECURITY_SCHEMES,
         },
         "security": APP_SECURITY,
         "paths": {**record_paths,
                   **voice_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
                   **link_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
+                  **ask_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY),
                   **integration_paths()},
         "webhooks": outgoing_webhooks(),
     }

@@ -13,6 +13,7 @@ import functools
 from typing import Any
 
 from transcriber.domain import shapes as s
+from transcriber.domain import shapes_ask as a
 from transcriber.domain import shapes_integrations as i
 from transcriber.domain import shapes_links as sl
 
@@ -74,6 +75,9 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("TranscriptionSegment", i.TranscriptionSegmentBody),
     ("Model", i.ModelBody), ("ModelList", i.ModelListBody),
     ("Link", sl.LinkBody), ("NewLink", sl.NewLinkBody), ("LinkList", s.Items[sl.LinkBody]),
+    ("Ask", a.AskBody), ("Passage", a.PassageBody), ("Citation", a.CitationBody),
+    ("AskLine", a.AskLineBody), ("Conversation", a.ConversationBody),
+    ("ConversationTurn", a.ConversationTurnBody),
 )
 
 # What `/app/` takes: request bodies, written as JSON Schema (a route reads them with

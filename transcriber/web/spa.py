@@ -31,7 +31,7 @@ ASSETS_DIR = Path(__file__).with_name("assets")
 INDEX = "index.html"
 HASH_CHARS = 16
 # Paths the browser-side router knows (see assets/app.js).
-CLIENT_ROUTES = ("/", "/upload", "/settings", "/tokens", "/records/{id}", "/voices")
+CLIENT_ROUTES = ("/", "/upload", "/settings", "/tokens", "/records/{id}", "/voices", "/ask")
 
 CONTENT_TYPES: Mapping[str, str] = {
     ".js": "text/javascript; charset=utf-8",

@@ -18,10 +18,13 @@ from tests.helpers.texts import T, en
 from transcriber.bot import texts
 from transcriber.bot.commands import status_list
 from transcriber.core.ids import new_id
+from transcriber.db import queries as q
 from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.telegram import RecentRecord
 from transcriber.db.writer import Command, WriteContext, Writer
+from transcriber.domain.transcripts import dump_structure
+from transcriber.ports import Utterance
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_telegram import FakeTelegram, SentMessage
 
@@ -67,8 +70,8 @@ async def test_the_menu_is_registered_in_both_languages(
     door_harness().start()
     await until(lambda: len(fake_tg.commands) == 2)
     names = {lang: [c["command"] for c in menu] for lang, menu in fake_tg.commands.items()}
-    assert names == {"": ["start", "help", "status", "last"],
-                     "ru": ["start", "help", "status", "last"]}
+    assert names == {"": ["start", "help", "status", "last", "ask"],
+                     "ru": ["start", "help", "status", "last", "ask"]}
     assert fake_tg.commands[""][2]["description"] == en(T.COMMAND_STATUS)
     assert fake_tg.commands["ru"][2]["description"] == texts.say("ru", T.COMMAND_STATUS)
 
@@ -123,6 +126,46 @@ async def test_last_sends_the_latest_transcript_again(
     await writer.ask(Finish(record_id=newer, text="the newer words"))
     again = await _ask(fake_tg, "/last", 2)
     assert again.text == "the newer words"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Said(Command[None]):
+    """The record's timed utterances (what the poll step stores beside the text)."""
+
+    name: ClassVar[str] = "test_said"
+    record_id: str
+    lines: tuple[str, ...]
+
+    async def execute(self, ctx: WriteContext) -> None:
+        said = [Utterance(start_ms=n * 4000, end_ms=n * 4000 + 3000, channel=0, text=text)
+                for n, text in enumerate(self.lines)]
+        await ctx.conn.execute(q.results.UPSERT_STRUCTURE, {
+            "id": new_id(), "record_id": self.record_id, "version": 1,
+            "contents": dump_structure(said), "now": ctx.now()})
+
+
+async def test_ask_answers_from_the_senders_records_with_the_moment(
+    door_harness: Harness, fake_tg: FakeTelegram, writer: Writer, clock: FakeClock,
+) -> None:
+    door_harness().start()
+    empty = await _ask(fake_tg, "/ask", 1)
+    assert empty.text == en(T.ASK_EMPTY)
+    alice = await make_user(writer, "alice")
+    carol = await make_user(writer, "carol")
+    lines = ("Good morning.", "Поставщик бумаги поднял цены на восемь процентов.")
+    mine = await _made_later(writer, alice, clock)
+    theirs = await _made_later(writer, carol, clock)
+    for record_id, said in ((mine, lines), (theirs, ("Поставщик Зефир дороже.",))):
+        await writer.ask(Said(record_id=record_id, lines=said))
+        await writer.ask(Finish(record_id=record_id, text=" ".join(said), title="Закупки"))
+    answer = await _ask(fake_tg, "/ask На сколько поставщик поднял цены?", 2,
+                        language_code="ru")
+    text = answer.text or ""
+    assert text.startswith("[1] Закупки, ")
+    assert "0:00:04: «Поставщик бумаги поднял цены на восемь процентов.»" in text
+    assert "Зефир" not in text
+    none = await _ask(fake_tg, "/ask квантовый телепорт", 3)
+    assert none.text == en(T.ASK_NONE)
 
 
 async def test_local_mode_reads_a_file_over_20_mb_in_place(

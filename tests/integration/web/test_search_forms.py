@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.web import Client, StartApi, advance, transcribe, upload
-from tests.helpers.word_forms import FORMS, NEAR_MISSES
+from tests.helpers.word_forms import FORMS, NEAR_MISSES, PARTIALS
 from transcriber.ports import Utterance
 from transcriber.web.match_pool import MATCH_POOL
 from transcriber.web.matches import SNIPPET_MAX
@@ -63,6 +63,23 @@ async def test_every_word_form_of_the_table_is_found_with_the_moment(
     for typed, _, _ in NEAR_MISSES:
         assert near not in [item["id"] for item in await _search(client, typed)], typed
         assert near in [item["id"] for item in await _search(client, typed + "*")], typed
+
+
+async def test_a_word_typed_in_part_finds_its_record_with_the_moment(client: Client) -> None:
+    texts = [text for _, text, _ in PARTIALS]
+    record_id = await _record(client, "partial.wav", texts)
+    other = await _record(client, "other.wav", ["Котлета остыла, планета далеко."])
+    for typed, text, form in PARTIALS:
+        found = [item["id"] for item in await _search(client, typed)]
+        assert record_id in found, typed
+        assert other not in found, typed
+        moments = await _find(client, record_id, typed)
+        match = next(m for m in moments if m["utterance_index"] == texts.index(text))
+        snippet = str(match["snippet"])
+        marks = match["marks"]
+        assert form in [snippet[s:e] for s, e in marks], typed  # type: ignore[attr-defined]
+    # All four words of the issue at once, in a record of their own.
+    assert record_id in [item["id"] for item in await _search(client, "поставщ бухгалт")]
 
 
 async def test_phrases_exclusions_and_prefixes(client: Client) -> None:

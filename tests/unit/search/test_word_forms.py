@@ -7,10 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.helpers.word_forms import FORMS, NEAR_MISSES
+from tests.helpers.word_forms import FORMS, NEAR_MISSES, PARTIALS
 from transcriber.core.errors import QueryTooBroad
 from transcriber.db.search import owner_key
 from transcriber.domain.search import (
+    PARTIAL_MIN,
+    PARTIALS_MAX,
     TERMS_MAX,
     WORD_MAX,
     Term,
@@ -46,6 +48,30 @@ def test_a_word_sharing_a_beginning_is_not_found_unless_typed_as_a_prefix(
     assert word in _marked(text, typed + "*")
 
 
+@pytest.mark.parametrize(("typed", "text", "form"), PARTIALS)
+def test_a_long_word_typed_in_part_finds_the_whole_word(typed: str, text: str,
+                                                         form: str) -> None:
+    assert len(typed) >= PARTIAL_MIN
+    assert form in _marked(text, typed)
+    (term,) = parse(typed).terms
+    assert term.partial
+    assert not term.prefix
+
+
+def test_a_short_or_quoted_word_is_never_read_as_typed_in_part() -> None:
+    assert not parse("котл").terms[0].partial
+    assert _marked("Котлета остыла.", "котл") == []
+    assert not parse('"поставщ"').terms[0].partial
+    assert _marked("Цены поставщиков.", '"поставщ"') == []
+    assert not parse("поставщ*").terms[0].partial  # a prefix already
+
+
+def test_partial_words_are_capped_and_the_rest_stay_whole() -> None:
+    query = parse(" ".join(f"слово{n:02d}" for n in range(PARTIALS_MAX + 3)))
+    assert [term.partial for term in query.terms] == (
+        [True] * PARTIALS_MAX + [False] * 3)
+
+
 def test_folding() -> None:
     assert fold("ОТЧЁТ") == "отчет"
     assert fold("Йогурт") == "йогурт"  # й is a letter of its own, never и
@@ -64,7 +90,7 @@ def test_the_syntax() -> None:
         Term(stems=("конц", "недел"), form="недели"),
         Term(stems=("черновик",), form="черновик", excluded=True),
         Term(stems=("стар", "план"), form="план", excluded=True),
-        Term(stems=("budget",), form="budget"),
+        Term(stems=("budget",), form="budget", partial=True),
     )
     assert parse('"unclosed quote').terms == (Term(stems=("unclos", "quot"), form="quote"),)
     assert parse("- * \" '' (((").terms == ()

@@ -68,18 +68,23 @@ def _match(query: Query, owner_id: str) -> str | None:
 def test_every_term_becomes_a_quoted_stem_of_the_owner() -> None:
     k = owner_key("u1")
     stems = "{title brief original_filename transcript speakers topics}"
+    # A bare word of five letters or more may be typed in part: its form is a prefix too.
     assert _match(parse_query('Budgets "meeting'), "u1") == (
-        f'{stems} : "{k}budget" AND {stems} : "{k}meet"')
+        f'({stems} : "{k}budget" OR {{forms}} : "{k}budgets"*) AND {stems} : "{k}meet"')
     assert _match(parse_query("NEAR(a b) OR cd*"), "u1") == (
         f'{stems} : "{k}near {k}a" AND {stems} : "{k}b" AND '
         f'{stems} : "{k}or" AND ({stems} : "{k}cd"* OR {{forms}} : "{k}cd"*)')
     assert _match(parse_query("!!! ---"), "u1") is None
     assert _match(parse_query("___"), "u1") is None
-    assert _match(parse_query("Звонками"), "u1") == f'{stems} : "{k}звонк"'
+    assert _match(parse_query("Звонками"), "u1") == (
+        f'({stems} : "{k}звонк" OR {{forms}} : "{k}звонками"*)')
+    assert _match(parse_query("звонок"), "u1") == (
+        f'({stems} : "{k}звонок" OR {{forms}} : "{k}звонок"*)')
+    assert _match(parse_query("звон"), "u1") == f'{stems} : "{k}звон"'
     # One typed word that holds several stays one phrase, each word the owner's.
     assert _match(parse_query("e_mail"), "u1") == f'{stems} : "{k}e {k}mail"'
     assert _match(parse_query("отчёт -черновик"), "u1") == (
-        f'({stems} : "{k}отчет") NOT ({stems} : "{k}черновик")')
+        f'(({stems} : "{k}отчет" OR {{forms}} : "{k}отчет"*)) NOT ({stems} : "{k}черновик")')
     # An exclusion alone finds nothing (it would read all of the owner's records).
     assert _match(parse_query("-черновик"), "u1") is None
     assert owner_key("u2") != k
@@ -111,11 +116,13 @@ def test_the_postgresql_query_holds_the_same_keyed_terms() -> None:
     """The tsquery of PostgreSQL: the same owner-keyed stems (phrases in order with
     `<->`, a prefix on the stem or the folded form, exclusions), quoted as literals."""
     k = owner_key("u1")
-    assert owner_tsquery("u1", parse_query('Budgets "meeting')) == f"'{k}budget' & '{k}meet'"
+    assert owner_tsquery("u1", parse_query('Budgets "meeting')) == (
+        f"('{k}budget' | '{k}=budgets':*) & '{k}meet'")
+    assert owner_tsquery("u1", parse_query("звон план")) == f"'{k}звон' & '{k}план'"
     assert owner_tsquery("u1", parse_query("e_mail cd*")) == (
         f"('{k}e' <-> '{k}mail') & ('{k}cd':* | '{k}=cd':*)")
     assert owner_tsquery("u1", parse_query("отчёт -черновик")) == (
-        f"('{k}отчет') & !('{k}черновик')")
+        f"(('{k}отчет' | '{k}=отчет':*)) & !('{k}черновик')")
     assert owner_tsquery("u1", parse_query("-only")) is None
 
 

@@ -79,7 +79,7 @@ def _term(key: str, term: Term) -> str:
     if term.prefix:
         stems[-1] += ":*"
     expression = " <-> ".join(stems)
-    if term.prefix and len(term.stems) == 1:
+    if (term.prefix or term.partial) and len(term.stems) == 1:
         expression = f"({expression} | {_quote(key + FORM_MARK + term.form)}:*)"
     elif len(stems) > 1:
         expression = f"({expression})"
@@ -93,7 +93,7 @@ def owner_tsquery(owner_id: str, query: Query) -> str | None:
     required = [_term(key, term) for term in query.required]
     if not required:
         return None
-    expression = " & ".join(required)
+    expression = (" | " if query.any_term else " & ").join(required)
     excluded = [_term(key, term) for term in query.excluded]
     if excluded:
         expression = f"({expression}) & !({' | '.join(excluded)})"

@@ -8,6 +8,7 @@ Imports: its own modules only (SQL text and its names).
 
 from transcriber.db.queries import (
     archive,
+    ask,
     control,
     describe,
     edits,
@@ -31,7 +32,8 @@ from transcriber.db.queries import (
 )
 
 __all__ = [
-    "archive", "control", "describe", "edits", "files", "links", "loadtest", "maintenance",
+    "archive", "ask", "control", "describe", "edits", "files", "links", "loadtest",
+    "maintenance",
     "migrations", "moving", "pipeline", "progress", "recognition", "records", "results", "search",
     "telegram", "tokens", "users", "voices", "webhooks",
 ]

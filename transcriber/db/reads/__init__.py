@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from transcriber.db.reads import (
+        ask,
         counts,
         describe,
         links,
@@ -36,9 +37,9 @@ if TYPE_CHECKING:
         webhooks,
     )
 
-__all__ = ["counts", "describe", "links", "lists", "maintenance", "progress", "recognitions",
-           "records", "search", "telegram", "tokens", "transcripts", "users", "voices",
-           "webhooks"]
+__all__ = ["ask", "counts", "describe", "links", "lists", "maintenance", "progress",
+           "recognitions", "records", "search", "telegram", "tokens", "transcripts", "users",
+           "voices", "webhooks"]
 
 
 def __getattr__(name: str) -> object:

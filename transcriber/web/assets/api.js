@@ -403,3 +403,91 @@ export function upload(file, onProgress, language = "") {
   });
   return { promise, abort: () => xhr.abort() };
 }
+
+/**
+ * @typedef {object} AskLine
+ * @property {number} utterance_index
+ * @property {number} start_ms
+ * @property {number} end_ms
+ * @property {string | null} speaker
+ * @property {string} text
+ */
+/**
+ * @typedef {object} AskPassage
+ * @property {number} number
+ * @property {string} record_id
+ * @property {string} title
+ * @property {string} created_at
+ * @property {AskLine[]} lines
+ * @property {number} best
+ * @property {number[]} mark
+ */
+/**
+ * @typedef {object} AskCitation
+ * @property {string} record_id
+ * @property {number} utterance_index
+ * @property {number} start_ms
+ * @property {number} end_ms
+ * @property {string | null} speaker
+ * @property {string} quote
+ * @property {number} passage
+ */
+/**
+ * @typedef {object} AskAnswer
+ * @property {string | null} answer
+ * @property {AskPassage[]} passages
+ * @property {AskCitation[]} citations
+ * @property {string | null} conversation
+ * @property {number} unchecked
+ * @property {string} language
+ */
+
+/**
+ * `POST /app/ask`. Asks for server-sent events: with a language model the passages
+ * come first (`onPassages`), then the checked answer; offline the answer is JSON.
+ * @param {{question: string, conversation: string | null, records: string[]}} body
+ * @param {Signal} signal
+ * @param {(passages: AskPassage[]) => void} onPassages
+ * @returns {Promise<AskAnswer>}
+ */
+export async function ask(body, signal, onPassages) {
+  let response;
+  try {
+    response = await fetch("/app/ask", {
+      method: "POST", signal, credentials: "same-origin",
+      headers: { Accept: "text/event-stream, application/json",
+        "Content-Type": "application/json", ...CLIENT_HEADERS },
+      body: JSON.stringify({ question: body.question,
+        ...(body.conversation ? { conversation: body.conversation } : {}),
+        ...(body.records.length ? { scope: { records: body.records } } : {}) }),
+    });
+  } catch (error) {
+    if (error instanceof DOMException && error.name === "AbortError") throw error;
+    throw new ApiError(0, "network", t("error.network"));
+  }
+  if (!response.ok) {
+    throw errorFrom(response.status, await response.text(), response.headers.get("Retry-After"));
+  }
+  const type = response.headers.get("Content-Type") || "";
+  if (!type.startsWith("text/event-stream") || !response.body) {
+    return JSON.parse(await response.text());
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const name = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (data === undefined) continue;
+      if (name === "passages") onPassages(JSON.parse(data));
+      if (name === "answer") return JSON.parse(data);
+    }
+  }
+  throw new ApiError(0, "bad_answer", t("error.bad_answer"));
+}

@@ -11,6 +11,7 @@ import { renderCard } from "./card.js";
 import { renderSettings } from "./settings.js";
 import { renderVoices } from "./voices.js";
 import { renderTokens } from "./tokens.js";
+import { renderAsk } from "./ask.js";
 import { LANGUAGES, language, setLanguage, t, translatePage } from "./i18n.js";
 
 /** @typedef {import("./types.js").ViewContext} ViewContext */
@@ -46,6 +47,7 @@ const ROUTES = [
   { pattern: /^\/records\/([^/]+)$/, nav: null,
     view: (m, ctx) => renderCard(main, decodeURIComponent(m[1]), ctx) },
   { pattern: /^\/voices$/, nav: "voices", view: () => renderVoices(main) },
+  { pattern: /^\/ask$/, nav: "ask", view: (_m, ctx) => renderAsk(main, ctx) },
 ];
 
 /** @param {string} pathname */

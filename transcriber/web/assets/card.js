@@ -69,6 +69,19 @@ export function renderCard(main, id, { navigate, params } = {}) {
   const listen = player({ id, lines: lines.buttons });
   const downloads = downloadPanel(id);
   const share = sharePanel(id);
+  // A question about this recording only: the Ask page, scoped to it.
+  const askInput = h("input", { type: "text", id: "card-ask", maxlength: 1000 });
+  const askBox = h("form", { class: "panel ask-box" },
+    h("label", { for: "card-ask" }, t("card.ask_label")), " ", askInput, " ",
+    h("button", { type: "submit", class: "button" }, t("ask.submit")));
+  askBox.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const question = askInput.value.trim();
+    if (!question) return;
+    const url = `/ask?record=${encodeURIComponent(id)}&q=${encodeURIComponent(question)}`;
+    if (navigate) navigate(url);
+    else window.location.assign(url);
+  });
   const find = findBox({ id, transcript: lines.element, seek: listen.seek,
     showLine: lines.showLine, revision: () => current?.revision });
   const transcriptPanel = h("section", { class: "panel panel-wide",
@@ -93,7 +106,7 @@ export function renderCard(main, id, { navigate, params } = {}) {
     h("div", { class: "card-grid" },
       h("section", { class: "panel card-details", "aria-label": t("card.details") },
         factsSlot, edit.panel),
-      h("div", { class: "card-side" }, listen.panel, downloads.panel, share.panel,
+      h("div", { class: "card-side" }, listen.panel, downloads.panel, share.panel, askBox,
         speakers.panel),
       transcriptPanel, historyPanel));
 
