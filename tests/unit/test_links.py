@@ -19,7 +19,7 @@ from transcriber.web.link_page import (
     MESSAGES,
     NOTICES,
     STYLE,
-    Line,
+    PageLine,
     PageView,
     render_notice,
     render_page,
@@ -90,8 +90,8 @@ def test_each_link_has_its_own_budget_refilled_over_a_minute() -> None:
 
 def test_the_page_escapes_everything_and_names_only_its_own_paths() -> None:
     view = PageView(title='<script>alert(1)</script>', base="/s/" + "A" * 32, audio=True,
-                    lines=[Line(voice='"Anna"', time="0:01", text="<img src=x onerror=1>"),
-                           Line(voice=None, time="1:05", text="plain & simple")])
+                    lines=[PageLine(voice='"Anna"', time="0:01", text="<img src=x onerror=1>"),
+                           PageLine(voice=None, time="1:05", text="plain & simple")])
     html = render_page(view, "en")
     assert "<script>" not in html
     assert "<img" not in html

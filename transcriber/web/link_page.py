@@ -73,7 +73,7 @@ CSP = (f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; media-src 'self';
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Line:
+class PageLine:
     """One spoken line of the page: who (None: a transcript without speakers), when, what."""
 
     voice: str | None
@@ -88,7 +88,7 @@ class PageView:
     base: str
     audio: bool
     # None: no transcript yet.
-    lines: Sequence[Line] | None
+    lines: Sequence[PageLine] | None
     # `2026-12-07 · 12:04 · Anna, S2` (`documents.facts_line`); "" leaves it out.
     facts: str = ""
     # The spoken language (a BCP 47 code) for screen readers; "" when unknown.

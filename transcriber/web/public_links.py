@@ -40,7 +40,7 @@ from transcriber.ports import Utterance
 from transcriber.settings import LinkSettings
 from transcriber.web import keys
 from transcriber.web.downloads import audio_type, content_disposition, send_file
-from transcriber.web.link_page import CSP, Line, PageView, render_notice, render_page
+from transcriber.web.link_page import CSP, PageLine, PageView, render_notice, render_page
 from transcriber.web.ratelimit import RATE_LIMITER, RateLimiter, address_key
 from transcriber.web.texts import language_of
 
@@ -141,12 +141,12 @@ async def _utterances(request: web.Request, link: OpenedLink) -> list[Utterance]
         raise
 
 
-def _lines(found: list[Utterance] | None, names: Mapping[str, str]) -> list[Line] | None:
+def _lines(found: list[Utterance] | None, names: Mapping[str, str]) -> list[PageLine] | None:
     """The page's lines, speakers named as the TXT download names them."""
     if found is None:
         return None
     several = transcripts.has_several(found)
-    return [Line(voice=transcripts.voice_of(u, names, several),
+    return [PageLine(voice=transcripts.voice_of(u, names, several),
                  time=documents.clock(u.start_ms), text=transcripts.one_line(u.text))
             for u in found if u.text.strip()]
 
