@@ -25,7 +25,7 @@ def test_all_runs_everything_and_asks_for_every_duty() -> None:
 def test_web_runs_the_doors_and_their_duties_but_no_step() -> None:
     assert plan_of(Role.WEB) == RolePlan(
         doors=True, step_actors=False,
-        duties=frozenset({Duty.TELEGRAM_POLLING, Duty.OUTBOX, Duty.SWEEPS}))
+        duties=frozenset({Duty.TELEGRAM_POLLING, Duty.OUTBOX, Duty.SWEEPS, Duty.WATCH}))
 
 
 def test_a_worker_runs_the_steps_and_the_describer_behind_no_door() -> None:

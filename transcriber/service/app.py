@@ -32,6 +32,7 @@ from transcriber.service.roles import Role, RolePlan, plan_of
 from transcriber.service.search_index import search_index_ctx
 from transcriber.service.storage import storage_ctx
 from transcriber.service.telegram import bot_ctx, telegram_ctx
+from transcriber.service.watch import watch_ctx
 from transcriber.service.webhooks import webhooks_ctx
 from transcriber.settings import Settings
 from transcriber.web import keys, ops
@@ -115,6 +116,9 @@ def _contexts(plan: RolePlan) -> list[CleanupContext]:
             contexts.append(duty_ctx(duty, followups_work(duty)))
     if plan.step_actors:
         contexts.append(pipeline_ctx)
+    # The watched folders: after the pipeline, so a file taken at start finds it.
+    if Duty.WATCH in duties:
+        contexts.append(watch_ctx)
     # Telegram polling: starts last, stops first (before the pipeline and the writer).
     if Duty.TELEGRAM_POLLING in duties:
         contexts.append(bot_ctx)

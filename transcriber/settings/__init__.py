@@ -35,6 +35,7 @@ from transcriber.settings.model import (
     SpeechkitSettings,
     StorageSettings,
     TelegramSettings,
+    WatchSettings,
     WebhookSettings,
 )
 
@@ -63,6 +64,7 @@ __all__ = [
     "SpeechkitSettings",
     "StorageSettings",
     "TelegramSettings",
+    "WatchSettings",
     "WebhookSettings",
     "load_settings",
     "setting_keys",

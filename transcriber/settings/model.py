@@ -326,6 +326,21 @@ class WebhookSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WatchSettings:
+    """The watched folders (docs/watched-folder.md): their new audio files become
+    records of `owner`."""
+
+    # Folders whose new audio files become records (env: comma-separated); empty: off.
+    dirs: tuple[str, ...] = ()
+    # The login the records belong to (created if new); required when `dirs` is set.
+    owner: str = ""
+    # The space the records land in (accepted and kept for the sharing issue).
+    space: str = ""
+    # A file is taken once its size and time stayed the same this long.
+    stable_seconds: float = 10.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LoggingSettings:
     level: str = "INFO"
     format: str = "auto"
@@ -344,4 +359,5 @@ class Settings:
     telegram: TelegramSettings = field(default_factory=TelegramSettings)
     describer: DescriberSettings = field(default_factory=DescriberSettings)
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
+    watch: WatchSettings = field(default_factory=WatchSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)

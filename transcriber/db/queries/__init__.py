@@ -26,11 +26,12 @@ from transcriber.db.queries import (
     tokens,
     users,
     voices,
+    watch,
     webhooks,
 )
 
 __all__ = [
     "archive", "control", "describe", "edits", "files", "loadtest", "maintenance", "migrations",
     "moving", "pipeline", "progress", "recognition", "records", "results", "search",
-    "telegram", "tokens", "users", "voices", "webhooks",
+    "telegram", "tokens", "users", "voices", "watch", "webhooks",
 ]

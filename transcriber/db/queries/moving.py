@@ -17,7 +17,7 @@ TABLES: tuple[str, ...] = (
     "structure_revisions", "recognitions", "record_events", "recognition_speed",
     "normalize_progress", "telegram_outbox", "telegram_status", "api_tokens", "webhooks",
     "webhook_deliveries", "describe_jobs", "voice_profiles", "voice_profile_sources",
-    "record_voices", "record_voice_windows",
+    "record_voices", "record_voice_windows", "watched_files",
 )
 # Plain tables of SQLite that are not copied: the migration bookkeeping (PostgreSQL
 # keeps its own) and the search index's key table (PostgreSQL builds `record_search`

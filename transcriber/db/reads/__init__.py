@@ -32,11 +32,13 @@ if TYPE_CHECKING:
         transcripts,
         users,
         voices,
+        watch,
         webhooks,
     )
 
 __all__ = ["counts", "describe", "lists", "maintenance", "progress", "recognitions", "records",
-           "search", "telegram", "tokens", "transcripts", "users", "voices", "webhooks"]
+           "search", "telegram", "tokens", "transcripts", "users", "voices", "watch",
+           "webhooks"]
 
 
 def __getattr__(name: str) -> object:
