@@ -38,6 +38,7 @@ from transcriber.settings import Settings
 from transcriber.web import keys, ops
 from transcriber.web.api import setup_api
 from transcriber.web.match_pool import match_pool_ctx
+from transcriber.web.pwa import setup_pwa
 from transcriber.web.spa import setup_spa
 
 ROLE = web.AppKey("role", Role)
@@ -83,6 +84,8 @@ def build_app(
         setup_api(app)
         # The web app: `/`, its client-side routes and `/assets/<hashed name>`.
         setup_spa(app)
+        # Its manifest, service worker and share target (an installable phone app).
+        setup_pwa(app)
     else:
         ops.setup_alone(app)
     return app

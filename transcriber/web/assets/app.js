@@ -154,3 +154,10 @@ picker.addEventListener("change", () => {
 translatePage();
 loadUser();
 render({ focus: false });
+
+// The app shell offline and the share target (sw.js). A browser without service
+// workers, or one that refuses this one (a plain-HTTP host that is not localhost),
+// runs the app as before.
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("/sw.js").catch(() => {});
+}
