@@ -94,3 +94,18 @@ async def test_share_to_the_app_makes_a_record_through_the_upload_door(
     assert card["original_filename"] == "memo.mp3"
     assert card["via"] == "web"  # the worker's upload is the web app's
     assert watch.problems == []
+
+
+async def test_a_refused_share_lands_on_the_upload_page_saying_so(
+        browser: Browser, service: Service) -> None:
+    from playwright.async_api import expect  # noqa: PLC0415
+
+    page, watch = await open_page(browser, service)
+    await _controlled(page, service)
+    data = base64.b64encode(b"not a recording at all").decode()
+    answer = await page.evaluate(_SHARE, ["memo.mp3", data])
+    assert answer["url"] == f"{service.base}/upload?shared=415", answer
+    await page.goto(answer["url"])
+    await expect(page.get_by_role("alert")).to_have_text(
+        "The shared file was refused (415): pick it here to see why.")
+    assert [p for p in watch.problems if "415" not in p] == []

@@ -40,13 +40,28 @@ let cleanup = () => {};
 /** @type {Route[]} */
 const ROUTES = [
   { pattern: /^\/$/, nav: "list", view: (_m, ctx) => renderList(main, ctx) },
-  { pattern: /^\/upload$/, nav: "upload", view: () => renderUpload(main) },
+  { pattern: /^\/upload$/, nav: "upload", view: (_m, ctx) => {
+    const done = renderUpload(main);
+    sharedNotice(ctx.params);
+    return done;
+  } },
   { pattern: /^\/settings$/, nav: "settings", view: () => renderSettings(main) },
   { pattern: /^\/tokens$/, nav: "tokens", view: () => renderTokens(main) },
   { pattern: /^\/records\/([^/]+)$/, nav: null,
     view: (m, ctx) => renderCard(main, decodeURIComponent(m[1]), ctx) },
   { pattern: /^\/voices$/, nav: "voices", view: () => renderVoices(main) },
 ];
+
+// "Share → Transcriber" that did not become a record (sw.js sends the person here with
+// `?shared=<why>`): say so above the upload area, so the file can be picked again.
+/** @param {URLSearchParams} params */
+function sharedNotice(params) {
+  const why = params.get("shared");
+  if (!why) return;
+  const text = why === "offline" ? t("upload.shared_offline")
+    : /^\d+$/.test(why) ? t("upload.shared_refused", { status: why }) : t("upload.shared_again");
+  main.querySelector("h1")?.after(h("p", { class: "notice shared-notice", role: "alert" }, text));
+}
 
 /** @param {string} pathname */
 function match(pathname) {
