@@ -58,6 +58,9 @@ async def test_the_app_shell_works_offline_and_keeps_no_private_answer(
 
     page, watch = await open_page(browser, service)
     await _controlled(page, service)
+    # An API address opened in the tab goes to the server untouched, never kept.
+    await page.goto(service.base + "/app/me")
+    await page.goto(service.base + "/")
     await expect(page.locator("#who strong")).to_be_visible()  # the API answered online
     await page.context.set_offline(True)
     try:
@@ -72,6 +75,8 @@ async def test_the_app_shell_works_offline_and_keeps_no_private_answer(
         await page.context.set_offline(False)
     paths = await page.evaluate(_CACHED_PATHS)
     assert "/" in paths
+    kept = await page.evaluate('caches.match("/").then((page) => page.headers.get("Content-Type"))')
+    assert kept.startswith("text/html"), kept
     assert any(path.startswith("/assets/app.") for path in paths)
     assert not [path for path in paths if path.startswith(("/app/", "/v1/"))], paths
     problems = [p for p in watch.problems if "ERR_INTERNET_DISCONNECTED" not in p]

@@ -15,6 +15,9 @@ const VERSION = "dev";
 /** @type {string[]} */
 const SHELL = [];
 const CACHE = `transcriber-shell-${VERSION}`;
+// Addresses the page never is (the API, its downloads, the operator's endpoints):
+// opened in a tab they go to the server untouched.
+const OWN_PATHS = /^\/(app|v1|metrics|healthz|readyz|manifest\.webmanifest|sw\.js)(\/|$)/;
 // ServiceWorkerGlobalScope is not in the DOM's types the app is checked with.
 const worker = /** @type {any} */ (self);
 
@@ -41,7 +44,7 @@ worker.addEventListener("fetch", (/** @type {any} */ event) => {
     return;
   } else if (url.pathname.startsWith("/assets/")) {
     event.respondWith(fromCacheFirst(request));
-  } else if (request.mode === "navigate") {
+  } else if (request.mode === "navigate" && !OWN_PATHS.test(url.pathname)) {
     event.respondWith(page(request));
   }
 });
@@ -64,7 +67,8 @@ async function fromCacheFirst(request) {
 async function page(request) {
   try {
     const answer = await fetch(request);
-    if (answer.ok && !noStore(answer)) {
+    const html = (answer.headers.get("Content-Type") || "").startsWith("text/html");
+    if (answer.ok && html && !noStore(answer)) {
       const copy = answer.clone();
       caches.open(CACHE).then((cache) => cache.put("/", copy));
     }
