@@ -32,6 +32,9 @@ def test_serve_answers_and_stops_gracefully_on_sigterm(data_dir: Path) -> None:
         output = proc.communicate(timeout=20)[0].decode()
         assert proc.returncode == 0
         assert "serve_stopped" in output
+        # Beside the logs, one line for the person who started it (issue 42, first hour).
+        assert (f"transcriber: the web app is at http://127.0.0.1:{port}/ "
+                "(Ctrl-C or SIGTERM stops it)") in output.splitlines()
     finally:
         if proc.poll() is None:
             proc.kill()

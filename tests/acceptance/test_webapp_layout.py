@@ -1,11 +1,15 @@
 """The record card's layout in a real browser (headless Chromium): on a 360 px phone in
-Russian no fact's term runs under its value («Длительность» did), and on a desktop the
-card is two columns whose boxes are as tall as what they hold (it was three equal
-columns, the player's and the downloads' boxes stretched empty to the facts' height).
+Russian no fact's term runs under its value («Длительность» did); the card is built
+around the transcript (issue 42): on a phone the transcript comes first under its
+player and takes ≥ 90 % of the width, nothing overlaps, the player stays in view
+scrolled down to the details, a one-speaker record shows no speaker furniture; on a
+desktop the transcript is the wide column beside a compact side panel, every box as
+tall as what it holds. Screenshots of each go to the test's folder.
 The harness is `tests/helpers/webapp.py`, its fixtures in the conftest."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -23,17 +27,20 @@ _FACT_ROWS = """
 [...document.querySelectorAll(".facts > div")].map((row) => {
   const term = row.querySelector("dt");
   const value = row.querySelector("dd").getBoundingClientRect();
+  // The term's words (its first text), not the hidden ": " that parts it from the value
+  // in copied text.
+  const words = term.firstChild;
   const text = document.createRange();
-  text.selectNodeContents(term);
-  return { term: term.textContent, overlap: text.getBoundingClientRect().right - value.left,
+  text.selectNodeContents(words);
+  return { term: words.textContent, overlap: text.getBoundingClientRect().right - value.left,
            spill: term.scrollWidth - term.clientWidth };
 })
 """
 
 # Each box of the card's grid: the empty height below what it holds.
 _EMPTY_BELOW = """
-[...document.querySelectorAll(".card-grid .panel")]
-  .filter((panel) => !panel.hidden && !panel.classList.contains("panel-wide"))
+[...document.querySelectorAll(".card-layout .panel")]
+  .filter((panel) => !panel.hidden && !panel.classList.contains("history-panel"))
   .map((panel) => {
     const box = panel.getBoundingClientRect();
     const style = getComputedStyle(panel);
@@ -81,18 +88,74 @@ async def test_a_phone_shows_each_fact_beside_its_term(
     assert watch.problems == []
 
 
-async def test_a_desktop_card_has_no_empty_boxes(browser: Browser, service: Service) -> None:
+# The card's boxes as drawn: each visible one's rectangle (page coordinates).
+_BOXES = """
+[".listen-panel", ".transcript-panel", ".card-details", ".downloads-panel",
+ ".speakers-panel", ".history-panel"].flatMap((selector) => {
+  const box = document.querySelector(selector);
+  if (!box || box.hidden || box.closest("[hidden]")) return [];
+  const r = box.getBoundingClientRect();
+  return [{ box: selector, left: r.left, right: r.right, top: r.top + scrollY,
+            bottom: r.bottom + scrollY, width: r.width }];
+})
+"""
+
+
+def _overlaps(boxes: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(a["box"], b["box"]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a["left"] < b["right"] - 0.5 and b["left"] < a["right"] - 0.5
+            and a["top"] < b["bottom"] - 0.5 and b["top"] < a["bottom"] - 0.5]
+
+
+async def test_a_phone_card_is_built_around_the_transcript(
+        browser: Browser, service: Service, tmp_path: Path) -> None:
+    page, watch = await _done_card(browser, service, 360)
+    boxes = await page.evaluate(_BOXES)
+    named = {box["box"]: box for box in boxes}
+    assert {".listen-panel", ".transcript-panel", ".card-details"} <= set(named), boxes
+    assert _overlaps(boxes) == []
+    # The transcript first (under its player) and nearly as wide as the phone.
+    width = await page.evaluate("window.innerWidth")
+    text = await page.evaluate(
+        'document.querySelector(".transcript").getBoundingClientRect().width')
+    assert text >= 0.9 * width, (text, width)
+    assert named[".listen-panel"]["bottom"] <= named[".transcript-panel"]["top"]
+    assert named[".transcript-panel"]["bottom"] <= named[".card-details"]["top"]
+    # One speaker: no speaker furniture (no panel, no label on a line).
+    assert ".speakers-panel" not in named
+    assert await page.locator(".utterances .line-speaker").count() == 0
+    assert await page.locator(".transcript select").count() == 0
+    await page.screenshot(path=tmp_path / "card-360.png", full_page=True)
+    # Scrolled down to the details and downloads, the player is still in view.
+    await page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    assert await page.evaluate("window.scrollY") > 0
+    player = await page.evaluate(
+        'JSON.parse(JSON.stringify(document.querySelector(".listen-panel")'
+        ".getBoundingClientRect()))")
+    assert player["top"] >= 0, player
+    assert player["bottom"] <= 900, player
+    await page.screenshot(path=tmp_path / "card-360-scrolled.png")
+    assert await page.evaluate(
+        "document.documentElement.scrollWidth - window.innerWidth") <= 0
+    assert watch.problems == []
+
+
+async def test_a_desktop_card_has_the_transcript_wide_and_no_empty_boxes(
+        browser: Browser, service: Service, tmp_path: Path) -> None:
     page, watch = await _done_card(browser, service, 1280)
     columns = await page.evaluate(
-        'getComputedStyle(document.querySelector(".card-grid")).gridTemplateColumns')
+        'getComputedStyle(document.querySelector(".card-layout")).gridTemplateColumns')
     assert len(columns.split()) == 2, columns
-    # The facts beside the player: both start the grid's first row.
-    tops = await page.evaluate(
-        '[".card-details", ".card-side"].map((s) =>'
-        " document.querySelector(s).getBoundingClientRect().top)")
-    assert abs(tops[0] - tops[1]) < 1, tops
-    boxes = await page.evaluate(_EMPTY_BELOW)
-    assert len(boxes) >= 3, boxes  # the facts, the player, the downloads
-    for box in boxes:
+    boxes = await page.evaluate(_BOXES)
+    named = {box["box"]: box for box in boxes}
+    assert _overlaps(boxes) == []
+    # The player over the transcript, the side panel beside them, both from the top.
+    assert abs(named[".listen-panel"]["top"] - named[".card-details"]["top"]) < 1, boxes
+    assert named[".transcript-panel"]["width"] > 2 * named[".card-details"]["width"]
+    assert named[".card-details"]["left"] >= named[".transcript-panel"]["right"]
+    empty = await page.evaluate(_EMPTY_BELOW)
+    assert len(empty) >= 4, empty  # the player, the transcript, the facts, the downloads
+    for box in empty:
         assert box["empty"] < 2, box
+    await page.screenshot(path=tmp_path / "card-1280.png", full_page=True)
     assert watch.problems == []

@@ -79,14 +79,25 @@ async def test_speakers_coloured_renamed_and_a_line_moved(
     await page.keyboard.press("Enter")
     await expect(panel.locator('[data-speaker="S1"] .speaker-name')).to_have_text("Anna")
     line = page.locator('.utterances li[data-index="1"]')
+    # A line's speaker is a label; no chooser stands on any line until one is asked for.
+    await expect(page.locator(".utterances select")).to_have_count(0)
+    await expect(line.locator(".line-speaker")).to_have_text("Speaker 2")
+    await line.locator(".line-speaker").click()
     await expect(line.locator("select option")).to_have_text(["Anna", "Speaker 2"])
+    await expect(line.locator("select")).to_be_focused()
+    # Esc puts the label back, nothing moved.
+    await page.keyboard.press("Escape")
+    await expect(line.locator("select")).to_have_count(0)
+    await expect(line.locator(".line-speaker")).to_be_focused()
 
     # Move the second line to Anna: a correction, the shares follow.
+    await line.locator(".line-speaker").click()
     await line.locator("select").select_option("S1")
     await expect(page.locator(".transcript-note")).to_have_text("Correction saved.")
-    await expect(page.locator('.utterances li[data-index="1"]')).to_have_class(
-        "speaker-line speaker-1")
-    await expect(panel.locator('[data-speaker="S1"]')).to_contain_text("100% of the talk")
+    # Now one speaker says everything: no speaker furniture is left (no panel, no labels).
+    await expect(panel).to_be_hidden()
+    await expect(page.locator(".utterances .line-speaker")).to_have_count(0)
+    await expect(page.locator(".utterances li.speaker-line")).to_have_count(0)
     async with ClientSession() as session:
         text = await (await session.get(
             f"{service.base}/app/audiorecords/{record_id}/transcript?format=txt")).text()

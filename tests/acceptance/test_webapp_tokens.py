@@ -41,6 +41,18 @@ async def test_a_token_is_made_shown_once_used_and_revoked(browser: Browser,
     shown = page.get_by_label("The new token")
     await expect(shown).to_have_value(re.compile(r"^tx_[A-Za-z0-9_-]{43}$"))
     token = await shown.input_value()
+    # Its underscores show: the field is a whole line tall for its font, nothing clipped.
+    room = await shown.evaluate("""(input) => ({ inner: input.clientHeight
+        - parseFloat(getComputedStyle(input).paddingTop)
+        - parseFloat(getComputedStyle(input).paddingBottom),
+      font: parseFloat(getComputedStyle(input).fontSize) })""")
+    assert room["inner"] >= 1.5 * room["font"], room
+    # Copy puts it on the clipboard.
+    await page.context.grant_permissions(["clipboard-read", "clipboard-write"],
+                                         origin=service.base)
+    await page.get_by_role("button", name="Copy").click()
+    await expect(page.get_by_text("Copied.")).to_be_visible()
+    assert await page.evaluate("navigator.clipboard.readText()") == token
     row = page.locator("table.tokens tbody tr")
     await expect(row).to_have_count(1)
     await expect(row).to_contain_text("phone shortcut")

@@ -25,7 +25,7 @@ def test_all_runs_everything_and_asks_for_every_duty() -> None:
 def test_web_runs_the_doors_and_their_duties_but_no_step() -> None:
     assert plan_of(Role.WEB) == RolePlan(
         doors=True, step_actors=False,
-        duties=frozenset({Duty.TELEGRAM_POLLING, Duty.OUTBOX, Duty.SWEEPS}))
+        duties=frozenset({Duty.TELEGRAM_POLLING, Duty.OUTBOX, Duty.SWEEPS, Duty.WATCH}))
 
 
 def test_a_worker_runs_the_steps_and_the_describer_behind_no_door() -> None:
@@ -70,3 +70,16 @@ def test_the_lock_lives_in_postgresql_when_a_database_url_is_set(tmp_path: Path)
     assert isinstance(make_duty_locks(shared, clock=clock), PostgresDutyLocks)
     empty = settings_on(tmp_path, storage={"database_url": Secret("")})
     assert isinstance(make_duty_locks(empty, clock=clock), FileDutyLocks)
+
+
+def test_serve_says_in_one_human_line_where_the_app_is_and_how_to_stop_it() -> None:
+    from transcriber.cli.serve import where_line  # noqa: PLC0415
+
+    assert where_line("127.0.0.1", 8080, Role.ALL) == (
+        "transcriber: the web app is at http://127.0.0.1:8080/ (Ctrl-C or SIGTERM stops it)")
+    assert "http://127.0.0.1:9000/" in where_line("0.0.0.0", 9000, Role.WEB)
+    assert "http://[::1]:9000/" in where_line("::", 9000, Role.WEB)
+    assert "http://[fd00::5]:80/" in where_line("fd00::5", 80, Role.WEB)
+    assert "http://example.org:80/" in where_line("example.org", 80, Role.WEB)
+    assert where_line("127.0.0.1", 8081, Role.WORKER).startswith(
+        "transcriber: a worker: only http://127.0.0.1:8081/healthz")

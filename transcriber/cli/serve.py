@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import ipaddress
 import signal
+import sys
 from typing import Any
 
 import structlog
@@ -20,6 +23,30 @@ from transcriber.web import keys
 from transcriber.web.connections import connection_options, install_accept_failure_log
 
 log = structlog.get_logger(__name__)
+
+
+def where_line(host: str, port: int, role: Role) -> str:
+    """Pure: the one human line `serve` prints once it listens."""
+    shown = host or "127.0.0.1"
+    with contextlib.suppress(ValueError):
+        address = ipaddress.ip_address(host)
+        # Every address of the machine: this one's own loopback reaches it.
+        shown = ("127.0.0.1" if address.version == 4 else "::1") \
+            if address.is_unspecified else host
+        shown = f"[{shown}]" if ":" in shown else shown
+    base = f"http://{shown}:{port}/"
+    what = (f"the web app is at {base}" if role is not Role.WORKER
+            else f"a worker: only {base}healthz, /readyz and /metrics answer")
+    return f"transcriber: {what} (Ctrl-C or SIGTERM stops it)"
+
+
+def _bound_port(site: web.TCPSite, configured: int) -> int:
+    """The port it listens on (the system's choice when `server.port` is 0)."""
+    server = site._server  # aiohttp keeps the listening sockets here only
+    sockets = getattr(server, "sockets", None) or ()
+    for sock in sockets:
+        return int(sock.getsockname()[1])
+    return configured
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -48,6 +75,10 @@ async def serve(settings: Settings, app: web.Application | None = None) -> int:
         await site.start()
         log.info("serve_started", host=settings.server.host, port=settings.server.port,
                  role=app[ROLE].value)
+        # The logs are for machines; a person who just started it wants to know where it
+        # is and how to stop it (one line, on stderr beside the logs).
+        print(where_line(settings.server.host, _bound_port(site, settings.server.port),
+                         app[ROLE]), file=sys.stderr, flush=True)
         stop_task = asyncio.create_task(stop.wait(), name="wait-for-signal")
         waiters: list[asyncio.Future[Any]] = [stop_task, fatal]
         await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)

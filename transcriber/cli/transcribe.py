@@ -151,7 +151,7 @@ async def _accept(app: web.Application, settings: Settings, item: Tracked, *,
     try:
         accepted = await accept_stream(
             Intake(owner_id=owner_id, original_name=item.path.name, speakers=speakers,
-                   language=language),
+                   language=language, via="cli"),
             read_chunks(item.path, _CHUNK),
             files=app[keys.FILES], writer=app[keys.WRITER], transcoder=app[keys.TRANSCODER],
             limit=settings.server.upload_max_bytes,

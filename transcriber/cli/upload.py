@@ -43,6 +43,7 @@ import aiohttp
 from tqdm import tqdm
 from yarl import URL
 
+from transcriber import __version__
 from transcriber.cli import outputs
 from transcriber.cli.answers import (
     DEFAULT_POLL_SECONDS,
@@ -296,7 +297,9 @@ async def upload(client: Client, paths: list[Path], *, out: TextIO, err: TextIO)
     if targets is None:
         return EXIT_CONFIG
     items = [Item(path=path) for path in paths]
-    headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
+    # The server shows its records as the command line's (web/upload.py, CLI_USER_AGENT).
+    headers = {"Accept": "application/json", "Accept-Encoding": "identity",
+               "User-Agent": f"transcriber-cli/{__version__}"}
     if client.token:
         headers["Authorization"] = f"Bearer {client.token}"
     # No total limit of aiohttp's: each answer has its own deadline (`Link.once`), and a

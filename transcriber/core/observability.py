@@ -63,6 +63,12 @@ SPEAKER_TURNS_REFOUND = Counter(
     "answer keeps (the job's own VAD), found again over the answer's: the same audio "
     "gives the same speakers", ["reason"],
 )
+WATCH_FILES = Counter(
+    "transcriber_watch_files_total",
+    "Files of the watched folders by outcome: taken (a record), seen (taken before, moved "
+    "on without a second record), failed (refused, moved to failed/), changed (still "
+    "written while read), retried (a passing failure)", ["outcome"],
+)
 WORKER_RUNS = Counter(
     "transcriber_worker_runs_total", "Step runs by the stage claimed from and outcome",
     ["stage", "outcome"],

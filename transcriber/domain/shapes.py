@@ -150,6 +150,9 @@ class RecordBody:
     title: str
     original_filename: Annotated[str, Doc(maxLength=255)]
     source: Annotated[str, Doc(enum=["http", "telegram"])]
+    via: Annotated[str, Doc(enum=["web", "api", "cli", "folder"])] | None = None
+    """How an `http` record came in: the web app, an API client, the command line, the
+    watched folder (null: Telegram's, or stored before this was kept)."""
     stage: Annotated[str, Doc(enum=[s.value for s in Stage])]
     halt: HaltBody | None
     progress: ProgressBody | None

@@ -29,7 +29,7 @@ from transcriber.core.errors import PermanentFailure, TranscriberError
 from transcriber.core.ids import new_id
 from transcriber.core.paths import clean_original_name
 from transcriber.db.commands.files import StoredFile
-from transcriber.db.commands.records import Accepted, AcceptRecord, Source
+from transcriber.db.commands.records import Accepted, AcceptRecord, Source, Via
 from transcriber.db.writer import Writer
 from transcriber.ports import AudioProbe, RecordFiles, Transcoder
 from transcriber.ports.files import PlacedFile
@@ -117,6 +117,11 @@ class Intake:
     language: str = "auto"
     speakers: int | None = None
     """How many speakers the uploader says there are (1-8); None: found by listening."""
+    via: Via | None = None
+    """How an `http` record came in (the web app, a token's client, the local command,
+    the watched folder); the card's "From"."""
+    watched_sha256: str | None = None
+    """A watched folder's file: its hash, remembered in the record's transaction."""
 
 
 async def accept_stream(
@@ -200,6 +205,8 @@ async def _register(
             language=intake.language,
             speakers=intake.speakers,
             queued_max_ms=limits.queued_max_seconds * 1000,
+            via=intake.via,
+            watched_sha256=intake.watched_sha256,
         ))
         # A repeated Telegram message answers with the record stored before;
         # the copy just received is not needed.

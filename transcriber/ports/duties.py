@@ -24,6 +24,7 @@ class Duty(StrEnum):
     OUTBOX = "outbox"  # the Telegram outbox and the webhook deliveries
     SWEEPS = "sweeps"  # work over the whole archive (the search index's refill)
     DESCRIBER = "describer"  # the describe queue (it has no claims of its own)
+    WATCH = "watch"  # the watched folders (one process takes their files)
 
 
 class DutyLock(Protocol):

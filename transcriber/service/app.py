@@ -33,11 +33,13 @@ from transcriber.service.roles import Role, RolePlan, plan_of
 from transcriber.service.search_index import search_index_ctx
 from transcriber.service.storage import storage_ctx
 from transcriber.service.telegram import bot_ctx, telegram_ctx
+from transcriber.service.watch import watch_ctx
 from transcriber.service.webhooks import webhooks_ctx
 from transcriber.settings import Settings
 from transcriber.web import keys, ops
 from transcriber.web.api import setup_api
 from transcriber.web.match_pool import match_pool_ctx
+from transcriber.web.pwa import setup_pwa
 from transcriber.web.spa import setup_spa
 
 ROLE = web.AppKey("role", Role)
@@ -83,6 +85,8 @@ def build_app(
         setup_api(app)
         # The web app: `/`, its client-side routes and `/assets/<hashed name>`.
         setup_spa(app)
+        # Its manifest, service worker and share target (an installable phone app).
+        setup_pwa(app)
     else:
         ops.setup_alone(app)
     return app
@@ -116,6 +120,9 @@ def _contexts(plan: RolePlan) -> list[CleanupContext]:
             contexts.append(duty_ctx(duty, followups_work(duty)))
     if plan.step_actors:
         contexts.append(pipeline_ctx)
+    # The watched folders: after the pipeline, so a file taken at start finds it.
+    if Duty.WATCH in duties:
+        contexts.append(watch_ctx)
     # Telegram polling: starts last, stops first (before the pipeline and the writer).
     if Duty.TELEGRAM_POLLING in duties:
         contexts.append(bot_ctx)

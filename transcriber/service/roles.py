@@ -40,7 +40,8 @@ class RolePlan:
     """The singleton duties this process asks for (it runs each only while it holds it)."""
 
 
-_DOOR_DUTIES = frozenset({Duty.TELEGRAM_POLLING, Duty.OUTBOX, Duty.SWEEPS})
+# The watched folders' files go in as uploads do: a door's duty.
+_DOOR_DUTIES = frozenset({Duty.TELEGRAM_POLLING, Duty.OUTBOX, Duty.SWEEPS, Duty.WATCH})
 _WORKER_DUTIES = frozenset({Duty.DESCRIBER})
 
 

@@ -38,6 +38,7 @@ from transcriber.settings.model import (
     SpeechkitSettings,
     StorageSettings,
     TelegramSettings,
+    WatchSettings,
     WebhookSettings,
 )
 
@@ -69,6 +70,7 @@ __all__ = [
     "SpeechkitSettings",
     "StorageSettings",
     "TelegramSettings",
+    "WatchSettings",
     "WebhookSettings",
     "load_settings",
     "setting_keys",

@@ -20,6 +20,7 @@ from transcriber.settings.model import (
     PipelineSettings,
     Settings,
     TelegramSettings,
+    WatchSettings,
     WebhookSettings,
 )
 
@@ -118,6 +119,7 @@ def validate(settings: Settings) -> None:
     _validate_ask(settings.ask)
     _validate_webhooks(settings.webhooks)
     _validate_links(settings.links)
+    _validate_watch(settings.watch)
     for telegram_id, login in settings.telegram.allowed.items():
         if not telegram_id.lstrip("-").isdigit():
             raise ConfigError("telegram.allowed", f"key {telegram_id!r} is not a Telegram user id")
@@ -129,6 +131,16 @@ def validate(settings: Settings) -> None:
             "server.anonymous_user",
             "must be empty when server.host is not a loopback address",
         )
+
+
+def _validate_watch(watch: WatchSettings) -> None:
+    if watch.stable_seconds <= 0:
+        raise ConfigError("watch.stable_seconds", "must be positive")
+    if watch.dirs and not watch.owner:
+        raise ConfigError("watch.owner", "must name the login the watched folders' records "
+                          "belong to when watch.dirs is set")
+    if watch.owner:
+        _check_login("watch.owner", watch.owner, "the login")
 
 
 def _check_login(key: str, login: str, what: str) -> None:

@@ -359,6 +359,21 @@ class LinkSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WatchSettings:
+    """The watched folders (docs/watched-folder.md): their new audio files become
+    records of `owner`."""
+
+    # Folders whose new audio files become records (env: comma-separated); empty: off.
+    dirs: tuple[str, ...] = ()
+    # The login the records belong to (created if new); required when `dirs` is set.
+    owner: str = ""
+    # The space the records land in (accepted and kept for the sharing issue).
+    space: str = ""
+    # A file is taken once its size and time stayed the same this long.
+    stable_seconds: float = 10.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LoggingSettings:
     level: str = "INFO"
     format: str = "auto"
@@ -379,4 +394,5 @@ class Settings:
     ask: AskSettings = field(default_factory=AskSettings)
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     links: LinkSettings = field(default_factory=LinkSettings)
+    watch: WatchSettings = field(default_factory=WatchSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)

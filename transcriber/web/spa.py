@@ -37,6 +37,7 @@ CONTENT_TYPES: Mapping[str, str] = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
     ".svg": "image/svg+xml",
+    ".png": "image/png",
     ".html": "text/html; charset=utf-8",
 }
 IMMUTABLE = "public, max-age=31536000, immutable"

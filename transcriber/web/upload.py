@@ -18,6 +18,7 @@ without an identity.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from urllib.parse import unquote
 
@@ -33,7 +34,7 @@ from transcriber.core.errors import (
     TransientFailure,
 )
 from transcriber.db import reads
-from transcriber.db.commands.records import Accepted
+from transcriber.db.commands.records import Accepted, Via
 from transcriber.followups.card import record_summary
 from transcriber.pipeline.intake import (
     AudioLimits,
@@ -44,6 +45,7 @@ from transcriber.pipeline.intake import (
 )
 from transcriber.web import keys
 from transcriber.web.archive import record_progress
+from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language, default_language
@@ -220,6 +222,28 @@ async def upload(request: web.Request) -> web.Response:
         raise too_slow("upload_too_slow", "upload") from None
 
 
+# What `transcriber upload` says it is (cli/upload.py), so its records show it.
+CLI_USER_AGENT = "transcriber-cli/"
+
+
+def arrived_via(*, bearer: bool, user_agent: str, browser: bool) -> Via:
+    """Pure: how an upload came in, for the card's "From": the command-line client
+    (`transcriber upload` names itself), another client of the API (a bearer token, or
+    a request no browser sent: no `Origin` nor `Sec-Fetch-Site`, as `curl`), else
+    the web app."""
+    if user_agent.startswith(CLI_USER_AGENT):
+        return "cli"
+    if bearer or not browser:
+        return "api"
+    return "web"
+
+
+def request_via(request: web.Request) -> Via:
+    headers = request.headers
+    return arrived_via(bearer=BEARER in request, user_agent=headers.get("User-Agent", ""),
+                       browser="Origin" in headers or "Sec-Fetch-Site" in headers)
+
+
 async def store(request: web.Request, intake: Intake, chunks: AsyncIterator[bytes], *,
                 expected_size: int | None = None,
                 late: Callable[[Intake], Intake] | None = None) -> Accepted:
@@ -227,6 +251,8 @@ async def store(request: web.Request, intake: Intake, chunks: AsyncIterator[byte
     takes a file: this upload and OpenAI's)."""
     server = request.app[keys.SETTINGS].server
     limit = server.upload_max_bytes
+    if intake.via is None:
+        intake = dataclasses.replace(intake, via=request_via(request))
     try:
         return await accept_stream(
             intake, chunks, files=request.app[keys.FILES], writer=request.app[keys.WRITER],

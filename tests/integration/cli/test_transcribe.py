@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.helpers.database import TestDatabase
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.subtitles import check_subtitle_rules
 from transcriber.cli.parser import build_parser
@@ -35,7 +36,7 @@ def _settings(make_settings: SettingsFactory) -> Settings:
 
 
 async def test_transcribe_prints_each_transcript_and_exits_0(
-    make_settings: SettingsFactory,
+    make_settings: SettingsFactory, database: TestDatabase,
 ) -> None:
     out, err = io.StringIO(), io.StringIO()
     code = await transcribe(_settings(make_settings),
@@ -47,6 +48,8 @@ async def test_transcribe_prints_each_transcript_and_exits_0(
     assert printed.count("WEBVTT") == 2
     assert "==> librivox_0880.mp3 <==" in printed
     assert "hello from the fake recognizer" in printed
+    # The card says they came from the command line (not "Web upload").
+    assert database.rows("SELECT DISTINCT via FROM audio_records") == [("cli",)]
 
 
 @pytest.mark.parametrize("fmt", ["srt", "vtt"])

@@ -89,7 +89,7 @@ async def test_list_item_shape(client: Client) -> None:
     record = await upload(client, name="meeting.wav")
     body = await (await client.get("/app/audiorecords")).json()
     assert body == {"items": [record], "next_cursor": None}
-    assert set(record) == {"id", "title", "original_filename", "source", "stage", "halt",
+    assert set(record) == {"id", "title", "original_filename", "source", "via", "stage", "halt",
                            "duration_ms", "size_bytes", "created_at", "updated_at", "brief",
                            "topics", "progress", "described", "quality_verdict"}
     assert record["quality_verdict"] is None  # not transcribed: no quality report yet

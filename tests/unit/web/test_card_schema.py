@@ -39,7 +39,7 @@ NOT_SHOWN: dict[str, str] = {
 
 ITEM: dict[str, Any] = {
     "id": "01hzzzzzzzzzzzzzzzzzzzzzzz", "title": "Lecture", "original_filename": "a.mp3",
-    "source": "http", "state": "normalized", "halted_at": "2026-01-01T00:00:03Z",
+    "source": "http", "via": "folder", "state": "normalized", "halted_at": "2026-01-01T00:00:03Z",
     "halt_reason": "stuck", "error_text": "no answer", "duration_ms": 60_000,
     "size_bytes": 1000, "created_at": "2026-01-01T00:00:01Z",
     "updated_at": "2026-01-01T00:00:02Z", "brief": "About", "language": "auto",

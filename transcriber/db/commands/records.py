@@ -12,6 +12,9 @@ from transcriber.db.writer import Command, WriteContext
 from transcriber.domain.stages import FIRST_STAGE
 
 Source = Literal["http", "telegram"]
+# How an `http` record came in (migration 0023): the web app, a bearer token's client,
+# the local command, the watched folder.
+Via = Literal["web", "api", "cli", "folder"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +47,9 @@ class AcceptRecord(Command[Accepted]):
     language: str = "auto"
     speakers: int | None = None
     queued_max_ms: int = 0
+    via: Via | None = None
+    watched_sha256: str | None = None
+    """The watched folder's file's hash, remembered with the record (never read twice)."""
 
     async def execute(self, ctx: WriteContext) -> Accepted:
         if self.tg_chat_id is not None and self.tg_message_id is not None:
@@ -77,4 +83,9 @@ class AcceptRecord(Command[Accepted]):
         if self.speakers is not None:
             await ctx.conn.execute(q.records.SET_SPEAKERS,
                                    {"id": self.record_id, "speakers": self.speakers})
+        if self.via is not None:
+            await ctx.conn.execute(q.records.SET_VIA, {"id": self.record_id, "via": self.via})
+        if self.watched_sha256 is not None:
+            await ctx.conn.execute(q.watch.REMEMBER, {"sha256": self.watched_sha256,
+                                                      "record_id": self.record_id, "now": now})
         return Accepted(record_id=self.record_id, created=True)

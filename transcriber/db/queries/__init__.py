@@ -28,12 +28,12 @@ from transcriber.db.queries import (
     tokens,
     users,
     voices,
+    watch,
     webhooks,
 )
 
 __all__ = [
     "archive", "ask", "control", "describe", "edits", "files", "links", "loadtest",
-    "maintenance",
-    "migrations", "moving", "pipeline", "progress", "recognition", "records", "results", "search",
-    "telegram", "tokens", "users", "voices", "webhooks",
+    "maintenance", "migrations", "moving", "pipeline", "progress", "recognition", "records",
+    "results", "search", "telegram", "tokens", "users", "voices", "watch", "webhooks",
 ]

@@ -26,6 +26,11 @@ SET_SPEAKERS = """
 UPDATE audio_records SET speakers = :speakers WHERE id = :id
 """
 
+# How an `http` record came in (migration 0023; NULL before it).
+SET_VIA = """
+UPDATE audio_records SET via = :via WHERE id = :id
+"""
+
 # The spoken language asked for at intake (the column's default is 'auto').
 SET_LANGUAGE = """
 UPDATE audio_records SET language = :language WHERE id = :id

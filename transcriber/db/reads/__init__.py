@@ -34,12 +34,13 @@ if TYPE_CHECKING:
         transcripts,
         users,
         voices,
+        watch,
         webhooks,
     )
 
 __all__ = ["ask", "counts", "describe", "links", "lists", "maintenance", "progress",
            "recognitions", "records", "search", "telegram", "tokens", "transcripts", "users",
-           "voices", "webhooks"]
+           "voices", "watch", "webhooks"]
 
 
 def __getattr__(name: str) -> object:

@@ -40,6 +40,8 @@ class ListItem:
     title: str
     original_filename: str
     source: str
+    via: str | None
+    """How an `http` record came in: web, api, cli, folder (None before migration 0023)."""
     state: str
     halted_at: str | None
     halt_reason: str | None

@@ -41,7 +41,11 @@ let cleanup = () => {};
 /** @type {Route[]} */
 const ROUTES = [
   { pattern: /^\/$/, nav: "list", view: (_m, ctx) => renderList(main, ctx) },
-  { pattern: /^\/upload$/, nav: "upload", view: () => renderUpload(main) },
+  { pattern: /^\/upload$/, nav: "upload", view: (_m, ctx) => {
+    const done = renderUpload(main);
+    sharedNotice(ctx.params);
+    return done;
+  } },
   { pattern: /^\/settings$/, nav: "settings", view: () => renderSettings(main) },
   { pattern: /^\/tokens$/, nav: "tokens", view: () => renderTokens(main) },
   { pattern: /^\/records\/([^/]+)$/, nav: null,
@@ -49,6 +53,17 @@ const ROUTES = [
   { pattern: /^\/voices$/, nav: "voices", view: () => renderVoices(main) },
   { pattern: /^\/ask$/, nav: "ask", view: (_m, ctx) => renderAsk(main, ctx) },
 ];
+
+// "Share → Transcriber" that did not become a record (sw.js sends the person here with
+// `?shared=<why>`): say so above the upload area, so the file can be picked again.
+/** @param {URLSearchParams} params */
+function sharedNotice(params) {
+  const why = params.get("shared");
+  if (!why) return;
+  const text = why === "offline" ? t("upload.shared_offline")
+    : /^\d+$/.test(why) ? t("upload.shared_refused", { status: why }) : t("upload.shared_again");
+  main.querySelector("h1")?.after(h("p", { class: "notice shared-notice", role: "alert" }, text));
+}
 
 /** @param {string} pathname */
 function match(pathname) {
@@ -156,3 +171,10 @@ picker.addEventListener("change", () => {
 translatePage();
 loadUser();
 render({ focus: false });
+
+// The app shell offline and the share target (sw.js). A browser without service
+// workers, or one that refuses this one (a plain-HTTP host that is not localhost),
+// runs the app as before.
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("/sw.js").catch(() => {});
+}

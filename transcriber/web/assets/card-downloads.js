@@ -14,7 +14,7 @@ export const TRANSCRIPT_FORMATS = ["txt", "srt", "vtt", "json", "md", "docx"];
 /** @param {string} id */
 export function downloadPanel(id) {
   const list = h("ul", { class: "downloads" });
-  const panel = h("section", { class: "panel", "aria-labelledby": "download-h",
+  const panel = h("section", { class: "panel downloads-panel", "aria-labelledby": "download-h",
     hidden: true }, h("h2", { id: "download-h" }, t("card.download")), list);
 
   /** @param {RecordCard} record */

@@ -50,14 +50,25 @@ export function facts(record) {
     [t("facts.size"), size(record.size_bytes)],
     [t("facts.file"), record.original_filename || "—"],
     [t("facts.uploaded"), h("time", { datetime: record.created_at }, when(record.created_at))],
-    [t("facts.from"), record.source === "telegram" ? t("facts.telegram") : t("facts.web")],
+    [t("facts.from"), from(record)],
     [t("facts.language"), language.detected
       ? t("facts.language_detected", { requested: language.requested,
         detected: language.detected })
       : language.requested],
   ];
+  // The hidden ": " keeps term and value apart where the layout does not: copied
+  // text, a reader mode, a screen reader («Длительность2:13» read as one word).
   return h("dl", { class: "facts" },
-    rows.map(([term, value]) => h("div", {}, h("dt", {}, term), h("dd", {}, value))));
+    rows.map(([term, value]) => h("div", {},
+      h("dt", {}, term, h("span", { class: "visually-hidden" }, ": ")), h("dd", {}, value))));
+}
+
+// How the record came in: Telegram, or for the other door its `via` (the web app,
+// an API client, the command line, the watched folder; none on older records).
+/** @param {RecordCard} record */
+function from(record) {
+  if (record.source === "telegram") return t("facts.telegram");
+  return t(`facts.${record.via || "web"}`);
 }
 
 /** @param {TimelineEvent[]} timeline */

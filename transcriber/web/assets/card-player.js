@@ -2,13 +2,16 @@
 // The card's player: the recording (the normalized copy when there is one,
 // smaller and always playable; the original as the fallback), a seek that
 // survives a player without metadata yet, the utterance being spoken marked
-// as it plays, and the moment a link asked for (`?t=<ms>&u=<index>`).
+// as it plays and kept in view (it follows along), and the moment a link asked
+// for (`?t=<ms>&u=<index>`).
 
 import * as api from "./api.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
 /** @typedef {import("./types.js").RecordCard} RecordCard */
+
+const FOLLOW_PAUSE_MS = 4000;
 /** @typedef {{startMs: number | null, index: number | null}} Moment */
 /** @typedef {(startMs: number, options?: {play?: boolean}) => void} Seek */
 
@@ -46,8 +49,18 @@ export function momentLine(record, { startMs, index }) {
  */
 export function player({ id, lines }) {
   const audio = h("audio", { controls: true, preload: "metadata", class: "player" });
-  const panel = h("section", { class: "panel", "aria-labelledby": "listen-h", hidden: true },
-    h("h2", { id: "listen-h" }, t("card.listen")), audio);
+  // Sticky (app.css): the player stays in view while the transcript scrolls under it.
+  const panel = h("section", { class: "panel listen-panel", "aria-labelledby": "listen-h",
+    hidden: true }, h("h2", { id: "listen-h", class: "visually-hidden" }, t("card.listen")),
+  audio);
+  /** @type {HTMLElement | null} */
+  let speaking = null;
+  // A person scrolling the transcript is not pulled back to the line being played
+  // for a few seconds (they are reading elsewhere).
+  let scrolledAt = -Infinity;
+  for (const kind of ["wheel", "touchmove"]) {
+    window.addEventListener(kind, () => { scrolledAt = performance.now(); }, { passive: true });
+  }
   /** @type {"normalized" | "original" | null} */
   let copy = null;
 
@@ -59,13 +72,31 @@ export function player({ id, lines }) {
   });
   audio.addEventListener("timeupdate", () => {
     const ms = audio.currentTime * 1000;
+    /** @type {HTMLElement | null} */
+    let now = null;
     for (const button of lines()) {
       const on = ms >= Number(button.dataset.start) && ms < Number(button.dataset.end);
       button.classList.toggle("speaking", on);
-      if (on) button.setAttribute("aria-current", "true");
-      else button.removeAttribute("aria-current");
+      if (on) {
+        button.setAttribute("aria-current", "true");
+        now = now || button;
+      } else button.removeAttribute("aria-current");
     }
+    if (now && now !== speaking && !audio.paused) follow(now);
+    speaking = now;
   });
+
+  // Keep the line being played in view, below the sticky player: only when it has left
+  // the view, and not while the person scrolls.
+  /** @param {HTMLElement} line */
+  function follow(line) {
+    if (performance.now() - scrolledAt < FOLLOW_PAUSE_MS) return;
+    const box = line.getBoundingClientRect();
+    const top = panel.getBoundingClientRect().bottom;
+    if (box.top >= top && box.bottom <= window.innerHeight) return;
+    const calm = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    line.scrollIntoView({ block: "center", behavior: calm ? "auto" : "smooth" });
+  }
 
   /** @type {Seek} */
   function seek(startMs, { play = true } = {}) {

@@ -95,7 +95,8 @@ export function qualityBanner(quality, seek) {
 }
 
 /**
- * An utterance's text: its words, those the recognizer was unsure of underlined
+ * An utterance's text: its words, each a span that knows its start (a click on a word
+ * plays from it, card-transcript.js), those the recognizer was unsure of underlined
  * (when the setting is on); the plain text when the words do not spell it (a
  * correction, or a recognizer that gave none).
  * @param {Utterance} u
@@ -103,12 +104,13 @@ export function qualityBanner(quality, seek) {
  */
 export function utteranceText(u) {
   const words = u.words || [];
-  if (!words.length || !underlineUnsure()
-    || words.map((w) => w.text).join("").trim() !== u.text.trim()) return u.text;
+  if (!words.length || words.map((w) => w.text).join("").trim() !== u.text.trim()) return u.text;
+  const underline = underlineUnsure();
   return words.map((w, index) => {
     const text = index ? w.text : w.text.trimStart();
-    return w.probability !== null && w.probability < LOW_WORD_PROBABILITY
-      ? h("span", { class: "unsure", title: t("quality.unsure_word") }, text) : text;
+    const unsure = underline && w.probability !== null && w.probability < LOW_WORD_PROBABILITY;
+    return h("span", { class: unsure ? "word unsure" : "word", "data-start": w.start_ms,
+      title: unsure ? t("quality.unsure_word") : null }, text);
   });
 }
 

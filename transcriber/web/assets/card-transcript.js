@@ -1,7 +1,7 @@
 // @ts-check
-// The card's transcript: one button per utterance that plays from its start,
-// the speaker's mark (and a way to move the line to another speaker,
-// speakers.js), and a correction in place: click the text, type, Enter saves
+// The card's transcript: one button per utterance that plays from its start (a
+// click on one of its words, from that word), the speaker's name (a label that
+// moves the line to another speaker when asked, speakers.js), and a correction in place: click the text, type, Enter saves
 // a new revision, Esc cancels. A correction made on an older revision is
 // refused (409) and said so. The transcript is not redrawn while an editor
 // is open under the person's hands, nor when nothing in it changed.
@@ -103,12 +103,17 @@ export function transcriptView({ id, note, revision, seek, saved, stale }) {
     const button = h("button", {
       type: "button", class: "utterance", "data-start": u.start_ms, "data-end": u.end_ms,
       "aria-label": t("transcript.play_from", { time: duration(u.start_ms), text: u.text }),
-      onclick: () => seek(u.start_ms),
+      // A click on a word plays from that word; elsewhere on the line, from its start.
+      onclick: (/** @type {MouseEvent} */ event) => {
+        const word = event.target instanceof Element ? event.target.closest(".word") : null;
+        seek(word instanceof HTMLElement ? Number(word.dataset.start) : u.start_ms);
+      },
     }, h("span", { class: "utterance-time" }, duration(u.start_ms)),
     h("span", { class: "utterance-text" }, utteranceText(u)));
+    const speaker = lineSpeaker(record, u, { move: moveLine });
     const item = h("li", { "data-index": u.index,
-      class: u.speaker ? `speaker-line ${colourClass(u.speaker)}` : null },
-    lineSpeaker(record, u, { move: moveLine }), button);
+      class: speaker && u.speaker ? `speaker-line ${colourClass(u.speaker)}` : null },
+    speaker, button);
     const fix = h("span", { class: "utterance-text-edit", role: "button", tabindex: "0",
       title: t("transcript.edit_hint") }, t("transcript.edit"));
     fix.addEventListener("click", () => editUtterance(item, u));

@@ -84,13 +84,13 @@ export function renderCard(main, id, { navigate, params } = {}) {
   });
   const find = findBox({ id, transcript: lines.element, seek: listen.seek,
     showLine: lines.showLine, revision: () => current?.revision });
-  const transcriptPanel = h("section", { class: "panel panel-wide",
+  const transcriptPanel = h("section", { class: "panel transcript-panel",
     "aria-labelledby": "transcript-h", hidden: true },
   h("h2", { id: "transcript-h" }, t("card.transcript")), find.element, lines.element,
   transcriptNote);
   const speakers = speakerPanel({ id, note: transcriptNote, saved: (record) => show(record) });
   const historyBody = h("div");
-  const historyPanel = h("details", { class: "panel panel-wide history-panel", hidden: true },
+  const historyPanel = h("details", { class: "panel history-panel", hidden: true },
     h("summary", {}, t("card.history")), historyBody);
   const edit = editors({
     id, title, t,
@@ -99,16 +99,18 @@ export function renderCard(main, id, { navigate, params } = {}) {
     deleted: () => (navigate ? navigate("/") : window.location.assign("/")),
   });
 
+  // Built around the transcript: it comes first and takes the width, under a player
+  // that stays in view; the details, brief, topics, downloads and speakers are a
+  // compact side panel (below the transcript on a phone); the history last.
   replace(main,
     h("p", { class: "back" }, h("a", { href: "/" }, t("card.back"))),
     h("div", { class: "title-row" }, title, edit.titleMark, edit.titleButton), edit.titleForm,
     status, progress, halt.element, qualitySlot,
-    h("div", { class: "card-grid" },
-      h("section", { class: "panel card-details", "aria-label": t("card.details") },
-        factsSlot, edit.panel),
-      h("div", { class: "card-side" }, listen.panel, downloads.panel, share.panel, askBox,
-        speakers.panel),
-      transcriptPanel, historyPanel));
+    h("div", { class: "card-layout" }, listen.panel, transcriptPanel,
+      h("aside", { class: "card-side", "aria-label": t("card.details") },
+        h("section", { class: "panel card-details" }, factsSlot, edit.panel),
+        downloads.panel, share.panel, askBox, speakers.panel),
+      historyPanel));
 
   // A search result's line: play from its moment, that utterance highlighted.
   /** @param {RecordCard} record */

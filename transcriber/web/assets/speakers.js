@@ -1,7 +1,8 @@
 // @ts-check
 // The record's speakers on its card: each in its own colour with its share of
 // the talk time, renamed in place (Enter saves, Esc cancels), and on every
-// line of the transcript a chooser that moves the line to another speaker.
+// line of the transcript their name, which opens a chooser that moves the line to
+// another speaker when asked. A record of one speaker shows none of it.
 
 import * as api from "./api.js";
 import { editInPlace, h, replace } from "./dom.js";
@@ -83,7 +84,7 @@ export function speakerPanel({ id, saved, note }) {
 
   /** @param {RecordCard} record */
   function show(record) {
-    const found = labels(record);
+    const found = severalSpeakers(record) ? labels(record) : [];
     panel.hidden = found.length === 0;
     if (editing) return;
     replace(list, found.map((label) => {
@@ -146,19 +147,56 @@ export function speakerPanel({ id, saved, note }) {
 }
 
 /**
- * The chooser on a line: changing it moves the line (a correction of `revision`).
+ * Whether the record's speakers are shown at all: one speaker (or none told apart)
+ * has no furniture, neither the panel nor a label on its lines.
+ * @param {RecordCard} record
+ */
+export function severalSpeakers(record) {
+  return labels(record).length > 1;
+}
+
+/**
+ * The speaker's name on a line, a label; asked (a click, Enter), it becomes a chooser
+ * that moves the line to another speaker (a correction of `revision`); Esc or leaving
+ * it puts the label back. No native <select> stands on every line.
  * @param {RecordCard} record
  * @param {Utterance} u
  * @param {{move: (u: Utterance, speaker: string, select: HTMLSelectElement) => void}} handlers
  */
 export function lineSpeaker(record, u, { move }) {
-  if (!u.speaker) return null;
-  const select = h("select", { class: `line-speaker ${colourClass(u.speaker)}`,
-    "aria-label": t("speakers.move_label", { name: speakerName(record, u.speaker) }) },
-  labels(record).map((label) => h("option",
-    { value: label, selected: label === u.speaker },
-    speakerName(record, label))));
-  select.addEventListener("click", (event) => event.stopPropagation());
-  select.addEventListener("change", () => move(u, select.value, select));
-  return select;
+  if (!u.speaker || !severalSpeakers(record)) return null;
+  const speaker = u.speaker;
+  const label = h("button", { type: "button", class: `line-speaker ${colourClass(speaker)}`,
+    "aria-label": t("speakers.move_label", { name: speakerName(record, speaker) }),
+    "aria-haspopup": "listbox" }, speakerName(record, speaker));
+  label.addEventListener("click", (event) => {
+    event.stopPropagation();
+    const select = h("select", { class: `line-speaker-choice ${colourClass(speaker)}`,
+      "aria-label": t("speakers.move_label", { name: speakerName(record, speaker) }) },
+    labels(record).map((other) => h("option", { value: other, selected: other === speaker },
+      speakerName(record, other))));
+    let open = true;
+    const back = () => {
+      // Once: removing the focused chooser fires its blur, which would come back here.
+      if (!open || select.disabled) return;
+      open = false;
+      select.replaceWith(label);
+    };
+    select.addEventListener("click", (clicked) => clicked.stopPropagation());
+    select.addEventListener("change", () => {
+      if (select.value !== speaker) move(u, select.value, select);
+      else back();
+    });
+    select.addEventListener("blur", back);
+    select.addEventListener("keydown", (key) => {
+      if (key.key !== "Escape") return;
+      key.preventDefault();
+      key.stopPropagation();
+      back();
+      label.focus();
+    });
+    label.replaceWith(select);
+    select.focus();
+  });
+  return label;
 }

@@ -55,9 +55,22 @@ function shownOnce(made) {
   const value = h("input", { type: "text", readonly: true, value: made.token,
     class: "token-value", "aria-label": t("tokens.new_label"), spellcheck: "false" });
   value.addEventListener("focus", () => value.select());
+  const said = h("span", { class: "muted small", role: "status", "aria-live": "polite" });
+  const copy = h("button", { type: "button" }, t("tokens.copy"));
+  copy.addEventListener("click", () => {
+    // The clipboard API needs a secure context (HTTPS or localhost); elsewhere the
+    // selected text is what the person copies themselves.
+    value.focus();
+    value.select();
+    const writing = navigator.clipboard
+      ? navigator.clipboard.writeText(made.token) : Promise.reject(new Error("no clipboard"));
+    writing.then(() => { said.textContent = t("tokens.copied"); },
+      () => { said.textContent = t("tokens.copy_by_hand"); });
+  });
   return h("div", { class: "token-made", role: "alert" },
     h("p", {}, h("strong", {}, t("tokens.made", { name: made.name || made.id }))),
-    value,
+    h("div", { class: "token-copy" }, value, copy),
+    said,
     h("p", { class: "muted small" }, t("tokens.shown_once")));
 }
 

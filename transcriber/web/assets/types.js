@@ -116,6 +116,7 @@
  * @property {string} title
  * @property {string} original_filename
  * @property {"http" | "telegram"} source
+ * @property {"web" | "api" | "cli" | "folder" | null} [via]
  * @property {Stage} stage
  * @property {Halt | null} halt
  * @property {Progress | null} progress
