@@ -131,6 +131,17 @@ LEASE_EXPIRIES = Counter(
     "transcriber_lease_expiries_total",
     "Claims that took a record whose previous lease had expired",
 )
+WYOMING_REQUESTS = Counter(
+    "transcriber_wyoming_requests_total",
+    "Wyoming voice commands and refusals by outcome (transcribed, not_allowed, busy, "
+    "too_long, malformed, unsupported_language, unsupported_audio, unavailable, failed)",
+    ["outcome"],
+)
+WYOMING_SECONDS = Histogram(
+    "transcriber_wyoming_seconds",
+    "A voice command's wait from its audio-stop to its transcript being sent",
+    buckets=(0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30),
+)
 PROVIDER_CALL_SECONDS = Histogram(
     "transcriber_provider_call_seconds", "Outbound provider calls", ["provider", "call"],
     buckets=_STEP_BUCKETS,

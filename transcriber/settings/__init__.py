@@ -36,6 +36,7 @@ from transcriber.settings.model import (
     StorageSettings,
     TelegramSettings,
     WebhookSettings,
+    WyomingSettings,
 )
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "StorageSettings",
     "TelegramSettings",
     "WebhookSettings",
+    "WyomingSettings",
     "load_settings",
     "setting_keys",
 ]

@@ -22,8 +22,16 @@ from transcriber.settings.model import (
 
 
 def validate(settings: Settings) -> None:
+    wyoming = settings.wyoming
     checks: list[tuple[str, bool, str]] = [
         ("server.port", 0 <= settings.server.port <= 65535, "must be 0..65535"),
+        ("wyoming.port", 0 <= wyoming.port <= 65535, "must be 0..65535"),
+        ("wyoming.max_audio_seconds", 1 <= wyoming.max_audio_seconds <= 600,
+         "must be 1..600"),
+        ("wyoming.max_clients", wyoming.max_clients >= 1, "must be at least 1"),
+        ("wyoming.idle_seconds", wyoming.idle_seconds > 0, "must be positive"),
+        # Archiving voice commands is not built yet: refused rather than silently ignored.
+        ("wyoming.archive", not wyoming.archive, "archiving voice commands is not supported yet"),
         ("server.upload_max_bytes", settings.server.upload_max_bytes > 0, "must be positive"),
         ("server.record_max_seconds", settings.server.record_max_seconds > 0,
          "must be positive"),

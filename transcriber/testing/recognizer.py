@@ -130,4 +130,26 @@ class FakeRecognizer:
         self.closed = True
 
 
-__all__ = ["FakeRecognizer", "local_payload"]
+class FakeVoiceRecognizer(FakeRecognizer):
+    """Also implements `RecognizesSamples`: every voice command is answered `text` (in
+    `language`, or the one asked for) and recorded in `commands` as (PCM, language);
+    `faults` are raised, in order, before anything else happens in the next calls."""
+
+    def __init__(self, *, text: str = "turn on the kitchen light",
+                 language: str | None = None) -> None:
+        super().__init__()
+        self.text = text
+        self.language = language
+        self.commands: list[tuple[bytes, str | None]] = []
+        self.faults: deque[BaseException] = deque()
+
+    async def recognize_samples(self, samples: bytes, *, language: str | None) -> Answer:
+        if self.faults:
+            raise self.faults.popleft()
+        self.commands.append((samples, language))
+        utterance = Utterance(start_ms=0, end_ms=len(samples) * 1000 // 32_000, channel=0,
+                              text=self.text)
+        return Answer(utterances=(utterance,), language=self.language or language)
+
+
+__all__ = ["FakeRecognizer", "FakeVoiceRecognizer", "local_payload"]
