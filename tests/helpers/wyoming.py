@@ -40,7 +40,8 @@ async def serving(recognizer: Recognizer, **values: Any) -> AsyncIterator[int]:
 
 def pcm16(samples: np.ndarray) -> bytes:
     """float samples in [-1, 1] as 16-bit little-endian PCM."""
-    return (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
+    converted: bytes = (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
+    return converted
 
 
 async def voice_command(port: int, samples: np.ndarray, *,
