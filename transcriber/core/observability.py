@@ -210,6 +210,12 @@ TOKEN_CHECKS = Counter(
     "read_only: a read token refused a write)",
     ["outcome"],
 )
+OPENAI_TRANSLATIONS = Counter(
+    "transcriber_openai_translations_total",
+    "POST /v1/audio/translations whose file was read, by outcome (done, timed_out, "
+    "not_audio, failed)",
+    ["outcome"],
+)
 OPENAI_TRANSCRIPTIONS = Counter(
     "transcriber_openai_transcriptions_total",
     "POST /v1/audio/transcriptions that got their record stored, by how the wait ended "

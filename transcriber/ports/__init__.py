@@ -37,6 +37,7 @@ from transcriber.ports.recognition import (
     SpeakerLabels,
     SpeechSink,
     Submitted,
+    Translates,
     Warms,
 )
 from transcriber.ports.speakers import Separation, SpeakerSeparator, SpeakersUnavailable
@@ -77,6 +78,7 @@ __all__ = [
     "SpeechSink",
     "Submitted",
     "Transcoder",
+    "Translates",
     "Turn",
     "Undelivered",
     "UndeliveredReason",

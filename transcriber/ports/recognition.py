@@ -198,6 +198,16 @@ class RecognizesSamples(Protocol):
     async def recognize_samples(self, samples: bytes, *, language: str | None) -> Answer: ...
 
 
+@runtime_checkable
+class Translates(Protocol):
+    """A recognizer that turns speech in any language it takes into English text
+    (Whisper's translate task): `path` is an audio file of any format it decodes,
+    `language` the spoken one or None (detect). The answer's utterances are English, on
+    the file's timeline; nothing is saved (`/v1/audio/translations`)."""
+
+    async def translate(self, path: Path, *, language: str | None) -> Answer: ...
+
+
 class PartCutter(Protocol):
     async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int,
                   channel: int | None = None) -> int:

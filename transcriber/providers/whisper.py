@@ -276,6 +276,46 @@ class WhisperRecognizer:
             PROVIDER_CALL_SECONDS.labels("local", "command").observe(
                 time.perf_counter() - started)
 
+    async def translate(self, path: Path, *, language: str | None) -> Answer:
+        """The `Translates` port: Whisper's translate task on a whole file, in the pool of
+        model runs (it is as long as any upload), its speech found by faster-whisper's
+        VAD; a cancelled caller stops it at the next segment."""
+        cancel = threading.Event()
+        chosen = whisper_language(language, self._settings.language)
+        started = time.perf_counter()
+        try:
+            return await self.model_runs.run(self._translate, path, chosen, cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        finally:
+            PROVIDER_CALL_SECONDS.labels("local", "translate").observe(
+                time.perf_counter() - started)
+
+    def _translate(self, path: Path, language: str | None, cancel: threading.Event) -> Answer:
+        from faster_whisper.audio import decode_audio  # noqa: PLC0415 - heavy import
+
+        try:
+            model = self.load()
+        except ModelUnavailable as exc:
+            raise TransientFailure(str(exc)) from None
+        try:
+            audio = decode_audio(str(path), sampling_rate=_RATE)
+        except (ValueError, IndexError, OSError) as exc:
+            raise PermanentFailure(f"audio cannot be decoded ({type(exc).__name__})") from None
+        segments, info = model.transcribe(
+            audio, task="translate", language=language, beam_size=self._settings.beam_size,
+            temperature=[0.0], vad_filter=True, condition_on_previous_text=False)
+        utterances = []
+        for segment in segments:
+            if cancel.is_set():
+                raise TransientFailure("translation cancelled")
+            if segment.text.strip():
+                utterances.append(Utterance(
+                    start_ms=round(segment.start * 1000), end_ms=round(segment.end * 1000),
+                    channel=0, text=segment.text.strip()))
+        return Answer(utterances=tuple(utterances), language=info.language)
+
     def _recognize_command(self, samples: bytes, language: str | None) -> Answer:
         try:
             model = self.load()
