@@ -48,8 +48,9 @@ MAX_BYTES = 25 * 1024 * 1024
 
 
 def _translator(app: web.Application) -> Translates:
-    # Typed as any object: a `Recognizer` need not be `Translates` (mypy sees no overlap).
-    recognizer: object = app[keys.RECOGNIZER] if keys.RECOGNIZER in app else None
+    found = app.get(keys.RECOGNIZER)
+    # Looked at as any object: mypy takes every `Recognizer` for a `Translates`.
+    recognizer: object = found
     if not isinstance(recognizer, Translates):
         raise ApiError(400, "translation_unsupported",
                        "this service's recognizer cannot translate speech; only the local "

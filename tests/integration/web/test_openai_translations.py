@@ -98,9 +98,10 @@ async def test_a_recognizer_without_a_translate_task_refuses_clearly(
         make_settings: SettingsFactory) -> None:
     # The fake without `Translates` stands where SpeechKit does.
     async with live_service(make_settings, recognizer=FakeRecognizer()) as service:
-        async with _client(service, await make_token(service.app)) as client:
-            with pytest.raises(openai.BadRequestError) as refused, RUSSIAN.open("rb") as audio:
-                await client.audio.translations.create(model="whisper-1", file=audio)
+        client = _client(service, await make_token(service.app))
+        with pytest.raises(openai.BadRequestError) as refused, RUSSIAN.open("rb") as audio:
+            await client.audio.translations.create(model="whisper-1", file=audio)
+        await client.close()
     assert refused.value.code == "translation_unsupported"
     assert refused.value.type == "invalid_request_error"
     assert "translate" in refused.value.message
