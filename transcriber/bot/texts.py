@@ -68,6 +68,10 @@ class T(StrEnum):
     COMMAND_HELP = "command_help"
     COMMAND_STATUS = "command_status"
     COMMAND_LAST = "command_last"
+    COMMAND_EXPORT = "command_export"
+    EXPORT_USAGE = "export_usage"
+    EXPORT_NONE = "export_none"
+    EXPORT_NOT_READY = "export_not_ready"
     MEGABYTES = "megabytes"
     GIGABYTES = "gigabytes"
     HOURS = "hours"
@@ -80,7 +84,8 @@ EN: Mapping[T, str] = {
     T.HELP: (
         "Send me a voice message, an audio file or an audio document (up to {limit}) "
         "and I will reply with its transcript. Your recordings also appear in the web "
-        "archive.\n\n/status — your last five recordings\n/last — the latest transcript again"
+        "archive.\n\n/status — your last five recordings\n/last — the latest transcript again\n"
+        "/export docx|md|txt|srt — the latest transcript as a document"
     ),
     T.NOT_ALLOWED: (
         "Sorry, this bot transcribes recordings only for the people its owner has listed. "
@@ -168,6 +173,11 @@ EN: Mapping[T, str] = {
     T.COMMAND_HELP: "How to use it and the size limit",
     T.COMMAND_STATUS: "Your last five recordings",
     T.COMMAND_LAST: "The latest transcript again",
+    T.COMMAND_EXPORT: "The latest transcript as a document: docx, md, txt or srt",
+    T.EXPORT_USAGE: ("Send /export with a format: docx, md, txt or srt, and optionally a "
+                     "record's id, e.g. /export docx"),
+    T.EXPORT_NONE: "There is no such recording of yours.",
+    T.EXPORT_NOT_READY: "That recording has no transcript yet.",
     T.MEGABYTES: "{n} MB",
     T.GIGABYTES: "{n} GB",
     T.HOURS: "{n} h",
@@ -180,7 +190,8 @@ RU: Mapping[T, str] = {
     T.HELP: (
         "Пришлите голосовое сообщение, аудиофайл или аудиодокумент (до {limit}), "
         "и я отвечу его расшифровкой. Ваши записи также появляются в веб-архиве.\n\n"
-        "/status — пять последних записей\n/last — последняя расшифровка ещё раз"
+        "/status — пять последних записей\n/last — последняя расшифровка ещё раз\n"
+        "/export docx|md|txt|srt — последняя расшифровка документом"
     ),
     T.NOT_ALLOWED: (
         "Извините, этот бот расшифровывает записи только для тех, кого указал его владелец. "
@@ -264,6 +275,11 @@ RU: Mapping[T, str] = {
     T.COMMAND_HELP: "Как пользоваться и предел размера",
     T.COMMAND_STATUS: "Пять последних записей",
     T.COMMAND_LAST: "Последняя расшифровка ещё раз",
+    T.COMMAND_EXPORT: "Последняя расшифровка документом: docx, md, txt или srt",
+    T.EXPORT_USAGE: ("Отправьте /export с форматом: docx, md, txt или srt, и, если нужно, "
+                     "id записи, например /export docx"),
+    T.EXPORT_NONE: "У вас нет такой записи.",
+    T.EXPORT_NOT_READY: "У этой записи ещё нет расшифровки.",
     T.MEGABYTES: "{n} МБ",
     T.GIGABYTES: "{n} ГБ",
     T.HOURS: "{n} ч",
