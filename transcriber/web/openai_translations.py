@@ -96,6 +96,9 @@ async def _receive(request: web.Request, folder: Path) -> tuple[Path, Transcript
         raise invalid("the form has no file (or an empty one) in the field file", FILE_FIELD,
                       close=True)
     parsed = parse_form(fields)
+    if parsed.stream:
+        raise invalid("stream=true is for transcriptions; a translation comes whole", "stream",
+                      close=True)
     try:
         language = check_language(request.app, parsed.language)
     except ApiError as exc:

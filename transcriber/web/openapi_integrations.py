@@ -80,6 +80,11 @@ _TRANSCRIPTION_FORM = {
                                       "items": {"type": "string",
                                                 "enum": list(GRANULARITIES)}},
         "temperature": {"type": "number", "description": "Accepted and ignored"},
+        "stream": {"type": "boolean", "default": False,
+                   "description": "Server-sent events: transcript.text.delta per recognized "
+                                  "utterance as the parts are recognized, then "
+                                  "transcript.text.done (response_format json or text; "
+                                  "transcriptions only)"},
     },
 }
 
@@ -132,11 +137,13 @@ def integration_paths() -> dict[str, Any]:
                 "multipart/form-data": {"schema": _TRANSCRIPTION_FORM}}},
             "responses": {
                 **_OPENAI_COMMON,
-                "200": {"description": "The transcript in response_format", "content": {
+                "200": {"description": "The transcript in response_format (stream=true: "
+                                       "server-sent events)", "content": {
                     JSON: {"schema": {"anyOf": [ref("Transcription"),
                                                  ref("TranscriptionVerbose"),
                                                  ref("TranscriptionDiarized")]}},
-                    "text/plain": {"schema": {"type": "string"}}}},
+                    "text/plain": {"schema": {"type": "string"}},
+                    "text/event-stream": {"schema": {"type": "string"}}}},
                 "400": _openai_error("A malformed form, no file, an unknown language or "
                                      "response_format, an empty or incomplete file"),
                 "403": _openai_error("A read token"),
