@@ -295,14 +295,15 @@ class WhisperRecognizer:
     def _translate(self, path: Path, language: str | None, cancel: threading.Event) -> Answer:
         from faster_whisper.audio import decode_audio  # noqa: PLC0415 - heavy import
 
-        try:
-            model = self.load()
-        except ModelUnavailable as exc:
-            raise TransientFailure(str(exc)) from None
+        # Decoded first: a file that is not audio is refused without loading the model.
         try:
             audio = decode_audio(str(path), sampling_rate=_RATE)
         except (ValueError, IndexError, OSError) as exc:
             raise PermanentFailure(f"audio cannot be decoded ({type(exc).__name__})") from None
+        try:
+            model = self.load()
+        except ModelUnavailable as exc:
+            raise TransientFailure(str(exc)) from None
         segments, info = model.transcribe(
             audio, task="translate", language=language, beam_size=self._settings.beam_size,
             temperature=[0.0], vad_filter=True, condition_on_previous_text=False)

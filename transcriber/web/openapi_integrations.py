@@ -143,7 +143,13 @@ def integration_paths() -> dict[str, Any]:
                                                  ref("TranscriptionVerbose"),
                                                  ref("TranscriptionDiarized")]}},
                     "text/plain": {"schema": {"type": "string"}},
-                    "text/event-stream": {"schema": {"type": "string"}}}},
+                    # One server-sent event: `data` holds its JSON (transcript.text.delta,
+                    # transcript.text.done or error).
+                    "text/event-stream": {"schema": {
+                        "type": "object", "required": ["data"],
+                        "properties": {"data": {"type": "string",
+                                                "contentMediaType": "application/json"},
+                                       "event": {"type": "string"}}}}}},
                 "400": _openai_error("A malformed form, no file, an unknown language or "
                                      "response_format, an empty or incomplete file"),
                 "403": _openai_error("A read token"),
