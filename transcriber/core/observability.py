@@ -134,7 +134,8 @@ LEASE_EXPIRIES = Counter(
 WYOMING_REQUESTS = Counter(
     "transcriber_wyoming_requests_total",
     "Wyoming voice commands and refusals by outcome (transcribed, not_allowed, busy, "
-    "too_long, malformed, unsupported_language, unsupported_audio, unavailable, failed)",
+    "too_long, malformed, unsupported_language, unsupported_audio, unavailable, failed; "
+    "archived and archive_failed with wyoming.archive)",
     ["outcome"],
 )
 WYOMING_SECONDS = Histogram(

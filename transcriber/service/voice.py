@@ -4,6 +4,8 @@ It runs where the doors run (`--role all|web`), after the providers, with the
 recognizer they built (or the one `build_app` was given). The start waits until the
 socket is bound, so a port in use stops the start loudly instead of a voice assistant
 finding nothing; the server's death later stops the service (`fatal.supervised`).
+With `wyoming.archive`, each answered command is stored as a record of
+`wyoming.archive_login` (`_archive`).
 """
 
 from __future__ import annotations
@@ -12,15 +14,44 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+import structlog
 from aiohttp import web
 
 import transcriber
+from transcriber.db.commands.users import EnsureUser
+from transcriber.pipeline.intake import AudioLimits, Intake, accept_stream
 from transcriber.service.fatal import supervised
 from transcriber.voice.server import WyomingServer
+from transcriber.voice.session import Archive, wav_bytes
 from transcriber.web import keys
+
+log = structlog.get_logger(__name__)
 
 # The running server (tests read the port it bound).
 WYOMING = web.AppKey("wyoming", WyomingServer)
+
+
+def _archive(app: web.Application) -> Archive:
+    """`wyoming.archive`: a transcribed command stored as a WAV upload of
+    `wyoming.archive_login` through the upload's own intake (its limits and quota),
+    so the pipeline recognizes it again as any record (speakers, search, the card)."""
+    settings = app[keys.SETTINGS]
+
+    async def keep(pcm: bytes, language: str | None) -> None:
+        user = await app[keys.WRITER].ask(EnsureUser(login=settings.wyoming.archive_login))
+
+        async def chunks() -> AsyncIterator[bytes]:
+            yield wav_bytes(pcm)
+
+        accepted = await accept_stream(
+            Intake(owner_id=user.id, original_name="voice-command.wav",
+                   language=language or "auto"),
+            chunks(), files=app[keys.FILES], writer=app[keys.WRITER],
+            transcoder=app[keys.TRANSCODER], limit=settings.server.upload_max_bytes,
+            limits=AudioLimits.of(settings.server))
+        log.info("wyoming_archived", record_id=accepted.record_id)
+
+    return keep
 
 
 async def wyoming_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -30,7 +61,8 @@ async def wyoming_ctx(app: web.Application) -> AsyncIterator[None]:
         yield
         return
     server = WyomingServer(settings.wyoming, recognizer=recognizer,
-                           version=transcriber.__version__)
+                           version=transcriber.__version__,
+                           archive=_archive(app) if settings.wyoming.archive else None)
     app[WYOMING] = server
     async with supervised(app, server.run, name="wyoming-server", died="wyoming_died",
                           grace_seconds=settings.server.shutdown_graceful_seconds):

@@ -30,8 +30,8 @@ def validate(settings: Settings) -> None:
          "must be 1..600"),
         ("wyoming.max_clients", wyoming.max_clients >= 1, "must be at least 1"),
         ("wyoming.idle_seconds", wyoming.idle_seconds > 0, "must be positive"),
-        # Archiving voice commands is not built yet: refused rather than silently ignored.
-        ("wyoming.archive", not wyoming.archive, "archiving voice commands is not supported yet"),
+        ("wyoming.archive_login", not wyoming.archive or bool(wyoming.archive_login),
+         "must name the person voice commands are archived for when wyoming.archive is on"),
         ("server.upload_max_bytes", settings.server.upload_max_bytes > 0, "must be positive"),
         ("server.record_max_seconds", settings.server.record_max_seconds > 0,
          "must be positive"),
@@ -125,6 +125,8 @@ def validate(settings: Settings) -> None:
         if not telegram_id.lstrip("-").isdigit():
             raise ConfigError("telegram.allowed", f"key {telegram_id!r} is not a Telegram user id")
         _check_login("telegram.allowed", login, f"the login of {telegram_id}")
+    if settings.wyoming.archive_login:
+        _check_login("wyoming.archive_login", settings.wyoming.archive_login, "the login")
     if settings.server.anonymous_user:
         _check_login("server.anonymous_user", settings.server.anonymous_user, "the login")
     if settings.server.anonymous_user and not _is_loopback(settings.server.host):

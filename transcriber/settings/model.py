@@ -339,8 +339,10 @@ class WyomingSettings:
         ipaddress.ip_network("127.0.0.0/8"),
         ipaddress.ip_network("::1/128"),
     )
-    # Voice commands are not kept; true: not implemented yet (a start-up check refuses it).
+    # Voice commands are not kept; true: each becomes a record of `archive_login` (an
+    # ordinary upload, recognized again by the pipeline with speakers and all).
     archive: bool = False
+    archive_login: str = ""
     # A voice command longer than this is refused (its audio is held in memory).
     max_audio_seconds: int = 30
     # Clients served at once; more wait at the door (the recognizer runs two at a time).

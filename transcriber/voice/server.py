@@ -24,10 +24,11 @@ import structlog
 from wyoming.error import Error
 from wyoming.event import Event, async_write_event
 
+from transcriber.core.errors import TranscriberError
 from transcriber.core.observability import WYOMING_REQUESTS
 from transcriber.ports import Recognizer, RecognizesSamples
 from transcriber.settings import WyomingSettings
-from transcriber.voice.session import Refused, Session, info_event
+from transcriber.voice.session import Archive, Refused, Session, info_event
 
 log = structlog.get_logger(__name__)
 
@@ -90,8 +91,10 @@ class WyomingServer:
     """Serves voice commands with `recognizer` (through `RecognizesSamples`)."""
 
     def __init__(self, settings: WyomingSettings, *, recognizer: Recognizer,
-                 version: str) -> None:
+                 version: str, archive: Archive | None = None) -> None:
         self._settings = settings
+        # With `wyoming.archive`: each transcribed command kept, after its answer is sent.
+        self._archive = archive
         self._recognizer = recognizer if isinstance(recognizer, RecognizesSamples) else None
         self._capabilities = recognizer.capabilities
         self._info = info_event(self._capabilities, version=version)
@@ -153,3 +156,18 @@ class WyomingServer:
                 return
             for answer in await session.answer(event):
                 await async_write_event(answer, writer)
+            if session.transcribed is not None:
+                kept, session.transcribed = session.transcribed, None
+                if self._archive is not None:
+                    await self._keep(self._archive, *kept)
+
+    async def _keep(self, archive: Archive, pcm: bytes, language: str | None) -> None:
+        """Archive one answered command; a failure is counted and logged, never the
+        client's (it has its transcript)."""
+        try:
+            await archive(pcm, language)
+        except (TranscriberError, OSError) as exc:
+            WYOMING_REQUESTS.labels("archive_failed").inc()
+            log.error("wyoming_archive_failed", error=type(exc).__name__)
+        else:
+            WYOMING_REQUESTS.labels("archived").inc()

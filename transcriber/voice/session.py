@@ -15,7 +15,10 @@ the protocol asks of a peer that does not know them.
 
 from __future__ import annotations
 
+import io
 import time
+import wave
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import structlog
@@ -38,6 +41,10 @@ RATES = range(8_000, 96_001)
 WIDTHS = (1, 2, 3, 4)
 CHANNEL_COUNTS = (1, 2)
 PING, PONG = "ping", "pong"
+
+
+# Keeps a transcribed command (its 16 kHz mono PCM, the language asked for) as a record.
+Archive = Callable[[bytes, str | None], Awaitable[None]]
 
 
 class Refused(TranscriberError):
@@ -69,6 +76,17 @@ def checked_format(start: AudioStart | AudioChunk) -> None:
             CHANNEL_COUNTS):
         raise Refused("unsupported-audio",
                       "audio must be 8-96 kHz, 8-32 bit, mono or stereo PCM")
+
+
+def wav_bytes(pcm: bytes) -> bytes:
+    """Pure: 16 kHz mono 16-bit PCM as a WAV file (what an archived command is stored as)."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as wav:
+        wav.setnchannels(CHANNELS)
+        wav.setsampwidth(WIDTH)
+        wav.setframerate(RATE)
+        wav.writeframes(pcm)
+    return out.getvalue()
 
 
 def info_event(capabilities: Capabilities, *, version: str) -> Event:
@@ -104,6 +122,8 @@ class Session:
         self._max_bytes = max_audio_seconds * RATE * WIDTH * CHANNELS
         self._language: str | None = None
         self._command: _Command | None = None
+        # The last transcribed command, until the server has archived it (if it does).
+        self.transcribed: tuple[bytes, str | None] | None = None
 
     async def answer(self, event: Event) -> list[Event]:
         try:
@@ -166,6 +186,7 @@ class Session:
         except TranscriberError as exc:
             raise Refused("failed", "the voice command could not be recognized") from exc
         text = " ".join(u.text for u in answer.utterances if u.text)
+        self.transcribed = (bytes(command.pcm), command.language)
         seconds = time.perf_counter() - started
         WYOMING_SECONDS.observe(seconds)
         WYOMING_REQUESTS.labels("transcribed").inc()

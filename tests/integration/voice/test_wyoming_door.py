@@ -22,6 +22,7 @@ from wyoming.error import Error
 from wyoming.event import Event
 from wyoming.info import Describe, Info
 
+from tests.helpers.database import TestDatabase
 from tests.helpers.settings import SettingsFactory
 from transcriber.core.errors import TransientFailure
 from transcriber.service.app import build_app
@@ -249,6 +250,56 @@ async def test_the_service_runs_the_door_when_enabled(
     event = await command(port, tone(1.0, rate=16_000, width=2, channels=1))
     assert event is not None
     assert Transcript.is_type(event.type)
+
+
+async def command_then_describe(port: int, audio: bytes) -> tuple[Event | None, Event | None]:
+    """A command, then `describe` on the same connection: the server archives a command
+    before it reads the next event, so the `info` answer means the archiving is over."""
+    client = AsyncTcpClient("127.0.0.1", port)
+    await client.connect()
+    try:
+        await client.write_event(Transcribe(language="en").event())
+        await client.write_event(AudioStart(rate=16_000, width=2, channels=1).event())
+        await client.write_event(AudioChunk(rate=16_000, width=2, channels=1,
+                                            audio=audio).event())
+        await client.write_event(AudioStop().event())
+        transcript = await client.read_event()
+        await client.write_event(Describe().event())
+        return transcript, await client.read_event()
+    finally:
+        await client.disconnect()
+
+
+async def test_with_archive_on_a_command_becomes_a_record_of_the_named_person(
+        aiohttp_client: AiohttpClient, make_settings: SettingsFactory, clock: FakeClock,
+        voice: FakeVoiceRecognizer, database: TestDatabase) -> None:
+    settings = make_settings(wyoming={"enabled": True, "port": 0, "archive": True,
+                                      "archive_login": "kitchen"})
+    app = build_app(settings, clock=clock, steps=fake_steps(), recognizer=voice)
+    await aiohttp_client(app)
+    transcript, info = await command_then_describe(
+        await app[WYOMING].bound, tone(1.0, rate=16_000, width=2, channels=1))
+    assert transcript is not None
+    assert Transcript.is_type(transcript.type)
+    assert info is not None
+    assert Info.is_type(info.type)
+    assert database.rows(
+        "SELECT u.provider_login, r.original_filename, r.language, r.duration_ms "
+        "FROM audio_records r JOIN users u ON u.id = r.owner_id") == [
+        ("kitchen", "voice-command.wav", "en", 1000)]
+
+
+async def test_without_archive_nothing_is_stored(
+        aiohttp_client: AiohttpClient, make_settings: SettingsFactory, clock: FakeClock,
+        voice: FakeVoiceRecognizer, database: TestDatabase) -> None:
+    app = build_app(make_settings(wyoming={"enabled": True, "port": 0}), clock=clock,
+                    steps=fake_steps(), recognizer=voice)
+    await aiohttp_client(app)
+    transcript, info = await command_then_describe(
+        await app[WYOMING].bound, tone(1.0, rate=16_000, width=2, channels=1))
+    assert transcript is not None
+    assert info is not None
+    assert database.rows("SELECT id FROM audio_records") == []
 
 
 async def test_the_door_is_off_by_default(
