@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from aiohttp import web
@@ -21,20 +21,24 @@ import transcriber
 from transcriber.db.commands.users import EnsureUser
 from transcriber.pipeline.intake import AudioLimits, Intake, accept_stream
 from transcriber.service.fatal import supervised
-from transcriber.voice.server import WyomingServer
-from transcriber.voice.session import Archive, wav_bytes
 from transcriber.web import keys
+
+if TYPE_CHECKING:
+    from transcriber.voice.server import WyomingServer
+    from transcriber.voice.session import Archive
 
 log = structlog.get_logger(__name__)
 
 # The running server (tests read the port it bound).
-WYOMING = web.AppKey("wyoming", WyomingServer)
+WYOMING: web.AppKey[WyomingServer] = web.AppKey("wyoming")
 
 
 def _archive(app: web.Application) -> Archive:
     """`wyoming.archive`: a transcribed command stored as a WAV upload of
     `wyoming.archive_login` through the upload's own intake (its limits and quota),
     so the pipeline recognizes it again as any record (speakers, search, the card)."""
+    from transcriber.voice.session import wav_bytes  # noqa: PLC0415 - see wyoming_ctx
+
     settings = app[keys.SETTINGS]
 
     async def keep(pcm: bytes, language: str | None) -> None:
@@ -60,6 +64,8 @@ async def wyoming_ctx(app: web.Application) -> AsyncIterator[None]:
     if not settings.wyoming.enabled or recognizer is None:
         yield
         return
+    # The protocol's package (~50 ms of imports) only where the door is on.
+    from transcriber.voice.server import WyomingServer  # noqa: PLC0415
     server = WyomingServer(settings.wyoming, recognizer=recognizer,
                            version=transcriber.__version__,
                            archive=_archive(app) if settings.wyoming.archive else None)
