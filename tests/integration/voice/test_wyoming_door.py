@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import structlog
 from prometheus_client import REGISTRY
 from pytest_aiohttp import AiohttpClient
 from wyoming.asr import Transcribe, Transcript
@@ -133,6 +134,20 @@ async def test_a_command_is_answered_its_transcript_from_16_khz_mono_pcm(
     (pcm, language), = voice.commands
     assert pcm == audio
     assert language == "ru"
+
+
+async def test_the_sessions_event_log_says_what_happened_and_never_the_words(
+        serve: Serve, voice: FakeVoiceRecognizer) -> None:
+    with structlog.testing.capture_logs() as logs:
+        async with serve() as port:
+            await command(port, tone(2.0, rate=16_000, width=2, channels=1), language="en")
+            await raw(port, b"not an event\n")
+    events = [entry["event"] for entry in logs]
+    assert events == ["wyoming_listening", "wyoming_transcribed", "wyoming_refused"]
+    transcribed = logs[1]
+    assert (transcribed["audio_ms"], transcribed["language"]) == (2000, "en")
+    assert logs[2]["code"] == "malformed"
+    assert voice.text not in repr(logs)
 
 
 async def test_other_rates_widths_and_channels_are_converted(
