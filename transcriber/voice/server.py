@@ -87,6 +87,12 @@ def allowed(peer: object, networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6
     return any(address in network for network in networks)
 
 
+async def _tell(writer: asyncio.StreamWriter, refusal: Refused) -> None:
+    """The `error` event of a refusal, if the client still listens."""
+    with contextlib.suppress(ConnectionError, RuntimeError):
+        await async_write_event(Error(text=refusal.text, code=refusal.code).event(), writer)
+
+
 class WyomingServer:
     """Serves voice commands with `recognizer` (through `RecognizesSamples`)."""
 
@@ -136,11 +142,15 @@ class WyomingServer:
         except Refused as refusal:
             WYOMING_REQUESTS.labels(refusal.code.replace("-", "_")).inc()
             log.warning("wyoming_refused", code=refusal.code)
-            with contextlib.suppress(ConnectionError, RuntimeError):
-                await async_write_event(Error(text=refusal.text, code=refusal.code).event(),
-                                        writer)
+            await _tell(writer, refusal)
         except (ConnectionError, TimeoutError):
             pass  # the client went away or fell silent: nothing to answer
+        except Exception as exc:
+            # One client's fault (a bug, a recognizer's unexpected error) ends that client,
+            # answered an error and logged loudly, never the server.
+            WYOMING_REQUESTS.labels("failed").inc()
+            log.error("wyoming_client_failed", error=type(exc).__name__)
+            await _tell(writer, Refused("failed", "the voice command could not be served"))
         finally:
             writer.close()
             with contextlib.suppress(ConnectionError):

@@ -240,6 +240,18 @@ async def test_a_failed_recognition_is_answered_an_error(
     assert Error.from_event(event).code == "failed"
 
 
+async def test_an_unexpected_fault_ends_that_client_with_an_error_not_the_server(
+        serve: Serve, voice: FakeVoiceRecognizer) -> None:
+    voice.faults.append(RuntimeError("a bug"))
+    async with serve() as port:
+        broken = await command(port, tone(1.0, rate=16_000, width=2, channels=1))
+        served = await command(port, tone(1.0, rate=16_000, width=2, channels=1))
+    assert broken is not None
+    assert Error.from_event(broken).code == "failed"
+    assert served is not None
+    assert Transcript.is_type(served.type)
+
+
 async def test_clients_past_the_cap_are_told_busy(serve: Serve) -> None:
     async with serve(max_clients=1) as port:
         first = AsyncTcpClient("127.0.0.1", port)
