@@ -252,6 +252,17 @@ async def test_an_unexpected_fault_ends_that_client_with_an_error_not_the_server
     assert Transcript.is_type(served.type)
 
 
+async def test_a_silent_client_is_let_go(serve: Serve) -> None:
+    async with serve(idle_seconds=0.2) as port:
+        client = AsyncTcpClient("127.0.0.1", port)
+        await client.connect()
+        await client.write_event(AudioStart(rate=16_000, width=2, channels=1).event())
+        # Nothing more is sent: the server closes the connection, answering nothing.
+        closed = await client.read_event()
+        await client.disconnect()
+    assert closed is None
+
+
 async def test_clients_past_the_cap_are_told_busy(serve: Serve) -> None:
     async with serve(max_clients=1) as port:
         first = AsyncTcpClient("127.0.0.1", port)
