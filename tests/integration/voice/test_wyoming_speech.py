@@ -18,7 +18,7 @@ from tests.helpers.whisper import MakeWhisper
 from tests.helpers.wyoming import serving, voice_command
 from transcriber.providers.whisper import WhisperRecognizer
 
-# tests/fixtures/audio/README.md
+# What festival_ru.m4a says (tests/fixtures/audio/README.md).
 RUSSIAN = "Привет. Сегодня мы проверяем распознавание русской речи."
 
 
