@@ -30,7 +30,7 @@ RANKS: dict[str, int] = {
     "db": 3,
     "providers": 4,
     "pipeline": 5, "followups": 5, "ask": 5,
-    "web": 6, "bot": 6,
+    "web": 6, "bot": 6, "voice": 6,
     "maintenance": 7,
     "service": 8, "loadtest": 8,
     "cli": 9,

@@ -1,4 +1,4 @@
-"""`/status`, `/last` and `/ask`: the sender's records, answered from the archive.
+"""`/status`, `/last`, `/ask` and `/export`: the sender's records, answered from the archive.
 
 `/start` and `/help` are plain answers decided in `rules`; these two read the
 database. `/status` lists the sender's last five records with their stage
@@ -8,16 +8,21 @@ directly: it is an answer to a command, not a delivery to make durable.
 `/ask QUESTION` answers from the sender's own records (`ask.retrieval`: the
 search's read): the model's answer when one is configured, then the passages'
 marked sentences, each with its record's title, day and moment (docs/ask.md).
+`/export docx|md|txt|srt [record id]` sends the latest transcript (or the named
+record's, if it is the sender's) as a document made as the web app's download makes it
+(`documents.render_bytes`: the current correction, the record's title, date, duration
+and speaker names).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import date
 
 import structlog
 from aiogram import Bot
-from aiogram.types import Message, ReplyParameters
+from aiogram.types import BufferedInputFile, Message, ReplyParameters
 
 from transcriber.ask.answers import answer as ask_answer
 from transcriber.ask.retrieval import retrieve
@@ -32,7 +37,9 @@ from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.telegram import RecentRecord
 from transcriber.db.writer import Writer
+from transcriber.domain import documents
 from transcriber.domain.ask import QUESTION_MAX, read_question
+from transcriber.domain.transcripts import BadStructure
 from transcriber.followups.reply import transcript_for_reply
 from transcriber.ports import Answerer, ReplyAddress
 from transcriber.settings import TelegramSettings
@@ -46,6 +53,7 @@ NAME_MAX_CHARS = 60
 MENU: tuple[tuple[str, T], ...] = (
     ("start", T.COMMAND_START), ("help", T.COMMAND_HELP),
     ("status", T.COMMAND_STATUS), ("last", T.COMMAND_LAST), ("ask", T.COMMAND_ASK),
+    ("export", T.COMMAND_EXPORT),
 )
 ASK_PASSAGES = 5
 """Passages an `/ask` answer lists at most."""
@@ -73,6 +81,9 @@ async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
                 if found is not None:
                     shown[record.id] = found
         await _send(bot, message, status_list(lang, records, shown))
+        return
+    if decision.command == "/export":
+        await export(bot, message, decision, user_id=user.id, readers=readers)
         return
     latest = await reads.telegram.latest_transcript(readers, owner_id=user.id)
     if latest is None:
@@ -133,6 +144,49 @@ def status_list(lang: texts.Language, records: Sequence[RecentRecord],
                            progress=(progress or {}).get(record.id))
         lines.append(texts.say(lang, T.STATUS_LINE, name=name, stage=stage))
     return "\n".join(lines)
+
+
+async def export(bot: Bot, message: Message, decision: rules.RunCommand, *, user_id: str,
+                 readers: ReaderPool) -> None:
+    """`/export`: the asked record's transcript as a document, or why not."""
+    lang = decision.language
+    asked = rules.export_asked(decision.argument)
+    if asked is None:
+        await _send(bot, message, texts.say(lang, T.EXPORT_USAGE))
+        return
+    record_id = asked.record_id
+    if record_id is None:
+        latest = await reads.telegram.latest_transcript(readers, owner_id=user_id)
+        if latest is None:
+            await _send(bot, message, texts.say(lang, T.LAST_NONE))
+            return
+        record_id = latest.record_id
+    record = await reads.records.card(readers, record_id=record_id, owner_id=user_id)
+    if record is None:
+        await _send(bot, message, texts.say(lang, T.EXPORT_NONE))
+        return
+    try:
+        utterances = await reads.transcripts.utterances(readers, record_id=record_id)
+    except BadStructure:
+        log.error("transcript_bad_structure", record_id=record_id)
+        utterances = None
+    if utterances is None:
+        await _send(bot, message, texts.say(lang, T.EXPORT_NOT_READY))
+        return
+    quality = None if record.quality is None else record.quality.as_dict()
+    body = await asyncio.to_thread(
+        documents.render_bytes, utterances, asked.fmt, record.speaker_names,
+        title=record.title, quality=quality, date=record.created_at,
+        duration_ms=record.duration_ms)
+    try:
+        await bot.send_document(
+            message.chat.id, BufferedInputFile(body, f"transcript-{record_id}.{asked.fmt}"),
+            reply_parameters=ReplyParameters(message_id=message.message_id,
+                                             allow_sending_without_reply=True))
+    except rules.ANY_API_ERRORS as exc:
+        log.warning("telegram_export_failed", record_id=record_id, error=type(exc).__name__)
+        return
+    log.info("telegram_exported", record_id=record_id, format=asked.fmt)
 
 
 async def _send(bot: Bot, message: Message, text: str) -> None:

@@ -29,13 +29,16 @@ from aiogram.types import Message
 from transcriber.bot import texts
 from transcriber.core.errors import IncompleteInput, TransientFailure
 from transcriber.domain.text import without_refused
+from transcriber.domain.transcript_formats import TranscriptFormat
 from transcriber.pipeline import policy
 from transcriber.providers import media
 
 # Telegram's limit on a message, counted in UTF-16 code units.
 MESSAGE_MAX_UNITS = 4096
 HELP_COMMANDS = frozenset({"/start", "/help"})
-QUERY_COMMANDS = frozenset({"/status", "/last", "/ask"})
+QUERY_COMMANDS = frozenset({"/status", "/last", "/ask", "/export"})
+# What `/export` sends (documents.render_bytes): the ones a person opens or subtitles.
+EXPORT_FORMATS: tuple[TranscriptFormat, ...] = ("docx", "md", "txt", "srt")
 
 IntakeRefusalReason = Literal["not_allowed", "not_audio", "too_large"]
 
@@ -67,13 +70,14 @@ class ChatCommand:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunCommand:
-    """`/status`, `/last` or `/ask …` from an allowed sender: answered from the archive."""
+    """`/status`, `/last`, `/ask …` or `/export …` from an allowed sender: answered from
+    the archive."""
 
-    command: Literal["/status", "/last", "/ask"]
+    command: Literal["/status", "/last", "/ask", "/export"]
     login: str
     language: texts.Language
     argument: str = ""
-    """What follows the command (`/ask`'s question)."""
+    """What follows the command (`/ask`'s question, `/export`'s `docx 01J…`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,6 +117,10 @@ def inspect_message(
             question = (message.text or "").split(maxsplit=1)[1:]
             return RunCommand(command="/ask", login=login, language=lang,
                               argument=question[0].strip() if question else "")
+        if command == "/export":
+            rest = (message.text or "").split(maxsplit=1)
+            return RunCommand(command="/export", login=login, language=lang,
+                              argument=rest[1] if len(rest) > 1 else "")
         if _is_service_message(message) or not private:
             return Ignore()
         return Refuse(reason="not_audio", text=texts.say(lang, texts.T.NOT_AUDIO))
@@ -121,6 +129,26 @@ def inspect_message(
         return Refuse(reason="too_large", text=texts.too_large(lang, max_bytes))
     return TakeFile(login=login, file_id=file_id, file_name=file_name, size_bytes=size,
                     title=_clean_title(message.caption or title), language=lang)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExportAsked:
+    """What `/export` asks for: a format, and a record (None: the latest transcript)."""
+
+    fmt: TranscriptFormat
+    record_id: str | None
+
+
+def export_asked(arguments: str) -> ExportAsked | None:
+    """Pure: `docx`, `MD 01J…` → what to send; None when the words are not a format
+    and at most one record id."""
+    words = arguments.split()
+    if not 1 <= len(words) <= 2:
+        return None
+    fmt = next((f for f in EXPORT_FORMATS if f == words[0].lower().lstrip(".")), None)
+    if fmt is None:
+        return None
+    return ExportAsked(fmt=fmt, record_id=words[1] if len(words) == 2 else None)
 
 
 def command_of(text: str | None) -> str:

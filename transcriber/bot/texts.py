@@ -73,6 +73,10 @@ class T(StrEnum):
     ASK_NONE = "ask_none"
     ASK_PASSAGE = "ask_passage"
     ASK_TOO_BROAD = "ask_too_broad"
+    COMMAND_EXPORT = "command_export"
+    EXPORT_USAGE = "export_usage"
+    EXPORT_NONE = "export_none"
+    EXPORT_NOT_READY = "export_not_ready"
     MEGABYTES = "megabytes"
     GIGABYTES = "gigabytes"
     HOURS = "hours"
@@ -86,7 +90,8 @@ EN: Mapping[T, str] = {
         "Send me a voice message, an audio file or an audio document (up to {limit}) "
         "and I will reply with its transcript. Your recordings also appear in the web "
         "archive.\n\n/status — your last five recordings\n/last — the latest transcript again\n"
-        "/ask QUESTION — where your recordings say it"
+        "/ask QUESTION — where your recordings say it\n"
+        "/export docx|md|txt|srt — the latest transcript as a document"
     ),
     T.NOT_ALLOWED: (
         "Sorry, this bot transcribes recordings only for the people its owner has listed. "
@@ -180,6 +185,11 @@ EN: Mapping[T, str] = {
     T.ASK_NONE: "Nothing in your recordings answers this.",
     T.ASK_PASSAGE: "[{number}] {title}, {day}, {moment}{speaker}: «{quote}»",
     T.ASK_TOO_BROAD: "The question has a word typed in part that is too short (word*).",
+    T.COMMAND_EXPORT: "The latest transcript as a document: docx, md, txt or srt",
+    T.EXPORT_USAGE: ("Send /export with a format: docx, md, txt or srt, and optionally a "
+                     "record's id, e.g. /export docx"),
+    T.EXPORT_NONE: "There is no such recording of yours.",
+    T.EXPORT_NOT_READY: "That recording has no transcript yet.",
     T.MEGABYTES: "{n} MB",
     T.GIGABYTES: "{n} GB",
     T.HOURS: "{n} h",
@@ -193,7 +203,8 @@ RU: Mapping[T, str] = {
         "Пришлите голосовое сообщение, аудиофайл или аудиодокумент (до {limit}), "
         "и я отвечу его расшифровкой. Ваши записи также появляются в веб-архиве.\n\n"
         "/status — пять последних записей\n/last — последняя расшифровка ещё раз\n"
-        "/ask ВОПРОС — где в ваших записях об этом говорилось"
+        "/ask ВОПРОС — где в ваших записях об этом говорилось\n"
+        "/export docx|md|txt|srt — последняя расшифровка документом"
     ),
     T.NOT_ALLOWED: (
         "Извините, этот бот расшифровывает записи только для тех, кого указал его владелец. "
@@ -282,6 +293,11 @@ RU: Mapping[T, str] = {
     T.ASK_NONE: "В ваших записях ответа на это нет.",
     T.ASK_PASSAGE: "[{number}] {title}, {day}, в {moment}{speaker}: «{quote}»",
     T.ASK_TOO_BROAD: "В вопросе слишком короткое слово с * (слово*).",
+    T.COMMAND_EXPORT: "Последняя расшифровка документом: docx, md, txt или srt",
+    T.EXPORT_USAGE: ("Отправьте /export с форматом: docx, md, txt или srt, и, если нужно, "
+                     "id записи, например /export docx"),
+    T.EXPORT_NONE: "У вас нет такой записи.",
+    T.EXPORT_NOT_READY: "У этой записи ещё нет расшифровки.",
     T.MEGABYTES: "{n} МБ",
     T.GIGABYTES: "{n} ГБ",
     T.HOURS: "{n} ч",

@@ -155,6 +155,18 @@ LEASE_EXPIRIES = Counter(
     "transcriber_lease_expiries_total",
     "Claims that took a record whose previous lease had expired",
 )
+WYOMING_REQUESTS = Counter(
+    "transcriber_wyoming_requests_total",
+    "Wyoming voice commands and refusals by outcome (transcribed, not_allowed, busy, "
+    "too_long, malformed, unsupported_language, unsupported_audio, unavailable, failed; "
+    "archived and archive_failed with wyoming.archive)",
+    ["outcome"],
+)
+WYOMING_SECONDS = Histogram(
+    "transcriber_wyoming_seconds",
+    "A voice command's wait from its audio-stop to its transcript being sent",
+    buckets=(0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30),
+)
 PROVIDER_CALL_SECONDS = Histogram(
     "transcriber_provider_call_seconds", "Outbound provider calls", ["provider", "call"],
     buckets=_STEP_BUCKETS,
@@ -221,6 +233,12 @@ TOKEN_CHECKS = Counter(
     "transcriber_token_checks_total",
     "Bearer tokens presented, by outcome (ok, unknown: bad or revoked, expired, malformed, "
     "read_only: a read token refused a write)",
+    ["outcome"],
+)
+OPENAI_TRANSLATIONS = Counter(
+    "transcriber_openai_translations_total",
+    "POST /v1/audio/translations whose file was read, by outcome (done, timed_out, "
+    "not_audio, failed)",
     ["outcome"],
 )
 OPENAI_TRANSCRIPTIONS = Counter(

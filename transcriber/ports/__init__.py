@@ -34,10 +34,12 @@ from transcriber.ports.recognition import (
     PartCutter,
     PollLater,
     Recognizer,
+    RecognizesSamples,
     Runs,
     SpeakerLabels,
     SpeechSink,
     Submitted,
+    Translates,
     Warms,
 )
 from transcriber.ports.speakers import Separation, SpeakerSeparator, SpeakersUnavailable
@@ -67,6 +69,7 @@ __all__ = [
     "PollLater",
     "ProgressCallback",
     "Recognizer",
+    "RecognizesSamples",
     "RecordFiles",
     "ReplyAddress",
     "Runs",
@@ -79,6 +82,7 @@ __all__ = [
     "SpeechSink",
     "Submitted",
     "Transcoder",
+    "Translates",
     "Turn",
     "Undelivered",
     "UndeliveredReason",

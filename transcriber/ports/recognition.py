@@ -187,6 +187,27 @@ class Warms(Protocol):
     async def warm(self) -> None: ...
 
 
+@runtime_checkable
+class RecognizesSamples(Protocol):
+    """A recognizer that takes a short stretch of audio as it is, in memory, with no
+    record, file or part behind it (a voice command over Wyoming): `samples` are 16 kHz
+    mono signed 16-bit little-endian PCM, `language` a code or None (detect). The answer
+    is the recognizer's own, on the samples' timeline; nothing is saved. A recognizer
+    without it cannot serve voice commands (the Wyoming door answers an error)."""
+
+    async def recognize_samples(self, samples: bytes, *, language: str | None) -> Answer: ...
+
+
+@runtime_checkable
+class Translates(Protocol):
+    """A recognizer that turns speech in any language it takes into English text
+    (Whisper's translate task): `path` is an audio file of any format it decodes,
+    `language` the spoken one or None (detect). The answer's utterances are English, on
+    the file's timeline; nothing is saved (`/v1/audio/translations`)."""
+
+    async def translate(self, path: Path, *, language: str | None) -> Answer: ...
+
+
 class PartCutter(Protocol):
     async def cut(self, source: Path, target: Path, *, start_ms: int, length_ms: int,
                   channel: int | None = None) -> int:

@@ -23,9 +23,11 @@ import os
 import shutil
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import structlog
 
@@ -206,6 +208,11 @@ class WhisperRecognizer:
         # How a part's speech is cut into clips (a test hands a faulty one to the check).
         self.plan: Planner = plan_clips
         self.model_runs.keep_releasable(self.release_model)
+        # Voice commands (`recognize_samples`) run beside the pool of model runs, not in
+        # its queue: a few seconds of audio must not wait behind a long record's part.
+        # The loaded model is shared; ctranslate2 interleaves its jobs.
+        self._commands = ThreadPoolExecutor(max_workers=VOICE_COMMAND_RUNS,
+                                            thread_name_prefix="voice-command")
 
     provider = LOCAL
     payload_ext = ".json"
@@ -254,6 +261,78 @@ class WhisperRecognizer:
 
     async def close(self) -> None:
         self.model_runs.close()
+        self._commands.shutdown(wait=False, cancel_futures=True)
+
+    async def recognize_samples(self, samples: bytes, *, language: str | None) -> Answer:
+        """The `RecognizesSamples` port: a voice command decoded straight from its PCM,
+        with no VAD, no clips, no guard and no word times (each costs time a few seconds
+        of speech do not need), greedy when `beam_size` allows nothing else."""
+        chosen = whisper_language(language, self._settings.language)
+        started = time.perf_counter()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._commands, self._recognize_command, samples, chosen)
+        finally:
+            PROVIDER_CALL_SECONDS.labels("local", "command").observe(
+                time.perf_counter() - started)
+
+    async def translate(self, path: Path, *, language: str | None) -> Answer:
+        """The `Translates` port: Whisper's translate task on a whole file, in the pool of
+        model runs (it is as long as any upload), its speech found by faster-whisper's
+        VAD; a cancelled caller stops it at the next segment."""
+        cancel = threading.Event()
+        chosen = whisper_language(language, self._settings.language)
+        started = time.perf_counter()
+        try:
+            return await self.model_runs.run(self._translate, path, chosen, cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        finally:
+            PROVIDER_CALL_SECONDS.labels("local", "translate").observe(
+                time.perf_counter() - started)
+
+    def _translate(self, path: Path, language: str | None, cancel: threading.Event) -> Answer:
+        from faster_whisper.audio import decode_audio  # noqa: PLC0415 - heavy import
+
+        # Decoded first: a file that is not audio is refused without loading the model.
+        try:
+            audio = decode_audio(str(path), sampling_rate=_RATE)
+        except (ValueError, IndexError, OSError) as exc:
+            raise PermanentFailure(f"audio cannot be decoded ({type(exc).__name__})") from None
+        try:
+            model = self.load()
+        except ModelUnavailable as exc:
+            raise TransientFailure(str(exc)) from None
+        segments, info = model.transcribe(
+            audio, task="translate", language=language, beam_size=self._settings.beam_size,
+            temperature=[0.0], vad_filter=True, condition_on_previous_text=False)
+        utterances = []
+        for segment in segments:
+            if cancel.is_set():
+                raise TransientFailure("translation cancelled")
+            if segment.text.strip():
+                utterances.append(Utterance(
+                    start_ms=round(segment.start * 1000), end_ms=round(segment.end * 1000),
+                    channel=0, text=segment.text.strip()))
+        return Answer(utterances=tuple(utterances), language=info.language)
+
+    def _recognize_command(self, samples: bytes, language: str | None) -> Answer:
+        try:
+            model = self.load()
+        except ModelUnavailable as exc:
+            raise TransientFailure(str(exc)) from None
+        usable = len(samples) - len(samples) % 2
+        audio = np.frombuffer(samples[:usable], dtype="<i2").astype(np.float32) / 32768.0
+        segments, info = model.transcribe(
+            audio, language=language, beam_size=self._settings.beam_size,
+            temperature=[0.0], vad_filter=False, condition_on_previous_text=False,
+            without_timestamps=True, word_timestamps=False)
+        utterances = tuple(
+            Utterance(start_ms=round(segment.start * 1000), end_ms=round(segment.end * 1000),
+                      channel=0, text=segment.text.strip())
+            for segment in segments if segment.text.strip())
+        return Answer(utterances=utterances, language=info.language)
 
     def load(self) -> Any:
         """Load the model once (thread-safe); callers run this off the event loop."""
@@ -405,6 +484,8 @@ class WhisperRecognizer:
 
 
 StepFailureTypes = (PermanentFailure, TransientFailure)
+# Voice commands recognized at once (`recognize_samples`); more wait their turn.
+VOICE_COMMAND_RUNS = 2
 
 _RATE = 16_000
 

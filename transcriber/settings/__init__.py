@@ -40,6 +40,7 @@ from transcriber.settings.model import (
     TelegramSettings,
     WatchSettings,
     WebhookSettings,
+    WyomingSettings,
 )
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "TelegramSettings",
     "WatchSettings",
     "WebhookSettings",
+    "WyomingSettings",
     "load_settings",
     "setting_keys",
 ]

@@ -26,8 +26,16 @@ from transcriber.settings.model import (
 
 
 def validate(settings: Settings) -> None:
+    wyoming = settings.wyoming
     checks: list[tuple[str, bool, str]] = [
         ("server.port", 0 <= settings.server.port <= 65535, "must be 0..65535"),
+        ("wyoming.port", 0 <= wyoming.port <= 65535, "must be 0..65535"),
+        ("wyoming.max_audio_seconds", 1 <= wyoming.max_audio_seconds <= 600,
+         "must be 1..600"),
+        ("wyoming.max_clients", wyoming.max_clients >= 1, "must be at least 1"),
+        ("wyoming.idle_seconds", wyoming.idle_seconds > 0, "must be positive"),
+        ("wyoming.archive_login", not wyoming.archive or bool(wyoming.archive_login),
+         "must name the person voice commands are archived for when wyoming.archive is on"),
         ("server.upload_max_bytes", settings.server.upload_max_bytes > 0, "must be positive"),
         ("server.record_max_seconds", settings.server.record_max_seconds > 0,
          "must be positive"),
@@ -124,6 +132,8 @@ def validate(settings: Settings) -> None:
         if not telegram_id.lstrip("-").isdigit():
             raise ConfigError("telegram.allowed", f"key {telegram_id!r} is not a Telegram user id")
         _check_login("telegram.allowed", login, f"the login of {telegram_id}")
+    if settings.wyoming.archive_login:
+        _check_login("wyoming.archive_login", settings.wyoming.archive_login, "the login")
     if settings.server.anonymous_user:
         _check_login("server.anonymous_user", settings.server.anonymous_user, "the login")
     if settings.server.anonymous_user and not _is_loopback(settings.server.host):

@@ -109,9 +109,12 @@ def _canonical_logins(settings: Settings) -> Settings:
     allowed = types.MappingProxyType(
         {key: canonical(login) for key, login in settings.telegram.allowed.items()})
     anonymous = settings.server.anonymous_user
+    archived = settings.wyoming.archive_login
     return dataclasses.replace(
         settings,
         telegram=dataclasses.replace(settings.telegram, allowed=allowed),
+        wyoming=dataclasses.replace(settings.wyoming,
+                                    archive_login=canonical(archived) if archived else ""),
         server=dataclasses.replace(
             settings.server, anonymous_user=canonical(anonymous) if anonymous else ""),
     )

@@ -374,6 +374,32 @@ class WatchSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WyomingSettings:
+    """The Wyoming speech-to-text server (Home Assistant's voice pipeline;
+    docs/integrations.md). The protocol has no authentication: only the addresses
+    in `allowed` are served, and it listens on loopback unless told otherwise."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = 10300
+    # Peers served (addresses or CIDR networks); every other connection is refused.
+    allowed: tuple[Network, ...] = (
+        ipaddress.ip_network("127.0.0.0/8"),
+        ipaddress.ip_network("::1/128"),
+    )
+    # Voice commands are not kept; true: each becomes a record of `archive_login` (an
+    # ordinary upload, recognized again by the pipeline with speakers and all).
+    archive: bool = False
+    archive_login: str = ""
+    # A voice command longer than this is refused (its audio is held in memory).
+    max_audio_seconds: int = 30
+    # Clients served at once; more wait at the door (the recognizer runs two at a time).
+    max_clients: int = 16
+    # A client that sends nothing for this long is let go.
+    idle_seconds: float = 30.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LoggingSettings:
     level: str = "INFO"
     format: str = "auto"
@@ -395,4 +421,5 @@ class Settings:
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     links: LinkSettings = field(default_factory=LinkSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
+    wyoming: WyomingSettings = field(default_factory=WyomingSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)

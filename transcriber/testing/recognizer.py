@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -130,4 +132,38 @@ class FakeRecognizer:
         self.closed = True
 
 
-__all__ = ["FakeRecognizer", "local_payload"]
+class FakeVoiceRecognizer(FakeRecognizer):
+    """Also implements `RecognizesSamples` and `Translates`: every voice command is
+    answered `text` (in `language`, or the one asked for) and recorded in `commands` as
+    (PCM, language); every translation answers `translation`, recorded in `translated`
+    as (the file's bytes, language); `faults` are raised, in order, before anything else
+    happens in the next calls of either."""
+
+    def __init__(self, *, text: str = "turn on the kitchen light",
+                 language: str | None = None) -> None:
+        super().__init__()
+        self.text = text
+        self.language = language
+        self.commands: list[tuple[bytes, str | None]] = []
+        self.translation = ("Hello, today we are checking the recognition of Russian "
+                            "speech.")
+        self.translated: list[tuple[bytes, str | None]] = []
+        self.faults: deque[BaseException] = deque()
+
+    async def translate(self, path: Path, *, language: str | None) -> Answer:
+        if self.faults:
+            raise self.faults.popleft()
+        self.translated.append((await asyncio.to_thread(path.read_bytes), language))
+        return Answer(utterances=(Utterance(start_ms=0, end_ms=4500, channel=0,
+                                            text=self.translation),), language="ru")
+
+    async def recognize_samples(self, samples: bytes, *, language: str | None) -> Answer:
+        if self.faults:
+            raise self.faults.popleft()
+        self.commands.append((samples, language))
+        utterance = Utterance(start_ms=0, end_ms=len(samples) * 1000 // 32_000, channel=0,
+                              text=self.text)
+        return Answer(utterances=(utterance,), language=self.language or language)
+
+
+__all__ = ["FakeRecognizer", "FakeVoiceRecognizer", "local_payload"]

@@ -24,6 +24,7 @@ from transcriber.web import (
     keys,
     links,
     openai_api,
+    openai_translations,
     upload,
     voices,
     webhooks,
@@ -104,5 +105,6 @@ def setup_api(app: web.Application) -> None:
     router.add_post("/app/tokens", access_tokens.create_token, **body)
     router.add_delete("/app/tokens/{id}", access_tokens.revoke_token, **body)
     router.add_post("/v1/audio/transcriptions", openai_api.transcriptions, **body)
+    router.add_post("/v1/audio/translations", openai_translations.translations, **body)
     router.add_get("/v1/models", openai_api.list_models)
     router.add_get("/v1/models/{model}", openai_api.get_model)

@@ -53,7 +53,16 @@ from transcriber.web.openai_shapes import (
     invalid,
     model_entry,
     parse_form,
+    plain,
     transcription_body,
+)
+from transcriber.web.openai_stream import (
+    CONTENT_TYPE,
+    PartReader,
+    delta_events,
+    done_event,
+    error_event,
+    event_bytes,
 )
 from transcriber.web.responses import json_response
 from transcriber.web.upload import (
@@ -234,6 +243,8 @@ async def _transcribe(request: web.Request, owner: User, arrived: float) -> web.
     except BodyTooSlow:
         raise too_slow("upload_too_slow", "upload") from None
     seconds = request.app[keys.SETTINGS].server.openai_wait_seconds
+    if wanted.stream:
+        return await _stream(request, record_id, owner, arrived=arrived, seconds=seconds)
     waited = await wait_settled(request.app, record_id, seconds=seconds,
                                 gone=_client_gone(request), since=arrived,
                                 allowed=_token_valid(request))
@@ -260,6 +271,55 @@ async def _transcribe(request: web.Request, owner: User, arrived: float) -> web.
             f"the recording could not be transcribed ({waited.halt_reason}); it is kept as "
             f"record {record_id}"), headers=NO_RETRY, details={"record_id": record_id})
     return await _answer(request, record_id, owner, wanted)
+
+
+async def _stream(request: web.Request, record_id: str, owner: User, *, arrived: float,
+                  seconds: float) -> web.StreamResponse:
+    """`stream=true` (`openai_stream`): the parts' utterances as they are saved, then the
+    whole transcript, or an error event; the wait is the same as a whole answer's."""
+    response = web.StreamResponse(headers={
+        "Content-Type": CONTENT_TYPE, "Cache-Control": "no-cache",
+        "X-Transcriber-Record": record_id, **NO_RETRY})
+    await response.prepare(request)
+    parts = PartReader(request.app, record_id)
+    clock = request.app[keys.CLOCK]
+    while True:
+        for event in delta_events(await parts.new_utterances()):
+            await response.write(event_bytes(event))
+        left = arrived + seconds - clock.monotonic()
+        waited = await wait_settled(request.app, record_id, seconds=min(LOOK_SECONDS, left),
+                                    gone=_client_gone(request),
+                                    allowed=_token_valid(request))
+        if waited != "timed_out" or left <= LOOK_SECONDS:
+            break
+    outcome = waited if isinstance(waited, str) else (
+        "halted" if waited.halted_at is not None else "done")
+    OPENAI_TRANSCRIPTIONS.labels(outcome).inc()
+    log.info("openai_transcription", record_id=record_id, outcome=outcome, stream=True)
+    if waited == "client_gone":
+        return response
+    if outcome == "done":
+        for event in delta_events(await parts.new_utterances()):
+            await response.write(event_bytes(event))
+        utterances = await current_utterances(request, record_id)
+        final = done_event(plain(utterances or []))
+    else:
+        final = error_event(*_STREAM_ENDS.get(outcome, (
+            "transcription_failed", f"the recording could not be transcribed; it is kept as "
+                                    f"record {record_id}")))
+    await response.write(event_bytes(final))
+    await response.write_eof()
+    return response
+
+
+# Why a stream ends without the transcript, as its error event says it.
+_STREAM_ENDS = {
+    "timed_out": ("timeout", "not transcribed within server.openai_wait_seconds; the "
+                             "record goes on in the archive"),
+    "deleted": ("not_found", "the record was deleted before it was transcribed"),
+    "revoked": ("unauthorized", "the API key was revoked (or expired) while the request "
+                                "waited"),
+}
 
 
 async def _answer(request: web.Request, record_id: str, owner: User,

@@ -60,6 +60,11 @@ class TranscriptionRequest:
     language: str | None
     response_format: ResponseFormat
     granularities: tuple[Granularity, ...]
+    # Server-sent events: text deltas as the parts are recognized, then the whole text.
+    stream: bool = False
+
+
+STREAMED_FORMATS = ("json", "text")
 
 
 def invalid(message: str, param: str, *, close: bool = False) -> ApiError:
@@ -77,7 +82,7 @@ def _one(fields: Mapping[str, Sequence[str]], name: str) -> str | None:
 def parse_form(fields: Mapping[str, Sequence[str]]) -> TranscriptionRequest:
     """Pure: the fields read so far. `model` is accepted whatever it names (the
     configured recognizer answers); `prompt` and `temperature` are ignored; a
-    `stream` asked for is refused (the answer comes whole)."""
+    `stream=true` answers server-sent events (`json` or `text` only)."""
     wanted = (_one(fields, "response_format") or "json").strip()
     response_format = FORMAT_ALIASES.get(wanted) or next(
         (f for f in RESPONSE_FORMATS if f == wanted), None)
@@ -92,15 +97,17 @@ def parse_form(fields: Mapping[str, Sequence[str]]) -> TranscriptionRequest:
                 raise invalid("timestamp_granularities must hold segment or word",
                               "timestamp_granularities", close=True)
             granularities.append(found)
-    if (_one(fields, "stream") or "false").strip().lower() not in ("false", "0", ""):
-        raise invalid("streaming is not supported: the answer comes whole", "stream",
-                      close=True)
+    stream = (_one(fields, "stream") or "false").strip().lower() in ("true", "1")
+    if stream and response_format not in STREAMED_FORMATS:
+        raise invalid("stream=true answers text events: response_format json or text",
+                      "stream", close=True)
     language = _one(fields, "language")
     return TranscriptionRequest(
         model=(_one(fields, "model") or "").strip(),
         language=language.strip() or None if language is not None else None,
         response_format=response_format,
         granularities=tuple(dict.fromkeys(granularities)),
+        stream=stream,
     )
 
 

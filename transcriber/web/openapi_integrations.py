@@ -80,6 +80,11 @@ _TRANSCRIPTION_FORM = {
                                       "items": {"type": "string",
                                                 "enum": list(GRANULARITIES)}},
         "temperature": {"type": "number", "description": "Accepted and ignored"},
+        "stream": {"type": "boolean", "default": False,
+                   "description": "Server-sent events: transcript.text.delta per recognized "
+                                  "utterance as the parts are recognized, then "
+                                  "transcript.text.done (response_format json or text; "
+                                  "transcriptions only)"},
     },
 }
 
@@ -132,11 +137,19 @@ def integration_paths() -> dict[str, Any]:
                 "multipart/form-data": {"schema": _TRANSCRIPTION_FORM}}},
             "responses": {
                 **_OPENAI_COMMON,
-                "200": {"description": "The transcript in response_format", "content": {
+                "200": {"description": "The transcript in response_format (stream=true: "
+                                       "server-sent events)", "content": {
                     JSON: {"schema": {"anyOf": [ref("Transcription"),
                                                  ref("TranscriptionVerbose"),
                                                  ref("TranscriptionDiarized")]}},
-                    "text/plain": {"schema": {"type": "string"}}}},
+                    "text/plain": {"schema": {"type": "string"}},
+                    # One server-sent event: `data` holds its JSON (transcript.text.delta,
+                    # transcript.text.done or error).
+                    "text/event-stream": {"schema": {
+                        "type": "object", "required": ["data"],
+                        "properties": {"data": {"type": "string",
+                                                "contentMediaType": "application/json"},
+                                       "event": {"type": "string"}}}}}},
                 "400": _openai_error("A malformed form, no file, an unknown language or "
                                      "response_format, an empty or incomplete file"),
                 "403": _openai_error("A read token"),
@@ -155,6 +168,33 @@ def integration_paths() -> dict[str, Any]:
                 "504": _openai_error("Not done within server.openai_wait_seconds; record_id "
                                      "names the record, which goes on"),
                 "507": _openai_error("No room on the server's disk for the file"),
+            },
+        }},
+        "/v1/audio/translations": {"post": {
+            "operationId": "createTranslation",
+            "summary": "OpenAI's speech-to-English (Whisper's translate task): not stored "
+                       "as a record; at most 25 MB",
+            "security": BEARER_ONLY,
+            "requestBody": {"required": True, "content": {
+                "multipart/form-data": {"schema": _TRANSCRIPTION_FORM}}},
+            "responses": {
+                **_OPENAI_COMMON,
+                "200": {"description": "The English text in response_format", "content": {
+                    JSON: {"schema": {"anyOf": [ref("Transcription"),
+                                                 ref("TranscriptionVerbose")]}},
+                    "text/plain": {"schema": {"type": "string"}}}},
+                "400": _openai_error("A malformed form, no file, an unknown language or "
+                                     "response_format; translation_unsupported: the "
+                                     "configured recognizer has no translate task"),
+                "403": _openai_error("A read token"),
+                "408": _openai_error("The body stalled or came too slowly"),
+                "413": _openai_error("Larger than 25 MB"),
+                "415": _openai_error("Not readable audio, or a compressed body or form part"),
+                "429": _openai_error("Rate limited, or too many requests under way "
+                                     "(see Retry-After)"),
+                "503": _openai_error("The translation failed now, or too many uploads at "
+                                     "once (see Retry-After)"),
+                "504": _openai_error("Not translated within server.openai_wait_seconds"),
             },
         }},
         "/v1/models": {"get": {

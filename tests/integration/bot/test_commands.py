@@ -1,15 +1,19 @@
 """The bot's commands and its local Bot API mode, against the fake Bot API over HTTP:
 /start and /help, /status (the last five records), /last (the latest transcript
-again), the menu registered with setMyCommands in both languages, and a file
+again), /export (a transcript as a document: DOCX opened with python-docx), the menu
+registered with setMyCommands in both languages, and a file
 over the cloud's 20 MB read in place from a local Bot API server's disk."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
+
+from docx import Document
 
 from tests.helpers.bot import ALICE_ID, OGG, DoorHarness
 from tests.helpers.factories import make_record, make_user
@@ -23,8 +27,7 @@ from transcriber.db.commands.users import User
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.telegram import RecentRecord
 from transcriber.db.writer import Command, WriteContext, Writer
-from transcriber.domain.transcripts import dump_structure
-from transcriber.ports import Utterance
+from transcriber.domain.transcripts import STRUCTURE_ROW, Utterance, dump_structure
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_telegram import FakeTelegram, SentMessage
 
@@ -70,8 +73,8 @@ async def test_the_menu_is_registered_in_both_languages(
     door_harness().start()
     await until(lambda: len(fake_tg.commands) == 2)
     names = {lang: [c["command"] for c in menu] for lang, menu in fake_tg.commands.items()}
-    assert names == {"": ["start", "help", "status", "last", "ask"],
-                     "ru": ["start", "help", "status", "last", "ask"]}
+    assert names == {"": ["start", "help", "status", "last", "ask", "export"],
+                     "ru": ["start", "help", "status", "last", "ask", "export"]}
     assert fake_tg.commands[""][2]["description"] == en(T.COMMAND_STATUS)
     assert fake_tg.commands["ru"][2]["description"] == texts.say("ru", T.COMMAND_STATUS)
 
@@ -221,3 +224,64 @@ def test_status_shows_the_progress_of_a_record_on_its_way() -> None:
     assert lines[1] == en(T.STATUS_LINE, name="Lecture", stage=en(
         T.PROGRESS_ETA, stage=en(T.STAGE_NORMALIZED), percent=25, eta=en(T.MINUTES, n="2")))
     assert lines[2] == en(T.STATUS_LINE, name="Call", stage=en(T.STAGE_DONE))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Structured(Command[None]):
+    """The recognizer's structure of a finished record (what the pipeline stores)."""
+
+    name: ClassVar[str] = "test_structured"
+    record_id: str
+    utterances: tuple[Utterance, ...]
+
+    async def execute(self, ctx: WriteContext) -> None:
+        await ctx.conn.execute(
+            "INSERT INTO structures (id, record_id, version, contents, created_at, updated_at) "
+            "VALUES (:id, :record_id, :version, :contents, :now, :now)",
+            {"id": new_id(), "record_id": self.record_id, "version": STRUCTURE_ROW,
+             "contents": dump_structure(self.utterances), "now": ctx.now()})
+
+
+async def test_export_sends_the_transcript_as_the_document_asked_for(
+    door_harness: Harness, fake_tg: FakeTelegram, writer: Writer, clock: FakeClock,
+) -> None:
+    door_harness().start()
+    alice = await make_user(writer, "alice")
+    older, newer = [await _made_later(writer, alice, clock) for _ in range(2)]
+    spoken = (Utterance(start_ms=0, end_ms=2000, channel=0, text="Первая фраза."),
+              Utterance(start_ms=2000, end_ms=4000, channel=0, text="The second one."))
+    for record_id in (older, newer):
+        await writer.ask(Finish(record_id=record_id, text="words", title="Standup"))
+        await writer.ask(Structured(record_id=record_id, utterances=spoken))
+    docx = await _ask(fake_tg, "/export docx", 1)
+    assert docx.method == "sendDocument"
+    assert docx.document_name == f"transcript-{newer}.docx"
+    opened = Document(io.BytesIO(docx.document or b""))
+    text = "\n".join(p.text for p in opened.paragraphs)
+    assert "Standup" in text
+    assert "Первая фраза." in text
+    assert "The second one." in text
+    md = await _ask(fake_tg, f"/export MD {older}", 2, language_code="ru")
+    assert md.document_name == f"transcript-{older}.md"
+    assert "# Standup" in (md.document or b"").decode()
+    srt = await _ask(fake_tg, "/export srt", 3)
+    assert "00:00:02,000 --> 00:00:04,000" in (srt.document or b"").decode()
+
+
+async def test_export_says_why_it_sends_nothing_in_the_senders_language(
+    door_harness: Harness, fake_tg: FakeTelegram, writer: Writer, clock: FakeClock,
+) -> None:
+    door_harness().start()
+    usage = await _ask(fake_tg, "/export pdf", 1, language_code="ru")
+    assert usage.text == texts.say("ru", T.EXPORT_USAGE)
+    nothing = await _ask(fake_tg, "/export docx", 2)
+    assert nothing.text == en(T.LAST_NONE)
+    alice = await make_user(writer, "alice")
+    carol = await make_user(writer, "carol")
+    theirs = await _made_later(writer, carol, clock)
+    await writer.ask(Finish(record_id=theirs, text="not yours"))
+    stranger = await _ask(fake_tg, f"/export txt {theirs}", 3)
+    assert stranger.text == en(T.EXPORT_NONE)
+    unfinished = await _made_later(writer, alice, clock)
+    waiting = await _ask(fake_tg, f"/export txt {unfinished}", 4)
+    assert waiting.text == en(T.EXPORT_NOT_READY)

@@ -43,12 +43,14 @@ def test_the_defaults_and_what_is_accepted_whatever_it_says() -> None:
                                           response_format="json", granularities=())
     assert parse_form({"language": [" ru "], "stream": ["false"]}).language == "ru"
     assert parse_form({"timestamp_granularities": ["word"]}).granularities == ("word",)
+    assert parse_form({"stream": ["true"]}).stream
+    assert parse_form({"stream": ["true"], "response_format": ["text"]}).stream
 
 
 @pytest.mark.parametrize(("fields", "param"), [
     ({"response_format": ["docx"]}, "response_format"),
     ({"timestamp_granularities[]": ["char"]}, "timestamp_granularities"),
-    ({"stream": ["true"]}, "stream"),
+    ({"stream": ["true"], "response_format": ["srt"]}, "stream"),
     ({"language": ["en", "ru"]}, "language"),
 ])
 def test_refusals_name_the_field(fields: dict[str, list[str]], param: str) -> None:
