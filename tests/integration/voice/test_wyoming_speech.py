@@ -1,6 +1,6 @@
 """Home Assistant's way of asking, with real speech and the real local recognizer: an
 English voice command (pocketsphinx-testdata's LibriVox, 3.0 s) and a Russian one
-(Festival's `festival_ru.m4a` fixture, 4.5 s), each sent through the protocol's own
+(Festival's festival_ru.m4a fixture, 4.5 s), each sent through the protocol's own
 client, come back as their words."""
 
 from __future__ import annotations
