@@ -32,6 +32,7 @@ from transcriber.service.roles import Role, RolePlan, plan_of
 from transcriber.service.search_index import search_index_ctx
 from transcriber.service.storage import storage_ctx
 from transcriber.service.telegram import bot_ctx, telegram_ctx
+from transcriber.service.uploads import uploads_ctx
 from transcriber.service.webhooks import webhooks_ctx
 from transcriber.settings import Settings
 from transcriber.web import keys, ops
@@ -103,6 +104,8 @@ def _contexts(plan: RolePlan) -> list[CleanupContext]:
         # The webhook transport (URL checks at registration, the webhooks' worker);
         # the processes that find a search's words in transcripts.
         contexts += [webhooks_ctx, match_pool_ctx]
+        # The resumable uploads' sweeper (expired uploads' rows and bytes).
+        contexts.append(uploads_ctx)
     if plan.step_actors:
         # The describer (its provider) where `done` happens: the describe worker's part.
         contexts.append(describer_ctx)

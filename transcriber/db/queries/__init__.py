@@ -24,6 +24,7 @@ from transcriber.db.queries import (
     search,
     telegram,
     tokens,
+    uploads,
     users,
     voices,
     webhooks,
@@ -32,5 +33,5 @@ from transcriber.db.queries import (
 __all__ = [
     "archive", "control", "describe", "edits", "files", "loadtest", "maintenance", "migrations",
     "moving", "pipeline", "progress", "recognition", "records", "results", "search",
-    "telegram", "tokens", "users", "voices", "webhooks",
+    "telegram", "tokens", "uploads", "users", "voices", "webhooks",
 ]

@@ -30,13 +30,14 @@ if TYPE_CHECKING:
         telegram,
         tokens,
         transcripts,
+        uploads,
         users,
         voices,
         webhooks,
     )
 
 __all__ = ["counts", "describe", "lists", "maintenance", "progress", "recognitions", "records",
-           "search", "telegram", "tokens", "transcripts", "users", "voices", "webhooks"]
+           "search", "telegram", "tokens", "transcripts", "uploads", "users", "voices", "webhooks"]
 
 
 def __getattr__(name: str) -> object:
