@@ -297,6 +297,7 @@ async def _receive(request: web.Request, upload: Upload, checksum: Checksum | No
                 elif written - stored >= PERSIST_BYTES:
                     stored = await _persist(request, handle, upload, stored, written)
         except ApiError:
+            handle.truncate(stored)  # what was not acknowledged does not stay
             raise
         except BaseException:
             # The body ended early (a dropped connection, a stall, the server
@@ -305,6 +306,7 @@ async def _receive(request: web.Request, upload: Upload, checksum: Checksum | No
                 await asyncio.shield(_persist(request, handle, upload, stored, written))
             raise
         if checksum is not None and digest is not None and digest.digest() != checksum.digest:
+            handle.truncate(stored)
             raise ApiError(CHECKSUM_MISMATCH, "checksum_mismatch",
                            "the body does not match its Upload-Checksum; nothing was kept",
                            close=True)
