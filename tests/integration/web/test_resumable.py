@@ -13,16 +13,21 @@ import hashlib
 import io
 import os
 from collections.abc import AsyncIterator
+from datetime import timedelta
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 from tusclient.client import TusClient
 from yarl import URL
 
 from tests.helpers.database import TestDatabase
 from tests.helpers.web import Client, StartApi, stored_files
+from transcriber.service.uploads import UploadSweeper
+from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER, FakeTranscoder
-from transcriber.web import uploads
+from transcriber.web import keys, uploads
 from transcriber.web.partials import PARTIALS
 
 TUS = {"Tus-Resumable": "1.0.0"}
@@ -356,3 +361,46 @@ async def test_a_bad_metadata_or_language_is_refused(client: Client) -> None:
     klingon = await client.post("/app/uploads/", headers={
         **TUS, "Upload-Length": "10", "Upload-Metadata": _metadata(language="tlh")})
     assert klingon.status == 400
+
+
+async def test_an_abandoned_upload_expires_and_the_sweeper_removes_its_bytes(
+        client: Client, clock: FakeClock, data_dir: Path, database: TestDatabase) -> None:
+    kept = await _create(client, 1000)
+    abandoned = await _create(client, 1000)
+    await client.patch(abandoned, data=b"x" * 10, headers={**OCTETS, "Upload-Offset": "0"})
+    head = await client.head(abandoned, headers=TUS)
+    expires = parsedate_to_datetime(head.headers["Upload-Expires"])
+    assert expires == clock.now() + timedelta(seconds=86400)
+    # A day later the kept one is renewed by its PATCH; the other is left alone.
+    # (`set` moves the time without waking the service's own sweeper.)
+    clock.set(clock.now() + timedelta(seconds=86000))
+    await client.patch(kept, data=b"y" * 10, headers={**OCTETS, "Upload-Offset": "0"})
+    clock.set(clock.now() + timedelta(seconds=401))
+    assert (await client.head(abandoned, headers=TUS)).status == 410
+    assert (await client.patch(abandoned, data=b"x", headers={
+        **OCTETS, "Upload-Offset": "10"})).status == 410
+    app = client.app
+    sweeper = UploadSweeper(readers=app[keys.READERS], writer=app[keys.WRITER],
+                            partials=app[PARTIALS], clock=clock)
+    before = REGISTRY.get_sample_value("transcriber_resumable_uploads_total",
+                                       {"outcome": "expired"}) or 0.0
+    assert await sweeper.sweep() == 1
+    assert REGISTRY.get_sample_value("transcriber_resumable_uploads_total",
+                                     {"outcome": "expired"}) == before + 1
+    assert database.count("uploads") == 1
+    assert [p.name for p in (data_dir / "uploads").iterdir()] == [f"{URL(kept).name}.part"]
+    assert (await client.head(abandoned, headers=TUS)).status == 404
+    assert await _offset(client, kept) == 10
+
+
+async def test_partial_files_without_an_upload_are_removed_at_start(
+        client: Client, clock: FakeClock, data_dir: Path) -> None:
+    kept = await _create(client, 1000)
+    folder = data_dir / "uploads"
+    (folder / "01jz0000000000000000000000.part").write_bytes(b"left by a crash")
+    (folder / "not-an-id.part").write_bytes(b"?")
+    app = client.app
+    sweeper = UploadSweeper(readers=app[keys.READERS], writer=app[keys.WRITER],
+                            partials=app[PARTIALS], clock=clock)
+    assert await sweeper.remove_orphans() == 2
+    assert [p.name for p in folder.iterdir()] == [f"{URL(kept).name}.part"]
