@@ -80,9 +80,8 @@ def setup_api(app: web.Application) -> None:
     router.add_post(f"{RECORD}/resume", archive.resume, **body)
     router.add_post(f"{RECORD}/retranscribe", edits.retranscribe, **body)
     # Resumable uploads (tus 1.0): tus clients send OPTIONS and POST to the root.
-    for root in (uploads.ROOT, uploads.ROOT.rstrip("/")):
-        router.add_options(root, uploads.options)
-        router.add_post(root, uploads.create, **body)
+    router.add_options(uploads.ROOT, uploads.options)
+    router.add_post(uploads.ROOT, uploads.create, **body)
     router.add_head(uploads.ITEM, uploads.head)
     router.add_patch(uploads.ITEM, uploads.patch, **body)
     router.add_delete(uploads.ITEM, uploads.terminate, **body)
