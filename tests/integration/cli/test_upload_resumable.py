@@ -1,0 +1,116 @@
+"""`transcriber upload` in pieces (tus): a large file goes through /app/uploads/ and
+continues after its connection is cut in the middle of a piece."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.audio import FIXTURES
+from tests.helpers.processes import free_port
+from tests.helpers.settings import SettingsFactory
+from tests.helpers.tokens import LiveService, live_service, make_token
+from tests.helpers.web import stored_files
+from transcriber.cli import resumable
+from transcriber.cli.upload import Client, upload
+
+AUDIO = FIXTURES / "two_speakers.mp3"
+PIECE = 8 * 1024
+
+
+@pytest.fixture(autouse=True)
+def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every file in pieces of 8 KiB (nine for this one), and no wait between tries.
+    monkeypatch.setattr(resumable, "RESUMABLE_MIN_BYTES", 1)
+    monkeypatch.setattr(resumable, "PIECE_BYTES", PIECE)
+    monkeypatch.setattr(resumable, "retry_seconds", lambda *_: 0.0)
+    for name in ("LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
+
+
+@pytest.fixture
+async def service(make_settings: SettingsFactory) -> AsyncIterator[LiveService]:
+    async with live_service(make_settings, server={"anonymous_user": ""},
+                            describer={"provider": "off"}) as running:
+        yield running
+
+
+class CuttingProxy:
+    """A TCP relay that cuts its first connection once `cut_after` bytes went up."""
+
+    def __init__(self, upstream_port: int, cut_after: int) -> None:
+        self.upstream_port = upstream_port
+        self.cut_after = cut_after
+        self.cuts = 0
+        self.connections = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        cutting = self.connections == 1
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter,
+                       counted: bool) -> None:
+            sent = 0
+            try:
+                while chunk := await source.read(4096):
+                    if counted and cutting and sent + len(chunk) > self.cut_after:
+                        self.cuts += 1
+                        sink.write(chunk[: self.cut_after - sent])
+                        break
+                    sent += len(chunk)
+                    sink.write(chunk)
+                    await sink.drain()
+            except ConnectionError:
+                pass
+            finally:
+                for side in (writer, up_writer):
+                    side.transport.abort()
+
+        await asyncio.gather(pipe(reader, up_writer, True), pipe(up_reader, writer, False))
+
+
+async def _run(base: str, token: str, path: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    client = Client(server=base, token=token, language=None, wait=False, fmt="txt",
+                    output=None)
+    code = await upload(client, [path], out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+async def test_a_large_file_goes_in_pieces_and_lands_whole(
+        service: LiveService, data_dir: Path) -> None:
+    token = await make_token(service.app, "alice")
+    code, out, err = await _run(service.base, token, AUDIO)
+    assert code == 0, err
+    record_id = out.split("\t")[0]
+    (stored,) = stored_files(data_dir)
+    assert stored.parent.name == record_id
+    assert hashlib.sha256(stored.read_bytes()).digest() == \
+        hashlib.sha256(AUDIO.read_bytes()).digest()
+    assert not list((data_dir / "uploads").iterdir())
+
+
+async def test_a_connection_cut_mid_piece_continues_from_the_servers_offset(
+        service: LiveService, data_dir: Path) -> None:
+    token = await make_token(service.app, "alice")
+    upstream = int(service.base.rsplit(":", 1)[1])
+    proxy = CuttingProxy(upstream, cut_after=30_000)
+    port = free_port()
+    server = await asyncio.start_server(proxy.handle, "127.0.0.1", port)
+    try:
+        code, out, err = await _run(f"http://127.0.0.1:{port}", token, AUDIO)
+    finally:
+        server.close()
+    assert code == 0, err
+    assert proxy.cuts == 1
+    assert "continuing from the last byte the server kept" in err
+    (stored,) = stored_files(data_dir)
+    assert stored.read_bytes() == AUDIO.read_bytes()
+    assert out.startswith(stored.parent.name)
