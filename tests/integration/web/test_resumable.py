@@ -24,6 +24,7 @@ from yarl import URL
 
 from tests.helpers.database import TestDatabase
 from tests.helpers.web import Client, StartApi, stored_files
+from transcriber.core.errors import TransientFailure
 from transcriber.service.uploads import UploadSweeper
 from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER, FakeTranscoder
@@ -404,3 +405,31 @@ async def test_partial_files_without_an_upload_are_removed_at_start(
                             partials=app[PARTIALS], clock=clock)
     assert await sweeper.remove_orphans() == 2
     assert [p.name for p in folder.iterdir()] == [f"{URL(kept).name}.part"]
+
+
+async def test_a_complete_upload_the_probe_could_not_take_now_is_finished_by_head(
+        client: Client, transcoder: FakeTranscoder, data_dir: Path) -> None:
+    # The last PATCH's bytes are kept when the file cannot be examined now (503);
+    # the client's next HEAD (or an empty PATCH at the full offset) makes the record.
+    location = await _create(client, 1000)
+    transcoder.probe_failure = TransientFailure("ffmpeg could not start")
+    last = await client.patch(location, data=b"a" * 1000,
+                              headers={**OCTETS, "Upload-Offset": "0"})
+    assert last.status == 503
+    again = await client.patch(location, data=b"",
+                               headers={**OCTETS, "Upload-Offset": "1000"})
+    assert again.status == 503
+    transcoder.probe_failure = None
+    head = await client.head(location, headers=TUS)
+    assert head.status == 200
+    assert head.headers["Upload-Offset"] == "1000"
+    record_id = head.headers["X-Record-Id"]
+    assert (await client.get(f"/app/audiorecords/{record_id}")).status == 200
+    assert _stored(data_dir) == b"a" * 1000
+    _no_partials(data_dir)
+    # Asked again, the same record: nothing is made twice.
+    repeat = await client.patch(location, data=b"",
+                                headers={**OCTETS, "Upload-Offset": "1000"})
+    assert repeat.status == 204
+    assert repeat.headers["X-Record-Id"] == record_id
+    assert len(stored_files(data_dir)) == 1
