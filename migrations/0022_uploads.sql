@@ -5,12 +5,15 @@
 -- cut back to `received` at the next PATCH), when it expires unless a PATCH
 -- renews it, and the record it became. Rows leave with their bytes when they
 -- expire (the sweeper, by `expires_at`); the table holds uploads in flight,
--- never the archive.
+-- never the archive. `deferred` = 1: the client did not know the length at
+-- creation (a recording still going on; tus's creation-defer-length): `length` is
+-- the upload limit until a PATCH names the real one.
 CREATE TABLE uploads (
     id          TEXT PRIMARY KEY NOT NULL,
     owner_id    TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     length      INTEGER NOT NULL CHECK (length > 0),
     received    INTEGER NOT NULL DEFAULT 0 CHECK (received >= 0 AND received <= length),
+    deferred    INTEGER NOT NULL DEFAULT 0 CHECK (deferred IN (0, 1)),
     filename    TEXT NOT NULL DEFAULT '',
     language    TEXT,
     space       TEXT,

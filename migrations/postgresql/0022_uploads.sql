@@ -4,6 +4,7 @@ CREATE TABLE uploads (
     owner_id    TEXT COLLATE "C" NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     length      BIGINT NOT NULL CHECK (length > 0),
     received    BIGINT NOT NULL DEFAULT 0 CHECK (received >= 0 AND received <= length),
+    deferred    BIGINT NOT NULL DEFAULT 0 CHECK (deferred IN (0, 1)),
     filename    TEXT COLLATE "C" NOT NULL DEFAULT '',
     language    TEXT COLLATE "C",
     space       TEXT COLLATE "C",

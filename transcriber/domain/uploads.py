@@ -20,7 +20,7 @@ from datetime import datetime
 from email.utils import format_datetime
 
 TUS_VERSION = "1.0.0"
-EXTENSIONS = ("creation", "termination", "expiration", "checksum")
+EXTENSIONS = ("creation", "creation-defer-length", "termination", "expiration", "checksum")
 # What `Upload-Checksum` may name; each is cheap next to writing the bytes.
 CHECKSUM_ALGORITHMS = ("sha1", "md5", "sha256")
 OFFSET_CONTENT_TYPE = "application/offset+octet-stream"

@@ -44,8 +44,12 @@ def upload_paths(common: dict[str, Any], cross_site: dict[str, Any]) -> dict[str
                 "summary": "Begin a resumable upload of Upload-Length bytes (no body)",
                 "parameters": [
                     _VERSION,
-                    {"name": "Upload-Length", "in": "header", "required": True,
-                     "schema": _COUNT},
+                    {"name": "Upload-Length", "in": "header", "required": False,
+                     "schema": _COUNT, "description": "Required unless deferred"},
+                    {"name": "Upload-Defer-Length", "in": "header", "required": False,
+                     "schema": {"type": "string", "enum": ["1"]},
+                     "description": "The length is not known yet (a recording going on): "
+                                    "a later PATCH names it in Upload-Length"},
                     {"name": "Upload-Metadata", "in": "header", "required": False,
                      "schema": {"type": "string"},
                      "description": "`key base64(value)` pairs, comma-separated: `filename`, "
@@ -81,6 +85,9 @@ def upload_paths(common: dict[str, Any], cross_site: dict[str, Any]) -> dict[str
                     _VERSION, _UPLOAD_PARAM,
                     {"name": "Upload-Offset", "in": "header", "required": True,
                      "schema": _COUNT},
+                    {"name": "Upload-Length", "in": "header", "required": False,
+                     "schema": _COUNT,
+                     "description": "A deferred upload's length, named once"},
                     {"name": "Upload-Checksum", "in": "header", "required": False,
                      "schema": {"type": "string"},
                      "description": "`sha1|md5|sha256 base64(digest)` of this body: kept "

@@ -39,6 +39,7 @@ from transcriber.db.commands.uploads import (
     CreateUpload,
     DeleteUpload,
     FinishUpload,
+    SetUploadLength,
 )
 from transcriber.db.reads.uploads import Upload
 from transcriber.domain.uploads import (
@@ -109,8 +110,12 @@ def _count(request: web.Request, name: str) -> int:
 
 
 def _headers(upload: Upload) -> dict[str, str]:
-    headers = {"Upload-Offset": str(upload.received), "Upload-Length": str(upload.length),
+    headers = {"Upload-Offset": str(upload.received),
                "Upload-Expires": http_date(parse_time(upload.expires_at))}
+    if upload.deferred:
+        headers["Upload-Defer-Length"] = "1"
+    else:
+        headers["Upload-Length"] = str(upload.length)
     if upload.record_id is not None:
         headers[RECORD_ID_HEADER] = upload.record_id
     return headers
@@ -148,11 +153,14 @@ async def create(request: web.Request) -> web.Response:
     owner = current_user(request)
     app = request.app
     server = app[keys.SETTINGS].server
-    if request.headers.get("Upload-Defer-Length") is not None:
-        raise _bad("Upload-Defer-Length is not offered: send Upload-Length")
     if request.body_exists:
         raise _bad("creation with a body is not offered: POST, then PATCH the bytes")
-    length = _count(request, "Upload-Length")
+    # A recording still going on does not know its length: a PATCH names it later.
+    deferred = request.headers.get("Upload-Defer-Length") is not None
+    if deferred and (request.headers["Upload-Defer-Length"] != "1"
+                     or "Upload-Length" in request.headers):
+        raise _bad("send Upload-Length, or Upload-Defer-Length: 1 without it")
+    length = server.upload_max_bytes if deferred else _count(request, "Upload-Length")
     if length == 0:
         raise ApiError(400, "empty_file", "the file is empty", close=True)
     if length > server.upload_max_bytes:
@@ -167,7 +175,7 @@ async def create(request: web.Request) -> web.Response:
     if space is not None and parse_id(space) is None:
         raise _bad("space must be a space's id")
     try:
-        app[keys.FILES].check_room(length)
+        app[keys.FILES].check_room(None if deferred else length)
     except StorageFull:
         raise ApiError(507, "insufficient_storage",
                        "the server has no room for this file now; nothing was stored",
@@ -175,7 +183,7 @@ async def create(request: web.Request) -> web.Response:
     upload_id = new_unguessable_id()
     try:
         upload = await app[keys.WRITER].ask(CreateUpload(
-            upload_id=upload_id, owner_id=owner.id, length=length,
+            upload_id=upload_id, owner_id=owner.id, length=length, deferred=deferred,
             filename=metadata.get("filename", "")[:FILENAME_MAX_CHARS],
             language=language, space=parse_id(space),
             ttl_seconds=server.resumable_expire_seconds,
@@ -221,6 +229,7 @@ async def patch(request: web.Request) -> web.Response:
     if offset != upload.received:
         raise _conflict(upload, f"the upload holds {upload.received} bytes; "
                         "continue from there (HEAD tells it)")
+    upload = await _named_length(request, upload)
     if upload.complete:
         # The last answer was lost: say again what became of it (finish it if the
         # server stopped before the record was made).
@@ -267,6 +276,29 @@ async def terminate(request: web.Request) -> web.Response:
     await _remove(request.app, upload.id)
     RESUMABLE_UPLOADS.labels("terminated").inc()
     return web.Response(status=204)
+
+
+async def _named_length(request: web.Request, upload: Upload) -> Upload:
+    """`Upload-Length` on a PATCH: names a deferred upload's length (once, not below the
+    stored bytes nor above the limit); on any other upload it must repeat the length."""
+    if "Upload-Length" not in request.headers:
+        return upload
+    length = _count(request, "Upload-Length")
+    if not upload.deferred:
+        if length != upload.length:
+            raise _bad("Upload-Length differs from the upload's")
+        return upload
+    limit = request.app[keys.SETTINGS].server.upload_max_bytes
+    if length > limit:
+        raise ApiError(413, "payload_too_large", f"the file is larger than {limit} bytes",
+                       close=True)
+    if length == 0:
+        raise ApiError(400, "empty_file", "the file is empty", close=True)
+    if length < upload.received or not await request.app[keys.WRITER].ask(
+            SetUploadLength(upload_id=upload.id, length=length)):
+        raise _conflict(upload, "Upload-Length is below the bytes stored, or was named "
+                        "already")
+    return replace(upload, length=length, deferred=False)
 
 
 def _ttl(request: web.Request) -> float:

@@ -433,3 +433,32 @@ async def test_a_complete_upload_the_probe_could_not_take_now_is_finished_by_hea
     assert repeat.status == 204
     assert repeat.headers["X-Record-Id"] == record_id
     assert len(stored_files(data_dir)) == 1
+
+
+async def test_a_recording_going_on_defers_its_length_until_the_last_piece(
+        client: Client, data_dir: Path) -> None:
+    # What the web app's recorder does: pieces are sent while the length is unknown.
+    response = await client.post("/app/uploads/", headers={
+        **TUS, "Upload-Defer-Length": "1", "Upload-Metadata": _metadata(filename="rec.webm")})
+    assert response.status == 201
+    location = response.headers["Location"]
+    first = await client.patch(location, data=AUDIO[:100_000],
+                               headers={**OCTETS, "Upload-Offset": "0"})
+    assert first.status == 204
+    head = await client.head(location, headers=TUS)
+    assert head.headers["Upload-Defer-Length"] == "1"
+    assert "Upload-Length" not in head.headers
+    assert "X-Record-Id" not in head.headers
+    below = await client.patch(location, data=b"", headers={
+        **OCTETS, "Upload-Offset": "100000", "Upload-Length": "99999"})
+    assert below.status == 409
+    last = await client.patch(location, data=AUDIO[100_000:], headers={
+        **OCTETS, "Upload-Offset": "100000", "Upload-Length": str(len(AUDIO))})
+    assert last.status == 204
+    assert last.headers["Upload-Length"] == str(len(AUDIO))
+    assert last.headers["X-Record-Id"]
+    assert _stored(data_dir) == AUDIO
+    # Deferred and named at once is a contradiction.
+    both = await client.post("/app/uploads/", headers={
+        **TUS, "Upload-Defer-Length": "1", "Upload-Length": "10"})
+    assert both.status == 400

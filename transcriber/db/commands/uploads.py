@@ -25,6 +25,7 @@ class CreateUpload(Command[Upload]):
     upload_id: str
     owner_id: str
     length: int
+    deferred: bool = False
     filename: str
     language: str | None
     space: str | None
@@ -38,6 +39,7 @@ class CreateUpload(Command[Upload]):
             raise Conflict(f"at most {self.most} unfinished uploads per person")
         await ctx.conn.execute(q.uploads.INSERT, {
             "id": self.upload_id, "owner_id": self.owner_id, "length": self.length,
+            "deferred": int(self.deferred),
             "filename": self.filename, "language": self.language, "space": self.space,
             "now": ctx.now(), "expires_at": ctx.now(plus_seconds=self.ttl_seconds),
         })
@@ -63,6 +65,22 @@ class AdvanceUpload(Command[bool]):
         cursor = await ctx.conn.execute(q.uploads.ADVANCE, {
             "id": self.upload_id, "expected": self.expected, "received": self.received,
             "expires_at": ctx.now(plus_seconds=self.ttl_seconds)})
+        return bool(cursor.rowcount == 1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetUploadLength(Command[bool]):
+    """A deferred upload's length, named by a PATCH; False when it was named already
+    or is below the bytes stored."""
+
+    name: ClassVar[str] = "set_upload_length"
+    savepoint: ClassVar[bool] = False
+    upload_id: str
+    length: int
+
+    async def execute(self, ctx: WriteContext) -> bool:
+        cursor = await ctx.conn.execute(q.uploads.SET_LENGTH,
+                                        {"id": self.upload_id, "length": self.length})
         return bool(cursor.rowcount == 1)
 
 

@@ -1,13 +1,14 @@
 """Resumable uploads (tus): the rows of uploads in flight (migrations/0022_uploads.sql)."""
 
 INSERT = """
-INSERT INTO uploads (id, owner_id, length, received, filename, language, space,
+INSERT INTO uploads (id, owner_id, length, received, deferred, filename, language, space,
                      created_at, expires_at)
-VALUES (:id, :owner_id, :length, 0, :filename, :language, :space, :now, :expires_at)
+VALUES (:id, :owner_id, :length, 0, :deferred, :filename, :language, :space, :now,
+        :expires_at)
 """
 
 _COLUMNS = """
-SELECT id, owner_id, length, received, filename, language, space, created_at, expires_at,
+SELECT id, owner_id, length, received, deferred, filename, language, space, created_at, expires_at,
        record_id
 FROM uploads
 """
@@ -27,6 +28,12 @@ SELECT count(*) AS n FROM uploads WHERE owner_id = :owner_id AND record_id IS NU
 ADVANCE = """
 UPDATE uploads SET received = :received, expires_at = :expires_at
 WHERE id = :id AND received = :expected AND record_id IS NULL
+"""
+
+# A deferred length named once, never below what is stored.
+SET_LENGTH = """
+UPDATE uploads SET length = :length, deferred = 0
+WHERE id = :id AND deferred = 1 AND received <= :length
 """
 
 FINISH = "UPDATE uploads SET record_id = :record_id WHERE id = :id AND record_id IS NULL\n"

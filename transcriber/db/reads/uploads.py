@@ -17,6 +17,8 @@ class Upload:
     owner_id: str
     length: int
     received: int
+    deferred: bool
+    """The client has not said the length yet (`length` is the upload limit till then)."""
     filename: str
     language: str | None
     space: str | None
@@ -27,11 +29,12 @@ class Upload:
     @classmethod
     def from_row(cls, row: Row) -> Upload:
         return cls(**columns(cls, row, length=int(row["length"]),
-                             received=int(row["received"])))
+                             received=int(row["received"]),
+                             deferred=bool(row["deferred"])))
 
     @property
     def complete(self) -> bool:
-        return self.received == self.length
+        return not self.deferred and self.received == self.length
 
 
 async def owned(readers: ReaderPool, *, upload_id: str, owner_id: str) -> Upload | None:
