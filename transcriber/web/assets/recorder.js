@@ -157,7 +157,8 @@ export function recorderSection() {
       mime: type, started: now.getTime(), chunks: 0, bytes: 0, sentChunks: 0, sentBytes: 0,
       url: "", stopped: false, recordId: "" };
     await kept.save(recording);
-    recorder = new MediaRecorder(stream, { mimeType: type });
+    // 32 kbit/s Opus carries speech well: 14 MB an hour over a phone's network.
+    recorder = new MediaRecorder(stream, { mimeType: type, audioBitsPerSecond: 32000 });
     const own = recording;
     recorder.addEventListener("dataavailable", async (event) => {
       if (event.data.size === 0) return;
