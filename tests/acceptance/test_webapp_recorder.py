@@ -43,9 +43,11 @@ async def big_service(make_settings: SettingsFactory) -> AsyncIterator[webapp.Se
 async def microphone_browser(tmp_path: Path) -> AsyncIterator[Browser]:
     webapp.need_browser()
     wav = tmp_path / "speech.wav"
-    subprocess.run([ffmpeg_executable(FfmpegSettings()), "-nostdin", "-loglevel", "error", "-stream_loop", "-1",
-                    "-i", str(FIXTURES / "espeak_en.ogg"), "-t", "60", "-ac", "1",
-                    "-ar", "48000", str(wav)], check=True, timeout=60)
+    # Chromium's fake microphone plays a WAV file: a known recording, looped to 60 s.
+    await asyncio.to_thread(subprocess.run, [
+        ffmpeg_executable(FfmpegSettings()), "-nostdin", "-loglevel", "error",
+        "-stream_loop", "-1", "-i", str(FIXTURES / "espeak_en.ogg"), "-t", "60", "-ac", "1",
+        "-ar", "48000", str(wav)], check=True, timeout=60)
     async with webapp.chromium("--use-fake-device-for-media-stream",
                                "--use-fake-ui-for-media-stream",
                                f"--use-file-for-fake-audio-capture={wav}") as launched:
