@@ -62,7 +62,7 @@ class TusAnswer:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Outcome:
+class ResumableResult:
     """The record the file became, or the server's refusal (status and its words)."""
 
     record_id: str | None = None
@@ -71,11 +71,11 @@ class Outcome:
 
 
 async def send(session: aiohttp.ClientSession, server: URL, path: Path, size: int, *,
-               language: str | None, timeout_seconds: float, err: TextIO) -> Outcome:
+               language: str | None, timeout_seconds: float, err: TextIO) -> ResumableResult:
     link = _Tus(session=session, server=server, limit=timeout_seconds)
     created = await link.create(path.name, size, language)
     if created.status != 201:
-        return Outcome(status=created.status,
+        return ResumableResult(status=created.status,
                        message=error_message(created.body, created.reason))
     location = redirect_target(server / "app" / "uploads" / "", created.location, server)
     offset = failures = 0
@@ -101,14 +101,14 @@ async def send(session: aiohttp.ClientSession, server: URL, path: Path, size: in
                 failures = 0 if moved > offset else failures + 1
                 offset = moved
                 if answer.record_id is not None:
-                    return Outcome(record_id=_record_id(answer.record_id))
+                    return ResumableResult(record_id=_record_id(answer.record_id))
                 if offset == size:
                     raise BadServerAnswer(say("answer.tus", what="X-Record-Id"))
                 if failures < TRIES:
                     continue
                 reason = "no progress"
             elif answer is not None and answer.status not in AGAIN:
-                return Outcome(status=answer.status,
+                return ResumableResult(status=answer.status,
                                message=error_message(answer.body, answer.reason))
             elif answer is not None:
                 reason = f"HTTP {answer.status}"
