@@ -23,6 +23,7 @@ from tusclient.client import TusClient
 from yarl import URL
 
 from tests.helpers.database import TestDatabase
+from tests.helpers.s3 import Bucket
 from tests.helpers.web import Client, StartApi, stored_files
 from transcriber.core.errors import TransientFailure
 from transcriber.service.uploads import UploadSweeper
@@ -462,3 +463,18 @@ async def test_a_recording_going_on_defers_its_length_until_the_last_piece(
     both = await client.post("/app/uploads/", headers={
         **TUS, "Upload-Defer-Length": "1", "Upload-Length": "10"})
     assert both.status == 400
+
+
+@pytest.mark.parametrize("files_kind", ["s3"])
+async def test_with_files_in_a_bucket_the_finished_upload_lands_there(
+        client: Client, s3_bucket: Bucket, data_dir: Path) -> None:
+    # The partial file lives on this host; the record's original goes to the bucket.
+    location = await _create(client, len(AUDIO))
+    for start in range(0, len(AUDIO), 100_000):
+        answer = await client.patch(location, data=AUDIO[start:start + 100_000],
+                                    headers={**OCTETS, "Upload-Offset": str(start)})
+        assert answer.status == 204
+    record_id = answer.headers["X-Record-Id"]
+    (key,) = s3_bucket.record_keys(record_id)
+    assert s3_bucket.get(key) == AUDIO
+    _no_partials(data_dir)
