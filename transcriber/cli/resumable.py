@@ -68,6 +68,8 @@ class ResumableResult:
     record_id: str | None = None
     status: int = 0
     message: str = ""
+    unsupported: bool = False
+    """The server has no resumable uploads (an older one: 404 or 405 at creation)."""
 
 
 async def send(session: aiohttp.ClientSession, server: URL, path: Path, size: int, *,
@@ -76,7 +78,8 @@ async def send(session: aiohttp.ClientSession, server: URL, path: Path, size: in
     created = await link.create(path.name, size, language)
     if created.status != 201:
         return ResumableResult(status=created.status,
-                       message=error_message(created.body, created.reason))
+                               message=error_message(created.body, created.reason),
+                               unsupported=created.status in (404, 405))
     location = redirect_target(server / "app" / "uploads" / "", created.location, server)
     offset = failures = 0
     bar: tqdm[Never] = tqdm(total=size, desc=shown(path.name), unit="B", unit_scale=True,

@@ -133,8 +133,8 @@ async def _send(link: Link, client: Client, item: Item) -> None:
         item.outcome = "refused"
         tell(link.err, "upload.unreadable", name=item.path.name, reason=exc.strerror)
         return
-    if size >= resumable.RESUMABLE_MIN_BYTES:
-        await _send_resumable(link, client, item, size)
+    if size >= resumable.RESUMABLE_MIN_BYTES and await _send_resumable(link, client, item,
+                                                                        size):
         return
     url = URL(f"{client.server}/app/audiorecords")
     if client.language:
@@ -156,19 +156,23 @@ async def _send(link: Link, client: Client, item: Item) -> None:
         return
 
 
-async def _send_resumable(link: Link, client: Client, item: Item, size: int) -> None:
-    """A large file in pieces (`cli/resumable.py`): a dropped connection costs one piece."""
+async def _send_resumable(link: Link, client: Client, item: Item, size: int) -> bool:
+    """A large file in pieces (`cli/resumable.py`): a dropped connection costs one piece.
+    False when the server has no resumable uploads (the file goes in one request)."""
     outcome = await resumable.send(link.session, link.server, item.path, size,
                                    language=client.language,
                                    timeout_seconds=client.bounds.timeout_seconds, err=link.err)
+    if outcome.unsupported:
+        return False
     if outcome.record_id is None:
         item.outcome = "refused"
         tell(link.err, "upload.refused", name=item.path.name, status=outcome.status,
              message=outcome.message)
-        return
+        return True
     item.record_id = outcome.record_id
     item.outcome = "uploaded"
     tell(link.err, "upload.uploaded", name=item.path.name, id=item.record_id)
+    return True
 
 
 def progress_line(name: str, card: Card) -> str:

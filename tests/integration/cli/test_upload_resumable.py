@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from tests.helpers.audio import FIXTURES
 from tests.helpers.processes import free_port
@@ -78,7 +79,7 @@ class CuttingProxy:
 
 async def _run(base: str, token: str, path: Path) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    client = Client(server=base, token=token, language=None, wait=False, fmt="txt",
+    client = Client(server=base, token=token or None, language=None, wait=False, fmt="txt",
                     output=None)
     code = await upload(client, [path], out=out, err=err)
     return code, out.getvalue(), err.getvalue()
@@ -114,3 +115,27 @@ async def test_a_connection_cut_mid_piece_continues_from_the_servers_offset(
     (stored,) = stored_files(data_dir)
     assert stored.read_bytes() == AUDIO.read_bytes()
     assert out.startswith(stored.parent.name)
+
+
+async def test_a_server_without_resumable_uploads_gets_the_file_in_one_request(
+        tmp_path: Path) -> None:
+    # An older server: /app/uploads/ is 404, the one-shot upload takes the file.
+    received: list[bytes] = []
+
+    async def one_shot(request: web.Request) -> web.Response:
+        received.append(await request.read())
+        return web.json_response({"id": "01jz0000000000000000000000"}, status=201)
+
+    app = web.Application(client_max_size=1024**2)
+    app.router.add_post("/app/audiorecords", one_shot)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        code, out, err = await _run(f"http://127.0.0.1:{port}", "", AUDIO)
+    finally:
+        await runner.cleanup()
+    assert code == 0, err
+    assert received == [AUDIO.read_bytes()]
+    assert out.startswith("01jz0000000000000000000000\t")
