@@ -229,40 +229,48 @@ async def patch(request: web.Request) -> web.Response:
     if offset != upload.received:
         raise _conflict(upload, f"the upload holds {upload.received} bytes; "
                         "continue from there (HEAD tells it)")
+    # One request at a time writes (or finishes) an upload: the second is 409 before
+    # it reads a byte, and nothing below runs twice at once.
+    if upload.id in partials.busy:
+        raise _conflict(upload, "another PATCH is writing this upload")
+    partials.busy.add(upload.id)
+    try:
+        return await _append(request, owner.id, upload, offset, checksum)
+    finally:
+        partials.busy.discard(upload.id)
+
+
+async def _append(request: web.Request, owner_id: str, upload: Upload, offset: int,
+                  checksum: Checksum | None) -> web.Response:
     upload = await _named_length(request, upload)
     if upload.complete:
         # The last answer was lost: say again what became of it (finish it if the
         # server stopped before the record was made).
-        if upload.record_id is None and upload.id not in partials.busy:
-            upload = await _finish_held(request, upload)
+        if upload.record_id is None:
+            upload = await _finish(request, upload)
         return web.Response(status=204, headers=_headers(upload))
     declared = request.content_length
     if declared is not None and offset + declared > upload.length:
         raise ApiError(413, "past_upload_length",
                        "the body goes past the declared Upload-Length", close=True)
-    if upload.id in partials.busy:
-        raise _conflict(upload, "another PATCH is writing this upload")
     try:
-        request.app[keys.FILES].check_room(declared or upload.length - upload.received)
+        request.app[keys.FILES].check_room(
+            declared if declared is not None else upload.length - upload.received)
     except StorageFull:
         raise ApiError(507, "insufficient_storage", "the server has no room for this now",
                        close=True, headers={"Retry-After": "300"}) from None
-    partials.busy.add(upload.id)
     try:
-        try:
-            async with guarded_body(request, request.app[UPLOAD_SLOTS], owner.id):
-                received = await _receive(request, upload, checksum)
-        except BodyTooSlow:
-            raise too_slow("upload_too_slow", "upload") from None
-        except HttpProcessingError:
-            raise ApiError(400, "incomplete_upload",
-                           "the body ended before its declared length", close=True) from None
-        upload = replace(upload, received=received,
-                         expires_at=stamp(request.app[keys.CLOCK], plus_seconds=_ttl(request)))
-        if upload.complete:
-            upload = await _finish(request, upload)
-    finally:
-        partials.busy.discard(upload.id)
+        async with guarded_body(request, request.app[UPLOAD_SLOTS], owner_id):
+            received = await _receive(request, upload, checksum)
+    except BodyTooSlow:
+        raise too_slow("upload_too_slow", "upload") from None
+    except HttpProcessingError:
+        raise ApiError(400, "incomplete_upload",
+                       "the body ended before its declared length", close=True) from None
+    upload = replace(upload, received=received,
+                     expires_at=stamp(request.app[keys.CLOCK], plus_seconds=_ttl(request)))
+    if upload.complete:
+        upload = await _finish(request, upload)
     return web.Response(status=204, headers=_headers(upload))
 
 
