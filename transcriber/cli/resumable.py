@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ import aiohttp
 from tqdm import tqdm
 from yarl import URL
 
+from transcriber.cli import remembered
 from transcriber.cli.answers import (
     ERROR_MAX_BYTES,
     MIB,
@@ -74,14 +76,37 @@ class ResumableResult:
 
 async def send(session: aiohttp.ClientSession, server: URL, path: Path, size: int, *,
                language: str | None, timeout_seconds: float, err: TextIO) -> ResumableResult:
+    """The file through tus; an upload a stopped run left is continued (`remembered`)."""
     link = _Tus(session=session, server=server, limit=timeout_seconds)
-    created = await link.create(path.name, size, language)
-    if created.status != 201:
-        return ResumableResult(status=created.status,
-                               message=error_message(created.body, created.reason),
-                               unsupported=created.status in (404, 405))
-    location = redirect_target(server / "app" / "uploads" / "", created.location, server)
-    offset = failures = 0
+    memory, key = remembered.memory_file(os.environ), remembered.key_of(str(server), path, size)
+    result = await _send(link, server, path, size, language=language, err=err,
+                         memory=memory, key=key)
+    remembered.forget(memory, key)  # done or refused: nothing to come back to
+    return result
+
+
+async def _send(link: _Tus, server: URL, path: Path, size: int, *, language: str | None,
+                err: TextIO, memory: Path, key: str) -> ResumableResult:
+    root = server / "app" / "uploads" / ""
+    location: URL | None = None
+    offset = 0
+    known = remembered.recall(memory, key)
+    if known is not None:
+        try:
+            location = redirect_target(root, known, server)
+            offset = await link.where(location, size)
+            tell(err, "upload.continuing", name=path.name, percent=offset * 100 // size)
+        except BadServerAnswer:
+            location, offset = None, 0  # the server forgot it (expired): start again
+    if location is None:
+        created = await link.create(path.name, size, language)
+        if created.status != 201:
+            return ResumableResult(status=created.status,
+                                   message=error_message(created.body, created.reason),
+                                   unsupported=created.status in (404, 405))
+        location = redirect_target(root, created.location, server)
+        remembered.remember(memory, key, str(location))
+    failures = 0
     bar: tqdm[Never] = tqdm(total=size, desc=shown(path.name), unit="B", unit_scale=True,
                             unit_divisor=1024, file=err, disable=not err.isatty(),
                             leave=False)

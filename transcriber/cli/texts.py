@@ -57,6 +57,7 @@ EN: Mapping[str, str] = {
     "upload.unwritten": "{name}: cannot write {path}: {reason}",
     "upload.unreadable": "{name}: cannot read the file: {reason}",
     "upload.unexpected": "the client failed unexpectedly ({kind})",
+    "upload.continuing": "{name}: continuing the upload an earlier run left at {percent}%",
     "upload.resuming": "{name}: the upload broke off at {percent}% ({reason}); "
                        "continuing from the last byte the server kept",
     "upload.resume_gave_up": "{name}: the upload made no progress after several tries "
@@ -121,6 +122,7 @@ RU: Mapping[str, str] = {
     "upload.unwritten": "{name}: не удаётся записать {path}: {reason}",
     "upload.unreadable": "{name}: не удаётся прочитать файл: {reason}",
     "upload.unexpected": "клиент неожиданно сломался ({kind})",
+    "upload.continuing": "{name}: продолжаю загрузку, оставленную прошлым запуском на {percent}%",
     "upload.resuming": "{name}: загрузка оборвалась на {percent}% ({reason}); "
                        "продолжаю с последнего байта, который сохранил сервер",
     "upload.resume_gave_up": "{name}: загрузка не продвинулась после нескольких попыток "

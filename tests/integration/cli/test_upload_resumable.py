@@ -25,11 +25,13 @@ PIECE = 8 * 1024
 
 
 @pytest.fixture(autouse=True)
-def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+def small_pieces(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Every file in pieces of 8 KiB (nine for this one), and no wait between tries.
     monkeypatch.setattr(resumable, "RESUMABLE_MIN_BYTES", 1)
     monkeypatch.setattr(resumable, "PIECE_BYTES", PIECE)
     monkeypatch.setattr(resumable, "retry_seconds", lambda *_: 0.0)
+    # The memory of unfinished uploads (cli/remembered.py) in the test's own folder.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     for name in ("LC_ALL", "LC_MESSAGES"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LANG", "C.UTF-8")
@@ -139,3 +141,37 @@ async def test_a_server_without_resumable_uploads_gets_the_file_in_one_request(
     assert code == 0, err
     assert received == [AUDIO.read_bytes()]
     assert out.startswith("01jz0000000000000000000000\t")
+
+
+class Stopped(Exception):
+    """The run is stopped (Ctrl-C, a killed process) in the middle of the upload."""
+
+
+async def test_a_run_stopped_in_the_middle_is_continued_by_the_next_run(
+        service: LiveService, data_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    token = await make_token(service.app, "alice")
+    offsets: list[int] = []
+    stop_at: list[int] = [3]
+    original = resumable._Tus.patch
+
+    async def patch(self: resumable._Tus, location: object, path: Path, offset: int,
+                    length: int, sent: object) -> resumable.TusAnswer:
+        offsets.append(offset)
+        if stop_at and len(offsets) > stop_at[0]:
+            raise Stopped
+        return await original(self, location, path, offset, length, sent)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(resumable._Tus, "patch", patch)
+    with pytest.raises(Stopped):
+        await _run(service.base, token, AUDIO)
+    assert (tmp_path / "cache" / "transcriber" / "uploads.json").is_file()
+    stop_at.clear()
+    offsets.clear()
+    code, _, err = await _run(service.base, token, AUDIO)
+    assert code == 0, err
+    assert "continuing the upload an earlier run left at" in err
+    assert offsets[0] == 3 * PIECE  # nothing of the first three pieces again
+    (stored,) = stored_files(data_dir)
+    assert stored.read_bytes() == AUDIO.read_bytes()
+    assert b"uploads" not in (tmp_path / "cache" / "transcriber" / "uploads.json").read_bytes()
