@@ -5,11 +5,11 @@
 It runs beside the doors (each process that takes uploads), as the named,
 supervised task `uploads-sweeper`: every `SWEEP_SECONDS` it removes the expired
 uploads a batch at a time, by the expiry index, skipping one that a request of
-this process is writing. At its start it also removes partial files that have
-no upload any more (the process stopped between the row's removal and the
-file's): the promise that an abandoned upload's bytes leave the disk is
-checked, and each repair counted (`transcriber_resumable_uploads_total`,
-outcome `orphan`).
+this process is writing. Each round it also removes partial files that have
+no upload any more (a process stopped between the row's removal and the
+file's, or another process removed the row): the promise that an abandoned
+upload's bytes leave the disk is checked, and each repair counted
+(`transcriber_resumable_uploads_total`, outcome `orphan`).
 """
 
 from __future__ import annotations
@@ -48,9 +48,12 @@ class UploadSweeper:
         self._every = every_seconds
 
     async def run(self, stopping: asyncio.Event) -> None:
-        await self.remove_orphans()
         while not stopping.is_set():
             await self.sweep()
+            # Each round: another process of the service may have removed the row of
+            # an upload whose bytes are on this host (the folder holds uploads in
+            # flight only, so listing it is cheap).
+            await self.remove_orphans()
             await rest(self._clock, self._every, stopping)
 
     async def sweep(self) -> int:

@@ -319,9 +319,10 @@ async def _receive(request: web.Request, upload: Upload, checksum: Checksum | No
     try:
         handle = partials.open_at(upload.id, upload.received)
     except PartialGone:
-        await _remove(request.app, upload.id)
-        raise ApiError(410, "upload_lost", "the upload's bytes are gone; start it again",
-                       close=True) from None
+        # Not removed here: with several web processes, each with its own data folder,
+        # the bytes may be on another one (docs/api.md); expiry removes it if not.
+        raise ApiError(410, "upload_lost", "this server does not hold the upload's bytes; "
+                       "start it again", close=True) from None
     digest = None if checksum is None else checksum.new_hash()
     stored = written = upload.received
     with handle:

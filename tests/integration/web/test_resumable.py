@@ -395,7 +395,7 @@ async def test_an_abandoned_upload_expires_and_the_sweeper_removes_its_bytes(
     assert await _offset(client, kept) == 10
 
 
-async def test_partial_files_without_an_upload_are_removed_at_start(
+async def test_partial_files_without_an_upload_are_removed(
         client: Client, clock: FakeClock, data_dir: Path) -> None:
     kept = await _create(client, 1000)
     folder = data_dir / "uploads"
