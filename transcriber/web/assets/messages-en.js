@@ -144,6 +144,7 @@ export const MESSAGES = {
   "record.kept_list": "Recordings kept in this browser",
   "record.finish": "Finish the upload",
   "record.discard": "Discard",
+  "record.busy": "the server is still taking the previous piece",
   "record.file_name": "Recording {when}",
   "card.heading": "Recording",
   "card.progress": "Progress",

@@ -144,6 +144,7 @@ export const MESSAGES = {
   "record.kept_list": "Записи, сохранённые в браузере",
   "record.finish": "Закончить загрузку",
   "record.discard": "Удалить",
+  "record.busy": "сервер ещё принимает предыдущий кусок",
   "record.file_name": "Запись {when}",
   "card.heading": "Запись",
   "card.progress": "Ход обработки",

@@ -15,6 +15,7 @@ const TYPES = ["audio/webm;codecs=opus", "audio/ogg;codecs=opus", "audio/webm"];
 const CHUNK_MS = 1000;
 // Sending after every chunk would spend the rate limit (120 requests a minute).
 const SEND_EVERY_MS = 5000;
+const FINISH_TRIES = 10;
 
 /** @returns {string | null} what this browser records, or null when it cannot */
 function recordable() {
@@ -39,13 +40,20 @@ function clock(ms) {
 async function finishSending(recording, state) {
   state.textContent = t("record.sending");
   try {
-    const sent = await kept.send(recording, (done, total) => {
-      state.textContent = t("record.sent", { percent: Math.floor((done / Math.max(total, 1)) * 100) });
-    });
-    if (sent.recordId) {
-      replace(state, t("record.done"), " ",
-        h("a", { href: `/records/${encodeURIComponent(sent.recordId)}` }, t("record.open")));
+    // A send still running (the last periodic one) makes this one wait its turn (409).
+    for (let attempt = 0; attempt < FINISH_TRIES; attempt += 1) {
+      const sent = await kept.send(recording, (done, total) => {
+        state.textContent = t("record.sent",
+          { percent: Math.floor((done / Math.max(total, 1)) * 100) });
+      });
+      if (sent.recordId) {
+        replace(state, t("record.done"), " ",
+          h("a", { href: `/records/${encodeURIComponent(sent.recordId)}` }, t("record.open")));
+        return;
+      }
+      await new Promise((resolve) => { setTimeout(resolve, 1000); });
     }
+    state.textContent = t("record.send_failed", { message: t("record.busy") });
   } catch (error) {
     state.textContent = t("record.send_failed", { message: error.message });
   }
@@ -160,13 +168,17 @@ export function recorderSection() {
     // 32 kbit/s Opus carries speech well: 14 MB an hour over a phone's network.
     recorder = new MediaRecorder(stream, { mimeType: type, audioBitsPerSecond: 32000 });
     const own = recording;
-    recorder.addEventListener("dataavailable", async (event) => {
+    // Chunks are written in order, and the stop waits for the last one: the length
+    // the last PATCH names must count every chunk.
+    let writing = Promise.resolve();
+    recorder.addEventListener("dataavailable", (event) => {
       if (event.data.size === 0) return;
-      await kept.addChunk(own, event.data);
-      sendSoon();
+      // The send is not awaited: a slow network must not hold back the next write.
+      writing = writing.then(() => kept.addChunk(own, event.data)).then(() => { sendSoon(); });
     });
     recorder.addEventListener("stop", async () => {
       for (const track of stream.getTracks()) track.stop();
+      await writing;
       own.stopped = true;
       await kept.save(own);
       await finishSending(own, state);
