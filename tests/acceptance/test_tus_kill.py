@@ -16,12 +16,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from tests.helpers.processes import free_port, start_server_with_fake_recognizer, wait_ready
 from tests.helpers.web import stored_files
 from transcriber.providers.ffmpeg import ffmpeg_executable
 from transcriber.settings import FfmpegSettings
 from transcriber.web.uploads import PERSIST_BYTES
+
+# Over 10 s: two real `serve` processes and a 42 MB file.
+pytestmark = pytest.mark.slow
 
 TUS = {"Tus-Resumable": "1.0.0"}
 OCTETS = {**TUS, "Content-Type": "application/offset+octet-stream"}

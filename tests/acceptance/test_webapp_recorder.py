@@ -28,7 +28,8 @@ from transcriber.settings import FfmpegSettings
 if TYPE_CHECKING:
     from playwright.async_api import Browser
 
-pytestmark = pytest.mark.timeout(120)
+# Over 10 s: the recording itself takes 14 s of real time.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 ONLINE_SECONDS = 7
 OFFLINE_SECONDS = 7
 
