@@ -378,7 +378,8 @@ async def _finish_held(request: web.Request, upload: Upload) -> Upload:
 
 async def _finish(request: web.Request, upload: Upload) -> Upload:
     """The complete file through the one-shot upload's intake; refused: the upload is
-    removed (nothing stays, as there), except when the refusal says to try again."""
+    removed (nothing stays, as there), except when the refusal says to try again: the
+    file could not be examined now (503), or the disk is full now (507)."""
     app = request.app
     intake = Intake(owner_id=upload.owner_id, original_name=upload.filename,
                     language=upload.language or default_language(app))
@@ -386,7 +387,7 @@ async def _finish(request: web.Request, upload: Upload) -> Upload:
         accepted = await store(request, intake, app[PARTIALS].chunks(upload.id),
                                expected_size=upload.length)
     except ApiError as exc:
-        if exc.status != 503:
+        if exc.status not in (503, 507):
             await _remove(app, upload.id)
             RESUMABLE_UPLOADS.labels("refused").inc()
         raise
