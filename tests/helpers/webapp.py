@@ -74,7 +74,7 @@ class Service:
 
 @contextlib.asynccontextmanager
 async def serving(make_settings: SettingsFactory, *,
-                  describer: str = "off",
+                  describer: str = "off", upload_max_bytes: int = UPLOAD_LIMIT,
                   webhook_transport: WebhookTransport | None = None) -> AsyncIterator[Service]:
     """The service on a free loopback port (the fixture `service`), optionally with a
     webhook transport (`transcriber.testing.webhooks`: nothing leaves the machine). The
@@ -83,7 +83,7 @@ async def serving(make_settings: SettingsFactory, *,
     need_browser()
     port = free_port()
     settings = make_settings(
-        server={"port": port, "upload_max_bytes": UPLOAD_LIMIT, "page_default": 2,
+        server={"port": port, "upload_max_bytes": upload_max_bytes, "page_default": 2,
                 "rate_limit_window_seconds": RATE_WINDOW_SECONDS},
         pipeline={"workers": 1, "idle_sleep_seconds": 0.05, "poll_first_delay_seconds": 0.2,
                   "poll_delay_seconds": 0.2},
@@ -107,13 +107,13 @@ async def serving(make_settings: SettingsFactory, *,
 
 
 @contextlib.asynccontextmanager
-async def chromium() -> AsyncIterator[Browser]:
+async def chromium(*extra_args: str) -> AsyncIterator[Browser]:
     """Debian's Chromium, headless (the fixture `browser`)."""
     from playwright.async_api import async_playwright  # noqa: PLC0415
 
     async with async_playwright() as driver:
         launched = await driver.chromium.launch(executable_path=str(CHROMIUM),
-                                                args=CHROMIUM_ARGS)
+                                                args=[*CHROMIUM_ARGS, *extra_args])
         try:
             yield launched
         finally:

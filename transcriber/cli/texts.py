@@ -57,6 +57,11 @@ EN: Mapping[str, str] = {
     "upload.unwritten": "{name}: cannot write {path}: {reason}",
     "upload.unreadable": "{name}: cannot read the file: {reason}",
     "upload.unexpected": "the client failed unexpectedly ({kind})",
+    "upload.continuing": "{name}: continuing the upload an earlier run left at {percent}%",
+    "upload.resuming": "{name}: the upload broke off at {percent}% ({reason}); "
+                       "continuing from the last byte the server kept",
+    "upload.resume_gave_up": "{name}: the upload made no progress after several tries "
+                             "({reason})",
     "answer.card": "the record's card is not what the API describes (field {field})",
     "answer.no_id": "the upload's answer holds no record id",
     "answer.too_large": "the answer is larger than {mib} MiB: not read",
@@ -68,6 +73,9 @@ EN: Mapping[str, str] = {
     "answer.redirects": "more than {count} redirects",
     "answer.encoded": "the answer is compressed ({encoding}) though none was asked for",
     "answer.broken": "the answer is not valid HTTP ({kind})",
+    "answer.tus": "the resumable upload's answer lacks a valid {what}",
+    "answer.tus_lost": "the server no longer knows the resumable upload (HTTP {status}): "
+                       "{message}",
 }
 
 RU: Mapping[str, str] = {
@@ -114,6 +122,11 @@ RU: Mapping[str, str] = {
     "upload.unwritten": "{name}: не удаётся записать {path}: {reason}",
     "upload.unreadable": "{name}: не удаётся прочитать файл: {reason}",
     "upload.unexpected": "клиент неожиданно сломался ({kind})",
+    "upload.continuing": "{name}: продолжаю загрузку, оставленную прошлым запуском на {percent}%",
+    "upload.resuming": "{name}: загрузка оборвалась на {percent}% ({reason}); "
+                       "продолжаю с последнего байта, который сохранил сервер",
+    "upload.resume_gave_up": "{name}: загрузка не продвинулась после нескольких попыток "
+                             "({reason})",
     "answer.card": "карточка записи не такая, как описывает API (поле {field})",
     "answer.no_id": "в ответе на загрузку нет идентификатора записи",
     "answer.too_large": "ответ больше {mib} МиБ: не прочитан",
@@ -125,6 +138,9 @@ RU: Mapping[str, str] = {
     "answer.redirects": "больше {count} перенаправлений",
     "answer.encoded": "ответ сжат ({encoding}), хотя сжатия не просили",
     "answer.broken": "ответ не похож на HTTP ({kind})",
+    "answer.tus": "в ответе на докачиваемую загрузку нет правильного {what}",
+    "answer.tus_lost": "сервер больше не знает докачиваемую загрузку (HTTP {status}): "
+                       "{message}",
 }
 
 CATALOGUES: Mapping[str, Mapping[str, str]] = {"en": EN, "ru": RU}

@@ -2,7 +2,9 @@
 
 Nothing of the service runs here: each file streams to `POST
 /app/audiorecords` (the raw body with its size, a progress bar on a
-terminal), authenticated by a personal access token (`--token`, or
+terminal; a file of 64 MiB or more goes in pieces through the resumable
+protocol, `cli/resumable.py`, and continues after a dropped connection),
+authenticated by a personal access token (`--token`, or
 `TRANSCRIBER_TOKEN`, which keeps it out of the process list). With `--wait`
 every record is followed to done through its card, as often as the card's
 `poll_after_ms` allows (within 0.5–30 s), showing its `progress`; then its
@@ -44,7 +46,7 @@ from tqdm import tqdm
 from yarl import URL
 
 from transcriber import __version__
-from transcriber.cli import outputs
+from transcriber.cli import outputs, resumable
 from transcriber.cli.answers import (
     DEFAULT_POLL_SECONDS,
     MIB,
@@ -132,6 +134,9 @@ async def _send(link: Link, client: Client, item: Item) -> None:
         item.outcome = "refused"
         tell(link.err, "upload.unreadable", name=item.path.name, reason=exc.strerror)
         return
+    if size >= resumable.RESUMABLE_MIN_BYTES and await _send_resumable(link, client, item,
+                                                                        size):
+        return
     url = URL(f"{client.server}/app/audiorecords")
     if client.language:
         url = url.with_query(language=client.language)
@@ -150,6 +155,25 @@ async def _send(link: Link, client: Client, item: Item) -> None:
         item.outcome = "uploaded"
         tell(link.err, "upload.uploaded", name=item.path.name, id=item.record_id)
         return
+
+
+async def _send_resumable(link: Link, client: Client, item: Item, size: int) -> bool:
+    """A large file in pieces (`cli/resumable.py`): a dropped connection costs one piece.
+    False when the server has no resumable uploads (the file goes in one request)."""
+    outcome = await resumable.send(link.session, link.server, item.path, size,
+                                   language=client.language,
+                                   timeout_seconds=client.bounds.timeout_seconds, err=link.err)
+    if outcome.unsupported:
+        return False
+    if outcome.record_id is None:
+        item.outcome = "refused"
+        tell(link.err, "upload.refused", name=item.path.name, status=outcome.status,
+             message=outcome.message)
+        return True
+    item.record_id = outcome.record_id
+    item.outcome = "uploaded"
+    tell(link.err, "upload.uploaded", name=item.path.name, id=item.record_id)
+    return True
 
 
 def progress_line(name: str, card: Card) -> str:

@@ -151,6 +151,13 @@ WEBHOOK_TARGET_PAUSES = Counter(
     "Attempts whose target did not answer at all (timeout, connection, name, refused "
     "address), each backing its webhook off",
 )
+RESUMABLE_UPLOADS = Counter(
+    "transcriber_resumable_uploads_total",
+    "Resumable (tus) uploads by outcome: created, finished (became a record), refused "
+    "(complete but not taken: not audio, too long, over the quota), terminated (DELETE), "
+    "expired (removed by the sweeper), orphan (a partial file with no upload, removed)",
+    ["outcome"],
+)
 LEASE_EXPIRIES = Counter(
     "transcriber_lease_expiries_total",
     "Claims that took a record whose previous lease had expired",

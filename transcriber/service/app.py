@@ -33,6 +33,7 @@ from transcriber.service.roles import Role, RolePlan, plan_of
 from transcriber.service.search_index import search_index_ctx
 from transcriber.service.storage import storage_ctx
 from transcriber.service.telegram import bot_ctx, telegram_ctx
+from transcriber.service.uploads import uploads_ctx
 from transcriber.service.voice import wyoming_ctx
 from transcriber.service.watch import watch_ctx
 from transcriber.service.webhooks import webhooks_ctx
@@ -111,6 +112,8 @@ def _contexts(plan: RolePlan) -> list[CleanupContext]:
         contexts += [webhooks_ctx, match_pool_ctx, answerer_ctx]
         # The Wyoming server (`wyoming.enabled`), on the recognizer the providers built.
         contexts.append(wyoming_ctx)
+        # The resumable uploads' sweeper (expired uploads' rows and bytes).
+        contexts.append(uploads_ctx)
     if plan.step_actors:
         # The describer (its provider) where `done` happens: the describe worker's part.
         contexts.append(describer_ctx)

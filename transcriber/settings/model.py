@@ -65,6 +65,11 @@ class ServerSettings:
     upload_idle_seconds: float = 60.0
     upload_min_bytes_per_second: int = 8192
     upload_rate_window_seconds: float = 120.0
+    # Resumable uploads (tus, docs/api.md "Resumable uploads"): an upload no PATCH
+    # renewed for this long expires and its bytes are removed; how many unfinished
+    # uploads one person may hold (each may reserve up to upload_max_bytes on disk).
+    resumable_expire_seconds: float = 86400.0
+    resumable_open_per_user_max: int = 20
     rate_limit_table_max: int = 10000
     # Client addresses `/metrics` answers (others: 403); behind a proxy, the client's.
     metrics_allowed: tuple[Network, ...] = (

@@ -26,6 +26,7 @@ from transcriber.web import (
     openai_api,
     openai_translations,
     upload,
+    uploads,
     voices,
     webhooks,
 )
@@ -60,6 +61,7 @@ def setup_api(app: web.Application) -> None:
     setup_origin_checks(app)
     setup_bearer(app)
     openai_api.setup_openai(app)
+    uploads.setup_uploads(app)
     app.middlewares.extend([
         metrics_middleware, error_middleware, host_middleware, same_origin_middleware,
         rate_limit_middleware, bearer_middleware, identity_middleware,
@@ -82,6 +84,12 @@ def setup_api(app: web.Application) -> None:
     router.add_get(f"{RECORD}/matches", archive.find_in_transcript)
     router.add_post(f"{RECORD}/resume", archive.resume, **body)
     router.add_post(f"{RECORD}/retranscribe", edits.retranscribe, **body)
+    # Resumable uploads (tus 1.0): tus clients send OPTIONS and POST to the root.
+    router.add_options(uploads.ROOT, uploads.options)
+    router.add_post(uploads.ROOT, uploads.create, **body)
+    router.add_head(uploads.ITEM, uploads.head)
+    router.add_patch(uploads.ITEM, uploads.patch, **body)
+    router.add_delete(uploads.ITEM, uploads.terminate, **body)
     router.add_get("/app/webhooks", webhooks.list_webhooks)
     router.add_post("/app/webhooks", webhooks.create_webhook, **body)
     router.add_delete(WEBHOOK, webhooks.delete_webhook, **body)

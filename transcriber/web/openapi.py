@@ -34,6 +34,7 @@ from transcriber.web.openapi_schemas import (
     json_doc,
     ref,
 )
+from transcriber.web.openapi_uploads import upload_paths
 from transcriber.web.openapi_voices import voice_paths
 from transcriber.web.openapi_webhooks import WEBHOOK_SCHEMAS, outgoing_webhooks, webhook_paths
 from transcriber.web.responses import json_response
@@ -279,6 +280,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                           "429": COMMON_RESPONSES["429"]},
         }},
     }
+    record_paths.update(upload_paths(COMMON_RESPONSES, _CROSS_SITE))
     record_paths.update(webhook_paths(error=error_doc, answer=json_doc, common=COMMON_RESPONSES,
                                       cross_site=_CROSS_SITE, json_body=_JSON_BODY))
     return {

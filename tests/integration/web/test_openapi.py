@@ -95,7 +95,9 @@ async def test_document_is_valid_and_covers_every_api_route(client: Client) -> N
         and route.resource.canonical.startswith(("/app/", "/v1/"))
         and route.method != "HEAD"
     }
-    documented = {(m.upper(), p) for p, item in document["paths"].items() for m in item}
+    # HEAD: aiohttp adds one to every GET; a HEAD of its own (tus's) is documented too.
+    documented = {(m.upper(), p) for p, item in document["paths"].items() for m in item
+                  if m != "head"}
     assert routes == documented
     assert document["paths"]["/app/audiorecords"]["get"]["parameters"][0]["schema"][
         "maximum"] == 100

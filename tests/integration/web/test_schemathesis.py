@@ -54,6 +54,12 @@ bearer = "{token}"
 [[operations]]
 include-path = "/v1/audio/transcriptions"
 checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "504"]
+
+# tus's PATCH body (application/offset+octet-stream) has no serializer here; its
+# headers, bodies and statuses are driven by tests/integration/web/test_resumable*.py.
+[[operations]]
+include-operation-id = "appendToUpload"
+enabled = false
 """
 CHECKS = ",".join([
     "not_a_server_error",

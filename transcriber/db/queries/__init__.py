@@ -26,6 +26,7 @@ from transcriber.db.queries import (
     search,
     telegram,
     tokens,
+    uploads,
     users,
     voices,
     watch,
@@ -35,5 +36,6 @@ from transcriber.db.queries import (
 __all__ = [
     "archive", "ask", "control", "describe", "edits", "files", "links", "loadtest",
     "maintenance", "migrations", "moving", "pipeline", "progress", "recognition", "records",
-    "results", "search", "telegram", "tokens", "users", "voices", "watch", "webhooks",
+    "results", "search", "telegram", "tokens", "uploads", "users", "voices", "watch",
+    "webhooks",
 ]

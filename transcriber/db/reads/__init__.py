@@ -32,15 +32,33 @@ if TYPE_CHECKING:
         telegram,
         tokens,
         transcripts,
+        uploads,
         users,
         voices,
         watch,
         webhooks,
     )
 
-__all__ = ["ask", "counts", "describe", "links", "lists", "maintenance", "progress",
-           "recognitions", "records", "search", "telegram", "tokens", "transcripts", "users",
-           "voices", "watch", "webhooks"]
+__all__ = [
+    "ask",
+    "counts",
+    "describe",
+    "links",
+    "lists",
+    "maintenance",
+    "progress",
+    "recognitions",
+    "records",
+    "search",
+    "telegram",
+    "tokens",
+    "transcripts",
+    "uploads",
+    "users",
+    "voices",
+    "watch",
+    "webhooks",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -81,7 +81,7 @@ export function errorFrom(status, bodyText, retryAfterHeader) {
 // Sent on every API call: a custom header needs a CORS preflight that the
 // server never grants, so another site's page cannot send it (the server's
 // same-origin rule accepts it as proof the request is ours).
-const CLIENT_HEADERS = { "X-Transcriber-Client": "web" };
+export const CLIENT_HEADERS = { "X-Transcriber-Client": "web" };
 
 /**
  * @param {string} method

@@ -8,6 +8,7 @@ import * as api from "./api.js";
 import { h, replace } from "./dom.js";
 import { recordName, size } from "./format.js";
 import { t } from "./i18n.js";
+import { recorderSection } from "./recorder.js";
 
 // The spoken languages offered; `auto` lets the recognizer decide. The
 // server checks the code against the recognizer it runs.
@@ -157,7 +158,7 @@ export function renderUpload(main) {
 
   replace(main,
     h("div", { class: "view-head" }, h("h1", { tabindex: "-1" }, t("upload.heading"))),
-    languageRow, zone, live, list);
+    recorderSection(), languageRow, zone, live, list);
 
   picker.addEventListener("change", () => {
     add([...(picker.files ?? [])], list);

@@ -1,0 +1,403 @@
+"""Resumable uploads: tus 1.0 at `/app/uploads/` (docs/api.md, "Resumable uploads").
+
+`POST` declares a length and metadata (`filename`, optional `language` and
+`space`) and answers 201 with the upload's `Location`; `HEAD` tells the stored
+offset; `PATCH` (`application/offset+octet-stream`) appends at exactly that
+offset; `DELETE` ends it. The last `PATCH` hands the complete file to the same
+intake as the one-shot upload (`upload.store`: the size limit, the probe, the
+audio limits, the quota), and its answer (and `HEAD`'s) carries the record's
+id in `X-Record-Id`. The host, origin, rate limit and identity middlewares see
+these routes like any other under `/app/`; a `PATCH` body is received under the
+one-shot upload's slots and pace watch (`uploadguard.guarded_body`), so no
+second door has weaker rules.
+
+Durability: the bytes go to a partial file (`web.partials`), and the offset
+to the upload's row through the writer, after an fsync, every `PERSIST_BYTES`
+and when a body ends early (a dropped connection, a stall). A server killed
+mid-`PATCH` loses at most the bytes since the last of those, and the client
+learns the offset to continue from with `HEAD`. A `PATCH` with
+`Upload-Checksum` is all or nothing: its bytes are kept only when they hash to
+the digest (460 otherwise), so it stores its offset once, at its end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import BinaryIO
+
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from transcriber.core.clock import parse_time, stamp
+from transcriber.core.errors import Conflict, StorageFull
+from transcriber.core.ids import new_unguessable_id, parse_id
+from transcriber.core.observability import RESUMABLE_UPLOADS
+from transcriber.db import reads
+from transcriber.db.commands.uploads import (
+    AdvanceUpload,
+    CreateUpload,
+    DeleteUpload,
+    FinishUpload,
+    SetUploadLength,
+)
+from transcriber.db.reads.uploads import Upload
+from transcriber.domain.uploads import (
+    CHECKSUM_ALGORITHMS,
+    EXTENSIONS,
+    FILENAME_MAX_CHARS,
+    OFFSET_CONTENT_TYPE,
+    TUS_VERSION,
+    Checksum,
+    UploadHeaderError,
+    http_date,
+    parse_checksum,
+    parse_count,
+    parse_metadata,
+)
+from transcriber.pipeline.intake import Intake
+from transcriber.web import keys
+from transcriber.web.errors import ApiError
+from transcriber.web.identity import current_user
+from transcriber.web.language import check_language, default_language
+from transcriber.web.partials import PARTIALS, PartialGone, Partials, sync
+from transcriber.web.upload import CHUNK_BYTES, store
+from transcriber.web.uploadguard import (
+    UPLOAD_SLOTS,
+    BodyTooSlow,
+    guarded_body,
+    refuse_coded,
+    too_slow,
+)
+
+ROOT = "/app/uploads/"
+ITEM = "/app/uploads/{id}"
+# How often a long PATCH stores its offset for good (after an fsync): what a
+# server killed mid-PATCH can lose at most.
+PERSIST_BYTES = 8 * 1024 * 1024
+RECORD_ID_HEADER = "X-Record-Id"
+# tus names this status for a body that does not hash to its Upload-Checksum.
+CHECKSUM_MISMATCH = 460
+
+
+def setup_uploads(app: web.Application) -> None:
+    app[PARTIALS] = Partials(app[keys.SETTINGS].storage.data_dir / "uploads")
+    app.on_response_prepare.append(_mark_tus)
+
+
+async def _mark_tus(request: web.Request, response: web.StreamResponse) -> None:
+    """Every answer under `/app/uploads` says which protocol it speaks, errors too."""
+    if request.path.startswith(ROOT.rstrip("/")):
+        response.headers["Tus-Resumable"] = TUS_VERSION
+
+
+def _bad(message: str) -> ApiError:
+    return ApiError(400, "bad_request", message, close=True)
+
+
+def _require_version(request: web.Request) -> None:
+    if request.headers.get("Tus-Resumable") != TUS_VERSION:
+        raise ApiError(412, "unsupported_version",
+                       f"send Tus-Resumable: {TUS_VERSION} (the only version spoken)",
+                       headers={"Tus-Version": TUS_VERSION}, close=True)
+
+
+def _count(request: web.Request, name: str) -> int:
+    try:
+        return parse_count(request.headers.get(name), name=name)
+    except UploadHeaderError as exc:
+        raise _bad(str(exc)) from None
+
+
+def _headers(upload: Upload) -> dict[str, str]:
+    headers = {"Upload-Offset": str(upload.received),
+               "Upload-Expires": http_date(parse_time(upload.expires_at))}
+    if upload.deferred:
+        headers["Upload-Defer-Length"] = "1"
+    else:
+        headers["Upload-Length"] = str(upload.length)
+    if upload.record_id is not None:
+        headers[RECORD_ID_HEADER] = upload.record_id
+    return headers
+
+
+def _conflict(upload: Upload, message: str) -> ApiError:
+    return ApiError(409, "offset_mismatch", message, close=True,
+                    headers={"Upload-Offset": str(upload.received)})
+
+
+async def _owned(request: web.Request, owner_id: str) -> Upload:
+    """The asker's upload named in the path; 404 for anybody else's, 410 once expired."""
+    upload_id = parse_id(request.match_info["id"])
+    upload = None if upload_id is None else await reads.uploads.owned(
+        request.app[keys.READERS], upload_id=upload_id, owner_id=owner_id)
+    if upload is None:
+        raise ApiError(404, "not_found", "no such upload", close=True)
+    if upload.record_id is None and upload.expires_at < stamp(request.app[keys.CLOCK]):
+        raise ApiError(410, "upload_expired", "the upload expired; start it again",
+                       close=True)
+    return upload
+
+
+async def options(request: web.Request) -> web.Response:
+    limit = request.app[keys.SETTINGS].server.upload_max_bytes
+    return web.Response(status=204, headers={
+        "Tus-Version": TUS_VERSION, "Tus-Extension": ",".join(EXTENSIONS),
+        "Tus-Max-Size": str(limit), "Tus-Checksum-Algorithm": ",".join(CHECKSUM_ALGORITHMS),
+    })
+
+
+async def create(request: web.Request) -> web.Response:
+    """`POST /app/uploads/`: an upload of `Upload-Length` bytes begins (no body)."""
+    _require_version(request)
+    owner = current_user(request)
+    app = request.app
+    server = app[keys.SETTINGS].server
+    if request.body_exists:
+        raise _bad("creation with a body is not offered: POST, then PATCH the bytes")
+    # A recording still going on does not know its length: a PATCH names it later.
+    deferred = request.headers.get("Upload-Defer-Length") is not None
+    if deferred and (request.headers["Upload-Defer-Length"] != "1"
+                     or "Upload-Length" in request.headers):
+        raise _bad("send Upload-Length, or Upload-Defer-Length: 1 without it")
+    length = server.upload_max_bytes if deferred else _count(request, "Upload-Length")
+    if length == 0:
+        raise ApiError(400, "empty_file", "the file is empty", close=True)
+    if length > server.upload_max_bytes:
+        raise ApiError(413, "payload_too_large",
+                       f"the file is larger than {server.upload_max_bytes} bytes", close=True)
+    try:
+        metadata = parse_metadata(request.headers.get("Upload-Metadata"))
+    except UploadHeaderError as exc:
+        raise _bad(str(exc)) from None
+    language = check_language(app, metadata.get("language") or None)
+    space = metadata.get("space") or None
+    if space is not None and parse_id(space) is None:
+        raise _bad("space must be a space's id")
+    try:
+        app[keys.FILES].check_room(None if deferred else length)
+    except StorageFull:
+        raise ApiError(507, "insufficient_storage",
+                       "the server has no room for this file now; nothing was stored",
+                       close=True, headers={"Retry-After": "300"}) from None
+    upload_id = new_unguessable_id()
+    try:
+        upload = await app[keys.WRITER].ask(CreateUpload(
+            upload_id=upload_id, owner_id=owner.id, length=length, deferred=deferred,
+            filename=metadata.get("filename", "")[:FILENAME_MAX_CHARS],
+            language=language, space=parse_id(space),
+            ttl_seconds=server.resumable_expire_seconds,
+            most=server.resumable_open_per_user_max))
+    except Conflict:
+        raise ApiError(429, "too_many_open_uploads", (
+            f"at most {server.resumable_open_per_user_max} unfinished uploads per person; "
+            "finish or delete one first"), close=True) from None
+    app[PARTIALS].create(upload_id)
+    RESUMABLE_UPLOADS.labels("created").inc()
+    return web.Response(status=201, headers={
+        "Location": f"{ROOT}{upload_id}", "Upload-Offset": "0",
+        "Upload-Expires": http_date(parse_time(upload.expires_at))})
+
+
+async def head(request: web.Request) -> web.Response:
+    """`HEAD`: the stored offset (where to continue), and the record once there is one."""
+    _require_version(request)
+    upload = await _owned(request, current_user(request).id)
+    partials = request.app[PARTIALS]
+    # A complete upload without its record: the server stopped between the last
+    # PATCH's bytes and the record; the client's HEAD finishes it.
+    if upload.complete and upload.record_id is None and upload.id not in partials.busy:
+        upload = await _finish_held(request, upload)
+    return web.Response(status=200, headers=_headers(upload))
+
+
+async def patch(request: web.Request) -> web.Response:
+    """`PATCH`: bytes appended at `Upload-Offset`, which must be the stored offset."""
+    _require_version(request)
+    if request.content_type != OFFSET_CONTENT_TYPE:
+        raise ApiError(415, "unsupported_media_type",
+                       f"send the bytes as {OFFSET_CONTENT_TYPE}", close=True)
+    refuse_coded(request.headers)
+    offset = _count(request, "Upload-Offset")
+    try:
+        checksum = parse_checksum(request.headers.get("Upload-Checksum"))
+    except UploadHeaderError as exc:
+        raise _bad(str(exc)) from None
+    owner = current_user(request)
+    upload = await _owned(request, owner.id)
+    partials = request.app[PARTIALS]
+    if offset != upload.received:
+        raise _conflict(upload, f"the upload holds {upload.received} bytes; "
+                        "continue from there (HEAD tells it)")
+    # One request at a time writes (or finishes) an upload: the second is 409 before
+    # it reads a byte, and nothing below runs twice at once.
+    if upload.id in partials.busy:
+        raise _conflict(upload, "another PATCH is writing this upload")
+    partials.busy.add(upload.id)
+    try:
+        return await _append(request, owner.id, upload, offset, checksum)
+    finally:
+        partials.busy.discard(upload.id)
+
+
+async def _append(request: web.Request, owner_id: str, upload: Upload, offset: int,
+                  checksum: Checksum | None) -> web.Response:
+    upload = await _named_length(request, upload)
+    if upload.complete:
+        # The last answer was lost: say again what became of it (finish it if the
+        # server stopped before the record was made).
+        if upload.record_id is None:
+            upload = await _finish(request, upload)
+        return web.Response(status=204, headers=_headers(upload))
+    declared = request.content_length
+    if declared is not None and offset + declared > upload.length:
+        raise ApiError(413, "past_upload_length",
+                       "the body goes past the declared Upload-Length", close=True)
+    try:
+        request.app[keys.FILES].check_room(
+            declared if declared is not None else upload.length - upload.received)
+    except StorageFull:
+        raise ApiError(507, "insufficient_storage", "the server has no room for this now",
+                       close=True, headers={"Retry-After": "300"}) from None
+    try:
+        async with guarded_body(request, request.app[UPLOAD_SLOTS], owner_id):
+            received = await _receive(request, upload, checksum)
+    except BodyTooSlow:
+        raise too_slow("upload_too_slow", "upload") from None
+    except HttpProcessingError:
+        raise ApiError(400, "incomplete_upload",
+                       "the body ended before its declared length", close=True) from None
+    upload = replace(upload, received=received,
+                     expires_at=stamp(request.app[keys.CLOCK], plus_seconds=_ttl(request)))
+    if upload.complete:
+        upload = await _finish(request, upload)
+    return web.Response(status=204, headers=_headers(upload))
+
+
+async def terminate(request: web.Request) -> web.Response:
+    """`DELETE`: the upload and its bytes gone (a record it became stays)."""
+    _require_version(request)
+    upload = await _owned(request, current_user(request).id)
+    partials = request.app[PARTIALS]
+    if upload.id in partials.busy:
+        raise _conflict(upload, "a PATCH is writing this upload; try again when it ends")
+    await _remove(request.app, upload.id)
+    RESUMABLE_UPLOADS.labels("terminated").inc()
+    return web.Response(status=204)
+
+
+async def _named_length(request: web.Request, upload: Upload) -> Upload:
+    """`Upload-Length` on a PATCH: names a deferred upload's length (once, not below the
+    stored bytes nor above the limit); on any other upload it must repeat the length."""
+    if "Upload-Length" not in request.headers:
+        return upload
+    length = _count(request, "Upload-Length")
+    if not upload.deferred:
+        if length != upload.length:
+            raise _bad("Upload-Length differs from the upload's")
+        return upload
+    limit = request.app[keys.SETTINGS].server.upload_max_bytes
+    if length > limit:
+        raise ApiError(413, "payload_too_large", f"the file is larger than {limit} bytes",
+                       close=True)
+    if length == 0:
+        raise ApiError(400, "empty_file", "the file is empty", close=True)
+    if length < upload.received or not await request.app[keys.WRITER].ask(
+            SetUploadLength(upload_id=upload.id, length=length)):
+        raise _conflict(upload, "Upload-Length is below the bytes stored, or was named "
+                        "already")
+    return replace(upload, length=length, deferred=False)
+
+
+def _ttl(request: web.Request) -> float:
+    return request.app[keys.SETTINGS].server.resumable_expire_seconds
+
+
+async def _receive(request: web.Request, upload: Upload, checksum: Checksum | None) -> int:
+    """Append the body at the stored offset; the new offset, stored for good."""
+    partials = request.app[PARTIALS]
+    try:
+        handle = partials.open_at(upload.id, upload.received)
+    except PartialGone:
+        # Not removed here: with several web processes, each with its own data folder,
+        # the bytes may be on another one (docs/api.md); expiry removes it if not.
+        raise ApiError(410, "upload_lost", "this server does not hold the upload's bytes; "
+                       "start it again", close=True) from None
+    digest = None if checksum is None else checksum.new_hash()
+    stored = written = upload.received
+    with handle:
+        try:
+            async for chunk in request.content.iter_chunked(CHUNK_BYTES):
+                if written + len(chunk) > upload.length:
+                    raise ApiError(413, "past_upload_length",
+                                   "the body goes past the declared Upload-Length", close=True)
+                handle.write(chunk)
+                written += len(chunk)
+                if digest is not None:
+                    digest.update(chunk)
+                elif written - stored >= PERSIST_BYTES:
+                    stored = await _persist(request, handle, upload, stored, written)
+        except ApiError:
+            handle.truncate(stored)  # what was not acknowledged does not stay
+            raise
+        except BaseException:
+            # The body ended early (a dropped connection, a stall, the server
+            # stopping): keep what arrived, unless the checksum must see it whole.
+            if digest is None and written > stored:
+                await asyncio.shield(_persist(request, handle, upload, stored, written))
+            raise
+        if checksum is not None and digest is not None and digest.digest() != checksum.digest:
+            handle.truncate(stored)
+            raise ApiError(CHECKSUM_MISMATCH, "checksum_mismatch",
+                           "the body does not match its Upload-Checksum; nothing was kept",
+                           close=True)
+        if written > stored:
+            stored = await _persist(request, handle, upload, stored, written)
+    return stored
+
+
+async def _persist(request: web.Request, handle: BinaryIO, upload: Upload,
+                   stored: int, written: int) -> int:
+    await sync(handle)
+    moved = await request.app[keys.WRITER].ask(AdvanceUpload(
+        upload_id=upload.id, expected=stored, received=written, ttl_seconds=_ttl(request)))
+    if not moved:
+        raise ApiError(409, "offset_mismatch", "the upload moved on meanwhile; HEAD tells "
+                       "where to continue", close=True)
+    return written
+
+
+async def _finish_held(request: web.Request, upload: Upload) -> Upload:
+    partials = request.app[PARTIALS]
+    partials.busy.add(upload.id)
+    try:
+        return await _finish(request, upload)
+    finally:
+        partials.busy.discard(upload.id)
+
+
+async def _finish(request: web.Request, upload: Upload) -> Upload:
+    """The complete file through the one-shot upload's intake; refused: the upload is
+    removed (nothing stays, as there), except when the refusal says to try again: the
+    file could not be examined now (503), or the disk is full now (507)."""
+    app = request.app
+    intake = Intake(owner_id=upload.owner_id, original_name=upload.filename,
+                    language=upload.language or default_language(app))
+    try:
+        accepted = await store(request, intake, app[PARTIALS].chunks(upload.id),
+                               expected_size=upload.length)
+    except ApiError as exc:
+        if exc.status not in (503, 507):
+            await _remove(app, upload.id)
+            RESUMABLE_UPLOADS.labels("refused").inc()
+        raise
+    await app[keys.WRITER].ask(FinishUpload(upload_id=upload.id, record_id=accepted.record_id))
+    app[PARTIALS].remove(upload.id)
+    RESUMABLE_UPLOADS.labels("finished").inc()
+    return replace(upload, record_id=accepted.record_id)
+
+
+async def _remove(app: web.Application, upload_id: str) -> None:
+    """Row first, then bytes: a crash between leaves an orphan file the sweeper removes."""
+    await app[keys.WRITER].ask(DeleteUpload(upload_id=upload_id))
+    app[PARTIALS].remove(upload_id)
