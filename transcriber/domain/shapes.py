@@ -282,6 +282,9 @@ class CardBody(RecordBody):
     files: FilesBody
     transcript: str | None
     quality: QualityBody | None
+    model: Annotated[str | None, Doc(
+        "The model that made the transcript (`whisper-base`, or a model's name from the "
+        "operator's models folder; several joined by \", \"); null before it is recognized")]
     utterances: list[UtteranceBody]
     speakers: Annotated[dict[str, SpeakerBody], Doc(
         "Each speaker label of the utterances", propertyNames={"pattern": SPEAKER})]

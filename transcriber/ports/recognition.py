@@ -120,6 +120,8 @@ class Answer:
     repeats_removed: int = 0
     # The language it says it heard (a short code); None when it does not say.
     language: str | None = None
+    # The model that made it (a folder's name, or the bundled one's); None: not said.
+    model: str | None = None
 
 
 # Turns a provider's saved raw answer into an `Answer` (pure).

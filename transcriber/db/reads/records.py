@@ -84,6 +84,8 @@ class RecordCard(ListItem):
     normalized_size_bytes: int | None
     normalized_format: str | None
     normalized_duration_ms: int | None
+    model: str | None
+    """The model(s) that made the transcript (`whisper-base`, a models folder's name)."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> RecordCard:

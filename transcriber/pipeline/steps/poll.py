@@ -226,6 +226,7 @@ class PollStep:
         parts: list[tuple[PartPlan, int | None, list[Utterance]]] = []
         answers: list[tuple[PartPlan, Answer]] = []
         detected: str | None = None
+        models: list[str] = []
         for row in rows:
             if row.payload_file is None:
                 raise PermanentFailure("a finished part lost its saved answer")
@@ -240,6 +241,9 @@ class PollStep:
             parts.append((plans[row.part_index], row.channel, list(answer.utterances)))
             answers.append((plans[row.part_index], answer))
             detected = detected or answer.language
+            made_by = answer.model or row.model
+            if made_by and made_by not in models:
+                models.append(made_by)
         # Parts cut in pauses with no overlap keep all their words; overlapping ones
         # keep each utterance in the part that holds its midpoint.
         utterances = merge_channels(parts, overlap_ms=overlap_ms)
@@ -273,7 +277,8 @@ class PollStep:
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),
                                  SetColumns(values={"detected_language": detected,
-                                                    "quality": report.to_json()}),
+                                                    "quality": report.to_json(),
+                                                    "model": ", ".join(models) or None}),
                                  voices_effect(job.settings, voices, utterances)))
 
     async def _channel_voices(self, job: Job, record: StepRecord,
