@@ -74,14 +74,14 @@ def frame_words(tokens: Sequence[str], times: Sequence[float],
         if token.startswith(" ") and letters:
             close()
             letters, score = [], 0.0
+        if logprobs is not None:
+            score += logprobs[i]  # the word's boundary token is part of its score
         if not token.strip():
             continue
         if not letters:
             first = times[i]
         letters.append(token)
         last = times[i]
-        if logprobs is not None:
-            score += logprobs[i]
     close()
     return words
 
