@@ -111,6 +111,7 @@ class RoutedRecognizer:
     async def submit(self, part: AudioPart) -> Submitted:
         language = whisper_language(part.language, self._settings.language)
         target = self.routes.get(language) if language is not None else None
+        log.debug("recognition_routed", language=language, routed=target is not None)
         if target is None:
             submitted = await self.base.submit(part)
             heard = (self.base.parse(submitted.payload).language

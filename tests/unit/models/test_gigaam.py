@@ -61,8 +61,9 @@ def test_onnx_asr_loads_the_verified_folder_and_answers_word_times(tmp_path: Pat
                 for frame in (WORDS[0][1] + 1, WORDS[1][1] + 1)]
     assert [w.start_ms for w in words] == [round(t * 1000) for t in expected]
     assert words[0].end_ms == round((clips[0].start + 11 * FRAME_SECONDS + 0.04) * 1000)
-    assert answer.model == "gigaam-v3" and answer.language == "ru"
-    assert answer.speech is not None and len(answer.speech) == 2
+    assert (answer.model, answer.language) == ("gigaam-v3", "ru")
+    assert answer.speech is not None
+    assert len(answer.speech) == 2
     assert orjson.loads(payload)["provider"] == "local"
     assert all(w.probability is not None and w.probability > 0.9 for w in words)
 
@@ -74,6 +75,6 @@ def test_a_tampered_folder_is_refused_and_never_loaded(tmp_path: Path) -> None:
                      encoding="utf-8")
     model = _gigaam(tmp_path)
     audio = np.zeros(16_000 * 3, dtype=np.float32)
-    with pytest.raises(TransientFailure, match="gigaam-v3/v3_vocab.txt does not match"):
+    with pytest.raises(TransientFailure, match=r"gigaam-v3/v3_vocab\.txt does not match"):
         model.recognize(audio, [(0.5, 2.5)], threading.Event())
     assert model.release() is False  # nothing was loaded

@@ -73,7 +73,8 @@ class SubmitStep:
             if capabilities.runs is Runs.HERE and not one_part:
                 return await self._one_part(job, record.duration_ms,
                                             normalized=record.normalized_file_name,
-                                            words=words, channels=record.channels)
+                                            words=words, channels=record.channels,
+                                            language=record.language)
             first: Recognition | None = None
             for plan in plans:
                 row = await submit_part(job, plan, recognizer=self._recognizer,
@@ -108,7 +109,8 @@ class SubmitStep:
             num_speakers=record.speakers, speech_follows=speech_follows)
 
     async def _one_part(self, job: Job, duration_ms: int, *, normalized: str,
-                        words: bool = False, channels: int = 1) -> Outcome:
+                        words: bool = False, channels: int = 1,
+                        language: str | None = None) -> Outcome:
         """Local work: recognize the first unfinished part (of one channel, for a
         stereo copy), its answer saved at once.
 
@@ -142,7 +144,7 @@ class SubmitStep:
             plan, channel = pending[0]
             await submit_part(job, plan, recognizer=recognizer, store=self._store,
                               cutter=self._cutter, normalized=normalized, whole=False,
-                              words=words, channel=channel)
+                              words=words, channel=channel, language=language)
             log.info("recognition_part_done", record_id=job.record_id, part=plan.index,
                      parts=len(plans), channel=channel)
             if len(pending) > 1:
