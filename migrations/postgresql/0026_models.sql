@@ -3,3 +3,11 @@
 -- `recognizer.models_dir`, as the recognizer's answers say; several, joined by
 -- ", ", when parts went to different models. NULL: recognized before it was kept.
 ALTER TABLE audio_records ADD COLUMN model TEXT COLLATE "C";
+
+-- A person's vocabulary (docs/recognition.md, "Vocabulary"): the names and terms
+-- the recognizer is told, a JSON list of strings, one row per person.
+CREATE TABLE vocabularies (
+    owner_id   TEXT COLLATE "C" PRIMARY KEY NOT NULL REFERENCES users (id),
+    terms      TEXT NOT NULL,
+    updated_at TEXT COLLATE "C" NOT NULL
+);

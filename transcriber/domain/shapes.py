@@ -371,6 +371,18 @@ class VoiceBody:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class VocabularyBody:
+    """The names and terms the recognizer is told (`GET/PUT /app/vocabulary`)."""
+
+    __pydantic_config__ = FORBID
+    terms: Annotated[list[Annotated[str, Doc(minLength=1, maxLength=64)]], Doc(
+        "The person's own, in their order (at most 200)", maxItems=200)]
+    voice_names: Annotated[list[str], Doc(
+        "The names of the person's known voices: told to the recognizer too, after the "
+        "terms (read only: rename a voice to change one)")]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Items(Generic[T]):
     """A whole list (no paging)."""
 

@@ -53,6 +53,9 @@ class AudioPart:
     # speaker turns found beside the recognition cluster them); providers without a
     # VAD of their own ignore it.
     on_speech: SpeechSink | None = None
+    # Names and terms the speakers may say (the owner's vocabulary): a recognizer that
+    # takes a prompt is given them, another corrects near misses to them; none ignore.
+    terms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

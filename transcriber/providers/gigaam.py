@@ -14,6 +14,7 @@ speakers, search and subtitles run on it as on Whisper's.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -26,6 +27,7 @@ import orjson
 import structlog
 
 from transcriber.core.errors import PermanentFailure, TransientFailure
+from transcriber.domain.vocabulary import corrected, term_words
 from transcriber.providers.clips import Loudness, plan_clips
 from transcriber.providers.memory import release_free_memory
 from transcriber.providers.model_folder import ModelRefused, load_verified
@@ -151,7 +153,7 @@ class GigaamModel:
         return held
 
     def recognize(self, audio: Any, regions: list[tuple[float, float]],
-                  cancel: threading.Event) -> bytes:
+                  cancel: threading.Event, terms: Sequence[str] = ()) -> bytes:
         """The part's answer from its samples and speech regions (seconds)."""
         try:
             asr = self.load()
@@ -176,6 +178,11 @@ class GigaamModel:
             words.extend(frame_words(result.tokens or [], result.timestamps or [],
                                      result.logprobs, offset=clip.start,
                                      frame_seconds=FRAME_SECONDS))
+        if terms:
+            # A CTC model takes no prompt: its near misses of the owner's names and
+            # terms are put right instead (`domain.vocabulary.corrected`).
+            known = term_words(terms)
+            words = [dataclasses.replace(w, text=corrected(w.text, known)) for w in words]
         return orjson.dumps({
             "provider": LOCAL, "model": self.name, "language": self._language,
             "language_probability": None, "duration_ms": round(duration * 1000),

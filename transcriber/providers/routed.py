@@ -149,7 +149,7 @@ class RoutedRecognizer:
         if part.on_speech is not None:
             part.on_speech([Span(start_ms=round(a * 1000), end_ms=round(b * 1000))
                             for a, b in regions], audio)
-        return model.recognize(audio, regions, cancel)
+        return model.recognize(audio, regions, cancel, part.terms)
 
     async def fetch(self, external_id: str) -> bytes | None:
         return await self.base.fetch(external_id)

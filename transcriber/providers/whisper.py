@@ -16,6 +16,7 @@ cancelled recognition stops at the next segment boundary.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import importlib.resources
 import logging
@@ -42,6 +43,7 @@ from transcriber.core.observability import (
     RECOGNITION_UNCLEAR_SECONDS,
     RECOGNITION_UNCOVERED_SECONDS,
 )
+from transcriber.domain.vocabulary import prompt_of
 from transcriber.ports import (
     Answer,
     AudioPart,
@@ -240,8 +242,9 @@ class WhisperRecognizer:
         started = time.perf_counter()
         language = whisper_language(part.language, self._settings.language)
         try:
-            payload = await self.model_runs.run(self._recognize, part.path, cancel,
-                                                language, part.words, part.on_speech)
+            payload = await self.model_runs.run(
+                functools.partial(self._recognize, terms=part.terms), part.path, cancel,
+                language, part.words, part.on_speech)
         except asyncio.CancelledError:
             cancel.set()  # a started recognition stops at its next segment
             raise
@@ -324,7 +327,8 @@ class WhisperRecognizer:
     @releasing  # the part's buffers are freed when it returns (memory.py)
     def _recognize(self, path: Path, cancel: threading.Event,
                    language: str | None = None, words: bool = False,
-                   on_speech: SpeechSink | None = None) -> bytes:
+                   on_speech: SpeechSink | None = None, *,
+                   terms: tuple[str, ...] = ()) -> bytes:
         """One part's answer; every answer keeps its words (`words`, speakers wanted,
         asks for nothing more since the guard and the quality report need them)."""
         try:
@@ -339,6 +343,10 @@ class WhisperRecognizer:
             # word times always: the guard checks them and the answer keeps them.
             request = {**decoding_options(options), "language": language,
                        "word_timestamps": True}
+            # The owner's names and terms (`domain.vocabulary`): Whisper's hotwords, a
+            # prompt that biases the decoding toward their spelling.
+            if hotwords := prompt_of(terms):
+                request["hotwords"] = hotwords
             if options.batched:
                 return self._recognize_batched(model, path, request, cancel,
                                                on_speech=on_speech)

@@ -22,6 +22,7 @@ from transcriber.web import (
     keys,
     openai_api,
     upload,
+    vocabulary,
     voices,
     webhooks,
 )
@@ -87,6 +88,8 @@ def setup_api(app: web.Application) -> None:
     router.add_patch("/app/voices/{voice_id}", voices.rename_voice, **body)
     router.add_delete("/app/voices/{voice_id}", voices.delete_voice, **body)
     router.add_post("/app/voices/{voice_id}/merge", voices.merge_voice, **body)
+    router.add_get("/app/vocabulary", vocabulary.get_vocabulary)
+    router.add_put("/app/vocabulary", vocabulary.put_vocabulary, **body)
     router.add_get("/app/tokens", access_tokens.list_tokens)
     router.add_post("/app/tokens", access_tokens.create_token, **body)
     router.add_delete("/app/tokens/{id}", access_tokens.revoke_token, **body)

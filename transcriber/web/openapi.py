@@ -31,6 +31,7 @@ from transcriber.web.openapi_schemas import (
     json_doc,
     ref,
 )
+from transcriber.web.openapi_vocabulary import vocabulary_paths
 from transcriber.web.openapi_voices import voice_paths
 from transcriber.web.openapi_webhooks import WEBHOOK_SCHEMAS, outgoing_webhooks, webhook_paths
 from transcriber.web.responses import json_response
@@ -288,6 +289,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
         "security": APP_SECURITY,
         "paths": {**record_paths,
                   **voice_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
+                  **vocabulary_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY),
                   **integration_paths()},
         "webhooks": outgoing_webhooks(),
     }

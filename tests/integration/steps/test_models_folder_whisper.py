@@ -52,8 +52,8 @@ async def test_the_folder_path_gives_the_packaged_paths_answers(
         target = routed.routes["en"]
         assert isinstance(target, WhisperRecognizer)
         assert target.model == NAME  # loaded from the folder, not the base
-        assert target._model is not None  # noqa: SLF001 - the folder's model was loaded
-        assert routed.base._model is None  # noqa: SLF001 - the bundled one never was
+        assert target._model is not None
+        assert routed.base._model is None
         assert _said(from_folder.payload) == _said(packaged.payload)
         assert "lazy dog" in str(_said(from_folder.payload)).lower()
         assert routed.parse(from_folder.payload or b"").model == NAME

@@ -25,6 +25,7 @@ from transcriber.db.queries import (
     telegram,
     tokens,
     users,
+    vocabulary,
     voices,
     webhooks,
 )
@@ -32,5 +33,5 @@ from transcriber.db.queries import (
 __all__ = [
     "archive", "control", "describe", "edits", "files", "loadtest", "maintenance", "migrations",
     "moving", "pipeline", "progress", "recognition", "records", "results", "search",
-    "telegram", "tokens", "users", "voices", "webhooks",
+    "telegram", "tokens", "users", "vocabulary", "voices", "webhooks",
 ]

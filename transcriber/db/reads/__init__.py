@@ -31,12 +31,14 @@ if TYPE_CHECKING:
         tokens,
         transcripts,
         users,
+        vocabulary,
         voices,
         webhooks,
     )
 
 __all__ = ["counts", "describe", "lists", "maintenance", "progress", "recognitions", "records",
-           "search", "telegram", "tokens", "transcripts", "users", "voices", "webhooks"]
+           "search", "telegram", "tokens", "transcripts", "users", "vocabulary", "voices",
+           "webhooks"]
 
 
 def __getattr__(name: str) -> object:
