@@ -78,3 +78,15 @@ def test_a_tampered_folder_is_refused_and_never_loaded(tmp_path: Path) -> None:
     with pytest.raises(TransientFailure, match=r"gigaam-v3/v3_vocab\.txt does not match"):
         model.recognize(audio, [(0.5, 2.5)], threading.Event())
     assert model.release() is False  # nothing was loaded
+
+
+def test_the_vocabulary_puts_a_near_miss_right(tmp_path: Path) -> None:
+    build_model(tmp_path / "gigaam-v3", [("тимафей", 5), ("пришёл", 20)])
+    model = _gigaam(tmp_path)
+    audio = np.zeros(16_000 * 4, dtype=np.float32)
+    plain = read_local_payload(model.recognize(audio, [(0.5, 3.0)], threading.Event()))
+    told = read_local_payload(model.recognize(audio, [(0.5, 3.0)], threading.Event(),
+                                              ("Тимофей", "GitLab")))
+    assert [u.text for u in plain.utterances] == ["тимафей пришёл"]
+    assert [w.text for u in told.utterances for w in u.words] == ["Тимофей", "пришёл"]
+    assert [u.text for u in told.utterances] == ["Тимофей пришёл"]
