@@ -56,6 +56,7 @@ export function facts(record) {
         detected: language.detected })
       : language.requested],
   ];
+  if (record.model) rows.push([t("facts.model"), record.model]);
   return h("dl", { class: "facts" },
     rows.map(([term, value]) => h("div", {}, h("dt", {}, term), h("dd", {}, value))));
 }

@@ -312,4 +312,11 @@ export const MESSAGES = {
   "quality.underline_hint": "In a recording's transcript. Kept in this browser.",
   "quality.mark_check": "Parts of this transcript may need checking",
   "quality.mark_poor": "Most of this recording was unclear",
+  "facts.model": "Recognized by",
+  "vocabulary.heading": "Names and terms",
+  "vocabulary.label": "Names of people, companies, products and terms your recordings mention, one per line",
+  "vocabulary.hint": "The recognizer is told them for every new recording, so it spells them right more often. At most 200.",
+  "vocabulary.save": "Save",
+  "vocabulary.saved": "Saved. New recordings and recordings transcribed again use them.",
+  "vocabulary.voices": "Also the names of your known voices: {names}",
 };
