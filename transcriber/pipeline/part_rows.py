@@ -112,6 +112,7 @@ async def submit_part(
     words: bool = False,
     channel: int | None = None,
     on_speech: SpeechSink | None = None,
+    model: str | None = None,
 ) -> Recognition:
     """Register, make readable, start; `again` restarts a part whose operation failed.
     With `channel`, the recognizer hears that channel of a stereo copy alone."""
@@ -140,7 +141,7 @@ async def submit_part(
                               plan, job=job, provider=recognizer.provider)
                 await store.upload(key, audio_path)
             audio = AudioPart(path=None, uri=uri, duration_ms=plan.length_ms,
-                              language=language, words=words, terms=terms)
+                              language=language, words=words, terms=terms, model=model)
         else:
             if part_file is not None:
                 check_cut(await cutter.cut(source, part_file, start_ms=plan.offset_ms,
@@ -148,7 +149,7 @@ async def submit_part(
                           plan, job=job, provider=recognizer.provider)
             audio = AudioPart(path=audio_path, uri=None, duration_ms=plan.length_ms,
                               language=language, words=words, on_speech=on_speech,
-                              terms=terms)
+                              terms=terms, model=model)
         limit = recognizer.time_limit_seconds(plan.length_ms)
         # Counted by the kill -9 tests: a part started twice is a part paid twice.
         log.info("recognition_started", record_id=job.record_id, part=plan.index,

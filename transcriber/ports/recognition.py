@@ -56,6 +56,9 @@ class AudioPart:
     # Names and terms the speakers may say (the owner's vocabulary): a recognizer that
     # takes a prompt is given them, another corrects near misses to them; none ignore.
     terms: tuple[str, ...] = ()
+    # The model a person asked for by name (a re-transcription); None: the recognizer's
+    # own choice. A recognizer with one model ignores it.
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

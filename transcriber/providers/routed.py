@@ -79,6 +79,10 @@ def build_routes(settings: RecognizerSettings, *, cache_dir: Path,
     return routes
 
 
+def _name_of(target: Target) -> str:
+    return target.model if isinstance(target, WhisperRecognizer) else target.name
+
+
 class RoutedRecognizer:
     """The `Recognizer` port over the bundled Whisper and the routed models."""
 
@@ -91,6 +95,9 @@ class RoutedRecognizer:
         self.base = WhisperRecognizer(settings, cache_dir=cache_dir,
                                       default_time_limit_seconds=default_time_limit_seconds)
         self.model_runs = self.base.model_runs
+        self._cache_dir = cache_dir
+        self._default_limit = default_time_limit_seconds
+        self._named_models: dict[str, Target] = {}
         self.routes = build_routes(settings, cache_dir=cache_dir,
                                    default_time_limit_seconds=default_time_limit_seconds,
                                    base=self.base)
@@ -108,7 +115,31 @@ class RoutedRecognizer:
         limit = self.base.time_limit_seconds(duration_ms)
         return None if limit is None else limit * 2
 
+    def _named(self, name: str) -> Target | None:
+        """The model a re-transcription named (None: the bundled one); a folder no route
+        uses is made ready once, checked when it loads like any other."""
+        if name == self.base.model:
+            return None
+        for target in self.routes.values():
+            if _name_of(target) == name:
+                return target
+        if name not in self._named_models:
+            settings = dataclasses.replace(self._settings, routes={"*": name})
+            try:
+                made = build_routes(settings, cache_dir=self._cache_dir,
+                                    default_time_limit_seconds=self._default_limit,
+                                    base=self.base)
+            except ConfigError as exc:
+                raise PermanentFailure(f"the model asked for cannot be used: {exc}") from None
+            self._named_models[name] = made["*"]
+        return self._named_models[name]
+
     async def submit(self, part: AudioPart) -> Submitted:
+        if part.model is not None:
+            named = self._named(part.model)
+            if named is None:
+                return await self.base.submit(part)
+            return await self._submit_to(named, part)
         language = whisper_language(part.language, self._settings.language)
         target = self.routes.get(language) if language is not None else None
         log.debug("recognition_routed", language=language, routed=target is not None)

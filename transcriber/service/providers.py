@@ -52,7 +52,7 @@ def build_recognizer(settings: Settings, *, clock: Clock) -> Recognizer:
         budget = CallBudget(limit=settings.speechkit.status_checks_per_hour,
                             window_seconds=STATUS_CHECK_WINDOW_SECONDS, clock=clock)
         return SpeechkitRecognizer(settings.speechkit, budget=budget)
-    if settings.recognizer.routes:
+    if settings.recognizer.models_dir is not None:
         # A model per language from the operator's folder (docs/recognition.md).
         from transcriber.providers.routed import RoutedRecognizer  # noqa: PLC0415
 

@@ -4,6 +4,7 @@ subtitles by their rules, the card's model, a tampered folder refused."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from tests.helpers.settings import SettingsFactory
 from tests.helpers.subtitles import check_subtitle_rules
 from transcriber.cli import main
 from transcriber.cli.transcribe import transcribe
-from transcriber.core.errors import ConfigError, TransientFailure
+from transcriber.core.errors import ConfigError, PermanentFailure, TransientFailure
 from transcriber.domain.transcripts import load_structure
 from transcriber.ports import AudioPart
 from transcriber.providers.gigaam import GigaamModel
@@ -128,3 +129,22 @@ async def test_a_tampered_routed_folder_is_refused_and_never_loads(
     assert isinstance(gigaam, GigaamModel)
     assert gigaam.release() is False  # never loaded
     await recognizer.close()
+
+
+async def test_a_part_naming_a_model_goes_to_it_routed_or_not(
+    make_settings: SettingsFactory, tmp_path: Path, whisper_model: Path,
+) -> None:
+    models = tmp_path / "models"
+    build_model(models / "gigaam-v3", WORDS)
+    build_model(models / "gigaam-other", [("мир", 3)], name="gigaam-other")
+    _, recognizer = _routed(make_settings, models, whisper_model)
+    part = AudioPart(path=FIXTURES / "festival_ru.m4a", uri=None, duration_ms=4500,
+                     language="en", model="gigaam-other")
+    try:
+        answer = recognizer.parse((await recognizer.submit(part)).payload or b"")
+        assert answer.model == "gigaam-other"
+        assert [w.text for u in answer.utterances for w in u.words] == ["мир"]
+        with pytest.raises(PermanentFailure, match="cannot be used"):
+            await recognizer.submit(dataclasses.replace(part, model="absent"))
+    finally:
+        await recognizer.close()

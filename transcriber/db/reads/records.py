@@ -167,6 +167,8 @@ class StepRecord:
     speakers: int | None = None
     # 2: the normalized copy kept both channels of a stereo call (a speaker on each).
     channels: int = 1
+    # The model a re-transcription asked for; None: the recognizer's routes choose.
+    model_wanted: str | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> StepRecord:

@@ -188,7 +188,8 @@ class PollStep:
                                   store=self._store, cutter=self._cutter,
                                   normalized=record.normalized_file_name or "",
                                   whole=len(rows) == 1, again=True,
-                                  language=record.language, channel=row.channel)
+                                  language=record.language, channel=row.channel,
+                                  model=record.model_wanted)
                 waits.append(pipeline.poll_first_delay_seconds)
                 continue
             if payload is None:
