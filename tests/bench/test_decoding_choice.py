@@ -49,7 +49,7 @@ def test_beam_sizes_on_the_hard_corpus(make_whisper: MakeWhisper, tmp_path: Path
             # Beams in turn on the same file: the shared machine's drift falls on all.
             for beam in BEAMS:
                 started = time.perf_counter()
-                payload = recognizers[beam]._recognize(  # noqa: SLF001 - timed alone
+                payload = recognizers[beam]._recognize(
                     recording.path, threading.Event(), condition.language)
                 spent = time.perf_counter() - started
                 text = " ".join(s["text"] for s in orjson.loads(payload)["segments"])
