@@ -189,6 +189,9 @@ class QualityBody:
     low_confidence_share: Annotated[float | None, Doc(
         "Share of the words below the confidence threshold; null when the recognizer "
         "gave no word confidence", minimum=0, maximum=1)]
+    model: Annotated[str | None, Doc(
+        "The model that made the transcript the report is about (as the card's `model`); "
+        "null in a report made before it was kept")] = None
 
     @classmethod
     def of(cls, report: Mapping[str, Any]) -> QualityBody:

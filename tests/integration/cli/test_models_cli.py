@@ -8,6 +8,7 @@ import dataclasses
 import io
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tests.helpers.archive import kept_logging
@@ -93,6 +94,8 @@ async def test_a_russian_record_is_recognized_by_the_routed_gigaam_folder(
                             out=out, err=err, recognizer=recognizer, language="ru")
     assert code == 0, err.getvalue()
     utterances = load_structure(out.getvalue().strip())
+    # The quality report says which model made the transcript.
+    assert orjson.loads(out.getvalue())["quality"]["model"] == "gigaam-v3"
     words = [w for u in utterances for w in u.words]
     assert {w.text for w in words} == {"привет", "мир"}
     starts = [w.start_ms for w in words]

@@ -22,6 +22,7 @@ speakers, they are numbered by first appearance as the last step
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -270,7 +271,8 @@ class PollStep:
         utterances = by_first_appearance(utterances)
         # Made once, here, from what the recognizer said of its own work (it cannot be
         # made again later: the answers' unclear speech is never saved as text).
-        report = report_of(answers, utterances)
+        report = dataclasses.replace(report_of(answers, utterances),
+                                     model=", ".join(models) or None)
         TRANSCRIPT_QUALITY.labels(report.verdict).inc()
         log.info("transcript_quality", record_id=job.record_id, verdict=report.verdict,
                  reasons=list(report.reasons), speech_ms=report.speech_ms,
