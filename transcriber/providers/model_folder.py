@@ -41,7 +41,7 @@ class ModelRefused(TranscriberError):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Manifest:
+class ModelManifest:
     """A model folder's `manifest.json`, read and checked for shape."""
 
     name: str
@@ -50,7 +50,7 @@ class Manifest:
     files: Mapping[str, str]
 
     @classmethod
-    def from_json(cls, data: Any, *, folder: str) -> Manifest:
+    def from_json(cls, data: Any, *, folder: str) -> ModelManifest:
         """The manifest, or `ModelRefused` saying what is wrong with it."""
         if not isinstance(data, dict):
             raise ModelRefused(f"{folder}/{MANIFEST} is not a JSON object")
@@ -87,7 +87,7 @@ class ModelFolder:
     checked, why it is refused (None: verified)."""
 
     folder: Path
-    manifest: Manifest | None
+    manifest: ModelManifest | None
     problem: str | None
 
     @property
@@ -107,7 +107,7 @@ def _safe_name(name: object) -> bool:
     return not path.is_absolute() and ".." not in path.parts
 
 
-def read_manifest(folder: Path) -> Manifest:
+def read_manifest(folder: Path) -> ModelManifest:
     """The folder's manifest (shape checked; the files are not read)."""
     try:
         data = orjson.loads((folder / MANIFEST).read_bytes())
@@ -115,7 +115,7 @@ def read_manifest(folder: Path) -> Manifest:
         raise ModelRefused(f"{folder.name} has no {MANIFEST}") from None
     except orjson.JSONDecodeError:
         raise ModelRefused(f"{folder.name}/{MANIFEST} is not valid JSON") from None
-    manifest = Manifest.from_json(data, folder=folder.name)
+    manifest = ModelManifest.from_json(data, folder=folder.name)
     if manifest.name != folder.name:
         raise ModelRefused(f"{folder.name}/{MANIFEST} names the model {manifest.name!r}; "
                            "the folder must carry the model's name")
@@ -127,7 +127,7 @@ def _present_files(folder: Path) -> set[str]:
             if path.is_file() and path.name != MANIFEST}
 
 
-def verify_folder(folder: Path) -> Manifest:
+def verify_folder(folder: Path) -> ModelManifest:
     """The manifest of a folder whose every file matches it, else `ModelRefused`
     naming the first file that does not (missing, changed, or not listed)."""
     manifest = read_manifest(folder)
@@ -152,7 +152,7 @@ def model_folder(models_dir: Path, name: str) -> Path:
     return models_dir / name
 
 
-def load_verified(models_dir: Path, name: str) -> Manifest:
+def load_verified(models_dir: Path, name: str) -> ModelManifest:
     """The model `name`'s manifest, its files checked (`ModelRefused` otherwise)."""
     folder = model_folder(models_dir, name)
     if not folder.is_dir():
@@ -181,17 +181,17 @@ def scan(models_dir: Path, *, check_files: bool) -> list[ModelFolder]:
 
 
 def manifest_of(source: Path, *, name: str, kind: str,
-                languages: tuple[str, ...]) -> Manifest:
+                languages: tuple[str, ...]) -> ModelManifest:
     """A manifest written from the files' own hashes (the operator confirms them)."""
     files = {file_name: sha256_of(source / file_name)
              for file_name in sorted(_present_files(source))}
     if not files:
         raise ModelRefused(f"{source.name} holds no files")
-    return Manifest.from_json({"name": name, "kind": kind, "languages": list(languages),
+    return ModelManifest.from_json({"name": name, "kind": kind, "languages": list(languages),
                                "files": files}, folder=source.name)
 
 
-def add_model(models_dir: Path, source: Path, manifest: Manifest) -> Path:
+def add_model(models_dir: Path, source: Path, manifest: ModelManifest) -> Path:
     """Copy `source` into `models_dir/<name>` with its manifest, then verify the copy
     (a file changed while copying refuses it). The copy is made beside the target and
     renamed into place, so a half-copied model is never seen by `scan`."""

@@ -43,16 +43,16 @@ from transcriber.settings import RecognizerSettings
 
 log = structlog.get_logger(__name__)
 
-Target = WhisperRecognizer | GigaamModel
+RouteTarget = WhisperRecognizer | GigaamModel
 
 
 def build_routes(settings: RecognizerSettings, *, cache_dir: Path,
                  default_time_limit_seconds: float,
-                 base: WhisperRecognizer) -> dict[str, Target]:
+                 base: WhisperRecognizer) -> dict[str, RouteTarget]:
     """Each routed language's model, not loaded (its manifest read, its files not yet
     hashed); `ConfigError` for a route to a folder that is not a model."""
-    routes: dict[str, Target] = {}
-    loaded: dict[str, Target] = {}
+    routes: dict[str, RouteTarget] = {}
+    loaded: dict[str, RouteTarget] = {}
     models_dir = settings.models_dir
     if models_dir is None:
         return routes
@@ -65,7 +65,7 @@ def build_routes(settings: RecognizerSettings, *, cache_dir: Path,
             manifest = read_manifest(folder)
         except ModelRefused as exc:
             raise ConfigError(f"recognizer.routes.{language}", str(exc)) from None
-        target: Target
+        target: RouteTarget
         if manifest.kind == GIGAAM_ONNX:
             target = GigaamModel(models_dir=models_dir, name=name, language=language,
                                  model_runs=base.model_runs)
@@ -79,7 +79,7 @@ def build_routes(settings: RecognizerSettings, *, cache_dir: Path,
     return routes
 
 
-def _name_of(target: Target) -> str:
+def _name_of(target: RouteTarget) -> str:
     return target.model if isinstance(target, WhisperRecognizer) else target.name
 
 
@@ -97,7 +97,7 @@ class RoutedRecognizer:
         self.model_runs = self.base.model_runs
         self._cache_dir = cache_dir
         self._default_limit = default_time_limit_seconds
-        self._named_models: dict[str, Target] = {}
+        self._named_models: dict[str, RouteTarget] = {}
         self.routes = build_routes(settings, cache_dir=cache_dir,
                                    default_time_limit_seconds=default_time_limit_seconds,
                                    base=self.base)
@@ -115,7 +115,7 @@ class RoutedRecognizer:
         limit = self.base.time_limit_seconds(duration_ms)
         return None if limit is None else limit * 2
 
-    def _named(self, name: str) -> Target | None:
+    def _named(self, name: str) -> RouteTarget | None:
         """The model a re-transcription named (None: the bundled one); a folder no route
         uses is made ready once, checked when it loads like any other."""
         if name == self.base.model:
@@ -156,7 +156,7 @@ class RoutedRecognizer:
                                                              on_speech=None))
         return await self._submit_to(target, part)
 
-    async def _submit_to(self, target: Target, part: AudioPart) -> Submitted:
+    async def _submit_to(self, target: RouteTarget, part: AudioPart) -> Submitted:
         if isinstance(target, WhisperRecognizer):
             return await target.submit(part)
         if part.path is None:
