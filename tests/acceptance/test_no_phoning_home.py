@@ -1,7 +1,8 @@
 """The service sends nothing anywhere its owner did not configure (docs/operations.md,
 "Nothing phones home"): a real `transcriber serve` under `strace -f -e trace=network`,
 idle and then transcribing a short two-speaker recording with the real Whisper model
-and the speaker engine (whose onnxruntime sessions are what phoned home), makes no
+and the speaker engine (whose onnxruntime sessions are what phoned home), and a Russian
+one routed to a GigaAM folder (onnx-asr's sessions, a tiny model), makes no
 connection and sends no datagram to any address but loopback, and no DNS lookup.
 
 onnxruntime's usage telemetry looked up `mobile.events.data.microsoft.com` 10-30 s after
@@ -23,6 +24,7 @@ import orjson
 import pytest
 
 from tests.helpers.audio import FIXTURES
+from tests.helpers.gigaam_model import build_model
 from tests.helpers.processes import free_port, start_server_under, wait_ready
 
 pytestmark = pytest.mark.slow
@@ -60,10 +62,12 @@ def test_outbound_finds_a_lookup_and_passes_loopback() -> None:
     assert outbound("\n".join([lookup, local, six])) == [lookup, six]
 
 
-async def _transcribe(port: int, name: str, data: bytes) -> dict:  # type: ignore[type-arg]
+async def _transcribe(port: int, name: str, data: bytes,
+                      query: str = "") -> dict:  # type: ignore[type-arg]
     base = f"http://127.0.0.1:{port}/app/audiorecords"
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
-        async with session.post(base, data=data, headers={"X-Filename": name}) as resp:
+        async with session.post(base + query, data=data,
+                                headers={"X-Filename": name}) as resp:
             assert resp.status == 201, await resp.text()
             record_id = orjson.loads(await resp.read())["id"]
         deadline = asyncio.get_running_loop().time() + WAIT_SECONDS
@@ -95,20 +99,29 @@ def test_serve_idle_and_busy_connects_only_to_loopback(data_dir: Path,
         pytest.skip("apt-get install strace (.ci/dev test installs it)")
     trace_file = tmp_path / "network.trace"
     port = free_port()
+    # Russian goes to a GigaAM folder: onnx-asr's sessions are watched too.
+    build_model(tmp_path / "models" / "gigaam-v3", [("привет", 5)])
     proc = start_server_under(
         (strace, "-f", "-qq", "-e", "trace=network", "-o", str(trace_file)), data_dir, port,
         TRANSCRIBER_PIPELINE_WORKERS="1", TRANSCRIBER_STORAGE_MIN_FREE_BYTES="0",
-        TRANSCRIBER_RECOGNIZER_DIARIZATION="on")
+        TRANSCRIBER_RECOGNIZER_DIARIZATION="on",
+        TRANSCRIBER_RECOGNIZER_MODELS_DIR=str(tmp_path / "models"),
+        TRANSCRIBER_RECOGNIZER_ROUTES='{"ru": "gigaam-v3"}')
     try:
         wait_ready(port, proc, timeout=120)
         time.sleep(IDLE_SECONDS)  # idle: nothing to do, nothing sent
         audio = FIXTURES / "two_speakers.mp3"
         card = asyncio.run(_transcribe(port, audio.name, audio.read_bytes()))
+        russian = FIXTURES / "festival_ru.m4a"
+        routed = asyncio.run(_transcribe(port, russian.name, russian.read_bytes(),
+                                         "?language=ru"))
         time.sleep(AFTER_SECONDS)  # the telemetry came 10-30 s after the first session
     finally:
         _stop_traced(proc)
         output = proc.communicate(timeout=60)[0].decode()
     assert card["stage"] == "done"
+    assert card["model"] == "whisper-base"
+    assert (routed["model"], routed["transcript"]) == ("gigaam-v3", "привет")
     assert "Traceback" not in output
     trace = trace_file.read_text()
     assert "bind(" in trace  # strace saw the service's own sockets (its listening one)

@@ -59,5 +59,6 @@ def test_a_card_reads_every_field_from_its_row() -> None:
                                   duration_ms=5, created_at="t")
     step = StepRecord.from_row(_row(id="r", duration_ms=1, source="http",
                                     original_file_name=None, normalized_file_name=None,
-                                    language="en", speakers=None, normalized_channels=2))
+                                    language="en", speakers=None, normalized_channels=2,
+                                    model_wanted=None))
     assert (step.language, step.channels) == ("en", 2)

@@ -29,7 +29,7 @@ __all__ = ["EXIT_CONFIG", "EXIT_FATAL", "main"]
 # failures log a warning each, and its report counts them.
 _QUIET_LEVEL = {"transcribe": "WARNING", "status": "WARNING", "resume": "WARNING",
                 "loadtest": "ERROR", "backup": "WARNING", "restore": "WARNING",
-                "verify": "WARNING", "voices": "WARNING", "token": "WARNING",
+                "verify": "WARNING", "voices": "WARNING", "models": "WARNING", "token": "WARNING",
                 "upload": "WARNING", "describe": "WARNING", "move-to": "WARNING",
                 "ask": "WARNING"}
 

@@ -153,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
              "(of one user with LOGIN, else of everybody)")
     purge.add_argument("login", type=_login, nargs="?", default=None, metavar="LOGIN",
                        help="the user whose voices go (default: everybody's)")
+    _add_models(sub, common)
     _add_tokens(sub, common)
     _add_upload(sub.add_parser(
         "upload", parents=common,
@@ -272,3 +273,27 @@ def _add_loadtest(load: argparse.ArgumentParser) -> None:
     load.add_argument("--database-url", default=None, metavar="URL",
                       help="run on PostgreSQL: throwaway databases made beside URL's "
                            "(CREATEDB needed), its baseline raw_asyncpg")
+
+
+def _add_models(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                common: list[argparse.ArgumentParser]) -> None:
+    models = sub.add_parser("models", parents=common,
+                            help="the operator's models folder (recognizer.models_dir)")
+    models_sub = models.add_subparsers(dest="models_command", required=True)
+    models_sub.add_parser("list", parents=common,
+                          help="each model: kind, languages, route, manifest read")
+    models_sub.add_parser("verify", parents=common,
+                          help="hash every file of every model against its manifest "
+                               "(exit 1 when one does not match)")
+    add = models_sub.add_parser(
+        "add", parents=common,
+        help="copy a model folder in and write its manifest from the files' hashes, "
+             "after you compare them with the publisher's")
+    add.add_argument("path", metavar="PATH", help="the model's folder")
+    add.add_argument("--name", default=None, help="the model's name (default: the folder's)")
+    add.add_argument("--kind", choices=("whisper-ct2", "gigaam-onnx"), default=None,
+                     help="default: found from the files (model.bin or *.onnx)")
+    add.add_argument("--languages", default=None, metavar="L,L",
+                     help="its languages (default: ru for GigaAM, any for Whisper)")
+    add.add_argument("--yes", action="store_true",
+                     help="do not ask: the hashes were compared already")

@@ -58,6 +58,9 @@ class Quality:
     repeats_removed: int
     low_confidence_share: float | None
     """Of the words with a probability; None when the recognizer gave none (SpeechKit)."""
+    model: str | None = None
+    """The model(s) the report is about (the answers' own, several joined by ", ");
+    None in a report made before it was kept."""
 
     def as_dict(self) -> dict[str, Any]:
         """The public shape (DESIGN.md section 12), also how it is stored."""
@@ -69,6 +72,7 @@ class Quality:
                               for s in self.unclear_spans],
             "repeats_removed": self.repeats_removed,
             "low_confidence_share": self.low_confidence_share,
+            "model": self.model,
         }
 
     def to_json(self) -> str:
@@ -95,6 +99,7 @@ def quality_from_json(stored: str | None) -> Quality | None:
                                 for s in data["unclear_spans"]),
             repeats_removed=int(data["repeats_removed"]),
             low_confidence_share=None if share is None else float(share),
+            model=model if isinstance(model := data.get("model"), str) else None,
         )
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None

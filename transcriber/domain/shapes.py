@@ -192,6 +192,9 @@ class QualityBody:
     low_confidence_share: Annotated[float | None, Doc(
         "Share of the words below the confidence threshold; null when the recognizer "
         "gave no word confidence", minimum=0, maximum=1)]
+    model: Annotated[str | None, Doc(
+        "The model that made the transcript the report is about (as the card's `model`); "
+        "null in a report made before it was kept")] = None
 
     @classmethod
     def of(cls, report: Mapping[str, Any]) -> QualityBody:
@@ -285,6 +288,9 @@ class CardBody(RecordBody):
     files: FilesBody
     transcript: str | None
     quality: QualityBody | None
+    model: Annotated[str | None, Doc(
+        "The model that made the transcript (`whisper-base`, or a model's name from the "
+        "operator's models folder; several joined by \", \"); null before it is recognized")]
     utterances: list[UtteranceBody]
     speakers: Annotated[dict[str, SpeakerBody], Doc(
         "Each speaker label of the utterances", propertyNames={"pattern": SPEAKER})]
@@ -368,6 +374,18 @@ class VoiceBody:
     talk_ms: Annotated[int, Doc("Speech it was learned from", minimum=0)]
     created_at: Time
     updated_at: Time
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VocabularyBody:
+    """The names and terms the recognizer is told (`GET/PUT /app/vocabulary`)."""
+
+    __pydantic_config__ = FORBID
+    terms: Annotated[list[Annotated[str, Doc(minLength=1, maxLength=64)]], Doc(
+        "The person's own, in their order (at most 200)", maxItems=200)]
+    voice_names: Annotated[list[str], Doc(
+        "The names of the person's known voices: told to the recognizer too, after the "
+        "terms (read only: rename a voice to change one)")]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

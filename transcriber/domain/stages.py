@@ -61,7 +61,7 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec(stage=Stage.SUBMITTED, step="poll", next_stage=Stage.TRANSCRIBED,
               limit=LimitKind.FOREIGN_OPERATION,
               owned_columns=("transcript_text_id", "structure_id", "detected_language",
-                             "quality")),
+                             "quality", "model")),
     StageSpec(stage=Stage.TRANSCRIBED, step="finish", next_stage=Stage.DONE,
               limit=LimitKind.OWN_WORK),
     StageSpec(stage=Stage.DONE, step=None, next_stage=None, limit=None),

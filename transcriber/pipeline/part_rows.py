@@ -18,6 +18,7 @@ import structlog
 
 from transcriber.core.errors import PermanentFailure, TransientFailure
 from transcriber.core.observability import RECOGNITION_UNCOVERED_SECONDS
+from transcriber.db import reads
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.progress import MeasureSpeed
 from transcriber.db.commands.recognition import (
@@ -111,6 +112,7 @@ async def submit_part(
     words: bool = False,
     channel: int | None = None,
     on_speech: SpeechSink | None = None,
+    model: str | None = None,
 ) -> Recognition:
     """Register, make readable, start; `again` restarts a part whose operation failed.
     With `channel`, the recognizer hears that channel of a stereo copy alone."""
@@ -123,6 +125,8 @@ async def submit_part(
                  reason="already_submitted")
         return row
     source = await job.files.local_path(job.record_id, normalized)
+    # The owner's names and terms, read at each part (an edit reaches the next one).
+    terms = await reads.vocabulary.for_record(job.readers, record_id=job.record_id)
     part_file = None
     try:
         if not whole or channel is not None:
@@ -137,14 +141,15 @@ async def submit_part(
                               plan, job=job, provider=recognizer.provider)
                 await store.upload(key, audio_path)
             audio = AudioPart(path=None, uri=uri, duration_ms=plan.length_ms,
-                              language=language, words=words)
+                              language=language, words=words, terms=terms, model=model)
         else:
             if part_file is not None:
                 check_cut(await cutter.cut(source, part_file, start_ms=plan.offset_ms,
                                            length_ms=plan.length_ms, channel=channel),
                           plan, job=job, provider=recognizer.provider)
             audio = AudioPart(path=audio_path, uri=None, duration_ms=plan.length_ms,
-                              language=language, words=words, on_speech=on_speech)
+                              language=language, words=words, on_speech=on_speech,
+                              terms=terms, model=model)
         limit = recognizer.time_limit_seconds(plan.length_ms)
         # Counted by the kill -9 tests: a part started twice is a part paid twice.
         log.info("recognition_started", record_id=job.record_id, part=plan.index,

@@ -53,6 +53,12 @@ class AudioPart:
     # speaker turns found beside the recognition cluster them); providers without a
     # VAD of their own ignore it.
     on_speech: SpeechSink | None = None
+    # Names and terms the speakers may say (the owner's vocabulary): a recognizer that
+    # takes a prompt is given them, another corrects near misses to them; none ignore.
+    terms: tuple[str, ...] = ()
+    # The model a person asked for by name (a re-transcription); None: the recognizer's
+    # own choice. A recognizer with one model ignores it.
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,6 +126,8 @@ class Answer:
     repeats_removed: int = 0
     # The language it says it heard (a short code); None when it does not say.
     language: str | None = None
+    # The model that made it (a folder's name, or the bundled one's); None: not said.
+    model: str | None = None
 
 
 # Turns a provider's saved raw answer into an `Answer` (pure).

@@ -102,6 +102,20 @@ def capabilities_of(recognizer: Recognizer | None, settings: Settings) -> Capabi
         configured_capabilities(settings))
 
 
+def model_names(settings: Settings) -> tuple[str, ...]:
+    """The models a re-transcription may name: the configured recognizer's own, and
+    (local) every folder of `recognizer.models_dir` (its files are checked when it
+    loads, not here)."""
+    own = configured_capabilities(settings).model
+    models_dir = settings.recognizer.models_dir
+    if settings.recognizer.provider == SPEECHKIT or models_dir is None:
+        return (own,)
+    from transcriber.providers.model_folder import scan  # noqa: PLC0415
+
+    return (own, *(m.name for m in scan(models_dir, check_files=False)
+                   if m.manifest is not None and m.name != own))
+
+
 def saved_answer_formats(settings: Settings) -> dict[str, AnswerFormat]:
     """Every provider's answer format, by the name `recognitions.provider` keeps."""
     from transcriber.providers.speechkit import read_results  # noqa: PLC0415

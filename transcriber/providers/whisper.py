@@ -16,6 +16,7 @@ cancelled recognition stops at the next segment boundary.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import importlib.resources
 import logging
@@ -23,6 +24,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,7 @@ from transcriber.core.observability import (
     RECOGNITION_UNCLEAR_SECONDS,
     RECOGNITION_UNCOVERED_SECONDS,
 )
+from transcriber.domain.vocabulary import prompt_of
 from transcriber.ports import (
     Answer,
     AudioPart,
@@ -55,6 +58,7 @@ from transcriber.ports import (
 )
 from transcriber.providers.clips import CLIP_MAX_SECONDS, Loudness, plan_clips
 from transcriber.providers.memory import release_free_memory, releasing
+from transcriber.providers.model_folder import ModelRefused
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.onnx import quiet_onnxruntime
 from transcriber.providers.recognizers import (
@@ -149,12 +153,14 @@ def read_local_payload(payload: bytes) -> Answer:
         raise PermanentFailure("the saved recognition answer is malformed") from None
     repeats = data.get("repeats_removed")
     language = data.get("language")
+    model = data.get("model")
     return Answer(
         utterances=utterances, speech=_spans(data.get("speech")),
         unclear=_spans(data.get("unclear")),
         repeats_removed=repeats if isinstance(repeats, int) and not isinstance(
             repeats, bool) and repeats > 0 else 0,
-        language=language if isinstance(language, str) and 0 < len(language) <= 16 else None)
+        language=language if isinstance(language, str) and 0 < len(language) <= 16 else None,
+        model=model if isinstance(model, str) and 0 < len(model) <= 200 else None)
 
 
 def parse_local_payload(payload: bytes) -> list[Utterance]:
@@ -195,12 +201,16 @@ class WhisperRecognizer:
     """The `Recognizer` port on faster-whisper."""
 
     def __init__(self, settings: RecognizerSettings, *, cache_dir: Path,
-                 default_time_limit_seconds: float) -> None:
+                 default_time_limit_seconds: float, model_runs: ModelRuns | None = None,
+                 check: Callable[[], object] | None = None) -> None:
         self._settings = settings
         self._cache_dir = cache_dir
         self._default_limit = default_time_limit_seconds
-        # Shared with the speaker engine, so the two never run side by side.
-        self.model_runs = ModelRuns.from_settings(settings)
+        # Shared with the speaker engine (and the models of other languages,
+        # `routed.py`), so they never run side by side.
+        self.model_runs = model_runs or ModelRuns.from_settings(settings)
+        # A folder from the models folder is verified before every load (`model_folder`).
+        self._check = check
         self._load_lock = threading.Lock()
         self._model: Any = None
         self._batched: Any = None
@@ -239,8 +249,9 @@ class WhisperRecognizer:
         started = time.perf_counter()
         language = whisper_language(part.language, self._settings.language)
         try:
-            payload = await self.model_runs.run(self._recognize, part.path, cancel,
-                                                language, part.words, part.on_speech)
+            payload = await self.model_runs.run(
+                functools.partial(self._recognize, terms=part.terms), part.path, cancel,
+                language, part.words, part.on_speech)
         except asyncio.CancelledError:
             cancel.set()  # a started recognition stops at its next segment
             raise
@@ -349,6 +360,12 @@ class WhisperRecognizer:
                 # Its INFO lines ("Detected language ...") are not our events.
                 logging.getLogger("faster_whisper").setLevel(logging.WARNING)
 
+                if self._check is not None:
+                    try:
+                        self._check()
+                    except ModelRefused as exc:
+                        log.error("model_refused", model=self.model)
+                        raise ModelUnavailable(str(exc)) from None
                 folder = self._settings.model_dir or prepare_bundled_model(self._cache_dir)
                 try:
                     self._model = WordAlignedWhisper(
@@ -389,7 +406,8 @@ class WhisperRecognizer:
     @releasing  # the part's buffers are freed when it returns (memory.py)
     def _recognize(self, path: Path, cancel: threading.Event,
                    language: str | None = None, words: bool = False,
-                   on_speech: SpeechSink | None = None) -> bytes:
+                   on_speech: SpeechSink | None = None, *,
+                   terms: tuple[str, ...] = ()) -> bytes:
         """One part's answer; every answer keeps its words (`words`, speakers wanted,
         asks for nothing more since the guard and the quality report need them)."""
         try:
@@ -404,6 +422,10 @@ class WhisperRecognizer:
             # word times always: the guard checks them and the answer keeps them.
             request = {**decoding_options(options), "language": language,
                        "word_timestamps": True}
+            # The owner's names and terms (`domain.vocabulary`): Whisper's hotwords, a
+            # prompt that biases the decoding toward their spelling.
+            if hotwords := prompt_of(terms):
+                request["hotwords"] = hotwords
             if options.batched:
                 return self._recognize_batched(model, path, request, cancel,
                                                on_speech=on_speech)

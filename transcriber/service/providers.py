@@ -52,6 +52,14 @@ def build_recognizer(settings: Settings, *, clock: Clock) -> Recognizer:
         budget = CallBudget(limit=settings.speechkit.status_checks_per_hour,
                             window_seconds=STATUS_CHECK_WINDOW_SECONDS, clock=clock)
         return SpeechkitRecognizer(settings.speechkit, budget=budget)
+    if settings.recognizer.models_dir is not None:
+        # A model per language from the operator's folder (docs/recognition.md).
+        from transcriber.providers.routed import RoutedRecognizer  # noqa: PLC0415
+
+        return RoutedRecognizer(
+            settings.recognizer,
+            cache_dir=cache_root(settings) / MODELS_DIR / "whisper-base",
+            default_time_limit_seconds=settings.pipeline.step_time_limit_minutes * 60)
     from transcriber.providers.whisper import WhisperRecognizer  # noqa: PLC0415
 
     return WhisperRecognizer(

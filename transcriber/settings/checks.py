@@ -114,6 +114,9 @@ def validate(settings: Settings) -> None:
         ("recognizer.batch_size", settings.recognizer.batch_size >= 1, "must be at least 1"),
         ("recognizer.diarization", settings.recognizer.diarization in {"auto", "on", "off"},
          "must be auto, on or off"),
+        # A route names a model in the folder: routes without the folder go nowhere.
+        ("recognizer.routes", not settings.recognizer.routes
+         or settings.recognizer.models_dir is not None, "needs recognizer.models_dir"),
         ("speakers.suggestion_threshold",
          0 < settings.speakers.suggestion_threshold <= 1, "must be in (0, 1]"),
         ("logging.level", settings.logging.level.upper() in

@@ -150,6 +150,12 @@ class PipelineSettings:
 class RecognizerSettings:
     provider: str = "local"
     model_dir: Path | None = None
+    # The operator's models (docs/recognition.md, "Models from a folder"): one folder
+    # per model with its `manifest.json`, every file checked before it loads.
+    models_dir: Path | None = None
+    # Language -> model name in `models_dir` (e.g. {"ru": "gigaam-v3"}); the language
+    # the record asks for, else the one heard; every other language: the bundled model.
+    routes: Mapping[str, str] = field(default_factory=dict)
     language: str = ""
     beam_size: int = 5
     concurrency: int = 1

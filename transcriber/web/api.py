@@ -27,6 +27,7 @@ from transcriber.web import (
     openai_translations,
     upload,
     uploads,
+    vocabulary,
     voices,
     webhooks,
 )
@@ -109,6 +110,8 @@ def setup_api(app: web.Application) -> None:
     router.add_get("/app/ask/conversations/{conversation}", ask_conversations.get_conversation)
     router.add_delete("/app/ask/conversations/{conversation}",
                       ask_conversations.delete_conversation)
+    router.add_get("/app/vocabulary", vocabulary.get_vocabulary)
+    router.add_put("/app/vocabulary", vocabulary.put_vocabulary, **body)
     router.add_get("/app/tokens", access_tokens.list_tokens)
     router.add_post("/app/tokens", access_tokens.create_token, **body)
     router.add_delete("/app/tokens/{id}", access_tokens.revoke_token, **body)

@@ -31,7 +31,7 @@ from transcriber.web.archive import card_body, current_utterances, record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
-from transcriber.web.language import check_language
+from transcriber.web.language import check_language, check_model
 from transcriber.web.paging import decode_topic_cursor, encode_topic_cursor, parse_limit
 from transcriber.web.responses import json_response
 
@@ -270,18 +270,21 @@ async def retranscribe(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     owner_id = current_user(request).id
     language = request.query.get("language")
+    model = request.query.get("model")
     if request.can_read_body:
         data = await read_json(request)
-        if not isinstance(data, dict) or set(data) - {"language"}:
-            raise bad_request("the body may hold only language")
+        if not isinstance(data, dict) or set(data) - {"language", "model"}:
+            raise bad_request("the body may hold only language and model")
         value = data.get("language", language)
         if value is not None and not isinstance(value, str):
             raise bad_request("language must be a string")
         language = value
+        model = data.get("model", model)
     try:
         await request.app[keys.WRITER].ask(Retranscribe(
             record_id=record_id, owner_id=owner_id,
-            language=check_language(request.app, language)))
+            language=check_language(request.app, language),
+            model=check_model(request.app, model)))
     except NotFound:
         raise not_found() from None
     except Conflict:

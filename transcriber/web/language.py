@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from transcriber.domain.languages import checked_language, configured_language, supported_languages
-from transcriber.providers.recognizers import capabilities_of
+from transcriber.providers.recognizers import capabilities_of, model_names
 from transcriber.web import keys
 from transcriber.web.errors import bad_request
 
@@ -36,3 +36,17 @@ def check_language(app: web.Application, value: str | None) -> str | None:
 def default_language(app: web.Application) -> str:
     """`recognizer.language`, `auto` when empty."""
     return configured_language(app[keys.SETTINGS].recognizer.language)
+
+
+def check_model(app: web.Application, value: object) -> str | None:
+    """The model a re-transcription names (None: the routes choose); 400 with the list
+    for one this service does not have: the active recognizer's own, and the models
+    folder's (`recognizers.model_names`)."""
+    if value is None:
+        return None
+    settings = app[keys.SETTINGS]
+    active = capabilities_of(app.get(keys.RECOGNIZER), settings).model
+    known = tuple(dict.fromkeys((active, *model_names(settings))))
+    if not isinstance(value, str) or value not in known:
+        raise bad_request("model must be one of: " + ", ".join(known))
+    return value

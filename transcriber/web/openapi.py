@@ -35,6 +35,7 @@ from transcriber.web.openapi_schemas import (
     ref,
 )
 from transcriber.web.openapi_uploads import upload_paths
+from transcriber.web.openapi_vocabulary import vocabulary_paths
 from transcriber.web.openapi_voices import voice_paths
 from transcriber.web.openapi_webhooks import WEBHOOK_SCHEMAS, outgoing_webhooks, webhook_paths
 from transcriber.web.responses import json_response
@@ -43,6 +44,12 @@ _LANGUAGE_PARAM = {
     "name": "language", "in": "query", "required": False, "schema": {"type": "string"},
     "description": "`auto` or a code the active recognizer supports (`en`, `ru`, …); "
                    "an unknown one is 400 with the list",
+}
+_MODEL_PARAM = {
+    "name": "model", "in": "query", "required": False, "schema": {"type": "string"},
+    "description": "The model to recognize it with (`whisper-base`, or a name `transcriber "
+                   "models list` shows); absent: `recognizer.routes` chooses; an unknown "
+                   "one is 400 with the list",
 }
 _SPEAKERS_PARAM = {
     "name": "speakers", "in": "query", "required": False,
@@ -262,13 +269,15 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
         "/app/audiorecords/{id}/retranscribe": {"post": {
             "operationId": "retranscribeRecord",
             "summary": "Transcribe a done or halted record again, optionally in another language",
-            "parameters": [_ID_PARAM, _LANGUAGE_PARAM],
+            "parameters": [_ID_PARAM, _LANGUAGE_PARAM, _MODEL_PARAM],
             "requestBody": {"required": False, "content": {JSON: {"schema": {
                 "type": "object", "additionalProperties": False,
-                "properties": {"language": {"type": "string"}}}}}},
+                "properties": {"language": {"type": "string"},
+                               "model": {"type": "string"}}}}}},
             "responses": {"200": json_doc("The card (the old transcript until the new one)",
                                        "Card"),
-                          "400": error_doc("Unknown language (the message lists them)"),
+                          "400": error_doc("Unknown language or model (the message lists "
+                                           "them)"),
                           "404": error_doc("No such record"),
                           "409": error_doc("Neither done nor halted"),
                           **COMMON_RESPONSES, **_CROSS_SITE, **_JSON_BODY},
@@ -296,6 +305,7 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                   **voice_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
                   **link_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
                   **ask_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY),
+                  **vocabulary_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY),
                   **integration_paths()},
         "webhooks": outgoing_webhooks(),
     }

@@ -61,6 +61,7 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("Utterance", s.UtteranceBody), ("Speaker", s.SpeakerBody),
     ("Suggestion", s.SuggestionBody), ("Voice", s.VoiceBody),
     ("VoiceList", s.Items[s.VoiceBody]), ("TimelineEvent", s.TimelineEventBody),
+    ("Vocabulary", s.VocabularyBody),
     ("Card", s.CardBody),
     ("Webhook", i.WebhookBody), ("WebhookCreated", i.WebhookCreatedBody),
     ("WebhookList", s.Items[i.WebhookBody]), ("Delivery", i.DeliveryBody),

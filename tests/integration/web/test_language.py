@@ -123,3 +123,5 @@ async def test_the_recognizer_gets_the_language_and_the_card_shows_the_detected_
     assert card["stage"] == "done"
     assert [part.language for part in recognizer.submitted] == ["de"]
     assert card["language"] == {"requested": "de", "detected": "de"}
+    assert card["model"] == "fake"  # the model that made the transcript (issue 45)
+    assert card["quality"]["model"] == "fake"

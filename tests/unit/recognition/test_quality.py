@@ -3,6 +3,8 @@ on the record's timeline from the parts' saved answers."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import orjson
 import pytest
 
@@ -103,7 +105,10 @@ def test_the_stored_report_reads_back_and_a_broken_one_reads_as_none() -> None:
         "verdict": "check", "reasons": ["unclear_speech", "low_confidence", "repeats_removed"],
         "speech_seconds": 12.3, "unclear_seconds": 0.6,
         "unclear_spans": [{"start_ms": 2000, "end_ms": 2600}], "repeats_removed": 3,
-        "low_confidence_share": 0.5}
+        "low_confidence_share": 0.5, "model": None}
+    named = quality_from_json(dataclasses.replace(report, model="gigaam-v3").to_json())
+    assert named is not None
+    assert named.model == "gigaam-v3"
     assert quality_from_json(None) is None
     assert quality_from_json('{"verdict": "great"}') is None
     assert quality_from_json("not json") is None

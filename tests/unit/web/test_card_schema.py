@@ -53,6 +53,7 @@ ITEM: dict[str, Any] = {
 CARD: dict[str, Any] = {
     **ITEM, "original_size_bytes": 1000, "original_format": "mp3",
     "normalized_size_bytes": 500, "normalized_format": "ogg", "normalized_duration_ms": 59_000,
+    "model": "gigaam-v3",
 }
 EVENT: dict[str, Any] = {"origin": "pipeline", "step": "normalize", "outcome": "done",
                          "duration_ms": 1200, "created_at": "2026-01-01T00:00:02Z"}

@@ -91,7 +91,7 @@ def test_verbose_json_carries_the_stored_words_and_the_quality_report() -> None:
              Word(start_ms=500, end_ms=1500, text=" there.", probability=0.3))
     report = {"verdict": "check", "reasons": ["low_confidence"], "speech_seconds": 1.5,
               "unclear_seconds": 0.0, "unclear_spans": [], "repeats_removed": 0,
-              "low_confidence_share": 0.5}
+              "low_confidence_share": 0.5, "model": "whisper-base"}
     done = dataclasses.replace(DONE, utterances=(
         dataclasses.replace(DONE.utterances[0], words=words), *DONE.utterances[1:]),
         quality=report)

@@ -40,6 +40,8 @@ class Retranscribe(Command[Retranscribed]):
     record_id: str
     owner_id: str
     language: str | None = None
+    # The model to recognize it with (a name the door checked); None: by the routes.
+    model: str | None = None
 
     async def execute(self, ctx: WriteContext) -> Retranscribed:
         async with ctx.conn.execute(
@@ -54,7 +56,7 @@ class Retranscribe(Command[Retranscribed]):
         await ctx.conn.execute(q.edits.DELETE_RECOGNITIONS, {"record_id": self.record_id})
         await ctx.conn.execute(q.edits.RETRANSCRIBE, {
             "id": self.record_id, "stage": stage.value, "language": self.language,
-            "now": ctx.now()})
+            "model_wanted": self.model, "now": ctx.now()})
         await insert_event(ctx, record_id=self.record_id, origin="human", step="retranscribe",
                            outcome="resumed")
         return Retranscribed(record_id=self.record_id, stage=stage)

@@ -28,6 +28,7 @@ from transcriber.db.queries import (
     tokens,
     uploads,
     users,
+    vocabulary,
     voices,
     watch,
     webhooks,
@@ -36,6 +37,6 @@ from transcriber.db.queries import (
 __all__ = [
     "archive", "ask", "control", "describe", "edits", "files", "links", "loadtest",
     "maintenance", "migrations", "moving", "pipeline", "progress", "recognition", "records",
-    "results", "search", "telegram", "tokens", "uploads", "users", "voices", "watch",
-    "webhooks",
+    "results", "search", "telegram", "tokens", "uploads", "users", "vocabulary", "voices",
+    "watch", "webhooks",
 ]

@@ -104,7 +104,7 @@ CARD = f"""
 SELECT {RECORD_COLUMNS},
        o.size_bytes AS original_size_bytes, o.format AS original_format,
        n.size_bytes AS normalized_size_bytes, n.format AS normalized_format,
-       n.duration_ms AS normalized_duration_ms
+       n.duration_ms AS normalized_duration_ms, r.model
 FROM audio_records AS r
 LEFT JOIN files AS o ON o.id = r.original_file_id
 LEFT JOIN files AS n ON n.id = r.normalized_file_id

@@ -181,6 +181,7 @@ UPDATE audio_records
 SET state = :stage, state_entered_at = :now, halted_at = NULL, halt_reason = NULL,
     error_text = NULL, acquisition_id = NULL, acquire_expires_at = NULL, delay_time = NULL,
     attempts = 0, lease_taken_over = 0, recognition_id = NULL,
-    language = coalesce(:language, language), updated_at = :now
+    language = coalesce(:language, language), model_wanted = :model_wanted,
+    updated_at = :now
 WHERE id = :id
 """

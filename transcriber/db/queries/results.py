@@ -52,7 +52,7 @@ def update_record_columns(columns: Sequence[str]) -> str:
 SELECT_STEP_RECORD = """
 SELECT r.id, r.owner_id, r.state, r.duration_ms, r.source, r.tg_chat_id, r.tg_message_id,
        r.original_file_id, r.normalized_file_id, r.transcript_text_id, r.structure_id,
-       r.recognition_id, r.acquisition_id, r.language, r.speakers,
+       r.recognition_id, r.acquisition_id, r.language, r.speakers, r.model_wanted,
        o.file_name AS original_file_name, n.file_name AS normalized_file_name,
        n.duration_ms AS normalized_duration_ms, coalesce(n.channels, 1) AS normalized_channels
 FROM audio_records AS r

@@ -86,6 +86,8 @@ class RecordCard(ListItem):
     normalized_size_bytes: int | None
     normalized_format: str | None
     normalized_duration_ms: int | None
+    model: str | None
+    """The model(s) that made the transcript (`whisper-base`, a models folder's name)."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> RecordCard:
@@ -167,6 +169,8 @@ class StepRecord:
     speakers: int | None = None
     # 2: the normalized copy kept both channels of a stereo call (a speaker on each).
     channels: int = 1
+    # The model a re-transcription asked for; None: the recognizer's routes choose.
+    model_wanted: str | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> StepRecord:

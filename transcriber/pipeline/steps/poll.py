@@ -22,6 +22,7 @@ speakers, they are numbered by first appearance as the last step
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -188,7 +189,8 @@ class PollStep:
                                   store=self._store, cutter=self._cutter,
                                   normalized=record.normalized_file_name or "",
                                   whole=len(rows) == 1, again=True,
-                                  language=record.language, channel=row.channel)
+                                  language=record.language, channel=row.channel,
+                                  model=record.model_wanted)
                 waits.append(pipeline.poll_first_delay_seconds)
                 continue
             if payload is None:
@@ -226,6 +228,7 @@ class PollStep:
         parts: list[tuple[PartPlan, int | None, list[Utterance]]] = []
         answers: list[tuple[PartPlan, Answer]] = []
         detected: str | None = None
+        models: list[str] = []
         for row in rows:
             if row.payload_file is None:
                 raise PermanentFailure("a finished part lost its saved answer")
@@ -240,6 +243,9 @@ class PollStep:
             parts.append((plans[row.part_index], row.channel, list(answer.utterances)))
             answers.append((plans[row.part_index], answer))
             detected = detected or answer.language
+            made_by = answer.model or row.model
+            if made_by and made_by not in models:
+                models.append(made_by)
         # Parts cut in pauses with no overlap keep all their words; overlapping ones
         # keep each utterance in the part that holds its midpoint.
         utterances = merge_channels(parts, overlap_ms=overlap_ms)
@@ -265,7 +271,8 @@ class PollStep:
         utterances = by_first_appearance(utterances)
         # Made once, here, from what the recognizer said of its own work (it cannot be
         # made again later: the answers' unclear speech is never saved as text).
-        report = report_of(answers, utterances)
+        report = dataclasses.replace(report_of(answers, utterances),
+                                     model=", ".join(models) or None)
         TRANSCRIPT_QUALITY.labels(report.verdict).inc()
         log.info("transcript_quality", record_id=job.record_id, verdict=report.verdict,
                  reasons=list(report.reasons), speech_ms=report.speech_ms,
@@ -273,7 +280,8 @@ class PollStep:
         return Advanced(effects=(SaveTranscript(text=plain_text(utterances),
                                                 structure_json=dump_structure(utterances)),
                                  SetColumns(values={"detected_language": detected,
-                                                    "quality": report.to_json()}),
+                                                    "quality": report.to_json(),
+                                                    "model": ", ".join(models) or None}),
                                  voices_effect(job.settings, voices, utterances)))
 
     async def _channel_voices(self, job: Job, record: StepRecord,

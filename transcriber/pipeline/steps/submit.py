@@ -73,14 +73,17 @@ class SubmitStep:
             if capabilities.runs is Runs.HERE and not one_part:
                 return await self._one_part(job, record.duration_ms,
                                             normalized=record.normalized_file_name,
-                                            words=words, channels=record.channels)
+                                            words=words, channels=record.channels,
+                                            language=record.language,
+                                            model=record.model_wanted)
             first: Recognition | None = None
             for plan in plans:
                 row = await submit_part(job, plan, recognizer=self._recognizer,
                                         store=self._store, cutter=self._cutter,
                                         normalized=record.normalized_file_name,
                                         whole=len(plans) == 1, language=record.language,
-                                        words=words, on_speech=on_speech)
+                                        words=words, on_speech=on_speech,
+                                        model=record.model_wanted)
                 first = first or row
         finally:
             if on_speech is not None:
@@ -108,7 +111,9 @@ class SubmitStep:
             num_speakers=record.speakers, speech_follows=speech_follows)
 
     async def _one_part(self, job: Job, duration_ms: int, *, normalized: str,
-                        words: bool = False, channels: int = 1) -> Outcome:
+                        words: bool = False, channels: int = 1,
+                        language: str | None = None,
+                        model: str | None = None) -> Outcome:
         """Local work: recognize the first unfinished part (of one channel, for a
         stereo copy), its answer saved at once.
 
@@ -142,7 +147,8 @@ class SubmitStep:
             plan, channel = pending[0]
             await submit_part(job, plan, recognizer=recognizer, store=self._store,
                               cutter=self._cutter, normalized=normalized, whole=False,
-                              words=words, channel=channel)
+                              words=words, channel=channel, language=language,
+                              model=model)
             log.info("recognition_part_done", record_id=job.record_id, part=plan.index,
                      parts=len(plans), channel=channel)
             if len(pending) > 1:

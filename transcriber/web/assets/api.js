@@ -225,6 +225,24 @@ export function rejectVoice(id, label, profileId) {
     undefined, { profile_id: profileId });
 }
 
+/**
+ * The names and terms the recognizer is told: {terms, voice_names}.
+ * @param {Signal} [signal]
+ * @returns {Promise<import("./types.js").Vocabulary>}
+ */
+export function vocabulary(signal) {
+  return request("GET", "/app/vocabulary", signal);
+}
+
+/**
+ * Replace the user's terms; answers the vocabulary as kept.
+ * @param {string[]} terms
+ * @returns {Promise<import("./types.js").Vocabulary>}
+ */
+export function putVocabulary(terms) {
+  return request("PUT", "/app/vocabulary", undefined, { terms });
+}
+
 const VOICES = "/app/voices";
 
 /** @param {string} id */

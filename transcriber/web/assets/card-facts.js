@@ -56,6 +56,7 @@ export function facts(record) {
         detected: language.detected })
       : language.requested],
   ];
+  if (record.model) rows.push([t("facts.model"), record.model]);
   // The hidden ": " keeps term and value apart where the layout does not: copied
   // text, a reader mode, a screen reader («Длительность2:13» read as one word).
   return h("dl", { class: "facts" },

@@ -392,4 +392,11 @@ export const MESSAGES = {
   "ask.unchecked": "{n} citation(s) of this answer could not be checked against the transcripts and were removed.",
   "card.ask_label": "Ask about this recording",
   "ask.about_record": "Questions about one recording only (open it)",
+  "facts.model": "Recognized by",
+  "vocabulary.heading": "Names and terms",
+  "vocabulary.label": "Names of people, companies, products and terms your recordings mention, one per line",
+  "vocabulary.hint": "The recognizer is told them for every new recording, so it spells them right more often. At most 200.",
+  "vocabulary.save": "Save",
+  "vocabulary.saved": "Saved. New recordings and recordings transcribed again use them.",
+  "vocabulary.voices": "Also the names of your known voices: {names}",
 };

@@ -6,16 +6,18 @@
 import { qualitySettings } from "./card-quality.js";
 import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
+import { vocabularySettings } from "./vocabulary.js";
 import { renderWebhooks } from "./webhooks.js";
 
 /** @param {HTMLElement} main */
 export function renderSettings(main) {
   document.title = t("title.settings");
   const webhooks = h("section", { class: "panel", "aria-labelledby": "webhooks-heading" });
+  const vocabulary = vocabularySettings();
   replace(main,
     h("div", { class: "view-head" }, h("h1", { tabindex: "-1" }, t("settings.heading"))),
-    webhooks, qualitySettings());
-  const cleanups = [renderWebhooks(webhooks)];
+    webhooks, vocabulary.section, qualitySettings());
+  const cleanups = [renderWebhooks(webhooks), vocabulary.cleanup];
   const heading = webhooks.querySelector("h2");
   if (heading) heading.id = "webhooks-heading";
   return () => cleanups.forEach((cleanup) => cleanup());

@@ -146,8 +146,16 @@
  *   speakers: Record<string, Speaker>,
  *   timeline: TimelineEvent[],
  *   quality?: Quality | null,
+ *   model?: string | null,
  *   poll_after_ms: number | null,
  * }} RecordCard
+ */
+
+/**
+ * The names and terms the recognizer is told (`GET /app/vocabulary`).
+ * @typedef {object} Vocabulary
+ * @property {string[]} terms the user's own
+ * @property {string[]} voice_names the user's known voices' names (read only)
  */
 
 /**
