@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -14,6 +15,7 @@ from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.pipeline import Resume
 from transcriber.domain import documents, transcripts
+from transcriber.domain.access import Action, allowed, role_name
 from transcriber.domain.search import Query
 from transcriber.domain.shapes import (
     CardBody,
@@ -21,6 +23,7 @@ from transcriber.domain.shapes import (
     Page,
     RecordBody,
     SearchResultBody,
+    ShareBody,
     UserBody,
 )
 from transcriber.domain.transcript_formats import FORMATS
@@ -28,6 +31,7 @@ from transcriber.followups.card import Cards, record_summary
 from transcriber.pipeline.progress import OnItsWay
 from transcriber.ports import Utterance
 from transcriber.web import keys
+from transcriber.web.access import record_grant, record_owner
 from transcriber.web.downloads import (
     audio_type,
     content_disposition,
@@ -135,9 +139,6 @@ async def _matches(request: web.Request, record_ids: Sequence[str], query: Query
 async def find_in_transcript(request: web.Request) -> web.Response:
     """`GET …/matches?q=`: every utterance holding the query's words (the card's find box)."""
     record_id = record_id_of(request)
-    if not await reads.records.exists(request.app[keys.READERS], record_id=record_id,
-                                      owner_id=current_user(request).id):
-        raise not_found()
     parsed = parse_query(request.query.get("q", "").strip(), language=language_of(request))
     (found,) = await _matches(request, [record_id], parsed, limit=FIND_MATCHES)
     return json_response(MatchListBody(matches=found.matches,
@@ -173,10 +174,16 @@ async def card(request: web.Request) -> web.Response:
 
 
 async def card_body(request: web.Request, record_id: str) -> CardBody:
-    card = await cards_of(request.app).card(record_id, current_user(request).id)
+    grant = record_grant(request)
+    card = await cards_of(request.app).card(record_id, grant.owner_id, suggest=grant.is_owner)
     if card is None:
         raise not_found()
-    return card
+    shares = None
+    if allowed(Action.SHARE, grant):
+        shares = [ShareBody(login=h.login, role=h.role.value, created_at=h.created_at)
+                  for h in await reads.access.shares(request.app[keys.READERS],
+                                                     record_id=record_id)]
+    return replace(card, role=role_name(grant), shares=shares)
 
 
 async def download_file(request: web.Request) -> web.StreamResponse:
@@ -184,7 +191,7 @@ async def download_file(request: web.Request) -> web.StreamResponse:
     copy = request.query.get("copy", "original")
     if copy not in COPIES:
         raise bad_request("copy must be original or normalized")
-    readers, owner_id = request.app[keys.READERS], current_user(request).id
+    readers, owner_id = request.app[keys.READERS], record_owner(request)
     stored = await reads.records.record_file(readers, record_id=record_id, owner_id=owner_id,
                                              copy=copy)
     if stored is None:
@@ -207,7 +214,7 @@ async def download_transcript(request: web.Request) -> web.Response:
     if fmt is None:
         raise bad_request("format must be one of " + ", ".join(FORMATS))
     record = await reads.records.card(request.app[keys.READERS], record_id=record_id,
-                                      owner_id=current_user(request).id)
+                                      owner_id=record_owner(request))
     if record is None:
         raise not_found()
     version = request.query.get("version", "current")
@@ -222,7 +229,7 @@ async def download_transcript(request: web.Request) -> web.Response:
     if utterances is None:
         raise ApiError(409, "not_ready", "the record has no transcript yet")
     names: Mapping[str, str] = record.speaker_names
-    if request.app[keys.SETTINGS].speakers.apply_suggestions:
+    if request.app[keys.SETTINGS].speakers.apply_suggestions and record_grant(request).is_owner:
         suggested = await cards_of(request.app).suggestions(record_id,
                                                             current_user(request).id)
         names = transcripts.with_suggested_names(names, {s.speaker: s.name for s in suggested})
@@ -241,7 +248,7 @@ async def download_transcript(request: web.Request) -> web.Response:
 
 async def resume(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
-    owner_id = current_user(request).id
+    owner_id = record_owner(request)
     try:
         await request.app[keys.WRITER].ask(Resume(record_id=record_id, owner_id=owner_id))
     except NotFound:

@@ -22,6 +22,7 @@ from transcriber.db.queries import (
     records,
     results,
     search,
+    spaces,
     telegram,
     tokens,
     users,
@@ -32,5 +33,5 @@ from transcriber.db.queries import (
 __all__ = [
     "archive", "control", "describe", "edits", "files", "loadtest", "maintenance", "migrations",
     "moving", "pipeline", "progress", "recognition", "records", "results", "search",
-    "telegram", "tokens", "users", "voices", "webhooks",
+    "spaces", "telegram", "tokens", "users", "voices", "webhooks",
 ]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from transcriber.db.reads import (
+        access,
         counts,
         describe,
         lists,
@@ -35,13 +36,13 @@ if TYPE_CHECKING:
         webhooks,
     )
 
-__all__ = ["counts", "describe", "lists", "maintenance", "progress", "recognitions", "records",
-           "search", "telegram", "tokens", "transcripts", "users", "voices", "webhooks"]
+__all__ = ["access", "counts", "describe", "lists", "maintenance", "progress", "recognitions",
+           "records", "search", "telegram", "tokens", "transcripts", "users", "voices", "webhooks"]
 
 
 def __getattr__(name: str) -> object:
     """`reads.counts` imports `counts` when first named: each module's dataclasses
-    cost start-up time, and `transcriber status` needs one module of fourteen
+    cost start-up time, and `transcriber status` needs one module of fifteen
     (docs/architecture.md, "Heavy libraries load when used")."""
     if name in __all__:
         return importlib.import_module(f"{__name__}.{name}")

@@ -1,0 +1,107 @@
+"""The record routes' access check: one middleware asks `domain.access.may` before any
+handler under `/app/audiorecords/{id}` runs (docs/sharing.md).
+
+Every such route names its action in `RECORD_ACTIONS`; a route registered
+without one fails the app's start-up (`check_record_routes`), so a new route
+can never skip the check. The handler then reads the request's grant
+(`record_grant`): the record's owner is whose rows the owner-scoped queries
+read, and the asking person is who the journal names.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from transcriber.core.ids import parse_id
+from transcriber.db import reads
+from transcriber.domain.access import Action, Answer, Grant, may
+from transcriber.web import keys
+from transcriber.web.errors import ApiError, not_found
+from transcriber.web.identity import current_user
+
+RECORD = "/app/audiorecords/{id}"
+
+RECORD_ACTIONS: dict[tuple[str, str], Action] = {
+    ("GET", RECORD): Action.OPEN,
+    ("PATCH", RECORD): Action.EDIT,
+    ("DELETE", RECORD): Action.DELETE,
+    ("PATCH", f"{RECORD}/transcript"): Action.EDIT,
+    ("GET", f"{RECORD}/file"): Action.LISTEN,
+    ("GET", f"{RECORD}/transcript"): Action.EXPORT,
+    ("GET", f"{RECORD}/matches"): Action.SEARCH,
+    ("POST", f"{RECORD}/resume"): Action.RESUME,
+    ("POST", f"{RECORD}/retranscribe"): Action.RETRANSCRIBE,
+    ("POST", f"{RECORD}/speakers/{{speaker}}/confirm"): Action.VOICES,
+    ("POST", f"{RECORD}/speakers/{{speaker}}/reject"): Action.VOICES,
+    ("POST", f"{RECORD}/shares"): Action.SHARE,
+    ("GET", f"{RECORD}/shares"): Action.SHARE,
+    ("DELETE", f"{RECORD}/shares/{{login}}"): Action.SHARE,
+}
+"""The action each record route is, keyed by (method, route pattern)."""
+
+GRANT = web.RequestKey("grant", Grant)
+
+
+def _pattern(request: web.Request) -> str | None:
+    resource = request.match_info.route.resource
+    return None if resource is None else resource.canonical
+
+
+def is_record_route(pattern: str) -> bool:
+    return pattern == RECORD or pattern.startswith(RECORD + "/")
+
+
+async def check_record_routes(app: web.Application) -> None:
+    """Every record route names its action (else the app refuses to start)."""
+    for route in app.router.routes():
+        resource = route.resource
+        if resource is None or route.method in ("HEAD", "OPTIONS"):
+            continue
+        if is_record_route(resource.canonical) and \
+                (route.method, resource.canonical) not in RECORD_ACTIONS:
+            raise RuntimeError(f"{route.method} {resource.canonical} names no access action")
+
+
+def forbidden(message: str = "your role does not allow this") -> ApiError:
+    return ApiError(403, "forbidden", message)
+
+
+def answer_error(answer: Answer) -> ApiError | None:
+    """The error an answer is at the door (None: allowed)."""
+    if answer is Answer.NOT_FOUND:
+        return not_found()
+    if answer is Answer.FORBIDDEN:
+        return forbidden()
+    return None
+
+
+@web.middleware
+async def access_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    pattern = _pattern(request)
+    if pattern is None or not is_record_route(pattern):
+        return await handler(request)
+    action = RECORD_ACTIONS.get((request.method, pattern))
+    if action is None:  # pragma: no cover - check_record_routes refuses such an app
+        raise ApiError(500, "internal", "this route names no access action")
+    record_id = parse_id(request.match_info["id"])
+    if record_id is None:
+        raise not_found()
+    grant = await reads.access.grant(request.app[keys.READERS], record_id=record_id,
+                                     user_id=current_user(request).id)
+    error = answer_error(may(action, grant))
+    if error is not None:
+        raise error
+    assert grant is not None
+    request[GRANT] = grant
+    return await handler(request)
+
+
+def record_grant(request: web.Request) -> Grant:
+    """The grant the access middleware checked for this record route."""
+    return request[GRANT]
+
+
+def record_owner(request: web.Request) -> str:
+    """The record's owner: whose rows the owner-scoped reads and writes address."""
+    return request[GRANT].owner_id
