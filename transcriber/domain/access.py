@@ -18,10 +18,10 @@ No I/O. Imports: `core` and `domain` only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     """A role in a space (all three) or on a direct share (viewer, editor)."""
 
     VIEWER = "viewer"
@@ -33,7 +33,7 @@ SPACE_ROLES = tuple(role.value for role in Role)
 SHARE_ROLES = (Role.VIEWER.value, Role.EDITOR.value)
 
 
-class Action(str, Enum):
+class Action(StrEnum):
     """What can be done to a record (or, for MEMBERS and SPACE_WEBHOOKS, its space)."""
 
     LIST = "list"
@@ -69,7 +69,7 @@ ROLE_ACTIONS: dict[Role, frozenset[Action]] = {
 """What each role allows on a record of the space (or shared with that role)."""
 
 
-class Answer(str, Enum):
+class Answer(StrEnum):
     ALLOWED = "allowed"
     FORBIDDEN = "forbidden"
     NOT_FOUND = "not_found"

@@ -15,7 +15,8 @@ from aiohttp.typedefs import Handler
 
 from transcriber.core.ids import parse_id
 from transcriber.db import reads
-from transcriber.domain.access import Action, Answer, Grant, may
+from transcriber.db.commands.spaces import MoveRecord
+from transcriber.domain.access import Action, Answer, Grant, may, may_in_space
 from transcriber.web import keys
 from transcriber.web.errors import ApiError, not_found
 from transcriber.web.identity import current_user
@@ -105,3 +106,37 @@ def record_grant(request: web.Request) -> Grant:
 def record_owner(request: web.Request) -> str:
     """The record's owner: whose rows the owner-scoped reads and writes address."""
     return request[GRANT].owner_id
+
+
+async def upload_space(request: web.Request, requested: str | None) -> str | None:
+    """The space a new record of the asking person goes to: the one asked for (an empty
+    value: none), else their default space; refused (404 no such space, 403) unless
+    they may file records there. Checked before the body is read."""
+    readers, person = request.app[keys.READERS], current_user(request).id
+    if requested is None:
+        space_id = await reads.access.default_space(readers, user_id=person)
+        if space_id is None:
+            return None
+    elif not requested:
+        return None
+    else:
+        parsed = parse_id(requested)
+        if parsed is None:
+            raise not_found("no such space")
+        space_id = parsed
+    answer = may_in_space(Action.MOVE, await reads.access.role_in_space(
+        readers, space_id=space_id, user_id=person))
+    if answer is Answer.NOT_FOUND:
+        if requested is None:
+            return None  # a default space the person has since left: their own
+        raise not_found("no such space")
+    if answer is Answer.FORBIDDEN:
+        raise forbidden("your role in that space does not let you add records")
+    return space_id
+
+
+async def file_into_space(request: web.Request, record_id: str, space_id: str | None) -> None:
+    """A new record into the space `upload_space` allowed (journaled as moved)."""
+    if space_id is not None:
+        await request.app[keys.WRITER].ask(MoveRecord(
+            record_id=record_id, space_id=space_id, actor_id=current_user(request).id))

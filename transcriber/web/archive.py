@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
@@ -14,6 +14,8 @@ from transcriber.core.errors import Conflict, NotFound
 from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.pipeline import Resume
+from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.records import ListItem
 from transcriber.domain import documents, transcripts
 from transcriber.domain.access import Action, allowed, role_name
 from transcriber.domain.search import Query
@@ -84,6 +86,7 @@ async def list_records(request: web.Request) -> web.Response:
     topic = request.query.get("topic")
     if topic is not None and query:
         raise bad_request("q and topic cannot be combined")
+    scope = await list_scope(request, request.query.get("scope"))
     hits: list[reads.lists.SearchHit] = []
     parsed = None
     if topic is not None:
@@ -94,15 +97,19 @@ async def list_records(request: web.Request) -> web.Response:
     elif query:
         parsed = parse_query(query, language=language_of(request))
         after = decode_cursor(raw_cursor, search=True) if raw_cursor else None
-        hits = await reads.lists.search_page(
-            readers, owner_id=owner_id, query=parsed, limit=limit + 1,
-            after=after if isinstance(after, SearchAfter) else None)
+        search_after = after if isinstance(after, SearchAfter) else None
+        if scope.kind == "mine":
+            hits = await reads.lists.search_page(
+                readers, owner_id=owner_id, query=parsed, limit=limit + 1, after=search_after)
+        else:
+            hits = await reads.access.search_page(
+                readers, user_id=owner_id, query=parsed, limit=limit + 1, kind=scope.kind,
+                space_id=scope.space_id, after=search_after)
         page = [hit.item for hit in hits]
     else:
         after = decode_cursor(raw_cursor, search=False) if raw_cursor else None
-        page = await reads.lists.owner_page(
-            readers, owner_id=owner_id, limit=limit + 1,
-            after=after if isinstance(after, PageAfter) else None)
+        page = await scope_page(readers, owner_id, scope, limit=limit + 1,
+                                after=after if isinstance(after, PageAfter) else None)
     next_cursor = None
     if len(page) > limit:
         last = page[limit - 1]
@@ -120,6 +127,45 @@ async def list_records(request: web.Request) -> web.Response:
                                      partial=one.partial)
                  for item, one in zip(items, found, strict=True)]
     return json_response(Page(items=items, next_cursor=next_cursor))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scope:
+    """Which of the records a person may see a list shows: `visible` (all of them),
+    `mine`, `shared` (with them directly) or one `space` of theirs."""
+
+    kind: str
+    space_id: str | None = None
+
+
+async def list_scope(request: web.Request, value: str | None) -> Scope:
+    """`scope=mine|shared|space:<id>`; none: everything visible. A space the person is
+    not a member of is 404, as a space that does not exist."""
+    if value is None or value == "":
+        return Scope(kind="visible")
+    if value in ("mine", "shared"):
+        return Scope(kind=value)
+    if value.startswith("space:"):
+        space_id = parse_id(value.removeprefix("space:"))
+        if space_id is not None and await reads.access.role_in_space(
+                request.app[keys.READERS], space_id=space_id,
+                user_id=current_user(request).id) is not None:
+            return Scope(kind="space", space_id=space_id)
+        raise not_found("no such space")
+    raise bad_request("scope must be mine, shared or space:<id>")
+
+
+async def scope_page(readers: ReaderPool, person: str, scope: Scope, *, limit: int,
+                     after: PageAfter | None) -> list[ListItem]:
+    """A plain page (newest first) of the scope's records."""
+    if scope.kind == "mine":
+        return await reads.lists.owner_page(readers, owner_id=person, limit=limit, after=after)
+    if scope.kind == "shared":
+        return await reads.access.shared_page(readers, user_id=person, limit=limit, after=after)
+    if scope.kind == "space" and scope.space_id is not None:
+        return await reads.access.space_page(readers, space_id=scope.space_id, limit=limit,
+                                             after=after)
+    return await reads.access.visible_page(readers, user_id=person, limit=limit, after=after)
 
 
 async def _matches(request: web.Request, record_ids: Sequence[str], query: Query, *,

@@ -98,6 +98,9 @@ REQUESTS: dict[str, Any] = {
                          "description": "Names of the transcript's speakers by label "
                                         "(an empty name takes it away); a label the "
                                         "transcript does not have is a 400"},
+            "space": {"type": ["string", "null"], "description":
+                      "Into this space (the record's owner, an editor or admin there), or "
+                      "out of any (null); docs/sharing.md"},
         },
     },
     "TranscriptEdit": {
