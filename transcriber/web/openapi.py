@@ -104,7 +104,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                     {"name": "topic", "in": "query", "schema": {"type": "string"},
                      "description": "Only the records carrying this topic (not with `q`)"},
                     {"name": "scope", "in": "query", "schema": {
-                        "type": "string", "pattern": "^(mine|shared|space:[0-9A-Z]{26})$"},
+                        "type": "string",
+                        "pattern": "^(mine|shared|space:[0-7][0-9a-hjkmnp-tv-z]{25})$"},
                      "description": "Only the user's own records, those shared with them, "
                                     "or one space's; absent: every record they may see "
                                     "(docs/sharing.md)"},
