@@ -30,6 +30,7 @@ __all__ = ["EXIT_CONFIG", "EXIT_FATAL", "main"]
 _QUIET_LEVEL = {"transcribe": "WARNING", "status": "WARNING", "resume": "WARNING",
                 "loadtest": "ERROR", "backup": "WARNING", "restore": "WARNING",
                 "verify": "WARNING", "voices": "WARNING", "token": "WARNING",
+                "space": "WARNING",
                 "upload": "WARNING", "describe": "WARNING", "move-to": "WARNING"}
 
 

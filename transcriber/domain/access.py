@@ -30,6 +30,7 @@ class Role(StrEnum):
 
 
 SPACE_ROLES = tuple(role.value for role in Role)
+SPACE_NAME_MAX = 64
 SHARE_ROLES = (Role.VIEWER.value, Role.EDITOR.value)
 
 

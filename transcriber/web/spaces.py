@@ -19,7 +19,15 @@ from transcriber.db.commands.spaces import (
     Unshare,
 )
 from transcriber.db.commands.users import EnsureUser, User
-from transcriber.domain.access import SHARE_ROLES, SPACE_ROLES, Action, Answer, Role, may_in_space
+from transcriber.domain.access import (
+    SHARE_ROLES,
+    SPACE_NAME_MAX,
+    SPACE_ROLES,
+    Action,
+    Answer,
+    Role,
+    may_in_space,
+)
 from transcriber.domain.shapes import Items, ShareBody, SpaceBody
 from transcriber.domain.text import LoginRefused, canonical_login, text_problem
 from transcriber.web import keys
@@ -33,7 +41,6 @@ from transcriber.web.uploadguard import expect_handler
 
 log = structlog.get_logger(__name__)
 
-SPACE_NAME_MAX = 64
 LOGIN_MAX = 255
 
 

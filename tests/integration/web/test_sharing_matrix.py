@@ -197,11 +197,13 @@ async def test_the_journal_names_who_did_each_change(start_api: StartApi) -> Non
                      ("edited", "eddy"), ("transcript_corrected", "eric"),
                      ("unshared", "adam")]
     assert all(e["by"] is None for e in card["timeline"] if e["origin"] == "pipeline")
-    assert card["role"] == "owner" and card["space"] == space_id
+    assert card["role"] == "owner"
+    assert card["space"] == space_id
     assert [s["login"] for s in card["shares"]] == ["eric"]
     viewer_card = await _ok(await client.get(f"/app/audiorecords/{record_id}",
                                              headers=_as("vera")), 200)
-    assert viewer_card["role"] == "viewer" and viewer_card["shares"] is None
+    assert viewer_card["role"] == "viewer"
+    assert viewer_card["shares"] is None
     # The revoked share is a stranger's 404 now.
     assert (await client.get(f"/app/audiorecords/{record_id}",
                              headers=_as("dora"))).status == 404
