@@ -179,8 +179,7 @@ WHERE s.user_id = :user_id
 # exactly the records the person may see (the keys only make the match cheap).
 VISIBLE_FILTER = """(r.owner_id = :user_id
        OR r.space_id IN (SELECT m.space_id FROM space_members AS m WHERE m.user_id = :user_id)
-       OR EXISTS (SELECT 1 FROM record_shares AS s
-                  WHERE s.record_id = r.id AND s.user_id = :user_id))"""
+       OR r.id IN (SELECT s.record_id FROM record_shares AS s WHERE s.user_id = :user_id))"""
 SHARED_FILTER = """EXISTS (SELECT 1 FROM record_shares AS s
                   WHERE s.record_id = r.id AND s.user_id = :user_id)"""
 SPACE_FILTER = "r.space_id = :space_id"
