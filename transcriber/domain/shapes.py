@@ -383,6 +383,8 @@ class SpaceBody:
     name: Annotated[str, Doc(minLength=1, maxLength=64)]
     created_at: Time
     role: Annotated[str, Doc(enum=["viewer", "editor", "admin"])]
+    default: Annotated[bool, Doc("The person's uploads go here when they name no "
+                                 "space")] = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -41,6 +41,17 @@ def space_paths(common: dict[str, Any], cross_site: dict[str, Any],
                               "409": error_doc("A space of that name exists"),
                               **changing, **json_body}},
         },
+        "/app/spaces/default": {"put": {
+            "operationId": "setDefaultSpace",
+            "summary": "The space the user's uploads go to when they name none (null: "
+                       "their own)",
+            "requestBody": {"required": True, "content": {JSON: {"schema": {
+                "type": "object", "required": ["space"], "additionalProperties": False,
+                "properties": {"space": {"type": ["string", "null"]}}}}}},
+            "responses": {"200": json_doc("The spaces", "SpaceList"),
+                          "400": error_doc("A bad body"), "403": _FORBIDDEN,
+                          "404": error_doc("No such space of the user's"),
+                          **changing, **json_body}}},
         "/app/spaces/{id}/members": {
             "get": {"operationId": "listMembers", "summary": "The space's members",
                     "parameters": [_SPACE_PARAM],

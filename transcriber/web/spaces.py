@@ -14,6 +14,7 @@ from transcriber.db import reads
 from transcriber.db.commands.spaces import (
     CreateSpace,
     RemoveMember,
+    SetDefaultSpace,
     SetMember,
     ShareRecord,
     Unshare,
@@ -31,7 +32,7 @@ from transcriber.domain.access import (
 from transcriber.domain.shapes import Items, ShareBody, SpaceBody
 from transcriber.domain.text import LoginRefused, canonical_login, text_problem
 from transcriber.web import keys
-from transcriber.web.access import answer_error, record_grant
+from transcriber.web.access import answer_error, record_grant, upload_space
 from transcriber.web.archive import record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
@@ -113,11 +114,28 @@ async def create_space(request: web.Request) -> web.Response:
 
 
 async def list_spaces(request: web.Request) -> web.Response:
-    mine = await reads.access.spaces_of(request.app[keys.READERS],
-                                        user_id=current_user(request).id)
+    readers, person = request.app[keys.READERS], current_user(request).id
+    mine = await reads.access.spaces_of(readers, user_id=person)
+    default = await reads.access.default_space(readers, user_id=person)
     return json_response(Items(items=[
-        SpaceBody(id=s.id, name=s.name, created_at=s.created_at, role=s.role.value)
+        SpaceBody(id=s.id, name=s.name, created_at=s.created_at, role=s.role.value,
+                  default=s.id == default)
         for s in mine]))
+
+
+async def set_default_space(request: web.Request) -> web.Response:
+    """`{"space": id|null}`: where the person's uploads go when they name no space (one
+    where they may file records)."""
+    data = await read_json(request)
+    if not isinstance(data, dict) or set(data) != {"space"}:
+        raise bad_request("the body must be a JSON object with space only")
+    value = data["space"]
+    if value is not None and not isinstance(value, str):
+        raise bad_request("space must be a space's id or null")
+    space_id = await upload_space(request, value or "")
+    await request.app[keys.WRITER].ask(SetDefaultSpace(user_id=current_user(request).id,
+                                                       space_id=space_id))
+    return await list_spaces(request)
 
 
 async def list_members(request: web.Request) -> web.Response:
@@ -208,6 +226,7 @@ def add_routes(app: web.Application) -> None:
     router, body = app.router, {"expect_handler": expect_handler}
     router.add_get("/app/spaces", list_spaces)
     router.add_post("/app/spaces", create_space, **body)
+    router.add_put("/app/spaces/default", set_default_space, **body)
     router.add_get("/app/spaces/{id}/members", list_members)
     router.add_post("/app/spaces/{id}/members", add_member, **body)
     router.add_delete("/app/spaces/{id}/members/{login}", remove_member, **body)

@@ -207,3 +207,28 @@ async def test_the_journal_names_who_did_each_change(start_api: StartApi) -> Non
     # The revoked share is a stranger's 404 now.
     assert (await client.get(f"/app/audiorecords/{record_id}",
                              headers=_as("dora"))).status == 404
+
+
+async def test_uploads_go_to_the_space_asked_for_or_the_default_one(
+        start_api: StartApi) -> None:
+    client = await start_api(server=SERVER)
+    space_id = await _family(client)
+    refused = await client.post(f"/app/audiorecords?space={space_id}", data=b"RIFF audio",
+                                headers={**_as("vera"), "X-Filename": "a.wav"})
+    assert refused.status == 403  # a viewer files nothing into the space
+    strange = await client.post(f"/app/audiorecords?space={space_id}", data=b"RIFF audio",
+                                headers={**_as("sam"), "X-Filename": "a.wav"})
+    assert strange.status == 404
+    response = await client.post(f"/app/audiorecords?space={space_id}", data=b"RIFF audio",
+                                 headers={**_as("eddy"), "X-Filename": "a.wav"})
+    assert (await _ok(response, 201))["space"] == space_id
+    assert (await upload(client, headers=_as("eddy")))["space"] is None
+    spaces = await _ok(await client.put("/app/spaces/default", json={"space": space_id},
+                                        headers=_as("eddy")), 200)
+    assert [(s["id"], s["default"]) for s in spaces["items"]] == [(space_id, True)]
+    assert (await upload(client, headers=_as("eddy")))["space"] == space_id
+    own = await client.post("/app/audiorecords?space=", data=b"RIFF audio",
+                            headers={**_as("eddy"), "X-Filename": "a.wav"})
+    assert (await _ok(own, 201))["space"] is None
+    assert (await client.put("/app/spaces/default", json={"space": space_id},
+                             headers=_as("vera"))).status == 403
