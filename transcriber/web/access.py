@@ -82,7 +82,9 @@ async def access_middleware(request: web.Request, handler: Handler) -> web.Strea
     pattern = _pattern(request)
     if pattern is None or not is_record_route(pattern):
         return await handler(request)
-    action = RECORD_ACTIONS.get((request.method, pattern))
+    # HEAD is GET without the body (aiohttp adds it beside each GET): the same action.
+    method = "GET" if request.method == "HEAD" else request.method
+    action = RECORD_ACTIONS.get((method, pattern))
     if action is None:  # pragma: no cover - check_record_routes refuses such an app
         raise ApiError(500, "internal", "this route names no access action")
     record_id = parse_id(request.match_info["id"])

@@ -296,7 +296,8 @@ async def resume(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     owner_id = record_owner(request)
     try:
-        await request.app[keys.WRITER].ask(Resume(record_id=record_id, owner_id=owner_id))
+        await request.app[keys.WRITER].ask(Resume(record_id=record_id, owner_id=owner_id,
+                                                  actor_id=current_user(request).id))
     except NotFound:
         raise not_found() from None
     except Conflict:

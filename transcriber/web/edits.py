@@ -325,13 +325,11 @@ async def retranscribe(request: web.Request) -> web.Response:
     try:
         await request.app[keys.WRITER].ask(Retranscribe(
             record_id=record_id, owner_id=owner_id,
-            language=check_language(request.app, language)))
+            language=check_language(request.app, language), actor_id=current_user(request).id))
     except NotFound:
         raise not_found() from None
     except Conflict:
         raise ApiError(409, "not_settled", "only a done or halted record can be "
                                            "transcribed again") from None
-    await request.app[keys.WRITER].ask(Journal(
-        record_id=record_id, step="retranscribe_asked", actor_id=current_user(request).id))
     log.info("record_retranscribed", record_id=record_id, origin="human")
     return json_response(await card_body(request, record_id))

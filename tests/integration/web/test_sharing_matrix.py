@@ -190,12 +190,14 @@ async def test_the_journal_names_who_did_each_change(start_api: StartApi) -> Non
         headers=_as("eric")), 200)
     await _ok(await client.delete(f"/app/audiorecords/{record_id}/shares/dora",
                                   headers=_as("adam")), 204)
+    await _ok(await client.post(f"/app/audiorecords/{record_id}/retranscribe",
+                                headers=_as("eddy")), 200)
     card = await _ok(await client.get(f"/app/audiorecords/{record_id}",
                                       headers=_as("olga")), 200)
     human = [(e["step"], e["by"]) for e in card["timeline"] if e["origin"] == "human"]
     assert human == [("moved", "olga"), ("shared", "olga"), ("shared", "olga"),
                      ("edited", "eddy"), ("transcript_corrected", "eric"),
-                     ("unshared", "adam")]
+                     ("unshared", "adam"), ("retranscribe", "eddy")]
     assert all(e["by"] is None for e in card["timeline"] if e["origin"] == "pipeline")
     assert card["role"] == "owner"
     assert card["space"] == space_id

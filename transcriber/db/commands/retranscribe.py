@@ -40,6 +40,8 @@ class Retranscribe(Command[Retranscribed]):
     record_id: str
     owner_id: str
     language: str | None = None
+    actor_id: str | None = None
+    """Who asked (the journal names them); None: the owner, from before it was kept."""
 
     async def execute(self, ctx: WriteContext) -> Retranscribed:
         async with ctx.conn.execute(
@@ -56,5 +58,5 @@ class Retranscribe(Command[Retranscribed]):
             "id": self.record_id, "stage": stage.value, "language": self.language,
             "now": ctx.now()})
         await insert_event(ctx, record_id=self.record_id, origin="human", step="retranscribe",
-                           outcome="resumed")
+                           outcome="resumed", actor_id=self.actor_id)
         return Retranscribed(record_id=self.record_id, stage=stage)
