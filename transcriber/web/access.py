@@ -110,11 +110,14 @@ def record_owner(request: web.Request) -> str:
     return request[GRANT].owner_id
 
 
-async def upload_space(request: web.Request, requested: str | None) -> str | None:
+async def upload_space(request: web.Request, requested: str | None, *,
+                       person: str | None = None) -> str | None:
     """The space a new record of the asking person goes to: the one asked for (an empty
     value: none), else their default space; refused (404 no such space, 403) unless
-    they may file records there. Checked before the body is read."""
-    readers, person = request.app[keys.READERS], current_user(request).id
+    they may file records there. Checked before the body is read. `person`: the
+    uploader when the door knows them otherwise (OpenAI's, by its token)."""
+    readers = request.app[keys.READERS]
+    person = person or current_user(request).id
     if requested is None:
         space_id = await reads.access.default_space(readers, user_id=person)
         if space_id is None:
@@ -128,17 +131,19 @@ async def upload_space(request: web.Request, requested: str | None) -> str | Non
         space_id = parsed
     answer = may_in_space(Action.MOVE, await reads.access.role_in_space(
         readers, space_id=space_id, user_id=person))
+    if requested is None and answer is not Answer.ALLOWED:
+        return None  # a default space the person has since left or may no longer fill
     if answer is Answer.NOT_FOUND:
-        if requested is None:
-            return None  # a default space the person has since left: their own
         raise not_found("no such space")
     if answer is Answer.FORBIDDEN:
         raise forbidden("your role in that space does not let you add records")
     return space_id
 
 
-async def file_into_space(request: web.Request, record_id: str, space_id: str | None) -> None:
+async def file_into_space(request: web.Request, record_id: str, space_id: str | None, *,
+                          person: str | None = None) -> None:
     """A new record into the space `upload_space` allowed (journaled as moved)."""
     if space_id is not None:
         await request.app[keys.WRITER].ask(MoveRecord(
-            record_id=record_id, space_id=space_id, actor_id=current_user(request).id))
+            record_id=record_id, space_id=space_id,
+            actor_id=person or current_user(request).id))
