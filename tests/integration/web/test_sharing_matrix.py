@@ -234,3 +234,33 @@ async def test_uploads_go_to_the_space_asked_for_or_the_default_one(
     assert (await _ok(own, 201))["space"] is None
     assert (await client.put("/app/spaces/default", json={"space": space_id},
                              headers=_as("vera"))).status == 403
+
+
+async def test_a_removed_members_records_leave_the_space_with_them(
+        start_api: StartApi) -> None:
+    client = await start_api(server=SERVER)
+    space_id = await _family(client)
+    await _ok(await client.post(f"/app/spaces/{space_id}/members",
+                                json={"login": "rita", "role": "editor"},
+                                headers=_as("adam")), 201)
+    response = await client.post(f"/app/audiorecords?space={space_id}", data=b"RIFF audio",
+                                 headers={**_as("rita"), "X-Filename": "a.wav"})
+    record_id = (await _ok(response, 201))["id"]
+    assert (await client.get(f"/app/audiorecords/{record_id}",
+                             headers=_as("vera"))).status == 200
+    # Only an admin removes another member; the last admin stays.
+    assert (await client.delete(f"/app/spaces/{space_id}/members/rita",
+                                headers=_as("eddy"))).status == 403
+    assert (await client.delete(f"/app/spaces/{space_id}/members/adam",
+                                headers=_as("adam"))).status == 409
+    await _ok(await client.delete(f"/app/spaces/{space_id}/members/rita",
+                                  headers=_as("adam")), 204)
+    assert (await client.get(f"/app/audiorecords/{record_id}",
+                             headers=_as("vera"))).status == 404
+    card = await _ok(await client.get(f"/app/audiorecords/{record_id}",
+                                      headers=_as("rita")), 200)
+    assert card["space"] is None
+    assert [(e["step"], e["by"]) for e in card["timeline"] if e["origin"] == "human"] == [
+        ("moved", "rita"), ("moved", "adam")]
+    spaces = await _ok(await client.get("/app/spaces", headers=_as("rita")), 200)
+    assert spaces["items"] == []

@@ -98,10 +98,11 @@ class RemoveMember(Command[None]):
         cursor = await ctx.conn.execute(q.spaces.DELETE_MEMBER, ids)
         if cursor.rowcount != 1:
             raise NotFound("not a member")
-        now = ctx.now()
-        await ctx.conn.execute(q.spaces.JOURNAL_MEMBER_RECORDS_OUT, {
-            **ids, "now": now, "actor_id": self.actor_id, "suffix": new_id()})
-        await ctx.conn.execute(q.spaces.MEMBER_RECORDS_OUT, {**ids, "now": now})
+        async with ctx.conn.execute(q.spaces.MEMBER_RECORDS, ids) as cursor:
+            leaving = [str(row["id"]) for row in await cursor.fetchall()]
+        for record_id in leaving:
+            await journal(ctx, record_id=record_id, step="moved", actor_id=self.actor_id)
+        await ctx.conn.execute(q.spaces.MEMBER_RECORDS_OUT, {**ids, "now": ctx.now()})
         await ctx.conn.execute(q.spaces.CLEAR_DEFAULT_SPACE, ids)
 
 

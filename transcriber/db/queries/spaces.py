@@ -70,11 +70,8 @@ SELECT count(*) AS n FROM space_members WHERE space_id = :space_id AND role = 'a
 
 # A removed member's records leave the space with them (the owner keeps them, and
 # the space keeps no record whose owner cannot see it): the owner's index range.
-JOURNAL_MEMBER_RECORDS_OUT = """
-INSERT INTO record_events (id, record_id, origin, step, outcome, outcome_text, created_at,
-                           actor_id)
-SELECT r.id || '-' || :suffix, r.id, 'human', 'moved', 'done', NULL, :now, :actor_id
-FROM audio_records AS r WHERE r.owner_id = :user_id AND r.space_id = :space_id
+MEMBER_RECORDS = """
+SELECT r.id FROM audio_records AS r WHERE r.owner_id = :user_id AND r.space_id = :space_id
 """
 
 MEMBER_RECORDS_OUT = """
