@@ -111,6 +111,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                                     "(docs/sharing.md)"},
                 ],
                 "responses": {**COMMON_RESPONSES, "200": json_doc("A page", "RecordPage"),
+                              "404": error_doc("A scope naming a space that is not one of "
+                                               "the user's"),
                               "400": error_doc("Bad limit, cursor or query, q with topic, "
                                                "or a query too broad (`query_too_broad`)")},
             },
@@ -141,6 +143,9 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 "responses": {
                     **COMMON_RESPONSES, **_CROSS_SITE,
                     "201": {**json_doc("The new record", "Record"), "links": _RECORD_LINKS},
+                    "403": error_doc("Cross-site request, a read token, or a space where the "
+                                     "user's role files no records"),
+                    "404": error_doc("A space that is not one of the user's"),
                     "400": error_doc("Malformed, empty or incomplete upload, an unknown "
                                   "language, or speakers outside 1-8"),
                     "408": error_doc("The body stalled or came too slowly"),
