@@ -27,7 +27,7 @@ from transcriber.db.commands.users import EnsureUser
 from transcriber.db.engine import migrate_storage, new_readers
 from transcriber.db.reads.access import Space
 from transcriber.db.reads.users import User
-from transcriber.domain.access import Role
+from transcriber.domain.access import AccessRole
 from transcriber.settings import Settings
 
 
@@ -67,7 +67,7 @@ async def add(settings: Settings, *, name: str, login: str, role: str) -> int:
     await writer.start()
     try:
         user = await writer.ask(EnsureUser(login=login))
-        await writer.ask(SetMember(space_id=space.id, user_id=user.id, role=Role(role)))
+        await writer.ask(SetMember(space_id=space.id, user_id=user.id, role=AccessRole(role)))
     except Conflict:
         print(say("space.last_admin", name=name), file=sys.stderr)
         return EXIT_REFUSED

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 
-class Role(StrEnum):
+class AccessRole(StrEnum):
     """A role in a space (all three) or on a direct share (viewer, editor)."""
 
     VIEWER = "viewer"
@@ -29,9 +29,9 @@ class Role(StrEnum):
     ADMIN = "admin"
 
 
-SPACE_ROLES = tuple(role.value for role in Role)
+SPACE_ROLES = tuple(role.value for role in AccessRole)
 SPACE_NAME_MAX = 64
-SHARE_ROLES = (Role.VIEWER.value, Role.EDITOR.value)
+SHARE_ROLES = (AccessRole.VIEWER.value, AccessRole.EDITOR.value)
 
 
 class Action(StrEnum):
@@ -62,15 +62,15 @@ _EDIT = _VIEW | {Action.EDIT, Action.RETRANSCRIBE, Action.RESUME}
 _ADMIN = _EDIT | {Action.DELETE, Action.SHARE, Action.MEMBERS, Action.SPACE_WEBHOOKS}
 _OWNER = frozenset(Action) - {Action.MEMBERS, Action.SPACE_WEBHOOKS}
 
-ROLE_ACTIONS: dict[Role, frozenset[Action]] = {
-    Role.VIEWER: _VIEW,
-    Role.EDITOR: _EDIT,
-    Role.ADMIN: _ADMIN,
+ROLE_ACTIONS: dict[AccessRole, frozenset[Action]] = {
+    AccessRole.VIEWER: _VIEW,
+    AccessRole.EDITOR: _EDIT,
+    AccessRole.ADMIN: _ADMIN,
 }
 """What each role allows on a record of the space (or shared with that role)."""
 
 
-class Answer(StrEnum):
+class AccessAnswer(StrEnum):
     ALLOWED = "allowed"
     FORBIDDEN = "forbidden"
     NOT_FOUND = "not_found"
@@ -84,9 +84,9 @@ class Grant:
     owner_id: str
     space_id: str | None
     is_owner: bool
-    space_role: Role | None
+    space_role: AccessRole | None
     """The person's role in the record's space (None: not a member, or no space)."""
-    share_role: Role | None
+    share_role: AccessRole | None
     """The role the record is shared with the person directly (None: not shared)."""
 
     def sees(self) -> bool:
@@ -95,14 +95,14 @@ class Grant:
 
 def allowed(action: Action, grant: Grant | None) -> bool:
     """Whether the grant allows the action (see `may`)."""
-    return may(action, grant) is Answer.ALLOWED
+    return may(action, grant) is AccessAnswer.ALLOWED
 
 
-def may(action: Action, grant: Grant | None) -> Answer:
+def may(action: Action, grant: Grant | None) -> AccessAnswer:
     """The one decision: ALLOWED, FORBIDDEN (sees the record, may not do this) or
     NOT_FOUND (no grant: the same answer as for an id that does not exist)."""
     if grant is None or not grant.sees():
-        return Answer.NOT_FOUND
+        return AccessAnswer.NOT_FOUND
     actions: set[Action] = set()
     if grant.is_owner:
         actions |= _OWNER
@@ -111,23 +111,24 @@ def may(action: Action, grant: Grant | None) -> Answer:
     if grant.share_role is not None:
         # A direct share never hands out the space's or the record's keys.
         actions |= ROLE_ACTIONS[grant.share_role] & _EDIT
-    return Answer.ALLOWED if action in actions else Answer.FORBIDDEN
+    return AccessAnswer.ALLOWED if action in actions else AccessAnswer.FORBIDDEN
 
 
-def may_in_space(action: Action, role: Role | None) -> Answer:
+def may_in_space(action: Action, role: AccessRole | None) -> AccessAnswer:
     """A space's own actions (members, webhooks, putting a record in it): by the
     person's role there; a non-member is told the space does not exist."""
     if role is None:
-        return Answer.NOT_FOUND
+        return AccessAnswer.NOT_FOUND
     if action is Action.MOVE:
         # Filing a record into a space shows it to every member: editors and admins.
-        return Answer.ALLOWED if role in (Role.EDITOR, Role.ADMIN) else Answer.FORBIDDEN
-    return Answer.ALLOWED if action in ROLE_ACTIONS[role] else Answer.FORBIDDEN
+        filing = role in (AccessRole.EDITOR, AccessRole.ADMIN)
+        return AccessAnswer.ALLOWED if filing else AccessAnswer.FORBIDDEN
+    return AccessAnswer.ALLOWED if action in ROLE_ACTIONS[role] else AccessAnswer.FORBIDDEN
 
 
-def role_of(value: str | None) -> Role | None:
+def role_of(value: str | None) -> AccessRole | None:
     """A stored role (None stays None); an unknown one raises ValueError."""
-    return None if value is None else Role(value)
+    return None if value is None else AccessRole(value)
 
 
 def role_name(grant: Grant) -> str:
@@ -135,5 +136,5 @@ def role_name(grant: Grant) -> str:
     if grant.is_owner:
         return "owner"
     held = [role for role in (grant.space_role, grant.share_role) if role is not None]
-    order = list(Role)
+    order = list(AccessRole)
     return max(held, key=order.index).value if held else "viewer"

@@ -16,7 +16,7 @@ from aiohttp.typedefs import Handler
 from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.spaces import MoveRecord
-from transcriber.domain.access import Action, Answer, Grant, may, may_in_space
+from transcriber.domain.access import AccessAnswer, Action, Grant, may, may_in_space
 from transcriber.web import keys
 from transcriber.web.errors import ApiError, not_found
 from transcriber.web.identity import current_user
@@ -68,11 +68,11 @@ def forbidden(message: str = "your role does not allow this") -> ApiError:
     return ApiError(403, "forbidden", message)
 
 
-def answer_error(answer: Answer) -> ApiError | None:
+def answer_error(answer: AccessAnswer) -> ApiError | None:
     """The error an answer is at the door (None: allowed)."""
-    if answer is Answer.NOT_FOUND:
+    if answer is AccessAnswer.NOT_FOUND:
         return not_found()
-    if answer is Answer.FORBIDDEN:
+    if answer is AccessAnswer.FORBIDDEN:
         return forbidden()
     return None
 
@@ -131,11 +131,11 @@ async def upload_space(request: web.Request, requested: str | None, *,
         space_id = parsed
     answer = may_in_space(Action.MOVE, await reads.access.role_in_space(
         readers, space_id=space_id, user_id=person))
-    if requested is None and answer is not Answer.ALLOWED:
+    if requested is None and answer is not AccessAnswer.ALLOWED:
         return None  # a default space the person has since left or may no longer fill
-    if answer is Answer.NOT_FOUND:
+    if answer is AccessAnswer.NOT_FOUND:
         raise not_found("no such space")
-    if answer is Answer.FORBIDDEN:
+    if answer is AccessAnswer.FORBIDDEN:
         raise forbidden("your role in that space does not let you add records")
     return space_id
 

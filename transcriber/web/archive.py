@@ -130,7 +130,7 @@ async def list_records(request: web.Request) -> web.Response:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Scope:
+class ListScope:
     """Which of the records a person may see a list shows: `visible` (all of them),
     `mine`, `shared` (with them directly) or one `space` of theirs."""
 
@@ -138,24 +138,24 @@ class Scope:
     space_id: str | None = None
 
 
-async def list_scope(request: web.Request, value: str | None) -> Scope:
+async def list_scope(request: web.Request, value: str | None) -> ListScope:
     """`scope=mine|shared|space:<id>`; none: everything visible. A space the person is
     not a member of is 404, as a space that does not exist."""
     if value is None or value == "":
-        return Scope(kind="visible")
+        return ListScope(kind="visible")
     if value in ("mine", "shared"):
-        return Scope(kind=value)
+        return ListScope(kind=value)
     if value.startswith("space:"):
         space_id = parse_id(value.removeprefix("space:"))
         if space_id is not None and await reads.access.role_in_space(
                 request.app[keys.READERS], space_id=space_id,
                 user_id=current_user(request).id) is not None:
-            return Scope(kind="space", space_id=space_id)
+            return ListScope(kind="space", space_id=space_id)
         raise not_found("no such space")
     raise bad_request("scope must be mine, shared or space:<id>")
 
 
-async def scope_page(readers: ReaderPool, person: str, scope: Scope, *, limit: int,
+async def scope_page(readers: ReaderPool, person: str, scope: ListScope, *, limit: int,
                      after: PageAfter | None) -> list[ListItem]:
     """A plain page (newest first) of the scope's records."""
     if scope.kind == "mine":

@@ -24,9 +24,9 @@ from transcriber.domain.access import (
     SHARE_ROLES,
     SPACE_NAME_MAX,
     SPACE_ROLES,
+    AccessAnswer,
+    AccessRole,
     Action,
-    Answer,
-    Role,
     may_in_space,
 )
 from transcriber.domain.shapes import Items, ShareBody, SpaceBody
@@ -58,7 +58,7 @@ def parse_space_name(data: object) -> str:
     return name
 
 
-def parse_holder(data: object, roles: tuple[str, ...]) -> tuple[str, Role]:
+def parse_holder(data: object, roles: tuple[str, ...]) -> tuple[str, AccessRole]:
     """`{"login": "...", "role": "..."}` with a role of `roles`."""
     if not isinstance(data, dict) or set(data) != {"login", "role"}:
         raise bad_request("the body must be a JSON object with login and role only")
@@ -67,7 +67,7 @@ def parse_holder(data: object, roles: tuple[str, ...]) -> tuple[str, Role]:
         raise bad_request("login must be a person's login")
     if role not in roles:
         raise bad_request("role must be one of " + ", ".join(roles))
-    return login, Role(role)
+    return login, AccessRole(role)
 
 
 async def person(request: web.Request, login: str) -> User:
@@ -93,7 +93,7 @@ async def _check_space(request: web.Request, action: Action) -> str:
     role = await reads.access.role_in_space(request.app[keys.READERS], space_id=space_id,
                                             user_id=current_user(request).id)
     answer = may_in_space(action, role)
-    if answer is Answer.NOT_FOUND:
+    if answer is AccessAnswer.NOT_FOUND:
         raise not_found("no such space")
     error = answer_error(answer)
     if error is not None:
@@ -110,7 +110,7 @@ async def create_space(request: web.Request) -> web.Response:
         raise ApiError(409, "conflict", "a space of that name exists") from None
     log.info("space_created", space_id=space.id)
     return json_response(SpaceBody(id=space.id, name=space.name, created_at=space.created_at,
-                                   role=Role.ADMIN.value), status=201)
+                                   role=AccessRole.ADMIN.value), status=201)
 
 
 async def list_spaces(request: web.Request) -> web.Response:

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.archive import kept_logging
 from transcriber.cli import main
 from transcriber.db.connection import database_path
 
 
 @pytest.fixture(autouse=True)
-def _archive(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _archive(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("TRANSCRIBER_STORAGE_DATA_DIR", str(data_dir))
     monkeypatch.setenv("LANG", "C.UTF-8")
     for name in ("LC_ALL", "LC_MESSAGES"):
         monkeypatch.delenv(name, raising=False)
+    with kept_logging():  # `main` sets logging up; the tests after this one keep theirs
+        yield
 
 
 def _members(data_dir: Path) -> list[tuple[str, str, str]]:

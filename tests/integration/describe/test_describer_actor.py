@@ -26,7 +26,7 @@ from transcriber.db.commands.spaces import CreateSpace, MoveRecord, SetMember
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.records import RecordCard
 from transcriber.db.writer import Writer
-from transcriber.domain.access import Role
+from transcriber.domain.access import AccessRole
 from transcriber.domain.describe import Description
 from transcriber.domain.quality import assess
 from transcriber.followups.describe import DescriberActor, load_material
@@ -338,7 +338,7 @@ async def test_a_record_in_a_space_is_given_the_spaces_topics(
     theirs = await finisher.finish(utterances(MEETING_RU))
     await writer.ask(EditRecord(record_id=theirs, owner_id=owner, topics=("Mine",)))
     space = await writer.ask(CreateSpace(space_name="family", admin_id=owner))
-    await writer.ask(SetMember(space_id=space.id, user_id=member.id, role=Role.EDITOR))
+    await writer.ask(SetMember(space_id=space.id, user_id=member.id, role=AccessRole.EDITOR))
     stranger = await make_user(writer, "sam")
     for user, topic in ((member, "Garden"), (stranger, "Secret")):
         own = await make_record(writer, user)

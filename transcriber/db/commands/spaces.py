@@ -18,7 +18,7 @@ from transcriber.core.ids import new_id
 from transcriber.db import queries as q
 from transcriber.db.reads.access import Space
 from transcriber.db.writer import Command, WriteContext
-from transcriber.domain.access import Role
+from transcriber.domain.access import AccessRole
 
 
 async def journal(ctx: WriteContext, *, record_id: str, step: str, actor_id: str,
@@ -50,7 +50,7 @@ class CreateSpace(Command[Space]):
         await ctx.conn.execute(q.spaces.INSERT_SPACE,
                                {"id": space_id, "name": self.space_name, "now": now})
         await ctx.conn.execute(q.spaces.UPSERT_MEMBER, {
-            "space_id": space_id, "user_id": self.admin_id, "role": Role.ADMIN.value,
+            "space_id": space_id, "user_id": self.admin_id, "role": AccessRole.ADMIN.value,
             "now": now})
         return Space(id=space_id, name=self.space_name, created_at=now)
 
@@ -58,7 +58,7 @@ class CreateSpace(Command[Space]):
 async def _keeps_an_admin(ctx: WriteContext, space_id: str, user_id: str) -> None:
     """Raise `Conflict` when `user_id` is the space's last admin."""
     role = await _one(ctx, q.spaces.ROLE_IN_SPACE, {"space_id": space_id, "user_id": user_id})
-    if role != Role.ADMIN.value:
+    if role != AccessRole.ADMIN.value:
         return
     admins = await _one(ctx, q.spaces.COUNT_ADMINS, {"space_id": space_id})
     if admins is not None and int(str(admins)) <= 1:
@@ -72,10 +72,10 @@ class SetMember(Command[None]):
     name: ClassVar[str] = "set_member"
     space_id: str
     user_id: str
-    role: Role
+    role: AccessRole
 
     async def execute(self, ctx: WriteContext) -> None:
-        if self.role is not Role.ADMIN:
+        if self.role is not AccessRole.ADMIN:
             await _keeps_an_admin(ctx, self.space_id, self.user_id)
         await ctx.conn.execute(q.spaces.UPSERT_MEMBER, {
             "space_id": self.space_id, "user_id": self.user_id, "role": self.role.value,
@@ -132,7 +132,7 @@ class ShareRecord(Command[None]):
     record_id: str
     user_id: str
     login: str
-    role: Role
+    role: AccessRole
     actor_id: str
 
     async def execute(self, ctx: WriteContext) -> None:

@@ -21,7 +21,7 @@ from transcriber.db.reads.lists import PageAfter, SearchAfter, SearchHit, owner_
 from transcriber.db.reads.records import ListItem
 from transcriber.db.reads.rows import columns
 from transcriber.db.search import owner_match
-from transcriber.domain.access import Grant, Role, role_of
+from transcriber.domain.access import AccessRole, Grant, role_of
 from transcriber.domain.search import Query
 
 
@@ -69,11 +69,11 @@ class MySpace:
     id: str
     name: str
     created_at: str
-    role: Role
+    role: AccessRole
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> MySpace:
-        return cls(**columns(cls, row, role=Role(row["role"])))
+        return cls(**columns(cls, row, role=AccessRole(row["role"])))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,12 +81,12 @@ class Holder:
     """A space's member or a record's direct share: a login and its role."""
 
     login: str
-    role: Role
+    role: AccessRole
     created_at: str
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Holder:
-        return cls(**columns(cls, row, role=Role(row["role"])))
+        return cls(**columns(cls, row, role=AccessRole(row["role"])))
 
 
 async def space_by_name(readers: ReaderPool, *, name: str) -> Space | None:
@@ -108,10 +108,10 @@ async def spaces_of(readers: ReaderPool, *, user_id: str) -> list[MySpace]:
     return [MySpace.from_row(row) for row in rows]
 
 
-async def role_in_space(readers: ReaderPool, *, space_id: str, user_id: str) -> Role | None:
+async def role_in_space(readers: ReaderPool, *, space_id: str, user_id: str) -> AccessRole | None:
     row = await readers.fetch_one(q.spaces.ROLE_IN_SPACE,
                                   {"space_id": space_id, "user_id": user_id})
-    return None if row is None else Role(row["role"])
+    return None if row is None else AccessRole(row["role"])
 
 
 async def members(readers: ReaderPool, *, space_id: str) -> list[Holder]:
