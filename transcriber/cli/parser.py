@@ -253,6 +253,9 @@ def _add_upload(upload: argparse.ArgumentParser) -> None:
                              "variable keeps it out of the process list)")
     upload.add_argument("--language", default=None, metavar="L",
                         help="the spoken language: auto or a code (default: the server's)")
+    upload.add_argument("--space", default=None, metavar="ID",
+                        help="file the records into this space (its id, GET /app/spaces); "
+                             "an empty value: your own (default: your default space)")
     upload.add_argument("--wait", action="store_true",
                         help="follow each record to done, then write or print its transcript")
     upload.add_argument("--format", choices=FORMATS, default="txt",
