@@ -20,6 +20,7 @@ from transcriber.domain.access import AccessAnswer, Action, Grant, may, may_in_s
 from transcriber.web import keys
 from transcriber.web.errors import ApiError, not_found
 from transcriber.web.identity import current_user
+from transcriber.web.jsonbody import READ_BODY, read_body
 
 RECORD = "/app/audiorecords/{id}"
 
@@ -90,6 +91,9 @@ async def access_middleware(request: web.Request, handler: Handler) -> web.Strea
     record_id = parse_id(request.match_info["id"])
     if record_id is None:
         raise not_found()
+    if request.can_read_body and request.content_type == "application/json":
+        # The body's cap first, as before any record is looked up (jsonbody.READ_BODY).
+        request[READ_BODY] = await read_body(request)
     grant = await reads.access.grant(request.app[keys.READERS], record_id=record_id,
                                      user_id=current_user(request).id)
     error = answer_error(may(action, grant))
