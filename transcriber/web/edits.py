@@ -34,7 +34,7 @@ from transcriber.web.access import answer_error, record_grant, record_owner
 from transcriber.web.archive import card_body, current_utterances, record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
-from transcriber.web.jsonbody import read_json
+from transcriber.web.jsonbody import has_body, read_json
 from transcriber.web.language import check_language
 from transcriber.web.paging import decode_topic_cursor, encode_topic_cursor, parse_limit
 from transcriber.web.responses import json_response
@@ -314,7 +314,7 @@ async def retranscribe(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     owner_id = record_owner(request)
     language = request.query.get("language")
-    if request.can_read_body:
+    if has_body(request):
         data = await read_json(request)
         if not isinstance(data, dict) or set(data) - {"language"}:
             raise bad_request("the body may hold only language")

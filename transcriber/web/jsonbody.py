@@ -48,6 +48,11 @@ READ_BODY = web.RequestKey("read_body", bytes)
 a body over the cap is 413 before the record is looked up); `read_body` answers it."""
 
 
+def has_body(request: web.Request) -> bool:
+    """Whether the request sent a body (still to read, or read ahead: `READ_BODY`)."""
+    return READ_BODY in request or request.can_read_body
+
+
 async def read_body(request: web.Request) -> bytes:
     """The whole body, at most `server.json_max_bytes`, refused when coded."""
     if READ_BODY in request:
