@@ -76,7 +76,8 @@ def _advance_params(record_id: str, token: str, stage: str, now: str) -> dict[st
 
 def _event_params(record_id: str, step: str, now: str) -> dict[str, object]:
     return {"id": new_id(), "record_id": record_id, "origin": "pipeline", "step": step,
-            "outcome": "done", "outcome_text": None, "duration_ms": 1, "now": now}
+            "outcome": "done", "outcome_text": None, "duration_ms": 1, "now": now,
+            "actor_id": None}
 
 
 async def _writer_actor(path: Path) -> int:

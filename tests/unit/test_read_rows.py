@@ -54,9 +54,9 @@ def test_a_card_reads_every_field_from_its_row() -> None:
     assert (card.id, card.speaker_names, card.topics) == ("r", {"S1": "Anna"}, ("a", "b"))
     assert ListItem.from_row(_row(**values)).id == "r"
     event = TimelineEvent.from_row(_row(origin="pipeline", step="normalize", outcome="done",
-                                        duration_ms=5, created_at="t"))
+                                        duration_ms=5, created_at="t", by_login=None))
     assert event == TimelineEvent(origin="pipeline", step="normalize", outcome="done",
-                                  duration_ms=5, created_at="t")
+                                  duration_ms=5, created_at="t", by_login=None)
     step = StepRecord.from_row(_row(id="r", duration_ms=1, source="http",
                                     original_file_name=None, normalized_file_name=None,
                                     language="en", speakers=None, normalized_channels=2,

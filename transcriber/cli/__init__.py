@@ -31,7 +31,7 @@ _QUIET_LEVEL = {"transcribe": "WARNING", "status": "WARNING", "resume": "WARNING
                 "loadtest": "ERROR", "backup": "WARNING", "restore": "WARNING",
                 "verify": "WARNING", "voices": "WARNING", "models": "WARNING", "token": "WARNING",
                 "upload": "WARNING", "describe": "WARNING", "move-to": "WARNING",
-                "ask": "WARNING"}
+                "ask": "WARNING", "space": "WARNING"}
 
 
 class CliCommand(Protocol):

@@ -11,7 +11,8 @@ import argparse
 from datetime import date
 from pathlib import Path
 
-from transcriber.domain.text import LoginRefused, canonical_login
+from transcriber.domain.access import SPACE_NAME_MAX, SPACE_ROLES
+from transcriber.domain.text import LoginRefused, canonical_login, text_problem
 from transcriber.domain.tokens import EXPIRES_DAYS_MAX, SCOPES, name_problem
 from transcriber.domain.transcript_formats import BINARY_FORMATS, FORMATS
 
@@ -155,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the user whose voices go (default: everybody's)")
     _add_models(sub, common)
     _add_tokens(sub, common)
+    _add_spaces(sub, common)
     _add_upload(sub.add_parser(
         "upload", parents=common,
         help="send files to a transcriber server (a client: nothing runs here); with "
@@ -221,6 +223,40 @@ def _add_tokens(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     revoke.add_argument("token_id", metavar="TOKEN_ID", help="its id, as list shows it")
 
 
+def _space_name(text: str) -> str:
+    name = text.strip()
+    problem = text_problem(name) if name else "is empty"
+    if problem is None and len(name) > SPACE_NAME_MAX:
+        problem = f"is longer than {SPACE_NAME_MAX} characters"
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"the name {problem}")
+    return name
+
+
+def _add_spaces(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                common: list[argparse.ArgumentParser]) -> None:
+    space = sub.add_parser("space", parents=common,
+                           help="spaces: records shared by their members (docs/sharing.md)")
+    actions = space.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", parents=common,
+                                help="make the space NAME with LOGIN as its first admin")
+    create.add_argument("name", type=_space_name, metavar="NAME")
+    create.add_argument("--admin", type=_login, required=True, metavar="LOGIN")
+    add = actions.add_parser("add", parents=common,
+                             help="add LOGIN to the space NAME, or change their role")
+    add.add_argument("name", type=_space_name, metavar="NAME")
+    add.add_argument("login", type=_login, metavar="LOGIN")
+    add.add_argument("--role", choices=SPACE_ROLES, default="viewer",
+                     help="viewer: see; editor: also correct; admin: also members and "
+                          "deleting (default: viewer)")
+    remove = actions.add_parser(
+        "remove", parents=common,
+        help="remove LOGIN from the space NAME (their records there leave it with them)")
+    remove.add_argument("name", type=_space_name, metavar="NAME")
+    remove.add_argument("login", type=_login, metavar="LOGIN")
+    actions.add_parser("list", parents=common, help="every space with its members")
+
+
 def _add_upload(upload: argparse.ArgumentParser) -> None:
     upload.add_argument("files", nargs="+", type=Path, metavar="FILE")
     upload.add_argument("--server", default=None, metavar="URL",
@@ -231,6 +267,9 @@ def _add_upload(upload: argparse.ArgumentParser) -> None:
                              "variable keeps it out of the process list)")
     upload.add_argument("--language", default=None, metavar="L",
                         help="the spoken language: auto or a code (default: the server's)")
+    upload.add_argument("--space", default=None, metavar="ID",
+                        help="file the records into this space (its id, GET /app/spaces); "
+                             "an empty value: your own (default: your default space)")
     upload.add_argument("--wait", action="store_true",
                         help="follow each record to done, then write or print its transcript")
     upload.add_argument("--format", choices=FORMATS, default="txt",

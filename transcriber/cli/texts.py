@@ -15,6 +15,15 @@ from collections.abc import Mapping
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
 
 EN: Mapping[str, str] = {
+    "space.created": "space {name} ({id}) made, {login} is its admin",
+    "space.exists": "a space named {name} exists already",
+    "space.not_found": "no space is named {name}",
+    "space.added": "{login} is a member of {name} as {role}",
+    "space.removed": "{login} is no longer a member of {name}; their records there left it",
+    "space.not_member": "{login} is not a member of {name}",
+    "space.last_admin": "{name} keeps at least one admin: make another admin first",
+    "space.none": "no spaces",
+    "space.header": "id\tname\tcreated\tmembers",
     "token.created": "token {id} for {login}: scope {scope}, {expiry}. It is shown once: "
                      "keep it now.",
     "token.never": "never expires",
@@ -79,6 +88,15 @@ EN: Mapping[str, str] = {
 }
 
 RU: Mapping[str, str] = {
+    "space.created": "пространство {name} ({id}) создано, {login} в нём администратор",
+    "space.exists": "пространство {name} уже есть",
+    "space.not_found": "пространства {name} нет",
+    "space.added": "{login} состоит в {name} с ролью {role}",
+    "space.removed": "{login} больше не состоит в {name}; его записи ушли оттуда вместе с ним",
+    "space.not_member": "{login} не состоит в {name}",
+    "space.last_admin": "в {name} должен остаться администратор: сначала назначьте другого",
+    "space.none": "пространств нет",
+    "space.header": "id\tназвание\tсоздано\tучастники",
     "token.created": "токен {id} для {login}: права {scope}, {expiry}. Он показан один раз: "
                      "сохраните его сейчас.",
     "token.never": "бессрочный",

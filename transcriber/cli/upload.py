@@ -92,6 +92,8 @@ class Client:
     force: bool = False
     insecure: bool = False
     bounds: Bounds = field(default_factory=Bounds)
+    space: str | None = None
+    """The space the records go into (docs/sharing.md); None: the person's default."""
 
 
 @dataclass(slots=True)
@@ -121,7 +123,7 @@ def client_of(args: argparse.Namespace, environ: Mapping[str, str]) -> Client | 
     token = (args.token or environ.get(TOKEN_ENV, "")).strip() or None
     return Client(server=server, token=token, language=args.language, wait=args.wait,
                   fmt=args.format, output=args.output, force=args.force,
-                  insecure=args.insecure,
+                  insecure=args.insecure, space=getattr(args, "space", None),
                   bounds=Bounds(timeout_seconds=args.timeout,
                                 transcript_max_bytes=args.max_transcript_mib * MIB))
 
@@ -139,7 +141,9 @@ async def _send(link: Link, client: Client, item: Item) -> None:
         return
     url = URL(f"{client.server}/app/audiorecords")
     if client.language:
-        url = url.with_query(language=client.language)
+        url = url.update_query(language=client.language)
+    if client.space is not None:
+        url = url.update_query(space=client.space)
     for attempt in range(TRIES):
         answer = await link.exchange(url, body=Body(item.path, size, link.err),
                                      cap=CREATED_MAX_BYTES)

@@ -3,7 +3,8 @@
 
 `stages` (the pipeline's stages and halts), `transcripts` (the utterance
 structure, its value types and the formats rendered from it),
-`transcript_formats` (the format names alone, for the parser), `cues` (subtitle
+`transcript_formats` (the format names alone, for the parser), `access` (who may
+do what to a record: the one decision, docs/sharing.md), `cues` (subtitle
 cues), `quality` (the trust report), `languages`, `text` (typed text: logins,
 names, lengths), `search` (the query syntax and word forms), `webhooks`
 (events, target rules, signatures), `voices` (voice prints), `describe`

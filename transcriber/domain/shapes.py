@@ -168,6 +168,8 @@ class RecordBody:
     quality_verdict: Annotated[str | None, Doc(
         "The transcript's quality verdict (the list's mark); null: no report",
         enum=[*VERDICTS, None])] = None
+    space: Annotated[str | None, Doc(
+        "The space the record is in (docs/sharing.md); null: its owner's own")] = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -275,6 +277,17 @@ class TimelineEventBody:
     step: str
     outcome: Annotated[str, Doc(enum=["done", "failed", "halted", "resumed"])]
     duration_ms: int | None
+    by: Annotated[str | None, Doc("The login of the person who made the change; null: "
+                                  "the pipeline")] = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareBody:
+    """A record shared with one person, or a space's member: the login and its role."""
+
+    login: str
+    role: Annotated[str, Doc(enum=["viewer", "editor", "admin"])]
+    created_at: Time
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -298,6 +311,13 @@ class CardBody(RecordBody):
     poll_after_ms: Annotated[int | None, Doc(
         "Poll the card no sooner than this; null when the record is done or halted and "
         "its description is not pending (nothing changes by itself).", minimum=1)]
+    role: Annotated[str | None, Doc(
+        "What the asking person holds on the record: owner, admin, editor or viewer "
+        "(docs/sharing.md); null in a webhook's payload", enum=[
+            "owner", "admin", "editor", "viewer", None])] = None
+    shares: Annotated[list[ShareBody] | None, Doc(
+        "The people the record is shared with; null unless the asking person may share "
+        "it")] = None
 
 
 class MatchBody(TypedDict):
@@ -361,6 +381,19 @@ class Page(Generic[T]):
     __pydantic_config__ = FORBID
     items: list[T]
     next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpaceBody:
+    """A space the asking person is a member of (docs/sharing.md), with their role."""
+
+    __pydantic_config__ = FORBID
+    id: Id
+    name: Annotated[str, Doc(minLength=1, maxLength=64)]
+    created_at: Time
+    role: Annotated[str, Doc(enum=["viewer", "editor", "admin"])]
+    default: Annotated[bool, Doc("The person's uploads go here when they name no "
+                                 "space")] = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -88,6 +88,7 @@ def _summary_fields(item: ListItem, progress: Mapping[str, Any] | None) -> dict[
                                    state=item.describe_state),
         # The list's small mark: the transcript's verdict (null: no report).
         "quality_verdict": None if item.quality is None else item.quality.verdict,
+        "space": item.space_id,
     }
 
 
@@ -141,7 +142,8 @@ def record_card(
         "speakers": speakers,
         "language": LanguageBody(requested=record.language, detected=record.detected_language),
         "timeline": [TimelineEventBody(at=e.created_at, origin=e.origin, step=e.step,
-                                       outcome=e.outcome, duration_ms=e.duration_ms)
+                                       outcome=e.outcome, duration_ms=e.duration_ms,
+                                       by=e.by_login)
                      for e in timeline],
         "poll_after_ms": poll_after_ms,
     }
@@ -164,7 +166,8 @@ class Cards:
     recognizer: Callable[[], Recognizer | None] = lambda: None
     """Read at each card: the recognizer tells the progress's estimate."""
 
-    async def card(self, record_id: str, owner_id: str) -> CardBody | None:
+    async def card(self, record_id: str, owner_id: str, *,
+                   suggest: bool = True) -> CardBody | None:
         """The owner's record card as `GET /app/audiorecords/{id}` answers it (None: no
         such record of theirs); webhook deliveries send it too."""
         readers = self.readers
@@ -192,7 +195,8 @@ class Cards:
             record, timeline=timeline, transcript=text, utterances=utterances,
             poll_after_ms=poll, progress=await self.progress(record),
             original_speakers=transcripts.speakers_of(original or ()),
-            suggestions=await self.suggestions(record_id, owner_id),
+            # The owner's voice profiles are theirs alone (biometric: never shared).
+            suggestions=await self.suggestions(record_id, owner_id) if suggest else (),
         )
 
     async def progress(self, record: OnItsWay) -> dict[str, Any] | None:

@@ -96,7 +96,11 @@ async def load_material(readers: ReaderPool, subject: Subject) -> Material:
     `BadStructure` when the stored transcript cannot be read. Lines the recognizer
     was unsure of, and all of a `poor` transcript, are left out (`describable`)."""
     utterances = await reads.transcripts.utterances(readers, record_id=subject.id)
-    topics = await reads.describe.owner_topic_names(readers, owner_id=subject.owner_id)
+    # The dictionary of topics to prefer: the space's for a record in one (its members
+    # file its records under shared names), else the owner's.
+    topics = (await reads.describe.space_topic_names(readers, space_id=subject.space_id)
+              if subject.space_id is not None
+              else await reads.describe.owner_topic_names(readers, owner_id=subject.owner_id))
     # The gate: only what the recognizer heard clearly is material (quality.describable).
     report = await reads.records.quality(readers, record_id=subject.id)
     return Material(record_id=subject.id, language=subject.language,

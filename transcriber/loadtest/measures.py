@@ -155,7 +155,8 @@ def result_params(record_id: str, token: str, stage: str,
         "now": now}
     event: dict[str, object] = {
         "id": new_id(), "record_id": record_id, "origin": "pipeline", "step": spec.step,
-        "outcome": "done", "outcome_text": None, "duration_ms": 0, "now": now}
+        "outcome": "done", "outcome_text": None, "duration_ms": 0, "now": now,
+        "actor_id": None}
     return advance, event
 
 

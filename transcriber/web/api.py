@@ -6,7 +6,9 @@ Middlewares, outermost first: metrics (sees every final status), errors
 the same-origin check (hostile pages), rate limit (before any work, before
 identity touches the database; per person for a bearer token seen lately, else
 per address), the bearer token (one lookup; a new token charged to its owner
-after it, a refused one to its address), identity. Every answer under `/app/`
+after it, a refused one to its address), identity, the record routes' access
+check (`web.access`: one `domain.access.may` before any record handler). Every
+answer under `/app/`
 and `/v1/` is marked private on its way out (`private`: `Cache-Control:
 no-store`); `100 Continue` is sent by the upload handlers, after all of these.
 """
@@ -25,12 +27,14 @@ from transcriber.web import (
     links,
     openai_api,
     openai_translations,
+    spaces,
     upload,
     uploads,
     vocabulary,
     voices,
     webhooks,
 )
+from transcriber.web.access import RECORD, access_middleware, check_record_routes
 from transcriber.web.bearer import bearer_middleware, setup_bearer
 from transcriber.web.errors import error_middleware
 from transcriber.web.identity import USERS, UserDirectory, identity_middleware
@@ -48,7 +52,6 @@ from transcriber.web.uploadguard import (
     expect_handler,
 )
 
-RECORD = "/app/audiorecords/{id}"
 WEBHOOK = "/app/webhooks/{id}"
 
 
@@ -65,7 +68,7 @@ def setup_api(app: web.Application) -> None:
     uploads.setup_uploads(app)
     app.middlewares.extend([
         metrics_middleware, error_middleware, host_middleware, same_origin_middleware,
-        rate_limit_middleware, bearer_middleware, identity_middleware,
+        rate_limit_middleware, bearer_middleware, identity_middleware, access_middleware,
     ])
     router = app.router
     # Routes that may take a body answer `Expect: 100-continue` only when they read it
@@ -119,3 +122,7 @@ def setup_api(app: web.Application) -> None:
     router.add_post("/v1/audio/translations", openai_translations.translations, **body)
     router.add_get("/v1/models", openai_api.list_models)
     router.add_get("/v1/models/{model}", openai_api.get_model)
+    spaces.add_routes(app)
+    # Every record route names its access action, or the app does not start (checked
+    # at start-up, after every module has added its routes).
+    app.on_startup.append(check_record_routes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
@@ -13,7 +14,10 @@ from transcriber.core.errors import Conflict, NotFound
 from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.pipeline import Resume
+from transcriber.db.readers import ReaderPool
+from transcriber.db.reads.records import ListItem
 from transcriber.domain import documents, transcripts
+from transcriber.domain.access import Action, allowed, role_name
 from transcriber.domain.search import Query
 from transcriber.domain.shapes import (
     CardBody,
@@ -21,6 +25,7 @@ from transcriber.domain.shapes import (
     Page,
     RecordBody,
     SearchResultBody,
+    ShareBody,
     UserBody,
 )
 from transcriber.domain.transcript_formats import FORMATS
@@ -28,6 +33,7 @@ from transcriber.followups.card import Cards, record_summary
 from transcriber.pipeline.progress import OnItsWay
 from transcriber.ports import Utterance
 from transcriber.web import keys
+from transcriber.web.access import record_grant, record_owner
 from transcriber.web.downloads import (
     audio_type,
     content_disposition,
@@ -80,6 +86,7 @@ async def list_records(request: web.Request) -> web.Response:
     topic = request.query.get("topic")
     if topic is not None and query:
         raise bad_request("q and topic cannot be combined")
+    scope = await list_scope(request, request.query.get("scope"))
     hits: list[reads.lists.SearchHit] = []
     parsed = None
     if topic is not None:
@@ -90,15 +97,19 @@ async def list_records(request: web.Request) -> web.Response:
     elif query:
         parsed = parse_query(query, language=language_of(request))
         after = decode_cursor(raw_cursor, search=True) if raw_cursor else None
-        hits = await reads.lists.search_page(
-            readers, owner_id=owner_id, query=parsed, limit=limit + 1,
-            after=after if isinstance(after, SearchAfter) else None)
+        search_after = after if isinstance(after, SearchAfter) else None
+        if scope.kind == "mine":
+            hits = await reads.lists.search_page(
+                readers, owner_id=owner_id, query=parsed, limit=limit + 1, after=search_after)
+        else:
+            hits = await reads.access.search_page(
+                readers, user_id=owner_id, query=parsed, limit=limit + 1, kind=scope.kind,
+                space_id=scope.space_id, after=search_after)
         page = [hit.item for hit in hits]
     else:
         after = decode_cursor(raw_cursor, search=False) if raw_cursor else None
-        page = await reads.lists.owner_page(
-            readers, owner_id=owner_id, limit=limit + 1,
-            after=after if isinstance(after, PageAfter) else None)
+        page = await scope_page(readers, owner_id, scope, limit=limit + 1,
+                                after=after if isinstance(after, PageAfter) else None)
     next_cursor = None
     if len(page) > limit:
         last = page[limit - 1]
@@ -118,6 +129,45 @@ async def list_records(request: web.Request) -> web.Response:
     return json_response(Page(items=items, next_cursor=next_cursor))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListScope:
+    """Which of the records a person may see a list shows: `visible` (all of them),
+    `mine`, `shared` (with them directly) or one `space` of theirs."""
+
+    kind: str
+    space_id: str | None = None
+
+
+async def list_scope(request: web.Request, value: str | None) -> ListScope:
+    """`scope=mine|shared|space:<id>`; none: everything visible. A space the person is
+    not a member of is 404, as a space that does not exist."""
+    if value is None or value == "":
+        return ListScope(kind="visible")
+    if value in ("mine", "shared"):
+        return ListScope(kind=value)
+    if value.startswith("space:"):
+        space_id = parse_id(value.removeprefix("space:"))
+        if space_id is not None and await reads.access.role_in_space(
+                request.app[keys.READERS], space_id=space_id,
+                user_id=current_user(request).id) is not None:
+            return ListScope(kind="space", space_id=space_id)
+        raise not_found("no such space")
+    raise bad_request("scope must be mine, shared or space:<id>")
+
+
+async def scope_page(readers: ReaderPool, person: str, scope: ListScope, *, limit: int,
+                     after: PageAfter | None) -> list[ListItem]:
+    """A plain page (newest first) of the scope's records."""
+    if scope.kind == "mine":
+        return await reads.lists.owner_page(readers, owner_id=person, limit=limit, after=after)
+    if scope.kind == "shared":
+        return await reads.access.shared_page(readers, user_id=person, limit=limit, after=after)
+    if scope.kind == "space" and scope.space_id is not None:
+        return await reads.access.space_page(readers, space_id=scope.space_id, limit=limit,
+                                             after=after)
+    return await reads.access.visible_page(readers, user_id=person, limit=limit, after=after)
+
+
 async def _matches(request: web.Request, record_ids: Sequence[str], query: Query, *,
                    limit: int) -> list[FoundMatches]:
     """The utterances of each record's current transcript that hold the query's words,
@@ -135,9 +185,6 @@ async def _matches(request: web.Request, record_ids: Sequence[str], query: Query
 async def find_in_transcript(request: web.Request) -> web.Response:
     """`GET …/matches?q=`: every utterance holding the query's words (the card's find box)."""
     record_id = record_id_of(request)
-    if not await reads.records.exists(request.app[keys.READERS], record_id=record_id,
-                                      owner_id=current_user(request).id):
-        raise not_found()
     parsed = parse_query(request.query.get("q", "").strip(), language=language_of(request))
     (found,) = await _matches(request, [record_id], parsed, limit=FIND_MATCHES)
     return json_response(MatchListBody(matches=found.matches,
@@ -173,10 +220,16 @@ async def card(request: web.Request) -> web.Response:
 
 
 async def card_body(request: web.Request, record_id: str) -> CardBody:
-    card = await cards_of(request.app).card(record_id, current_user(request).id)
+    grant = record_grant(request)
+    card = await cards_of(request.app).card(record_id, grant.owner_id, suggest=grant.is_owner)
     if card is None:
         raise not_found()
-    return card
+    shares = None
+    if allowed(Action.SHARE, grant):
+        shares = [ShareBody(login=h.login, role=h.role.value, created_at=h.created_at)
+                  for h in await reads.access.shares(request.app[keys.READERS],
+                                                     record_id=record_id)]
+    return replace(card, role=role_name(grant), shares=shares)
 
 
 async def download_file(request: web.Request) -> web.StreamResponse:
@@ -184,7 +237,7 @@ async def download_file(request: web.Request) -> web.StreamResponse:
     copy = request.query.get("copy", "original")
     if copy not in COPIES:
         raise bad_request("copy must be original or normalized")
-    readers, owner_id = request.app[keys.READERS], current_user(request).id
+    readers, owner_id = request.app[keys.READERS], record_owner(request)
     stored = await reads.records.record_file(readers, record_id=record_id, owner_id=owner_id,
                                              copy=copy)
     if stored is None:
@@ -207,7 +260,7 @@ async def download_transcript(request: web.Request) -> web.Response:
     if fmt is None:
         raise bad_request("format must be one of " + ", ".join(FORMATS))
     record = await reads.records.card(request.app[keys.READERS], record_id=record_id,
-                                      owner_id=current_user(request).id)
+                                      owner_id=record_owner(request))
     if record is None:
         raise not_found()
     version = request.query.get("version", "current")
@@ -222,7 +275,7 @@ async def download_transcript(request: web.Request) -> web.Response:
     if utterances is None:
         raise ApiError(409, "not_ready", "the record has no transcript yet")
     names: Mapping[str, str] = record.speaker_names
-    if request.app[keys.SETTINGS].speakers.apply_suggestions:
+    if request.app[keys.SETTINGS].speakers.apply_suggestions and record_grant(request).is_owner:
         suggested = await cards_of(request.app).suggestions(record_id,
                                                             current_user(request).id)
         names = transcripts.with_suggested_names(names, {s.speaker: s.name for s in suggested})
@@ -241,9 +294,10 @@ async def download_transcript(request: web.Request) -> web.Response:
 
 async def resume(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
-    owner_id = current_user(request).id
+    owner_id = record_owner(request)
     try:
-        await request.app[keys.WRITER].ask(Resume(record_id=record_id, owner_id=owner_id))
+        await request.app[keys.WRITER].ask(Resume(record_id=record_id, owner_id=owner_id,
+                                                  actor_id=current_user(request).id))
     except NotFound:
         raise not_found() from None
     except Conflict:

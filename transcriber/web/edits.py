@@ -17,20 +17,24 @@ import structlog
 from aiohttp import web
 
 from transcriber.core.errors import Conflict, NotFound, TranscriberError
+from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.edits import CorrectTranscript, DeleteRecord, EditRecord
 from transcriber.db.commands.retranscribe import Retranscribe
+from transcriber.db.commands.spaces import Journal, MoveRecord
 from transcriber.db.reads.records import OwnedRecord
 from transcriber.domain import transcripts
+from transcriber.domain.access import Action, may, may_in_space
 from transcriber.domain.shapes import Page, TopicBody
 from transcriber.domain.text import text_problem
 from transcriber.pipeline.part_rows import object_key
 from transcriber.pipeline.voices import spoken_lines, voice_rules
 from transcriber.web import keys
+from transcriber.web.access import answer_error, record_grant, record_owner
 from transcriber.web.archive import card_body, current_utterances, record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
-from transcriber.web.jsonbody import read_json
+from transcriber.web.jsonbody import has_body, read_json
 from transcriber.web.language import check_language, check_model
 from transcriber.web.paging import decode_topic_cursor, encode_topic_cursor, parse_limit
 from transcriber.web.responses import json_response
@@ -52,6 +56,9 @@ class RecordEdit:
     topics: tuple[str, ...] | None = None
     speakers: Mapping[str, str] | None = None
     """Label → name; an empty name takes the name away."""
+    moves: bool = False
+    """The body names `space`: the record goes into that space (`space`), or out (None)."""
+    space: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,8 +89,9 @@ def _text(data: Mapping[str, Any], name: str, limit: int, *,
 def parse_record_edit(data: object) -> RecordEdit:
     """A PATCH body of the card: any of title, brief, topics and speakers, nothing else."""
     if not isinstance(data, dict) or not data:
-        raise bad_request("the body must be a JSON object with title, brief, topics or speakers")
-    unknown = sorted(set(data) - {"title", "brief", "topics", "speakers"})
+        raise bad_request("the body must be a JSON object with title, brief, topics, "
+                          "speakers or space")
+    unknown = sorted(set(data) - {"title", "brief", "topics", "speakers", "space"})
     if unknown:
         raise bad_request("unknown fields: " + ", ".join(unknown))
     topics: tuple[str, ...] | None = None
@@ -99,9 +107,12 @@ def parse_record_edit(data: object) -> RecordEdit:
                     f"a topic is a non-empty name of at most {TOPIC_NAME_MAX} characters")
             names.append(checked_text("a topic", name))
         topics = tuple(dict.fromkeys(names))
+    space = data.get("space")
+    if space is not None and (not isinstance(space, str) or parse_id(space) is None):
+        raise bad_request("space must be a space's id or null")
     return RecordEdit(title=_text(data, "title", TITLE_MAX),
                       brief=_text(data, "brief", BRIEF_MAX, multiline=True), topics=topics,
-                      speakers=_speaker_names(data))
+                      speakers=_speaker_names(data), moves="space" in data, space=space)
 
 
 def _speaker_names(data: Mapping[str, Any]) -> dict[str, str] | None:
@@ -154,10 +165,33 @@ def parse_transcript_edit(data: object) -> TranscriptEdit:
     return TranscriptEdit(revision=revision, utterances=tuple(items))
 
 
+async def _move(request: web.Request, record_id: str, space_id: str | None) -> None:
+    """Into a space or out of it: the record's owner only, into a space where they
+    may file records (editor or admin)."""
+    actor = current_user(request).id
+    error = answer_error(may(Action.MOVE, record_grant(request)))
+    if error is None and space_id is not None:
+        role = await reads.access.role_in_space(request.app[keys.READERS], space_id=space_id,
+                                                user_id=actor)
+        error = answer_error(may_in_space(Action.MOVE, role))
+        if isinstance(error, ApiError) and error.status == 404:
+            error = not_found("no such space")
+    if error is not None:
+        raise error
+    await request.app[keys.WRITER].ask(MoveRecord(record_id=record_id, space_id=space_id,
+                                                  actor_id=actor))
+    log.info("record_moved", record_id=record_id)
+
+
 async def patch_record(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
-    owner_id = current_user(request).id
+    owner_id = record_owner(request)
+    actor = current_user(request).id
     edit = parse_record_edit(await read_json(request))
+    if edit.moves:
+        await _move(request, record_id, edit.space)
+        if edit == RecordEdit(moves=True, space=edit.space):
+            return json_response(await card_body(request, record_id))
     names_patch = None
     if edit.speakers is not None:
         # The owner first: whatever is checked against the record after this
@@ -178,18 +212,24 @@ async def patch_record(request: web.Request) -> web.Response:
         await request.app[keys.WRITER].ask(EditRecord(
             record_id=record_id, owner_id=owner_id, title=edit.title, brief=edit.brief,
             topics=edit.topics, speaker_names_patch=names_patch,
-            voices=voice_rules(request.app[keys.SETTINGS])))
+            # Names teach the owner's voice profiles, and only when the owner gives them.
+            voices=voice_rules(request.app[keys.SETTINGS]) if actor == owner_id else None))
     except NotFound:
         raise not_found() from None
     except sqlite3.IntegrityError:  # the schema's own five-topic limit
         raise bad_request(f"a record has at most {TOPICS_MAX} topics") from None
+    await request.app[keys.WRITER].ask(Journal(
+        record_id=record_id, step="edited", actor_id=actor,
+        detail=",".join(name for name in ("title", "brief", "topics", "speakers")
+                        if getattr(edit, name) is not None)))
     log.info("record_edited", record_id=record_id)
     return json_response(await card_body(request, record_id))
 
 
 async def patch_transcript(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
-    owner_id = current_user(request).id
+    owner_id = record_owner(request)
+    actor = current_user(request).id
     edit = parse_transcript_edit(await read_json(request))
     head = await owned_head(request, record_id, owner_id)
     if head.revision != edit.revision:
@@ -210,18 +250,22 @@ async def patch_transcript(request: web.Request) -> web.Response:
     rules = voice_rules(request.app[keys.SETTINGS])
     moved = any("speaker" in item for item in edit.utterances)
     try:
-        await request.app[keys.WRITER].ask(CorrectTranscript(
+        stored = await request.app[keys.WRITER].ask(CorrectTranscript(
             record_id=record_id, owner_id=owner_id, revision=edit.revision,
             structure_json=transcripts.dump_structure(corrected),
             text=transcripts.plain_text(corrected),
             revisions_max=request.app[keys.SETTINGS].storage.revisions_max,
             voice_lines=tuple(spoken_lines(corrected)) if moved and rules else None,
-            voices=rules))
+            voices=rules if actor == owner_id else None))
     except Conflict:
         raise ApiError(409, "conflict",
                        "the transcript changed since it was read; reload it") from None
     except NotFound:
         raise not_found() from None
+    # The revision's author: the journal names who wrote each revision.
+    await request.app[keys.WRITER].ask(Journal(
+        record_id=record_id, step="transcript_corrected", actor_id=actor,
+        detail=f"revision {stored.revision}"))
     log.info("transcript_corrected", record_id=record_id, utterances=len(edit.utterances))
     return json_response(await card_body(request, record_id))
 
@@ -230,7 +274,7 @@ async def delete_record(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     try:
         deleted = await request.app[keys.WRITER].ask(
-            DeleteRecord(record_id=record_id, owner_id=current_user(request).id))
+            DeleteRecord(record_id=record_id, owner_id=record_owner(request)))
     except NotFound:
         raise not_found() from None
     # The rows are gone (committed): from here on the record does not exist,
@@ -268,10 +312,10 @@ async def list_topics(request: web.Request) -> web.Response:
 
 async def retranscribe(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
-    owner_id = current_user(request).id
+    owner_id = record_owner(request)
     language = request.query.get("language")
     model = request.query.get("model")
-    if request.can_read_body:
+    if has_body(request):
         data = await read_json(request)
         if not isinstance(data, dict) or set(data) - {"language", "model"}:
             raise bad_request("the body may hold only language and model")
@@ -284,7 +328,7 @@ async def retranscribe(request: web.Request) -> web.Response:
         await request.app[keys.WRITER].ask(Retranscribe(
             record_id=record_id, owner_id=owner_id,
             language=check_language(request.app, language),
-            model=check_model(request.app, model)))
+            model=check_model(request.app, model), actor_id=current_user(request).id))
     except NotFound:
         raise not_found() from None
     except Conflict:

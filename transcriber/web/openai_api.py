@@ -43,6 +43,7 @@ from transcriber.domain.shapes_integrations import ModelBody, ModelListBody
 from transcriber.domain.stages import Stage
 from transcriber.pipeline.intake import Intake
 from transcriber.web import keys
+from transcriber.web.access import file_into_space, upload_space
 from transcriber.web.archive import current_utterances
 from transcriber.web.bearer import BEARER, CHALLENGE, TOKEN_CHECK, presented
 from transcriber.web.errors import ApiError
@@ -171,11 +172,14 @@ async def _receive(request: web.Request, owner: User) -> tuple[str, Transcriptio
             await form.read(part)
             continue
         _checked(request, parse_form(form.fields))  # what came before: refused before storing
+        # The person's default space, if they have one (no field: OpenAI's form has none).
+        space = await upload_space(request, None, person=owner.id)
         accepted = await store(
             request, Intake(owner_id=owner.id, original_name=unquote(
                 part.filename or "", errors="replace"), language=default_language(request.app)),
             _file_then_fields(request, part, reader, form), late=form.applied)
         assert form.parsed is not None
+        await file_into_space(request, accepted.record_id, space, person=owner.id)
         return accepted.record_id, form.parsed
     raise invalid("the form has no field named file", FILE_FIELD, close=True)
 

@@ -34,6 +34,7 @@ from transcriber.web.openapi_schemas import (
     json_doc,
     ref,
 )
+from transcriber.web.openapi_spaces import space_paths, with_forbidden
 from transcriber.web.openapi_uploads import upload_paths
 from transcriber.web.openapi_vocabulary import vocabulary_paths
 from transcriber.web.openapi_voices import voice_paths
@@ -56,6 +57,11 @@ _SPEAKERS_PARAM = {
     "schema": {"type": "integer", "minimum": 1, "maximum": 8},
     "description": "How many people speak (1: speakers are not told apart); absent: "
                    "found by listening",
+}
+_SPACE_PARAM = {
+    "name": "space", "in": "query", "required": False, "schema": {"type": "string"},
+    "description": "The space the record goes into (an editor or admin there); absent: "
+                   "the user's default space; empty: none (docs/sharing.md)",
 }
 _ID_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
              "description": "The record id (a ULID); anything else is 404."}
@@ -108,15 +114,23 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                                     "`matches`."},
                     {"name": "topic", "in": "query", "schema": {"type": "string"},
                      "description": "Only the records carrying this topic (not with `q`)"},
+                    {"name": "scope", "in": "query", "schema": {
+                        "type": "string",
+                        "pattern": "^(mine|shared|space:[0-7][0-9a-hjkmnp-tv-z]{25})$"},
+                     "description": "Only the user's own records, those shared with them, "
+                                    "or one space's; absent: every record they may see "
+                                    "(docs/sharing.md)"},
                 ],
                 "responses": {**COMMON_RESPONSES, "200": json_doc("A page", "RecordPage"),
+                              "404": error_doc("A scope naming a space that is not one of "
+                                               "the user's"),
                               "400": error_doc("Bad limit, cursor or query, q with topic, "
                                                "or a query too broad (`query_too_broad`)")},
             },
             "post": {
                 "operationId": "uploadRecord",
                 "summary": "Upload a recording (streamed, at most the configured size)",
-                "parameters": [_LANGUAGE_PARAM, _SPEAKERS_PARAM,
+                "parameters": [_LANGUAGE_PARAM, _SPEAKERS_PARAM, _SPACE_PARAM,
                                {"name": "X-Filename", "in": "header", "required": False,
                                 "schema": {"type": "string"},
                                 "description": "The file's name for a raw body "
@@ -130,6 +144,8 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                             "speakers": {"type": "string", "pattern": "^[1-8]$",
                                          "description": "As the `speakers` parameter; "
                                                         "before the file"},
+                            "space": {"type": "string", "description":
+                                      "As the `space` parameter; before the file"},
                             "file": {"type": "string", "format": "binary"}},
                     }},
                     "application/octet-stream": {"schema": {"type": "string",
@@ -138,6 +154,9 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
                 "responses": {
                     **COMMON_RESPONSES, **_CROSS_SITE,
                     "201": {**json_doc("The new record", "Record"), "links": _RECORD_LINKS},
+                    "403": error_doc("Cross-site request, a read token, or a space where the "
+                                     "user's role files no records"),
+                    "404": error_doc("A space that is not one of the user's"),
                     "400": error_doc("Malformed, empty or incomplete upload, an unknown "
                                   "language, or speakers outside 1-8"),
                     "408": error_doc("The body stalled or came too slowly"),
@@ -301,12 +320,14 @@ def openapi_document(server: ServerSettings) -> dict[str, Any]:
             "securitySchemes": SECURITY_SCHEMES,
         },
         "security": APP_SECURITY,
-        "paths": {**record_paths,
-                  **voice_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
-                  **link_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
-                  **ask_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY),
-                  **vocabulary_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY),
-                  **integration_paths()},
+        "paths": with_forbidden({
+            **record_paths,
+            **voice_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
+            **space_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
+            **link_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY, _ID_PARAM),
+            **ask_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY),
+            **vocabulary_paths(COMMON_RESPONSES, _CROSS_SITE, _JSON_BODY),
+            **integration_paths()}),
         "webhooks": outgoing_webhooks(),
     }
 

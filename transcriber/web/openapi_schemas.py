@@ -63,6 +63,8 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("VoiceList", s.Items[s.VoiceBody]), ("TimelineEvent", s.TimelineEventBody),
     ("Vocabulary", s.VocabularyBody),
     ("Card", s.CardBody),
+    ("Card", s.CardBody), ("Space", s.SpaceBody), ("SpaceList", s.Items[s.SpaceBody]),
+    ("Share", s.ShareBody), ("ShareList", s.Items[s.ShareBody]),
     ("Webhook", i.WebhookBody), ("WebhookCreated", i.WebhookCreatedBody),
     ("WebhookList", s.Items[i.WebhookBody]), ("Delivery", i.DeliveryBody),
     ("DeliveryList", i.DeliveryListBody), ("WebhookPayload", i.WebhookPayloadBody),
@@ -104,6 +106,9 @@ REQUESTS: dict[str, Any] = {
                          "description": "Names of the transcript's speakers by label "
                                         "(an empty name takes it away); a label the "
                                         "transcript does not have is a 400"},
+            "space": {"type": ["string", "null"], "description":
+                      "Into this space (the record's owner, an editor or admin there), or "
+                      "out of any (null); docs/sharing.md"},
         },
     },
     "TranscriptEdit": {

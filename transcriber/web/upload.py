@@ -44,6 +44,7 @@ from transcriber.pipeline.intake import (
     accept_stream,
 )
 from transcriber.web import keys
+from transcriber.web.access import file_into_space, upload_space
 from transcriber.web.archive import record_progress
 from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError
@@ -64,6 +65,7 @@ MULTIPART_SLACK = 64 * 1024
 FIELD_MAX = 64 * 1024
 FILE_FIELD = "file"
 LANGUAGE_FIELD = "language"
+SPACE_FIELD = "space"
 SPEAKERS_FIELD = "speakers"
 SPEAKERS_RANGE = range(1, 9)
 
@@ -183,10 +185,12 @@ def _speakers(value: str | None) -> int | None:
 
 async def _multipart_file(
     request: web.Request,
-) -> tuple[BodyPartReader, str | None, str | None]:
-    """The file's part, and the `language` and `speakers` fields that came before it."""
+) -> tuple[BodyPartReader, str | None, str | None, str | None]:
+    """The file's part, and the `language`, `speakers` and `space` fields that came
+    before it."""
     language: str | None = None
     speakers: str | None = None
+    space: str | None = None
     try:
         reader = await request.multipart()
         while True:
@@ -197,12 +201,15 @@ async def _multipart_file(
                 raise MalformedUpload("nested multipart body")
             refuse_coded(part.headers)
             if part.name == FILE_FIELD:
-                return part, language, speakers
+                return part, language, speakers, space
             if part.name == LANGUAGE_FIELD:
                 language = (await read_field(part)).decode("utf-8", errors="replace")
                 continue
             if part.name == SPEAKERS_FIELD:
                 speakers = (await read_field(part)).decode("utf-8", errors="replace")
+                continue
+            if part.name == SPACE_FIELD:
+                space = (await read_field(part)).decode("utf-8", errors="replace")
                 continue
             await _skip_field(part)
     except (ValueError, AssertionError, HttpProcessingError, MalformedUpload) as exc:
@@ -288,12 +295,15 @@ async def _receive(request: web.Request, owner_id: str) -> web.Response:
     expected: int | None = None
     language = _language(request, request.query.get("language"))
     speakers = _speakers(request.query.get(SPEAKERS_FIELD))
+    space = await upload_space(request, request.query.get(SPACE_FIELD))
     if request.content_type == "multipart/form-data":
-        part, field, speakers_field = await _multipart_file(request)
+        part, field, speakers_field, space_field = await _multipart_file(request)
         if field is not None:
             language = _language(request, field)
         if speakers_field is not None:
             speakers = _speakers(speakers_field)
+        if space_field is not None:
+            space = await upload_space(request, space_field)
         # Browsers escape only quotes and line breaks; other clients
         # (aiohttp, some libraries) percent-encode the whole name.
         name = unquote(part.filename or "", errors="replace")
@@ -309,6 +319,7 @@ async def _receive(request: web.Request, owner_id: str) -> web.Response:
         owner_id=owner_id, original_name=name,
         language=language or default_language(request.app), speakers=speakers,
     ), chunks, expected_size=expected)
+    await file_into_space(request, accepted.record_id, space)
     record = await reads.records.card(request.app[keys.READERS], record_id=accepted.record_id,
                                       owner_id=owner_id)
     if record is None:  # pragma: no cover - the writer has just committed it

@@ -33,7 +33,7 @@ from transcriber.web.archive import card_body, record_id_of
 from transcriber.web.edits import checked_text
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
-from transcriber.web.jsonbody import read_json
+from transcriber.web.jsonbody import has_body, read_json
 from transcriber.web.responses import json_response
 
 log = structlog.get_logger(__name__)
@@ -128,7 +128,7 @@ async def _suggestion_act(request: web.Request, *, confirm: bool) -> web.Respons
     if not transcripts.SPEAKER_RE.fullmatch(speaker):
         raise not_found("no such speaker")
     expected = None
-    if request.can_read_body:
+    if has_body(request):
         data = await read_json(request)
         if not isinstance(data, dict) or set(data) - {"profile_id"}:
             raise bad_request("the body may hold only profile_id")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from transcriber.cli.exits import EXIT_CONFIG, EXIT_REFUSED, EXIT_UNREACHABLE
 from transcriber.cli.upload import Client, client_of, upload
 from transcriber.core.errors import PermanentFailure
 from transcriber.db import reads
+from transcriber.db.commands.spaces import CreateSpace
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.web import keys
 
@@ -183,3 +185,23 @@ async def test_messages_follow_a_russian_locale(service: LiveService,
     assert code == 0
     assert "загружено, запись" in err
     assert "готово" in err
+
+
+async def test_space_files_the_records_into_that_space(service: LiveService) -> None:
+    """`--space ID`: the upload's `space` (docs/sharing.md)."""
+    token = await make_token(service.app, "alice")
+    readers = service.app[keys.READERS]
+    alice = await reads.users.by_login(readers, login="alice")
+    assert alice is not None
+    space = await service.app[keys.WRITER].ask(CreateSpace(space_name="family",
+                                                           admin_id=alice.id))
+    client = dataclasses.replace(_client(service, token, wait=False), space=space.id)
+    code, out, err = await _run(client, AUDIO)
+    assert code == 0, err
+    record_id = out.split("\t")[0]
+    grant = await reads.access.grant(readers, record_id=record_id, user_id=alice.id)
+    assert grant is not None
+    assert grant.space_id == space.id
+    args = client_of(_args(str(AUDIO), "--server", "http://h", "--space", space.id), {})
+    assert isinstance(args, Client)
+    assert args.space == space.id

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.describe import Finisher, ScriptedDescriber
-from tests.helpers.factories import make_user
+from tests.helpers.factories import make_record, make_user
 from tests.helpers.meetings import MEETING_EN, MEETING_RU, VOICE_EN, utterances
 from tests.helpers.pipeline import MakeActor, sample
 from transcriber.core.clock import format_time
@@ -22,12 +22,14 @@ from transcriber.db.commands.edits import EditRecord
 from transcriber.db.commands.files import StoredFile
 from transcriber.db.commands.records import AcceptRecord
 from transcriber.db.commands.retranscribe import Retranscribe
+from transcriber.db.commands.spaces import CreateSpace, MoveRecord, SetMember
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.records import RecordCard
 from transcriber.db.writer import Writer
+from transcriber.domain.access import AccessRole
 from transcriber.domain.describe import Description
 from transcriber.domain.quality import assess
-from transcriber.followups.describe import DescriberActor
+from transcriber.followups.describe import DescriberActor, load_material
 from transcriber.ports import Describer, Span, Utterance, Word
 from transcriber.providers.describe.extractive import ExtractiveDescriber
 from transcriber.settings import Settings
@@ -322,3 +324,31 @@ async def test_lines_the_recognizer_was_unsure_of_are_no_material(
     [material] = scripted.given
     assert [u.text for u in material.utterances] == ["We plan the move to Berlin"]
     assert (await _card(readers, record_id)).title == "Model title"
+
+
+async def test_a_record_in_a_space_is_given_the_spaces_topics(
+    finisher: Finisher, writer: Writer, readers: ReaderPool, clock: FakeClock,
+    settings: Settings,
+) -> None:
+    """The dictionary of a space's record is every member's topics (docs/sharing.md)."""
+    record_id = await finisher.finish(utterances(MEETING_EN))
+    owner = (await reads.describe.subject(readers, record_id=record_id)).owner_id  # type: ignore[union-attr]
+    await writer.ask(EditRecord(record_id=record_id, owner_id=owner, topics=("Mine",)))
+    member = await make_user(writer, "vera")
+    theirs = await finisher.finish(utterances(MEETING_RU))
+    await writer.ask(EditRecord(record_id=theirs, owner_id=owner, topics=("Mine",)))
+    space = await writer.ask(CreateSpace(space_name="family", admin_id=owner))
+    await writer.ask(SetMember(space_id=space.id, user_id=member.id, role=AccessRole.EDITOR))
+    stranger = await make_user(writer, "sam")
+    for user, topic in ((member, "Garden"), (stranger, "Secret")):
+        own = await make_record(writer, user)
+        await writer.ask(EditRecord(record_id=own, owner_id=user.id, topics=(topic,)))
+    await writer.ask(MoveRecord(record_id=record_id, space_id=space.id, actor_id=owner))
+    subject = await reads.describe.subject(readers, record_id=record_id)
+    assert subject is not None
+    assert subject.space_id == space.id
+    material = await load_material(readers, subject)
+    assert material.owner_topics == ("Garden", "Mine")  # never a stranger's
+    alone = await reads.describe.subject(readers, record_id=theirs)
+    assert alone is not None
+    assert (await load_material(readers, alone)).owner_topics == ("Mine",)

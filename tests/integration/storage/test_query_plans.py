@@ -121,7 +121,8 @@ def _populate(conn: sqlite3.Connection, records: int) -> None:
             "provider": "p", "model": "", "source_uri": None, "now": now})
         conn.execute(q.pipeline.INSERT_EVENT, {
             "id": f"e{n}", "record_id": rid, "origin": "pipeline", "step": "normalize",
-            "outcome": "done", "outcome_text": None, "duration_ms": 1, "now": now})
+            "outcome": "done", "outcome_text": None, "duration_ms": 1, "now": now,
+            "actor_id": None})
     conn.execute(q.control.COMMIT)
 
 

@@ -105,7 +105,12 @@ async def test_an_edit_while_a_real_step_holds_the_record_keeps_both(
     # The step's results…
     assert card["files"]["normalized"] is not None  # type: ignore[index]
     assert card["transcript"] == "the step's own words"
-    assert [e["outcome"] for e in card["timeline"]] == ["done"] * 4  # type: ignore[attr-defined]
+    timeline = card["timeline"]
+    assert isinstance(timeline, list)
+    assert [e["outcome"] for e in timeline if e["origin"] == "pipeline"] == ["done"] * 4
+    # The edit is in the journal too, naming who made it (docs/sharing.md).
+    assert [(e["step"], e["by"]) for e in timeline if e["origin"] == "human"] == [
+        ("edited", "local")]
     # …and the owner's edit, both stored.
     assert (card["title"], card["brief"], card["topics"]) == (
         "Renamed mid-step", "edited while normalizing", ["live"])

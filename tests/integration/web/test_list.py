@@ -91,7 +91,7 @@ async def test_list_item_shape(client: Client) -> None:
     assert body == {"items": [record], "next_cursor": None}
     assert set(record) == {"id", "title", "original_filename", "source", "via", "stage", "halt",
                            "duration_ms", "size_bytes", "created_at", "updated_at", "brief",
-                           "topics", "progress", "described", "quality_verdict"}
+                           "topics", "progress", "described", "quality_verdict", "space"}
     assert record["quality_verdict"] is None  # not transcribed: no quality report yet
     # Nobody described it yet (it is not done).
     assert record["described"] == {"title": None, "brief": None, "topics": None, "by": None,

@@ -49,6 +49,7 @@ ITEM: dict[str, Any] = {
     "quality": Quality(verdict="check", reasons=("unclear_speech",), speech_ms=30_000,
                        unclear_ms=3_000, unclear_spans=(Span(start_ms=1000, end_ms=4000),),
                        repeats_removed=0, low_confidence_share=0.1),
+    "space_id": "01hzzzzzzzzzzzzzzzzzzzzzzx",
 }
 CARD: dict[str, Any] = {
     **ITEM, "original_size_bytes": 1000, "original_format": "mp3",
@@ -56,7 +57,8 @@ CARD: dict[str, Any] = {
     "model": "gigaam-v3",
 }
 EVENT: dict[str, Any] = {"origin": "pipeline", "step": "normalize", "outcome": "done",
-                         "duration_ms": 1200, "created_at": "2026-01-01T00:00:02Z"}
+                         "duration_ms": 1200, "created_at": "2026-01-01T00:00:02Z",
+                         "by_login": "olga"}
 SUGGESTION: dict[str, Any] = {"speaker": "S2", "profile_id": "01hzzzzzzzzzzzzzzzzzzzzzzy",
                               "name": "Boris", "similarity": 0.81}
 UTTERANCES = [Utterance(start_ms=0, end_ms=900, channel=0, text="Hello", speaker="S1",

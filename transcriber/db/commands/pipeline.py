@@ -54,13 +54,15 @@ async def insert_event(
     outcome: EventOutcome,
     outcome_text: str | None = None,
     duration_ms: int | None = None,
+    actor_id: str | None = None,
 ) -> None:
-    """One journal row (P15): stage change, halt or resume; never content."""
+    """One journal row (P15): stage change, halt or resume; never content. `actor_id`:
+    the person who asked for it (None: the pipeline's own)."""
     await ctx.conn.execute(
         q.pipeline.INSERT_EVENT,
         {"id": new_id(), "record_id": record_id, "origin": origin, "step": step,
          "outcome": outcome, "outcome_text": outcome_text, "duration_ms": duration_ms,
-         "now": ctx.now()},
+         "now": ctx.now(), "actor_id": actor_id},
     )
 
 
@@ -321,6 +323,8 @@ class Resume(Command[Resumed]):
     name: ClassVar[str] = "resume"
     record_id: str
     owner_id: str | None = None
+    actor_id: str | None = None
+    """Who asked (the journal names them); None: the command line, or the pipeline."""
 
     async def execute(self, ctx: WriteContext) -> Resumed:
         async with ctx.conn.execute(
@@ -333,5 +337,6 @@ class Resume(Command[Resumed]):
             raise Conflict(f"record {self.record_id} is not halted")
         await ctx.conn.execute(q.pipeline.RESUME, {"id": self.record_id, "now": ctx.now()})
         await insert_event(ctx, record_id=self.record_id, origin="human", step="resume",
+                           actor_id=self.actor_id,
                            outcome="resumed")
         return Resumed(record_id=self.record_id, stage=Stage(row["state"]))

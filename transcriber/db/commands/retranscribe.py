@@ -42,6 +42,8 @@ class Retranscribe(Command[Retranscribed]):
     language: str | None = None
     # The model to recognize it with (a name the door checked); None: by the routes.
     model: str | None = None
+    actor_id: str | None = None
+    """Who asked (the journal names them); None: the owner, from before it was kept."""
 
     async def execute(self, ctx: WriteContext) -> Retranscribed:
         async with ctx.conn.execute(
@@ -58,5 +60,5 @@ class Retranscribe(Command[Retranscribed]):
             "id": self.record_id, "stage": stage.value, "language": self.language,
             "model_wanted": self.model, "now": ctx.now()})
         await insert_event(ctx, record_id=self.record_id, origin="human", step="retranscribe",
-                           outcome="resumed")
+                           outcome="resumed", actor_id=self.actor_id)
         return Retranscribed(record_id=self.record_id, stage=stage)

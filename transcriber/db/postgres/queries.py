@@ -143,6 +143,18 @@ WHERE id = :record_id
     q.search.PENDING_COUNT: "SELECT count(*) AS pending FROM record_search WHERE stale = 1",
     q.archive.SEARCH_FIRST: _SEARCH.replace("AFTER_CONDITION", ""),
     q.archive.SEARCH_AFTER: _SEARCH.replace("AFTER_CONDITION", _SEARCH_AFTER),
+    # The hits first, as on SQLite (MATERIALIZED): the planner would otherwise weigh the
+    # visibility filter's ORs against reading the whole index table.
+    **{sqlite: _SEARCH.replace("WITH hits AS (", "WITH hits AS MATERIALIZED (").replace(
+        "r.owner_id = :owner_id AFTER_CONDITION",
+        condition + (" " + _SEARCH_AFTER if after else ""))
+       for sqlite, condition, after in (
+           (q.spaces.SEARCH_VISIBLE_FIRST, q.spaces.VISIBLE_FILTER, False),
+           (q.spaces.SEARCH_VISIBLE_AFTER, q.spaces.VISIBLE_FILTER, True),
+           (q.spaces.SEARCH_SHARED_FIRST, q.spaces.SHARED_FILTER, False),
+           (q.spaces.SEARCH_SHARED_AFTER, q.spaces.SHARED_FILTER, True),
+           (q.spaces.SEARCH_SPACE_FIRST, q.spaces.SPACE_FILTER, False),
+           (q.spaces.SEARCH_SPACE_AFTER, q.spaces.SPACE_FILTER, True))},
 }
 
 # Named queries that never run on PostgreSQL, and why: a test prepares every other one.

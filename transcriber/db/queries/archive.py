@@ -13,7 +13,7 @@ RECORD_COLUMNS = """
 r.id, r.title, r.original_filename, r.source, r.state, r.halted_at, r.halt_reason,
 r.error_text, r.duration_ms, r.size_bytes, r.created_at, r.updated_at,
 r.brief, r.language, r.detected_language, r.revision, r.speaker_names, r.speakers,
-r.title_origin, r.brief_origin, r.topics_origin, r.described_by, r.quality, r.via,
+r.title_origin, r.brief_origin, r.topics_origin, r.described_by, r.quality, r.via, r.space_id,
 (SELECT j.state FROM describe_jobs AS j WHERE j.record_id = r.id) AS describe_state,
 (SELECT json_group_array(t.name) FROM record_topics AS rt JOIN topics AS t ON t.id = rt.topic_id
  WHERE rt.record_id = r.id) AS topics_json
@@ -116,8 +116,9 @@ SELECT r.id FROM audio_records AS r WHERE r.id = :id AND r.owner_id = :owner_id
 """
 
 TIMELINE = """
-SELECT e.origin, e.step, e.outcome, e.duration_ms, e.created_at
+SELECT e.origin, e.step, e.outcome, e.duration_ms, e.created_at, u.provider_login AS by_login
 FROM record_events AS e
+LEFT JOIN users AS u ON u.id = e.actor_id
 WHERE e.record_id = :record_id
 ORDER BY e.created_at, e.id
 """

@@ -46,8 +46,15 @@ SELECT record_id, generation, state, attempts FROM describe_jobs WHERE record_id
 # What the describer needs to know of a record besides its transcript.
 SUBJECT = """
 SELECT r.id, r.owner_id, r.state, r.halted_at, r.duration_ms, r.language,
-       r.detected_language, r.title_origin, r.brief_origin, r.topics_origin
+       r.detected_language, r.title_origin, r.brief_origin, r.topics_origin, r.space_id
 FROM audio_records AS r WHERE r.id = :record_id
+"""
+
+# A space's topic names (docs/sharing.md): every member's, by name, at most :limit of
+# them; a space's members are few, each member's topics an index range.
+SPACE_TOPIC_NAMES = """
+SELECT DISTINCT t.name FROM space_members AS m JOIN topics AS t ON t.owner_id = m.user_id
+WHERE m.space_id = :space_id ORDER BY t.name LIMIT :limit
 """
 
 # The owner's topic names, by name (UNIQUE (owner_id, name)), at most :limit of them.

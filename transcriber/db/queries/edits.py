@@ -160,10 +160,12 @@ DELETE_NORMALIZE_PROGRESS = "DELETE FROM normalize_progress WHERE record_id = :r
 # Children first (they reference the record), the texts before the record
 # (their search trigger reads it), the record, then its files rows (which
 # the record references).
+DELETE_RECORD_SHARES = "DELETE FROM record_shares WHERE record_id = :record_id"
+
 DELETE_RECORD_IN_ORDER: tuple[str, ...] = (
-    DELETE_RECORD_TOPICS, CLEAR_CORRECTIONS, DELETE_TEXTS, DELETE_STRUCTURES,
-    DELETE_RECOGNITIONS, DELETE_EVENTS, DELETE_LINKS, DELETE_NORMALIZE_PROGRESS, DELETE_RECORD,
-    DELETE_FILES,
+    DELETE_RECORD_SHARES, DELETE_RECORD_TOPICS, CLEAR_CORRECTIONS, DELETE_TEXTS,
+    DELETE_STRUCTURES, DELETE_RECOGNITIONS, DELETE_EVENTS, DELETE_LINKS,
+    DELETE_NORMALIZE_PROGRESS, DELETE_RECORD, DELETE_FILES,
 )
 
 # --- re-transcription ----------------------------------------------------------

@@ -11,10 +11,12 @@ from __future__ import annotations
 # hold as the rows arrive: `files` before `audio_records` (a record names its files;
 # `files.record_id` has no foreign key), `topics` before `record_topics` (and never a
 # delete, which would fire `record_topics_drop_unused`), `webhooks` before their
-# deliveries, `voice_profiles` before the sources and the record voices naming them.
+# deliveries, `spaces` before the people (a default space) and the records in them,
+# `voice_profiles` before the sources and the record voices naming them.
 TABLES: tuple[str, ...] = (
-    "users", "files", "audio_records", "topics", "record_topics", "texts", "structures",
-    "structure_revisions", "recognitions", "record_events", "recognition_speed",
+    "spaces", "users", "space_members", "files", "audio_records", "record_shares", "topics",
+    "record_topics", "texts", "structures", "structure_revisions", "recognitions",
+    "record_events", "recognition_speed",
     "normalize_progress", "telegram_outbox", "telegram_status", "api_tokens", "webhooks",
     "webhook_deliveries", "describe_jobs", "voice_profiles", "voice_profile_sources",
     "record_voices", "record_voice_windows", "record_links", "ask_conversations", "ask_turns",

@@ -113,8 +113,9 @@ WHERE id = :id AND halted_at IS NOT NULL
 
 INSERT_EVENT = """
 INSERT INTO record_events (id, record_id, origin, step, outcome, outcome_text, duration_ms,
-                           created_at)
-VALUES (:id, :record_id, :origin, :step, :outcome, :outcome_text, :duration_ms, :now)
+                           created_at, actor_id)
+VALUES (:id, :record_id, :origin, :step, :outcome, :outcome_text, :duration_ms, :now,
+        :actor_id)
 """
 
 SELECT_EVENTS = """

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from transcriber.db.reads import (
+        access,
         ask,
         counts,
         describe,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "access",
     "ask",
     "counts",
     "describe",
@@ -65,7 +67,7 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     """`reads.counts` imports `counts` when first named: each module's dataclasses
-    cost start-up time, and `transcriber status` needs one module of fourteen
+    cost start-up time, and `transcriber status` needs one module of fifteen
     (docs/architecture.md, "Heavy libraries load when used")."""
     if name in __all__:
         return importlib.import_module(f"{__name__}.{name}")

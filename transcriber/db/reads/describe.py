@@ -55,6 +55,8 @@ class Subject:
     title_origin: str | None
     brief_origin: str | None
     topics_origin: str | None
+    space_id: str | None = None
+    """The space the record is in: its topics are the dictionary (docs/sharing.md)."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Subject:
@@ -110,6 +112,15 @@ async def owner_topic_names(readers: ReaderPool, *, owner_id: str,
                             limit: int = OWNER_TOPICS_MAX) -> tuple[str, ...]:
     rows = await readers.fetch_all(q.describe.OWNER_TOPIC_NAMES,
                                    {"owner_id": owner_id, "limit": limit})
+    return tuple(str(row["name"]) for row in rows)
+
+
+async def space_topic_names(readers: ReaderPool, *, space_id: str,
+                            limit: int = OWNER_TOPICS_MAX) -> tuple[str, ...]:
+    """The topic names of a space's members, by name (the describer's dictionary for the
+    space's records)."""
+    rows = await readers.fetch_all(q.describe.SPACE_TOPIC_NAMES,
+                                   {"space_id": space_id, "limit": limit})
     return tuple(str(row["name"]) for row in rows)
 
 

@@ -71,6 +71,8 @@ class ListItem:
     quality: Quality | None
     """The recognizer's transcript's quality report; None: recognized before reports
     were made, or not yet recognized."""
+    space_id: str | None
+    """The space the record is in (None: its owner's alone, and whom it is shared with)."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> ListItem:
@@ -101,6 +103,8 @@ class TimelineEvent:
     outcome: str
     duration_ms: int | None
     created_at: str
+    by_login: str | None
+    """Who made the change (None: the pipeline, or a change from before it was kept)."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> TimelineEvent:

@@ -10,6 +10,7 @@ import { t } from "./i18n.js";
 /** @typedef {import("./types.js").RecordSummary} RecordSummary */
 /** @typedef {import("./types.js").Match} Match */
 /** @typedef {import("./types.js").SearchResult} SearchResult */
+/** @typedef {import("./types.js").Space} Space */
 /** @typedef {{items: SearchResult[], next_cursor: string | null}} RecordPage */
 /** @typedef {AbortSignal | undefined} Signal */
 
@@ -123,19 +124,32 @@ export function me(signal) {
 }
 
 /**
- * One page: {items, next_cursor}. `q` searches; `cursor` continues.
- * @param {{q?: string, topic?: string, cursor?: string | null, limit?: number | null}} query
+ * One page: {items, next_cursor}. `q` searches; `cursor` continues; `scope` is
+ * `mine`, `shared` or `space:<id>` (empty: everything the user may see).
+ * @param {{q?: string, topic?: string, cursor?: string | null, limit?: number | null,
+ *   scope?: string}} query
  * @param {Signal} [signal]
  * @returns {Promise<RecordPage>}
  */
-export function listRecords({ q = "", topic = "", cursor = null, limit = null } = {}, signal) {
+export function listRecords({ q = "", topic = "", cursor = null, limit = null, scope = "" } = {},
+  signal) {
   const params = new URLSearchParams();
   if (limit) params.set("limit", String(limit));
+  if (scope) params.set("scope", scope);
   if (q) params.set("q", q);
   else if (topic) params.set("topic", topic);
   if (cursor) params.set("cursor", cursor);
   const query = params.toString();
   return request("GET", query ? `${RECORDS}?${query}` : RECORDS, signal);
+}
+
+/**
+ * The spaces the user is a member of, with their role: {items}.
+ * @param {Signal} [signal]
+ * @returns {Promise<{items: Space[]}>}
+ */
+export function spaces(signal) {
+  return request("GET", "/app/spaces", signal);
 }
 
 /**
@@ -384,9 +398,10 @@ export function webhookDeliveries(id, signal) {
  * @param {File} file
  * @param {(sent: number, total: number) => void} onProgress
  * @param {string} [language]
+ * @param {string | null} [space] a space's id; "" the user's own; null their default
  * @returns {{promise: Promise<RecordSummary>, abort: () => void}}
  */
-export function upload(file, onProgress, language = "") {
+export function upload(file, onProgress, language = "", space = null) {
   const xhr = new XMLHttpRequest();
   const promise = new Promise((resolve, reject) => {
     xhr.open("POST", RECORDS);
@@ -416,6 +431,8 @@ export function upload(file, onProgress, language = "") {
     const form = new FormData();
     // Before the file: the server reads the form as a stream.
     if (language) form.append("language", language);
+    // "" files it as the user's own; null leaves it to their default space.
+    if (space !== null) form.append("space", space);
     form.append("file", file, file.name);
     xhr.send(form);
   });

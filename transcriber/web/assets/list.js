@@ -161,6 +161,15 @@ function titleFor(query, topic) {
 }
 
 /**
+ * @param {string} value
+ * @param {string} current
+ * @param {string} label
+ */
+function scopeOption(value, current, label) {
+  return h("option", { value, selected: value === current }, label);
+}
+
+/**
  * @param {HTMLElement} main
  * @param {ViewContext} ctx
  * @returns {() => void}
@@ -172,6 +181,8 @@ export function renderList(main, { params }) {
   // same results).
   let asked = query && window.history.state?.prefix ? `${query}*` : query;
   const topic = query ? "" : (params.get("topic") || "").trim();
+  // Whose records: everything the user may see (""), `mine`, `shared` or `space:<id>`.
+  let scope = (params.get("scope") || "").trim();
   /** @type {string | null} */
   let cursor = null;
   /** @type {AbortController | null} */
@@ -184,9 +195,13 @@ export function renderList(main, { params }) {
     id: "search", type: "search", name: "q", value: query, autocomplete: "off",
     placeholder: t("list.search_placeholder"), maxlength: "200",
   });
+  const scopeSelect = h("select", { id: "scope", name: "scope", "aria-label": t("list.scope") },
+    scopeOption("", scope, t("list.scope_all")), scopeOption("mine", scope, t("list.scope_mine")),
+    scopeOption("shared", scope, t("list.scope_shared")));
   const form = h("form", { class: "search", role: "search" },
     h("label", { for: "search" }, t("list.search_label")),
-    h("div", { class: "search-row" }, input, h("button", { type: "submit" }, t("list.search"))));
+    h("div", { class: "search-row" }, input, scopeSelect,
+      h("button", { type: "submit" }, t("list.search"))));
   const topicBar = h("nav", { class: "chips topic-bar", "aria-label": t("list.topics") });
   const filter = topic
     ? h("p", { class: "topic-filter" }, t("list.filtered_by"), " ", h("strong", {}, topic), " ",
@@ -221,7 +236,7 @@ export function renderList(main, { params }) {
     more.disabled = true;
     status.textContent = reset ? t("common.loading") : t("list.loading_more");
     try {
-      const page = await api.listRecords({ q: asked, topic, cursor }, signal);
+      const page = await api.listRecords({ q: asked, topic, cursor, scope }, signal);
       if (reset) list.replaceChildren();
       append(list, page.items.map(recordItem));
       cursor = page.next_cursor;
@@ -271,6 +286,13 @@ export function renderList(main, { params }) {
     typingTimer = setTimeout(() => search(false), TYPING_PAUSE_MS);
   });
   more.addEventListener("click", () => load({ reset: false }));
+  scopeSelect.addEventListener("change", () => {
+    scope = scopeSelect.value;
+    load({ reset: true });
+  });
+  api.spaces().then((answer) => {
+    append(scopeSelect, answer.items.map((s) => scopeOption(`space:${s.id}`, scope, s.name)));
+  }).catch(() => { /* the list itself says what went wrong */ });
 
   load({ reset: true });
   loadTopics();

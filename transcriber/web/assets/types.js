@@ -97,6 +97,7 @@
  * @property {string} step
  * @property {"done" | "failed" | "halted" | "resumed"} outcome
  * @property {number | null} duration_ms
+ * @property {string | null} [by]
  */
 
 /**
@@ -128,6 +129,25 @@
  * @property {string[]} [topics]
  * @property {Described} described
  * @property {"good" | "check" | "poor" | null} [quality_verdict]
+ * @property {string | null} [space]
+ */
+
+/**
+ * A space the user is a member of (`GET /app/spaces`).
+ * @typedef {object} Space
+ * @property {string} id
+ * @property {string} name
+ * @property {string} created_at
+ * @property {"viewer" | "editor" | "admin"} role
+ * @property {boolean} [default]
+ */
+
+/**
+ * A record shared with a person, or a space's member.
+ * @typedef {object} Share
+ * @property {string} login
+ * @property {"viewer" | "editor" | "admin"} role
+ * @property {string} created_at
  */
 
 /**
@@ -148,6 +168,8 @@
  *   quality?: Quality | null,
  *   model?: string | null,
  *   poll_after_ms: number | null,
+ *   role?: "owner" | "admin" | "editor" | "viewer" | null,
+ *   shares?: Share[] | null,
  * }} RecordCard
  */
 

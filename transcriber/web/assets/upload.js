@@ -25,6 +25,8 @@ export function spokenSelect(id, selected = "auto") {
 }
 
 let spoken = "auto";
+/** The space chosen for the next files (null: not chosen: the user's default). @type {string | null} */
+let space = null;
 
 /**
  * One file on its way: its row's parts, and how to stop it.
@@ -37,6 +39,7 @@ let spoken = "auto";
  * @property {(() => void) | null} abort
  * @property {boolean} cancelled
  * @property {string} language
+ * @property {string | null} space
  */
 
 /** @type {Entry[]} */
@@ -84,7 +87,7 @@ async function next() {
     entry.state.textContent = percent < 100
       ? t("upload.progress", { percent, total: size(total) })
       : t("upload.checking");
-  }, entry.language === "auto" ? "" : entry.language);
+  }, entry.language === "auto" ? "" : entry.language, entry.space);
   entry.abort = abort;
   try {
     const record = await promise;
@@ -121,7 +124,7 @@ function add(files, list) {
       progress, state);
     /** @type {Entry} */
     const entry = { file, row, progress, state, cancel, abort: null, cancelled: false,
-      language: spoken };
+      language: spoken, space };
     cancel.addEventListener("click", () => {
       entry.cancelled = true;
       if (entry.abort) entry.abort();
@@ -155,10 +158,24 @@ export function renderUpload(main) {
   const languageRow = h("p", { class: "upload-language" },
     h("label", { for: "upload-language" }, t("upload.language")), " ", languageSelect);
   const list = h("ul", { class: "uploads", "aria-label": t("upload.list") }, rows);
+  // The space chooser: shown once the user is an editor or admin of a space.
+  const spaceRow = h("p", { class: "upload-language", hidden: true });
 
   replace(main,
     h("div", { class: "view-head" }, h("h1", { tabindex: "-1" }, t("upload.heading"))),
-    recorderSection(), languageRow, zone, live, list);
+    recorderSection(), languageRow, spaceRow, zone, live, list);
+  api.spaces().then((answer) => {
+    const open = answer.items.filter((s) => s.role !== "viewer");
+    if (!open.length) return;
+    const chosen = space ?? open.find((s) => s.default)?.id ?? "";
+    const select = h("select", { id: "upload-space", name: "space" },
+      h("option", { value: "", selected: chosen === "" }, t("upload.space_mine")),
+      open.map((s) => h("option", { value: s.id, selected: s.id === chosen }, s.name)));
+    space = chosen;
+    select.addEventListener("change", () => { space = select.value; });
+    replace(spaceRow, h("label", { for: "upload-space" }, t("upload.space")), " ", select);
+    spaceRow.hidden = false;
+  }).catch(() => { /* no chooser: the user's default space applies */ });
 
   picker.addEventListener("change", () => {
     add([...(picker.files ?? [])], list);

@@ -1,0 +1,202 @@
+"""Spaces, their members, direct shares, and what one person may see (docs/sharing.md).
+
+The grant is one row: the record's owner and space, and the asking person's
+role in that space and on a direct share (two primary-key lookups). Pages of
+what a person may see are built from branches, each an index range scan
+with its own LIMIT (`transcriber.db.reads.access`): the person's own records
+(`queries.archive.PAGE_*`), each of their spaces' (`idx_audio_records_space_page`)
+and those shared with them (`idx_record_shares_user`).
+"""
+
+from __future__ import annotations
+
+from transcriber.db.queries.archive import _SEARCH_FROM, _SEARCH_HITS, RECORD_COLUMNS
+
+GRANT = """
+SELECT r.id AS record_id, r.owner_id, r.space_id,
+       (SELECT m.role FROM space_members AS m
+        WHERE m.space_id = r.space_id AND m.user_id = :user_id) AS space_role,
+       (SELECT s.role FROM record_shares AS s
+        WHERE s.record_id = r.id AND s.user_id = :user_id) AS share_role
+FROM audio_records AS r
+WHERE r.id = :id
+"""
+
+# -- spaces and members ----------------------------------------------------------------
+
+INSERT_SPACE = "INSERT INTO spaces (id, name, created_at) VALUES (:id, :name, :now)\n"
+
+SPACE_BY_NAME = "SELECT id, name, created_at FROM spaces WHERE name = :name\n"
+
+SPACE_BY_ID = "SELECT id, name, created_at FROM spaces WHERE id = :id\n"
+
+# Every space, by name (`transcriber space list`: an operator's view; spaces are few).
+ALL_SPACES = """
+SELECT s.id, s.name, s.created_at, (SELECT count(*) FROM space_members AS m
+                                   WHERE m.space_id = s.id) AS members
+FROM spaces AS s ORDER BY s.name
+"""
+
+# A person's spaces with their role there (idx_space_members_user).
+SPACES_OF_USER = """
+SELECT s.id, s.name, s.created_at, m.role
+FROM space_members AS m JOIN spaces AS s ON s.id = m.space_id
+WHERE m.user_id = :user_id
+ORDER BY s.name
+"""
+
+ROLE_IN_SPACE = """
+SELECT m.role FROM space_members AS m WHERE m.space_id = :space_id AND m.user_id = :user_id
+"""
+
+MEMBERS = """
+SELECT u.provider_login AS login, m.role, m.created_at
+FROM space_members AS m JOIN users AS u ON u.id = m.user_id
+WHERE m.space_id = :space_id
+ORDER BY u.provider_login
+"""
+
+UPSERT_MEMBER = """
+INSERT INTO space_members (space_id, user_id, role, created_at)
+VALUES (:space_id, :user_id, :role, :now)
+ON CONFLICT (space_id, user_id) DO UPDATE SET role = excluded.role
+"""
+
+DELETE_MEMBER = "DELETE FROM space_members WHERE space_id = :space_id AND user_id = :user_id\n"
+
+COUNT_ADMINS = """
+SELECT count(*) AS n FROM space_members WHERE space_id = :space_id AND role = 'admin'
+"""
+
+# A removed member's records leave the space with them (the owner keeps them, and
+# the space keeps no record whose owner cannot see it): the owner's index range.
+MEMBER_RECORDS = """
+SELECT r.id FROM audio_records AS r WHERE r.owner_id = :user_id AND r.space_id = :space_id
+"""
+
+MEMBER_RECORDS_OUT = """
+UPDATE audio_records SET space_id = NULL, updated_at = :now
+WHERE owner_id = :user_id AND space_id = :space_id
+"""
+
+CLEAR_DEFAULT_SPACE = """
+UPDATE users SET default_space_id = NULL WHERE id = :user_id AND default_space_id = :space_id
+"""
+
+SET_DEFAULT_SPACE = "UPDATE users SET default_space_id = :space_id WHERE id = :user_id\n"
+
+DEFAULT_SPACE = "SELECT default_space_id FROM users WHERE id = :user_id\n"
+
+# -- a record's space and shares ---------------------------------------------------------
+
+MOVE_RECORD = "UPDATE audio_records SET space_id = :space_id, updated_at = :now WHERE id = :id\n"
+
+UPSERT_SHARE = """
+INSERT INTO record_shares (record_id, user_id, role, created_at)
+VALUES (:record_id, :user_id, :role, :now)
+ON CONFLICT (record_id, user_id) DO UPDATE SET role = excluded.role
+"""
+
+DELETE_SHARE = "DELETE FROM record_shares WHERE record_id = :record_id AND user_id = :user_id\n"
+
+SHARES_OF_RECORD = """
+SELECT u.provider_login AS login, s.role, s.created_at
+FROM record_shares AS s JOIN users AS u ON u.id = s.user_id
+WHERE s.record_id = :record_id
+ORDER BY u.provider_login
+"""
+
+# The journal: a person's change, with who made it.
+INSERT_JOURNAL = """
+INSERT INTO record_events (id, record_id, origin, step, outcome, outcome_text, created_at,
+                           actor_id)
+VALUES (:id, :record_id, 'human', :step, 'done', :detail, :now, :actor_id)
+"""
+
+# -- pages of what a person may see -------------------------------------------------------
+
+SPACE_PAGE_FIRST = f"""
+SELECT {RECORD_COLUMNS}
+FROM audio_records AS r
+WHERE r.space_id = :space_id
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT :limit
+"""
+
+SPACE_PAGE_AFTER = f"""
+SELECT {RECORD_COLUMNS}
+FROM audio_records AS r
+WHERE r.space_id = :space_id
+  AND (r.created_at < :after_created_at
+       OR (r.created_at = :after_created_at AND r.id < :after_id))
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT :limit
+"""
+
+# Shared with the person: their shares (idx_record_shares_user), each record by its key;
+# the sort is over the person's shares, never the archive.
+SHARED_PAGE_FIRST = f"""
+SELECT {RECORD_COLUMNS}
+FROM record_shares AS s
+JOIN audio_records AS r ON r.id = s.record_id
+WHERE s.user_id = :user_id
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT :limit
+"""
+
+SHARED_PAGE_AFTER = f"""
+SELECT {RECORD_COLUMNS}
+FROM record_shares AS s
+JOIN audio_records AS r ON r.id = s.record_id
+WHERE s.user_id = :user_id
+  AND (r.created_at < :after_created_at
+       OR (r.created_at = :after_created_at AND r.id < :after_id))
+ORDER BY r.created_at DESC, r.id DESC
+LIMIT :limit
+"""
+
+# Whose records a person's search reads: their own, their spaces' members', and the
+# owners of what is shared with them (each owner's words are keyed apart:
+# transcriber.db.search).
+VISIBLE_OWNERS = """
+SELECT :user_id AS owner_id
+UNION
+SELECT o.user_id AS owner_id
+FROM space_members AS m JOIN space_members AS o ON o.space_id = m.space_id
+WHERE m.user_id = :user_id
+UNION
+SELECT r.owner_id
+FROM record_shares AS s JOIN audio_records AS r ON r.id = s.record_id
+WHERE s.user_id = :user_id
+"""
+
+# -- search among what a person may see ---------------------------------------------------
+
+# `:match` holds the terms of every owner VISIBLE_OWNERS names; the filter keeps
+# exactly the records the person may see (the keys only make the match cheap).
+VISIBLE_FILTER = """(r.owner_id = :user_id
+       OR r.space_id IN (SELECT m.space_id FROM space_members AS m WHERE m.user_id = :user_id)
+       OR r.id IN (SELECT s.record_id FROM record_shares AS s WHERE s.user_id = :user_id))"""
+SHARED_FILTER = """EXISTS (SELECT 1 FROM record_shares AS s
+                  WHERE s.record_id = r.id AND s.user_id = :user_id)"""
+SPACE_FILTER = "r.space_id = :space_id"
+_AFTER = """
+  AND (hits.score > :after_score OR (hits.score = :after_score AND r.id < :after_id))"""
+
+
+def _search(condition: str, *, after: bool) -> str:
+    return f"""{_SEARCH_HITS}
+SELECT {RECORD_COLUMNS}, hits.score AS score
+{_SEARCH_FROM}
+WHERE {condition}{_AFTER if after else ""}
+ORDER BY hits.score, r.id DESC
+LIMIT :limit
+"""
+
+
+SEARCH_VISIBLE_FIRST = _search(VISIBLE_FILTER, after=False)
+SEARCH_VISIBLE_AFTER = _search(VISIBLE_FILTER, after=True)
+SEARCH_SHARED_FIRST = _search(SHARED_FILTER, after=False)
+SEARCH_SHARED_AFTER = _search(SHARED_FILTER, after=True)
+SEARCH_SPACE_FIRST = _search(SPACE_FILTER, after=False)
+SEARCH_SPACE_AFTER = _search(SPACE_FILTER, after=True)
