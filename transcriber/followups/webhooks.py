@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +55,7 @@ from transcriber.core.observability import (
 from transcriber.db import reads
 from transcriber.db.commands.webhooks import PinBody, RecordAttempt
 from transcriber.db.reads.webhooks import DueDelivery
-from transcriber.domain.shapes import plain
+from transcriber.domain.shapes import ShareBody, plain
 from transcriber.domain.webhooks import (
     DELIVERY_HEADER,
     EVENT_HEADER,
@@ -118,10 +118,16 @@ def build(parts: Parts) -> WebhookDelivery | None:
 
 
 def _plain_cards(cards: Cards) -> CardReader:
-    """The card as the API answers it, as plain JSON values for the payload."""
+    """The card as the API answers it to the owner (whose receivers these are: their
+    role and the record's shares), as plain JSON values for the payload."""
     async def card(record_id: str, owner_id: str) -> dict[str, Any] | None:
         found = await cards.card(record_id, owner_id)
-        return None if found is None else plain(found)
+        if found is None:
+            return None
+        shares = [ShareBody(login=h.login, role=h.role.value, created_at=h.created_at)
+                  for h in await reads.access.shares(cards.readers, record_id=record_id)]
+        payload: dict[str, Any] = plain(replace(found, role="owner", shares=shares))
+        return payload
     return card
 
 
