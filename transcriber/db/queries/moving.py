@@ -20,12 +20,14 @@ TABLES: tuple[str, ...] = (
     "normalize_progress", "telegram_outbox", "telegram_status", "api_tokens", "webhooks",
     "webhook_deliveries", "describe_jobs", "voice_profiles", "voice_profile_sources",
     "record_voices", "record_voice_windows", "record_links", "ask_conversations", "ask_turns",
-    "watched_files",
+    "watched_files", "vocabularies",
 )
 # Plain tables of SQLite that are not copied: the migration bookkeeping (PostgreSQL
 # keeps its own) and the search index's key table (PostgreSQL builds `record_search`
-# from the records; the FTS5 tables are virtual or shadow tables, never plain).
-LEFT_OUT: tuple[str, ...] = ("schema_migrations", "record_search_keys")
+# from the records; the FTS5 tables are virtual or shadow tables, never plain), and the
+# resumable uploads still open: their bytes are partial files of this server's data
+# folder, not the record files a move copies; a client starts such an upload again.
+LEFT_OUT: tuple[str, ...] = ("schema_migrations", "record_search_keys", "uploads")
 
 # name, type ('table', 'view', 'virtual', 'shadow') of every table of the main schema.
 PRAGMA_TABLE_LIST = "PRAGMA main.table_list"
