@@ -61,7 +61,8 @@ _DOORS = ("/app/", "/v1/")
 
 
 class UndeclaredRoute(TranscriberError):
-    """A route under `/app/` or `/v1/` whose handler carries no `@declare`."""
+    """A route under `/app/` or `/v1/` whose handler carries no `@declare`, or two routes
+    declaring one operation id: the document is not built (the request is a 500)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,7 +152,7 @@ def paths_of(routes: Iterable[Route], server: ServerSettings) -> dict[str, Any]:
     missing = undeclared(routes)
     if missing:
         raise UndeclaredRoute("routes without a declaration (add @declare, docs/api.md "
-                              "\"Adding a route\"): " + ", ".join(missing))
+                              "\"Routes: one declaration each\"): " + ", ".join(missing))
     names = {shape: name for name, shape in RESPONSES}
     paths: dict[str, Any] = {}
     for route in routes:

@@ -8,7 +8,8 @@ is not declared but derived when the document is built: the path's parameters no
 declared here, the answers every route of its door may give (`COMMON_RESPONSES`, or
 OpenAI's under `/v1/`), the 403 of a state-changing call, the answers of a route that
 reads a JSON body, the error shape (`Error`, `OpenAIError` under `/v1/`). A route
-without a declaration fails the document (and its test). docs/api.md, "Adding a route".
+without a declaration fails the document (and its test): docs/api.md, "Routes: one
+declaration each".
 
 Only plain values here: the schema library is loaded when the document is built.
 """
