@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from transcriber.domain.ask import QUESTION_MAX, RECORDS_MAX
-from transcriber.web.openapi_schemas import ID, JSON, error_doc, json_doc, ref
+from transcriber.web.openapi_schemas import ID, error_doc, json_doc
+from transcriber.web.operations import JSON, ref
 
 _DAY = {"type": "string", "format": "date"}
 _NAME = {"type": "string", "minLength": 1, "maxLength": 64}

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from transcriber.web.openapi_schemas import JSON, error_doc, json_doc
+from transcriber.web.openapi_schemas import error_doc, json_doc
+from transcriber.web.operations import JSON
 
 _LINK_PARAM = {"name": "link_id", "in": "path", "required": True,
                "schema": {"type": "string"},

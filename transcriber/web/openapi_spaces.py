@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from transcriber.web.openapi_schemas import JSON, error_doc, json_doc
+from transcriber.web.openapi_schemas import error_doc, json_doc
+from transcriber.web.operations import JSON
 
 _SPACE_PARAM = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
                 "description": "The space id; one the user is not a member of is 404."}

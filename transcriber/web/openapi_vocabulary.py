@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from transcriber.web.openapi_schemas import JSON, error_doc, json_doc
+from transcriber.web.openapi_schemas import error_doc, json_doc
+from transcriber.web.operations import JSON
 
 
 def vocabulary_paths(common: dict[str, Any], cross_site: dict[str, Any],
