@@ -91,6 +91,7 @@ async def me(request: web.Request) -> web.Response:
 @declare("listRecords", "One keyset page of the user's records, newest first, or search", {
     200: ok("A page", Page[SearchResultBody | RecordBody]),
     400: "Bad limit, cursor or query, q with topic, or a query too broad (`query_too_broad`)",
+    404: "A scope naming a space that is not one of the user's",
 }, parameters=(
     LIMIT, CURSOR,
     query_param("q", {"type": "string", "maxLength": 200},
@@ -98,6 +99,10 @@ async def me(request: web.Request) -> web.Response:
                 "newest first; each carries `matches`."),
     query_param("topic", {"type": "string"},
                 "Only the records carrying this topic (not with `q`)"),
+    query_param("scope", {"type": "string",
+                          "pattern": "^(mine|shared|space:[0-7][0-9a-hjkmnp-tv-z]{25})$"},
+                "Only the user's own records, those shared with them, or one space's; "
+                "absent: every record they may see (docs/sharing.md)"),
 ))
 async def list_records(request: web.Request) -> web.Response:
     server = request.app[keys.SETTINGS].server

@@ -40,6 +40,7 @@ from transcriber.web.operations import (
     CURSOR,
     LANGUAGE,
     LIMIT,
+    MODEL,
     NO_RECORD,
     RECORD_ID,
     declare,
@@ -338,11 +339,12 @@ async def list_topics(request: web.Request) -> web.Response:
 @declare("retranscribeRecord",
          "Transcribe a done or halted record again, optionally in another language", {
     200: ok("The card (the old transcript until the new one)", CardBody),
-    400: "Unknown language (the message lists them)", 404: NO_RECORD,
+    400: "Unknown language or model (the message lists them)", 404: NO_RECORD,
     409: "Neither done nor halted",
-}, parameters=(RECORD_ID, LANGUAGE), body=json_body({
+}, parameters=(RECORD_ID, LANGUAGE, MODEL), body=json_body({
     "type": "object", "additionalProperties": False,
-    "properties": {"language": {"type": "string"}}}, required=False))
+    "properties": {"language": {"type": "string"}, "model": {"type": "string"}}},
+    required=False))
 async def retranscribe(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     owner_id = record_owner(request)

@@ -233,10 +233,16 @@ def _client_gone(request: web.Request) -> Callable[[], bool]:
 
 @declare("createTranscription", "OpenAI's speech-to-text: the file becomes a record of the "
                                 "token's owner; answers once it is done", {
-    200: media("The transcript in response_format", {
+    200: media("The transcript in response_format (stream=true: server-sent events)", {
         JSON: {"schema": {"anyOf": [ref("Transcription"), ref("TranscriptionVerbose"),
                                     ref("TranscriptionDiarized")]}},
-        "text/plain": {"schema": {"type": "string"}}}),
+        "text/plain": {"schema": {"type": "string"}},
+        # One server-sent event: `data` holds its JSON (transcript.text.delta,
+        # transcript.text.done or error).
+        "text/event-stream": {"schema": {
+            "type": "object", "required": ["data"],
+            "properties": {"data": {"type": "string", "contentMediaType": "application/json"},
+                           "event": {"type": "string"}}}}}),
     400: "A malformed form, no file, an unknown language or response_format, an empty or "
          "incomplete file",
     403: "A read token",

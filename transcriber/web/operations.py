@@ -130,6 +130,12 @@ LANGUAGE = {
     "description": "`auto` or a code the active recognizer supports (`en`, `ru`, …); "
                    "an unknown one is 400 with the list",
 }
+MODEL = {
+    "name": "model", "in": "query", "required": False, "schema": {"type": "string"},
+    "description": "The model to recognize it with (`whisper-base`, or a name `transcriber "
+                   "models list` shows); absent: `recognizer.routes` chooses; an unknown "
+                   "one is 400 with the list",
+}
 QUERY_SYNTAX = (
     "Words match in any of their forms (Russian and English word forms, ё as е, case "
     "ignored); `word*` matches as a prefix; `\"two words\"` in that order; `-word` "

@@ -227,6 +227,11 @@ _SPEAKERS = {
     "description": "How many people speak (1: speakers are not told apart); absent: "
                    "found by listening",
 }
+_SPACE = {
+    "name": "space", "in": "query", "required": False, "schema": {"type": "string"},
+    "description": "The space the record goes into (an editor or admin there); absent: "
+                   "the user's default space; empty: none (docs/sharing.md)",
+}
 _FORM = {
     "type": "object", "required": ["file"],
     "properties": {
@@ -234,6 +239,7 @@ _FORM = {
                                                       "the file"},
         "speakers": {"type": "string", "pattern": "^[1-8]$",
                      "description": "As the `speakers` parameter; before the file"},
+        "space": {"type": "string", "description": "As the `space` parameter; before the file"},
         "file": BINARY},
 }
 
@@ -241,6 +247,8 @@ _FORM = {
 @declare("uploadRecord", "Upload a recording (streamed, at most the configured size)", {
     201: ok("The new record", RecordBody, links=RECORD_LINKS),
     400: "Malformed, empty or incomplete upload, an unknown language, or speakers outside 1-8",
+    403: "Cross-site request, a read token, or a space where the user's role files no records",
+    404: "A space that is not one of the user's",
     408: "The body stalled or came too slowly",
     413: "Larger than the limit, or longer than server.record_max_seconds",
     415: "Not readable audio, sampled below 8 kHz or above server.max_sample_rate, with more "
@@ -251,7 +259,7 @@ _FORM = {
     503: "The file could not be examined now, or too many uploads at once (see Retry-After)",
     507: "No room on the server's disk for the file (its declared size plus "
          "storage.min_free_bytes); nothing was stored",
-}, parameters=(LANGUAGE, _SPEAKERS, {
+}, parameters=(LANGUAGE, _SPEAKERS, _SPACE, {
     "name": "X-Filename", "in": "header", "required": False, "schema": {"type": "string"},
     "description": "The file's name for a raw body (percent-encoded UTF-8 allowed)"}),
     body={"required": True, "content": {"multipart/form-data": {"schema": _FORM},
