@@ -82,11 +82,14 @@ class Route:
 
 def api_routes(router: web.UrlDispatcher) -> list[Route]:
     """The routes the document describes: under `/app/` and `/v1/`, without the HEADs
-    aiohttp adds to each GET."""
+    aiohttp adds to each GET (a HEAD of its own, tus's, is described)."""
+    routes = [route for route in router.routes() if route.resource is not None
+              and route.resource.canonical.startswith(_DOORS)]
+    with_get = {route.resource for route in routes if route.method == "GET"}
     return [Route(method=route.method, path=route.resource.canonical, handler=route.handler)
-            for route in router.routes()
-            if route.resource is not None and route.method != "HEAD"
-            and route.resource.canonical.startswith(_DOORS)]
+            for route in routes
+            if route.resource is not None
+            and not (route.method == "HEAD" and route.resource in with_get)]
 
 
 def undeclared(routes: Iterable[Route]) -> list[str]:
@@ -103,6 +106,8 @@ def _answer(answer: Answer, *, openai: bool, names: Mapping[Any, str]) -> dict[s
         written["content"] = {JSON: {"schema": ref(names[answer.shape])}}
     elif answer.content is not None:
         written["content"] = dict(answer.content)
+    if answer.headers is not None:
+        written["headers"] = dict(answer.headers)
     if answer.links is not None:
         written["links"] = dict(answer.links)
     return written

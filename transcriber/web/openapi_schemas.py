@@ -56,7 +56,6 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("Suggestion", s.SuggestionBody), ("Voice", s.VoiceBody),
     ("VoiceList", s.Items[s.VoiceBody]), ("TimelineEvent", s.TimelineEventBody),
     ("Vocabulary", s.VocabularyBody),
-    ("Card", s.CardBody),
     ("Card", s.CardBody), ("Space", s.SpaceBody), ("SpaceList", s.Items[s.SpaceBody]),
     ("Share", s.ShareBody), ("ShareList", s.Items[s.ShareBody]),
     ("Webhook", i.WebhookBody), ("WebhookCreated", i.WebhookCreatedBody),

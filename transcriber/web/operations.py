@@ -35,6 +35,8 @@ class Answer:
     error: bool = False
     content: Mapping[str, Any] | None = None
     links: Mapping[str, Any] | None = None
+    # Response headers, as OpenAPI writes them (tus's answers carry everything in them).
+    headers: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,8 +83,8 @@ def error(description: str) -> Answer:
     return Answer(description=description, error=True)
 
 
-def empty(description: str) -> Answer:
-    return Answer(description=description)
+def empty(description: str, *, headers: Mapping[str, Any] | None = None) -> Answer:
+    return Answer(description=description, headers=headers)
 
 
 def media(description: str, content: Mapping[str, Any]) -> Answer:
