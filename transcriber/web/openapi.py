@@ -40,8 +40,8 @@ from transcriber.web.operations import (
     DECLARED,
     JSON,
     LIMIT,
-    Answer,
     Operation,
+    StatusDoc,
     declare,
     media,
     path_param,
@@ -98,7 +98,7 @@ def undeclared(routes: Iterable[Route]) -> list[str]:
             for route in routes if route.handler not in DECLARED]
 
 
-def _answer(answer: Answer, *, openai: bool, names: Mapping[Any, str]) -> dict[str, Any]:
+def _answer(answer: StatusDoc, *, openai: bool, names: Mapping[Any, str]) -> dict[str, Any]:
     written: dict[str, Any] = {"description": answer.description}
     if answer.error:
         written["content"] = {JSON: {"schema": ref("OpenAIError" if openai else "Error")}}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from transcriber.web.operations import Answer, empty, path_param
+from transcriber.web.operations import StatusDoc, empty, path_param
 
 VERSION = {"name": "Tus-Resumable", "in": "header", "required": True,
            "schema": {"type": "string", "enum": ["1.0.0"]},
@@ -48,7 +48,7 @@ PATCH_HEADERS = (
 PATCH_BODY = {"required": True, "content": {"application/offset+octet-stream": {
     "schema": {"type": "string", "format": "binary"}}}}
 # A PATCH's answers: every status of the protocol and of the one-shot upload's intake.
-PATCH_ANSWERS: dict[int | str, Answer | str] = {
+PATCH_ANSWERS: dict[int | str, StatusDoc | str] = {
     204: empty("Stored; the last one carries X-Record-Id", headers=STATE),
     400: "Malformed headers, or the body ended early", 404: "No such upload",
     408: "The body stalled (what arrived is kept)",

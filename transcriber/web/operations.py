@@ -26,7 +26,7 @@ Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Answer:
+class StatusDoc:
     """One documented status: a response type answered as JSON, the door's error shape,
     other media (`content`, as OpenAPI writes it), or nothing (none of the three)."""
 
@@ -45,7 +45,7 @@ class Operation:
 
     id: str
     summary: str
-    answers: Mapping[int | str, Answer]
+    answers: Mapping[int | str, StatusDoc]
     parameters: tuple[Mapping[str, Any], ...] = ()
     body: Mapping[str, Any] | None = None
     # No identity needed (the document itself): no security, only the rate limit's 429.
@@ -56,7 +56,7 @@ class Operation:
 DECLARED: dict[Callable[..., Any], Operation] = {}
 
 
-def declare(operation_id: str, summary: str, answers: Mapping[int | str, Answer | str], *,
+def declare(operation_id: str, summary: str, answers: Mapping[int | str, StatusDoc | str], *,
             parameters: tuple[Mapping[str, Any], ...] = (),
             body: Mapping[str, Any] | None = None,
             public: bool = False) -> Callable[[Handler], Handler]:
@@ -74,21 +74,21 @@ def declare(operation_id: str, summary: str, answers: Mapping[int | str, Answer 
     return mark
 
 
-def ok(description: str, shape: Any, *, links: Mapping[str, Any] | None = None) -> Answer:
+def ok(description: str, shape: Any, *, links: Mapping[str, Any] | None = None) -> StatusDoc:
     """The JSON of a response type (a `domain.shapes*` class, `Page[…]`, `Items[…]`)."""
-    return Answer(description=description, shape=shape, links=links)
+    return StatusDoc(description=description, shape=shape, links=links)
 
 
-def error(description: str) -> Answer:
-    return Answer(description=description, error=True)
+def error(description: str) -> StatusDoc:
+    return StatusDoc(description=description, error=True)
 
 
-def empty(description: str, *, headers: Mapping[str, Any] | None = None) -> Answer:
-    return Answer(description=description, headers=headers)
+def empty(description: str, *, headers: Mapping[str, Any] | None = None) -> StatusDoc:
+    return StatusDoc(description=description, headers=headers)
 
 
-def media(description: str, content: Mapping[str, Any]) -> Answer:
-    return Answer(description=description, content=content)
+def media(description: str, content: Mapping[str, Any]) -> StatusDoc:
+    return StatusDoc(description=description, content=content)
 
 
 def ref(name: str) -> dict[str, str]:

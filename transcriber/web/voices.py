@@ -36,7 +36,7 @@ from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import has_body, read_json
 from transcriber.web.operations import (
     RECORD_ID,
-    Answer,
+    StatusDoc,
     declare,
     empty,
     json_body,
@@ -54,7 +54,7 @@ _EXPECTED = json_body({"type": "object", "additionalProperties": False,
                        "properties": {"profile_id": {"type": "string", "pattern": ID_PATTERN}}},
                       required=False, description="The suggested voice the person saw: "
                                                   "another one now is 409")
-_SUGGESTION_ANSWERS: dict[int | str, Answer | str] = {
+_SUGGESTION_ANSWERS: dict[int | str, StatusDoc | str] = {
     200: ok("The updated card", CardBody), 400: "A body other than profile_id",
     404: "No such record or speaker label",
     409: "No such suggestion now (no_suggestion), or known voices are off "

@@ -103,3 +103,38 @@ def test_a_v1_route_answers_openai_errors_to_a_bearer_token_only() -> None:
     for status in ("401", "404", "409", "429"):
         assert responses[status]["content"]["application/json"]["schema"] == {
             "$ref": "#/components/schemas/OpenAIError"}, status
+
+
+def test_a_record_route_answers_the_403_of_a_refused_role() -> None:
+    @declare("readRecordThing", "Read a record's thing", {200: ok("The user", UserBody)})
+    async def read(request: web.Request) -> web.Response:  # pragma: no cover
+        return web.Response()
+
+    @declare("changeRecordThing", "Change a record's thing", {204: empty("Done")})
+    async def change(request: web.Request) -> web.Response:  # pragma: no cover
+        return web.Response()
+
+    @declare("readOther", "Read another thing", {200: ok("The user", UserBody)})
+    async def other(request: web.Request) -> web.Response:  # pragma: no cover
+        return web.Response()
+
+    read_403 = _one("GET", "/app/audiorecords/{id}/things", read)["responses"]["403"]
+    assert read_403["description"].startswith("The user's role does not allow this")
+    # A state-changing one keeps the cross-site 403 (derived first); nothing else gets one.
+    change_403 = _one("DELETE", "/app/audiorecords/{id}", change)["responses"]["403"]
+    assert change_403["description"].startswith("Cross-site request")
+    assert "403" not in _one("GET", "/app/audiorecordsx/{id}", other)["responses"]
+
+
+def test_a_head_of_its_own_is_described_and_one_beside_a_get_is_not() -> None:
+    async def handler(request: web.Request) -> web.Response:  # pragma: no cover
+        return web.Response()
+
+    app = web.Application()
+    app.router.add_get("/app/read", handler)
+    app.router.add_head("/app/tus/{id}", handler)
+    assert {(route.method, route.path) for route in api_routes(app.router)} == {
+        ("GET", "/app/read"), ("HEAD", "/app/tus/{id}")}
+    paths = paths_of(api_routes(_api_app().router), ServerSettings())
+    assert paths["/app/uploads/{id}"]["head"]["operationId"] == "uploadOffset"
+    assert "head" not in paths["/app/me"]
