@@ -34,6 +34,7 @@ from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
+from transcriber.web.operations import declare, empty, json_body, ok
 from transcriber.web.ratelimit import TOKEN_CREATIONS
 from transcriber.web.responses import json_response
 
@@ -79,17 +80,31 @@ def token_fields(info: TokenInfo) -> dict[str, Any]:
             "last_used_at": info.last_used_at}
 
 
+# A token may not make or revoke tokens (`_by_the_person`).
+_CHANGES = "Cross-site request, a read token, or any token: tokens are made and revoked by " \
+           "the person signed in"
+
+
 def _by_the_person(request: web.Request, what: str) -> None:
     if BEARER in request:
         raise ApiError(403, "forbidden", f"a token cannot {what} tokens; sign in as the "
                                          "person whose tokens they are")
 
 
+@declare("listTokens", "The user's personal access tokens (never the tokens themselves)",
+         {200: ok("The tokens, newest first", Items[TokenBody])})
 async def list_tokens(request: web.Request) -> web.Response:
     found = await reads.tokens.of_user(request.app[keys.READERS], user_id=current_user(request).id)
     return json_response(Items(items=[TokenBody(**token_fields(info)) for info in found]))
 
 
+@declare("createToken", "Make a token; the answer shows it, this once", {
+    201: ok("The token, with `token`", NewTokenBody), 403: _CHANGES,
+    400: "Unknown field, a bad name, scope or expires_days",
+    409: "The user holds the most tokens one may (server.tokens_per_user_max)",
+    429: "Rate limited, or more tokens made this hour than server.token_creations_per_hour "
+         "(see Retry-After)",
+}, body=json_body("TokenRequest"))
 async def create_token(request: web.Request) -> web.Response:
     _by_the_person(request, "make")
     wanted = parse_token_request(await read_json(request))
@@ -118,6 +133,8 @@ async def create_token(request: web.Request) -> web.Response:
     return json_response(NewTokenBody(**token_fields(info), token=made.text), status=201)
 
 
+@declare("revokeToken", "Revoke a token: refused from its next request on", {
+    204: empty("Revoked"), 403: _CHANGES, 404: "No such token of this user"})
 async def revoke_token(request: web.Request) -> web.Response:
     _by_the_person(request, "revoke")
     token_id = parse_id(request.match_info["id"])

@@ -44,6 +44,18 @@ from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.match_pool import MATCH_POOL
 from transcriber.web.matches import FIND_MATCHES, RESULT_MATCHES, FoundMatches
+from transcriber.web.operations import (
+    BINARY,
+    CURSOR,
+    LIMIT,
+    NO_RECORD,
+    QUERY_SYNTAX,
+    RECORD_ID,
+    declare,
+    media,
+    ok,
+    query_param,
+)
 from transcriber.web.paging import (
     PageAfter,
     SearchAfter,
@@ -69,12 +81,29 @@ def record_id_of(request: web.Request) -> str:
     return record_id
 
 
+@declare("me", "The current user", {200: ok("The user", UserBody)})
 async def me(request: web.Request) -> web.Response:
     user = current_user(request)
     return json_response(UserBody(id=user.id, login=user.login, name=user.name,
                                   email=user.email, created_at=user.created_at))
 
 
+@declare("listRecords", "One keyset page of the user's records, newest first, or search", {
+    200: ok("A page", Page[SearchResultBody | RecordBody]),
+    400: "Bad limit, cursor or query, q with topic, or a query too broad (`query_too_broad`)",
+    404: "A scope naming a space that is not one of the user's",
+}, parameters=(
+    LIMIT, CURSOR,
+    query_param("q", {"type": "string", "maxLength": 200},
+                QUERY_SYNTAX + " Results are best first (title and brief weigh most), then "
+                "newest first; each carries `matches`."),
+    query_param("topic", {"type": "string"},
+                "Only the records carrying this topic (not with `q`)"),
+    query_param("scope", {"type": "string",
+                          "pattern": "^(mine|shared|space:[0-7][0-9a-hjkmnp-tv-z]{25})$"},
+                "Only the user's own records, those shared with them, or one space's; "
+                "absent: every record they may see (docs/sharing.md)"),
+))
 async def list_records(request: web.Request) -> web.Response:
     server = request.app[keys.SETTINGS].server
     readers = request.app[keys.READERS]
@@ -182,6 +211,14 @@ async def _matches(request: web.Request, record_ids: Sequence[str], query: Query
     return found
 
 
+@declare("findInTranscript",
+         "Every utterance of the current transcript holding the query's words", {
+    200: ok("The matches, in time order", MatchListBody),
+    400: "q is longer than 200 characters, or too broad (`query_too_broad`: a prefix of "
+         "one letter, more than 4 prefixes)",
+    404: NO_RECORD,
+}, parameters=(RECORD_ID, query_param("q", {"type": "string", "maxLength": 200},
+                                      QUERY_SYNTAX)))
 async def find_in_transcript(request: web.Request) -> web.Response:
     """`GET …/matches?q=`: every utterance holding the query's words (the card's find box)."""
     record_id = record_id_of(request)
@@ -214,6 +251,8 @@ async def current_utterances(
                                               original=original)
 
 
+@declare("getRecord", "The record card", {200: ok("The card", CardBody), 404: NO_RECORD},
+         parameters=(RECORD_ID,))
 async def card(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     return json_response(await card_body(request, record_id))
@@ -232,6 +271,14 @@ async def card_body(request: web.Request, record_id: str) -> CardBody:
     return replace(card, role=role_name(grant), shares=shares)
 
 
+@declare("downloadFile", "The audio, with Range support", {
+    200: media("The whole file", {"audio/*": {"schema": BINARY},
+                                  "application/octet-stream": {"schema": BINARY}}),
+    206: media("The requested range", {"audio/*": {"schema": BINARY}}),
+    400: "Bad copy", 404: "No such record or copy", 416: "Range not satisfiable",
+    503: "The bucket holding the file cannot be reached now (`storage.files = s3`)",
+}, parameters=(RECORD_ID, query_param("copy", {"type": "string", "enum": list(COPIES),
+                                               "default": "original"})))
 async def download_file(request: web.Request) -> web.StreamResponse:
     record_id = record_id_of(request)
     copy = request.query.get("copy", "original")
@@ -253,6 +300,19 @@ async def download_file(request: web.Request) -> web.StreamResponse:
                            })
 
 
+@declare("downloadTranscript", "The transcript as a download", {
+    200: media("The transcript", {
+        transcripts.CONTENT_TYPES[fmt].split(";")[0]: {"schema": BINARY if fmt == "docx" else
+                                         {"type": "object"} if fmt == "json" else
+                                         {"type": "string"}} for fmt in FORMATS}),
+    400: "Bad format or version", 404: NO_RECORD, 409: "No transcript yet",
+}, parameters=(
+    RECORD_ID,
+    query_param("format", {"type": "string", "enum": list(FORMATS), "default": "txt"}),
+    query_param("version", {"type": "string", "enum": list(TRANSCRIPT_VERSIONS),
+                            "default": "current"},
+                "`original`: the recognizer's, without corrections"),
+))
 async def download_transcript(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     wanted = request.query.get("format", "txt")
@@ -292,6 +352,9 @@ async def download_transcript(request: web.Request) -> web.Response:
     })
 
 
+@declare("resumeRecord", "Resume a halted record", {
+    200: ok("The record", RecordBody), 404: NO_RECORD, 409: "Not halted"},
+    parameters=(RECORD_ID,))
 async def resume(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     owner_id = record_owner(request)

@@ -34,6 +34,7 @@ from transcriber.web import ask_conversations, keys
 from transcriber.web.errors import ApiError, bad_request
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
+from transcriber.web.operations import JSON, declare, json_body, media, ref
 from transcriber.web.responses import json_response
 from transcriber.web.texts import language_of, message
 
@@ -89,6 +90,15 @@ def citation_body(citation: Citation) -> CitationBody:
                         quote=citation.quote, passage=citation.passage)
 
 
+@declare("ask", "A question answered from the asker's recordings, every part cited to the "
+                "moment it was said", {
+    200: media("The answer (`answer` null offline); with a language model and `Accept: "
+               "text/event-stream`, server-sent events `passages` (a list of Passage) then "
+               "`answer` (this object)",
+               {JSON: {"schema": ref("Ask")}, "text/event-stream": {"schema": {"type": "string"}}}),
+    400: "A bad question or scope; query_too_broad",
+    404: "No such conversation",
+}, body=json_body("AskRequest"))
 async def ask(request: web.Request) -> web.StreamResponse:
     body: Any = await read_json(request)
     if not isinstance(body, Mapping) or not set(body) <= {"question", "scope", "conversation"}:

@@ -21,10 +21,12 @@ from transcriber.db import reads
 from transcriber.db.commands.ask import DeleteConversation, SaveTurn
 from transcriber.db.reads.ask import Conversation, StoredTurn
 from transcriber.domain.ask_prompt import AskTurn
+from transcriber.domain.shapes import ID_PATTERN
 from transcriber.domain.shapes_ask import CitationBody, ConversationBody, ConversationTurnBody
 from transcriber.web import keys
 from transcriber.web.errors import not_found
 from transcriber.web.identity import current_user
+from transcriber.web.operations import declare, empty, ok
 from transcriber.web.responses import json_response
 
 
@@ -78,6 +80,14 @@ def _citation(stored: dict[str, Any]) -> CitationBody:
     return CitationBody(**stored)
 
 
+_CONVERSATION = {"name": "conversation", "in": "path", "required": True,
+                 "schema": {"type": "string", "pattern": ID_PATTERN},
+                 "description": "Another person's, or anything else, is 404"}
+
+
+@declare("getConversation", "A conversation's questions and answers", {
+    200: ok("The conversation", ConversationBody), 404: "No such conversation",
+}, parameters=(_CONVERSATION,))
 async def get_conversation(request: web.Request) -> web.Response:
     conversation = await load(request, request.match_info["conversation"])
     visible = await _visible(request, conversation.turns)
@@ -92,6 +102,8 @@ async def get_conversation(request: web.Request) -> web.Response:
                                           created_at=conversation.created_at, turns=turns))
 
 
+@declare("deleteConversation", "Delete a conversation", {
+    204: empty("Deleted"), 404: "No such conversation"}, parameters=(_CONVERSATION,))
 async def delete_conversation(request: web.Request) -> web.Response:
     conversation_id = _conversation_id(request.match_info["conversation"])
     try:

@@ -25,7 +25,7 @@ from transcriber.db.commands.spaces import Journal, MoveRecord
 from transcriber.db.reads.records import OwnedRecord
 from transcriber.domain import transcripts
 from transcriber.domain.access import Action, may, may_in_space
-from transcriber.domain.shapes import Page, TopicBody
+from transcriber.domain.shapes import CardBody, Page, TopicBody
 from transcriber.domain.text import text_problem
 from transcriber.pipeline.part_rows import object_key
 from transcriber.pipeline.voices import spoken_lines, voice_rules
@@ -36,6 +36,18 @@ from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import has_body, read_json
 from transcriber.web.language import check_language, check_model
+from transcriber.web.operations import (
+    CURSOR,
+    LANGUAGE,
+    LIMIT,
+    MODEL,
+    NO_RECORD,
+    RECORD_ID,
+    declare,
+    empty,
+    json_body,
+    ok,
+)
 from transcriber.web.paging import decode_topic_cursor, encode_topic_cursor, parse_limit
 from transcriber.web.responses import json_response
 
@@ -183,6 +195,10 @@ async def _move(request: web.Request, record_id: str, space_id: str | None) -> N
     log.info("record_moved", record_id=record_id)
 
 
+@declare("editRecord", "Set title, brief, topics or speaker names", {
+    200: ok("The updated card", CardBody), 404: NO_RECORD,
+    400: "Unknown field, value too long, a sixth topic",
+}, parameters=(RECORD_ID,), body=json_body("RecordEdit"))
 async def patch_record(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     owner_id = record_owner(request)
@@ -226,6 +242,11 @@ async def patch_record(request: web.Request) -> web.Response:
     return json_response(await card_body(request, record_id))
 
 
+@declare("correctTranscript", "Correct utterances: a new revision of the transcript", {
+    200: ok("The updated card", CardBody), 404: NO_RECORD,
+    400: "Malformed correction, unknown utterance or field",
+    409: "Stale revision (conflict) or no transcript yet",
+}, parameters=(RECORD_ID,), body=json_body("TranscriptEdit"))
 async def patch_transcript(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     owner_id = record_owner(request)
@@ -270,6 +291,8 @@ async def patch_transcript(request: web.Request) -> web.Response:
     return json_response(await card_body(request, record_id))
 
 
+@declare("deleteRecord", "Delete the record with its files, in any stage", {
+    204: empty("Deleted"), 404: NO_RECORD}, parameters=(RECORD_ID,))
 async def delete_record(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     try:
@@ -294,6 +317,9 @@ async def delete_record(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+@declare("listTopics", "One keyset page of the user's topics by name, with record counts", {
+    200: ok("A page of topics", Page[TopicBody]), 400: "Bad limit or cursor",
+}, parameters=(LIMIT, CURSOR))
 async def list_topics(request: web.Request) -> web.Response:
     """The owner's topics by name, in keyset pages (`limit`, `cursor`, `next_cursor`)."""
     server = request.app[keys.SETTINGS].server
@@ -310,6 +336,15 @@ async def list_topics(request: web.Request) -> web.Response:
                               next_cursor=next_cursor))
 
 
+@declare("retranscribeRecord",
+         "Transcribe a done or halted record again, optionally in another language", {
+    200: ok("The card (the old transcript until the new one)", CardBody),
+    400: "Unknown language or model (the message lists them)", 404: NO_RECORD,
+    409: "Neither done nor halted",
+}, parameters=(RECORD_ID, LANGUAGE, MODEL), body=json_body({
+    "type": "object", "additionalProperties": False,
+    "properties": {"language": {"type": "string"}, "model": {"type": "string"}}},
+    required=False))
 async def retranscribe(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     owner_id = record_owner(request)

@@ -31,6 +31,7 @@ from transcriber.web.archive import record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
+from transcriber.web.operations import RECORD_ID, declare, empty, json_body, ok, path_param
 from transcriber.web.responses import json_response
 
 log = structlog.get_logger(__name__)
@@ -76,6 +77,12 @@ def link_body(info: LinkInfo, now: datetime) -> LinkBody:
                     views=info.views, last_opened_at=info.last_opened_at)
 
 
+_NOT_RECORD = "No such record of this user"
+
+
+@declare("listLinks", "The record's links for people outside, newest first, with how often "
+                      "each was opened (never their URLs)", {
+    200: ok("The links", Items[LinkBody]), 404: _NOT_RECORD}, parameters=(RECORD_ID,))
 async def list_links(request: web.Request) -> web.Response:
     record_id = await shareable_record(request)
     found = await reads.links.of_record(request.app[keys.READERS], record_id=record_id)
@@ -83,6 +90,12 @@ async def list_links(request: web.Request) -> web.Response:
     return json_response(Items(items=[link_body(info, now) for info in found]))
 
 
+@declare("createLink", "Make a link to a read-only page of the record; the answer shows its "
+                       "URL, this once", {
+    201: ok("The link, with `url`", NewLinkBody),
+    400: "Unknown field, a bad expires_in_days or audio", 404: _NOT_RECORD,
+    409: "The record holds the most links one may (links.per_record_max)",
+}, parameters=(RECORD_ID,), body=json_body("LinkRequest"))
 async def create_link(request: web.Request) -> web.Response:
     record_id = await shareable_record(request)
     settings = request.app[keys.SETTINGS].links
@@ -108,6 +121,11 @@ async def create_link(request: web.Request) -> web.Response:
                                      url=made.path), status=201)
 
 
+@declare("revokeLink", "Revoke a link: its page answers 404 from the next request on", {
+    204: empty("Revoked"),
+    404: "No such record of this user, or no such link of the record",
+}, parameters=(RECORD_ID, path_param("link_id", "The link id (from the list); another "
+                                                "record's is 404.")))
 async def revoke_link(request: web.Request) -> web.Response:
     record_id = await shareable_record(request)
     link_id = parse_id(request.match_info["link_id"])

@@ -65,6 +65,8 @@ from transcriber.web.openai_stream import (
     error_event,
     event_bytes,
 )
+from transcriber.web.openapi_integrations import TRANSCRIPTION_FORM
+from transcriber.web.operations import JSON, declare, media, ok, path_param, ref
 from transcriber.web.responses import json_response
 from transcriber.web.upload import (
     FILE_FIELD,
@@ -229,6 +231,34 @@ def _client_gone(request: web.Request) -> Callable[[], bool]:
     return gone
 
 
+@declare("createTranscription", "OpenAI's speech-to-text: the file becomes a record of the "
+                                "token's owner; answers once it is done", {
+    200: media("The transcript in response_format (stream=true: server-sent events)", {
+        JSON: {"schema": {"anyOf": [ref("Transcription"), ref("TranscriptionVerbose"),
+                                    ref("TranscriptionDiarized")]}},
+        "text/plain": {"schema": {"type": "string"}},
+        # One server-sent event: `data` holds its JSON (transcript.text.delta,
+        # transcript.text.done or error).
+        "text/event-stream": {"schema": {
+            "type": "object", "required": ["data"],
+            "properties": {"data": {"type": "string", "contentMediaType": "application/json"},
+                           "event": {"type": "string"}}}}}),
+    400: "A malformed form, no file, an unknown language or response_format, an empty or "
+         "incomplete file",
+    403: "A read token",
+    408: "The body stalled or came too slowly",
+    413: "Larger than server.upload_max_bytes, or longer than server.record_max_seconds",
+    415: "Not readable audio (or refused as the upload refuses it), or a compressed body or "
+         "form part",
+    429: "Rate limited, or too many transcription requests under way, this person's "
+         "(too_many_transcriptions: server.openai_waits_per_user_max) or everybody's (busy: "
+         "server.openai_waits_max); see Retry-After",
+    500: "The record halted (record_id: it is kept)",
+    503: "The file could not be examined now, or too many uploads at once (see Retry-After)",
+    504: "Not done within server.openai_wait_seconds; record_id names the record, which "
+         "goes on",
+    507: "No room on the server's disk for the file",
+}, body={"required": True, "content": {"multipart/form-data": {"schema": TRANSCRIPTION_FORM}}})
 async def transcriptions(request: web.Request) -> web.StreamResponse:
     # The wait is counted from the request's arrival, not from the end of its upload:
     # OpenAI's SDK gives up (and sends the file again) 600 s after its last byte, so
@@ -353,11 +383,14 @@ def _model(app: web.Application) -> ModelBody:
                        created=app[STARTED], owned_by=f"transcriber-{provider}")
 
 
+@declare("listModels", "The recognizer that answers", {200: ok("One model", ModelListBody)})
 async def list_models(request: web.Request) -> web.Response:
     token_owner(request)
     return json_response(ModelListBody(object="list", data=[_model(request.app)]))
 
 
+@declare("getModel", "The recognizer, by its id", {200: ok("The model", ModelBody)},
+         parameters=(path_param("model"),))
 async def get_model(request: web.Request) -> web.Response:
     token_owner(request)
     model = _model(request.app)

@@ -37,6 +37,8 @@ from transcriber.web.openai_shapes import (
     parse_form,
     transcription_body,
 )
+from transcriber.web.openapi_integrations import TRANSCRIPTION_FORM
+from transcriber.web.operations import JSON, declare, media, ref
 from transcriber.web.responses import json_response
 from transcriber.web.upload import FILE_FIELD, check_before_the_body, part_chunks, read_field
 from transcriber.web.uploadguard import UPLOAD_SLOTS, BodyTooSlow, guarded_body, too_slow
@@ -106,6 +108,21 @@ async def _receive(request: web.Request, folder: Path) -> tuple[Path, Transcript
     return target, dataclasses.replace(parsed, language=None if language == "auto" else language)
 
 
+@declare("createTranslation", "OpenAI's speech-to-English (Whisper's translate task): not "
+                              "stored as a record; at most 25 MB", {
+    200: media("The English text in response_format", {
+        JSON: {"schema": {"anyOf": [ref("Transcription"), ref("TranscriptionVerbose")]}},
+        "text/plain": {"schema": {"type": "string"}}}),
+    400: "A malformed form, no file, an unknown language or response_format; "
+         "translation_unsupported: the configured recognizer has no translate task",
+    403: "A read token",
+    408: "The body stalled or came too slowly",
+    413: "Larger than 25 MB",
+    415: "Not readable audio, or a compressed body or form part",
+    429: "Rate limited, or too many requests under way (see Retry-After)",
+    503: "The translation failed now, or too many uploads at once (see Retry-After)",
+    504: "Not translated within server.openai_wait_seconds",
+}, body={"required": True, "content": {"multipart/form-data": {"schema": TRANSCRIPTION_FORM}}})
 async def translations(request: web.Request) -> web.StreamResponse:
     owner = token_owner(request)
     translator = _translator(request.app)

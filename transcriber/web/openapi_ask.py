@@ -1,12 +1,13 @@
-"""The OpenAPI paths of asking the archive (`transcriber.web.ask`), merged by `openapi`;
-the answers' schemas are generated from `domain.shapes_ask`."""
+"""The OpenAPI request schema of asking the archive (`transcriber.web.ask`, whose routes
+declare themselves), a component of `openapi`; the answers' schemas are generated from
+`domain.shapes_ask`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from transcriber.domain.ask import QUESTION_MAX, RECORDS_MAX
-from transcriber.web.openapi_schemas import ID, JSON, error_doc, json_doc, ref
+from transcriber.web.openapi_schemas import ID
 
 _DAY = {"type": "string", "format": "date"}
 _NAME = {"type": "string", "minLength": 1, "maxLength": 64}
@@ -33,45 +34,3 @@ SCHEMAS: dict[str, Any] = {
     },
 }
 
-
-def ask_paths(common: dict[str, Any], cross_site: dict[str, Any],
-              json_body: dict[str, Any]) -> dict[str, Any]:
-    """The paths, given the shared answers of `openapi`."""
-    return {
-        "/app/ask": {"post": {
-            "operationId": "ask",
-            "summary": "A question answered from the asker's recordings, every part cited "
-                       "to the moment it was said",
-            "requestBody": {"required": True, "content": {JSON: {"schema": ref("AskRequest")}}},
-            "responses": {
-                "200": {"description": "The answer (`answer` null offline); with a language "
-                                       "model and `Accept: text/event-stream`, server-sent "
-                                       "events `passages` (a list of Passage) then `answer` "
-                                       "(this object)",
-                        "content": {JSON: {"schema": ref("Ask")},
-                                    "text/event-stream": {"schema": {"type": "string"}}}},
-                "400": error_doc("A bad question or scope; query_too_broad"),
-                "404": error_doc("No such conversation"),
-                **common, **cross_site, **json_body},
-        }},
-        "/app/ask/conversations/{conversation}": {
-            "get": {
-                "operationId": "getConversation", "summary": "A conversation's questions "
-                                                             "and answers",
-                "parameters": [_CONVERSATION],
-                "responses": {"200": json_doc("The conversation", "Conversation"),
-                              "404": error_doc("No such conversation"), **common},
-            },
-            "delete": {
-                "operationId": "deleteConversation", "summary": "Delete a conversation",
-                "parameters": [_CONVERSATION],
-                "responses": {"204": {"description": "Deleted"},
-                              "404": error_doc("No such conversation"), **common,
-                              **cross_site},
-            },
-        },
-    }
-
-
-_CONVERSATION = {"name": "conversation", "in": "path", "required": True, "schema": ID,
-                 "description": "Another person's, or anything else, is 404"}

@@ -16,13 +16,7 @@ from transcriber.domain import shapes as s
 from transcriber.domain import shapes_ask as a
 from transcriber.domain import shapes_integrations as i
 from transcriber.domain import shapes_links as sl
-
-
-def ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-JSON = "application/json"
+from transcriber.web.operations import JSON, ref
 
 
 def json_doc(description: str, schema_name: str) -> dict[str, Any]:
@@ -44,7 +38,7 @@ COMMON_RESPONSES = {
 }
 
 
-# For the hand-written parts (parameters, request bodies): the shapes' own patterns.
+# For the hand-written request bodies: the shapes' own patterns.
 ID = {"type": "string", "pattern": s.ID_PATTERN}
 SPEAKER = s.SPEAKER
 
@@ -62,7 +56,6 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("Suggestion", s.SuggestionBody), ("Voice", s.VoiceBody),
     ("VoiceList", s.Items[s.VoiceBody]), ("TimelineEvent", s.TimelineEventBody),
     ("Vocabulary", s.VocabularyBody),
-    ("Card", s.CardBody),
     ("Card", s.CardBody), ("Space", s.SpaceBody), ("SpaceList", s.Items[s.SpaceBody]),
     ("Share", s.ShareBody), ("ShareList", s.Items[s.ShareBody]),
     ("Webhook", i.WebhookBody), ("WebhookCreated", i.WebhookCreatedBody),

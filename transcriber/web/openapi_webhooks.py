@@ -1,13 +1,11 @@
-"""The webhook part of the OpenAPI document: the `/app/webhooks` routes, the schema of
-the body that registers one, and the deliveries themselves as OpenAPI 3.1 `webhooks` (what the
-service POSTs to a receiver). `openapi.py` merges them in."""
+"""The webhook part of the OpenAPI document: the schema of the body that registers one
+(the routes are declared in `web.webhooks`), and the deliveries themselves as OpenAPI 3.1
+`webhooks` (what the service POSTs to a receiver). `openapi.py` merges them in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any
 
-from transcriber.domain.shapes_integrations import DELIVERIES_SHOWN
 from transcriber.domain.webhooks import (
     DELIVERY_HEADER,
     EVENT_HEADER,
@@ -15,17 +13,12 @@ from transcriber.domain.webhooks import (
     SIGNATURE_HEADER,
     URL_MAX,
 )
-from transcriber.web.openapi_schemas import ID, ref
+from transcriber.web.openapi_schemas import ID
+from transcriber.web.operations import ref
 from transcriber.web.webhooks import SECRET_MAX, SECRET_MIN
 
 _JSON = "application/json"
 _EVENTS = {"type": "string", "enum": list(EVENTS)}
-EXAMPLE_URL = "https://hooks.example.net/transcriber"
-_WEBHOOK_LINKS = {
-    name: {"operationId": operation, "parameters": {"id": "$response.body#/id"}}
-    for name, operation in (("DeleteWebhook", "deleteWebhook"),
-                            ("ListDeliveries", "listDeliveries"))
-}
 
 # The request body (the answers' schemas are generated: `shapes_integrations`).
 WEBHOOK_SCHEMAS: dict[str, Any] = {
@@ -44,54 +37,6 @@ WEBHOOK_SCHEMAS: dict[str, Any] = {
         },
     },
 }
-
-
-def webhook_paths(*, error: Callable[[str], dict[str, Any]],
-                  answer: Callable[[str, str], dict[str, Any]],
-                  common: Mapping[str, Any], cross_site: Mapping[str, Any],
-                  json_body: Mapping[str, Any]) -> dict[str, Any]:
-    """The routes, given the shared responses of `openapi.py`."""
-    webhook_id = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
-                  "description": "The webhook id (a ULID); anything else is 404."}
-    return {
-        "/app/webhooks": {
-            "get": {
-                "operationId": "listWebhooks", "summary": "The user's webhooks (no secrets)",
-                "responses": {**common, "200": answer("The webhooks", "WebhookList")},
-            },
-            "post": {
-                "operationId": "createWebhook",
-                "summary": "Register a webhook; the answer shows its secret, once",
-                "requestBody": {"required": True, "content": {_JSON: {
-                    "schema": ref("WebhookNew"),
-                    "example": {"url": EXAMPLE_URL, "events": ["record.done"]}}}},
-                "responses": {
-                    **common, **cross_site, **json_body,
-                    "201": {**answer("The webhook with its secret", "WebhookCreated"),
-                            "links": _WEBHOOK_LINKS},
-                    "400": error("Malformed body; a URL that is not http(s) (bad_request), or "
-                                 "whose host does not resolve or leads to a loopback, "
-                                 "private, link-local, metadata, multicast or unspecified "
-                                 "address (target_refused)"),
-                    "409": error("webhooks.per_user_max reached (limit_reached)"),
-                },
-            },
-        },
-        "/app/webhooks/{id}": {"delete": {
-            "operationId": "deleteWebhook",
-            "summary": "Delete the webhook; its pending deliveries are never sent",
-            "parameters": [webhook_id],
-            "responses": {**common, **cross_site, "204": {"description": "Deleted"},
-                          "404": error("No such webhook")},
-        }},
-        "/app/webhooks/{id}/deliveries": {"get": {
-            "operationId": "listDeliveries",
-            "summary": f"The webhook's latest {DELIVERIES_SHOWN} deliveries, newest first",
-            "parameters": [webhook_id],
-            "responses": {**common, "200": answer("The deliveries", "DeliveryList"),
-                          "404": error("No such webhook")},
-        }},
-    }
 
 
 def outgoing_webhooks() -> dict[str, Any]:

@@ -37,6 +37,7 @@ from transcriber.web.archive import record_id_of
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
+from transcriber.web.operations import JSON, RECORD_ID, declare, empty, json_body, ok, path_param
 from transcriber.web.responses import json_response
 from transcriber.web.uploadguard import expect_handler
 
@@ -101,6 +102,26 @@ async def _check_space(request: web.Request, action: Action) -> str:
     return space_id
 
 
+_SPACE_ID = path_param("id", "The space id; one the user is not a member of is 404.")
+_LOGIN = path_param("login", "A person's login")
+_NO_SPACE = "No such space of the user's"
+# What a refused role answers; a state-changing route's 403 is the cross-site one it
+# derives (`openapi`), a record route's is derived as this.
+_FORBIDDEN = "The user's role does not allow this (docs/sharing.md)"
+
+
+def _holder(roles: list[str]) -> dict[str, object]:
+    return {"required": True, "content": {JSON: {"schema": {
+        "type": "object", "required": ["login", "role"], "additionalProperties": False,
+        "properties": {"login": {"type": "string", "minLength": 1, "maxLength": 255},
+                       "role": {"type": "string", "enum": roles}}}}}}
+
+
+@declare("createSpace", "A new space; the user becomes its admin", {
+    201: ok("The space", SpaceBody), 400: "A bad name", 409: "A space of that name exists",
+}, body=json_body({"type": "object", "required": ["name"], "additionalProperties": False,
+                   "properties": {"name": {"type": "string", "minLength": 1,
+                                           "maxLength": 64}}}))
 async def create_space(request: web.Request) -> web.Response:
     name = parse_space_name(await read_json(request))
     try:
@@ -113,6 +134,8 @@ async def create_space(request: web.Request) -> web.Response:
                                    role=AccessRole.ADMIN.value), status=201)
 
 
+@declare("listSpaces", "The spaces the user is a member of, with their role", {
+    200: ok("The spaces", Items[SpaceBody])})
 async def list_spaces(request: web.Request) -> web.Response:
     readers, person = request.app[keys.READERS], current_user(request).id
     mine = await reads.access.spaces_of(readers, user_id=person)
@@ -123,6 +146,11 @@ async def list_spaces(request: web.Request) -> web.Response:
         for s in mine]))
 
 
+@declare("setDefaultSpace", "The space the user's uploads go to when they name none (null: "
+                            "their own)", {
+    200: ok("The spaces", Items[SpaceBody]), 400: "A bad body", 404: _NO_SPACE,
+}, body=json_body({"type": "object", "required": ["space"], "additionalProperties": False,
+                   "properties": {"space": {"type": ["string", "null"]}}}))
 async def set_default_space(request: web.Request) -> web.Response:
     """`{"space": id|null}`: where the person's uploads go when they name no space (one
     where they may file records)."""
@@ -138,6 +166,8 @@ async def set_default_space(request: web.Request) -> web.Response:
     return await list_spaces(request)
 
 
+@declare("listMembers", "The space's members", {
+    200: ok("The members", Items[ShareBody]), 404: _NO_SPACE}, parameters=(_SPACE_ID,))
 async def list_members(request: web.Request) -> web.Response:
     space_id = await _check_space(request, Action.LIST)
     found = await reads.access.members(request.app[keys.READERS], space_id=space_id)
@@ -145,6 +175,10 @@ async def list_members(request: web.Request) -> web.Response:
         ShareBody(login=m.login, role=m.role.value, created_at=m.created_at) for m in found]))
 
 
+@declare("setMember", "Add a member or change their role (admins)", {
+    201: ok("The member", ShareBody), 400: "A bad login or role", 404: _NO_SPACE,
+    409: "The space's last admin cannot step down",
+}, parameters=(_SPACE_ID,), body=_holder(["viewer", "editor", "admin"]))
 async def add_member(request: web.Request) -> web.Response:
     space_id = await _check_space(request, Action.MEMBERS)
     login, role = parse_holder(await read_json(request), SPACE_ROLES)
@@ -162,6 +196,11 @@ async def add_member(request: web.Request) -> web.Response:
                          status=201)
 
 
+@declare("removeMember", "Remove a member (admins; any member may leave); their records in "
+                         "the space leave it with them", {
+    204: empty("Removed"), 404: "No such space of the user's, or not a member",
+    409: "The space's last admin cannot leave",
+}, parameters=(_SPACE_ID, _LOGIN))
 async def remove_member(request: web.Request) -> web.Response:
     """An admin removes anyone; any member may leave (remove themselves)."""
     login = request.match_info["login"]
@@ -181,6 +220,9 @@ async def remove_member(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+@declare("listShares", "The people the record is shared with (who may share it)", {
+    200: ok("The shares", Items[ShareBody]), 403: _FORBIDDEN, 404: "No such record",
+}, parameters=(RECORD_ID,))
 async def list_shares(request: web.Request) -> web.Response:
     found = await reads.access.shares(request.app[keys.READERS],
                                       record_id=record_grant(request).record_id)
@@ -188,6 +230,10 @@ async def list_shares(request: web.Request) -> web.Response:
         ShareBody(login=h.login, role=h.role.value, created_at=h.created_at) for h in found]))
 
 
+@declare("shareRecord", "Share the record with a person (the owner or a space admin)", {
+    201: ok("The share", ShareBody), 400: "A bad login or role, or the owner",
+    404: "No such record",
+}, parameters=(RECORD_ID,), body=_holder(["viewer", "editor"]))
 async def share(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     grant = record_grant(request)
@@ -206,6 +252,9 @@ async def share(request: web.Request) -> web.Response:
                          status=201)
 
 
+@declare("unshareRecord", "Revoke a person's share", {
+    204: empty("Revoked"), 404: "No such record, or not shared with that person",
+}, parameters=(RECORD_ID, _LOGIN))
 async def unshare(request: web.Request) -> web.Response:
     record_id = record_id_of(request)
     login = request.match_info["login"]

@@ -35,6 +35,7 @@ from transcriber.core.errors import (
 )
 from transcriber.db import reads
 from transcriber.db.commands.records import Accepted, Via
+from transcriber.domain.shapes import RecordBody
 from transcriber.followups.card import record_summary
 from transcriber.pipeline.intake import (
     AudioLimits,
@@ -50,6 +51,7 @@ from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language, default_language
+from transcriber.web.operations import BINARY, LANGUAGE, RECORD_LINKS, declare, ok
 from transcriber.web.responses import json_response
 from transcriber.web.uploadguard import (
     UPLOAD_SLOTS,
@@ -219,6 +221,49 @@ async def _multipart_file(
                    close=True)
 
 
+_SPEAKERS = {
+    "name": "speakers", "in": "query", "required": False,
+    "schema": {"type": "integer", "minimum": 1, "maximum": 8},
+    "description": "How many people speak (1: speakers are not told apart); absent: "
+                   "found by listening",
+}
+_SPACE = {
+    "name": "space", "in": "query", "required": False, "schema": {"type": "string"},
+    "description": "The space the record goes into (an editor or admin there); absent: "
+                   "the user's default space; empty: none (docs/sharing.md)",
+}
+_FORM = {
+    "type": "object", "required": ["file"],
+    "properties": {
+        "language": {"type": "string", "description": "As the `language` parameter; before "
+                                                      "the file"},
+        "speakers": {"type": "string", "pattern": "^[1-8]$",
+                     "description": "As the `speakers` parameter; before the file"},
+        "space": {"type": "string", "description": "As the `space` parameter; before the file"},
+        "file": BINARY},
+}
+
+
+@declare("uploadRecord", "Upload a recording (streamed, at most the configured size)", {
+    201: ok("The new record", RecordBody, links=RECORD_LINKS),
+    400: "Malformed, empty or incomplete upload, an unknown language, or speakers outside 1-8",
+    403: "Cross-site request, a read token, or a space where the user's role files no records",
+    404: "A space that is not one of the user's",
+    408: "The body stalled or came too slowly",
+    413: "Larger than the limit, or longer than server.record_max_seconds",
+    415: "Not readable audio, sampled below 8 kHz or above server.max_sample_rate, with more "
+         "channels than server.max_channels, or a compressed body or form part",
+    429: "Rate limited, or too many uploads at once by this user (see Retry-After), or "
+         "quota_exceeded: this user's queued audio would pass "
+         "server.queued_audio_max_seconds_per_user",
+    503: "The file could not be examined now, or too many uploads at once (see Retry-After)",
+    507: "No room on the server's disk for the file (its declared size plus "
+         "storage.min_free_bytes); nothing was stored",
+}, parameters=(LANGUAGE, _SPEAKERS, _SPACE, {
+    "name": "X-Filename", "in": "header", "required": False, "schema": {"type": "string"},
+    "description": "The file's name for a raw body (percent-encoded UTF-8 allowed)"}),
+    body={"required": True, "content": {"multipart/form-data": {"schema": _FORM},
+                                        "application/octet-stream": {"schema": BINARY}}})
 async def upload(request: web.Request) -> web.Response:
     check_before_the_body(request)
     owner = current_user(request)

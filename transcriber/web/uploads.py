@@ -60,6 +60,17 @@ from transcriber.web import keys
 from transcriber.web.errors import ApiError
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language, default_language
+from transcriber.web.openapi_uploads import (
+    CREATE_HEADERS,
+    PATCH_ANSWERS,
+    PATCH_BODY,
+    PATCH_HEADERS,
+    STATE,
+    UPLOAD_ID,
+    VERSION,
+    VERSION_ERROR,
+)
+from transcriber.web.operations import declare, empty
 from transcriber.web.partials import PARTIALS, PartialGone, Partials, sync
 from transcriber.web.upload import CHUNK_BYTES, store
 from transcriber.web.uploadguard import (
@@ -139,6 +150,8 @@ async def _owned(request: web.Request, owner_id: str) -> Upload:
     return upload
 
 
+@declare("uploadsProtocol", "What the tus server offers", {
+    204: empty("Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm")})
 async def options(request: web.Request) -> web.Response:
     limit = request.app[keys.SETTINGS].server.upload_max_bytes
     return web.Response(status=204, headers={
@@ -147,6 +160,15 @@ async def options(request: web.Request) -> web.Response:
     })
 
 
+@declare("createUpload", "Begin a resumable upload of Upload-Length bytes (no body)", {
+    201: empty("Created; Location names the upload", headers={
+        "Location": {"schema": {"type": "string"}}, "Upload-Expires": STATE["Upload-Expires"]}),
+    400: "Malformed Upload-Length or Upload-Metadata, an empty file, an unknown language, or "
+         "a body",
+    412: VERSION_ERROR, 413: "Upload-Length above the largest upload",
+    429: "Rate limited, or too many unfinished uploads (too_many_open_uploads)",
+    507: "No room for the file now",
+}, parameters=(VERSION, *CREATE_HEADERS))
 async def create(request: web.Request) -> web.Response:
     """`POST /app/uploads/`: an upload of `Upload-Length` bytes begins (no body)."""
     _require_version(request)
@@ -199,6 +221,10 @@ async def create(request: web.Request) -> web.Response:
         "Upload-Expires": http_date(parse_time(upload.expires_at))})
 
 
+@declare("uploadOffset", "Where the upload stands", {
+    200: empty("The stored offset", headers=STATE), 404: empty("No such upload"),
+    410: empty("The upload expired"), 412: VERSION_ERROR,
+}, parameters=(VERSION, UPLOAD_ID))
 async def head(request: web.Request) -> web.Response:
     """`HEAD`: the stored offset (where to continue), and the record once there is one."""
     _require_version(request)
@@ -211,6 +237,8 @@ async def head(request: web.Request) -> web.Response:
     return web.Response(status=200, headers=_headers(upload))
 
 
+@declare("appendToUpload", "Append bytes at Upload-Offset, which must be the stored offset",
+         PATCH_ANSWERS, parameters=(VERSION, UPLOAD_ID, *PATCH_HEADERS), body=PATCH_BODY)
 async def patch(request: web.Request) -> web.Response:
     """`PATCH`: bytes appended at `Upload-Offset`, which must be the stored offset."""
     _require_version(request)
@@ -274,6 +302,10 @@ async def _append(request: web.Request, owner_id: str, upload: Upload, offset: i
     return web.Response(status=204, headers=_headers(upload))
 
 
+@declare("terminateUpload", "End the upload and remove its bytes (a record it became stays)", {
+    204: empty("Removed"), 404: "No such upload", 409: "A PATCH is writing it",
+    410: "The upload expired", 412: VERSION_ERROR,
+}, parameters=(VERSION, UPLOAD_ID))
 async def terminate(request: web.Request) -> web.Response:
     """`DELETE`: the upload and its bytes gone (a record it became stays)."""
     _require_version(request)

@@ -19,6 +19,7 @@ from transcriber.web import keys
 from transcriber.web.errors import bad_request
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
+from transcriber.web.operations import declare, json_body, ok
 from transcriber.web.responses import json_response
 
 log = structlog.get_logger(__name__)
@@ -31,10 +32,20 @@ async def _answer(request: web.Request, owner_id: str) -> web.Response:
     return json_response(VocabularyBody(terms=list(own.terms), voice_names=list(names)))
 
 
+@declare("getVocabulary", "The names and terms the recognizer is told for the person's "
+                          "records", {200: ok("The vocabulary", VocabularyBody)})
 async def get_vocabulary(request: web.Request) -> web.Response:
     return await _answer(request, current_user(request).id)
 
 
+@declare("putVocabulary", "Replace the person's terms (names of people, companies, "
+                          "products)", {
+    200: ok("The vocabulary as kept", VocabularyBody),
+    400: "Not a list of at most 200 short strings",
+}, body=json_body({
+    "type": "object", "required": ["terms"], "additionalProperties": False,
+    "properties": {"terms": {"type": "array", "maxItems": 200, "items": {
+        "type": "string", "maxLength": 64}}}}))
 async def put_vocabulary(request: web.Request) -> web.Response:
     data = await read_json(request)
     if not isinstance(data, dict) or set(data) != {"terms"}:

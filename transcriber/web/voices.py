@@ -26,7 +26,7 @@ from transcriber.db.commands.voices import (
 )
 from transcriber.db.reads.voices import VoiceProfile
 from transcriber.domain import transcripts
-from transcriber.domain.shapes import Items, VoiceBody
+from transcriber.domain.shapes import ID_PATTERN, CardBody, Items, VoiceBody
 from transcriber.pipeline.voices import voice_rules
 from transcriber.web import keys
 from transcriber.web.archive import card_body, record_id_of
@@ -34,9 +34,32 @@ from transcriber.web.edits import checked_text
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import has_body, read_json
+from transcriber.web.operations import (
+    RECORD_ID,
+    StatusDoc,
+    declare,
+    empty,
+    json_body,
+    ok,
+    path_param,
+)
 from transcriber.web.responses import json_response
 
 log = structlog.get_logger(__name__)
+
+_VOICE = path_param("voice_id", "The voice id; another person's, or anything else, is 404.")
+_SPEAKER = path_param("speaker", "S1, S2, …")
+_NO_VOICE = "No such voice"
+_EXPECTED = json_body({"type": "object", "additionalProperties": False,
+                       "properties": {"profile_id": {"type": "string", "pattern": ID_PATTERN}}},
+                      required=False, description="The suggested voice the person saw: "
+                                                  "another one now is 409")
+_SUGGESTION_ANSWERS: dict[int | str, StatusDoc | str] = {
+    200: ok("The updated card", CardBody), 400: "A body other than profile_id",
+    404: "No such record or speaker label",
+    409: "No such suggestion now (no_suggestion), or known voices are off "
+         "(voice_profiles_off)",
+}
 
 
 def voice_view(profile: VoiceProfile) -> VoiceBody:
@@ -73,12 +96,20 @@ async def _voice_answer(request: web.Request, profile_id: str) -> web.Response:
     return json_response(voice_view(found))
 
 
+@declare("listVoices", "The user's known voices by name",
+         {200: ok("The voices", Items[VoiceBody])})
 async def list_voices(request: web.Request) -> web.Response:
     found = await reads.voices.profiles(request.app[keys.READERS],
                                         owner_id=current_user(request).id)
     return json_response(Items(items=[voice_view(p) for p in found]))
 
 
+@declare("renameVoice", "Rename a voice (names already given on records stay)", {
+    200: ok("The voice", VoiceBody), 400: "Bad name", 404: _NO_VOICE,
+    409: "A voice of that name exists: merge instead",
+}, parameters=(_VOICE,), body=json_body({
+    "type": "object", "required": ["name"], "additionalProperties": False,
+    "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 64}}}))
 async def rename_voice(request: web.Request) -> web.Response:
     profile_id = _voice_id(request)
     name = parse_voice_name(await read_json(request))
@@ -94,6 +125,12 @@ async def rename_voice(request: web.Request) -> web.Response:
     return await _voice_answer(request, profile_id)
 
 
+@declare("mergeVoice", "Merge a voice into another: what it learned joins the other", {
+    200: ok("The voice merged into", VoiceBody), 400: "Bad body, or a voice into itself",
+    404: _NO_VOICE,
+}, parameters=(_VOICE,), body=json_body({
+    "type": "object", "required": ["into"], "additionalProperties": False,
+    "properties": {"into": {"type": "string"}}}))
 async def merge_voice(request: web.Request) -> web.Response:
     profile_id = _voice_id(request)
     data = await read_json(request)
@@ -111,6 +148,8 @@ async def merge_voice(request: web.Request) -> web.Response:
     return await _voice_answer(request, into)
 
 
+@declare("deleteVoice", "Delete a voice and its embeddings (names on records stay)", {
+    204: empty("Deleted"), 404: _NO_VOICE}, parameters=(_VOICE,))
 async def delete_voice(request: web.Request) -> web.Response:
     profile_id = _voice_id(request)
     try:
@@ -156,9 +195,15 @@ async def _suggestion_act(request: web.Request, *, confirm: bool) -> web.Respons
     return json_response(await card_body(request, record_id))
 
 
+@declare("confirmVoice",
+         "The suggested name becomes the speaker's name and teaches the voice",
+         _SUGGESTION_ANSWERS, parameters=(RECORD_ID, _SPEAKER), body=_EXPECTED)
 async def confirm_suggestion(request: web.Request) -> web.Response:
     return await _suggestion_act(request, confirm=True)
 
 
+@declare("rejectVoice",
+         "The speaker is not the suggested voice: never suggested again for it",
+         _SUGGESTION_ANSWERS, parameters=(RECORD_ID, _SPEAKER), body=_EXPECTED)
 async def reject_suggestion(request: web.Request) -> web.Response:
     return await _suggestion_act(request, confirm=False)

@@ -44,6 +44,7 @@ from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError, bad_request, not_found
 from transcriber.web.identity import current_user
 from transcriber.web.jsonbody import read_json
+from transcriber.web.operations import declare, empty, json_body, ok, path_param
 from transcriber.web.responses import json_response
 
 log = structlog.get_logger(__name__)
@@ -53,6 +54,14 @@ SECRET_PREFIX = "whsec_"  # noqa: S105 - the prefix of generated secrets, not a 
 # Refusals about the URL's form are plain bad requests; those about where it leads
 # say so in their code.
 _FORM_REFUSALS = frozenset({"bad_url", "scheme"})
+EXAMPLE_URL = "https://hooks.example.net/transcriber"
+_WEBHOOK_ID = path_param("id", "The webhook id (a ULID); anything else is 404.")
+_NO_WEBHOOK = "No such webhook"
+_WEBHOOK_LINKS = {
+    name: {"operationId": operation, "parameters": {"id": "$response.body#/id"}}
+    for name, operation in (("DeleteWebhook", "deleteWebhook"),
+                            ("ListDeliveries", "listDeliveries"))
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,6 +136,13 @@ def _webhook_id(request: web.Request) -> str:
     return webhook_id
 
 
+@declare("createWebhook", "Register a webhook; the answer shows its secret, once", {
+    201: ok("The webhook with its secret", WebhookCreatedBody, links=_WEBHOOK_LINKS),
+    400: "Malformed body; a URL that is not http(s) (bad_request), or whose host does not "
+         "resolve or leads to a loopback, private, link-local, metadata, multicast or "
+         "unspecified address (target_refused)",
+    409: "webhooks.per_user_max reached (limit_reached)",
+}, body=json_body("WebhookNew", example={"url": EXAMPLE_URL, "events": ["record.done"]}))
 async def create_webhook(request: web.Request) -> web.Response:
     owner_id = current_user(request).id
     new = parse_new_webhook(await read_json(request))
@@ -153,6 +169,8 @@ async def create_webhook(request: web.Request) -> web.Response:
     return response
 
 
+@declare("listWebhooks", "The user's webhooks (no secrets)",
+         {200: ok("The webhooks", Items[WebhookBody])})
 async def list_webhooks(request: web.Request) -> web.Response:
     webhooks = await reads.webhooks.webhooks_of_owner(request.app[keys.READERS],
                                                       owner_id=current_user(request).id)
@@ -161,6 +179,8 @@ async def list_webhooks(request: web.Request) -> web.Response:
                                       for w in webhooks]))
 
 
+@declare("deleteWebhook", "Delete the webhook; its pending deliveries are never sent", {
+    204: empty("Deleted"), 404: _NO_WEBHOOK}, parameters=(_WEBHOOK_ID,))
 async def delete_webhook(request: web.Request) -> web.Response:
     webhook_id = _webhook_id(request)
     try:
@@ -172,6 +192,9 @@ async def delete_webhook(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+@declare("listDeliveries", f"The webhook's latest {DELIVERIES_SHOWN} deliveries, newest first",
+         {200: ok("The deliveries", DeliveryListBody), 404: _NO_WEBHOOK},
+         parameters=(_WEBHOOK_ID,))
 async def list_deliveries(request: web.Request) -> web.Response:
     webhook_id = _webhook_id(request)
     readers = request.app[keys.READERS]

@@ -15,7 +15,7 @@ from tests.helpers import steps
 from tests.helpers.s3 import Bucket
 from tests.helpers.settings import SettingsFactory
 from tests.helpers.steps import AddRecord
-from tests.helpers.whisper import MakeWhisper
+from tests.helpers.whisper import MakeWhisper, batched_and_sequential
 from transcriber.db.writer import Writer
 from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.providers.object_store import S3ObjectStore
@@ -43,6 +43,13 @@ def whisper(make_whisper: MakeWhisper) -> Iterator[WhisperRecognizer]:
     recognizer = make_whisper(RecognizerSettings())
     yield recognizer
     asyncio.run(recognizer.close())
+
+
+@pytest.fixture(scope="module")
+def recognizers(make_whisper: MakeWhisper) -> Iterator[dict[bool, WhisperRecognizer]]:
+    """The default (batched) recognizer and the sequential one, by `batched`: one pair per
+    module of the hard corpora (`hard_checks`), so a module carries its own load."""
+    yield from batched_and_sequential(make_whisper)
 
 
 @pytest.fixture

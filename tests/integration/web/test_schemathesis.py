@@ -39,7 +39,7 @@ from transcriber.testing.transcoder import FakeTranscoder
 from transcriber.testing.webhooks import FakeWebhookTransport
 from transcriber.web import keys
 from transcriber.web.openai_api import LOOK_SECONDS
-from transcriber.web.openapi_webhooks import EXAMPLE_URL
+from transcriber.web.webhooks import EXAMPLE_URL
 
 pytestmark = pytest.mark.slow
 

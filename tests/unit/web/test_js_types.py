@@ -86,7 +86,7 @@ def test_types_js_parses_every_shape_it_mirrors() -> None:
 
 
 def test_the_js_shapes_are_the_apis() -> None:
-    schemas = openapi_document(ServerSettings())["components"]["schemas"]
+    schemas = openapi_document(ServerSettings(), routes=())["components"]["schemas"]
     shapes = _js_shapes()
     problems = []
     for js_name, api_name in COMPONENTS.items():
