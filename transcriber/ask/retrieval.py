@@ -1,8 +1,9 @@
 """The passages a question may be answered from, among the records the asker may see.
 
-Candidates come from the search's own read (`reads.lists.search_page`, its
-person filter and its index), asked for any of the question's words: whoever
-search shows a record to is whoever ask may quote it to, and nobody else. The
+Candidates come from the search's own read (`reads.access.search_page`: what
+the person may see under the one access decision, and its index), asked for
+any of the question's words: whoever search shows a record to is whoever ask
+may quote it to, and nobody else. The
 scope then narrows them (records, days, topics); each candidate's current
 transcript is read and its usable lines (`domain.ask_passages.usable_lines`)
 ranked. The work is bounded whatever the archive's size: at most
@@ -33,9 +34,12 @@ async def candidates(readers: ReaderPool, *, owner_id: str,
     """The best records for the question that the scope admits, with their usable lines."""
     scope = question.scope
     narrowed = bool(scope.records or scope.topics or scope.date_from or scope.date_to)
-    hits = await reads.lists.search_page(
-        readers, owner_id=owner_id, query=question.query,
-        limit=CANDIDATES * (_WIDER if narrowed else 1))
+    # Everything the asker may see (own, their spaces', shared with them), or one space
+    # of theirs: the search's own read under the one access decision.
+    hits = await reads.access.search_page(
+        readers, user_id=owner_id, query=question.query,
+        limit=CANDIDATES * (_WIDER if narrowed or scope.space else 1),
+        kind="space" if scope.space else "visible", space_id=scope.space)
     found: list[Candidate] = []
     for hit in hits:
         item = hit.item

@@ -157,9 +157,6 @@ async def _passages(request: web.Request, question: Question,
     """The question's passages; a follow-up that finds nothing alone ("and who signed
     it?") is read once more with the conversation's previous question."""
     scope = question.scope
-    if scope.space is not None:
-        # Spaces are not on this branch: no record belongs to one, so a space scope is empty.
-        return []
     readers, owner_id = request.app[keys.READERS], current_user(request).id
     found = await retrieve(readers, owner_id=owner_id, question=question)
     if found or conversation is None or not conversation.turns:

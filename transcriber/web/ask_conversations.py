@@ -20,6 +20,7 @@ from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.ask import DeleteConversation, SaveTurn
 from transcriber.db.reads.ask import Conversation, StoredTurn
+from transcriber.domain.access import Action, allowed
 from transcriber.domain.ask_prompt import AskTurn
 from transcriber.domain.shapes import ID_PATTERN
 from transcriber.domain.shapes_ask import CitationBody, ConversationBody, ConversationTurnBody
@@ -51,7 +52,8 @@ async def _visible(request: web.Request, turns: Sequence[StoredTurn]) -> set[str
     readers, owner_id = request.app[keys.READERS], current_user(request).id
     cited = {c["record_id"] for t in turns for c in orjson.loads(t.citations)}
     return {record_id for record_id in cited
-            if await reads.records.exists(readers, record_id=record_id, owner_id=owner_id)}
+            if allowed(Action.OPEN, await reads.access.grant(readers, record_id=record_id,
+                                                             user_id=owner_id))}
 
 
 def _whole(turn: StoredTurn, visible: set[str]) -> bool:

@@ -118,6 +118,34 @@ async def test_another_persons_records_never_reach_an_answer(client: Client) -> 
     assert scoped["passages"] == []
 
 
+async def test_a_space_members_answers_come_from_the_space_and_stop_at_removal(
+        client: Client) -> None:
+    bob = {"Remote-User": "bob"}
+    question = "Поставщик бумаги поднял цены?"
+    theirs = await _record(client, MEETINGS[4], user="bob")
+    made = await client.post("/app/spaces", json={"name": "team"}, headers=bob)
+    assert made.status == 201, await made.text()
+    space = (await made.json())["id"]
+    added = await client.post(f"/app/spaces/{space}/members",
+                              json={"login": "local", "role": "viewer"}, headers=bob)
+    assert added.status == 201, await added.text()
+    assert (await _ask(client, question))["passages"] == []  # not in the space yet
+    moved = await client.patch(f"/app/audiorecords/{theirs}", json={"space": space},
+                               headers=bob)
+    assert moved.status == 200, await moved.text()
+    answer = await _ask(client, question)
+    assert {p["record_id"] for p in answer["passages"]} == {theirs}
+    mine = await _record(client, MEETINGS[4])
+    scoped = await _ask(client, question, scope={"space": space})
+    assert {p["record_id"] for p in scoped["passages"]} == {theirs}
+    stranger = await _ask(client, question, headers={"Remote-User": "carol"})
+    assert stranger["passages"] == []
+    gone = await client.delete(f"/app/spaces/{space}/members/local", headers=bob)
+    assert gone.status == 204, await gone.text()
+    answer = await _ask(client, question)
+    assert {p["record_id"] for p in answer["passages"]} == {mine}
+
+
 async def test_the_scope_and_the_question_narrow_by_day_speaker_and_record(
     start_api: StartApi, clock: FakeClock,
 ) -> None:
