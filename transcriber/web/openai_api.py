@@ -42,6 +42,7 @@ from transcriber.db.reads.records import RecordState
 from transcriber.domain.shapes_integrations import ModelBody, ModelListBody
 from transcriber.domain.stages import Stage
 from transcriber.pipeline.intake import Intake
+from transcriber.providers.recognizers import model_names
 from transcriber.web import keys
 from transcriber.web.access import file_into_space, upload_space
 from transcriber.web.archive import current_utterances
@@ -383,22 +384,33 @@ def _model(app: web.Application) -> ModelBody:
                        created=app[STARTED], owned_by=f"transcriber-{provider}")
 
 
-@declare("listModels", "The recognizer that answers", {200: ok("One model", ModelListBody)})
+def _models(app: web.Application) -> list[ModelBody]:
+    """The recognizer that answers, then the models folder's other models (each may be
+    named by a re-transcription; `recognizer.routes` gives each its languages)."""
+    active = _model(app)
+    others = [model_entry(name, created=app[STARTED], owned_by="transcriber-models-dir")
+              # The first name is the configured recognizer's own: `active` already.
+              for name in model_names(app[keys.SETTINGS])[1:] if name != active.id]
+    return [active, *others]
+
+
+@declare("listModels", "The recognizer that answers and the models folder's models",
+         {200: ok("The models", ModelListBody)})
 async def list_models(request: web.Request) -> web.Response:
     token_owner(request)
-    return json_response(ModelListBody(object="list", data=[_model(request.app)]))
+    return json_response(ModelListBody(object="list", data=_models(request.app)))
 
 
 @declare("getModel", "The recognizer, by its id", {200: ok("The model", ModelBody)},
          parameters=(path_param("model"),))
 async def get_model(request: web.Request) -> web.Response:
     token_owner(request)
-    model = _model(request.app)
-    if request.match_info["model"] != model.id:
-        raise ApiError(404, "model_not_found", "no such model; GET /v1/models lists the one "
-                                               "this service runs (any name is accepted by "
-                                               "/v1/audio/transcriptions)", param="model")
-    return json_response(model)
+    for model in _models(request.app):
+        if request.match_info["model"] == model.id:
+            return json_response(model)
+    raise ApiError(404, "model_not_found", "no such model; GET /v1/models lists the ones "
+                                           "this service has (any name is accepted by "
+                                           "/v1/audio/transcriptions)", param="model")
 
 
 def setup_openai(app: web.Application) -> None:

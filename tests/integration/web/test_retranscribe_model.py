@@ -11,6 +11,7 @@ from pytest_aiohttp import AiohttpClient
 
 from tests.helpers.gigaam_model import build_model
 from tests.helpers.settings import SettingsFactory
+from tests.helpers.tokens import bearer, make_token
 from tests.helpers.web import Client
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
@@ -63,3 +64,24 @@ async def test_a_retranscription_names_a_model_of_the_folder(
     assert (await client.post(f"{path}?language=ru")).status == 200
     await _done(client, record_id)
     assert recognizer.submitted[-1].model is None
+
+
+async def test_the_openai_door_lists_the_models_folder_beside_the_recognizer(
+    aiohttp_client: AiohttpClient, make_settings: SettingsFactory, tmp_path: Path,
+) -> None:
+    models = tmp_path / "models"
+    build_model(models / "gigaam-v3", [("привет", 5)])
+    settings = make_settings(recognizer={"models_dir": models})
+    recognizer = FakeRecognizer()
+    app = build_app(settings, steps=build_step_table(
+        transcoder=FakeTranscoder(), cutter=FfmpegTranscoder(settings.ffmpeg),
+        recognizer=recognizer, store=None), recognizer=recognizer)
+    client = await aiohttp_client(app)
+    token = await make_token(app)
+    listed = await (await client.get("/v1/models", headers=bearer(token))).json()
+    assert [m["id"] for m in listed["data"]] == ["fake", "gigaam-v3"]
+    one = await client.get("/v1/models/gigaam-v3", headers=bearer(token))
+    assert (one.status, (await one.json())["id"]) == (200, "gigaam-v3")
+    missing = await client.get("/v1/models/whisper-large", headers=bearer(token))
+    assert missing.status == 404
+    assert (await missing.json())["error"]["code"] == "model_not_found"
