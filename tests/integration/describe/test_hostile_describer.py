@@ -15,7 +15,8 @@ import pytest
 from tests.helpers.meetings import MEETING_EN, utterances
 from transcriber.core.errors import PermanentFailure, TransientFailure
 from transcriber.ports import Material
-from transcriber.providers.describe.openai import ANSWER_MAX_BYTES, OpenAIDescriber
+from transcriber.providers.chat_completions import ANSWER_MAX_BYTES
+from transcriber.providers.describe.openai import OpenAIDescriber
 from transcriber.settings import DescriberSettings
 from transcriber.testing.fake_openai import FakeChatCompletions, Huge, Redirect, Trickle
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from transcriber.providers.chat_completions import message_content
 from transcriber.providers.describe.openai import (
     BadModelAnswer,
     chunks,
-    message_content,
     parse_answer,
 )
 

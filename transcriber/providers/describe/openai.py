@@ -33,7 +33,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import aiohttp
 import orjson
 import structlog
 
@@ -42,14 +41,12 @@ from transcriber.domain import describe as descriptions
 from transcriber.domain import transcripts
 from transcriber.domain.describe import Description
 from transcriber.ports import Material
+from transcriber.providers.chat_completions import ChatEndpoint, message_content
 from transcriber.settings import DescriberSettings
 
 log = structlog.get_logger(__name__)
 
 PROVIDER = "openai"
-# A good answer is under 2 KB; 1 MiB leaves room for a verbose model and bounds memory.
-ANSWER_MAX_BYTES = 1 << 20
-_CHUNK_BYTES = 64 * 1024
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 
 INSTRUCTIONS = (
@@ -78,24 +75,13 @@ class OpenAIDescriber:
     def __init__(self, settings: DescriberSettings) -> None:
         self._settings = settings
         self.name = f"{PROVIDER}:{settings.model}"
-        self._url = settings.base_url.rstrip("/") + "/chat/completions"
-        self._session: aiohttp.ClientSession | None = None
+        self._endpoint = ChatEndpoint(
+            base_url=settings.base_url, api_key=settings.api_key,
+            timeout_seconds=settings.timeout_seconds, events="describe",
+            setting="describer.base_url")
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            # identity: with decompression off, the byte cap counts what is held
-            headers = {"x-data-logging-enabled": "false", "Accept-Encoding": "identity"}
-            if self._settings.api_key is not None:
-                headers["Authorization"] = f"Bearer {self._settings.api_key.value}"
-            self._session = aiohttp.ClientSession(
-                headers=headers, auto_decompress=False,
-                timeout=aiohttp.ClientTimeout(total=self._settings.timeout_seconds))
-        return self._session
+        await self._endpoint.close()
 
     async def describe(self, material: Material) -> Description:
         deadline = self._settings.deadline_seconds
@@ -163,65 +149,7 @@ class OpenAIDescriber:
     async def _complete(self, record_id: str, messages: list[dict[str, str]]) -> str:
         body = {"model": self._settings.model, "messages": messages, "temperature": 0,
                 "stream": False, "max_tokens": self._settings.max_answer_tokens}
-        try:
-            async with self._client().post(self._url, json=body,
-                                           allow_redirects=False) as response:
-                if 300 <= response.status < 400:
-                    # Followed, the transcript would go to whatever host the answer names.
-                    log.warning("describe_endpoint_redirected", record_id=record_id,
-                                status=response.status)
-                    raise PermanentFailure(
-                        f"the endpoint answered a redirect ({response.status}), which is not "
-                        "followed: set describer.base_url to the endpoint itself")
-                if response.status == 429 or response.status >= 500:
-                    log.warning("describe_endpoint_failed", record_id=record_id,
-                                status=response.status)
-                    raise TransientFailure(f"the endpoint answered {response.status}",
-                                           retry_after=_retry_after(response))
-                if response.status >= 400:
-                    log.warning("describe_endpoint_refused", record_id=record_id,
-                                status=response.status)
-                    raise PermanentFailure(f"the endpoint refused the request "
-                                           f"({response.status})")
-                raw = await _read_capped(response, record_id)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            log.warning("describe_endpoint_unreachable", record_id=record_id,
-                        error=type(exc).__name__)
-            raise TransientFailure(f"the endpoint could not be reached ({type(exc).__name__})") \
-                from None
-        return message_content(raw)
-
-
-async def _read_capped(response: aiohttp.ClientResponse, record_id: str) -> bytes:
-    """The answer's body, or `PermanentFailure` once it passes `ANSWER_MAX_BYTES` (read in
-    chunks: a hostile answer never sits whole in memory)."""
-    declared = response.content_length
-    if declared is None or declared <= ANSWER_MAX_BYTES:
-        body = bytearray()
-        async for chunk in response.content.iter_chunked(_CHUNK_BYTES):
-            body += chunk
-            if len(body) > ANSWER_MAX_BYTES:
-                break
-        else:
-            return bytes(body)
-    log.warning("describe_answer_too_large", record_id=record_id, limit=ANSWER_MAX_BYTES)
-    raise PermanentFailure(f"the endpoint's answer is longer than {ANSWER_MAX_BYTES} bytes")
-
-
-def _retry_after(response: aiohttp.ClientResponse) -> float | None:
-    value = response.headers.get("Retry-After", "")
-    return float(value) if value.isdigit() else None
-
-
-def message_content(raw: bytes) -> str:
-    """The first choice's message text of a chat-completions answer ("" when it has none:
-    then the answer is unusable, and asked for again)."""
-    try:
-        data = orjson.loads(raw)
-        content = data["choices"][0]["message"]["content"]
-    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
-        return ""
-    return content if isinstance(content, str) else ""
+        return message_content(await self._endpoint.post(body, record_id=record_id))
 
 
 def parse_answer(content: str) -> dict[str, Any]:
