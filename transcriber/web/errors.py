@@ -188,8 +188,10 @@ async def close_after(request: web.Request, response: web.StreamResponse) -> Non
         await response.prepare(request)
         await response.write_eof()
         await _linger(request)
-    except ConnectionError:
-        return  # the client is gone already: nothing to close
+    except OSError:
+        # ConnectionError, or ENOTCONN from shutdown() when the peer has reset the
+        # socket between the answer and the EOF: the client is gone, nothing to close.
+        return
     # The stream may hold a watchdog's error, which aiohttp would meet (and log
     # with a traceback) draining the rest of the body: it must not drain.
     request.protocol.force_close()
