@@ -479,13 +479,16 @@ export function upload(file, onProgress, language = "", space = null) {
 
 /**
  * `POST /app/ask`. Asks for server-sent events: with a language model the passages
- * come first (`onPassages`), then the checked answer; offline the answer is JSON.
+ * come first (`onPassages`), then the model's text as it writes it (`onText`, each
+ * piece unchecked), then the checked answer, which replaces that text; offline the
+ * answer is JSON.
  * @param {{question: string, conversation: string | null, records: string[]}} body
  * @param {Signal} signal
  * @param {(passages: AskPassage[]) => void} onPassages
+ * @param {(text: string) => void} [onText]
  * @returns {Promise<AskAnswer>}
  */
-export async function ask(body, signal, onPassages) {
+export async function ask(body, signal, onPassages, onText) {
   let response;
   try {
     response = await fetch("/app/ask", {
@@ -521,6 +524,7 @@ export async function ask(body, signal, onPassages) {
       const data = /^data: (.*)$/m.exec(block)?.[1];
       if (data === undefined) continue;
       if (name === "passages") onPassages(JSON.parse(data));
+      if (name === "delta" && onText) onText(JSON.parse(data).text);
       if (name === "answer") return JSON.parse(data);
     }
   }

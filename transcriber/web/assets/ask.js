@@ -2,8 +2,8 @@
 // Ask: a question put to the person's recordings (POST /app/ask, docs/ask.md).
 // Offline the answer is the passages, grouped by record, each with its best
 // sentence marked; with a language model its short answer comes first, as
-// text. The passages arrive first as server-sent events, then the checked
-// answer. Every line and citation links to its moment on the card
+// text. The passages arrive first as server-sent events, then the model's
+// words as it writes them, then the checked answer, which replaces those words. Every line and citation links to its moment on the card
 // (`/records/<id>?t=<ms>&u=<index>`). Everything a transcript or a model says
 // is set as text, never parsed as HTML. Follow-up questions keep the
 // conversation (its id lives in this page); "New conversation" forgets it.
@@ -121,9 +121,13 @@ export function renderAsk(main, ctx) {
     replace(status, t("ask.asking"));
     replace(results);
     try {
+      // The model's words as it writes them, set as text; the checked answer that
+      // follows replaces them (a citation that failed the check is gone from it).
+      const writing = h("p", { class: "ask-text ask-writing" });
       const answer = await api.ask({ question: text, conversation,
         records: record ? [record] : [] }, controller.signal,
-        (passages) => replace(results, passages.map(passageView)));
+        (passages) => replace(results, writing, passages.map(passageView)),
+        (piece) => { writing.textContent += piece; });
       conversation = answer.conversation;
       history.prepend(h("div", { class: "ask-turn" },
         h("h2", { class: "ask-question" }, text), answerView(answer),
