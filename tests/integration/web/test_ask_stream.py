@@ -84,7 +84,8 @@ async def test_deltas_come_as_the_model_writes_then_the_checked_answer(
     fake.script(said)
     events = await _ask_streamed(client, "How much did the supplier raise prices?")
     names = [name for name, _ in events]
-    assert names[0] == "passages" and names[-1] == "answer"
+    assert names[0] == "passages"
+    assert names[-1] == "answer"
     assert set(names[1:-1]) == {"delta"}
     assert len(names) - 2 == len(said.split())
     assert "".join(data["text"] for name, data in events if name == "delta") == said
