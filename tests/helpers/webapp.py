@@ -75,11 +75,13 @@ class Service:
 @contextlib.asynccontextmanager
 async def serving(make_settings: SettingsFactory, *,
                   describer: str = "off", upload_max_bytes: int = UPLOAD_LIMIT,
-                  webhook_transport: WebhookTransport | None = None) -> AsyncIterator[Service]:
+                  webhook_transport: WebhookTransport | None = None,
+                  ask: dict[str, Any] | None = None) -> AsyncIterator[Service]:
     """The service on a free loopback port (the fixture `service`), optionally with a
     webhook transport (`transcriber.testing.webhooks`: nothing leaves the machine). The
     describer is off unless asked for (`described_service`): the other tests follow
-    records by the names of their files."""
+    records by the names of their files. `ask`: the settings' `ask` section (a model
+    to answer questions)."""
     need_browser()
     port = free_port()
     settings = make_settings(
@@ -88,6 +90,7 @@ async def serving(make_settings: SettingsFactory, *,
         pipeline={"workers": 1, "idle_sleep_seconds": 0.05, "poll_first_delay_seconds": 0.2,
                   "poll_delay_seconds": 0.2},
         describer={"provider": describer, "poll_seconds": 0.2},
+        **({"ask": ask} if ask else {}),
     )
     # Recognition stays pending until a test sets `pending_checks = 0`, so the
     # card can be watched while the record waits at `submitted`.

@@ -10,7 +10,7 @@ nothing it could answer from.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -20,9 +20,12 @@ from transcriber.core.observability import ASK_ANSWERS, ASK_CITATIONS_DROPPED
 from transcriber.domain.ask import Question
 from transcriber.domain.ask_passages import Citation, Passage, offline_citations
 from transcriber.domain.ask_prompt import AskTurn, checked, messages, sent_passages
-from transcriber.ports import Answerer, ChatMessage
+from transcriber.ports import Answerer, ChatMessage, StreamsAnswers
 
 log = structlog.get_logger(__name__)
+
+# Where the model's text goes as it is written (the web app's server-sent events).
+TextSink = Callable[[str], Awaitable[None]]
 
 NOTHING_FOUND = {"en": "Nothing in your recordings answers this.",
                  "ru": "В ваших записях ответа на это нет."}
@@ -44,9 +47,29 @@ def offline(found: Sequence[Passage]) -> AskAnswer:
                   unchecked=0, how="offline")
 
 
+async def _written(answerer: Answerer, said: Sequence[ChatMessage],
+                   on_text: TextSink | None) -> str:
+    """The model's whole answer; with `on_text`, each piece is handed on as it comes
+    (an answerer that cannot stream hands on its whole answer once)."""
+    if on_text is None:
+        return await answerer.complete(said)
+    if not isinstance(answerer, StreamsAnswers):
+        raw = await answerer.complete(said)
+        await on_text(raw)
+        return raw
+    pieces: list[str] = []
+    async for piece in answerer.stream(said):
+        pieces.append(piece)
+        await on_text(piece)
+    return "".join(pieces)
+
+
 async def answer(question: Question, found: Sequence[Passage], *, answerer: Answerer | None,
-                 max_prompt_chars: int, history: Sequence[AskTurn] = ()) -> AskAnswer:
-    """The answer to `question` from `found` (the passages of `retrieval.retrieve`)."""
+                 max_prompt_chars: int, history: Sequence[AskTurn] = (),
+                 on_text: TextSink | None = None) -> AskAnswer:
+    """The answer to `question` from `found` (the passages of `retrieval.retrieve`).
+    `on_text` is given the model's text as it is written, unchecked: the answer
+    returned is the checked one, which replaces it (docs/ask.md, "Streamed answers")."""
     if answerer is None:
         result = offline(found)
     elif not found:
@@ -57,8 +80,8 @@ async def answer(question: Question, found: Sequence[Passage], *, answerer: Answ
         said = messages(question.text, question.language, sent, max_chars=max_prompt_chars,
                         history=history)
         try:
-            raw = await answerer.complete(
-                [ChatMessage(role=role, content=content) for role, content in said])
+            raw = await _written(answerer, [ChatMessage(role=role, content=content)
+                                            for role, content in said], on_text)
         except StepFailure as exc:
             log.warning("ask_model_failed", error=type(exc).__name__)
             result = AskAnswer(text=None, passages=tuple(found),

@@ -98,3 +98,17 @@ class ConversationBody:
     id: Id
     created_at: Time
     turns: list[ConversationTurnBody]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationSummaryBody:
+    """A conversation in its asker's list (`GET /app/ask/conversations`)."""
+
+    __pydantic_config__ = FORBID
+    id: Id
+    created_at: Time
+    updated_at: Annotated[str, Doc("When its last question was asked (the list's order)",
+                                   pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")]
+    first_question: Annotated[str | None, Doc("What was asked first (the asker's own "
+                                              "words); null for a conversation with no turn")]
+    turns: Count

@@ -18,7 +18,7 @@ from here: the modules are how the package is cut, not part of its contract.
 from __future__ import annotations
 
 from transcriber.domain.transcripts import Segment, Span, Turn, Utterance, Word
-from transcriber.ports.ask import Answerer, ChatMessage
+from transcriber.ports.ask import Answerer, ChatMessage, StreamsAnswers
 from transcriber.ports.describe import ArchiveCounts, ArchiveTerms, Describer, Material
 from transcriber.ports.duties import Duty, DutyLock, DutyLocks
 from transcriber.ports.files import FilesKind, RecordFiles
@@ -80,6 +80,7 @@ __all__ = [
     "SpeakerSeparator",
     "SpeakersUnavailable",
     "SpeechSink",
+    "StreamsAnswers",
     "Submitted",
     "Transcoder",
     "Translates",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,3 +25,12 @@ class Answerer(Protocol):
     async def complete(self, messages: Sequence[ChatMessage]) -> str: ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class StreamsAnswers(Protocol):
+    """An answerer that also gives its answer piece by piece as the model writes it
+    (OpenAI's `stream: true`): the pieces joined are the whole answer. The same
+    failures as `complete`, raised where the stream breaks (pieces may have come)."""
+
+    def stream(self, messages: Sequence[ChatMessage]) -> AsyncIterator[str]: ...

@@ -25,6 +25,14 @@ from transcriber.settings.model import (
 )
 
 
+def _ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 def validate(settings: Settings) -> None:
     wyoming = settings.wyoming
     checks: list[tuple[str, bool, str]] = [
@@ -36,6 +44,11 @@ def validate(settings: Settings) -> None:
         ("wyoming.idle_seconds", wyoming.idle_seconds > 0, "must be positive"),
         ("wyoming.archive_login", not wyoming.archive or bool(wyoming.archive_login),
          "must name the person voice commands are archived for when wyoming.archive is on"),
+        ("wyoming.host", not wyoming.zeroconf or _ip_literal(wyoming.host),
+         "must be an IP address (or 0.0.0.0 / ::) when wyoming.zeroconf is on: it is the "
+         "address announced"),
+        ("wyoming.zeroconf_name", len(wyoming.zeroconf_name.encode()) <= 63
+         and "." not in wyoming.zeroconf_name, "must be at most 63 bytes, without dots"),
         ("server.upload_max_bytes", settings.server.upload_max_bytes > 0, "must be positive"),
         ("server.record_max_seconds", settings.server.record_max_seconds > 0,
          "must be positive"),

@@ -408,6 +408,11 @@ class WyomingSettings:
     max_clients: int = 16
     # A client that sends nothing for this long is let go.
     idle_seconds: float = 30.0
+    # Announce the server on the LAN by mDNS (`_wyoming._tcp`, Home Assistant's
+    # discovery); needs the `zeroconf` extra. The name: `transcriber-<host name>`
+    # when empty.
+    zeroconf: bool = False
+    zeroconf_name: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,9 +14,16 @@
   answers `default`.
 - Hostile answers (an endpoint is not trusted): `Huge(size)` streams `size` bytes of a
   never-ending JSON string, generated chunk by chunk, never held (with or without a
-  `Content-Length`; `sent` counts what went out before the client hung up);
+  `Content-Length`, or as a server-sent stream whose first line never ends; `sent`
+  counts what went out before the client hung up);
   `Redirect(location, code)` answers a 3xx pointing elsewhere; `Trickle(interval)`
   sends the head, then one byte every `interval` seconds for as long as the client reads.
+- `stream: true` in the request: the content is sent as OpenAI streams it, server-sent
+  `chat.completion.chunk` events (`data: {...}` lines: the first chunk's `delta` names
+  the role, then one chunk per word with `delta.content`, then an empty `delta` with
+  `finish_reason: stop`), then `data: [DONE]`. `Held(content, release, after)` stops
+  such a stream after its first `after` words until the test sets `release`. Status,
+  redirect and hostile answers are sent as they are without `stream`.
 - `hits` counts every request to any path, before any check: a server that must receive
   nothing (the target of a redirect) shows it.
 - Every request is kept in `requests` (its JSON body and headers), so a test can read
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -58,6 +66,8 @@ class RawBody:
 class Huge:
     size: int
     declare_length: bool = False
+    # Sent as a server-sent stream whose first `data:` line never ends.
+    event_stream: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +82,15 @@ class Trickle:
     limit: int = 100_000
 
 
-ScriptedAnswer = dict[str, Any] | str | Status | Hang | RawBody | Huge | Redirect | Trickle
+@dataclass(frozen=True, slots=True)
+class Held:
+    content: str
+    release: asyncio.Event
+    after: int = 1
+
+
+ScriptedAnswer = (dict[str, Any] | str | Status | Hang | RawBody | Huge | Redirect | Trickle
+                  | Held)
 _CHUNK = 64 * 1024
 
 
@@ -166,7 +184,13 @@ class FakeChatCompletions:
             return await self._stream(request, answer)
         if isinstance(answer, RawBody):
             return web.Response(body=answer.body, content_type="application/json")
-        content = answer if isinstance(answer, str) else orjson.dumps(answer).decode()
+        if isinstance(answer, Held):
+            content = answer.content
+        else:
+            content = answer if isinstance(answer, str) else orjson.dumps(answer).decode()
+        if body.get("stream") is True:
+            return await self._chunks(request, body["model"], content,
+                                      answer if isinstance(answer, Held) else None)
         return web.Response(body=orjson.dumps({
             "id": f"chatcmpl-{next(self._ids)}", "object": "chat.completion",
             "created": int(time.time()), "model": body["model"],
@@ -175,14 +199,40 @@ class FakeChatCompletions:
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }), content_type="application/json")
 
+    async def _chunks(self, request: web.Request, model: str, content: str,
+                      held: Held | None) -> web.StreamResponse:
+        """`content` as OpenAI streams a chat completion: a chunk per word, then [DONE]."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream; "
+                                                               "charset=utf-8"})
+        await response.prepare(request)
+        head = {"id": f"chatcmpl-{next(self._ids)}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": model, "system_fingerprint": None}
+
+        def chunk(delta: dict[str, str], finish: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return b"data: " + orjson.dumps({**head, "choices": [choice]}) + b"\n\n"
+
+        await response.write(chunk({"role": "assistant", "content": ""}))
+        for n, word in enumerate(re.findall(r"\s*\S+|\s+", content)):
+            if held is not None and n == held.after:
+                await held.release.wait()
+            await response.write(chunk({"content": word}))
+        await response.write(chunk({}, "stop"))
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
     async def _stream(self, request: web.Request, answer: Huge | Trickle) -> web.StreamResponse:
         """A 200 whose body never ends as a chat completion: `{"choices": [{"message":
         {"content": "xxxx…` for `size` bytes, or a byte per `interval`."""
-        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        streamed = isinstance(answer, Huge) and answer.event_stream
+        response = web.StreamResponse(headers={
+            "Content-Type": "text/event-stream" if streamed else "application/json"})
         if isinstance(answer, Huge) and answer.declare_length:
             response.content_length = answer.size
         await response.prepare(request)
-        head = b'{"choices": [{"message": {"role": "assistant", "content": "'
+        head = (b'data: {"choices": [{"delta": {"content": "' if streamed else
+                b'{"choices": [{"message": {"role": "assistant", "content": "')
         try:
             await response.write(head)
             self.sent += len(head)

@@ -9,8 +9,9 @@ which buffers whatever length a header claims: a header line, its data and its p
 each have a bound (a chunk of audio is a few kB; `MAX_PAYLOAD_BYTES` is generous).
 
 `run(stopping)` is the supervised actor (`service.voice`): it binds (a failure to bind
-ends it, and the service stops loudly), serves until `stopping`, then closes the socket
-and cancels the clients.
+ends it, and the service stops loudly), announces itself by mDNS with `wyoming.zeroconf`
+(`announce`), serves until `stopping`, then withdraws the announcement, closes the
+socket and cancels the clients.
 """
 
 from __future__ import annotations
@@ -116,13 +117,20 @@ class WyomingServer:
         log.info("wyoming_listening", port=port,
                  voice_commands=self._recognizer is not None)
         try:
-            async with server:
+            async with server, self._announced(port):
                 await stopping.wait()
         finally:
             server.close()
             for task in list(self._clients):
                 task.cancel()
             await asyncio.gather(*self._clients, return_exceptions=True)
+
+    def _announced(self, port: int) -> contextlib.AbstractAsyncContextManager[object]:
+        """`wyoming.zeroconf`: the server announced on the LAN while it serves."""
+        if not self._settings.zeroconf:
+            return contextlib.nullcontext()
+        from transcriber.voice.announce import announced  # noqa: PLC0415 - only when on
+        return announced(self._settings, port)
 
     def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # A plain callback: the client's task is made here, named and kept.

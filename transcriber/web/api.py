@@ -110,6 +110,7 @@ def setup_api(app: web.Application) -> None:
     # The public link's page and downloads (`/s/<secret>`): outside `/app/`, no identity.
     setup_public_links(app)
     router.add_post("/app/ask", ask.ask, **body)
+    router.add_get("/app/ask/conversations", ask_conversations.list_conversations)
     router.add_get("/app/ask/conversations/{conversation}", ask_conversations.get_conversation)
     router.add_delete("/app/ask/conversations/{conversation}",
                       ask_conversations.delete_conversation)

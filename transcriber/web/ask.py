@@ -3,7 +3,8 @@
 The body is read and checked first (`question`, `scope`, `conversation`);
 the passages come from `ask.retrieval` (the search's read: only what the
 asker may see); the answer is the passages offline (`answer` null), or the
-language model's text with its citations checked (`ask.answers`).
+language model's text with its citations checked (`ask.answers`), streamed
+to a client that asks for server-sent events as the model writes it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from transcriber.ask.answers import answer
+from transcriber.ask.answers import TextSink, answer
 from transcriber.ask.retrieval import retrieve
 from transcriber.core.errors import QueryTooBroad
 from transcriber.core.ids import parse_id
@@ -93,8 +94,9 @@ def citation_body(citation: Citation) -> CitationBody:
 @declare("ask", "A question answered from the asker's recordings, every part cited to the "
                 "moment it was said", {
     200: media("The answer (`answer` null offline); with a language model and `Accept: "
-               "text/event-stream`, server-sent events `passages` (a list of Passage) then "
-               "`answer` (this object)",
+               "text/event-stream`, server-sent events `passages` (a list of Passage), "
+               "`delta`s ({text}: the model's text as it is written, unchecked), then "
+               "`answer` (this object, checked: it replaces the deltas' text)",
                {JSON: {"schema": ref("Ask")}, "text/event-stream": {"schema": {"type": "string"}}}),
     400: "A bad question or scope; query_too_broad",
     404: "No such conversation",
@@ -124,16 +126,20 @@ async def ask(request: web.Request) -> web.StreamResponse:
     answerer = request.app.get(keys.ANSWERER)
     settings = request.app[keys.SETTINGS].ask
     stream = None
+    on_text = None
     if answerer is not None and "text/event-stream" in request.headers.get("Accept", ""):
-        # The passages go out at once; the answer follows when the model wrote it and
-        # its citations were checked (an unchecked citation is never shown).
+        # The passages go out at once, then the model's text as it writes it (`delta`,
+        # unchecked), then the answer with its citations checked, which replaces the
+        # text (docs/ask.md, "Streamed answers").
         stream = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                              "Cache-Control": "no-store",
                                              "X-Content-Type-Options": "nosniff"})
         await stream.prepare(request)
         await _event(stream, "passages", [_passage(p, n) for n, p in enumerate(found, 1)])
+        on_text = _deltas(stream)
     result = await answer(question, found, answerer=answerer,
-                          max_prompt_chars=settings.max_prompt_chars, history=history)
+                          max_prompt_chars=settings.max_prompt_chars, history=history,
+                          on_text=on_text)
     log.info("ask_answered", passages=len(result.passages), how=result.how,
              terms=len(question.query.required), dropped=result.unchecked)
     citations = [citation_body(c) for c in result.citations]
@@ -176,3 +182,19 @@ def _passage(passage: Passage, number: int) -> PassageBody:
 
 async def _event(stream: web.StreamResponse, name: str, payload: object) -> None:
     await stream.write(b"event: " + name.encode() + b"\ndata: " + to_json(payload) + b"\n\n")
+
+
+def _deltas(stream: web.StreamResponse) -> TextSink:
+    """Each piece of the model's text as a `delta` event. A client that hung up stops
+    the events, not the answer: it is still checked and kept in the conversation."""
+    gone = False
+
+    async def send(piece: str) -> None:
+        nonlocal gone
+        if gone or not piece:
+            return
+        try:
+            await _event(stream, "delta", {"text": piece})
+        except (ConnectionError, RuntimeError):
+            gone = True
+    return send

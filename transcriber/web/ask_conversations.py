@@ -1,5 +1,7 @@
 """Conversations with the archive at the door: a follow-up's context, a turn stored,
-a conversation read back and deleted (`GET`/`DELETE /app/ask/conversations/{id}`).
+a person's conversations listed (`GET /app/ask/conversations`, the latest used
+first, keyset pages), one read back and deleted (`GET`/`DELETE
+/app/ask/conversations/{id}`). Only the asker's own are ever listed or found.
 
 What a stored turn shows follows what its asker may see now: a turn citing a
 record the person can no longer see (deleted, or no longer shared) is read
@@ -22,12 +24,18 @@ from transcriber.db.commands.ask import DeleteConversation, SaveTurn
 from transcriber.db.reads.ask import Conversation, StoredTurn
 from transcriber.domain.access import Action, allowed
 from transcriber.domain.ask_prompt import AskTurn
-from transcriber.domain.shapes import ID_PATTERN
-from transcriber.domain.shapes_ask import CitationBody, ConversationBody, ConversationTurnBody
+from transcriber.domain.shapes import ID_PATTERN, Page
+from transcriber.domain.shapes_ask import (
+    CitationBody,
+    ConversationBody,
+    ConversationSummaryBody,
+    ConversationTurnBody,
+)
 from transcriber.web import keys
 from transcriber.web.errors import not_found
 from transcriber.web.identity import current_user
-from transcriber.web.operations import declare, empty, ok
+from transcriber.web.operations import CURSOR, LIMIT, declare, empty, ok
+from transcriber.web.paging import PageAfter, decode_cursor, encode_cursor, parse_limit
 from transcriber.web.responses import json_response
 
 
@@ -85,6 +93,35 @@ def _citation(stored: dict[str, Any]) -> CitationBody:
 _CONVERSATION = {"name": "conversation", "in": "path", "required": True,
                  "schema": {"type": "string", "pattern": ID_PATTERN},
                  "description": "Another person's, or anything else, is 404"}
+
+
+LIST_DEFAULT, LIST_MAX = 20, 100
+
+
+@declare("listConversations", "The asker's conversations, the latest used first", {
+    200: ok("A page of conversations", Page[ConversationSummaryBody]),
+    400: "Bad limit or cursor",
+}, parameters=(LIMIT, CURSOR))
+async def list_conversations(request: web.Request) -> web.Response:
+    limit = parse_limit(request.query.get("limit"), default=LIST_DEFAULT, maximum=LIST_MAX)
+    raw = request.query.get("cursor")
+    after = None
+    if raw:
+        # The cursor holds the last one's (updated_at, id), as a plain page's key.
+        key = decode_cursor(raw, search=False)
+        assert isinstance(key, PageAfter)
+        after = (key.created_at, key.id)
+    found = await reads.ask.conversations(request.app[keys.READERS],
+                                          owner_id=current_user(request).id,
+                                          limit=limit + 1, after=after)
+    page = found[:limit]
+    following = None
+    if len(found) > limit:
+        following = encode_cursor(PageAfter(created_at=page[-1].updated_at, id=page[-1].id))
+    return json_response(Page(items=[ConversationSummaryBody(
+        id=c.id, created_at=c.created_at, updated_at=c.updated_at,
+        first_question=c.first_question, turns=c.turns) for c in page],
+        next_cursor=following))
 
 
 @declare("getConversation", "A conversation's questions and answers", {

@@ -5,10 +5,9 @@
 with a bearer `write` token. The file becomes an ordinary record of the
 token's owner through the upload's own intake (`upload.store`: every limit,
 quota and refusal of `POST /app/audiorecords`), then the request waits until
-the record is done, at most `server.openai_wait_seconds`: the step actors
-announce a settled record in this process (`keys.SETTLED`), and the record's
-stage is read again on each announcement and every `LOOK_SECONDS` besides
-(a record settled elsewhere, a deletion). Past the wait: 504 with the record
+the record is done, at most `server.openai_wait_seconds` (`openai_wait`), or
+with `stream=true` sends its text as it is recognized (`openai_stream`). Past the
+wait: 504 with the record
 id, which goes on and can be fetched from `/app/` later. Each waiting request
 holds a socket and reads the database now and then, so at most
 `server.openai_waits_per_user_max` wait at once for one person (429 with
@@ -17,36 +16,29 @@ before the body; and the token is read again at each look, so a token revoked
 (or expired) while its request waits ends the wait with 401, not the answer. The answer takes
 OpenAI's shapes (`openai_shapes`), errors OpenAI's error shape
 (`errors.answer_for`). `GET /v1/models` names the recognizer that answers.
-
-Answers that stored a record tell OpenAI's SDKs not to send the request again
-(`x-should-retry: false`): a retry would upload the file once more.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Literal
+from collections.abc import AsyncIterator
 from urllib.parse import unquote
 
 import structlog
 from aiohttp import BodyPartReader, MultipartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from transcriber.core.clock import rest
 from transcriber.core.observability import OPENAI_TRANSCRIPTIONS
 from transcriber.db import reads
 from transcriber.db.commands.users import User
-from transcriber.db.reads.records import RecordState
 from transcriber.domain.shapes_integrations import ModelBody, ModelListBody
-from transcriber.domain.stages import Stage
 from transcriber.pipeline.intake import Intake
 from transcriber.providers.recognizers import model_names
 from transcriber.web import keys
 from transcriber.web.access import file_into_space, upload_space
 from transcriber.web.archive import current_utterances
-from transcriber.web.bearer import BEARER, CHALLENGE, TOKEN_CHECK, presented
+from transcriber.web.bearer import BEARER, CHALLENGE
 from transcriber.web.errors import ApiError
 from transcriber.web.language import active_provider, check_language, default_language
 from transcriber.web.openai_shapes import (
@@ -55,16 +47,15 @@ from transcriber.web.openai_shapes import (
     invalid,
     model_entry,
     parse_form,
-    plain,
     transcription_body,
 )
-from transcriber.web.openai_stream import (
-    CONTENT_TYPE,
-    PartReader,
-    delta_events,
-    done_event,
-    error_event,
-    event_bytes,
+from transcriber.web.openai_stream import stream_answer
+from transcriber.web.openai_wait import (
+    NO_RETRY,
+    client_gone,
+    outcome,
+    token_valid,
+    wait_settled,
 )
 from transcriber.web.openapi_integrations import TRANSCRIPTION_FORM
 from transcriber.web.operations import JSON, declare, media, ok, path_param, ref
@@ -86,12 +77,8 @@ from transcriber.web.uploadguard import (
 
 log = structlog.get_logger(__name__)
 
-# How often a waiting request reads its record's stage without news of it.
-LOOK_SECONDS = 2.0
 # At most this many form fields besides the file (OpenAI's clients send a handful).
 FIELDS_MAX = 32
-NO_RETRY = {"x-should-retry": "false"}
-Waited = RecordState | Literal["timed_out", "deleted", "client_gone", "revoked"]
 # When the models list says the model was made: when this process started.
 STARTED = web.AppKey("openai_started", int)
 # The transcription requests under way (uploading or waiting), in all and per person.
@@ -188,50 +175,6 @@ async def _receive(request: web.Request, owner: User) -> tuple[str, Transcriptio
 
 
 
-async def wait_settled(app: web.Application, record_id: str, *, seconds: float,
-                       gone: Callable[[], bool], since: float | None = None,
-                       allowed: Callable[[], Awaitable[bool]] | None = None) -> Waited:
-    """The record once it is done or halted; or why the wait ended without it.
-    `since`: when the wait's `seconds` began on the app's clock (default: now);
-    `allowed`: whether the asker may still have the answer, asked at each look."""
-    clock = app[keys.CLOCK]
-    deadline = (clock.monotonic() if since is None else since) + seconds
-    with app[keys.SETTLED].watch(record_id) as news:
-        while True:
-            if allowed is not None and not await allowed():
-                return "revoked"
-            state = await reads.records.state(app[keys.READERS], record_id=record_id)
-            if state is None:
-                return "deleted"
-            if state.halted_at is not None or state.state == Stage.DONE.value:
-                return state
-            left = deadline - clock.monotonic()
-            if left <= 0:
-                return "timed_out"
-            if gone():
-                return "client_gone"
-            await rest(clock, min(LOOK_SECONDS, left), news)
-            news.clear()
-
-
-def _token_valid(request: web.Request) -> Callable[[], Awaitable[bool]]:
-    """Whether the request's token is still valid (read again: revoked elsewhere too)."""
-    text = presented(request)
-
-    async def valid() -> bool:
-        if text is None:
-            return False
-        return not isinstance(await request.app[TOKEN_CHECK].verify(request.app, text), str)
-    return valid
-
-
-def _client_gone(request: web.Request) -> Callable[[], bool]:
-    def gone() -> bool:
-        transport = request.transport
-        return transport is None or transport.is_closing()
-    return gone
-
-
 @declare("createTranscription", "OpenAI's speech-to-text: the file becomes a record of the "
                                 "token's owner; answers once it is done", {
     200: media("The transcript in response_format (stream=true: server-sent events)", {
@@ -279,14 +222,13 @@ async def _transcribe(request: web.Request, owner: User, arrived: float) -> web.
         raise too_slow("upload_too_slow", "upload") from None
     seconds = request.app[keys.SETTINGS].server.openai_wait_seconds
     if wanted.stream:
-        return await _stream(request, record_id, owner, arrived=arrived, seconds=seconds)
+        return await stream_answer(request, record_id, arrived=arrived, seconds=seconds)
     waited = await wait_settled(request.app, record_id, seconds=seconds,
-                                gone=_client_gone(request), since=arrived,
-                                allowed=_token_valid(request))
-    outcome = waited if isinstance(waited, str) else (
-        "halted" if waited.halted_at is not None else "done")
-    OPENAI_TRANSCRIPTIONS.labels(outcome).inc()
-    log.info("openai_transcription", record_id=record_id, outcome=outcome)
+                                gone=client_gone(request), since=arrived,
+                                allowed=token_valid(request))
+    ended = outcome(waited)
+    OPENAI_TRANSCRIPTIONS.labels(ended).inc()
+    log.info("openai_transcription", record_id=record_id, outcome=ended)
     if waited == "timed_out":
         raise ApiError(504, "timeout", (
             f"the recording is not transcribed after {seconds:g} s; it goes on as record "
@@ -306,55 +248,6 @@ async def _transcribe(request: web.Request, owner: User, arrived: float) -> web.
             f"the recording could not be transcribed ({waited.halt_reason}); it is kept as "
             f"record {record_id}"), headers=NO_RETRY, details={"record_id": record_id})
     return await _answer(request, record_id, owner, wanted)
-
-
-async def _stream(request: web.Request, record_id: str, owner: User, *, arrived: float,
-                  seconds: float) -> web.StreamResponse:
-    """`stream=true` (`openai_stream`): the parts' utterances as they are saved, then the
-    whole transcript, or an error event; the wait is the same as a whole answer's."""
-    response = web.StreamResponse(headers={
-        "Content-Type": CONTENT_TYPE, "Cache-Control": "no-cache",
-        "X-Transcriber-Record": record_id, **NO_RETRY})
-    await response.prepare(request)
-    parts = PartReader(request.app, record_id)
-    clock = request.app[keys.CLOCK]
-    while True:
-        for event in delta_events(await parts.new_utterances()):
-            await response.write(event_bytes(event))
-        left = arrived + seconds - clock.monotonic()
-        waited = await wait_settled(request.app, record_id, seconds=min(LOOK_SECONDS, left),
-                                    gone=_client_gone(request),
-                                    allowed=_token_valid(request))
-        if waited != "timed_out" or left <= LOOK_SECONDS:
-            break
-    outcome = waited if isinstance(waited, str) else (
-        "halted" if waited.halted_at is not None else "done")
-    OPENAI_TRANSCRIPTIONS.labels(outcome).inc()
-    log.info("openai_transcription", record_id=record_id, outcome=outcome, stream=True)
-    if waited == "client_gone":
-        return response
-    if outcome == "done":
-        for event in delta_events(await parts.new_utterances()):
-            await response.write(event_bytes(event))
-        utterances = await current_utterances(request, record_id)
-        final = done_event(plain(utterances or []))
-    else:
-        final = error_event(*_STREAM_ENDS.get(outcome, (
-            "transcription_failed", f"the recording could not be transcribed; it is kept as "
-                                    f"record {record_id}")))
-    await response.write(event_bytes(final))
-    await response.write_eof()
-    return response
-
-
-# Why a stream ends without the transcript, as its error event says it.
-_STREAM_ENDS = {
-    "timed_out": ("timeout", "not transcribed within server.openai_wait_seconds; the "
-                             "record goes on in the archive"),
-    "deleted": ("not_found", "the record was deleted before it was transcribed"),
-    "revoked": ("unauthorized", "the API key was revoked (or expired) while the request "
-                                "waited"),
-}
 
 
 async def _answer(request: web.Request, record_id: str, owner: User,

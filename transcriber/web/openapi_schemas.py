@@ -74,6 +74,7 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("Ask", a.AskBody), ("Passage", a.PassageBody), ("Citation", a.CitationBody),
     ("AskLine", a.AskLineBody), ("Conversation", a.ConversationBody),
     ("ConversationTurn", a.ConversationTurnBody),
+    ("ConversationList", s.Page[a.ConversationSummaryBody]),
 )
 
 # What `/app/` takes: request bodies, written as JSON Schema (a route reads them with

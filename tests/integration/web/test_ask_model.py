@@ -167,7 +167,8 @@ async def test_sse_sends_the_passages_then_the_checked_answer(
     assert response.headers["Content-Type"].startswith("text/event-stream")
     text = await response.text()
     events = [block.split("\n", 1)[0] for block in text.strip().split("\n\n")]
-    assert events == ["event: passages", "event: answer"]
+    assert events == ["event: passages", "event: delta", "event: delta", "event: delta",
+                      "event: answer"]
     assert '"answer":"Twelve percent [1]."' in text
 
 

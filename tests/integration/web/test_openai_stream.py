@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import aiohttp
 import openai
@@ -13,9 +14,10 @@ import pytest
 
 from tests.helpers.audio import FIXTURES
 from tests.helpers.settings import SettingsFactory
+from tests.helpers.stereo_audio import stereo_call
 from tests.helpers.tokens import SPEECH, LiveService, bearer, live_service, make_token
-from transcriber.ports import AudioPart, Submitted
-from transcriber.testing.recognizer import FakeRecognizer
+from transcriber.ports import AudioPart, Submitted, Utterance
+from transcriber.testing.recognizer import FakeRecognizer, local_payload
 
 AUDIO = FIXTURES / "librivox_0880.mp3"
 TEXT = "He was not an ill disposed young man, said the archivist."
@@ -84,6 +86,52 @@ async def test_a_client_sees_text_while_the_record_is_still_recognized(
     assert [e.type for e in rest] == ["transcript.text.delta", "transcript.text.done"]
     assert rest[-1].type == "transcript.text.done"
     assert rest[-1].text == f"{SPEECH[0].text} {SPEECH[0].text}"
+
+
+class TwoChannels(FakeRecognizer):
+    """A stereo call's parts are recognized span by span, the left channel's part then
+    the right one's (`part_index` 2k + c): each channel answers its own lines, the
+    right channel's said between the left channel's two, in 2-s parts cut in pauses."""
+
+    part_overlap_ms = 0
+
+    def __init__(self) -> None:
+        super().__init__(max_part_ms=2000)
+
+    def payload_for(self, part_number: int) -> bytes:
+        span, channel = divmod(part_number, 2)
+        said = ([(0, 300, f"left {span} first"), (800, 1100, f"left {span} second")]
+                if channel == 0 else [(400, 700, f"right {span}")])
+        return local_payload([Utterance(start_ms=a, end_ms=b, channel=0, text=text)
+                              for a, b, text in said])
+
+
+@pytest.mark.timeout(60)
+async def test_a_stereo_calls_deltas_carry_both_channels_in_time_order(
+        tmp_path: Path, make_settings: SettingsFactory) -> None:
+    call = tmp_path / "call.wav"
+    if stereo_call(call, seconds=6.0) is None:
+        pytest.skip("apt-get install pocketsphinx-testdata")
+    recognizer = TwoChannels()
+    async with live_service(make_settings, recognizer=recognizer) as service, _client(
+            service, await make_token(service.app)) as client:
+        with call.open("rb") as audio:
+            stream = await client.audio.transcriptions.create(
+                model="whisper-1", file=audio, stream=True)
+            events = [event async for event in stream]
+    spans = len(recognizer.submitted) // 2
+    assert spans >= 2, "the call is cut in parts, each channel's recognized on its own"
+    assert len(recognizer.submitted) == 2 * spans
+    deltas = [e.delta for e in events if e.type == "transcript.text.delta"]
+    # Every line of both channels, once; the right channel's between the left one's
+    # (the last span may be shorter than the lines' times, which then hold at its end).
+    assert sorted(deltas) == sorted(f"{line} " for k in range(spans) for line in (
+        f"left {k} first", f"right {k}", f"left {k} second"))
+    assert deltas[:3] == ["left 0 first ", "right 0 ", "left 0 second "]
+    done = events[-1]
+    assert done.type == "transcript.text.done"
+    # The deltas are the final text, in its order, word for word.
+    assert done.text == "".join(deltas).strip()
 
 
 async def test_stream_with_a_subtitle_format_is_refused(service: LiveService) -> None:

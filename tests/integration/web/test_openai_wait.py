@@ -12,7 +12,7 @@ from tests.helpers.web import Client, StartApi, advance, transcribe
 from transcriber.db import reads
 from transcriber.testing.clock import FakeClock
 from transcriber.web import keys
-from transcriber.web.openai_api import LOOK_SECONDS
+from transcriber.web.openai_wait import LOOK_SECONDS
 
 
 def _form(**fields: str) -> aiohttp.FormData:

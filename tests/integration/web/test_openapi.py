@@ -24,7 +24,7 @@ from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import NOT_AUDIO_MARKER
 from transcriber.testing.webhooks import FakeWebhookTransport
 from transcriber.web import keys
-from transcriber.web.openai_api import LOOK_SECONDS
+from transcriber.web.openai_wait import LOOK_SECONDS
 from transcriber.web.operations import ref
 
 DOC_URI = "urn:transcriber:openapi"

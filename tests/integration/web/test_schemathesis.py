@@ -38,7 +38,7 @@ from transcriber.testing.clock import FakeClock
 from transcriber.testing.transcoder import FakeTranscoder
 from transcriber.testing.webhooks import FakeWebhookTransport
 from transcriber.web import keys
-from transcriber.web.openai_api import LOOK_SECONDS
+from transcriber.web.openai_wait import LOOK_SECONDS
 from transcriber.web.webhooks import EXAMPLE_URL
 
 pytestmark = pytest.mark.slow

@@ -55,6 +55,10 @@ def test_an_archived_command_is_a_16_khz_mono_wav() -> None:
     ({"TRANSCRIBER_WYOMING_PORT": "70000"}, "wyoming.port"),
     ({"TRANSCRIBER_WYOMING_MAX_AUDIO_SECONDS": "0"}, "wyoming.max_audio_seconds"),
     ({"TRANSCRIBER_WYOMING_ALLOWED": "not-an-address"}, "wyoming.allowed"),
+    # The address announced must be one: a host name is not announced.
+    ({"TRANSCRIBER_WYOMING_ZEROCONF": "true", "TRANSCRIBER_WYOMING_HOST": "localhost"},
+     "wyoming.host"),
+    ({"TRANSCRIBER_WYOMING_ZEROCONF_NAME": "kitchen.stt"}, "wyoming.zeroconf_name"),
 ])
 def test_bad_wyoming_settings_name_the_key(env: dict[str, str], key: str) -> None:
     with pytest.raises(ConfigError) as refused:
@@ -66,4 +70,5 @@ def test_the_defaults_listen_on_loopback_for_loopback_and_keep_nothing() -> None
     wyoming = load_settings(environ={}).wyoming
     assert (wyoming.enabled, wyoming.host, wyoming.port, wyoming.archive) == (
         False, "127.0.0.1", 10300, False)
+    assert wyoming.zeroconf is False  # nothing announced unless asked
     assert wyoming.allowed == LOOPBACK

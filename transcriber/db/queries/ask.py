@@ -40,3 +40,28 @@ VALUES (:conversation_id, :position, :question, :answer, :citations, :now)
 DELETE_CONVERSATION = """
 DELETE FROM ask_conversations WHERE id = :id AND owner_id = :owner_id
 """
+
+# A person's conversations, the latest used first, keyset pages on (updated_at, id)
+# through idx_ask_conversations_owner; each with its first question (the turn at
+# position 0, by its key) and its turns' count (that conversation's own rows).
+_LISTED = """
+SELECT c.id, c.created_at, c.updated_at,
+       (SELECT t.question FROM ask_turns AS t
+        WHERE t.conversation_id = c.id AND t.position = 0) AS first_question,
+       (SELECT count(*) FROM ask_turns AS t WHERE t.conversation_id = c.id) AS turns
+FROM ask_conversations AS c
+"""
+
+CONVERSATIONS_FIRST = _LISTED + """
+WHERE c.owner_id = :owner_id
+ORDER BY c.updated_at DESC, c.id DESC
+LIMIT :limit
+"""
+
+CONVERSATIONS_AFTER = _LISTED + """
+WHERE c.owner_id = :owner_id
+  AND (c.updated_at < :after_updated_at
+       OR (c.updated_at = :after_updated_at AND c.id < :after_id))
+ORDER BY c.updated_at DESC, c.id DESC
+LIMIT :limit
+"""

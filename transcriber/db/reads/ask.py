@@ -44,3 +44,32 @@ async def conversation(readers: ReaderPool, *, conversation_id: str,
         return None
     rows = await readers.fetch_all(q.ask.TURNS, {"conversation_id": conversation_id})
     return Conversation.from_row(head, turns=tuple(StoredTurn.from_row(row) for row in rows))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListedConversation:
+    """A conversation in its owner's list: when, what was asked first, how many turns."""
+
+    id: str
+    created_at: str
+    updated_at: str
+    first_question: str | None
+    turns: int
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> ListedConversation:
+        return cls(**columns(cls, row))
+
+
+async def conversations(readers: ReaderPool, *, owner_id: str, limit: int,
+                        after: tuple[str, str] | None = None) -> list[ListedConversation]:
+    """The owner's conversations, the latest used first; `after`: the (updated_at, id)
+    of the previous page's last one."""
+    if after is None:
+        rows = await readers.fetch_all(q.ask.CONVERSATIONS_FIRST,
+                                       {"owner_id": owner_id, "limit": limit})
+    else:
+        rows = await readers.fetch_all(q.ask.CONVERSATIONS_AFTER, {
+            "owner_id": owner_id, "limit": limit, "after_updated_at": after[0],
+            "after_id": after[1]})
+    return [ListedConversation.from_row(row) for row in rows]

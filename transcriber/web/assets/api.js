@@ -478,14 +478,59 @@ export function upload(file, onProgress, language = "", space = null) {
  */
 
 /**
+ * @typedef {object} ConversationSummary
+ * @property {string} id
+ * @property {string} created_at
+ * @property {string} updated_at
+ * @property {string | null} first_question
+ * @property {number} turns
+ */
+/**
+ * @typedef {object} ConversationTurn
+ * @property {string} question
+ * @property {string | null} answer
+ * @property {AskCitation[]} citations
+ * @property {string} asked_at
+ */
+
+/**
+ * The person's conversations, the latest used first: {items, next_cursor}.
+ * @param {string | null} cursor
+ * @param {Signal} [signal]
+ * @returns {Promise<{items: ConversationSummary[], next_cursor: string | null}>}
+ */
+export function listConversations(cursor, signal) {
+  const params = new URLSearchParams({ limit: "20" });
+  if (cursor) params.set("cursor", cursor);
+  return request("GET", `/app/ask/conversations?${params}`, signal);
+}
+
+/**
+ * @param {string} id
+ * @param {Signal} [signal]
+ * @returns {Promise<{id: string, created_at: string, turns: ConversationTurn[]}>}
+ */
+export function getConversation(id, signal) {
+  return request("GET", `/app/ask/conversations/${encodeURIComponent(id)}`, signal);
+}
+
+/** @param {string} id */
+export function deleteConversation(id) {
+  return request("DELETE", `/app/ask/conversations/${encodeURIComponent(id)}`);
+}
+
+/**
  * `POST /app/ask`. Asks for server-sent events: with a language model the passages
- * come first (`onPassages`), then the checked answer; offline the answer is JSON.
+ * come first (`onPassages`), then the model's text as it writes it (`onText`, each
+ * piece unchecked), then the checked answer, which replaces that text; offline the
+ * answer is JSON.
  * @param {{question: string, conversation: string | null, records: string[]}} body
  * @param {Signal} signal
  * @param {(passages: AskPassage[]) => void} onPassages
+ * @param {(text: string) => void} [onText]
  * @returns {Promise<AskAnswer>}
  */
-export async function ask(body, signal, onPassages) {
+export async function ask(body, signal, onPassages, onText) {
   let response;
   try {
     response = await fetch("/app/ask", {
@@ -521,6 +566,7 @@ export async function ask(body, signal, onPassages) {
       const data = /^data: (.*)$/m.exec(block)?.[1];
       if (data === undefined) continue;
       if (name === "passages") onPassages(JSON.parse(data));
+      if (name === "delta" && onText) onText(JSON.parse(data).text);
       if (name === "answer") return JSON.parse(data);
     }
   }
