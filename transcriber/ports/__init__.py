@@ -22,7 +22,13 @@ from transcriber.ports.ask import Answerer, ChatMessage
 from transcriber.ports.describe import ArchiveCounts, ArchiveTerms, Describer, Material
 from transcriber.ports.duties import Duty, DutyLock, DutyLocks
 from transcriber.ports.files import FilesKind, RecordFiles
-from transcriber.ports.media import AudioProbe, ObjectStore, ProgressCallback, Transcoder
+from transcriber.ports.media import (
+    AudioProbe,
+    DecodesSamples,
+    ObjectStore,
+    ProgressCallback,
+    Transcoder,
+)
 from transcriber.ports.notify import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.ports.recognition import (
     Answer,
@@ -56,6 +62,7 @@ __all__ = [
     "AudioProbe",
     "Capabilities",
     "ChatMessage",
+    "DecodesSamples",
     "Describer",
     "Duty",
     "DutyLock",

@@ -16,6 +16,7 @@ from transcriber.domain import shapes as s
 from transcriber.domain import shapes_ask as a
 from transcriber.domain import shapes_integrations as i
 from transcriber.domain import shapes_links as sl
+from transcriber.domain import shapes_live as sv
 from transcriber.web.operations import JSON, ref
 
 
@@ -74,6 +75,7 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("Ask", a.AskBody), ("Passage", a.PassageBody), ("Citation", a.CitationBody),
     ("AskLine", a.AskLineBody), ("Conversation", a.ConversationBody),
     ("ConversationTurn", a.ConversationTurnBody),
+    ("LiveText", sv.LiveTextBody),
 )
 
 # What `/app/` takes: request bodies, written as JSON Schema (a route reads them with

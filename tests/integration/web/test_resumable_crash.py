@@ -18,6 +18,7 @@ import pytest
 from tests.helpers.tus import OCTETS, TUS, create, no_partials
 from tests.helpers.web import StartApi, stored_files
 from transcriber.web import uploads
+from transcriber.web.upload import store as real_store
 
 DATA = b"a" * 1000
 
@@ -29,7 +30,6 @@ class Died(Exception):
 async def test_a_server_dying_after_the_record_leaves_one_record_on_retry(
         start_api: StartApi, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[str] = []
-    real_store = uploads.store
 
     async def store_then_die(*args: object, **kwargs: object) -> object:
         accepted = await real_store(*args, **kwargs)  # type: ignore[arg-type]
