@@ -1,11 +1,14 @@
-"""The web app records in a real browser (issue 42, item 7): Chromium's fake microphone
-plays a known recording; the network goes away in the middle and the recording is
-stopped while offline; the page is reloaded online and finishes the upload of what
-it kept; the record holds the whole recording.
+"""The web app records in a real browser (issue 42, items 4 and 7): Chromium's fake
+microphone plays a known recording; the text heard so far grows on the page while
+it records; the network goes away at one minute and the recording is stopped while
+offline, at two; the page is reloaded online and finishes the upload of what it
+kept; the record holds the whole two minutes.
 
-About 15 s of recording rather than minutes: what is proven (chunks kept while
-offline, the deferred-length tus upload resumed from the server's offset after a
-reload) does not grow with the length, and the suite's time does.
+Two minutes of real time, the one acceptance test of the recorder: Chromium's fake
+microphone plays its file at real time and MediaRecorder records at real time (no
+flag speeds either), so the length the issue asks for costs that long. The text
+while recording needs it too: its windows are 15 s, and a shorter recording would
+show one or none.
 """
 
 from __future__ import annotations
@@ -24,19 +27,22 @@ from tests.helpers.audio import FIXTURES
 from tests.helpers.settings import SettingsFactory
 from transcriber.providers.ffmpeg import ffmpeg_executable
 from transcriber.settings import FfmpegSettings
+from transcriber.testing.recognizer import FakeVoiceRecognizer
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
 
-# Over 10 s: the recording itself takes 14 s of real time.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
-ONLINE_SECONDS = 7
-OFFLINE_SECONDS = 7
+# Over 10 s: the recording itself takes 2 minutes of real time.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+ONLINE_SECONDS = 60
+OFFLINE_SECONDS = 60
+HEARD = "the archivist read aloud"
 
 
 @pytest.fixture
 async def big_service(make_settings: SettingsFactory) -> AsyncIterator[webapp.Service]:
-    async with webapp.serving(make_settings, upload_max_bytes=8 * 1024 * 1024) as running:
+    async with webapp.serving(make_settings, upload_max_bytes=8 * 1024 * 1024,
+                              live=FakeVoiceRecognizer(text=HEARD)) as running:
         yield running
 
 
@@ -44,10 +50,10 @@ async def big_service(make_settings: SettingsFactory) -> AsyncIterator[webapp.Se
 async def microphone_browser(tmp_path: Path) -> AsyncIterator[Browser]:
     webapp.need_browser()
     wav = tmp_path / "speech.wav"
-    # Chromium's fake microphone plays a WAV file: a known recording, looped to 60 s.
+    # Chromium's fake microphone plays a WAV file: a known recording, looped to 150 s.
     await asyncio.to_thread(subprocess.run, [
         ffmpeg_executable(FfmpegSettings()), "-nostdin", "-loglevel", "error",
-        "-stream_loop", "-1", "-i", str(FIXTURES / "espeak_en.ogg"), "-t", "60", "-ac", "1",
+        "-stream_loop", "-1", "-i", str(FIXTURES / "espeak_en.ogg"), "-t", "150", "-ac", "1",
         "-ar", "48000", str(wav)], check=True, timeout=60)
     async with webapp.chromium("--use-fake-device-for-media-stream",
                                "--use-fake-ui-for-media-stream",
@@ -66,9 +72,18 @@ async def test_a_recording_cut_off_from_the_network_lands_whole(
     page.on("pageerror", lambda error: problems.append(str(error)))
     await page.goto(big_service.base + "/upload")
     await page.get_by_role("button", name="Record", exact=True).click()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     status = page.locator(".recorder [role=status]").first
     await expect(status).to_contain_text("sent so far")
-    await asyncio.sleep(ONLINE_SECONDS)  # recording: the fake microphone plays on
+    # Text while recording: the first 15 s window, sent and recognized (through the
+    # real ffmpeg, from the upload's partial WebM) within about a window more.
+    heard = page.locator(".recorder-heard-text")
+    await expect(heard).to_contain_text(HEARD, timeout=40_000)
+    # Recording: the fake microphone plays on till the minute.
+    await asyncio.sleep(max(0.0, started + ONLINE_SECONDS - loop.time()))
+    # The text grew window by window, lagging by about one.
+    assert (await heard.inner_text()).count(HEARD) >= 2
     await context.set_offline(True)
     await expect(status).to_contain_text("cannot be reached")
     await asyncio.sleep(OFFLINE_SECONDS)
