@@ -429,9 +429,13 @@ async def _finish(request: web.Request, upload: Upload) -> Upload:
             RESUMABLE_UPLOADS.labels("refused").inc()
         raise
     except Conflict:
-        # Removed meanwhile (another process terminated or expired it).
+        # Another process finished it meanwhile (its record is the one), or removed it.
         app[PARTIALS].remove(upload.id)
-        raise ApiError(404, "not_found", "no such upload", close=True) from None
+        now = await reads.uploads.owned(app[keys.READERS], upload_id=upload.id,
+                                        owner_id=upload.owner_id)
+        if now is None or now.record_id is None:
+            raise ApiError(404, "not_found", "no such upload", close=True) from None
+        return now
     app[PARTIALS].remove(upload.id)
     RESUMABLE_UPLOADS.labels("finished").inc()
     return replace(upload, record_id=accepted.record_id)

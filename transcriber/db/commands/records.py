@@ -32,7 +32,8 @@ class AcceptRecord(Command[Accepted]):
     resumable upload (`upload_id`) whose row names a record already; otherwise its row
     is marked with this record here, in the same transaction: a server stopped between
     the record and the upload's mark cannot exist, so a retry cannot make a second
-    record. An upload whose row is gone (terminated, expired) raises `Conflict`.
+    record. An upload whose row is gone (terminated, expired), or was marked by another
+    process's transaction meanwhile, raises `Conflict` (the record undone).
     `queued_max_ms` (0: none) is the owner's quota of queued audio, checked here,
     in the writer's transaction, so two uploads at once cannot both squeeze in
     (`QuotaExceeded`).
@@ -101,6 +102,10 @@ class AcceptRecord(Command[Accepted]):
             await ctx.conn.execute(q.watch.REMEMBER, {"sha256": self.watched_sha256,
                                                       "record_id": self.record_id, "now": now})
         if self.upload_id is not None:
-            await ctx.conn.execute(q.uploads.FINISH,
-                                   {"id": self.upload_id, "record_id": self.record_id})
+            cursor = await ctx.conn.execute(q.uploads.FINISH,
+                                            {"id": self.upload_id, "record_id": self.record_id})
+            if cursor.rowcount != 1:
+                # Another process finished (or removed) the upload meanwhile (PostgreSQL:
+                # the row was locked by its transaction): this record is undone.
+                raise Conflict("the upload was finished or removed meanwhile")
         return Accepted(record_id=self.record_id, created=True)
