@@ -62,7 +62,7 @@ async def microphone_browser(tmp_path: Path) -> AsyncIterator[Browser]:
 
 
 async def test_a_recording_cut_off_from_the_network_lands_whole(
-        microphone_browser: Browser, big_service: webapp.Service) -> None:
+        microphone_browser: Browser, big_service: webapp.Service, tmp_path: Path) -> None:
     from playwright.async_api import expect  # noqa: PLC0415
 
     context = await microphone_browser.new_context(permissions=["microphone"])
@@ -84,6 +84,7 @@ async def test_a_recording_cut_off_from_the_network_lands_whole(
     await asyncio.sleep(max(0.0, started + ONLINE_SECONDS - loop.time()))
     # The text grew window by window, lagging by about one.
     assert (await heard.inner_text()).count(HEARD) >= 2
+    await page.screenshot(path=str(tmp_path / "recorder-heard.png"))  # to look at
     await context.set_offline(True)
     await expect(status).to_contain_text("cannot be reached")
     await asyncio.sleep(OFFLINE_SECONDS)
