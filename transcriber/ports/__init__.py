@@ -2,7 +2,8 @@
 
 Every Protocol a step is given and every value type it passes through one:
 `recognition` (the recognizer and the part cutter), `speakers` (the speaker
-separator), `media` (transcoder, object store), `files` (the record-file
+separator), `media` (transcoder, the decoder of a stretch of samples for text
+while recording, object store), `files` (the record-file
 store), `notify` (the notifier),
 `webhooks` (the webhook transport), `describe` (the describer of a record's
 title, brief and topics), `ask` (the language model that answers a
