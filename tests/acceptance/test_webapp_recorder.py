@@ -19,15 +19,18 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
 from aiohttp import ClientSession
 
 from tests.helpers import webapp
 from tests.helpers.audio import FIXTURES
 from tests.helpers.settings import SettingsFactory
-from transcriber.providers.ffmpeg import ffmpeg_executable
+from transcriber.domain.live_text import BYTES_PER_MS
+from transcriber.providers.ffmpeg import FfmpegTranscoder, ffmpeg_executable
 from transcriber.settings import FfmpegSettings
 from transcriber.testing.recognizer import FakeVoiceRecognizer
+from transcriber.web import keys
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
@@ -65,6 +68,9 @@ async def test_a_recording_cut_off_from_the_network_lands_whole(
         microphone_browser: Browser, big_service: webapp.Service, tmp_path: Path) -> None:
     from playwright.async_api import expect  # noqa: PLC0415
 
+    live = big_service.app[keys.RECOGNIZER]
+    assert isinstance(live, FakeVoiceRecognizer)
+
     context = await microphone_browser.new_context(permissions=["microphone"])
     page = await context.new_page()
     page.set_default_timeout(20_000)
@@ -100,9 +106,25 @@ async def test_a_recording_cut_off_from_the_network_lands_whole(
     href = await kept.get_by_role("link", name="Open the recording").get_attribute("href")
     assert href is not None
     record_id = href.rsplit("/", 1)[1]
-    async with ClientSession() as session, session.get(
-            f"{big_service.base}/app/audiorecords/{record_id}") as response:
-        card = await response.json()
+    async with ClientSession() as session:
+        async with session.get(f"{big_service.base}/app/audiorecords/{record_id}") as response:
+            card = await response.json()
+        async with session.get(
+                f"{big_service.base}/app/audiorecords/{record_id}/file") as response:
+            original = tmp_path / "original.webm"
+            original.write_bytes(await response.read())
+    # Each window recognized while recording was the next stretch of the recording (the
+    # browser's WebM, cut off mid-file, decoded from where the text so far ended), not
+    # the start again: it matches the same stretch decoded from the finished file.
+    windows = [samples for samples, _ in live.commands]
+    assert len(windows) >= 2
+    start_ms = 0
+    ffmpeg = FfmpegTranscoder(FfmpegSettings())
+    for window in windows[:3]:
+        same = await ffmpeg.samples(original, start_ms=start_ms,
+                                    length_ms=len(window) // BYTES_PER_MS)
+        assert _correlation(window, same) > 0.9
+        start_ms += len(window) // BYTES_PER_MS
     # The whole recording: what was sent online, and what was kept offline.
     assert card["duration_ms"] >= (ONLINE_SECONDS + OFFLINE_SECONDS - 1) * 1000, card
     assert card["original_filename"].startswith("Recording ")
@@ -111,3 +133,10 @@ async def test_a_recording_cut_off_from_the_network_lands_whole(
     await expect(page.locator("li", has_text="was kept in this browser")).to_have_count(0)
     assert problems == []
     await context.close()
+
+
+def _correlation(first: bytes, second: bytes) -> float:
+    a = np.frombuffer(first, dtype="<i2").astype(np.float64)
+    b = np.frombuffer(second, dtype="<i2").astype(np.float64)
+    n = min(a.size, b.size)
+    return float(np.corrcoef(a[:n], b[:n])[0, 1])
