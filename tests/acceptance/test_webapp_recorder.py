@@ -1,11 +1,14 @@
-"""The web app records in a real browser (issue 42, item 7): Chromium's fake microphone
-plays a known recording; the network goes away in the middle and the recording is
-stopped while offline; the page is reloaded online and finishes the upload of what
-it kept; the record holds the whole recording.
+"""The web app records in a real browser (issue 42, items 4 and 7): Chromium's fake
+microphone plays a known recording; the text heard so far grows on the page while
+it records; the network goes away at one minute and the recording is stopped while
+offline, at two; the page is reloaded online and finishes the upload of what it
+kept; the record holds the whole two minutes.
 
-About 15 s of recording rather than minutes: what is proven (chunks kept while
-offline, the deferred-length tus upload resumed from the server's offset after a
-reload) does not grow with the length, and the suite's time does.
+Two minutes of real time, the one acceptance test of the recorder: Chromium's fake
+microphone plays its file at real time and MediaRecorder records at real time (no
+flag speeds either), so the length the issue asks for costs that long. The text
+while recording needs it too: its windows are 15 s, and a shorter recording would
+show one or none.
 """
 
 from __future__ import annotations
@@ -16,27 +19,33 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
 from aiohttp import ClientSession
 
 from tests.helpers import webapp
 from tests.helpers.audio import FIXTURES
 from tests.helpers.settings import SettingsFactory
-from transcriber.providers.ffmpeg import ffmpeg_executable
+from transcriber.domain.live_text import BYTES_PER_MS
+from transcriber.providers.ffmpeg import FfmpegTranscoder, ffmpeg_executable
 from transcriber.settings import FfmpegSettings
+from transcriber.testing.recognizer import FakeVoiceRecognizer
+from transcriber.web import keys
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
 
-# Over 10 s: the recording itself takes 14 s of real time.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
-ONLINE_SECONDS = 7
-OFFLINE_SECONDS = 7
+# Over 10 s: the recording itself takes 2 minutes of real time.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+ONLINE_SECONDS = 60
+OFFLINE_SECONDS = 60
+HEARD = "the archivist read aloud"
 
 
 @pytest.fixture
 async def big_service(make_settings: SettingsFactory) -> AsyncIterator[webapp.Service]:
-    async with webapp.serving(make_settings, upload_max_bytes=8 * 1024 * 1024) as running:
+    async with webapp.serving(make_settings, upload_max_bytes=8 * 1024 * 1024,
+                              live=FakeVoiceRecognizer(text=HEARD)) as running:
         yield running
 
 
@@ -44,10 +53,10 @@ async def big_service(make_settings: SettingsFactory) -> AsyncIterator[webapp.Se
 async def microphone_browser(tmp_path: Path) -> AsyncIterator[Browser]:
     webapp.need_browser()
     wav = tmp_path / "speech.wav"
-    # Chromium's fake microphone plays a WAV file: a known recording, looped to 60 s.
+    # Chromium's fake microphone plays a WAV file: a known recording, looped to 150 s.
     await asyncio.to_thread(subprocess.run, [
         ffmpeg_executable(FfmpegSettings()), "-nostdin", "-loglevel", "error",
-        "-stream_loop", "-1", "-i", str(FIXTURES / "espeak_en.ogg"), "-t", "60", "-ac", "1",
+        "-stream_loop", "-1", "-i", str(FIXTURES / "espeak_en.ogg"), "-t", "150", "-ac", "1",
         "-ar", "48000", str(wav)], check=True, timeout=60)
     async with webapp.chromium("--use-fake-device-for-media-stream",
                                "--use-fake-ui-for-media-stream",
@@ -56,8 +65,11 @@ async def microphone_browser(tmp_path: Path) -> AsyncIterator[Browser]:
 
 
 async def test_a_recording_cut_off_from_the_network_lands_whole(
-        microphone_browser: Browser, big_service: webapp.Service) -> None:
+        microphone_browser: Browser, big_service: webapp.Service, tmp_path: Path) -> None:
     from playwright.async_api import expect  # noqa: PLC0415
+
+    live = big_service.app[keys.RECOGNIZER]
+    assert isinstance(live, FakeVoiceRecognizer)
 
     context = await microphone_browser.new_context(permissions=["microphone"])
     page = await context.new_page()
@@ -66,9 +78,19 @@ async def test_a_recording_cut_off_from_the_network_lands_whole(
     page.on("pageerror", lambda error: problems.append(str(error)))
     await page.goto(big_service.base + "/upload")
     await page.get_by_role("button", name="Record", exact=True).click()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     status = page.locator(".recorder [role=status]").first
     await expect(status).to_contain_text("sent so far")
-    await asyncio.sleep(ONLINE_SECONDS)  # recording: the fake microphone plays on
+    # Text while recording: the first 15 s window, sent and recognized (through the
+    # real ffmpeg, from the upload's partial WebM) within about a window more.
+    heard = page.locator(".recorder-heard-text")
+    await expect(heard).to_contain_text(HEARD, timeout=40_000)
+    # Recording: the fake microphone plays on till the minute.
+    await asyncio.sleep(max(0.0, started + ONLINE_SECONDS - loop.time()))
+    # The text grew window by window, lagging by about one.
+    assert (await heard.inner_text()).count(HEARD) >= 2
+    await page.screenshot(path=str(tmp_path / "recorder-heard.png"))  # to look at
     await context.set_offline(True)
     await expect(status).to_contain_text("cannot be reached")
     await asyncio.sleep(OFFLINE_SECONDS)
@@ -84,9 +106,25 @@ async def test_a_recording_cut_off_from_the_network_lands_whole(
     href = await kept.get_by_role("link", name="Open the recording").get_attribute("href")
     assert href is not None
     record_id = href.rsplit("/", 1)[1]
-    async with ClientSession() as session, session.get(
-            f"{big_service.base}/app/audiorecords/{record_id}") as response:
-        card = await response.json()
+    async with ClientSession() as session:
+        async with session.get(f"{big_service.base}/app/audiorecords/{record_id}") as response:
+            card = await response.json()
+        async with session.get(
+                f"{big_service.base}/app/audiorecords/{record_id}/file") as response:
+            original = tmp_path / "original.webm"
+            original.write_bytes(await response.read())
+    # Each window recognized while recording was the next stretch of the recording (the
+    # browser's WebM, cut off mid-file, decoded from where the text so far ended), not
+    # the start again: it matches the same stretch decoded from the finished file.
+    windows = [samples for samples, _ in live.commands]
+    assert len(windows) >= 2
+    start_ms = 0
+    ffmpeg = FfmpegTranscoder(FfmpegSettings())
+    for window in windows[:3]:
+        same = await ffmpeg.samples(original, start_ms=start_ms,
+                                    length_ms=len(window) // BYTES_PER_MS)
+        assert _correlation(window, same) > 0.9
+        start_ms += len(window) // BYTES_PER_MS
     # The whole recording: what was sent online, and what was kept offline.
     assert card["duration_ms"] >= (ONLINE_SECONDS + OFFLINE_SECONDS - 1) * 1000, card
     assert card["original_filename"].startswith("Recording ")
@@ -95,3 +133,10 @@ async def test_a_recording_cut_off_from_the_network_lands_whole(
     await expect(page.locator("li", has_text="was kept in this browser")).to_have_count(0)
     assert problems == []
     await context.close()
+
+
+def _correlation(first: bytes, second: bytes) -> float:
+    a = np.frombuffer(first, dtype="<i2").astype(np.float64)
+    b = np.frombuffer(second, dtype="<i2").astype(np.float64)
+    n = min(a.size, b.size)
+    return float(np.corrcoef(a[:n], b[:n])[0, 1])

@@ -29,7 +29,7 @@ from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance, WebhookTransport
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.service.app import build_app
-from transcriber.testing.recognizer import FakeRecognizer
+from transcriber.testing.recognizer import FakeRecognizer, FakeVoiceRecognizer
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
@@ -76,12 +76,14 @@ class Service:
 async def serving(make_settings: SettingsFactory, *,
                   describer: str = "off", upload_max_bytes: int = UPLOAD_LIMIT,
                   webhook_transport: WebhookTransport | None = None,
-                  ask: dict[str, Any] | None = None) -> AsyncIterator[Service]:
+                  ask: dict[str, Any] | None = None,
+                  live: FakeVoiceRecognizer | None = None) -> AsyncIterator[Service]:
     """The service on a free loopback port (the fixture `service`), optionally with a
     webhook transport (`transcriber.testing.webhooks`: nothing leaves the machine). The
     describer is off unless asked for (`described_service`): the other tests follow
     records by the names of their files. `ask`: the settings' `ask` section (a model
-    to answer questions)."""
+    to answer questions). `live`, when given, is the app's recognizer of audio in
+    memory: text while recording (the steps keep the fake above)."""
     need_browser()
     port = free_port()
     settings = make_settings(
@@ -99,7 +101,8 @@ async def serving(make_settings: SettingsFactory, *,
     transcoder = FfmpegTranscoder(settings.ffmpeg)
     steps = build_step_table(transcoder=transcoder, cutter=transcoder, recognizer=recognizer,
                              store=None)
-    app = build_app(settings, steps=steps, webhook_transport=webhook_transport)
+    app = build_app(settings, steps=steps, webhook_transport=webhook_transport,
+                    recognizer=live)
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()

@@ -158,6 +158,13 @@ RESUMABLE_UPLOADS = Counter(
     "expired (removed by the sweeper), orphan (a partial file with no upload, removed)",
     ["outcome"],
 )
+LIVE_TEXT_WINDOWS = Counter(
+    "transcriber_live_text_windows_total",
+    "Windows of uploads going on taken for text while recording, by outcome: recognized, "
+    "silent (skipped unrecognized), failed (the recognizer failed; tried again), "
+    "unreadable (not audio this server decodes: no preview for that upload)",
+    ["outcome"],
+)
 LEASE_EXPIRIES = Counter(
     "transcriber_lease_expiries_total",
     "Claims that took a record whose previous lease had expired",

@@ -122,6 +122,9 @@ class Intake:
     the watched folder); the card's "From"."""
     watched_sha256: str | None = None
     """A watched folder's file: its hash, remembered in the record's transaction."""
+    upload_id: str | None = None
+    """A resumable upload's id: its row names the record in the record's transaction, so
+    a server stopped right after cannot make a second record of it."""
 
 
 async def accept_stream(
@@ -207,9 +210,10 @@ async def _register(
             queued_max_ms=limits.queued_max_seconds * 1000,
             via=intake.via,
             watched_sha256=intake.watched_sha256,
+            upload_id=intake.upload_id,
         ))
-        # A repeated Telegram message answers with the record stored before;
-        # the copy just received is not needed.
+        # A repeated Telegram message (or a resumable upload finished already) answers
+        # with the record stored before; the copy just received is not needed.
         keep = accepted.created
         if keep:
             log.info("record_accepted", record_id=accepted.record_id, source=intake.source,

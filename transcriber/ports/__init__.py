@@ -2,7 +2,8 @@
 
 Every Protocol a step is given and every value type it passes through one:
 `recognition` (the recognizer and the part cutter), `speakers` (the speaker
-separator), `media` (transcoder, object store), `files` (the record-file
+separator), `media` (transcoder, the decoder of a stretch of samples for text
+while recording, object store), `files` (the record-file
 store), `notify` (the notifier),
 `webhooks` (the webhook transport), `describe` (the describer of a record's
 title, brief and topics), `ask` (the language model that answers a
@@ -22,7 +23,13 @@ from transcriber.ports.ask import Answerer, ChatMessage, StreamsAnswers
 from transcriber.ports.describe import ArchiveCounts, ArchiveTerms, Describer, Material
 from transcriber.ports.duties import Duty, DutyLock, DutyLocks
 from transcriber.ports.files import FilesKind, RecordFiles
-from transcriber.ports.media import AudioProbe, ObjectStore, ProgressCallback, Transcoder
+from transcriber.ports.media import (
+    AudioProbe,
+    DecodesSamples,
+    ObjectStore,
+    ProgressCallback,
+    Transcoder,
+)
 from transcriber.ports.notify import Notifier, ReplyAddress, Undelivered, UndeliveredReason
 from transcriber.ports.recognition import (
     Answer,
@@ -56,6 +63,7 @@ __all__ = [
     "AudioProbe",
     "Capabilities",
     "ChatMessage",
+    "DecodesSamples",
     "Describer",
     "Duty",
     "DutyLock",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,6 +45,17 @@ class Transcoder(Protocol):
 
     async def probe_duration_ms(self, path: Path) -> int:
         """Duration of the audio in milliseconds (PermanentFailure if not audio)."""
+
+
+@runtime_checkable
+class DecodesSamples(Protocol):
+    """A transcoder that decodes a stretch of a file to the recognizer's samples (text
+    while recording: the stored part of an upload still going on)."""
+
+    async def samples(self, source: Path, *, start_ms: int, length_ms: int) -> bytes:
+        """16 kHz mono signed 16-bit little-endian PCM of `source` from `start_ms`, at
+        most `length_ms` of it: less where the audio ends, or where a file still being
+        written ends for now (read to its last whole frame)."""
 
 
 class ObjectStore(Protocol):

@@ -161,6 +161,18 @@ class FfmpegTranscoder:
         ])
         return await self.probe_duration_ms(target)
 
+    async def samples(self, source: Path, *, start_ms: int, length_ms: int) -> bytes:
+        """The `DecodesSamples` port: `length_ms` of `source` from `start_ms` as 16 kHz
+        mono PCM. A file still being written (an upload going on) decodes to its last
+        whole frame: ffmpeg says the file ended early and exits 0 with what it had."""
+        pieces: list[bytes] = []
+        await self._run([
+            "-ss", f"{start_ms / 1000:.3f}", "-t", f"{length_ms / 1000:.3f}",
+            *media.ffmpeg_input_args(source), "-map", "0:a:0", "-vn", "-sn", "-dn",
+            "-ac", "1", "-ar", "16000", "-f", "s16le", "-",
+        ], on_stdout=pieces.append)
+        return b"".join(pieces)
+
     async def input_channels(self, source: Path) -> int | None:
         """How many channels the first audio stream has, from ffmpeg's description of
         its input (it reads the header and a few packets); None: not understood."""

@@ -10,11 +10,16 @@ no upload any more (a process stopped between the row's removal and the
 file's, or another process removed the row): the promise that an abandoned
 upload's bytes leave the disk is checked, and each repair counted
 (`transcriber_resumable_uploads_total`, outcome `orphan`).
+
+Beside it, where this process has a recognizer that takes audio in memory, the
+actor of text while recording (`web/live_text.py`) runs as the supervised task
+`live-text`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import structlog
@@ -29,6 +34,8 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.service.fatal import supervised
 from transcriber.web import keys
+from transcriber.web.live_text import LIVE_TEXT, setup_live_text
+from transcriber.web.live_text import TASK_NAME as LIVE_TASK_NAME
 from transcriber.web.partials import PARTIALS, Partials
 
 log = structlog.get_logger(__name__)
@@ -94,6 +101,15 @@ async def uploads_ctx(app: web.Application) -> AsyncIterator[None]:
     sweeper = UploadSweeper(readers=app[keys.READERS], writer=app[keys.WRITER],
                             partials=app[PARTIALS], clock=app[keys.CLOCK])
     grace = app[keys.SETTINGS].server.shutdown_graceful_seconds
-    async with supervised(app, sweeper.run, name=TASK_NAME, died="uploads_sweeper_died",
-                          grace_seconds=grace):
+    # Text while recording, on the recognizer and transcoder the providers built.
+    setup_live_text(app)
+    live = app.get(LIVE_TEXT)
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(supervised(
+            app, sweeper.run, name=TASK_NAME, died="uploads_sweeper_died",
+            grace_seconds=grace))
+        if live is not None:
+            await stack.enter_async_context(supervised(
+                app, live.run, name=LIVE_TASK_NAME, died="live_text_died",
+                grace_seconds=grace))
         yield

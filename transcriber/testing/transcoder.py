@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -35,6 +36,7 @@ class FakeTranscoder:
         # The channels the probe finds in the original's header.
         self.input_channels = 1
         self.normalized_channels: list[int] = []
+        self.decoded: list[tuple[Path, int, int]] = []
 
     async def probe_duration_ms(self, path: Path) -> int:
         self.probed.append(path)
@@ -63,3 +65,12 @@ class FakeTranscoder:
 
     async def kept_channels(self, source: Path, *, max_seconds: int) -> int:
         return self.channels
+
+    async def samples(self, source: Path, *, start_ms: int, length_ms: int) -> bytes:
+        """The `DecodesSamples` port: each byte of the file is 1 ms of audio, a square
+        wave as loud as the byte's value (a zero byte: a millisecond of silence)."""
+        self.decoded.append((source, start_ms, length_ms))
+        data = (await asyncio.to_thread(source.read_bytes))[start_ms:start_ms + length_ms]
+        return b"".join(
+            (value * 100).to_bytes(2, "little", signed=True) * 8
+            + (-value * 100).to_bytes(2, "little", signed=True) * 8 for value in data)

@@ -25,6 +25,7 @@ from transcriber.web import (
     edits,
     keys,
     links,
+    live_text,
     openai_api,
     openai_translations,
     spaces,
@@ -94,6 +95,7 @@ def setup_api(app: web.Application) -> None:
     router.add_head(uploads.ITEM, uploads.head)
     router.add_patch(uploads.ITEM, uploads.patch, **body)
     router.add_delete(uploads.ITEM, uploads.terminate, **body)
+    router.add_get(live_text.TEXT, live_text.live_text)
     router.add_get("/app/webhooks", webhooks.list_webhooks)
     router.add_post("/app/webhooks", webhooks.create_webhook, **body)
     router.add_delete(WEBHOOK, webhooks.delete_webhook, **body)

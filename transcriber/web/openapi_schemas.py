@@ -16,6 +16,7 @@ from transcriber.domain import shapes as s
 from transcriber.domain import shapes_ask as a
 from transcriber.domain import shapes_integrations as i
 from transcriber.domain import shapes_links as sl
+from transcriber.domain import shapes_live as sv
 from transcriber.web.operations import JSON, ref
 
 
@@ -75,6 +76,7 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("AskLine", a.AskLineBody), ("Conversation", a.ConversationBody),
     ("ConversationTurn", a.ConversationTurnBody),
     ("ConversationList", s.Page[a.ConversationSummaryBody]),
+    ("LiveText", sv.LiveTextBody),
 )
 
 # What `/app/` takes: request bodies, written as JSON Schema (a route reads them with

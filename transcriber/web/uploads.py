@@ -38,7 +38,6 @@ from transcriber.db.commands.uploads import (
     AdvanceUpload,
     CreateUpload,
     DeleteUpload,
-    FinishUpload,
     SetUploadLength,
 )
 from transcriber.db.reads.uploads import Upload
@@ -234,6 +233,9 @@ async def head(request: web.Request) -> web.Response:
     # PATCH's bytes and the record; the client's HEAD finishes it.
     if upload.complete and upload.record_id is None and upload.id not in partials.busy:
         upload = await _finish_held(request, upload)
+    elif upload.record_id is not None and upload.id not in partials.busy:
+        # Stopped after the record, before its bytes' partial file was removed.
+        partials.remove(upload.id)
     return web.Response(status=200, headers=_headers(upload))
 
 
@@ -413,8 +415,11 @@ async def _finish(request: web.Request, upload: Upload) -> Upload:
     removed (nothing stays, as there), except when the refusal says to try again: the
     file could not be examined now (503), or the disk is full now (507)."""
     app = request.app
+    # The record and the upload's mark are one transaction (`AcceptRecord`'s
+    # `upload_id`): a server killed right after the record leaves an upload that names
+    # it, and the retry answers that record instead of making a second one.
     intake = Intake(owner_id=upload.owner_id, original_name=upload.filename,
-                    language=upload.language or default_language(app))
+                    language=upload.language or default_language(app), upload_id=upload.id)
     try:
         accepted = await store(request, intake, app[PARTIALS].chunks(upload.id),
                                expected_size=upload.length)
@@ -423,7 +428,14 @@ async def _finish(request: web.Request, upload: Upload) -> Upload:
             await _remove(app, upload.id)
             RESUMABLE_UPLOADS.labels("refused").inc()
         raise
-    await app[keys.WRITER].ask(FinishUpload(upload_id=upload.id, record_id=accepted.record_id))
+    except Conflict:
+        # Another process finished it meanwhile (its record is the one), or removed it.
+        app[PARTIALS].remove(upload.id)
+        now = await reads.uploads.owned(app[keys.READERS], upload_id=upload.id,
+                                        owner_id=upload.owner_id)
+        if now is None or now.record_id is None:
+            raise ApiError(404, "not_found", "no such upload", close=True) from None
+        return now
     app[PARTIALS].remove(upload.id)
     RESUMABLE_UPLOADS.labels("finished").inc()
     return replace(upload, record_id=accepted.record_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from transcriber.core.errors import QuotaExceeded
+from transcriber.core.errors import Conflict, QuotaExceeded
 from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile, insert_file
 from transcriber.db.writer import Command, WriteContext
@@ -28,7 +28,12 @@ class AcceptRecord(Command[Accepted]):
     """The `files` row and the record row, in one transaction.
 
     A Telegram message already stored (same chat and message id) answers with
-    the existing record and `created=False`: intake is at-least-once.
+    the existing record and `created=False`: intake is at-least-once. So does a
+    resumable upload (`upload_id`) whose row names a record already; otherwise its row
+    is marked with this record here, in the same transaction: a server stopped between
+    the record and the upload's mark cannot exist, so a retry cannot make a second
+    record. An upload whose row is gone (terminated, expired), or was marked by another
+    process's transaction meanwhile, raises `Conflict` (the record undone).
     `queued_max_ms` (0: none) is the owner's quota of queued audio, checked here,
     in the writer's transaction, so two uploads at once cannot both squeeze in
     (`QuotaExceeded`).
@@ -50,8 +55,16 @@ class AcceptRecord(Command[Accepted]):
     via: Via | None = None
     watched_sha256: str | None = None
     """The watched folder's file's hash, remembered with the record (never read twice)."""
+    upload_id: str | None = None
 
     async def execute(self, ctx: WriteContext) -> Accepted:
+        if self.upload_id is not None:
+            async with ctx.conn.execute(q.uploads.BY_ID, {"id": self.upload_id}) as cursor:
+                upload = await cursor.fetchone()
+            if upload is None:
+                raise Conflict("the upload is gone")
+            if upload["record_id"] is not None:
+                return Accepted(record_id=upload["record_id"], created=False)
         if self.tg_chat_id is not None and self.tg_message_id is not None:
             params = {"chat_id": self.tg_chat_id, "message_id": self.tg_message_id}
             async with ctx.conn.execute(q.records.SELECT_RECORD_BY_TELEGRAM, params) as cursor:
@@ -88,4 +101,11 @@ class AcceptRecord(Command[Accepted]):
         if self.watched_sha256 is not None:
             await ctx.conn.execute(q.watch.REMEMBER, {"sha256": self.watched_sha256,
                                                       "record_id": self.record_id, "now": now})
+        if self.upload_id is not None:
+            cursor = await ctx.conn.execute(q.uploads.FINISH,
+                                            {"id": self.upload_id, "record_id": self.record_id})
+            if cursor.rowcount != 1:
+                # Another process finished (or removed) the upload meanwhile (PostgreSQL:
+                # the row was locked by its transaction): this record is undone.
+                raise Conflict("the upload was finished or removed meanwhile")
         return Accepted(record_id=self.record_id, created=True)

@@ -1,5 +1,6 @@
-"""Resumable uploads (tus): an upload begun, its stored bytes moved on, its record noted,
-the upload removed (docs/api.md, "Resumable uploads").
+"""Resumable uploads (tus): an upload begun, its stored bytes moved on, the upload
+removed (docs/api.md, "Resumable uploads"); its record is noted by `AcceptRecord`, in
+the record's own transaction.
 
 The bytes themselves live in a partial file beside the database (`web/uploads.py`);
 these rows make the offset durable across a restart of the server.
@@ -82,21 +83,6 @@ class SetUploadLength(Command[bool]):
         cursor = await ctx.conn.execute(q.uploads.SET_LENGTH,
                                         {"id": self.upload_id, "length": self.length})
         return bool(cursor.rowcount == 1)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FinishUpload(Command[None]):
-    """The complete upload became `record_id` (kept until the upload expires, so a
-    client that lost the last answer learns it from `HEAD`)."""
-
-    name: ClassVar[str] = "finish_upload"
-    savepoint: ClassVar[bool] = False
-    upload_id: str
-    record_id: str
-
-    async def execute(self, ctx: WriteContext) -> None:
-        await ctx.conn.execute(q.uploads.FINISH,
-                               {"id": self.upload_id, "record_id": self.record_id})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -36,6 +36,7 @@ UPDATE uploads SET length = :length, deferred = 0
 WHERE id = :id AND deferred = 1 AND received <= :length
 """
 
+# Run in `AcceptRecord`'s transaction, beside the record the upload became.
 FINISH = "UPDATE uploads SET record_id = :record_id WHERE id = :id AND record_id IS NULL\n"
 
 DELETE = "DELETE FROM uploads WHERE id = :id\n"

@@ -182,6 +182,22 @@ export async function send(kept, progress) {
   return kept;
 }
 
+/**
+ * The text heard so far of a recording being sent (a preview while it records:
+ * GET <upload>/text), or null where there is none to show: the upload not made
+ * yet, the server away, or a server that offers no preview.
+ * @param {Kept} kept
+ * @returns {Promise<string | null>}
+ */
+export async function textSoFar(kept) {
+  if (!kept.url) return null;
+  const response = await fetch(`${kept.url}/text`, { headers: CLIENT_HEADERS,
+    credentials: "same-origin" });
+  if (!response.ok) return null;
+  const body = await response.json();
+  return body.available ? body.text : null;
+}
+
 /** @param {string} text */
 function base64(text) {
   const bytes = new TextEncoder().encode(text);

@@ -144,6 +144,8 @@ export const MESSAGES = {
   "record.recording": "Recording… Each second is kept in this browser and sent as it goes.",
   "record.paused": "Paused.",
   "record.recording_sent": "Recording… {size} sent so far.",
+  "record.heard": "Heard so far",
+  "record.heard_note": "A preview while recording: the record's transcript follows once it is uploaded.",
   "record.offline": "Recording… The server cannot be reached now: the recording is kept in this browser and sent when it can be.",
   "record.sending": "Sending the rest…",
   "record.sent": "Sending… {percent}%",

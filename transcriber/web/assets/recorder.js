@@ -5,7 +5,9 @@
 // and resume, a level meter, the elapsed time, a wake lock while recording (the
 // screen stays on where the browser allows). On the next visit a recording
 // kept but not finished is offered to be sent; where the browser cannot record
-// (no microphone API, no MediaRecorder, no storage) the section says so.
+// (no microphone API, no MediaRecorder, no storage) the section says so. While
+// it records, the text the server heard so far in what was sent is shown below
+// (a preview: the record's own transcript follows once it is uploaded).
 
 import { h, replace } from "./dom.js";
 import { t } from "./i18n.js";
@@ -114,8 +116,11 @@ export function recorderSection() {
   const elapsed = h("span", { class: "recorder-time", "aria-label": t("record.elapsed") }, "00:00");
   const level = h("meter", { min: "0", max: "1", value: "0", "aria-label": t("record.level") });
   const state = h("p", { class: "upload-state", role: "status" });
+  const heardText = h("p", { class: "recorder-heard-text" });
+  const heard = h("div", { class: "recorder-heard", hidden: true, "aria-live": "polite" },
+    h("h3", {}, t("record.heard")), heardText, h("p", { class: "muted" }, t("record.heard_note")));
   section.append(h("p", { class: "recorder-controls" }, start, pause, stop, " ", elapsed, " ",
-    level), state, keptList);
+    level), state, heard, keptList);
 
   /** @type {MediaRecorder | null} */
   let recorder = null;
@@ -138,6 +143,11 @@ export function recorderSection() {
     try {
       await kept.send(recording);
       state.textContent = t("record.recording_sent", { size: `${Math.ceil(recording.sentBytes / 1024)} KiB` });
+      const text = await kept.textSoFar(recording).catch(() => null);
+      if (text) {
+        heardText.textContent = text;
+        heard.hidden = false;
+      }
     } catch {
       // Offline or the server away: everything is kept here; the next chunk tries again.
       state.textContent = t("record.offline");
@@ -165,6 +175,8 @@ export function recorderSection() {
       mime: type, started: now.getTime(), chunks: 0, bytes: 0, sentChunks: 0, sentBytes: 0,
       url: "", stopped: false, recordId: "" };
     await kept.save(recording);
+    heard.hidden = true;
+    heardText.textContent = "";
     // 32 kbit/s Opus carries speech well: 14 MB an hour over a phone's network.
     recorder = new MediaRecorder(stream, { mimeType: type, audioBitsPerSecond: 32000 });
     const own = recording;
