@@ -122,6 +122,9 @@ class Intake:
     the watched folder); the card's "From"."""
     watched_sha256: str | None = None
     """A watched folder's file: its hash, remembered in the record's transaction."""
+    space_id: str | None = None
+    """The space the record goes into, in the record's transaction; the door has
+    checked that the owner may add records there."""
 
 
 async def accept_stream(
@@ -207,6 +210,7 @@ async def _register(
             queued_max_ms=limits.queued_max_seconds * 1000,
             via=intake.via,
             watched_sha256=intake.watched_sha256,
+            space_id=intake.space_id,
         ))
         # A repeated Telegram message answers with the record stored before;
         # the copy just received is not needed.
