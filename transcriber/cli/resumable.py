@@ -177,7 +177,8 @@ def _metadata(name: str, language: str | None, space: str | None) -> str:
     # An absent `space` is the person's default space; an empty one, none (as `?space=`).
     pairs = {"filename": name, **({"language": language} if language else {}),
              **({"space": space} if space is not None else {})}
-    return ",".join(f"{key} {base64.b64encode(value.encode()).decode()}"
+    # A key alone is an empty value (tus).
+    return ",".join(f"{key} {base64.b64encode(value.encode()).decode()}" if value else key
                     for key, value in pairs.items())
 
 
