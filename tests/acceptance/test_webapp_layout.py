@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.helpers.webapp import AUDIO, Service, open_page
+from tests.helpers.webapp import Service, done_card, open_page
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
@@ -60,16 +60,8 @@ _EMPTY_BELOW = """
 async def _done_card(browser: Browser, service: Service, width: int) -> tuple[Page, Any]:
     from playwright.async_api import expect  # noqa: PLC0415
 
-    service.recognizer.pending_checks = 0
-    page, watch = await open_page(browser, service)
-    await page.set_viewport_size({"width": width, "height": 900})
-    await page.goto(service.base + "/upload")
-    await page.locator("#language").select_option("ru")
-    await page.locator("#file-input").set_input_files(AUDIO / "librivox_0880.mp3")
-    await expect(page.locator(".upload-done")).to_have_count(1)
-    await page.locator(".upload-done a").click()
-    await page.wait_for_url("**/records/*")
-    await expect(page.get_by_role("status")).to_have_text("Готово.", timeout=20_000)
+    page, watch = await open_page(browser, service, width=width)
+    await done_card(page, service)
     await expect(page.locator(".facts dt").first).to_be_visible()
     return page, watch
 

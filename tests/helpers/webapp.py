@@ -154,8 +154,16 @@ async def card_fetches(page: Page) -> list[dict[str, float]]:
     return fetches
 
 
-async def open_page(browser: Browser, service: Service) -> tuple[Page, Watch]:
-    page = await browser.new_page(viewport={"width": 1100, "height": 900})
+async def open_page(browser: Browser, service: Service, *, login: str | None = None,
+                    width: int = 1100, height: int = 900,
+                    locale: str | None = None) -> tuple[Page, Watch]:
+    """A page of its own (cookies, storage) watched for problems; `login`: the person the
+    reverse proxy says it is (`Remote-User` from loopback, a trusted proxy), else the
+    anonymous user; `locale`: the browser's language (else Chromium's own)."""
+    headers = {} if login is None else {"Remote-User": login}
+    page = await browser.new_page(viewport={"width": width, "height": height},
+                                  extra_http_headers=headers,
+                                  **({} if locale is None else {"locale": locale}))
     await page.add_init_script(CARD_FETCH_CLOCK)
     page.set_default_timeout(10_000)
     watch = Watch(problems=[], card_requests=[])
@@ -215,6 +223,22 @@ async def until_sought(page: Page, seconds: float) -> None:
     """The player was sought to `seconds` since `watch_seeks`."""
     await until_true_in_page(
         page, f"window.seeks.some((at) => Math.abs(at - {seconds}) < 0.05)")
+
+
+async def done_card(page: Page, service: Service, path: Path = AUDIO / "librivox_0880.mp3",
+                    ) -> None:
+    """Upload `path` in Russian through the upload page and open its card once it is done
+    (the recognizer answers at once)."""
+    from playwright.async_api import expect  # noqa: PLC0415
+
+    service.recognizer.pending_checks = 0
+    await page.goto(service.base + "/upload")
+    await page.locator("#language").select_option("ru")
+    await page.locator("#file-input").set_input_files(path)
+    await expect(page.locator(".upload-done")).to_have_count(1)
+    await page.locator(".upload-done a").click()
+    await page.wait_for_url("**/records/*")
+    await expect(page.get_by_role("status").first).to_have_text("Готово.", timeout=20_000)
 
 
 async def upload(page: Page, path: Path | dict[str, Any]) -> None:
