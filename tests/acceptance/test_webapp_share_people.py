@@ -14,19 +14,24 @@ from typing import TYPE_CHECKING
 import pytest
 from aiohttp import ClientSession
 
-from tests.helpers.webapp import Service, done_card, open_page
+from tests.helpers.webapp import Service, Watch, done_card, open_page
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser
+    from playwright.async_api import Browser, Page
 
 pytestmark = pytest.mark.timeout(90)
 
-PHONE = {"width": 360, "height": 740, "locale": "ru-RU"}
 # How far anything in the open dialog reaches past the window's right edge.
 _DIALOG_SPILL = """
 Math.max(0, ...[...document.querySelectorAll("dialog[open], dialog[open] *")]
   .map((el) => el.getBoundingClientRect().right - window.innerWidth))
 """
+
+
+async def _phone(browser: Browser, service: Service, login: str) -> tuple[Page, Watch]:
+    """`login`'s browser: a 360 px phone in Russian."""
+    return await open_page(browser, service, login=login, width=360, height=740,
+                           locale="ru-RU")
 
 
 async def _family(service: Service) -> None:
@@ -47,7 +52,7 @@ async def test_a_record_is_shared_with_a_person_and_moved_into_a_space_on_a_phon
     from playwright.async_api import expect  # noqa: PLC0415
 
     await _family(service)
-    page, watch = await open_page(browser, service, login="olga", **PHONE)
+    page, watch = await _phone(browser, service, "olga")
     page.on("dialog", lambda dialog: dialog.accept())
     await done_card(page, service)
     card_url = page.url
@@ -83,7 +88,7 @@ async def test_a_record_is_shared_with_a_person_and_moved_into_a_space_on_a_phon
     assert await history.locator("td", has_text="olga").count() >= 2
 
     # bob: the record in his list and its card, read only (no Share panel).
-    bob, bob_watch = await open_page(browser, service, login="bob", **PHONE)
+    bob, bob_watch = await _phone(browser, service, "bob")
     await bob.goto(service.base + "/")
     await expect(bob.get_by_role("link", name="librivox_0880.mp3")).to_be_visible()
     await bob.goto(card_url)
@@ -91,7 +96,7 @@ async def test_a_record_is_shared_with_a_person_and_moved_into_a_space_on_a_phon
     await expect(bob.get_by_text("young man, said the archivist.")).to_be_visible()
     await expect(bob.get_by_role("button", name="Поделиться…")).to_be_hidden()
     # vera, the space's viewer, sees it through the space.
-    vera, vera_watch = await open_page(browser, service, login="vera", **PHONE)
+    vera, vera_watch = await _phone(browser, service, "vera")
     await vera.goto(card_url)
     await expect(vera.get_by_text("young man, said the archivist.")).to_be_visible()
 

@@ -162,8 +162,7 @@ async def open_page(browser: Browser, service: Service, *, login: str | None = N
     anonymous user; `locale`: the browser's language (else Chromium's own)."""
     headers = {} if login is None else {"Remote-User": login}
     page = await browser.new_page(viewport={"width": width, "height": height},
-                                  extra_http_headers=headers,
-                                  **({} if locale is None else {"locale": locale}))
+                                  extra_http_headers=headers, locale=locale)
     await page.add_init_script(CARD_FETCH_CLOCK)
     page.set_default_timeout(10_000)
     watch = Watch(problems=[], card_requests=[])
