@@ -22,7 +22,7 @@ from tests.helpers.processes import free_port, start_server_with_fake_recognizer
 from tests.helpers.web import stored_files
 from transcriber.providers.ffmpeg import ffmpeg_executable
 from transcriber.settings import FfmpegSettings
-from transcriber.web.uploads import PERSIST_BYTES
+from transcriber.web.upload_bytes import PERSIST_BYTES
 
 # Over 10 s: two real `serve` processes and a 42 MB file.
 pytestmark = pytest.mark.slow

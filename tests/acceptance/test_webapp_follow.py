@@ -7,21 +7,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from aiohttp import ClientSession
 
 from tests.helpers.webapp import (
-    AUDIO,
     Service,
+    done_card,
     open_page,
+    put_transcript,
     until_sought,
     until_true_in_page,
-    upload,
     watch_seeks,
 )
-from transcriber.db.commands.edits import CorrectTranscript
-from transcriber.domain.transcripts import Word, dump_structure, plain_text
+from transcriber.domain.transcripts import Word
 from transcriber.ports import Utterance
-from transcriber.web import keys
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
@@ -53,21 +50,9 @@ async def test_a_word_plays_from_itself_and_the_played_line_is_followed(
         browser: Browser, service: Service) -> None:
     from playwright.async_api import expect  # noqa: PLC0415
 
-    service.recognizer.pending_checks = 0
     page, watch = await open_page(browser, service)
-    await page.goto(service.base + "/upload")
-    await upload(page, AUDIO / "librivox_0880.mp3")
-    await page.get_by_role("link", name="Open “librivox_0880.mp3”").click()
-    await page.wait_for_url("**/records/*")
-    record_id = page.url.rsplit("/", 1)[1]
-    await expect(page.get_by_role("status").first).to_have_text("Done.", timeout=20_000)
-    async with ClientSession() as session:
-        card = await (await session.get(f"{service.base}/app/audiorecords/{record_id}")).json()
-        me = await (await session.get(f"{service.base}/app/me")).json()
-    await service.app[keys.WRITER].ask(CorrectTranscript(
-        record_id=record_id, owner_id=me["id"], revision=card["revision"],
-        structure_json=dump_structure(LINES), text=plain_text(LINES),
-        revisions_max=service.app[keys.SETTINGS].storage.revisions_max))
+    record_id = await done_card(page, service, language=None, done="Done.")
+    await put_transcript(service, record_id, LINES)
     await page.reload()
     await expect(page.locator(".utterances > li")).to_have_count(len(LINES))
 

@@ -1,7 +1,8 @@
 """The card's share dialog in a real browser (headless Chromium) on a 360 px phone, in
 Russian: a link made with the recording, its address shown once and copied, opened
 in a browser with no identity (the page, its player and its download), counted on the
-card, then revoked and gone. The places for people and the space stand apart, empty.
+card, then revoked and gone. Within the service (test_webapp_share_people.py): the
+record shared with a person and moved into a space.
 The harness is `tests/helpers/webapp.py`, its fixtures in the conftest."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.helpers.webapp import AUDIO, Service, open_page
+from tests.helpers.webapp import Service, done_card, open_page
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
@@ -30,29 +31,20 @@ async def test_a_link_is_made_opened_counted_and_revoked_on_a_phone(
 ) -> None:
     from playwright.async_api import expect  # noqa: PLC0415
 
-    service.recognizer.pending_checks = 0
-    page, watch = await open_page(browser, service)
+    page, watch = await open_page(browser, service, width=360, height=740)
     await page.context.grant_permissions(["clipboard-read", "clipboard-write"],
                                          origin=service.base)
     page.on("dialog", lambda dialog: dialog.accept())
-    await page.set_viewport_size({"width": 360, "height": 740})
-    await page.goto(service.base + "/upload")
-    await page.locator("#language").select_option("ru")
-    await page.locator("#file-input").set_input_files(AUDIO / "librivox_0880.mp3")
-    await expect(page.locator(".upload-done")).to_have_count(1)
-    await page.locator(".upload-done a").click()
-    await page.wait_for_url("**/records/*")
-    await expect(page.get_by_role("status").first).to_have_text("Готово.", timeout=20_000)
+    await done_card(page, service)
 
     await expect(page.get_by_text("Эту запись видите только вы.")).to_be_visible()
     await page.get_by_role("button", name="Поделиться…").click()
     dialog = page.locator("dialog.share-dialog")
     await expect(dialog).to_be_visible()
     await expect(dialog.get_by_text("Ссылок пока нет.")).to_be_visible()
-    # The places the sharing within the service fills: there, apart, and empty now.
-    assert await dialog.locator("section.share-people").count() == 1
-    assert await dialog.locator("section.share-space").count() == 1
-    await expect(dialog.locator("section.share-people")).to_be_hidden()
+    # The sharing within the service stands apart: nobody yet, no space.
+    await expect(dialog.get_by_text("Пока ни с кем не поделились.")).to_be_visible()
+    await expect(dialog.get_by_text("Не в пространстве.")).to_be_visible()
     await dialog.get_by_label("Срок").select_option("30")
     await dialog.get_by_label("Вместе с записью").check()
     await dialog.get_by_role("button", name="Создать ссылку").click()

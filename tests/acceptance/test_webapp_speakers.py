@@ -10,16 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 from aiohttp import ClientSession
 
-from tests.helpers.webapp import (
-    AUDIO,
-    Service,
-    open_page,
-    upload,
-)
-from transcriber.db.commands.edits import CorrectTranscript
-from transcriber.domain.transcripts import dump_structure, plain_text
+from tests.helpers.webapp import Service, done_card, open_page, put_transcript
 from transcriber.ports import Utterance
-from transcriber.web import keys
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
@@ -39,25 +31,13 @@ async def test_speakers_coloured_renamed_and_a_line_moved(
 ) -> None:
     from playwright.async_api import expect  # noqa: PLC0415
 
-    service.recognizer.pending_checks = 0
     page, watch = await open_page(browser, service)
-    await page.goto(service.base + "/upload")
-    await upload(page, AUDIO / "librivox_0880.mp3")
-    await page.get_by_role("link", name="Open “librivox_0880.mp3”").click()
-    await page.wait_for_url("**/records/*")
-    record_id = page.url.rsplit("/", 1)[1]
-    await expect(page.get_by_role("status").first).to_have_text("Done.", timeout=20_000)
+    record_id = await done_card(page, service, language=None, done="Done.")
     await expect(page.locator(".speakers-panel")).to_be_hidden()  # no speakers told apart
 
     # The structure of a recording whose speakers were told apart (the fake recognizer tells
     # no one apart).
-    async with ClientSession() as session:
-        card = await (await session.get(f"{service.base}/app/audiorecords/{record_id}")).json()
-        me = await (await session.get(f"{service.base}/app/me")).json()
-    await service.app[keys.WRITER].ask(CorrectTranscript(
-        record_id=record_id, owner_id=me["id"], revision=card["revision"],
-        structure_json=dump_structure(DIALOGUE), text=plain_text(DIALOGUE),
-        revisions_max=service.app[keys.SETTINGS].storage.revisions_max))
+    await put_transcript(service, record_id, DIALOGUE)
     await page.reload()
 
     panel = page.locator(".speakers-panel")

@@ -14,22 +14,25 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from aiohttp import web
+from aiohttp import ClientSession, web
 
 from tests.helpers.audio import FIXTURES
 from tests.helpers.processes import free_port
 from tests.helpers.settings import SettingsFactory
+from transcriber.db.commands.edits import CorrectTranscript
+from transcriber.domain.transcripts import dump_structure, plain_text
 from transcriber.pipeline.steps import build_step_table
 from transcriber.ports import Utterance, WebhookTransport
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.service.app import build_app
 from transcriber.testing.recognizer import FakeRecognizer, FakeVoiceRecognizer
+from transcriber.web import keys
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
@@ -160,8 +163,15 @@ async def card_fetches(page: Page) -> list[dict[str, float]]:
     return fetches
 
 
-async def open_page(browser: Browser, service: Service) -> tuple[Page, Watch]:
-    page = await browser.new_page(viewport={"width": 1100, "height": 900})
+async def open_page(browser: Browser, service: Service, *, login: str | None = None,
+                    width: int = 1100, height: int = 900,
+                    locale: str | None = None) -> tuple[Page, Watch]:
+    """A page of its own (cookies, storage) watched for problems; `login`: the person the
+    reverse proxy says it is (`Remote-User` from loopback, a trusted proxy), else the
+    anonymous user; `locale`: the browser's language (else Chromium's own)."""
+    headers = {} if login is None else {"Remote-User": login}
+    page = await browser.new_page(viewport={"width": width, "height": height},
+                                  extra_http_headers=headers, locale=locale)
     await page.add_init_script(CARD_FETCH_CLOCK)
     page.set_default_timeout(10_000)
     watch = Watch(problems=[], card_requests=[])
@@ -221,6 +231,38 @@ async def until_sought(page: Page, seconds: float) -> None:
     """The player was sought to `seconds` since `watch_seeks`."""
     await until_true_in_page(
         page, f"window.seeks.some((at) => Math.abs(at - {seconds}) < 0.05)")
+
+
+async def done_card(page: Page, service: Service, path: Path = AUDIO / "librivox_0880.mp3",
+                    *, language: str | None = "ru", done: str = "Готово.") -> str:
+    """Upload `path` through the upload page (transcribed in `language`; None: the
+    default) and open its card once it is done, `done` being what the page says then in
+    its language (the recognizer answers at once); the record's id."""
+    from playwright.async_api import expect  # noqa: PLC0415
+
+    service.recognizer.pending_checks = 0
+    await page.goto(service.base + "/upload")
+    if language is not None:
+        await page.locator("#language").select_option(language)
+    await page.locator("#file-input").set_input_files(path)
+    await expect(page.locator(".upload-done")).to_have_count(1)
+    await page.locator(".upload-done a").click()
+    await page.wait_for_url("**/records/*")
+    await expect(page.get_by_role("status").first).to_have_text(done, timeout=20_000)
+    return page.url.rsplit("/", 1)[1]
+
+
+async def put_transcript(service: Service, record_id: str,
+                         utterances: Sequence[Utterance]) -> None:
+    """Give the anonymous user's record the transcript `utterances` (a structure the fake
+    recognizer does not make: speakers told apart, timed words), as a correction."""
+    async with ClientSession() as session:
+        card = await (await session.get(f"{service.base}/app/audiorecords/{record_id}")).json()
+        me = await (await session.get(f"{service.base}/app/me")).json()
+    await service.app[keys.WRITER].ask(CorrectTranscript(
+        record_id=record_id, owner_id=me["id"], revision=card["revision"],
+        structure_json=dump_structure(utterances), text=plain_text(utterances),
+        revisions_max=service.app[keys.SETTINGS].storage.revisions_max))
 
 
 async def upload(page: Page, path: Path | dict[str, Any]) -> None:

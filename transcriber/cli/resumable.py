@@ -75,18 +75,20 @@ class ResumableResult:
 
 
 async def send(session: aiohttp.ClientSession, server: URL, path: Path, size: int, *,
-               language: str | None, timeout_seconds: float, err: TextIO) -> ResumableResult:
-    """The file through tus; an upload a stopped run left is continued (`remembered`)."""
+               language: str | None, timeout_seconds: float, err: TextIO,
+               space: str | None = None) -> ResumableResult:
+    """The file through tus; an upload a stopped run left is continued (`remembered`).
+    `space`: the upload's `space` metadata (None: the person's default space)."""
     link = _Tus(session=session, server=server, limit=timeout_seconds)
     memory, key = remembered.memory_file(os.environ), remembered.key_of(str(server), path, size)
-    result = await _send(link, server, path, size, language=language, err=err,
+    result = await _send(link, server, path, size, language=language, space=space, err=err,
                          memory=memory, key=key)
     remembered.forget(memory, key)  # done or refused: nothing to come back to
     return result
 
 
 async def _send(link: _Tus, server: URL, path: Path, size: int, *, language: str | None,
-                err: TextIO, memory: Path, key: str) -> ResumableResult:
+                space: str | None, err: TextIO, memory: Path, key: str) -> ResumableResult:
     root = server / "app" / "uploads" / ""
     location: URL | None = None
     offset = 0
@@ -99,7 +101,7 @@ async def _send(link: _Tus, server: URL, path: Path, size: int, *, language: str
         except BadServerAnswer:
             location, offset = None, 0  # the server forgot it (expired): start again
     if location is None:
-        created = await link.create(path.name, size, language)
+        created = await link.create(path.name, size, language, space)
         if created.status != 201:
             return ResumableResult(status=created.status,
                                    message=error_message(created.body, created.reason),
@@ -171,9 +173,12 @@ def _record_id(text: str) -> str:
     return found
 
 
-def _metadata(name: str, language: str | None) -> str:
-    pairs = {"filename": name, **({"language": language} if language else {})}
-    return ",".join(f"{key} {base64.b64encode(value.encode()).decode()}"
+def _metadata(name: str, language: str | None, space: str | None) -> str:
+    # An absent `space` is the person's default space; an empty one, none (as `?space=`).
+    pairs = {"filename": name, **({"language": language} if language else {}),
+             **({"space": space} if space is not None else {})}
+    # A key alone is an empty value (tus).
+    return ",".join(f"{key} {base64.b64encode(value.encode()).decode()}" if value else key
                     for key, value in pairs.items())
 
 
@@ -183,10 +188,11 @@ class _Tus:
     server: URL
     limit: float
 
-    async def create(self, name: str, size: int, language: str | None) -> TusAnswer:
+    async def create(self, name: str, size: int, language: str | None,
+                     space: str | None) -> TusAnswer:
         for attempt in range(TRIES):
             answer = await self._call("POST", self.server / "app" / "uploads" / "", headers={
-                "Upload-Length": str(size), "Upload-Metadata": _metadata(name, language)})
+                "Upload-Length": str(size), "Upload-Metadata": _metadata(name, language, space)})
             if answer.status in (429, 503) and attempt + 1 < TRIES:
                 await asyncio.sleep(retry_seconds(answer.retry_after, attempt))
                 continue

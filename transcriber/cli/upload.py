@@ -165,7 +165,7 @@ async def _send_resumable(link: Link, client: Client, item: Item, size: int) -> 
     """A large file in pieces (`cli/resumable.py`): a dropped connection costs one piece.
     False when the server has no resumable uploads (the file goes in one request)."""
     outcome = await resumable.send(link.session, link.server, item.path, size,
-                                   language=client.language,
+                                   language=client.language, space=client.space,
                                    timeout_seconds=client.bounds.timeout_seconds, err=link.err)
     if outcome.unsupported:
         return False

@@ -67,7 +67,8 @@ WATCH_FILES = Counter(
     "transcriber_watch_files_total",
     "Files of the watched folders by outcome: taken (a record), seen (taken before, moved "
     "on without a second record), failed (refused, moved to failed/), changed (still "
-    "written while read), retried (a passing failure)", ["outcome"],
+    "written while read), retried (a passing failure); space_refused counts looks that left "
+    "the files waiting because watch.space is missing or not the owner's to fill", ["outcome"],
 )
 WORKER_RUNS = Counter(
     "transcriber_worker_runs_total", "Step runs by the stage claimed from and outcome",

@@ -125,6 +125,9 @@ class Intake:
     upload_id: str | None = None
     """A resumable upload's id: its row names the record in the record's transaction, so
     a server stopped right after cannot make a second record of it."""
+    space_id: str | None = None
+    """The space the record goes into, in the record's transaction; the door has
+    checked that the owner may add records there."""
 
 
 async def accept_stream(
@@ -211,6 +214,7 @@ async def _register(
             via=intake.via,
             watched_sha256=intake.watched_sha256,
             upload_id=intake.upload_id,
+            space_id=intake.space_id,
         ))
         # A repeated Telegram message (or a resumable upload finished already) answers
         # with the record stored before; the copy just received is not needed.

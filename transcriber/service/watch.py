@@ -15,6 +15,13 @@ to `done/`; one intake refuses moves to `failed/` with the reason in
 `failed/<name>.reason.txt`; a passing failure (the writer, ffmpeg busy) leaves it
 to the next look.
 
+With `watch.space` (a space's name) the records are filed into that space, in the
+record's own transaction, when `watch.owner` may add records there (its editor or
+admin). While the space does not exist or the owner may not, the files wait where
+they are (`watch_space_refused`, said once, and `space_refused` counted at each
+look): a recording never lands outside the space it was meant for, and the files
+are taken (after their stable time) once the owner may.
+
 Logs name the folder by its position in `watch.dirs` and the record, never a file's
 name.
 """
@@ -28,6 +35,7 @@ import hashlib
 import os
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from typing import Literal
 
 import structlog
 from aiohttp import web
@@ -40,6 +48,7 @@ from transcriber.db import reads
 from transcriber.db.commands.users import EnsureUser
 from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
+from transcriber.domain.access import AccessAnswer, Action, may_in_space
 from transcriber.domain.languages import configured_language
 from transcriber.domain.watch import (
     DONE_DIR,
@@ -114,6 +123,7 @@ class FolderWatcher:
         self._watching: dict[Path, Mapping[str, Watched]] = {}
         self._owner_id: str | None = None
         self._unreadable: set[Path] = set()
+        self._space_refused = False
 
     @property
     def pause_seconds(self) -> float:
@@ -127,6 +137,9 @@ class FolderWatcher:
     async def look_once(self) -> int:
         """One look at every folder; answers how many files became records."""
         taken = 0
+        space_id = await self._space()
+        if space_id is False:
+            return 0
         for index, folder in enumerate(self._folders):
             try:
                 found = await asyncio.to_thread(scan, folder)
@@ -141,7 +154,7 @@ class FolderWatcher:
                           stable_seconds=self._settings.watch.stable_seconds)
             watching = dict(result.watching)
             for path in result.ready:
-                outcome = await self._take(Path(path), index=index)
+                outcome = await self._take(Path(path), index=index, space_id=space_id)
                 taken += outcome == "taken"
                 if outcome == "again":
                     watching.pop(path, None)  # waits its stable time once more
@@ -155,7 +168,27 @@ class FolderWatcher:
             self._owner_id = user.id
         return self._owner_id
 
-    async def _take(self, path: Path, *, index: int) -> str:
+    async def _space(self) -> str | Literal[False] | None:
+        """The id of `watch.space` (None: no space set), or False while the owner may not
+        add records there (refused: the files wait)."""
+        name = self._settings.watch.space
+        if not name:
+            return None
+        space = await reads.access.space_by_name(self._readers, name=name)
+        role = None if space is None else await reads.access.role_in_space(
+            self._readers, space_id=space.id, user_id=await self._owner())
+        if space is None or may_in_space(Action.MOVE, role) is not AccessAnswer.ALLOWED:
+            WATCH_FILES.labels(outcome="space_refused").inc()
+            if not self._space_refused:  # said once, not at every look
+                self._space_refused = True
+                log.warning("watch_space_refused", exists=space is not None)
+            return False
+        if self._space_refused:
+            self._space_refused = False
+            log.info("watch_space_allowed", space_id=space.id)
+        return space.id
+
+    async def _take(self, path: Path, *, index: int, space_id: str | None) -> str:
         """`taken`, `seen` (taken before), `failed`, or `again` (left for a later look)."""
         try:
             sha256 = await asyncio.to_thread(sha256_of, path)
@@ -170,7 +203,7 @@ class FolderWatcher:
             log.info("watch_file_seen", folder=index, record_id=before.record_id)
             return "seen"
         try:
-            record_id = await self._accept(path, sha256)
+            record_id = await self._accept(path, sha256, space_id)
         except FileChanged:
             WATCH_FILES.labels(outcome="changed").inc()
             log.info("watch_file_changed", folder=index)
@@ -190,7 +223,7 @@ class FolderWatcher:
         log.info("watch_file_taken", folder=index, record_id=record_id)
         return "taken"
 
-    async def _accept(self, path: Path, sha256: str) -> str:
+    async def _accept(self, path: Path, sha256: str, space_id: str | None) -> str:
         server = self._settings.server
         digest = hashlib.sha256()
 
@@ -206,7 +239,7 @@ class FolderWatcher:
             return intake
 
         intake = Intake(owner_id=await self._owner(), original_name=path.name, via="folder",
-                        watched_sha256=sha256,
+                        watched_sha256=sha256, space_id=space_id,
                         language=configured_language(self._settings.recognizer.language))
         accepted = await accept_stream(
             intake, hashed(), files=self._files, writer=self._writer,

@@ -378,7 +378,8 @@ class WatchSettings:
     dirs: tuple[str, ...] = ()
     # The login the records belong to (created if new); required when `dirs` is set.
     owner: str = ""
-    # The space the records land in (accepted and kept for the sharing issue).
+    # The space (its name) the records are filed into; the owner must be its editor or
+    # admin there, else the files wait (docs/watched-folder.md).
     space: str = ""
     # A file is taken once its size and time stayed the same this long.
     stable_seconds: float = 10.0

@@ -16,6 +16,7 @@ from aiohttp.typedefs import Handler
 from transcriber.core.ids import parse_id
 from transcriber.db import reads
 from transcriber.db.commands.spaces import MoveRecord
+from transcriber.db.readers import ReaderPool
 from transcriber.domain.access import AccessAnswer, Action, Grant, may, may_in_space
 from transcriber.web import keys
 from transcriber.web.errors import ApiError, not_found
@@ -136,8 +137,7 @@ async def upload_space(request: web.Request, requested: str | None, *,
         if parsed is None:
             raise not_found("no such space")
         space_id = parsed
-    answer = may_in_space(Action.MOVE, await reads.access.role_in_space(
-        readers, space_id=space_id, user_id=person))
+    answer = await _filing(readers, space_id=space_id, person=person)
     if requested is None and answer is not AccessAnswer.ALLOWED:
         return None  # a default space the person has since left or may no longer fill
     if answer is AccessAnswer.NOT_FOUND:
@@ -145,6 +145,17 @@ async def upload_space(request: web.Request, requested: str | None, *,
     if answer is AccessAnswer.FORBIDDEN:
         raise forbidden("your role in that space does not let you add records")
     return space_id
+
+
+async def _filing(readers: ReaderPool, *, space_id: str, person: str) -> AccessAnswer:
+    return may_in_space(Action.MOVE, await reads.access.role_in_space(
+        readers, space_id=space_id, user_id=person))
+
+
+async def may_file_into(readers: ReaderPool, *, space_id: str, person: str) -> bool:
+    """Whether `person` may still add records to the space (a resumable upload's space,
+    checked again when its last byte arrives)."""
+    return await _filing(readers, space_id=space_id, person=person) is AccessAnswer.ALLOWED
 
 
 async def file_into_space(request: web.Request, record_id: str, space_id: str | None, *,

@@ -132,7 +132,8 @@ async def revoke_link(request: web.Request) -> web.Response:
     if link_id is None:
         raise not_found("no such link")
     try:
-        await request.app[keys.WRITER].ask(RevokeLink(link_id=link_id, record_id=record_id))
+        await request.app[keys.WRITER].ask(RevokeLink(
+            link_id=link_id, record_id=record_id, actor_id=current_user(request).id))
     except NotFound:
         raise not_found("no such link") from None
     log.info("link_revoked", record_id=record_id, link_id=link_id)

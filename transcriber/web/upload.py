@@ -45,7 +45,7 @@ from transcriber.pipeline.intake import (
     accept_stream,
 )
 from transcriber.web import keys
-from transcriber.web.access import file_into_space, upload_space
+from transcriber.web.access import upload_space
 from transcriber.web.archive import record_progress
 from transcriber.web.bearer import BEARER
 from transcriber.web.errors import ApiError
@@ -363,8 +363,8 @@ async def _receive(request: web.Request, owner_id: str) -> web.Response:
     accepted = await store(request, Intake(
         owner_id=owner_id, original_name=name,
         language=language or default_language(request.app), speakers=speakers,
+        space_id=space,
     ), chunks, expected_size=expected)
-    await file_into_space(request, accepted.record_id, space)
     record = await reads.records.card(request.app[keys.READERS], record_id=accepted.record_id,
                                       owner_id=owner_id)
     if record is None:  # pragma: no cover - the writer has just committed it

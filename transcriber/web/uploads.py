@@ -11,21 +11,21 @@ these routes like any other under `/app/`; a `PATCH` body is received under the
 one-shot upload's slots and pace watch (`uploadguard.guarded_body`), so no
 second door has weaker rules.
 
-Durability: the bytes go to a partial file (`web.partials`), and the offset
-to the upload's row through the writer, after an fsync, every `PERSIST_BYTES`
-and when a body ends early (a dropped connection, a stall). A server killed
-mid-`PATCH` loses at most the bytes since the last of those, and the client
-learns the offset to continue from with `HEAD`. A `PATCH` with
-`Upload-Checksum` is all or nothing: its bytes are kept only when they hash to
-the digest (460 otherwise), so it stores its offset once, at its end.
+The `space` metadata is decided as the one-shot upload's `space` field
+(`access.upload_space`): absent, the person's default space; empty, none; a
+space the uploader may not add records to is refused at `POST` (404, 403),
+before a byte is sent. The record is filed there in its own transaction when
+the last byte arrives, if the uploader still may (a member removed meanwhile
+gets a record of their own, logged as `upload_space_refused`).
+
+The bytes of a `PATCH` and their durability are `web.upload_bytes`'.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
-from typing import BinaryIO
 
+import structlog
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
@@ -35,7 +35,6 @@ from transcriber.core.ids import new_unguessable_id, parse_id
 from transcriber.core.observability import RESUMABLE_UPLOADS
 from transcriber.db import reads
 from transcriber.db.commands.uploads import (
-    AdvanceUpload,
     CreateUpload,
     DeleteUpload,
     SetUploadLength,
@@ -56,6 +55,7 @@ from transcriber.domain.uploads import (
 )
 from transcriber.pipeline.intake import Intake
 from transcriber.web import keys
+from transcriber.web.access import may_file_into, upload_space
 from transcriber.web.errors import ApiError
 from transcriber.web.identity import current_user
 from transcriber.web.language import check_language, default_language
@@ -70,8 +70,9 @@ from transcriber.web.openapi_uploads import (
     VERSION_ERROR,
 )
 from transcriber.web.operations import declare, empty
-from transcriber.web.partials import PARTIALS, PartialGone, Partials, sync
-from transcriber.web.upload import CHUNK_BYTES, store
+from transcriber.web.partials import PARTIALS, Partials
+from transcriber.web.upload import store
+from transcriber.web.upload_bytes import receive, ttl
 from transcriber.web.uploadguard import (
     UPLOAD_SLOTS,
     BodyTooSlow,
@@ -80,14 +81,11 @@ from transcriber.web.uploadguard import (
     too_slow,
 )
 
+log = structlog.get_logger(__name__)
+
 ROOT = "/app/uploads/"
 ITEM = "/app/uploads/{id}"
-# How often a long PATCH stores its offset for good (after an fsync): what a
-# server killed mid-PATCH can lose at most.
-PERSIST_BYTES = 8 * 1024 * 1024
 RECORD_ID_HEADER = "X-Record-Id"
-# tus names this status for a body that does not hash to its Upload-Checksum.
-CHECKSUM_MISMATCH = 460
 
 
 def setup_uploads(app: web.Application) -> None:
@@ -164,6 +162,9 @@ async def options(request: web.Request) -> web.Response:
         "Location": {"schema": {"type": "string"}}, "Upload-Expires": STATE["Upload-Expires"]}),
     400: "Malformed Upload-Length or Upload-Metadata, an empty file, an unknown language, or "
          "a body",
+    403: "Cross-site request, a read token, or a `space` where the user's role files no "
+         "records",
+    404: "A `space` that is not one of the user's",
     412: VERSION_ERROR, 413: "Upload-Length above the largest upload",
     429: "Rate limited, or too many unfinished uploads (too_many_open_uploads)",
     507: "No room for the file now",
@@ -192,9 +193,7 @@ async def create(request: web.Request) -> web.Response:
     except UploadHeaderError as exc:
         raise _bad(str(exc)) from None
     language = check_language(app, metadata.get("language") or None)
-    space = metadata.get("space") or None
-    if space is not None and parse_id(space) is None:
-        raise _bad("space must be a space's id")
+    space = await upload_space(request, metadata.get("space"))
     try:
         app[keys.FILES].check_room(None if deferred else length)
     except StorageFull:
@@ -206,7 +205,7 @@ async def create(request: web.Request) -> web.Response:
         upload = await app[keys.WRITER].ask(CreateUpload(
             upload_id=upload_id, owner_id=owner.id, length=length, deferred=deferred,
             filename=metadata.get("filename", "")[:FILENAME_MAX_CHARS],
-            language=language, space=parse_id(space),
+            language=language, space=space,
             ttl_seconds=server.resumable_expire_seconds,
             most=server.resumable_open_per_user_max))
     except Conflict:
@@ -291,14 +290,14 @@ async def _append(request: web.Request, owner_id: str, upload: Upload, offset: i
                        close=True, headers={"Retry-After": "300"}) from None
     try:
         async with guarded_body(request, request.app[UPLOAD_SLOTS], owner_id):
-            received = await _receive(request, upload, checksum)
+            received = await receive(request, upload, checksum)
     except BodyTooSlow:
         raise too_slow("upload_too_slow", "upload") from None
     except HttpProcessingError:
         raise ApiError(400, "incomplete_upload",
                        "the body ended before its declared length", close=True) from None
     upload = replace(upload, received=received,
-                     expires_at=stamp(request.app[keys.CLOCK], plus_seconds=_ttl(request)))
+                     expires_at=stamp(request.app[keys.CLOCK], plus_seconds=ttl(request)))
     if upload.complete:
         upload = await _finish(request, upload)
     return web.Response(status=204, headers=_headers(upload))
@@ -343,64 +342,6 @@ async def _named_length(request: web.Request, upload: Upload) -> Upload:
     return replace(upload, length=length, deferred=False)
 
 
-def _ttl(request: web.Request) -> float:
-    return request.app[keys.SETTINGS].server.resumable_expire_seconds
-
-
-async def _receive(request: web.Request, upload: Upload, checksum: Checksum | None) -> int:
-    """Append the body at the stored offset; the new offset, stored for good."""
-    partials = request.app[PARTIALS]
-    try:
-        handle = partials.open_at(upload.id, upload.received)
-    except PartialGone:
-        # Not removed here: with several web processes, each with its own data folder,
-        # the bytes may be on another one (docs/api.md); expiry removes it if not.
-        raise ApiError(410, "upload_lost", "this server does not hold the upload's bytes; "
-                       "start it again", close=True) from None
-    digest = None if checksum is None else checksum.new_hash()
-    stored = written = upload.received
-    with handle:
-        try:
-            async for chunk in request.content.iter_chunked(CHUNK_BYTES):
-                if written + len(chunk) > upload.length:
-                    raise ApiError(413, "past_upload_length",
-                                   "the body goes past the declared Upload-Length", close=True)
-                handle.write(chunk)
-                written += len(chunk)
-                if digest is not None:
-                    digest.update(chunk)
-                elif written - stored >= PERSIST_BYTES:
-                    stored = await _persist(request, handle, upload, stored, written)
-        except ApiError:
-            handle.truncate(stored)  # what was not acknowledged does not stay
-            raise
-        except BaseException:
-            # The body ended early (a dropped connection, a stall, the server
-            # stopping): keep what arrived, unless the checksum must see it whole.
-            if digest is None and written > stored:
-                await asyncio.shield(_persist(request, handle, upload, stored, written))
-            raise
-        if checksum is not None and digest is not None and digest.digest() != checksum.digest:
-            handle.truncate(stored)
-            raise ApiError(CHECKSUM_MISMATCH, "checksum_mismatch",
-                           "the body does not match its Upload-Checksum; nothing was kept",
-                           close=True)
-        if written > stored:
-            stored = await _persist(request, handle, upload, stored, written)
-    return stored
-
-
-async def _persist(request: web.Request, handle: BinaryIO, upload: Upload,
-                   stored: int, written: int) -> int:
-    await sync(handle)
-    moved = await request.app[keys.WRITER].ask(AdvanceUpload(
-        upload_id=upload.id, expected=stored, received=written, ttl_seconds=_ttl(request)))
-    if not moved:
-        raise ApiError(409, "offset_mismatch", "the upload moved on meanwhile; HEAD tells "
-                       "where to continue", close=True)
-    return written
-
-
 async def _finish_held(request: web.Request, upload: Upload) -> Upload:
     partials = request.app[PARTIALS]
     partials.busy.add(upload.id)
@@ -415,11 +356,17 @@ async def _finish(request: web.Request, upload: Upload) -> Upload:
     removed (nothing stays, as there), except when the refusal says to try again: the
     file could not be examined now (503), or the disk is full now (507)."""
     app = request.app
+    space = upload.space
+    if space is not None and not await may_file_into(
+            app[keys.READERS], space_id=space, person=upload.owner_id):
+        log.warning("upload_space_refused", space_id=space)
+        space = None
     # The record and the upload's mark are one transaction (`AcceptRecord`'s
     # `upload_id`): a server killed right after the record leaves an upload that names
     # it, and the retry answers that record instead of making a second one.
     intake = Intake(owner_id=upload.owner_id, original_name=upload.filename,
-                    language=upload.language or default_language(app), upload_id=upload.id)
+                    language=upload.language or default_language(app), upload_id=upload.id,
+                    space_id=space)
     try:
         accepted = await store(request, intake, app[PARTIALS].chunks(upload.id),
                                expected_size=upload.length)

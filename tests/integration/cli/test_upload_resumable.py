@@ -19,6 +19,9 @@ from tests.helpers.tokens import LiveService, live_service, make_token
 from tests.helpers.web import stored_files
 from transcriber.cli import resumable
 from transcriber.cli.upload import Client, upload
+from transcriber.db import reads
+from transcriber.db.commands.spaces import CreateSpace
+from transcriber.web import keys
 
 AUDIO = FIXTURES / "two_speakers.mp3"
 PIECE = 8 * 1024
@@ -79,10 +82,11 @@ class CuttingProxy:
         await asyncio.gather(pipe(reader, up_writer, True), pipe(up_reader, writer, False))
 
 
-async def _run(base: str, token: str, path: Path) -> tuple[int, str, str]:
+async def _run(base: str, token: str, path: Path,
+               space: str | None = None) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     client = Client(server=base, token=token or None, language=None, wait=False, fmt="txt",
-                    output=None)
+                    output=None, space=space)
     code = await upload(client, [path], out=out, err=err)
     return code, out.getvalue(), err.getvalue()
 
@@ -98,6 +102,21 @@ async def test_a_large_file_goes_in_pieces_and_lands_whole(
     assert hashlib.sha256(stored.read_bytes()).digest() == \
         hashlib.sha256(AUDIO.read_bytes()).digest()
     assert not list((data_dir / "uploads").iterdir())
+
+
+async def test_space_goes_with_the_pieces(service: LiveService) -> None:
+    """`--space ID` reaches the record through the resumable path too (its metadata)."""
+    token = await make_token(service.app, "alice")
+    readers = service.app[keys.READERS]
+    alice = await reads.users.by_login(readers, login="alice")
+    assert alice is not None
+    space = await service.app[keys.WRITER].ask(CreateSpace(space_name="family",
+                                                           admin_id=alice.id))
+    code, out, err = await _run(service.base, token, AUDIO, space=space.id)
+    assert code == 0, err
+    grant = await reads.access.grant(readers, record_id=out.split("\t")[0], user_id=alice.id)
+    assert grant is not None
+    assert grant.space_id == space.id
 
 
 async def test_a_connection_cut_mid_piece_continues_from_the_servers_offset(

@@ -291,11 +291,38 @@ async def test_an_opening_of_a_link_revoked_meanwhile_counts_nothing(
     made = await _link(client, record_id)
     writer = client.app[keys.WRITER]
     assert await writer.ask(CountOpening(link_id=str(made["id"]), record_id=record_id)) == 1
-    await writer.ask(RevokeLink(link_id=str(made["id"]), record_id=record_id))
+    owner = database.scalar("SELECT owner_id FROM audio_records WHERE id = :id",
+                            {"id": record_id})
+    await writer.ask(RevokeLink(link_id=str(made["id"]), record_id=record_id, actor_id=owner))
     assert await writer.ask(CountOpening(link_id=str(made["id"]), record_id=record_id)) == 0
     steps = [s for (s,) in database.rows(
         "SELECT step FROM record_events WHERE step LIKE 'link%' ORDER BY created_at, id")]
     assert steps == ["link_created", "link_opened", "link_revoked"]
+
+
+async def test_the_journal_names_who_made_and_revoked_a_link(client: Client) -> None:
+    """A space's admin shares the owner's record: the card's history says it was them,
+    and that nobody the service knows opened the link."""
+    record_id = await _record(client)
+    adam = {"Remote-User": "adam"}
+    space = await (await client.post("/app/spaces", json={"name": "family"},
+                                     headers=adam)).json()
+    added = await client.post(f"/app/spaces/{space['id']}/members",
+                              json={"login": "alice", "role": "editor"}, headers=adam)
+    assert added.status == 201
+    moved = await client.patch(f"/app/audiorecords/{record_id}", json={"space": space["id"]},
+                               headers={"Remote-User": "alice"})
+    assert moved.status == 200, await moved.text()
+    made = await _link(client, record_id, who="adam")
+    assert (await client.get(str(made["url"]))).status == 200
+    gone = await client.delete(f"/app/audiorecords/{record_id}/links/{made['id']}",
+                               headers=adam)
+    assert gone.status == 204
+    card = await (await client.get(f"/app/audiorecords/{record_id}",
+                                   headers={"Remote-User": "alice"})).json()
+    assert [(e["step"], e["by"]) for e in card["timeline"] if e["origin"] == "human"] == [
+        ("edited", "alice"), ("moved", "alice"), ("link_created", "adam"), ("link_opened", None),
+        ("link_revoked", "adam")]
 
 
 async def test_the_answers_match_the_document(client: Client) -> None:

@@ -33,7 +33,7 @@ from tests.helpers.tus import (
 from tests.helpers.web import Client, StartApi, stored_files
 from transcriber.core.errors import TransientFailure
 from transcriber.testing.transcoder import FakeTranscoder
-from transcriber.web import keys, uploads
+from transcriber.web import keys, upload_bytes
 from transcriber.web.partials import PARTIALS
 
 # ~0.3 MB in five pieces of 64 KiB: five PATCHes, well inside the rate limit.
@@ -159,7 +159,7 @@ async def test_a_connection_dropped_mid_patch_resumes_with_no_byte_lost(
 async def test_a_long_patch_stores_its_offset_as_it_goes(
         client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
     # A server killed in the middle of one long PATCH loses at most PERSIST_BYTES.
-    monkeypatch.setattr(uploads, "PERSIST_BYTES", 32 * 1024)
+    monkeypatch.setattr(upload_bytes, "PERSIST_BYTES", 32 * 1024)
     location = await create(client, len(AUDIO))
     release = asyncio.Event()
     patching = asyncio.ensure_future(client.patch(

@@ -29,6 +29,9 @@ def test_the_record_id_must_be_an_id() -> None:
             _record_id(text)
 
 
-def test_metadata_is_base64_with_the_language_only_when_given() -> None:
-    assert _metadata("звонок.mp3", None) == "filename 0LfQstC+0L3QvtC6Lm1wMw=="
-    assert _metadata("a", "ru") == "filename YQ==,language cnU="
+def test_metadata_is_base64_with_the_language_and_space_only_when_given() -> None:
+    assert _metadata("звонок.mp3", None, None) == "filename 0LfQstC+0L3QvtC6Lm1wMw=="
+    assert _metadata("a", "ru", None) == "filename YQ==,language cnU="
+    # An empty space is said (the person's own records only), an absent one is not.
+    assert _metadata("a", None, "") == "filename YQ==,space"
+    assert _metadata("a", None, "01jz") == "filename YQ==,space MDFqeg=="

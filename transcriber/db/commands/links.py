@@ -5,9 +5,11 @@ The commands never see a link's secret: the door hashes it
 revoke a record's link is the door's decision, taken before the command; the
 commands keep each link to its record (a link id of another record is not
 found). Each writes the record's journal (`record_events`, origin `human`):
-`link_created`, `link_revoked`, and `link_opened` once per link, at its first
-opening; later openings are the link row's `views` and `last_opened_at`, so
-neither table grows with the views.
+`link_created` and `link_revoked` by the person who made or revoked the link
+(`actor_id`, the timeline's `by`), and `link_opened` once per link, at its first
+opening, by nobody the service knows (someone outside with the link); later
+openings are the link row's `views` and `last_opened_at`, so neither table grows
+with the views.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class CreateLink(Command[LinkInfo]):
             "expires_at": self.expires_at,
         })
         await insert_event(ctx, record_id=self.record_id, origin="human",
-                           step="link_created", outcome="done")
+                           step="link_created", outcome="done", actor_id=self.created_by)
         async with ctx.conn.execute(q.links.BY_ID, {"id": link_id}) as cursor:
             created = await cursor.fetchone()
         assert created is not None
@@ -70,6 +72,8 @@ class RevokeLink(Command[None]):
     name: ClassVar[str] = "revoke_link"
     link_id: str
     record_id: str
+    actor_id: str
+    """Who revoked it (the journal's author)."""
 
     async def execute(self, ctx: WriteContext) -> None:
         cursor = await ctx.conn.execute(q.links.DELETE_OF_RECORD,
@@ -77,7 +81,7 @@ class RevokeLink(Command[None]):
         if cursor.rowcount != 1:
             raise NotFound(f"link {self.link_id} not found")
         await insert_event(ctx, record_id=self.record_id, origin="human",
-                           step="link_revoked", outcome="done")
+                           step="link_revoked", outcome="done", actor_id=self.actor_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

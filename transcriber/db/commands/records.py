@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 from transcriber.core.errors import Conflict, QuotaExceeded
 from transcriber.db import queries as q
 from transcriber.db.commands.files import StoredFile, insert_file
+from transcriber.db.commands.spaces import journal
 from transcriber.db.writer import Command, WriteContext
 from transcriber.domain.stages import FIRST_STAGE
 
@@ -56,6 +57,9 @@ class AcceptRecord(Command[Accepted]):
     watched_sha256: str | None = None
     """The watched folder's file's hash, remembered with the record (never read twice)."""
     upload_id: str | None = None
+    space_id: str | None = None
+    """The space the record is filed into, in its own transaction (the door checked that
+    the owner may add records there): a crash cannot leave it outside, owner-only."""
 
     async def execute(self, ctx: WriteContext) -> Accepted:
         if self.upload_id is not None:
@@ -108,4 +112,9 @@ class AcceptRecord(Command[Accepted]):
                 # Another process finished (or removed) the upload meanwhile (PostgreSQL:
                 # the row was locked by its transaction): this record is undone.
                 raise Conflict("the upload was finished or removed meanwhile")
+        if self.space_id is not None:
+            await ctx.conn.execute(q.spaces.MOVE_RECORD, {
+                "id": self.record_id, "space_id": self.space_id, "now": now})
+            await journal(ctx, record_id=self.record_id, step="moved", actor_id=self.owner_id,
+                          detail=self.space_id)
         return Accepted(record_id=self.record_id, created=True)

@@ -183,7 +183,9 @@ export function resume(id) {
 /**
  * Any of {title, brief, topics}; answers the updated card.
  * @param {string} id
- * @param {{title?: string, brief?: string, topics?: string[], speakers?: Record<string, string>}} fields
+ * `space` (the owner): the space's id to move the record into, null to take it out.
+ * @param {{title?: string, brief?: string, topics?: string[], speakers?: Record<string, string>,
+ *   space?: string | null}} fields
  * @returns {Promise<RecordCard>}
  */
 export function editRecord(id, fields) {
@@ -348,6 +350,34 @@ export function createLink(id, fields) {
  */
 export function revokeLink(id, linkId) {
   return request("DELETE", `${linksPath(id)}/${encodeURIComponent(linkId)}`);
+}
+
+/**
+ * The people a record is shared with directly: {items: [{login, role, created_at}]}.
+ * @param {string} id
+ * @param {Signal} [signal]
+ * @returns {Promise<{items: import("./types.js").Share[]}>}
+ */
+export function listShares(id, signal) {
+  return request("GET", `${recordPath(id)}/shares`, signal);
+}
+
+/**
+ * Share the record with a login as `viewer` or `editor` (again: change the role).
+ * @param {string} id
+ * @param {{login: string, role: "viewer" | "editor"}} fields
+ * @returns {Promise<import("./types.js").Share>}
+ */
+export function shareRecord(id, fields) {
+  return request("POST", `${recordPath(id)}/shares`, undefined, fields);
+}
+
+/**
+ * @param {string} id
+ * @param {string} login
+ */
+export function unshareRecord(id, login) {
+  return request("DELETE", `${recordPath(id)}/shares/${encodeURIComponent(login)}`);
 }
 
 /**

@@ -86,5 +86,14 @@ export function history(timeline) {
       h("td", {}, t(`outcome.${event.outcome}`)),
       h("td", {}, event.duration_ms === null ? ""
         : t("history.seconds", { seconds: (event.duration_ms / 1000).toFixed(1) })),
-      h("td", {}, event.origin === "human" ? t("history.person") : t("history.pipeline"))))));
+      h("td", {}, by(event))))));
+}
+
+// Who did it: the person's login when the journal names them; someone with a link
+// opened it; the pipeline's own steps.
+/** @param {TimelineEvent} event */
+function by(event) {
+  if (event.by) return event.by;
+  if (event.step === "link_opened") return t("history.link_visitor");
+  return event.origin === "human" ? t("history.person") : t("history.pipeline");
 }

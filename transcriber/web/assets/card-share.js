@@ -3,16 +3,19 @@
 // the record's links for people outside (expiry, views, last opened), makes
 // one (how long, with the recording or not), shows its address once with a
 // Copy button, and revokes one (asking first). Two places stand apart above
-// it, `space` (the record's space) and `people` (shared with a person), each
-// hidden while nothing fills it: the features that share within the service
-// put their controls there (`sharePanel(...).places`).
+// it, `space` (the record's space: the owner moves it) and `people` (shared
+// with a person: the owner and a space's admin), filled by card-share-people.js
+// and each hidden from whom may not use it. The panel is shown to those who may
+// share (the card's `role`: owner or admin); its summary says who sees the record.
 
 import * as api from "./api.js";
+import { peoplePart, spacePart } from "./card-share-people.js";
 import { h, replace } from "./dom.js";
 import { when } from "./format.js";
 import { t } from "./i18n.js";
 
 /** @typedef {import("./types.js").Link} Link */
+/** @typedef {import("./types.js").RecordCard} RecordCard */
 
 // Days a new link lasts (the server refuses more than `links.max_days`).
 export const LINK_DAYS = [1, 7, 30, 90];
@@ -67,8 +70,12 @@ function shownOnce(url, status) {
     h("p", { class: "muted small" }, t("share.shown_once")));
 }
 
-/** @param {string} id */
-export function sharePanel(id) {
+/**
+ * @param {string} id
+ * @param {{changed?: () => void}} [context] `changed`: a share or move was made (the
+ *   card asks for itself again)
+ */
+export function sharePanel(id, { changed = () => {} } = {}) {
   const status = h("p", { class: "muted small", role: "status", "aria-live": "polite" });
   const summary = h("p", { class: "muted small" });
   const made = h("div", {});
@@ -84,13 +91,15 @@ export function sharePanel(id) {
     h("p", {}, h("label", { for: "share-days" }, t("share.expires")), " ", days),
     h("p", {}, audio, " ", h("label", { for: "share-audio" }, t("share.with_audio"))),
     h("p", {}, create));
-  // Filled by the features that share within the service; hidden while empty.
+  const people = peoplePart({ id, status, changed });
+  const space = spacePart({ id, status, changed });
+  // Hidden from whom may not use them (`show`).
   const places = {
     space: h("section", { class: "share-place share-space", "aria-labelledby": "share-space-h",
-      hidden: true }, h("h3", { id: "share-space-h" }, t("share.space"))),
+      hidden: true }, h("h3", { id: "share-space-h" }, t("share.space")), space.element),
     people: h("section", { class: "share-place share-people",
       "aria-labelledby": "share-people-h", hidden: true },
-    h("h3", { id: "share-people-h" }, t("share.people"))),
+    h("h3", { id: "share-people-h" }, t("share.people")), people.element),
   };
   const linksPart = h("section", { class: "share-place", "aria-labelledby": "share-links-h" },
     h("h3", { id: "share-links-h" }, t("share.links")),
@@ -105,6 +114,19 @@ export function sharePanel(id) {
     hidden: true }, h("h2", { id: "share-panel-h" }, t("share.heading")), summary, open,
   dialog);
   let loaded = false;
+  let liveLinks = 0;
+  /** @type {RecordCard | null} */
+  let latest = null;
+
+  // Who sees the record besides its owner: its space, the people, the links.
+  function summarize() {
+    const parts = [];
+    if (latest?.space) parts.push(t("share.summary_space", { name: space.nameOf(latest.space) }));
+    const shared = latest?.shares?.length ?? 0;
+    if (shared) parts.push(t("share.summary_people", { count: shared }));
+    if (liveLinks) parts.push(t("share.summary", { count: liveLinks }));
+    summary.textContent = parts.length ? parts.join(" · ") : t("share.private");
+  }
 
   async function refresh() {
     try {
@@ -112,8 +134,8 @@ export function sharePanel(id) {
       replace(list, items.map((link) => linkRow(link, revoke)));
       list.hidden = items.length === 0;
       none.hidden = items.length !== 0;
-      const live = items.filter((link) => !link.expired).length;
-      summary.textContent = live ? t("share.summary", { count: live }) : t("share.private");
+      liveLinks = items.filter((link) => !link.expired).length;
+      summarize();
     } catch (error) {
       status.textContent = error.message;
     }
@@ -151,16 +173,27 @@ export function sharePanel(id) {
     status.textContent = "";
     dialog.showModal();
     refresh();
+    if (!places.people.hidden) people.refresh();
+    if (!places.space.hidden) space.refresh(latest?.space ?? null).then(summarize);
   });
   close.addEventListener("click", () => dialog.close());
   // The address is shown once: closing the dialog forgets it.
   dialog.addEventListener("close", () => replace(made));
 
-  function show() {
-    panel.hidden = false;
-    if (loaded) return;
+  /** @param {RecordCard} record */
+  function show(record) {
+    latest = record;
+    // A card without `role` is the owner's (a server before sharing).
+    const role = record.role ?? "owner";
+    panel.hidden = role !== "owner" && role !== "admin";
+    places.people.hidden = panel.hidden;
+    places.space.hidden = role !== "owner";
+    summarize();
+    if (panel.hidden || loaded) return;
     loaded = true;
     refresh();
+    // The space's name for the summary.
+    if (record.space) space.refresh(record.space).then(summarize);
   }
 
   return { panel, show, places };

@@ -68,7 +68,7 @@ export function renderCard(main, id, { navigate, params } = {}) {
   });
   const listen = player({ id, lines: lines.buttons });
   const downloads = downloadPanel(id);
-  const share = sharePanel(id);
+  const share = sharePanel(id, { changed: () => poller.refresh() });
   // A question about this recording only: the Ask page, scoped to it.
   const askInput = h("input", { type: "text", id: "card-ask", maxlength: 1000 });
   const askBox = h("form", { class: "panel ask-box" },
@@ -144,7 +144,7 @@ export function renderCard(main, id, { navigate, params } = {}) {
     replace(qualitySlot, qualityBanner(record.quality, listen.seek));
     listen.show(record);
     downloads.show(record);
-    share.show();
+    share.show(record);
     speakers.show(record);
     if (lines.show(record)) {
       find.redrawn(new Map(record.utterances.map((u) => [u.index, u.text])));

@@ -21,7 +21,8 @@ export function haltLabel(reason) {
 }
 
 const STEPS = ["normalize", "submit", "poll", "finish", "resume", "retranscribe",
-  "link_created", "link_revoked", "link_opened"];
+  "link_created", "link_revoked", "link_opened", "edited", "transcript_corrected", "moved",
+  "shared", "unshared"];
 
 /** @param {string} step */
 export function stepLabel(step) {
