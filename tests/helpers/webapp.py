@@ -174,6 +174,10 @@ async def open_page(browser: Browser, service: Service, *, login: str | None = N
                                   extra_http_headers=headers, locale=locale)
     await page.add_init_script(CARD_FETCH_CLOCK)
     page.set_default_timeout(10_000)
+    # Assertions wait as long as actions: `expect`'s own 5-s default failed a list search
+    # on a machine loaded to 13 (the answer came, late). Set where every page is opened.
+    from playwright.async_api import expect  # noqa: PLC0415
+    expect.set_options(timeout=10_000)
     watch = Watch(problems=[], card_requests=[])
 
     def on_console(message: Any) -> None:
