@@ -13,11 +13,12 @@ side by side, per condition and language.
   given, Whisper hears 1, 2 or 3 windows of 30 s of its speech; the detected language,
   its probability, the error and the speed.
 
-Conditions: TRANSCRIBER_BENCH_TABLE_VAD, _BATCH, _WINDOW (comma-separated names of
-`hard_audio.CONDITIONS`); speech length: TRANSCRIBER_BENCH_TABLE_SECONDS (overrides
-each table's own). One test per table:
+Conditions: TRANSCRIBER_BENCH_TABLE_VAD, _BATCH, _WINDOW (comma-separated condition
+names of `tests/helpers/hard_audio.py`); speech length: TRANSCRIBER_BENCH_TABLE_SECONDS
+(overrides each table's own). One test per table:
 `PYTHONPATH=$PWD pytest -m bench -s -p no:cacheprovider tests/bench/test_decoding_table.py`
-(the tables in docs/recognition.md, "Decoding chosen by measurement").
+(the tables in docs/recognition.md, "VAD threshold", "Batch size" and "Language-detection
+window").
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import orjson
 import pytest
 
-from tests.helpers import hard_audio
+from tests.helpers import hard_audio, invented_audio
 from tests.helpers.textmetrics import cer, wer
 from tests.helpers.whisper import MakeWhisper
 from transcriber.providers import whisper_decoding
@@ -60,6 +61,28 @@ BATCH_SIZES = (1, 2, 4, 8)
 LANGUAGE_WINDOWS = (1, 2, 3)
 
 
+class Recording(Protocol):
+    @property
+    def path(self) -> Path: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def language(self) -> str: ...
+    @property
+    def duration_s(self) -> float: ...
+
+
+def _build(name: str, seconds: float, target: Path) -> Recording:
+    """A hard-audio condition, or one of the invented-text corpus (its espeak-ng voices:
+    the Russian one passes for Bulgarian, the hard case for language detection)."""
+    if name in hard_audio.CONDITIONS:
+        condition = hard_audio.CONDITIONS[name]
+        hard_audio.require(condition.language)
+        return hard_audio.build(condition, seconds, target)
+    invented_audio.require(name)
+    return invented_audio.CONDITIONS[name][1](seconds, target)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cell:
     error: float
@@ -68,7 +91,7 @@ class Cell:
     probability: float | None
 
 
-def _decode(recognizer: WhisperRecognizer, recording: hard_audio.HardRecording,
+def _decode(recognizer: WhisperRecognizer, recording: Recording,
             language: str | None) -> Cell:
     started = time.perf_counter()
     payload = orjson.loads(recognizer._recognize(recording.path, threading.Event(), language))
@@ -82,7 +105,7 @@ def _decode(recognizer: WhisperRecognizer, recording: hard_audio.HardRecording,
 
 
 def _table(title: str, conditions: Sequence[str], seconds: float, settings: Sequence[S],
-              run: Callable[[S, hard_audio.HardRecording], Cell], folder: Path, *,
+              run: Callable[[S, Recording], Cell], folder: Path, *,
               languages: bool = False) -> dict[S, list[Cell]]:
     """Every condition's file decoded at each setting in turn (the shared machine's
     drift falls on all of them); the table printed as docs/recognition.md shows it."""
@@ -90,16 +113,12 @@ def _table(title: str, conditions: Sequence[str], seconds: float, settings: Sequ
     rows: list[str] = []
     # Each setting decodes a short file first: a recognizer's first part pays for its
     # model load and the VAD's session, which no column should carry.
-    first = hard_audio.CONDITIONS[conditions[0]]
-    hard_audio.require(first.language)
-    warm = hard_audio.build(first, 5.0, folder / "warm.flac")
+    warm = _build(conditions[0], 5.0, folder / "warm.flac")
     for setting in settings:
         run(setting, warm)
     for name in conditions:
-        condition = hard_audio.CONDITIONS[name]
-        hard_audio.require(condition.language)
-        recording = hard_audio.build(condition, seconds, folder / f"{name}.flac")
-        row = [name, condition.language]
+        recording = _build(name, seconds, folder / f"{name}.flac")
+        row = [name, recording.language]
         for setting in settings:
             cell = run(setting, recording)
             cells[setting].append(cell)
@@ -129,7 +148,7 @@ def test_vad_thresholds(make_whisper: MakeWhisper, tmp_path: Path,
                         monkeypatch: pytest.MonkeyPatch) -> None:
     recognizer = make_whisper(RecognizerSettings())
 
-    def run(threshold: float, recording: hard_audio.HardRecording) -> Cell:
+    def run(threshold: float, recording: Recording) -> Cell:
         monkeypatch.setattr(vad, "SPEECH_THRESHOLD", threshold)
         return _decode(recognizer, recording, recording.language)
 
@@ -149,7 +168,7 @@ def test_batch_sizes(make_whisper: MakeWhisper, tmp_path: Path) -> None:
     recognizers = {size: make_whisper(RecognizerSettings(batch_size=size))
                    for size in BATCH_SIZES}
 
-    def run(size: int, recording: hard_audio.HardRecording) -> Cell:
+    def run(size: int, recording: Recording) -> Cell:
         return _decode(recognizers[size], recording, recording.language)
 
     try:
@@ -168,19 +187,21 @@ def test_language_windows(make_whisper: MakeWhisper, tmp_path: Path,
                           monkeypatch: pytest.MonkeyPatch) -> None:
     recognizer = make_whisper(RecognizerSettings())
 
-    def run(windows: int, recording: hard_audio.HardRecording) -> Cell:
+    def run(windows: int, recording: Recording) -> Cell:
         monkeypatch.setattr(whisper_decoding, "LANGUAGE_WINDOWS", windows)
         return _decode(recognizer, recording, None)  # the language detected
 
     default = whisper_decoding.LANGUAGE_WINDOWS
     conditions = _names("TRANSCRIBER_BENCH_TABLE_WINDOW",
-                        "telephone,music_bed,russian_pink_5db,russian_brown_5db")
+                        "telephone,music_bed,russian_pink_5db,russian_brown_5db,"
+                        "espeak_russian,espeak_english")
     try:
         cells = _table("window", conditions, _seconds(70.0), LANGUAGE_WINDOWS, run, tmp_path,
                        languages=True)
     finally:
         asyncio.run(recognizer.close())
-    wanted = [hard_audio.CONDITIONS[name].language for name in conditions]
+    wanted = [hard_audio.CONDITIONS[name].language if name in hard_audio.CONDITIONS
+              else invented_audio.CONDITIONS[name][0] for name in conditions]
     right = {w: sum(c.language == lang for c, lang in zip(cells[w], wanted, strict=True))
              for w in LANGUAGE_WINDOWS}
     print("languages heard right by window:", right)

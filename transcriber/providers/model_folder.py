@@ -7,6 +7,9 @@ carries `manifest.json`:
     {"name": "gigaam-v3", "kind": "gigaam-onnx", "languages": ["ru"],
      "files": {"v3_ctc.onnx": "<sha256>", "v3_vocab.txt": "<sha256>"}}
 
+A `gigaam-onnx` folder holds exactly one of GigaAM v3's exports (CTC, RNN-T, their e2e
+forms, full or int8), told from its file names (`gigaam_export`).
+
 Every listed file's SHA-256 is computed and compared before the model is handed to its
 loader; a file missing, changed or not listed (beside the manifest) refuses the whole
 folder with a message naming the file, so a half-copied or tampered model never loads.
