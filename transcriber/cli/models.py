@@ -20,6 +20,7 @@ from transcriber.providers.model_folder import (
     WHISPER_CT2,
     ModelRefused,
     add_model,
+    gigaam_export,
     manifest_of,
     scan,
 )
@@ -83,6 +84,8 @@ def add_command(models_dir: Path, args: argparse.Namespace) -> int:
     try:
         manifest = manifest_of(source, name=args.name or source.name, kind=kind,
                                languages=languages)
+        if kind == GIGAAM_ONNX:  # refused now, not when a route first loads it
+            gigaam_export(manifest.files, folder=source.name)
     except ModelRefused as exc:
         print(f"transcriber: {exc}", file=sys.stderr)
         return EXIT_REFUSED

@@ -1,15 +1,18 @@
-"""GigaAM (CTC, ONNX) from the operator's models folder, through onnx-asr.
+"""GigaAM v3 (CTC or RNN-T, ONNX) from the operator's models folder, through onnx-asr.
 
 GigaAM v3 (Sber's Russian recognizer, MIT) is loaded by `onnx-asr` on the onnxruntime
 the service already has (numpy only, no torch); the folder is verified against its
-manifest first (`model_folder.load_verified`), and onnx-asr is given the folder itself,
-so it never reaches a hub. A part is cut into clips of speech (the service's one VAD,
-`speech_regions`, and `plan_clips`, at most `CLIP_SECONDS` each: the model is trained on
-short utterances), the clips decoded as one batch, and each token's CTC frame turned
-into a time (`frame_words`): a word runs from its first letter's frame to its last
-letter's frame plus one frame (40 ms). The answer is the local recognizer's saved JSON
-(`whisper.read_local_payload` reads it), with `model` naming this folder, so parts,
-speakers, search and subtitles run on it as on Whisper's.
+manifest first (`model_folder.load_verified`), its one export told from its files
+(`model_folder.gigaam_export`: CTC, RNN-T, their punctuated e2e forms, full or int8),
+and onnx-asr is given the folder itself, so it never reaches a hub. A part is cut into
+clips of speech (the service's one VAD, `speech_regions`, and `plan_clips`, at most
+`CLIP_SECONDS` each: the model is trained on short utterances), the clips decoded one
+by one, and each token's output frame turned into a time (`frame_words`): a word runs
+from its first letter's frame to its last letter's frame plus one frame (40 ms). Both
+decodings give one frame per token: CTC the first frame of a run of the token, RNN-T
+the encoder frame the transducer emitted it at. The answer is the local recognizer's
+saved JSON (`whisper.read_local_payload` reads it), with `model` naming this folder,
+so parts, speakers, search and subtitles run on it as on Whisper's.
 """
 
 from __future__ import annotations
@@ -30,15 +33,13 @@ from transcriber.core.errors import PermanentFailure, TransientFailure
 from transcriber.domain.vocabulary import corrected, term_words
 from transcriber.providers.clips import Loudness, plan_clips
 from transcriber.providers.memory import release_free_memory
-from transcriber.providers.model_folder import ModelRefused, load_verified
+from transcriber.providers.model_folder import ModelRefused, gigaam_export, load_verified
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.onnx import quiet_onnxruntime
 from transcriber.providers.recognizers import LOCAL
 
 log = structlog.get_logger(__name__)
 
-# onnx-asr's name for GigaAM v3's CTC export (its files: v3_ctc.onnx, v3_vocab.txt).
-ONNX_ASR_MODEL = "gigaam-v3-ctc"
 CLIP_SECONDS = 20.0
 _RATE = 16_000
 # A pause this long between two words starts a new utterance (the subtitles' cues and
@@ -128,19 +129,22 @@ class GigaamModel:
         with self._lock:
             if self._asr is None:
                 started = time.perf_counter()
-                load_verified(self._models_dir, self.name)
+                manifest = load_verified(self._models_dir, self.name)
+                export = gigaam_export(manifest.files, folder=self.name)
                 quiet_onnxruntime()  # telemetry off before onnx-asr makes its sessions
                 import onnx_asr  # noqa: PLC0415 - heavy, loaded only by its users
 
                 try:
                     self._asr = onnx_asr.load_model(
-                        ONNX_ASR_MODEL, str(self._models_dir / self.name),
+                        export.model, str(self._models_dir / self.name),
+                        quantization=export.quantization,
                         providers=["CPUExecutionProvider"]).with_timestamps()
                 except (onnx_asr.utils.ModelLoadingError, OSError, RuntimeError,
                         ValueError) as exc:
                     raise ModelRefused(f"{self.name} cannot be loaded by onnx-asr "
                                        f"({type(exc).__name__})") from None
-                log.info("gigaam_model_loaded", model=self.name,
+                log.info("gigaam_model_loaded", model=self.name, export=export.model,
+                         quantization=export.quantization,
                          seconds=round(time.perf_counter() - started, 2))
             return self._asr
 
@@ -179,7 +183,7 @@ class GigaamModel:
                                      result.logprobs, offset=clip.start,
                                      frame_seconds=FRAME_SECONDS))
         if terms:
-            # A CTC model takes no prompt: its near misses of the owner's names and
+            # GigaAM takes no prompt: its near misses of the owner's names and
             # terms are put right instead (`domain.vocabulary.corrected`).
             known = term_words(terms)
             words = [dataclasses.replace(w, text=corrected(w.text, known)) for w in words]

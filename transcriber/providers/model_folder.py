@@ -7,6 +7,9 @@ carries `manifest.json`:
     {"name": "gigaam-v3", "kind": "gigaam-onnx", "languages": ["ru"],
      "files": {"v3_ctc.onnx": "<sha256>", "v3_vocab.txt": "<sha256>"}}
 
+A `gigaam-onnx` folder holds exactly one of GigaAM v3's exports (CTC, RNN-T, their e2e
+forms, full or int8), told from its file names (`gigaam_export`).
+
 Every listed file's SHA-256 is computed and compared before the model is handed to its
 loader; a file missing, changed or not listed (beside the manifest) refuses the whole
 folder with a message naming the file, so a half-copied or tampered model never loads.
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -97,6 +100,53 @@ class ModelFolder:
     @property
     def verified(self) -> bool:
         return self.manifest is not None and self.problem is None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GigaamExport:
+    """Which of GigaAM v3's ONNX exports a `gigaam-onnx` folder holds: onnx-asr's name
+    for it and its quantization (None: the full-precision files)."""
+
+    model: str
+    quantization: str | None
+
+
+# GigaAM v3's exports as onnx-asr 0.12 finds them in a folder (its `v?` read as `v3`):
+# the model files (`{q}`: "" or ".int8") and the vocabulary. The RNN-T exports are three
+# models (encoder, prediction network, joint); the e2e ones write punctuation and
+# capitals.
+GIGAAM_EXPORTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("gigaam-v3-ctc", ("v3_ctc{q}.onnx",), "v3_vocab.txt"),
+    ("gigaam-v3-rnnt", ("v3_rnnt_encoder{q}.onnx", "v3_rnnt_decoder{q}.onnx",
+                        "v3_rnnt_joint{q}.onnx"), "v3_vocab.txt"),
+    ("gigaam-v3-e2e-ctc", ("v3_e2e_ctc{q}.onnx",), "v3_e2e_ctc_vocab.txt"),
+    ("gigaam-v3-e2e-rnnt", ("v3_e2e_rnnt_encoder{q}.onnx", "v3_e2e_rnnt_decoder{q}.onnx",
+                            "v3_e2e_rnnt_joint{q}.onnx"), "v3_e2e_rnnt_vocab.txt"),
+)
+GIGAAM_QUANTIZATIONS: tuple[str | None, ...] = (None, "int8")
+
+
+def gigaam_export(files: Iterable[str], *, folder: str) -> GigaamExport:
+    """Pure: the one GigaAM export whose files are all among `files` (top level), or
+    `ModelRefused`: none, or more than one (onnx-asr would pick by pattern, so which
+    model answers must not depend on what else lies in the folder)."""
+    present = set(files)
+    found = [GigaamExport(model=model, quantization=quantization)
+             for model, patterns, vocab in GIGAAM_EXPORTS
+             for quantization in GIGAAM_QUANTIZATIONS
+             if vocab in present and all(
+                 pattern.format(q=f".{quantization}" if quantization else "") in present
+                 for pattern in patterns)]
+    if not found:
+        raise ModelRefused(f"{folder} holds no GigaAM v3 export (v3_ctc.onnx, or "
+                           "v3_rnnt_encoder/decoder/joint.onnx, or their e2e or .int8 "
+                           "forms, with their vocabulary)")
+    if len(found) > 1:
+        named = ", ".join(e.model + (f" {e.quantization}" if e.quantization else "")
+                          for e in found)
+        raise ModelRefused(f"{folder} holds more than one GigaAM export ({named}): "
+                           "keep one per folder")
+    return found[0]
 
 
 def _safe_name(name: object) -> bool:

@@ -9,7 +9,8 @@ goes to the bundled model. All of them share one pool of model runs, so at most
 `recognizer.concurrency` run at once, the speaker engine included.
 
 Each routed model's folder is checked for shape when the service starts (a route to a
-missing or malformed folder stops it with a `ConfigError`) and verified file by file
+missing or malformed folder, or to a GigaAM folder without exactly one export, stops it
+with a `ConfigError`) and verified file by file
 before every load (a changed file refuses it: the part fails and is retried, the
 `model_refused` event names the model).
 """
@@ -33,6 +34,7 @@ from transcriber.providers.gigaam import GigaamModel
 from transcriber.providers.model_folder import (
     GIGAAM_ONNX,
     ModelRefused,
+    gigaam_export,
     load_verified,
     model_folder,
     read_manifest,
@@ -63,6 +65,8 @@ def build_routes(settings: RecognizerSettings, *, cache_dir: Path,
         try:
             folder = model_folder(models_dir, name)
             manifest = read_manifest(folder)
+            if manifest.kind == GIGAAM_ONNX:
+                gigaam_export(manifest.files, folder=name)  # one export, by its files
         except ModelRefused as exc:
             raise ConfigError(f"recognizer.routes.{language}", str(exc)) from None
         target: RouteTarget

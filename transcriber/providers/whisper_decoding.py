@@ -51,6 +51,12 @@ RATE = 16_000
 COMPRESSION_RATIO_THRESHOLD = 2.4
 LOG_PROB_THRESHOLD = -1.0
 NO_SPEECH_THRESHOLD = 0.6
+# A record whose language is not given: Whisper hears it in this many 30-s windows of
+# its speech (the first whose top language is over `LANGUAGE_THRESHOLD` decides, else
+# the language most windows put first), chosen on the hard-audio corpus against 2 and 3
+# (docs/recognition.md, "Language-detection window"; `tests/bench/test_decoding_table.py`).
+LANGUAGE_WINDOWS = 1
+LANGUAGE_THRESHOLD = 0.5
 # Unclipped speech shorter than this is a rounding of the plan, not a lost word.
 UNCLIPPED_MIN_SECONDS = 0.05
 
@@ -71,6 +77,8 @@ def decoding_options(settings: RecognizerSettings) -> dict[str, Any]:
         "vad_filter": True,
         # Text conditioned on the previous window is what lets a loop feed itself.
         "condition_on_previous_text": False,
+        "language_detection_segments": LANGUAGE_WINDOWS,
+        "language_detection_threshold": LANGUAGE_THRESHOLD,
     }
     if settings.batched:
         options["batch_size"] = settings.batch_size

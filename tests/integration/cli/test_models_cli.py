@@ -117,6 +117,25 @@ async def test_a_route_to_a_folder_that_is_not_a_model_stops_the_start(
         _routed(make_settings, tmp_path / "models", whisper_model)
 
 
+async def test_a_folder_with_two_gigaam_exports_is_refused_on_add_and_at_start(
+    make_settings: SettingsFactory, tmp_path: Path, whisper_model: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fetched = build_model(tmp_path / "fetched" / "gigaam-v3", WORDS)
+    build_model(fetched, WORDS, export="rnnt")  # the CTC export and the RNN-T one
+    (fetched / "manifest.json").unlink()
+    models = tmp_path / "models"
+    with kept_logging():
+        assert main(["models", "add", str(fetched), "--yes",
+                     "--config", str(_config(tmp_path, models))]) == 1
+    assert "more than one GigaAM export" in capsys.readouterr().err
+    assert not (models / "gigaam-v3").exists()
+    build_model(models / "gigaam-v3", WORDS)
+    build_model(models / "gigaam-v3", WORDS, export="rnnt")  # its manifest lists both
+    with pytest.raises(ConfigError, match=r"recognizer.routes.ru.*more than one GigaAM"):
+        _routed(make_settings, models, whisper_model)
+
+
 async def test_a_tampered_routed_folder_is_refused_and_never_loads(
     make_settings: SettingsFactory, tmp_path: Path, whisper_model: Path,
 ) -> None:

@@ -1,6 +1,7 @@
-"""GigaAM through onnx-asr: a tiny model with GigaAM v3 CTC's inputs and outputs
-(tests/helpers/gigaam_model.py) loaded by onnx-asr's real path from a verified folder,
-its CTC frames turned into word times, a tampered folder refused."""
+"""GigaAM through onnx-asr: tiny models with GigaAM v3's inputs and outputs, CTC and
+RNN-T (tests/helpers/gigaam_model.py), loaded by onnx-asr's real path from a verified
+folder, their token frames turned into word times, a tampered folder refused, the one
+export of a folder told from its files."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tests.helpers.gigaam_model import FRAME_SECONDS, build_model
 from transcriber.core.errors import TransientFailure
 from transcriber.providers.clips import Loudness, plan_clips
 from transcriber.providers.gigaam import GigaamModel, TimedWord, frame_words, utterances_of
+from transcriber.providers.model_folder import GigaamExport, ModelRefused, gigaam_export
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.whisper import read_local_payload
 
@@ -44,8 +46,11 @@ def _gigaam(models: Path) -> GigaamModel:
                        model_runs=ModelRuns(concurrency=1, threads=1))
 
 
-def test_onnx_asr_loads_the_verified_folder_and_answers_word_times(tmp_path: Path) -> None:
-    build_model(tmp_path / "gigaam-v3", WORDS)
+@pytest.mark.parametrize(("export", "suffix"), [("ctc", ""), ("rnnt", ""), ("ctc", ".int8"),
+                                               ("rnnt", ".int8")])
+def test_onnx_asr_loads_the_verified_folder_and_answers_word_times(
+        tmp_path: Path, export: str, suffix: str) -> None:
+    build_model(tmp_path / "gigaam-v3", WORDS, export=export, suffix=suffix)
     model = _gigaam(tmp_path)
     audio = np.random.default_rng(7).normal(0, 0.05, 16_000 * 30).astype(np.float32)
     regions = [(1.0, 3.0), (25.0, 27.0)]  # two clips: each emits the model's words
@@ -56,7 +61,8 @@ def test_onnx_asr_loads_the_verified_folder_and_answers_word_times(tmp_path: Pat
     assert len(clips) == 2
     words = [w for u in answer.utterances for w in u.words]
     assert [w.text for w in words] == ["привет", "мир"] * 2
-    # The CTC frame of each first letter, 40 ms a frame, on the part's timeline.
+    # The frame of each first letter (CTC: its run's first frame; RNN-T: the frame the
+    # transducer emitted it at), 40 ms a frame, on the part's timeline.
     expected = [clip.start + frame * FRAME_SECONDS for clip in clips
                 for frame in (WORDS[0][1] + 1, WORDS[1][1] + 1)]
     assert [w.start_ms for w in words] == [round(t * 1000) for t in expected]
@@ -90,3 +96,58 @@ def test_the_vocabulary_puts_a_near_miss_right(tmp_path: Path) -> None:
     assert [u.text for u in plain.utterances] == ["тимафей пришёл"]
     assert [w.text for u in told.utterances for w in u.words] == ["Тимофей", "пришёл"]
     assert [u.text for u in told.utterances] == ["Тимофей пришёл"]
+
+
+@pytest.mark.parametrize("export", ["e2e-ctc", "e2e-rnnt"])
+def test_an_e2e_export_keeps_its_capitals_and_punctuation(tmp_path: Path, export: str) -> None:
+    build_model(tmp_path / "gigaam-v3", [("Привет,", 5), ("мир.", 20)], export=export)
+    answer = read_local_payload(_gigaam(tmp_path).recognize(
+        np.zeros(16_000 * 4, dtype=np.float32), [(0.5, 3.0)], threading.Event()))
+    assert [u.text for u in answer.utterances] == ["Привет, мир."]
+    clip_start = 0.5 - 0.3  # the clip's padding
+    assert [(w.text, w.start_ms, w.end_ms) for u in answer.utterances for w in u.words] == [
+        ("Привет,", round((clip_start + 6 * 0.04) * 1000), round((clip_start + 13 * 0.04) * 1000)),
+        ("мир.", round((clip_start + 21 * 0.04) * 1000), round((clip_start + 25 * 0.04) * 1000))]
+
+
+def test_a_tampered_rnnt_joint_is_refused_and_never_loaded(tmp_path: Path) -> None:
+    folder = build_model(tmp_path / "gigaam-v3", WORDS, export="rnnt")
+    with (folder / "v3_rnnt_joint.onnx").open("ab") as handle:
+        handle.write(b"\0")
+    model = _gigaam(tmp_path)
+    with pytest.raises(TransientFailure, match=r"gigaam-v3/v3_rnnt_joint\.onnx does not match"):
+        model.recognize(np.zeros(16_000 * 3, dtype=np.float32), [(0.5, 2.5)],
+                        threading.Event())
+    assert model.release() is False
+
+
+RNNT = ["v3_rnnt_encoder.onnx", "v3_rnnt_decoder.onnx", "v3_rnnt_joint.onnx", "v3_vocab.txt"]
+
+
+@pytest.mark.parametrize(("files", "export"), [
+    (["v3_ctc.onnx", "v3_vocab.txt", "config.json"], GigaamExport(model="gigaam-v3-ctc",
+                                                                  quantization=None)),
+    ([*RNNT, "config.json"], GigaamExport(model="gigaam-v3-rnnt", quantization=None)),
+    ([n.replace(".onnx", ".int8.onnx") for n in RNNT],
+     GigaamExport(model="gigaam-v3-rnnt", quantization="int8")),
+    (["v3_e2e_ctc.onnx", "v3_e2e_ctc_vocab.txt"],
+     GigaamExport(model="gigaam-v3-e2e-ctc", quantization=None)),
+    ([n.replace("v3_", "v3_e2e_") for n in RNNT[:3]] + ["v3_e2e_rnnt_vocab.txt"],
+     GigaamExport(model="gigaam-v3-e2e-rnnt", quantization=None)),
+])
+def test_a_folder_s_export_is_told_from_its_files(files: list[str],
+                                                  export: GigaamExport) -> None:
+    assert gigaam_export(files, folder="gigaam-v3") == export
+
+
+@pytest.mark.parametrize(("files", "message"), [
+    (["v3_ctc.onnx"], "holds no GigaAM v3 export"),  # no vocabulary
+    (RNNT[1:], "holds no GigaAM v3 export"),  # the encoder missing
+    (["sub/v3_ctc.onnx", "v3_vocab.txt"], "holds no GigaAM v3 export"),  # not at the top
+    ([*RNNT, "v3_ctc.onnx"], r"more than one GigaAM export \(gigaam-v3-ctc, gigaam-v3-rnnt\)"),
+    (["v3_ctc.onnx", "v3_ctc.int8.onnx", "v3_vocab.txt"],
+     r"more than one GigaAM export \(gigaam-v3-ctc, gigaam-v3-ctc int8\)"),
+])
+def test_a_folder_with_no_export_or_two_is_refused(files: list[str], message: str) -> None:
+    with pytest.raises(ModelRefused, match=message):
+        gigaam_export(files, folder="gigaam-v3")

@@ -15,6 +15,10 @@ from transcriber.providers.speakers.features import SAMPLE_RATE
 # speech (the recognizer's VAD uses them too).
 TURN_MIN_SILENCE_MS: Final = 300
 TURN_PAD_MS: Final = 100
+# Silero's speech probability that starts a region (it ends under this less 0.15):
+# 0.5, Silero's own, chosen on the hard-audio corpus against 0.35 and 0.65
+# (docs/recognition.md, "VAD threshold"; `tests/bench/test_decoding_table.py`).
+SPEECH_THRESHOLD = 0.5
 
 
 def speech_regions(samples: Floats, *, max_speech_s: float = float("inf")) -> list[Span]:
@@ -27,7 +31,8 @@ def speech_regions(samples: Floats, *, max_speech_s: float = float("inf")) -> li
     )
 
     options = VadOptions(min_silence_duration_ms=TURN_MIN_SILENCE_MS, speech_pad_ms=TURN_PAD_MS,
-                         max_speech_duration_s=max_speech_s)
+                         max_speech_duration_s=max_speech_s,
+                         threshold=SPEECH_THRESHOLD)
     found = get_speech_timestamps(np.ascontiguousarray(samples, dtype=np.float32), options)
     scale = 1000 / SAMPLE_RATE
     return [Span(start_ms=int(r["start"] * scale), end_ms=int(r["end"] * scale)) for r in found]
