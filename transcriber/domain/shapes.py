@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
 import orjson
 from typing_extensions import TypedDict
@@ -320,51 +320,8 @@ class CardBody(RecordBody):
         "it")] = None
 
 
-class MatchBody(TypedDict):
-    """An utterance holding a query's words (`web.matches`, built in the match pool's
-    worker processes)."""
-
-    utterance_index: Annotated[int, Doc("The card's `utterances[].index`", minimum=0)]
-    start_ms: int
-    end_ms: int
-    speaker: Annotated[str, Doc(pattern=SPEAKER)] | None
-    snippet: Annotated[str, Doc("The utterance's text; a long one cut around its first "
-                                "mark, with … at a cut end", maxLength=240)]
-    marks: Annotated[list[Annotated[list[Count], Doc(minItems=2, maxItems=2)]], Doc(
-        "The matched words of the snippet: [start, end) in Unicode code points, in order")]
-
-
-for _bulk in (WordBody, UtteranceBody, MatchBody):
+for _bulk in (WordBody, UtteranceBody):
     setattr(_bulk, "__pydantic_config__", FORBID)  # noqa: B010 - a TypedDict's body takes no value
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SearchResultBody(RecordBody):
-    """A record found by `q`, with where its transcript holds the query's words."""
-
-    matches: Annotated[list[MatchBody], Doc(
-        "Up to 3 utterances holding the query's words (those holding the most terms), in "
-        "time order; empty when only the title, brief, file name or speaker names matched",
-        maxItems=3)]
-    ABSENT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"matches_partial"})
-
-    matches_partial: Annotated[Literal[True] | None, Doc(
-        "Present when the matching's CPU budget ran out before this record's transcript "
-        "was read whole")] = None
-
-    @classmethod
-    def of(cls, record: RecordBody, *, matches: list[MatchBody],
-           partial: bool) -> SearchResultBody:
-        return cls(**{f.name: getattr(record, f.name) for f in fields(RecordBody)},
-                   matches=matches, matches_partial=True if partial else None)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MatchListBody:
-    __pydantic_config__ = FORBID
-    matches: list[MatchBody]
-    partial: Annotated[bool, Doc("The matching's CPU budget ran out before the transcript "
-                                 "was read whole")]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -381,44 +338,6 @@ class Page(Generic[T]):
     __pydantic_config__ = FORBID
     items: list[T]
     next_cursor: str | None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SpaceBody:
-    """A space the asking person is a member of (docs/sharing.md), with their role."""
-
-    __pydantic_config__ = FORBID
-    id: Id
-    name: Annotated[str, Doc(minLength=1, maxLength=64)]
-    created_at: Time
-    role: Annotated[str, Doc(enum=["viewer", "editor", "admin"])]
-    default: Annotated[bool, Doc("The person's uploads go here when they name no "
-                                 "space")] = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VoiceBody:
-    """One of the owner's known voices: its name and counts (never its embeddings)."""
-
-    __pydantic_config__ = FORBID
-    id: Id
-    name: Annotated[str, Doc(maxLength=64)]
-    records: Annotated[int, Doc("Records it was learned from", minimum=0)]
-    talk_ms: Annotated[int, Doc("Speech it was learned from", minimum=0)]
-    created_at: Time
-    updated_at: Time
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VocabularyBody:
-    """The names and terms the recognizer is told (`GET/PUT /app/vocabulary`)."""
-
-    __pydantic_config__ = FORBID
-    terms: Annotated[list[Annotated[str, Doc(minLength=1, maxLength=64)]], Doc(
-        "The person's own, in their order (at most 200)", maxItems=200)]
-    voice_names: Annotated[list[str], Doc(
-        "The names of the person's known voices: told to the recognizer too, after the "
-        "terms (read only: rename a voice to change one)")]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,15 +19,8 @@ from transcriber.db.reads.records import ListItem
 from transcriber.domain import documents, transcripts
 from transcriber.domain.access import Action, allowed, role_name
 from transcriber.domain.search import Query
-from transcriber.domain.shapes import (
-    CardBody,
-    MatchListBody,
-    Page,
-    RecordBody,
-    SearchResultBody,
-    ShareBody,
-    UserBody,
-)
+from transcriber.domain.shapes import CardBody, Page, RecordBody, ShareBody, UserBody
+from transcriber.domain.shapes_search import MatchListBody, SearchResultBody
 from transcriber.domain.transcript_formats import FORMATS
 from transcriber.followups.card import Cards, record_summary
 from transcriber.pipeline.progress import OnItsWay

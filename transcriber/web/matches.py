@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from transcriber.domain import transcripts
 from transcriber.domain.search import Marks, Query, marks
-from transcriber.domain.shapes import MatchBody
+from transcriber.domain.shapes_search import MatchBody
 from transcriber.ports import Utterance
 
 RESULT_MATCHES = 3

@@ -17,6 +17,8 @@ from transcriber.domain import shapes_ask as a
 from transcriber.domain import shapes_integrations as i
 from transcriber.domain import shapes_links as sl
 from transcriber.domain import shapes_live as sv
+from transcriber.domain import shapes_people as sp
+from transcriber.domain import shapes_search as ss
 from transcriber.web.operations import JSON, ref
 
 
@@ -50,14 +52,14 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("Progress", s.ProgressBody), ("Record", s.RecordBody), ("Quality", s.QualityBody),
     ("Word", s.WordBody), ("Described", s.DescribedBody), ("Topic", s.TopicBody),
     ("TopicList", s.Page[s.TopicBody]),
-    ("RecordPage", s.Page[s.SearchResultBody | s.RecordBody]),
-    ("SearchResult", s.SearchResultBody), ("Match", s.MatchBody),
-    ("MatchList", s.MatchListBody), ("FileCopy", s.FileCopyBody),
+    ("RecordPage", s.Page[ss.SearchResultBody | s.RecordBody]),
+    ("SearchResult", ss.SearchResultBody), ("Match", ss.MatchBody),
+    ("MatchList", ss.MatchListBody), ("FileCopy", s.FileCopyBody),
     ("Utterance", s.UtteranceBody), ("Speaker", s.SpeakerBody),
-    ("Suggestion", s.SuggestionBody), ("Voice", s.VoiceBody),
-    ("VoiceList", s.Items[s.VoiceBody]), ("TimelineEvent", s.TimelineEventBody),
-    ("Vocabulary", s.VocabularyBody),
-    ("Card", s.CardBody), ("Space", s.SpaceBody), ("SpaceList", s.Items[s.SpaceBody]),
+    ("Suggestion", s.SuggestionBody), ("Voice", sp.VoiceBody),
+    ("VoiceList", s.Items[sp.VoiceBody]), ("TimelineEvent", s.TimelineEventBody),
+    ("Vocabulary", sp.VocabularyBody),
+    ("Card", s.CardBody), ("Space", sp.SpaceBody), ("SpaceList", s.Items[sp.SpaceBody]),
     ("Share", s.ShareBody), ("ShareList", s.Items[s.ShareBody]),
     ("Webhook", i.WebhookBody), ("WebhookCreated", i.WebhookCreatedBody),
     ("WebhookList", s.Items[i.WebhookBody]), ("Delivery", i.DeliveryBody),

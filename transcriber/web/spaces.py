@@ -29,7 +29,8 @@ from transcriber.domain.access import (
     Action,
     may_in_space,
 )
-from transcriber.domain.shapes import Items, ShareBody, SpaceBody
+from transcriber.domain.shapes import Items, ShareBody
+from transcriber.domain.shapes_people import SpaceBody
 from transcriber.domain.text import LoginRefused, canonical_login, text_problem
 from transcriber.web import keys
 from transcriber.web.access import answer_error, record_grant, upload_space

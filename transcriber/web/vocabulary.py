@@ -13,7 +13,7 @@ from aiohttp import web
 
 from transcriber.db import reads
 from transcriber.db.commands.vocabulary import SetVocabulary
-from transcriber.domain.shapes import VocabularyBody
+from transcriber.domain.shapes_people import VocabularyBody
 from transcriber.domain.vocabulary import VocabularyRefused, clean_terms
 from transcriber.web import keys
 from transcriber.web.errors import bad_request

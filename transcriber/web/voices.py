@@ -26,7 +26,8 @@ from transcriber.db.commands.voices import (
 )
 from transcriber.db.reads.voices import VoiceProfile
 from transcriber.domain import transcripts
-from transcriber.domain.shapes import ID_PATTERN, CardBody, Items, VoiceBody
+from transcriber.domain.shapes import ID_PATTERN, CardBody, Items
+from transcriber.domain.shapes_people import VoiceBody
 from transcriber.pipeline.voices import voice_rules
 from transcriber.web import keys
 from transcriber.web.archive import card_body, record_id_of
