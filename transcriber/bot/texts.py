@@ -26,6 +26,14 @@ LANGUAGES: tuple[Language, ...] = ("en", "ru")
 # Senders whose Telegram is set to one of these read Russian most easily.
 RUSSIAN_READERS = frozenset({"ru", "uk", "be", "kk"})
 
+# The keys and catalogues are named through this module by every door module.
+__all__ = [
+    "CATALOGUES", "EN", "LANGUAGES", "REPLY_SPANS_MAX", "RU", "RUSSIAN_READERS", "Language",
+    "T", "as_language", "audio_refused", "clock_time", "duration", "group_help",
+    "halt_notice", "halt_reason_text", "help_text", "hours", "language_for", "megabytes",
+    "quality_line", "quota_exceeded", "say", "spans_text", "too_large",
+]
+
 CATALOGUES: Mapping[Language, Mapping[T, str]] = {"en": EN, "ru": RU}
 
 _HALTS = {
@@ -142,3 +150,7 @@ def too_large(lang: Language, max_bytes: int) -> str:
 
 def help_text(lang: Language, max_bytes: int) -> str:
     return say(lang, T.HELP, limit=megabytes(lang, max_bytes))
+
+
+def group_help(lang: Language, max_bytes: int) -> str:
+    return say(lang, T.GROUP_HELP, limit=megabytes(lang, max_bytes))

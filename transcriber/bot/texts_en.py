@@ -119,4 +119,36 @@ EN: Mapping[T, str] = {
     T.HOURS: "{n} h",
     T.MINUTES: "{n} min",
     T.SECONDS: "{n} s",
+    T.GROUP_HELP: (
+        "In a group I transcribe the voice messages and audio sent here (up to {limit}) "
+        "into a space of the archive and reply here with the transcript. An editor or "
+        "admin of the space links the group with /link SPACE; /unlink stops it.\n\n"
+        "/status — the space's last five recordings\n"
+        "/ask QUESTION — where the space's recordings say it"
+    ),
+    T.GROUP_LINKED_TO: "This group files its recordings into «{space}».",
+    T.GROUP_NOT_LINKED: (
+        "This group is not linked to a space, so I keep nothing sent here. An editor or "
+        "admin of a space links it: /link SPACE"
+    ),
+    T.GROUP_PRIVATE_ONLY: "In a group, /last and /export answer only in a private chat with me.",
+    T.GROUP_STATUS_HEADER: "The latest recordings of «{space}»:",
+    T.GROUP_STATUS_NONE: "«{space}» has no recordings yet.",
+    T.LINK_USAGE: "Send /link with the space's name, e.g. /link Family",
+    T.LINK_IN_PRIVATE: (
+        "Send /link SPACE in the group chat you want to link, after adding me there. "
+        "Here, in our private chat, your recordings stay your own."
+    ),
+    T.LINK_NOT_ALLOWED: (
+        "Only the people this bot's owner has listed can link a group, and only to a space "
+        "where they are an editor or an admin."
+    ),
+    T.LINK_NO_SPACE: "You have no space of that name.",
+    T.LINK_FORBIDDEN: "Only the space's editors and admins can link a group to it.",
+    T.LINKED: (
+        "Linked: the voice messages and audio sent here become recordings of «{space}», "
+        "seen by its members, and I reply here with their transcripts."
+    ),
+    T.UNLINKED: "Unlinked: I keep nothing sent here any more.",
+    T.UNLINK_FORBIDDEN: "Only the space's editors and admins can unlink this group.",
 }

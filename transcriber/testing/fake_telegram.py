@@ -170,8 +170,9 @@ class FakeTelegram:
         message = self.message(sender_id=sender_id, document=document)
         return self.push_message(message), message
 
-    def push_text(self, *, sender_id: int, text: str) -> tuple[int, dict[str, Any]]:
-        message = self.message(sender_id=sender_id, text=text)
+    def push_text(self, *, sender_id: int, text: str,
+                  chat_id: int | None = None) -> tuple[int, dict[str, Any]]:
+        message = self.message(sender_id=sender_id, chat_id=chat_id, text=text)
         return self.push_message(message), message
 
     def sent_to(self, chat_id: int) -> list[SentMessage]:
