@@ -5,6 +5,8 @@
   keys (`text_keys`) and one catalogue per language (`texts_en`, `texts_ru`).
 - `client`: the aiogram `Bot` pointed at `telegram.api_base`.
 - `door`: the polling actor; an update is confirmed only after its record is stored.
+- `groups`: group chats linked to a space: `/link SPACE`, `/unlink`, whose record a
+  group's audio becomes.
 - `notifier`: the `Notifier` port over the Bot API (transcripts and halt notices).
 - `lifecycle`: the aiohttp cleanup contexts that start and stop the above.
 
