@@ -176,8 +176,8 @@ class Outbox(QueueWorker):
         address = ReplyAddress(record_id=record_id, source="telegram",
                                tg_chat_id=row.chat_id, tg_message_id=row.reply_to,
                                language=row.language)
-        if row.chat_id < 0 and not await group_sees(self._readers, chat_id=row.chat_id,
-                                                    record_id=record_id):
+        if row.chat_id < 0 and not await reads.telegram.group_sees(
+                self._readers, chat_id=row.chat_id, record_id=record_id):
             await self._end(row, "not_visible")
             return True
         try:
@@ -230,17 +230,6 @@ class Outbox(QueueWorker):
 
     def _now(self) -> str:
         return format_time(self._clock.now())
-
-
-async def group_sees(readers: ReaderPool, *, chat_id: int, record_id: str) -> bool:
-    """Whether a group chat may be told about the record: it is in the space the group
-    is linked to, and the link holds."""
-    group = await reads.telegram.group_of_chat(readers, chat_id=chat_id)
-    if group is None or not group.live():
-        return False
-    inside = await reads.webhooks.record_in_space(readers, record_id=record_id,
-                                                  space_id=group.space_id)
-    return inside is True
 
 
 async def transcript_for_reply(readers: ReaderPool, record_id: str) -> str:

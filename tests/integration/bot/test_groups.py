@@ -19,6 +19,8 @@ from tests.helpers.bot import ALICE_ID, BOB_ID, OGG, STRANGER_ID, DoorHarness, S
 from tests.helpers.factories import make_record, make_user
 from tests.helpers.pipeline import until
 from tests.helpers.texts import T, en
+from transcriber.bot.client import make_bot
+from transcriber.bot.status import StatusActor
 from transcriber.core.clock import SystemClock
 from transcriber.db import queries as q
 from transcriber.db.commands.spaces import CreateSpace, MoveRecord, RemoveMember, SetMember
@@ -28,6 +30,7 @@ from transcriber.db.writer import Command, WriteContext, Writer
 from transcriber.domain.access import AccessRole
 from transcriber.followups.reply import Outbox
 from transcriber.settings import TelegramSettings
+from transcriber.testing.clock import FakeClock
 from transcriber.testing.fake_telegram import FakeTelegram, SentMessage
 from transcriber.testing.notifier import RecordingNotifier
 from transcriber.web import keys
@@ -181,6 +184,52 @@ async def test_a_group_is_never_told_about_a_record_it_may_not_see(
     assert await told(move_out=True) == "ended:not_visible"
     assert await told(unlink=True) == "ended:not_visible"
     assert len(notifier.attempts) == 1
+
+
+async def test_a_group_stops_seeing_the_status_of_a_record_moved_out_of_its_space(
+    door_harness: Harness, fake_tg: FakeTelegram, writer: Writer, readers: ReaderPool,
+    clock: FakeClock,
+) -> None:
+    await _family(writer)
+    harness = door_harness()
+    harness.start()
+    _say(fake_tg, ALICE_ID, "/link Family")
+    _voice(fake_tg, ALICE_ID)
+    assert [a.text for a in await _answers(fake_tg, 2)] == [
+        en(T.LINKED, space="Family"), en(T.ACCEPTED)]
+    [record] = await readers.fetch_all("SELECT id, owner_id FROM audio_records", {})
+    bot = make_bot(harness.settings.telegram)
+    actor = StatusActor(bot, settings=harness.settings.telegram, readers=readers,
+                        writer=writer, clock=clock)
+    try:
+        await writer.ask(_Stage(record_id=record["id"], state="normalized"))
+        await actor.round()
+        assert [e.chat_id for e in fake_tg.edits] == [GROUP]  # in the space: followed
+        await writer.ask(MoveRecord(record_id=record["id"], space_id=None,
+                                    actor_id=record["owner_id"]))
+        await writer.ask(_Stage(record_id=record["id"], state="done"))
+        clock.advance(10.0)
+        await actor.round()
+    finally:
+        await bot.session.close()
+    assert len(fake_tg.edits) == 1  # moved out: the group hears nothing more of it
+    live = await readers.fetch_one("SELECT live FROM telegram_status WHERE record_id = :id",
+                                   {"id": record["id"]})
+    assert live is not None
+    assert live["live"] == 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Stage(Command[None]):
+    """A record moved on by the pipeline (its stage only)."""
+
+    name: ClassVar[str] = "test_group_stage"
+    record_id: str
+    state: str
+
+    async def execute(self, ctx: WriteContext) -> None:
+        await ctx.conn.execute("UPDATE audio_records SET state = :state WHERE id = :id",
+                               {"state": self.state, "id": self.record_id})
 
 
 async def test_a_linked_groups_voice_message_is_answered_in_the_group(

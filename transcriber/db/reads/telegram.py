@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.rows import columns
+from transcriber.db.reads.webhooks import record_in_space
 from transcriber.domain.access import AccessAnswer, AccessRole, Action, may_in_space, role_of
 
 
@@ -156,3 +157,12 @@ async def group_of_chat(readers: ReaderPool, *, chat_id: int) -> LinkedGroup | N
     row = await readers.fetch_one(q.telegram.GROUP_OF_CHAT, {"chat_id": chat_id})
     return None if row is None else LinkedGroup.from_row(row)
 
+
+async def group_sees(readers: ReaderPool, *, chat_id: int, record_id: str) -> bool:
+    """Whether a group chat may be told about the record (a reply, a status edit): it is
+    in the space the group is linked to, and the link holds."""
+    group = await group_of_chat(readers, chat_id=chat_id)
+    if group is None or not group.live():
+        return False
+    return await record_in_space(readers, record_id=record_id,
+                                 space_id=group.space_id) is True
