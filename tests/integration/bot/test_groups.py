@@ -19,6 +19,7 @@ from tests.helpers.bot import ALICE_ID, BOB_ID, OGG, STRANGER_ID, DoorHarness, S
 from tests.helpers.factories import make_record, make_user
 from tests.helpers.pipeline import until
 from tests.helpers.texts import T, en
+from tests.integration.bot.test_commands import Finish, Said
 from transcriber.bot.client import make_bot
 from transcriber.bot.status import StatusActor
 from transcriber.core.clock import SystemClock
@@ -139,6 +140,32 @@ async def test_a_linker_removed_from_the_space_takes_the_groups_view_along(
     assert [a.text for a in (await _answers(fake_tg, 4))[2:]] == [
         en(T.GROUP_NOT_LINKED), en(T.GROUP_NOT_LINKED)]
     assert len(await _records(readers)) == 1
+
+
+async def test_ask_in_a_group_answers_from_its_space_only(
+    door_harness: Harness, fake_tg: FakeTelegram, writer: Writer, clock: FakeClock,
+) -> None:
+    space_id = await _family(writer)
+    alice = await make_user(writer, "alice")
+    door_harness().start()
+    _say(fake_tg, ALICE_ID, "/link Family")
+    await _answers(fake_tg, 1)
+    for title, said, space in (("Закупки", "Поставщик бумаги поднял цены.", space_id),
+                               ("Личное", "Поставщик Зефир дороже.", None)):
+        clock.advance(1.0)
+        record_id = await make_record(writer, alice)
+        await writer.ask(Said(record_id=record_id, lines=(said,)))
+        await writer.ask(Finish(record_id=record_id, text=said, title=title))
+        if space is not None:
+            await writer.ask(MoveRecord(record_id=record_id, space_id=space, actor_id=alice.id))
+    _say(fake_tg, ALICE_ID, "/ask поставщик")
+    fake_tg.push_text(sender_id=ALICE_ID, text="/ask поставщик")  # the private chat
+    in_group, in_private = (await _answers(fake_tg, 3))[1:]
+    assert in_group.chat_id == GROUP
+    assert "Закупки" in (in_group.text or "")
+    assert "Зефир" not in (in_group.text or "")  # alice's own, outside the space
+    assert in_private.chat_id == ALICE_ID
+    assert "Зефир" in (in_private.text or "")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
