@@ -39,6 +39,7 @@ from transcriber.web import keys
 
 Harness = Callable[..., DoorHarness]
 GROUP = -1001234567890  # a supergroup's id as Telegram gives it
+BASIC_GROUP = -4012345678  # a basic group's
 BOT = "@transcriber_test_bot"
 
 
@@ -51,8 +52,9 @@ def _say(fake: FakeTelegram, sender: int, text: str) -> None:
     fake.push_text(sender_id=sender, text=text, chat_id=GROUP)
 
 
-def _voice(fake: FakeTelegram, sender: int) -> None:
-    fake.push_voice(sender_id=sender, file_id=fake.add_file(OGG), chat_id=GROUP)
+def _voice(fake: FakeTelegram, sender: int) -> dict[str, Any]:
+    _, message = fake.push_voice(sender_id=sender, file_id=fake.add_file(OGG), chat_id=GROUP)
+    return message
 
 
 async def _family(writer: Writer) -> str:
@@ -78,7 +80,7 @@ async def test_an_editor_links_the_group_and_every_senders_audio_goes_to_the_spa
     door_harness().start()
     # Not linked: a listed sender's audio is refused once (the bot does not nag), a
     # stranger's is ignored, and nothing is kept.
-    _voice(fake_tg, ALICE_ID)
+    assert _voice(fake_tg, ALICE_ID)["chat"]["type"] == "supergroup"
     _voice(fake_tg, ALICE_ID)
     _voice(fake_tg, STRANGER_ID)
     _say(fake_tg, BOB_ID, "/link Family")  # a viewer files nothing into the space
@@ -290,19 +292,20 @@ async def test_a_linked_groups_voice_message_is_answered_in_the_group(
     transcript replies to it in the group."""
     client = await start_service()
     space_id = await _family(client.app[keys.WRITER])
-    _say(fake_tg, ALICE_ID, f"/link{BOT} Family")
+    fake_tg.push_text(sender_id=ALICE_ID, text=f"/link{BOT} Family", chat_id=BASIC_GROUP)
     await _answers(fake_tg, 1)
     _, message = fake_tg.push_voice(sender_id=BOB_ID, file_id=fake_tg.add_file(OGG),
-                                    chat_id=GROUP)
+                                    chat_id=BASIC_GROUP)
     await _answers(fake_tg, 3)
     ack, reply = fake_tg.sent[1:3]
     assert ack.text == en(T.ACCEPTED)
-    assert (reply.chat_id, reply.reply_to) == (GROUP, message["message_id"])
+    assert message["chat"]["type"] == "group"
+    assert (reply.chat_id, reply.reply_to) == (BASIC_GROUP, message["message_id"])
     assert reply.text == "hello from the fake recognizer"  # what the fake recognizer hears
     readers = client.app[keys.READERS]
 
     async def filed() -> bool:
         return await _records(readers) == [{"login": "alice", "space_id": space_id,
-                                            "tg_chat_id": GROUP}]
+                                            "tg_chat_id": BASIC_GROUP}]
 
     await until(filed)
