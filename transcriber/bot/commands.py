@@ -14,9 +14,10 @@ record's, if it is the sender's) as a document made as the web app's download ma
 and speaker names).
 
 In a group linked to a space (`RunCommand.group`) the answer is about that space only,
-never the sender's own records: `/status` lists the space's last five, `/ask` answers
-from what the sender may see within the space (`rules` keeps `/last` and `/export`,
-which name the sender's own records, to a private chat).
+never the sender's own records, and only when the sender is a member of the space
+(what the group is told is what a member asked for): `/status` lists the space's last
+five, `/ask` answers from what the sender may see within the space (`rules` keeps
+`/last` and `/export`, which name the sender's own records, to a private chat).
 """
 
 from __future__ import annotations
@@ -72,6 +73,11 @@ async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
     lang = decision.language
     user = await writer.ask(EnsureUser(login=decision.login))
     group = decision.group
+    if group is not None and await reads.access.role_in_space(
+            readers, space_id=group.space_id, user_id=user.id) is None:
+        # The group hears about the space only when one of its members asks.
+        await _send(bot, message, texts.say(lang, T.GROUP_MEMBERS_ONLY, space=group.space_name))
+        return
     if decision.command == "/ask":
         await _send(bot, message, await ask_text(
             readers, owner_id=user.id, question=decision.argument, lang=lang,

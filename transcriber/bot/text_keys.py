@@ -72,6 +72,7 @@ class T(StrEnum):
     GROUP_PRIVATE_ONLY = "group_private_only"
     GROUP_STATUS_HEADER = "group_status_header"
     GROUP_STATUS_NONE = "group_status_none"
+    GROUP_MEMBERS_ONLY = "group_members_only"
     LINK_USAGE = "link_usage"
     LINK_IN_PRIVATE = "link_in_private"
     LINK_NOT_ALLOWED = "link_not_allowed"

@@ -134,6 +134,7 @@ EN: Mapping[T, str] = {
     T.GROUP_PRIVATE_ONLY: "In a group, /last and /export answer only in a private chat with me.",
     T.GROUP_STATUS_HEADER: "The latest recordings of «{space}»:",
     T.GROUP_STATUS_NONE: "«{space}» has no recordings yet.",
+    T.GROUP_MEMBERS_ONLY: "Only the members of «{space}» can ask about its recordings here.",
     T.LINK_USAGE: "Send /link with the space's name, e.g. /link Family",
     T.LINK_IN_PRIVATE: (
         "Send /link SPACE in the group chat you want to link, after adding me there. "

@@ -129,6 +129,7 @@ RU: Mapping[T, str] = {
     T.GROUP_PRIVATE_ONLY: "В группе /last и /export не работают: напишите мне в личный чат.",
     T.GROUP_STATUS_HEADER: "Последние записи «{space}»:",
     T.GROUP_STATUS_NONE: "В «{space}» пока нет записей.",
+    T.GROUP_MEMBERS_ONLY: "Спрашивать здесь о записях «{space}» могут только его участники.",
     T.LINK_USAGE: "Отправьте /link с названием пространства, например /link Семья",
     T.LINK_IN_PRIVATE: (
         "Отправьте /link ПРОСТРАНСТВО в том групповом чате, который хотите привязать, "

@@ -15,7 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tests.helpers.bot import ALICE_ID, BOB_ID, OGG, STRANGER_ID, DoorHarness, StartService
+from tests.helpers.bot import (
+    ALICE_ID,
+    ALLOWED,
+    BOB_ID,
+    OGG,
+    STRANGER_ID,
+    DoorHarness,
+    StartService,
+)
 from tests.helpers.factories import make_record, make_user
 from tests.helpers.pipeline import until
 from tests.helpers.texts import T, en
@@ -40,6 +48,7 @@ from transcriber.web import keys
 Harness = Callable[..., DoorHarness]
 GROUP = -1001234567890  # a supergroup's id as Telegram gives it
 BASIC_GROUP = -4012345678  # a basic group's
+CAROL_ID = 333  # listed in the tests that name her, never a member of the space
 BOT = "@transcriber_test_bot"
 
 
@@ -77,7 +86,7 @@ async def test_an_editor_links_the_group_and_every_senders_audio_goes_to_the_spa
     door_harness: Harness, fake_tg: FakeTelegram, writer: Writer, readers: ReaderPool,
 ) -> None:
     space_id = await _family(writer)
-    door_harness().start()
+    door_harness(allowed={**ALLOWED, str(CAROL_ID): "carol"}).start()
     # Not linked: a listed sender's audio is refused once (the bot does not nag), a
     # stranger's is ignored, and nothing is kept.
     assert _voice(fake_tg, ALICE_ID)["chat"]["type"] == "supergroup"
@@ -107,17 +116,20 @@ async def test_an_editor_links_the_group_and_every_senders_audio_goes_to_the_spa
     await make_record(writer, mine)  # bob's own, outside the space: never listed here
     _say(fake_tg, BOB_ID, f"/status{BOT}")
     _say(fake_tg, BOB_ID, "/last")
-    status, last = (await _answers(fake_tg, 10))[8:]
+    _say(fake_tg, CAROL_ID, "/status")  # listed, but no member of the space
+    _say(fake_tg, CAROL_ID, "/ask what")
+    status, last, carols, carols_ask = (await _answers(fake_tg, 12))[8:]
     lines = (status.text or "").split("\n")
     assert lines[0] == en(T.GROUP_STATUS_HEADER, space="Family")
     assert len(lines) == 4
     assert last.text == en(T.GROUP_PRIVATE_ONLY)
+    assert carols.text == carols_ask.text == en(T.GROUP_MEMBERS_ONLY, space="Family")
 
     # A viewer may not unlink; the linker may; then the group keeps nothing again.
     _say(fake_tg, BOB_ID, "/unlink")
     _say(fake_tg, ALICE_ID, f"/unlink{BOT}")
     _voice(fake_tg, ALICE_ID)
-    assert [a.text for a in (await _answers(fake_tg, 13))[10:]] == [
+    assert [a.text for a in (await _answers(fake_tg, 15))[12:]] == [
         en(T.UNLINK_FORBIDDEN), en(T.UNLINKED), en(T.GROUP_NOT_LINKED)]
     assert len(await _records(readers)) == 4
 
