@@ -263,6 +263,12 @@ async def test_a_group_stops_seeing_the_status_of_a_record_moved_out_of_its_spac
     assert [a.text for a in await _answers(fake_tg, 2)] == [
         en(T.LINKED, space="Family"), en(T.ACCEPTED)]
     [record] = await readers.fetch_all("SELECT id, owner_id FROM audio_records", {})
+
+    async def followed() -> bool:  # the door notes the status message after its answer
+        return await readers.fetch_one("SELECT live FROM telegram_status WHERE record_id = :id",
+                                       {"id": record["id"]}) is not None
+
+    await until(followed)
     bot = make_bot(harness.settings.telegram)
     actor = StatusActor(bot, settings=harness.settings.telegram, readers=readers,
                         writer=writer, clock=clock)
