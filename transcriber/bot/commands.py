@@ -12,6 +12,12 @@ marked sentences, each with its record's title, day and moment (docs/ask.md).
 record's, if it is the sender's) as a document made as the web app's download makes it
 (`documents.render_bytes`: the current correction, the record's title, date, duration
 and speaker names).
+
+In a group linked to a space (`RunCommand.group`) the answer is about that space only,
+never the sender's own records, and only when the sender is a member of the space
+(what the group is told is what a member asked for): `/status` lists the space's last
+five, `/ask` answers from what the sender may see within the space (`rules` keeps
+`/last` and `/export`, which name the sender's own records, to a private chat).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.telegram import RecentRecord
 from transcriber.db.writer import Writer
 from transcriber.domain import documents
-from transcriber.domain.ask import QUESTION_MAX, read_question
+from transcriber.domain.ask import QUESTION_MAX, AskScope, read_question
 from transcriber.domain.transcripts import BadStructure
 from transcriber.followups.reply import transcript_for_reply
 from transcriber.ports import Answerer, ReplyAddress
@@ -66,21 +72,33 @@ async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
                  answerer: Answerer | None = None, ask_prompt_chars: int = 12000) -> None:
     lang = decision.language
     user = await writer.ask(EnsureUser(login=decision.login))
+    group = decision.group
+    if group is not None and await reads.access.role_in_space(
+            readers, space_id=group.space_id, user_id=user.id) is None:
+        # The group hears about the space only when one of its members asks.
+        await _send(bot, message, texts.say(lang, T.GROUP_MEMBERS_ONLY, space=group.space_name))
+        return
     if decision.command == "/ask":
         await _send(bot, message, await ask_text(
             readers, owner_id=user.id, question=decision.argument, lang=lang,
-            today=clock.now().date(), answerer=answerer, max_prompt_chars=ask_prompt_chars))
+            today=clock.now().date(), answerer=answerer, max_prompt_chars=ask_prompt_chars,
+            space_id=None if group is None else group.space_id))
         return
     if decision.command == "/status":
-        records = await reads.telegram.latest_of_owner(readers, owner_id=user.id,
-                                                       limit=STATUS_RECORDS)
+        if group is not None:
+            records = await reads.telegram.latest_of_space(readers, space_id=group.space_id,
+                                                           limit=STATUS_RECORDS)
+        else:
+            records = await reads.telegram.latest_of_owner(readers, owner_id=user.id,
+                                                           limit=STATUS_RECORDS)
         shown: dict[str, StatusProgress] = {}
         if progress is not None:
             for record in records:
                 found = None if record.halted_at is not None else await progress(record.id)
                 if found is not None:
                     shown[record.id] = found
-        await _send(bot, message, status_list(lang, records, shown))
+        await _send(bot, message, status_list(
+            lang, records, shown, space=None if group is None else group.space_name))
         return
     if decision.command == "/export":
         await export(bot, message, decision, user_id=user.id, readers=readers)
@@ -101,13 +119,15 @@ async def answer(bot: Bot, message: Message, decision: rules.RunCommand, *,
 
 async def ask_text(readers: ReaderPool, *, owner_id: str, question: str,
                    lang: texts.Language, today: date, answerer: Answerer | None,
-                   max_prompt_chars: int) -> str:
+                   max_prompt_chars: int, space_id: str | None = None) -> str:
     """The `/ask` answer: the model's text (if any), then the passages' marked
-    sentences (plain text: Telegram shows it as it is)."""
+    sentences (plain text: Telegram shows it as it is); with `space_id`, from that
+    space's records only."""
     if not question:
         return texts.say(lang, T.ASK_EMPTY)
     try:
-        read = read_question(question[:QUESTION_MAX], today=today)
+        read = read_question(question[:QUESTION_MAX], today=today,
+                             scope=None if space_id is None else AskScope(space=space_id))
     except QueryTooBroad:
         return texts.say(lang, T.ASK_TOO_BROAD)
     found = await retrieve(readers, owner_id=owner_id, question=read)
@@ -129,12 +149,15 @@ async def ask_text(readers: ReaderPool, *, owner_id: str, question: str,
 
 
 def status_list(lang: texts.Language, records: Sequence[RecentRecord],
-                progress: Mapping[str, StatusProgress] | None = None) -> str:
+                progress: Mapping[str, StatusProgress] | None = None, *,
+                space: str | None = None) -> str:
     """The `/status` answer: one line per record, newest first, with the
-    recognition progress of those on their way."""
+    recognition progress of those on their way (`space`: a group's space's records)."""
     if not records:
-        return texts.say(lang, T.STATUS_NONE)
-    lines = [texts.say(lang, T.STATUS_HEADER)]
+        return texts.say(lang, T.STATUS_NONE) if space is None \
+            else texts.say(lang, T.GROUP_STATUS_NONE, space=space)
+    lines = [texts.say(lang, T.STATUS_HEADER) if space is None
+             else texts.say(lang, T.GROUP_STATUS_HEADER, space=space)]
     for record in records:
         name = record.title or record.original_filename or texts.say(lang, T.UNTITLED)
         if len(name) > NAME_MAX_CHARS:

@@ -14,6 +14,11 @@ cannot block the queue forever. A programming error is not retried: it
 leaves `run` and the supervisor stops the service loudly, as does a token
 Telegram does not know (401).
 
+In a group chat the door reads the group's link to a space first (`bot.groups`,
+docs/telegram.md "Group chats"): a linked group's audio becomes a record of the
+space, replied to in the group; a group not linked is told so once (per run of
+the service) when a listed sender sends audio there, and keeps nothing.
+
 Logged: update ids, record ids, reasons and error class names; never the
 text, caption or name of what was sent.
 """
@@ -32,7 +37,7 @@ from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramConflictError
 from aiogram.types import BotCommand, Message, ReplyParameters, Update
 
-from transcriber.bot import commands, rules, texts
+from transcriber.bot import commands, groups, rules, texts
 from transcriber.bot.client import file_url, local_file_chunks
 from transcriber.bot.status import ProgressSource
 from transcriber.bot.texts import T as Text
@@ -95,6 +100,8 @@ class TelegramDoor:
         """The id after the last update dealt with: what the next poll confirms."""
         self.busy = False
         """True while an update is being dealt with (the stop waits for it)."""
+        self._told_not_linked: set[int] = set()
+        """Group chats told they are not linked (once each: the bot does not nag)."""
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -200,15 +207,31 @@ class TelegramDoor:
 
     async def _handle(self, message: Message) -> str:
         """Deal with one message; the answer is the outcome for the metric."""
+        chat_id = message.chat.id
+        group = None
+        if rules.is_group(message):
+            group = await reads.telegram.group_of_chat(self._parts.readers, chat_id=chat_id)
         decision = rules.inspect_message(message, allowed=self._settings.allowed,
                                          max_bytes=self._settings.download_limit,
-                                         forced_language=self._settings.language)
+                                         forced_language=self._settings.language, group=group)
         if isinstance(decision, rules.Ignore):
             return "ignored"
         if isinstance(decision, rules.ChatCommand):
             await self._reply(message, decision.text)
             return "answered"
+        if isinstance(decision, rules.GroupCommand):
+            text, linked = await groups.answer(decision, chat_id=chat_id,
+                                               readers=self._parts.readers,
+                                               writer=self._parts.writer)
+            if linked:
+                self._told_not_linked.discard(chat_id)
+            await self._reply(message, text)
+            return "answered"
         if isinstance(decision, rules.Refuse):
+            if decision.reason == "not_linked":
+                if chat_id in self._told_not_linked:
+                    return "ignored"
+                self._told_not_linked.add(chat_id)
             return await self._refuse(message, decision.reason, decision.text)
         if isinstance(decision, rules.RunCommand):
             await commands.answer(self._bot, message, decision, settings=self._settings,
@@ -224,14 +247,22 @@ class TelegramDoor:
         return texts.language_for(code, forced=self._settings.language)
 
     async def _take(self, message: Message, decision: rules.TakeFile) -> str:
-        parts, lang = self._parts, decision.language
+        parts, lang, group = self._parts, decision.language, decision.group
+        if group is not None:
+            owner_id = await groups.owner_of(decision, group, readers=parts.readers,
+                                             writer=parts.writer)
+        else:
+            assert decision.login is not None  # rules: a private chat's sender is listed
+            owner_id = (await parts.writer.ask(EnsureUser(login=decision.login))).id
         stored = await reads.records.by_telegram_message(
             parts.readers, chat_id=message.chat.id, message_id=message.message_id)
         if stored is not None:
             log.info("telegram_repeated_update", record_id=stored)
+            if group is not None:  # an earlier try stored it and may not have filed it
+                await groups.file_into_space(stored, group, owner_id=owner_id,
+                                             readers=parts.readers, writer=parts.writer)
             await self._reply(message, texts.say(lang, Text.ACCEPTED))
             return "repeated"
-        user = await parts.writer.ask(EnsureUser(login=decision.login))
         limit = self._settings.download_limit
         try:
             telegram_file = await self._bot.get_file(decision.file_id)
@@ -243,7 +274,7 @@ class TelegramDoor:
         if not telegram_file.file_path:
             return await self._refuse(message, "not_downloadable",
                                       texts.say(lang, Text.NOT_DOWNLOADABLE))
-        intake = Intake(owner_id=user.id, original_name=decision.file_name, source="telegram",
+        intake = Intake(owner_id=owner_id, original_name=decision.file_name, source="telegram",
                         title=decision.title, tg_chat_id=message.chat.id,
                         tg_message_id=message.message_id)
         try:
@@ -277,6 +308,9 @@ class TelegramDoor:
             # symlink): not the sender's file. Logged by reason only, never the path.
             return await self._refuse(message, "outside_local_files",
                                       texts.say(lang, Text.NOT_DOWNLOADABLE))
+        if group is not None:
+            await groups.file_into_space(accepted.record_id, group, owner_id=owner_id,
+                                         readers=parts.readers, writer=parts.writer)
         log.info("telegram_record_stored", record_id=accepted.record_id,
                  created=accepted.created)
         first = texts.say(lang, Text.ACCEPTED)

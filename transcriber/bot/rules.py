@@ -1,8 +1,10 @@
 """Pure decisions of the Telegram door: no I/O here, only answers.
 
 What a message is (a file to take in, something to refuse, a command to
-answer, nothing to do), how long to wait before the next try, what kind an
-error from the Bot API is, and how a transcript goes back into the chat.
+answer, nothing to do), in a private chat or in a group chat (with the group's
+link to a space, read by the door: docs/telegram.md "Group chats"), how long to
+wait before the next try, what kind an error from the Bot API is, and how a
+transcript goes back into the chat.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from aiogram.types import Message
 
 from transcriber.bot import texts
 from transcriber.core.errors import IncompleteInput, TransientFailure
+from transcriber.db.reads.telegram import LinkedGroup
 from transcriber.domain.text import without_refused
 from transcriber.domain.transcript_formats import TranscriptFormat
 from transcriber.pipeline import policy
@@ -37,22 +40,29 @@ from transcriber.providers import media
 MESSAGE_MAX_UNITS = 4096
 HELP_COMMANDS = frozenset({"/start", "/help"})
 QUERY_COMMANDS = frozenset({"/status", "/last", "/ask", "/export"})
+GROUP_COMMANDS = frozenset({"/link", "/unlink"})
+# In a group only what is about the group's space is answered; these two name a
+# record of the sender's own (or the latest of theirs), so they stay private.
+PRIVATE_QUERIES = frozenset({"/last", "/export"})
 # What `/export` sends (documents.render_bytes): the ones a person opens or subtitles.
 EXPORT_FORMATS: tuple[TranscriptFormat, ...] = ("docx", "md", "txt", "srt")
 
-IntakeRefusalReason = Literal["not_allowed", "not_audio", "too_large"]
+IntakeRefusalReason = Literal["not_allowed", "not_audio", "too_large", "not_linked"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TakeFile:
-    """An allowed sender's audio: download it and store a record."""
+    """Audio to download and store: an allowed sender's, or any sender's in a group
+    linked to a space (`group`; `login` None for a sender not listed)."""
 
-    login: str
+    login: str | None
     file_id: str
     file_name: str
     size_bytes: int | None
     title: str
     language: texts.Language = "en"
+    group: LinkedGroup | None = None
+    """The group chat's live link: the record goes into its space."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +88,19 @@ class RunCommand:
     language: texts.Language
     argument: str = ""
     """What follows the command (`/ask`'s question, `/export`'s `docx 01J…`)."""
+    group: LinkedGroup | None = None
+    """Asked in a group linked to a space: answered about that space's records only."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupCommand:
+    """`/link SPACE` or `/unlink` in a group chat (from anyone: the door checks who)."""
+
+    command: Literal["/link", "/unlink"]
+    login: str | None
+    language: texts.Language
+    argument: str = ""
+    """`/link`'s space name."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,23 +108,31 @@ class Ignore:
     """Nothing to answer (a service message, a message without a sender)."""
 
 
-MessageDecision = TakeFile | Refuse | ChatCommand | RunCommand | Ignore
+MessageDecision = TakeFile | Refuse | ChatCommand | RunCommand | GroupCommand | Ignore
+
+
+def is_group(message: Message) -> bool:
+    """A group or supergroup chat (a channel is neither: the bot reads no channel)."""
+    return message.chat.type in ("group", "supergroup")
 
 
 def inspect_message(
-    message: Message, *, allowed: Mapping[str, str], max_bytes: int, forced_language: str = ""
+    message: Message, *, allowed: Mapping[str, str], max_bytes: int, forced_language: str = "",
+    group: LinkedGroup | None = None,
 ) -> MessageDecision:
+    """What to do with a message; `group` is the chat's link to a space when the chat is
+    a group (None: a private chat, or a group not linked)."""
     sender = message.from_user
     if sender is None or sender.is_bot:
         return Ignore()
     lang = texts.language_for(sender.language_code, forced=forced_language)
-    # In a group the bot may see every message: it speaks up only about audio
-    # from listed senders and about commands, never about the conversation.
-    private = message.chat.type == "private"
     login = allowed.get(str(sender.id))
+    if is_group(message):
+        return _in_group(message, login=login, lang=lang, max_bytes=max_bytes,
+                         group=group if group is not None and group.live() else None)
+    if message.chat.type != "private":
+        return Ignore()
     if login is None:
-        if not private:
-            return Ignore()
         return Refuse(reason="not_allowed",
                       text=texts.say(lang, texts.T.NOT_ALLOWED, user_id=sender.id))
     candidate = _audio_of(message)
@@ -109,26 +140,77 @@ def inspect_message(
         command = command_of(message.text)
         if command in HELP_COMMANDS:
             return ChatCommand(text=texts.help_text(lang, max_bytes))
-        if command == "/status":
-            return RunCommand(command="/status", login=login, language=lang)
-        if command == "/last":
-            return RunCommand(command="/last", login=login, language=lang)
-        if command == "/ask":
-            question = (message.text or "").split(maxsplit=1)[1:]
-            return RunCommand(command="/ask", login=login, language=lang,
-                              argument=question[0].strip() if question else "")
-        if command == "/export":
-            rest = (message.text or "").split(maxsplit=1)
-            return RunCommand(command="/export", login=login, language=lang,
-                              argument=rest[1] if len(rest) > 1 else "")
-        if _is_service_message(message) or not private:
+        if command in GROUP_COMMANDS:
+            return ChatCommand(text=texts.say(lang, texts.T.LINK_IN_PRIVATE))
+        if command in QUERY_COMMANDS:
+            return _query(message, command, login=login, lang=lang)
+        if _is_service_message(message):
             return Ignore()
         return Refuse(reason="not_audio", text=texts.say(lang, texts.T.NOT_AUDIO))
+    return _take(message, candidate, login=login, lang=lang, max_bytes=max_bytes)
+
+
+def _in_group(message: Message, *, login: str | None, lang: texts.Language, max_bytes: int,
+              group: LinkedGroup | None) -> MessageDecision:
+    """In a group the bot may see every message: it speaks up only about `/link` and
+    `/unlink` (to anyone: they are addressed to it), the commands of listed senders,
+    and audio (any sender's in a linked group, a listed sender's refused in one not
+    linked); never about the conversation, and only about the linked space's records."""
+    command = command_of(message.text)
+    if command in GROUP_COMMANDS:
+        return GroupCommand(command="/link" if command == "/link" else "/unlink",
+                            login=login, language=lang, argument=argument_of(message.text))
+    candidate = _audio_of(message)
+    if candidate is not None:
+        if group is not None:
+            return _take(message, candidate, login=login, lang=lang, max_bytes=max_bytes,
+                         group=group)
+        if login is None:
+            return Ignore()
+        return Refuse(reason="not_linked", text=texts.say(lang, texts.T.GROUP_NOT_LINKED))
+    if login is None:
+        return Ignore()
+    if command in HELP_COMMANDS:
+        state = (texts.say(lang, texts.T.GROUP_NOT_LINKED) if group is None
+                 else texts.say(lang, texts.T.GROUP_LINKED_TO, space=group.space_name))
+        return ChatCommand(text=texts.group_help(lang, max_bytes) + "\n\n" + state)
+    if command in QUERY_COMMANDS:
+        if group is None:
+            return ChatCommand(text=texts.say(lang, texts.T.GROUP_NOT_LINKED))
+        if command in PRIVATE_QUERIES:
+            return ChatCommand(text=texts.say(lang, texts.T.GROUP_PRIVATE_ONLY))
+        return _query(message, command, login=login, lang=lang, group=group)
+    return Ignore()
+
+
+def _query(message: Message, command: str, *, login: str, lang: texts.Language,
+           group: LinkedGroup | None = None) -> RunCommand:
+    argument = argument_of(message.text)
+    if command == "/status":
+        return RunCommand(command="/status", login=login, language=lang, group=group)
+    if command == "/last":
+        return RunCommand(command="/last", login=login, language=lang, group=group)
+    if command == "/ask":
+        return RunCommand(command="/ask", login=login, language=lang, argument=argument,
+                          group=group)
+    return RunCommand(command="/export", login=login, language=lang, argument=argument,
+                      group=group)
+
+
+def _take(message: Message, candidate: tuple[str, str, int | None, str], *,
+          login: str | None, lang: texts.Language, max_bytes: int,
+          group: LinkedGroup | None = None) -> MessageDecision:
     file_id, file_name, size, title = candidate
     if size is not None and size > max_bytes:
         return Refuse(reason="too_large", text=texts.too_large(lang, max_bytes))
     return TakeFile(login=login, file_id=file_id, file_name=file_name, size_bytes=size,
-                    title=_clean_title(message.caption or title), language=lang)
+                    title=_clean_title(message.caption or title), language=lang, group=group)
+
+
+def argument_of(text: str | None) -> str:
+    """What follows a command: `/ask@bot what was said` → `what was said`."""
+    rest = (text or "").split(maxsplit=1)[1:]
+    return rest[0].strip() if rest else ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,7 +11,9 @@ changed, at most one edit per chat every `telegram.status_edit_seconds`
 (`EditThrottle`); a 429 holds that chat for its `retry_after`. "message is
 not modified" counts as shown; a message Telegram no longer has (deleted)
 stops being followed. At `done` or a halt the last text is shown and the
-message is no longer followed. Nothing of the text is logged.
+message is no longer followed; so is one in a group chat that may no longer
+see its record (`reads.telegram.group_sees`: docs/telegram.md "Group chats").
+Nothing of the text is logged.
 """
 
 from __future__ import annotations
@@ -154,6 +156,13 @@ class StatusActor:
 
     async def _follow(self, status: LiveStatus) -> None:
         record_id, chat_id, state = status.record_id, status.chat_id, status.state
+        if chat_id < 0 and not await reads.telegram.group_sees(self._readers, chat_id=chat_id,
+                                                               record_id=record_id):
+            # A group that may no longer see the record hears nothing more about it.
+            await self._writer.ask(MarkStatusShown(record_id=record_id,
+                                                   shown_text=status.shown_text, live=False))
+            log.info("status_not_visible", record_id=record_id)
+            return
         halted = status.halted_at is not None
         lang = texts.as_language(status.language, forced=self._settings.language)
         text = render_status(lang, state=state, halted=halted, halt_reason=status.halt_reason,

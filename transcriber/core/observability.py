@@ -137,7 +137,7 @@ WEBHOOK_DELIVERIES = Counter(
     "transcriber_webhook_deliveries_total",
     "Webhook delivery attempts by outcome: retry (no 2xx; tried again later), or the "
     "delivery's end: delivered (2xx), failed (its window passed), gone (410: the webhook "
-    "was disabled)",
+    "was disabled), left_space (a space webhook's record left the space: never sent)",
     ["outcome"],
 )
 WEBHOOK_QUEUE_DEPTH = Gauge(

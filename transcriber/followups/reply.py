@@ -23,6 +23,11 @@ description is still pending waits for it, at most `describer.reply_wait_seconds
 after the row was written (the describer wakes the outbox when it is stored or
 has failed); then it goes with what there is.
 
+A group chat (its id is negative) is told about a record only while it may see it:
+the record is in the space the group is linked to and the link holds
+(`LinkedGroup.live`); a record moved out, a group unlinked or a link lapsed ends the
+row unsent (`not_visible`), checked right before each try.
+
 Known window: a process killed after Telegram took a message but before
 `MarkSent` landed sends it again after the restart (one round trip wide).
 Nothing of the text is logged.
@@ -171,6 +176,10 @@ class Outbox(QueueWorker):
         address = ReplyAddress(record_id=record_id, source="telegram",
                                tg_chat_id=row.chat_id, tg_message_id=row.reply_to,
                                language=row.language)
+        if row.chat_id < 0 and not await reads.telegram.group_sees(
+                self._readers, chat_id=row.chat_id, record_id=record_id):
+            await self._end(row, "not_visible")
+            return True
         try:
             if kind == "transcript":
                 heading = await reads.describe.reply_heading(self._readers, record_id=record_id)

@@ -15,7 +15,12 @@ is built at the first attempt — the record's card as `GET
 /app/audiorecords/{id}` answers it, without `transcript` and `utterances`,
 or, for a deletion or a record gone since, what was known when the event was
 written — and written to the delivery's row (`PinBody`) before that attempt
-is sent, so every later try, one after a crash included, sends the same bytes. What an answer
+is sent, so every later try, one after a crash included, sends the same bytes. A
+space's webhook (its admins', `space_id`) gets every event of a record in the space,
+its card as any member sees it (`role` `viewer`, no shares, no voice suggestions: the
+least a member is shown); before each try of such a delivery the record must still be
+in the space, else the delivery ends unsent (`left_space`): a record moved out stops
+reaching the space's receiver. What an answer
 means is `domain.webhooks.answered`: a 2xx delivers, a 410 disables the webhook,
 anything else is tried again by the one rule (`followups.retry`: 1 s doubling
 to 10 min, a longer `Retry-After` wins) unless that try would come after
@@ -53,7 +58,7 @@ from transcriber.core.observability import (
     WEBHOOK_TARGET_PAUSES,
 )
 from transcriber.db import reads
-from transcriber.db.commands.webhooks import PinBody, RecordAttempt
+from transcriber.db.commands.webhooks import DropLeftSpace, PinBody, RecordAttempt
 from transcriber.db.reads.webhooks import DueDelivery
 from transcriber.domain.shapes import ShareBody, plain
 from transcriber.domain.webhooks import (
@@ -81,6 +86,9 @@ log = structlog.get_logger(__name__)
 
 CardReader = Callable[[str, str], Awaitable[dict[str, Any] | None]]
 """(record id, owner id) → the record's card as the API answers it; None when gone."""
+
+MemberCardReader = Callable[[str, str], Awaitable[dict[str, Any] | None]]
+"""(record id, a member's id) → the card as any member of the record's space sees it."""
 
 TRANSCRIPT_FIELDS = ("transcript", "utterances")
 """The card's fields a delivery leaves out: the transcript's text stays in the archive."""
@@ -114,7 +122,8 @@ def build(parts: Parts) -> WebhookDelivery | None:
         return None
     return WebhookDelivery(writer=parts.writer, readers=parts.readers, clock=parts.clock,
                            transport=parts.webhook_transport,
-                           settings=parts.settings.webhooks, card=_plain_cards(parts.cards))
+                           settings=parts.settings.webhooks, card=_plain_cards(parts.cards),
+                           member_card=_member_cards(parts.cards))
 
 
 def _plain_cards(cards: Cards) -> CardReader:
@@ -131,18 +140,34 @@ def _plain_cards(cards: Cards) -> CardReader:
     return card
 
 
+def _member_cards(cards: Cards) -> MemberCardReader:
+    """The card a space's receiver gets: what the least of its members (a viewer) is
+    shown, whoever registered the webhook: no shares, no voice suggestions."""
+    async def card(record_id: str, member_id: str) -> dict[str, Any] | None:
+        grant = await reads.access.grant(cards.readers, record_id=record_id, user_id=member_id)
+        if grant is None:
+            return None
+        found = await cards.card(record_id, grant.owner_id, suggest=False)
+        if found is None:
+            return None
+        payload: dict[str, Any] = plain(replace(found, role="viewer", shares=None))
+        return payload
+    return card
+
+
 class WebhookDelivery(QueueWorker):
     event_prefix = "webhook"
 
     def __init__(self, *, writer: Writer, readers: ReaderPool, clock: Clock,
                  transport: WebhookTransport, settings: WebhookSettings,
-                 card: CardReader) -> None:
+                 card: CardReader, member_card: MemberCardReader | None = None) -> None:
         super().__init__(clock=clock, poll_seconds=settings.poll_seconds)
         self._writer = writer
         self._readers = readers
         self._transport = transport
         self._settings = settings
         self._card = card
+        self._member_card = member_card
         self._rule = RetryRule(base_seconds=settings.retry_base_seconds,
                                cap_seconds=settings.retry_cap_seconds,
                                window=timedelta(hours=settings.delivery_window_hours))
@@ -240,6 +265,12 @@ class WebhookDelivery(QueueWorker):
 
     async def attempt(self, due: DueDelivery) -> None:
         """One try of one delivery, its result written (never raises but for the writer)."""
+        if await self._left_space(due):
+            await self._writer.ask(DropLeftSpace(delivery_id=due.id))
+            WEBHOOK_DELIVERIES.labels("left_space").inc()
+            log.info("webhook_left_space", webhook_id=due.webhook_id, delivery_id=due.id,
+                     record_id=due.record_id)
+            return
         body = due.body
         if body is None:
             body = await self._writer.ask(PinBody(delivery_id=due.id,
@@ -300,12 +331,24 @@ class WebhookDelivery(QueueWorker):
         else:
             log.error("webhook_failed", **fields, error=error)
 
+    async def _left_space(self, due: DueDelivery) -> bool:
+        """A space webhook's delivery whose record is no longer in the space (a deletion
+        was written while it was, and a record gone since sends what was known)."""
+        if due.space_id is None or due.event == "record.deleted":
+            return False
+        inside = await reads.webhooks.record_in_space(self._readers, record_id=due.record_id,
+                                                      space_id=due.space_id)
+        return inside is False
+
     async def payload(self, due: DueDelivery) -> bytes:
         """The delivery's body: `{"id", "event", "created_at", "record"}`."""
         record: dict[str, Any] | None = None
         if due.event != "record.deleted":
             try:
-                record = await self._card(due.record_id, due.owner_id)
+                if due.space_id is None:
+                    record = await self._card(due.record_id, due.owner_id)
+                elif self._member_card is not None:
+                    record = await self._member_card(due.record_id, due.owner_id)
             except Exception as exc:  # the card cannot be read: what was known will do
                 log.warning("webhook_card_unreadable", delivery_id=due.id,
                             record_id=due.record_id, error=type(exc).__name__)

@@ -17,10 +17,12 @@ if TYPE_CHECKING:
     from transcriber.domain.quality import Quality
 
 UndeliveredReason = Literal["bot_not_running", "chat_missing", "blocked", "chat_not_found",
-                            "refused", "window_passed"]
+                            "refused", "window_passed", "not_visible"]
 """`bot_not_running`, `chat_missing`: P6, never sent later. `blocked` (403),
 `chat_not_found` and `refused` (other 4xx): Telegram's permanent refusal.
-`window_passed`: `telegram.delivery_window_hours` of failed tries."""
+`window_passed`: `telegram.delivery_window_hours` of failed tries. `not_visible`: a
+group chat that may no longer see the record (moved out of the group's space, the
+group unlinked, its link lapsed): never told about it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

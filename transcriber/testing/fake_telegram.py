@@ -56,6 +56,10 @@ from transcriber.testing.loopback import start_on_loopback
 __all__ = ["FakeTelegram", "SentMessage"]
 
 
+SUPERGROUP_IDS_BELOW = -1_000_000_000_000
+"""Telegram writes a supergroup's id as -100 followed by its own."""
+
+
 @dataclass
 class FakeTelegram:
     token: str = "123456:TEST-fake-token"  # noqa: S105 - a fake's token
@@ -131,11 +135,13 @@ class FakeTelegram:
 
     def message(self, *, sender_id: int, chat_id: int | None = None, **content: Any
                 ) -> dict[str, Any]:
-        """A message as Telegram sends it (a private chat unless `chat_id` names a group)."""
+        """A message as Telegram sends it (a private chat unless `chat_id` names a group:
+        a basic group's id is negative, a supergroup's `-100…`)."""
         message_id = next(self._message_ids)
         chat: dict[str, Any] = {"id": sender_id, "type": "private", "first_name": "Sender"}
         if chat_id is not None and chat_id != sender_id:
-            chat = {"id": chat_id, "type": "group", "title": "A group"}
+            kind = "supergroup" if chat_id <= SUPERGROUP_IDS_BELOW else "group"
+            chat = {"id": chat_id, "type": kind, "title": "A group"}
         return {"message_id": message_id, "date": BASE_DATE + message_id, "chat": chat,
                 "from": {"id": sender_id, "is_bot": False, "first_name": "Sender"},
                 **content}
@@ -170,8 +176,9 @@ class FakeTelegram:
         message = self.message(sender_id=sender_id, document=document)
         return self.push_message(message), message
 
-    def push_text(self, *, sender_id: int, text: str) -> tuple[int, dict[str, Any]]:
-        message = self.message(sender_id=sender_id, text=text)
+    def push_text(self, *, sender_id: int, text: str,
+                  chat_id: int | None = None) -> tuple[int, dict[str, Any]]:
+        message = self.message(sender_id=sender_id, chat_id=chat_id, text=text)
         return self.push_message(message), message
 
     def sent_to(self, chat_id: int) -> list[SentMessage]:

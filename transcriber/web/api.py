@@ -28,6 +28,7 @@ from transcriber.web import (
     live_text,
     openai_api,
     openai_translations,
+    space_webhooks,
     spaces,
     upload,
     uploads,
@@ -126,6 +127,7 @@ def setup_api(app: web.Application) -> None:
     router.add_get("/v1/models", openai_api.list_models)
     router.add_get("/v1/models/{model}", openai_api.get_model)
     spaces.add_routes(app)
+    space_webhooks.add_routes(app)
     # Every record route names its access action, or the app does not start (checked
     # at start-up, after every module has added its routes).
     app.on_startup.append(check_record_routes)

@@ -53,7 +53,7 @@ SECRET_MIN, SECRET_MAX = 16, 256
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the prefix of generated secrets, not a secret
 # Refusals about the URL's form are plain bad requests; those about where it leads
 # say so in their code.
-_FORM_REFUSALS = frozenset({"bad_url", "scheme"})
+FORM_REFUSALS = frozenset({"bad_url", "scheme"})
 EXAMPLE_URL = "https://hooks.example.net/transcriber"
 _WEBHOOK_ID = path_param("id", "The webhook id (a ULID); anything else is 404.")
 _NO_WEBHOOK = "No such webhook"
@@ -149,7 +149,7 @@ async def create_webhook(request: web.Request) -> web.Response:
     try:
         await request.app[keys.WEBHOOK_TRANSPORT].check(new.url)
     except TargetRefused as exc:
-        code = "bad_request" if exc.reason in _FORM_REFUSALS else "target_refused"
+        code = "bad_request" if exc.reason in FORM_REFUSALS else "target_refused"
         raise ApiError(400, code, str(exc)) from None
     secret = new.secret or SECRET_PREFIX + secrets.token_urlsafe(32)
     limit = request.app[keys.SETTINGS].webhooks.per_user_max

@@ -97,7 +97,7 @@ async def make_archive(aiohttp_client: AiohttpClient, make_settings: SettingsFac
            f"INSERT INTO record_voices VALUES ('{first}', 'S1', 1500, X'00ff10', X'', 'v1', "
            "0.875, '[]')",
            f"INSERT INTO webhooks VALUES ('w1', {owner}, 'https://example.test/hook', 's', "
-           "'[\"record.done\"]', '2026-01-01', NULL, NULL, 0, NULL, NULL)",
+           "'[\"record.done\"]', '2026-01-01', NULL, NULL, 0, NULL, NULL, NULL)",
            f"INSERT INTO webhook_deliveries VALUES ('d1', 'w1', 'record.done', '{first}', "
            "'{}', X'7b7d', 'delivered', 1, '2026-01-01', 200, NULL, '2026-01-01', "
            "'2026-01-01')")

@@ -11,6 +11,8 @@ from aiogram.types import Message
 
 from tests.helpers.texts import T, en
 from transcriber.bot import rules, texts
+from transcriber.db.reads.telegram import LinkedGroup
+from transcriber.domain.access import AccessRole
 
 ALLOWED = {"111": "alice"}
 LIMIT = 20 * 1024 * 1024
@@ -135,10 +137,68 @@ def test_message_length_is_counted_in_utf16_units() -> None:
     assert not rules.fits_in_message("🎙" * 2049)  # outside the BMP: two units each
 
 
+def _group(linker_role: str | None = "editor") -> LinkedGroup:
+    return LinkedGroup(chat_id=-100, space_id="S", space_name="Family", linked_by="U",
+                       created_at="2026-01-01T00:00:00Z",
+                       linker_role=None if linker_role is None else AccessRole(linker_role))
+
+
+def _in_group(message: Message, group: LinkedGroup | None = None) -> rules.MessageDecision:
+    return rules.inspect_message(message, allowed=ALLOWED, max_bytes=LIMIT, group=group)
+
+
 def test_in_a_group_only_audio_of_listed_senders_and_commands_get_answers() -> None:
     voice = {"file_id": "V", "file_unique_id": "U", "duration": 2}
     assert _inspect(_message(group=True, text="lunch?")) == rules.Ignore()
     assert _inspect(_message(555, group=True, voice=voice)) == rules.Ignore()
-    assert isinstance(_inspect(_message(group=True, voice=voice)), rules.TakeFile)
     command = _inspect(_message(group=True, text="/help@transcriber_bot"))
     assert isinstance(command, rules.ChatCommand)
+    assert command.text.endswith(en(T.GROUP_NOT_LINKED))
+
+
+def test_a_group_not_linked_refuses_a_listed_senders_audio_and_answers_no_query() -> None:
+    voice = {"file_id": "V", "file_unique_id": "U", "duration": 2}
+    refused = _in_group(_message(group=True, voice=voice))
+    assert refused == rules.Refuse(reason="not_linked", text=en(T.GROUP_NOT_LINKED))
+    for query in ("/status", "/ask what", "/last", "/export txt"):
+        assert _in_group(_message(group=True, text=query)) == rules.ChatCommand(
+            text=en(T.GROUP_NOT_LINKED))
+    # A link whose linker may no longer file records there is no link at all.
+    for lapsed in (_group("viewer"), _group(None)):
+        assert _in_group(_message(group=True, voice=voice), lapsed) == refused
+        assert _in_group(_message(group=True, text="/status"), lapsed) == rules.ChatCommand(
+            text=en(T.GROUP_NOT_LINKED))
+
+
+def test_a_linked_group_takes_anyones_audio_and_answers_about_its_space_only() -> None:
+    voice = {"file_id": "V", "file_unique_id": "U", "duration": 2}
+    group = _group()
+    listed = _in_group(_message(group=True, voice=voice), group)
+    assert isinstance(listed, rules.TakeFile)
+    assert (listed.login, listed.group) == ("alice", group)
+    unlisted = _in_group(_message(555, group=True, voice=voice), group)
+    assert isinstance(unlisted, rules.TakeFile)
+    assert (unlisted.login, unlisted.group) == (None, group)
+    status = _in_group(_message(group=True, text="/status@transcriber_test_bot"), group)
+    assert status == rules.RunCommand(command="/status", login="alice", language="en",
+                                      group=group)
+    ask = _in_group(_message(group=True, text="/ask@transcriber_test_bot what was said"), group)
+    assert isinstance(ask, rules.RunCommand)
+    assert (ask.argument, ask.group) == ("what was said", group)
+    for private in ("/last", "/export txt"):
+        assert _in_group(_message(group=True, text=private), group) == rules.ChatCommand(
+            text=en(T.GROUP_PRIVATE_ONLY))
+    assert _in_group(_message(555, group=True, text="/status"), group) == rules.Ignore()
+    helped = _in_group(_message(group=True, text="/help"), group)
+    assert isinstance(helped, rules.ChatCommand)
+    assert helped.text.endswith(en(T.GROUP_LINKED_TO, space="Family"))
+
+
+def test_link_and_unlink_are_for_groups_and_heard_from_anyone_there() -> None:
+    link = _in_group(_message(group=True, text="/link@transcriber_test_bot  Our family "))
+    assert link == rules.GroupCommand(command="/link", login="alice", language="en",
+                                      argument="Our family")
+    assert _in_group(_message(555, group=True, text="/unlink")) == rules.GroupCommand(
+        command="/unlink", login=None, language="en")
+    assert _inspect(_message(text="/link Family")) == rules.ChatCommand(
+        text=en(T.LINK_IN_PRIVATE))

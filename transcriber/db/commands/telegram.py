@@ -88,3 +88,33 @@ class MarkStatusShown(Command[None]):
         await ctx.conn.execute(q.telegram.MARK_STATUS_SHOWN, {
             "record_id": self.record_id, "shown_text": self.shown_text,
             "live": int(self.live), "now": ctx.now()})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkGroup(Command[None]):
+    """`/link SPACE` in a group chat: the group's audio goes to the space from now on
+    (a group linked before is linked to this space instead)."""
+
+    name: ClassVar[str] = "telegram_link_group"
+    savepoint: ClassVar[bool] = False  # one statement
+    chat_id: int
+    space_id: str
+    linked_by: str
+
+    async def execute(self, ctx: WriteContext) -> None:
+        await ctx.conn.execute(q.telegram.LINK_GROUP, {
+            "chat_id": self.chat_id, "space_id": self.space_id, "linked_by": self.linked_by,
+            "now": ctx.now()})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnlinkGroup(Command[bool]):
+    """`/unlink`: the group takes no audio any more; False when it was not linked."""
+
+    name: ClassVar[str] = "telegram_unlink_group"
+    savepoint: ClassVar[bool] = False  # one statement
+    chat_id: int
+
+    async def execute(self, ctx: WriteContext) -> bool:
+        cursor = await ctx.conn.execute(q.telegram.UNLINK_GROUP, {"chat_id": self.chat_id})
+        return cursor.rowcount == 1

@@ -27,9 +27,10 @@ DELIVERIES_KEPT = 100
 
 
 async def enqueue_event(ctx: WriteContext, *, record_id: str, event: Event) -> int:
-    """In the transaction of `event`: one delivery per live webhook of the record's
-    owner that takes it, with what is known of the record now (for a deletion:
-    before its rows go). Answers how many were written."""
+    """In the transaction of `event`: one delivery per live webhook that takes it, the
+    record's owner's own and those of the space the record is in, with what is known
+    of the record now (for a deletion: before its rows go). Answers how many were
+    written."""
     params = {"record_id": record_id, "event": event}
     async with ctx.conn.execute(q.webhooks.SUBSCRIBED, params) as cursor:
         webhooks = [row["id"] for row in await cursor.fetchall()]
@@ -55,7 +56,8 @@ class CreatedWebhook:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateWebhook(Command[CreatedWebhook]):
-    """A new webhook; `Conflict` when the owner already has `limit` of them."""
+    """A new webhook, the owner's own or (with `space_id`) the space's, registered by
+    `owner_id`; `Conflict` when the owner (or the space) already has `limit` of them."""
 
     name: ClassVar[str] = "create_webhook"
     owner_id: str
@@ -63,10 +65,13 @@ class CreateWebhook(Command[CreatedWebhook]):
     secret: str
     events: Sequence[Event]
     limit: int
+    space_id: str | None = None
 
     async def execute(self, ctx: WriteContext) -> CreatedWebhook:
-        async with ctx.conn.execute(q.webhooks.COUNT_OF_OWNER,
-                                    {"owner_id": self.owner_id}) as cursor:
+        count, params = ((q.webhooks.COUNT_OF_OWNER, {"owner_id": self.owner_id})
+                         if self.space_id is None
+                         else (q.webhooks.COUNT_OF_SPACE, {"space_id": self.space_id}))
+        async with ctx.conn.execute(count, params) as cursor:
             row = await cursor.fetchone()
         if row is not None and row["n"] >= self.limit:
             raise Conflict(f"at most {self.limit} webhooks")
@@ -74,7 +79,7 @@ class CreateWebhook(Command[CreatedWebhook]):
         await ctx.conn.execute(q.webhooks.INSERT_WEBHOOK, {
             "id": created.id, "owner_id": self.owner_id, "url": self.url,
             "secret": self.secret, "events": orjson.dumps(list(self.events)).decode(),
-            "now": created.created_at})
+            "now": created.created_at, "space_id": self.space_id})
         return created
 
 
@@ -93,6 +98,36 @@ class DeleteWebhook(Command[None]):
                                         {"id": self.webhook_id, "owner_id": self.owner_id})
         if cursor.rowcount != 1:
             raise NotFound(f"webhook {self.webhook_id} not found")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteSpaceWebhook(Command[None]):
+    """A space's webhook and its deliveries; `NotFound` for one not of that space."""
+
+    name: ClassVar[str] = "delete_space_webhook"
+    savepoint: ClassVar[bool] = False  # one statement (the cascade is part of it)
+    webhook_id: str
+    space_id: str
+
+    async def execute(self, ctx: WriteContext) -> None:
+        cursor = await ctx.conn.execute(q.webhooks.DELETE_SPACE_WEBHOOK,
+                                        {"id": self.webhook_id, "space_id": self.space_id})
+        if cursor.rowcount != 1:
+            raise NotFound(f"webhook {self.webhook_id} not found")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DropLeftSpace(Command[None]):
+    """A space webhook's pending delivery whose record left the space: failed, never
+    sent (its target was not asked, so its health stays as it was)."""
+
+    name: ClassVar[str] = "webhook_left_space"
+    savepoint: ClassVar[bool] = False  # one statement
+    delivery_id: str
+
+    async def execute(self, ctx: WriteContext) -> None:
+        await ctx.conn.execute(q.webhooks.MARK_LEFT_SPACE,
+                               {"id": self.delivery_id, "now": ctx.now()})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

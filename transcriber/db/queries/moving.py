@@ -12,9 +12,11 @@ from __future__ import annotations
 # `files.record_id` has no foreign key), `topics` before `record_topics` (and never a
 # delete, which would fire `record_topics_drop_unused`), `webhooks` before their
 # deliveries, `spaces` before the people (a default space) and the records in them,
+# `telegram_groups` after the spaces and people it names,
 # `voice_profiles` before the sources and the record voices naming them.
 TABLES: tuple[str, ...] = (
-    "spaces", "users", "space_members", "files", "audio_records", "record_shares", "topics",
+    "spaces", "users", "space_members", "telegram_groups", "files", "audio_records",
+    "record_shares", "topics",
     "record_topics", "texts", "structures", "structure_revisions", "recognitions",
     "record_events", "recognition_speed",
     "normalize_progress", "telegram_outbox", "telegram_status", "api_tokens", "webhooks",

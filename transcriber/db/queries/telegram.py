@@ -114,3 +114,34 @@ WHERE r.owner_id = :owner_id AND r.transcript_text_id IS NOT NULL AND r.state = 
 ORDER BY r.created_at DESC, r.id DESC
 LIMIT 1
 """
+
+# A space's latest records (/status in a group linked to it), by the space's page index.
+LATEST_OF_SPACE = """
+SELECT id, title, original_filename, state, halted_at, halt_reason, created_at
+FROM audio_records WHERE space_id = :space_id
+ORDER BY created_at DESC, id DESC
+LIMIT :limit
+"""
+
+# -- group chats linked to a space (migrations/0027_telegram_groups.sql) -----------------
+
+# The group's link with the space's name and the role its linker holds there now: a
+# link whose linker may no longer file records into the space has lapsed
+# (`LinkedGroup.live` decides), so a member removed from the space takes the group's view with them.
+GROUP_OF_CHAT = """
+SELECT g.chat_id, g.space_id, s.name AS space_name, g.linked_by, g.created_at,
+       (SELECT m.role FROM space_members AS m
+        WHERE m.space_id = g.space_id AND m.user_id = g.linked_by) AS linker_role
+FROM telegram_groups AS g JOIN spaces AS s ON s.id = g.space_id
+WHERE g.chat_id = :chat_id
+"""
+
+LINK_GROUP = """
+INSERT INTO telegram_groups (chat_id, space_id, linked_by, created_at)
+VALUES (:chat_id, :space_id, :linked_by, :now)
+ON CONFLICT (chat_id) DO UPDATE
+SET space_id = excluded.space_id, linked_by = excluded.linked_by,
+    created_at = excluded.created_at
+"""
+
+UNLINK_GROUP = "DELETE FROM telegram_groups WHERE chat_id = :chat_id\n"

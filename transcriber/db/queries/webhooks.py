@@ -1,48 +1,80 @@
 """Webhooks and their deliveries (migrations/0014_webhooks.sql).
 
 A person's webhooks are few (`webhooks.per_user_max`) and found by
-`idx_webhooks_owner`; deliveries are found by the partial index of the
-pending ones (the queue) or by their webhook's latest.
+`idx_webhooks_owner`; a space's (`space_id`, migrations/0026_space_webhooks.sql) as
+few, found by `idx_webhooks_space`; a person's own are those without a space.
+Deliveries are found by the partial index of the pending ones (the queue) or by their
+webhook's latest.
 """
 
 # --- a person's webhooks ---------------------------------------------------------
 
 INSERT_WEBHOOK = """
-INSERT INTO webhooks (id, owner_id, url, secret, events, created_at)
-VALUES (:id, :owner_id, :url, :secret, :events, :now)
+INSERT INTO webhooks (id, owner_id, url, secret, events, created_at, space_id)
+VALUES (:id, :owner_id, :url, :secret, :events, :now, :space_id)
 """
 
 COUNT_OF_OWNER = """
-SELECT count(*) AS n FROM webhooks WHERE owner_id = :owner_id
+SELECT count(*) AS n FROM webhooks WHERE owner_id = :owner_id AND space_id IS NULL
 """
 
 WEBHOOKS_OF_OWNER = """
 SELECT id, url, events, created_at, disabled_at, disabled_reason, failures, last_error,
        paused_until
-FROM webhooks WHERE owner_id = :owner_id
+FROM webhooks WHERE owner_id = :owner_id AND space_id IS NULL
 ORDER BY created_at, id
 """
 
 WEBHOOK_OF_OWNER = """
 SELECT id, url, events, created_at, disabled_at, disabled_reason, failures, last_error,
        paused_until
-FROM webhooks WHERE id = :id AND owner_id = :owner_id
+FROM webhooks WHERE id = :id AND owner_id = :owner_id AND space_id IS NULL
 """
 
 # Its deliveries go with it (ON DELETE CASCADE): a pending one is never sent.
 DELETE_WEBHOOK = """
-DELETE FROM webhooks WHERE id = :id AND owner_id = :owner_id
+DELETE FROM webhooks WHERE id = :id AND owner_id = :owner_id AND space_id IS NULL
+"""
+
+# --- a space's webhooks (its admins') --------------------------------------------------
+
+COUNT_OF_SPACE = """
+SELECT count(*) AS n FROM webhooks WHERE space_id = :space_id
+"""
+
+WEBHOOKS_OF_SPACE = """
+SELECT id, url, events, created_at, disabled_at, disabled_reason, failures, last_error,
+       paused_until
+FROM webhooks WHERE space_id = :space_id
+ORDER BY created_at, id
+"""
+
+WEBHOOK_OF_SPACE = """
+SELECT id, url, events, created_at, disabled_at, disabled_reason, failures, last_error,
+       paused_until
+FROM webhooks WHERE id = :id AND space_id = :space_id
+"""
+
+DELETE_SPACE_WEBHOOK = """
+DELETE FROM webhooks WHERE id = :id AND space_id = :space_id
 """
 
 # --- events: written inside the transaction of the event ---------------------------
 
-# The owner's live webhooks that take `event` (usually none: then nothing more runs).
+# The live webhooks that take `event`: the owner's own, and those of the space the
+# record is in now (usually none: then nothing more runs). Two branches, each on its
+# index (the owner's, the space's), never one OR over the table.
 SUBSCRIBED = """
-SELECT w.id FROM webhooks AS w
+SELECT w.id, w.created_at FROM webhooks AS w
 WHERE w.owner_id = (SELECT r.owner_id FROM audio_records AS r WHERE r.id = :record_id)
+  AND w.space_id IS NULL AND w.disabled_at IS NULL
+  AND EXISTS (SELECT 1 FROM json_each(w.events) AS e WHERE e.value = :event)
+UNION ALL
+SELECT w.id, w.created_at FROM webhooks AS w
+WHERE w.space_id = (SELECT r.space_id FROM audio_records AS r WHERE r.id = :record_id)
   AND w.disabled_at IS NULL
   AND EXISTS (SELECT 1 FROM json_each(w.events) AS e WHERE e.value = :event)
-ORDER BY w.created_at, w.id
+ORDER BY created_at, id
 """
 
 # What is known of the record when the event is written, in the shape of a list
@@ -85,7 +117,7 @@ VALUES (:id, :webhook_id, :event, :record_id, :record_json, :now, :now)
 # pending rows (the queue, never the archive).
 DUE = """
 SELECT d.id, d.webhook_id, d.event, d.record_id, d.record_json, d.body, d.attempts,
-       d.created_at, w.owner_id, w.url, w.secret, w.failures
+       d.created_at, w.owner_id, w.url, w.secret, w.failures, w.space_id
 FROM webhook_deliveries AS d JOIN webhooks AS w ON w.id = d.webhook_id
 WHERE d.state = 'pending' AND d.next_attempt_at <= :now
   AND (w.paused_until IS NULL OR w.paused_until <= :now)
@@ -94,6 +126,11 @@ WHERE d.state = 'pending' AND d.next_attempt_at <= :now
   AND w.owner_id NOT IN (SELECT bo.value FROM json_each(:busy_owners) AS bo)
 ORDER BY d.next_attempt_at
 LIMIT :limit
+"""
+
+# The space a record is in now (a space webhook's delivery goes only while it is there).
+RECORD_SPACE = """
+SELECT r.space_id FROM audio_records AS r WHERE r.id = :record_id
 """
 
 QUEUE_DEPTH = """
@@ -143,6 +180,14 @@ WHERE id = :id AND (failures <> 0 OR paused_until IS NOT NULL)
 TARGET_SILENT = """
 UPDATE webhooks SET failures = failures + 1, last_error = :error, paused_until = :paused_until
 WHERE id = :id
+"""
+
+# A space webhook's delivery whose record left the space before it went: never sent
+# (the space's receiver may no longer see the record).
+MARK_LEFT_SPACE = """
+UPDATE webhook_deliveries
+SET state = 'failed', last_error = 'left_space', finished_at = :now
+WHERE id = :id AND state = 'pending'
 """
 
 # The receiver answered 410 Gone: the webhook gets nothing more.

@@ -1,4 +1,5 @@
-"""The Telegram side: the outbox, the living status messages, the sender's records."""
+"""The Telegram side: the outbox, the living status messages, the sender's records, the
+group chats linked to a space."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from dataclasses import dataclass
 from transcriber.db import queries as q
 from transcriber.db.readers import ReaderPool
 from transcriber.db.reads.rows import columns
+from transcriber.db.reads.webhooks import record_in_space
+from transcriber.domain.access import AccessAnswer, AccessRole, Action, may_in_space, role_of
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,3 +121,48 @@ async def latest_of_owner(readers: ReaderPool, *, owner_id: str,
 async def latest_transcript(readers: ReaderPool, *, owner_id: str) -> LatestTranscript | None:
     row = await readers.fetch_one(q.telegram.LATEST_TRANSCRIPT_OF_OWNER, {"owner_id": owner_id})
     return None if row is None else LatestTranscript.from_row(row)
+
+
+async def latest_of_space(readers: ReaderPool, *, space_id: str,
+                          limit: int) -> list[RecentRecord]:
+    rows = await readers.fetch_all(q.telegram.LATEST_OF_SPACE,
+                                   {"space_id": space_id, "limit": limit})
+    return [RecentRecord.from_row(row) for row in rows]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkedGroup:
+    """A group chat's link to a space, with the role its linker holds there now."""
+
+    chat_id: int
+    space_id: str
+    space_name: str
+    linked_by: str
+    created_at: str
+    linker_role: AccessRole | None
+    """None: the linker is no longer a member of the space."""
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> LinkedGroup:
+        return cls(**columns(cls, row, linker_role=role_of(row["linker_role"])))
+
+    def live(self) -> bool:
+        """Whether the link holds: its linker may still file records into the space (a
+        linker removed from the space, or made a viewer, takes the group's view along)."""
+        return may_in_space(Action.MOVE, self.linker_role) is AccessAnswer.ALLOWED
+
+
+async def group_of_chat(readers: ReaderPool, *, chat_id: int) -> LinkedGroup | None:
+    """The chat's link (None: not linked), lapsed or not: `bot.rules` decides."""
+    row = await readers.fetch_one(q.telegram.GROUP_OF_CHAT, {"chat_id": chat_id})
+    return None if row is None else LinkedGroup.from_row(row)
+
+
+async def group_sees(readers: ReaderPool, *, chat_id: int, record_id: str) -> bool:
+    """Whether a group chat may be told about the record (a reply, a status edit): it is
+    in the space the group is linked to, and the link holds."""
+    group = await group_of_chat(readers, chat_id=chat_id)
+    if group is None or not group.live():
+        return False
+    return await record_in_space(readers, record_id=record_id,
+                                 space_id=group.space_id) is True

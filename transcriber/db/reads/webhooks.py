@@ -82,6 +82,8 @@ class DueDelivery:
     created_at: str
     target_failures: int = 0
     """Attempts in a row its webhook's target did not answer."""
+    space_id: str | None = None
+    """The space whose webhook it is (None: the owner's own webhook)."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> DueDelivery:
@@ -104,6 +106,24 @@ async def webhook_of_owner(readers: ReaderPool, *, webhook_id: str,
     row = await readers.fetch_one(q.webhooks.WEBHOOK_OF_OWNER,
                                   {"id": webhook_id, "owner_id": owner_id})
     return None if row is None else Webhook.from_row(row)
+
+
+async def webhooks_of_space(readers: ReaderPool, *, space_id: str) -> list[Webhook]:
+    rows = await readers.fetch_all(q.webhooks.WEBHOOKS_OF_SPACE, {"space_id": space_id})
+    return [Webhook.from_row(row) for row in rows]
+
+
+async def webhook_of_space(readers: ReaderPool, *, webhook_id: str,
+                           space_id: str) -> Webhook | None:
+    row = await readers.fetch_one(q.webhooks.WEBHOOK_OF_SPACE,
+                                  {"id": webhook_id, "space_id": space_id})
+    return None if row is None else Webhook.from_row(row)
+
+
+async def record_in_space(readers: ReaderPool, *, record_id: str, space_id: str) -> bool | None:
+    """Whether the record is in the space now; None when there is no such record."""
+    row = await readers.fetch_one(q.webhooks.RECORD_SPACE, {"record_id": record_id})
+    return None if row is None else row["space_id"] == space_id
 
 
 async def latest_deliveries(readers: ReaderPool, *, webhook_id: str,
