@@ -7,21 +7,23 @@ import ipaddress
 from transcriber.core.errors import ConfigError
 from transcriber.domain.stages import claimable_stages
 from transcriber.domain.text import LoginRefused, canonical_login
-from transcriber.settings.model import (
+from transcriber.settings.features import (
     ASK_PROVIDERS,
-    BOT_TOKEN,
-    DATABASE_URL_SCHEMES,
     DESCRIBER_PROVIDERS,
-    STORAGE_FILES,
-    TELEGRAM_LANGUAGES,
     AskSettings,
     DescriberSettings,
     LinkSettings,
+    WatchSettings,
+    WebhookSettings,
+)
+from transcriber.settings.model import (
+    BOT_TOKEN,
+    DATABASE_URL_SCHEMES,
+    STORAGE_FILES,
+    TELEGRAM_LANGUAGES,
     PipelineSettings,
     Settings,
     TelegramSettings,
-    WatchSettings,
-    WebhookSettings,
 )
 
 

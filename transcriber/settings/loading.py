@@ -23,10 +23,9 @@ from transcriber.settings.model import (
     ENV_PREFIX,
     NON_SETTING_ENV,
     NON_SETTING_ENV_PREFIXES,
-    Network,
-    Secret,
     Settings,
 )
+from transcriber.settings.values import Network, Secret
 
 
 def load_settings(
