@@ -114,11 +114,13 @@ def database(data_dir: Path, database_url: str | None) -> TestDatabase:
 
 @pytest.fixture
 def pg_migrated(postgres_server: postgres.PostgresServer) -> Iterator[str]:
-    """A fresh PostgreSQL database with the schema (a copy of the run's migrated
-    template): its URL, dropped afterwards."""
-    url = postgres_server.create_database(migrated=True)
+    """A PostgreSQL database of this test's own with the schema and no rows: the
+    last test's, wiped, checked against the run's migrated template and renamed, or
+    a copy of that template (`tests/helpers/postgres_reuse.py`). Its URL; afterwards
+    it is wiped for the next test or dropped."""
+    url = postgres_server.take_migrated()
     yield url
-    postgres_server.drop_database(url)
+    postgres_server.give_back_migrated(url)
 
 
 @pytest.fixture

