@@ -61,6 +61,11 @@ MENU: tuple[tuple[str, T], ...] = (
     ("status", T.COMMAND_STATUS), ("last", T.COMMAND_LAST), ("ask", T.COMMAND_ASK),
     ("export", T.COMMAND_EXPORT),
 )
+# The menu of group chats (setMyCommands' scope `all_group_chats`): linking a group to a
+# space is what a group does here; the private commands answer in the private chat.
+GROUP_MENU: tuple[tuple[str, T], ...] = (
+    ("link", T.COMMAND_LINK), ("unlink", T.COMMAND_UNLINK), ("help", T.COMMAND_HELP),
+)
 ASK_PASSAGES = 5
 """Passages an `/ask` answer lists at most."""
 MESSAGE_MAX_CHARS = 4000  # Telegram's limit is 4096

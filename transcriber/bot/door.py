@@ -35,7 +35,13 @@ from typing import TypeVar
 import structlog
 from aiogram import Bot
 from aiogram.exceptions import TelegramBadRequest, TelegramConflictError
-from aiogram.types import BotCommand, Message, ReplyParameters, Update
+from aiogram.types import (
+    BotCommand,
+    BotCommandScopeAllGroupChats,
+    Message,
+    ReplyParameters,
+    Update,
+)
 
 from transcriber.bot import commands, groups, rules, texts
 from transcriber.bot.client import file_url, local_file_chunks
@@ -123,16 +129,19 @@ class TelegramDoor:
                     return
 
     async def register_commands(self) -> None:
-        """`setMyCommands` in English (the default) and in Russian; best effort."""
+        """`setMyCommands` in English (the default) and in Russian, for private chats
+        and for group chats; best effort."""
+        menus = ((commands.MENU, None), (commands.GROUP_MENU, BotCommandScopeAllGroupChats()))
         for lang in texts.LANGUAGES:
-            listed = [BotCommand(command=name, description=texts.say(lang, key))
-                      for name, key in commands.MENU]
-            try:
-                await self._bot.set_my_commands(listed,
-                                                language_code=None if lang == "en" else lang)
-            except rules.ANY_API_ERRORS as exc:
-                log.warning("telegram_commands_not_set", language=lang,
-                            error=type(exc).__name__)
+            for menu, scope in menus:
+                listed = [BotCommand(command=name, description=texts.say(lang, key))
+                          for name, key in menu]
+                try:
+                    await self._bot.set_my_commands(
+                        listed, scope=scope, language_code=None if lang == "en" else lang)
+                except rules.ANY_API_ERRORS as exc:
+                    log.warning("telegram_commands_not_set", language=lang,
+                                error=type(exc).__name__)
 
     async def confirm(self) -> None:
         """Tell Telegram about the updates dealt with (on a graceful stop)."""

@@ -58,6 +58,8 @@ class T(StrEnum):
     ASK_PASSAGE = "ask_passage"
     ASK_TOO_BROAD = "ask_too_broad"
     COMMAND_EXPORT = "command_export"
+    COMMAND_LINK = "command_link"
+    COMMAND_UNLINK = "command_unlink"
     EXPORT_USAGE = "export_usage"
     EXPORT_NONE = "export_none"
     EXPORT_NOT_READY = "export_not_ready"

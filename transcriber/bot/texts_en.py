@@ -110,6 +110,8 @@ EN: Mapping[T, str] = {
     T.ASK_PASSAGE: "[{number}] {title}, {day}, {moment}{speaker}: «{quote}»",
     T.ASK_TOO_BROAD: "The question has a word typed in part that is too short (word*).",
     T.COMMAND_EXPORT: "The latest transcript as a document: docx, md, txt or srt",
+    T.COMMAND_LINK: "Take this group's audio into a space: /link SPACE",
+    T.COMMAND_UNLINK: "Stop taking this group's audio into its space",
     T.EXPORT_USAGE: ("Send /export with a format: docx, md, txt or srt, and optionally a "
                      "record's id, e.g. /export docx"),
     T.EXPORT_NONE: "There is no such recording of yours.",

@@ -105,6 +105,8 @@ RU: Mapping[T, str] = {
     T.ASK_PASSAGE: "[{number}] {title}, {day}, в {moment}{speaker}: «{quote}»",
     T.ASK_TOO_BROAD: "В вопросе слишком короткое слово с * (слово*).",
     T.COMMAND_EXPORT: "Последняя расшифровка документом: docx, md, txt или srt",
+    T.COMMAND_LINK: "Собирать аудио группы в пространство: /link ПРОСТРАНСТВО",
+    T.COMMAND_UNLINK: "Больше не собирать аудио группы в пространство",
     T.EXPORT_USAGE: ("Отправьте /export с форматом: docx, md, txt или srt, и, если нужно, "
                      "id записи, например /export docx"),
     T.EXPORT_NONE: "У вас нет такой записи.",

@@ -11,7 +11,7 @@
   `sendDocument` (multipart upload).
 - `editMessageText` (400 "message is not modified" for the same text, 400
   "message to edit not found" for an unknown message; `edits` records each),
-  `setMyCommands` (`commands` keeps the menu per language code).
+  `setMyCommands` (`commands` keeps the menu per language code, after its scope).
 - `/file/bot<token>/<file_path>`: the file's bytes.
 - Local mode (`local_dir` set, as `telegram-bot-api --local`): `getFile`
   answers an absolute path under `local_dir`, where the file is written, and
@@ -364,7 +364,12 @@ class FakeTelegram:
         commands = params.get("commands")
         if not isinstance(commands, list) or not commands:
             return error(400, "Bad Request: commands must be a non-empty list")
-        self.commands[str(params.get("language_code") or "")] = commands
+        # Keyed by language ("" the default), after the scope's type when one is named
+        # (`all_group_chats:ru`).
+        scope = params.get("scope")
+        language = str(params.get("language_code") or "")
+        kind = scope.get("type") if isinstance(scope, dict) else None
+        self.commands[language if kind in (None, "default") else f"{kind}:{language}"] = commands
         return ok(True)
 
     async def _send_document(self, params: dict[str, Any],

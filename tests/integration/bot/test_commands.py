@@ -71,10 +71,14 @@ async def test_the_menu_is_registered_in_both_languages(
     door_harness: Harness, fake_tg: FakeTelegram,
 ) -> None:
     door_harness().start()
-    await until(lambda: len(fake_tg.commands) == 2)
+    await until(lambda: len(fake_tg.commands) == 4)
     names = {lang: [c["command"] for c in menu] for lang, menu in fake_tg.commands.items()}
     assert names == {"": ["start", "help", "status", "last", "ask", "export"],
-                     "ru": ["start", "help", "status", "last", "ask", "export"]}
+                     "ru": ["start", "help", "status", "last", "ask", "export"],
+                     "all_group_chats:": ["link", "unlink", "help"],
+                     "all_group_chats:ru": ["link", "unlink", "help"]}
+    assert fake_tg.commands["all_group_chats:ru"][0]["description"] == texts.say(
+        "ru", T.COMMAND_LINK)
     assert fake_tg.commands[""][2]["description"] == en(T.COMMAND_STATUS)
     assert fake_tg.commands["ru"][2]["description"] == texts.say("ru", T.COMMAND_STATUS)
 

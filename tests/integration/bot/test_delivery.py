@@ -188,4 +188,4 @@ async def test_the_status_message_follows_the_record_to_done_without_an_api_erro
     assert fake_tg.edits[-1].text == done
     assert len([e for e in fake_tg.edits if e.text == done]) == 1
     assert fake_tg.errors == []
-    assert len(fake_tg.commands) == 2
+    assert len(fake_tg.commands) == 4
