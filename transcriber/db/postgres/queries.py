@@ -120,7 +120,22 @@ JOIN record_search AS s ON s.terms @@ (quote_literal(e.term) || ':D')::tsquery
 GROUP BY e.term
 """
 
+# A space's newest keys (`queries.spaces.SPACE_BRANCH`): PostgreSQL reads each of the
+# person's spaces' index range with its own LIMIT (LATERAL), where SQLite starts at the
+# `:limit`-th newest record's time.
+_SPACE_BRANCH = """
+SELECT x.created_at, x.id
+FROM space_members AS m
+CROSS JOIN LATERAL (
+    SELECT r.created_at, r.id FROM audio_records AS r
+    WHERE r.space_id = m.space_id{after}
+    ORDER BY r.created_at DESC, r.id DESC
+    LIMIT :limit) AS x
+WHERE m.user_id = :user_id"""
+
 OVERRIDES: dict[str, str] = {
+    q.spaces.VISIBLE_PAGE_FIRST: q.spaces.visible_page(_SPACE_BRANCH, after=False),
+    q.spaces.VISIBLE_PAGE_AFTER: q.spaces.visible_page(_SPACE_BRANCH, after=True),
     q.pipeline.CLAIM: _CLAIM,
     # SQLite's CROSS JOIN … ON fixes the join order; PostgreSQL spells it JOIN.
     q.telegram.LIVE_STATUSES: q.telegram.LIVE_STATUSES.replace("CROSS JOIN", "JOIN"),
