@@ -120,7 +120,7 @@ JOIN record_search AS s ON s.terms @@ (quote_literal(e.term) || ':D')::tsquery
 GROUP BY e.term
 """
 
-# A space's newest keys (`queries.spaces.SPACE_BRANCH`): PostgreSQL reads each of the
+# A space's newest keys (`queries.spaces._SPACE_BRANCH`): PostgreSQL reads each of the
 # person's spaces' index range with its own LIMIT (LATERAL), where SQLite starts at the
 # `:limit`-th newest record's time.
 _SPACE_BRANCH = """

@@ -1,11 +1,12 @@
 """Spaces, their members, direct shares, and what one person may see (docs/sharing.md).
 
 The grant is one row: the record's owner and space, and the asking person's
-role in that space and on a direct share (two primary-key lookups). Pages of
-what a person may see are built from branches, each an index range scan
-with its own LIMIT (`transcriber.db.reads.access`): the person's own records
-(`queries.archive.PAGE_*`), each of their spaces' (`idx_audio_records_space_page`)
-and those shared with them (`idx_record_shares_user`).
+role in that space and on a direct share (two primary-key lookups). A page of
+what a person may see is one statement (`VISIBLE_PAGE_*`) over branches, each
+an index range scan with its own LIMIT: the person's own records
+(`idx_audio_records_owner_page`), each of their spaces'
+(`idx_audio_records_space_page`) and those shared with them
+(`idx_record_shares_user`).
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ SHARED_PAGE_AFTER = page(_SHARED_FROM, after=True)
 # record's time (a scalar subquery, one per space: SQLite has no LATERAL; PostgreSQL
 # runs its LATERAL text, transcriber.db.postgres.queries): records of equal time
 # beyond the `:limit` are kept as well, and cut by the page's own ORDER BY.
-SPACE_BRANCH = """
+_SPACE_BRANCH = """
 SELECT r.created_at, r.id
 FROM space_members AS m
 JOIN audio_records AS r ON r.space_id = m.space_id
@@ -186,8 +187,8 @@ ORDER BY r.created_at DESC, r.id DESC
 """
 
 
-VISIBLE_PAGE_FIRST = visible_page(SPACE_BRANCH, after=False)
-VISIBLE_PAGE_AFTER = visible_page(SPACE_BRANCH, after=True)
+VISIBLE_PAGE_FIRST = visible_page(_SPACE_BRANCH, after=False)
+VISIBLE_PAGE_AFTER = visible_page(_SPACE_BRANCH, after=True)
 
 # Whose records a person's search reads: their own, their spaces' members', and the
 # owners of what is shared with them (each owner's words are keyed apart:
