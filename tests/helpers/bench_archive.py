@@ -168,6 +168,7 @@ def build_sqlite(folder: Path, layout: Layout) -> Built:
 
 # -- PostgreSQL ------------------------------------------------------------------------
 
+_SEARCH_INDEX = "idx_record_search_terms"
 _RECORD_COLUMNS = ("id", "owner_id", "title", "original_filename", "duration_ms",
                    "size_bytes", "source", "state", "state_entered_at", "original_file_id",
                    "created_at", "updated_at", "space_id")
@@ -220,8 +221,15 @@ async def _load_postgres(url: str, layout: Layout) -> None:
                                          topic_names="[]")) for r in batch])
             await _copy(conn, "record_shares", ("record_id", "user_id", "role", "created_at"),
                         [(rid, p, "viewer", NOW) for rid, p in layout.shares])
+            # The GIN index built once over the loaded rows (as the migrations define
+            # it), not updated row by row: minutes fewer at 200 000 transcripts.
+            definition = await conn.fetchval(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = $1", _SEARCH_INDEX)
+            await conn.execute(f"DROP INDEX {_SEARCH_INDEX}")
             await conn.execute("INSERT INTO record_search (record_id, stale, terms) "
                                "SELECT record_id, 0, terms::tsvector FROM bench_terms")
+            await conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+            await conn.execute(definition)
         await conn.execute("VACUUM ANALYZE")
     finally:
         await conn.close()
