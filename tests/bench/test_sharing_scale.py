@@ -82,7 +82,8 @@ async def _paired_ms(first: Callable[[], Awaitable[object]],
     falls on both alike."""
     await first()  # warm the cache and the prepared statements
     await second()
-    a, b = [], []
+    a: list[float] = []
+    b: list[float] = []
     for _ in range(repeat):
         for run, samples in ((first, a), (second, b)):
             started = time.perf_counter()
