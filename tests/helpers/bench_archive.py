@@ -12,8 +12,9 @@ loads it with `build_sqlite` or `build_postgres`:
 - PostgreSQL: the migrations, then COPY of each table with the triggers off for
   this session (`session_replication_role`), the search rows written as the
   writer's refresh leaves them (`transcriber.db.postgres.search.terms_literal`:
-  fresh, the same owner-keyed terms), then `VACUUM ANALYZE` as autovacuum keeps a
-  real archive. The search row is what would make a per-row trigger cost minutes.
+  fresh, the same owner-keyed terms) with the GIN index built once after them,
+  then `VACUUM ANALYZE` as autovacuum keeps a real archive. Row by row (the
+  triggers, the writer's refresh, the index updated per row) costs minutes more.
 
 Both are given the same rows, so a bench measures the same archive on each.
 """
