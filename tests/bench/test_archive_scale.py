@@ -1,10 +1,11 @@
 """The archive at 5 000 and 200 000 records, side by side in one run.
 
-Both archives are built through the project's schema (migrations) and named
-queries: users, files rows, records and 300-word transcripts, bulk-loaded in
-one transaction with every trigger firing (the search index is filled by the
-triggers, as in service). 200 owners; the measured owner holds the same 40
-records in both archives, and in the large one another owner holds 20 000.
+Both archives are the team's archive of `tests.helpers.bench_archive` on SQLite,
+through the project's schema (migrations) and named queries: users, files rows,
+records and 300-word transcripts, bulk-loaded in one transaction with every
+trigger firing (the search index is filled by the triggers, as in service).
+200 owners; the measured owner holds the same 40 records in both archives, and
+in the large one another owner holds 20 000.
 
 Measured (median of repeated runs, warm cache):
 - the list page of the 40-record owner (`archive.PAGE_FIRST`);
@@ -25,7 +26,6 @@ Run: `PYTHONPATH=$PWD python -m pytest -m bench -s tests/bench/test_archive_scal
 
 from __future__ import annotations
 
-import itertools
 import os
 import random
 import sqlite3
@@ -38,38 +38,29 @@ from pathlib import Path
 import pytest
 import structlog
 
+from tests.helpers.bench_archive import (
+    BIG_OWNER_RECORDS,
+    OWNER_RECORDS,
+    TEAM_OWNERS,
+    Zipf,
+    build_sqlite,
+    team_archive,
+)
+from tests.helpers.bench_archive import (
+    TRANSCRIPT_WORDS as WORDS,
+)
 from tests.helpers.search import fill_search_index
 from transcriber.db import queries as q
-from transcriber.db.connection import database_path, open_sync
-from transcriber.db.migrate import migrate
+from transcriber.db.connection import open_sync
 from transcriber.db.search import owner_match
 from transcriber.domain.search import parse
 
 SMALL, LARGE = 5_000, int(os.environ.get("TRANSCRIBER_BENCH_ARCHIVE_LARGE", "200000"))
-OWNERS = 200
-OWNER_RECORDS = 40
-BIG_OWNER_RECORDS = 20_000
-WORDS = 300
+OWNERS = TEAM_OWNERS
 SPARE = 40  # records left without a transcript, for the write measurement
 COMMON_WORD = "budget"
 TODAY_GLOBAL_SEARCH_MS = 629.0  # the issue's measurement of the previous schema at 200 000
-BULK_CACHE_PRAGMA = "PRAGMA cache_size = -262144"
 COMMAND = "PYTHONPATH=$PWD python -m pytest -m bench -s tests/bench/test_archive_scale.py"
-
-_HEAD = ["budget", "the", "meeting", "and", "project", "plan", "review", "team", "call",
-         "client", "report", "schedule", "quarter", "launch", "design", "office", "travel"]
-
-
-def _vocabulary(rng: random.Random, size: int = 5000) -> list[str]:
-    syllables = ["ka", "lo", "mi", "ren", "sto", "vi", "dan", "per", "ul", "gra", "to", "ne"]
-    words = list(_HEAD)
-    seen = set(words)
-    while len(words) < size:
-        word = "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
-        if word not in seen:
-            seen.add(word)
-            words.append(word)
-    return words
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,61 +68,16 @@ class Archive:
     path: Path
     owner: str  # holds OWNER_RECORDS
     big_owner: str | None  # holds BIG_OWNER_RECORDS (large archive only)
-    spare: list[tuple[str, str]]  # (record id, owner) without a transcript
+    spare: tuple[tuple[str, str], ...]  # (record id, owner) without a transcript
     build_seconds: float
 
 
 def build_archive(folder: Path, records: int, *, seed: int = 7) -> Archive:
-    rng = random.Random(seed)
-    vocab = _vocabulary(rng)
-    # Zipf: the first words are in every transcript, the tail in few.
-    cumulative = list(itertools.accumulate(1.0 / rank for rank in range(1, len(vocab) + 1)))
-    owners = [f"owner{n:03d}" for n in range(OWNERS)]
-    big = records >= 2 * BIG_OWNER_RECORDS
-    plan = [owners[0]] * OWNER_RECORDS + ([owners[1]] * BIG_OWNER_RECORDS if big else [])
-    rest = owners[2:] if big else owners[1:]
-    plan += [rest[n % len(rest)] for n in range(records - len(plan))]
-    rng.shuffle(plan)
-
-    folder.mkdir()
-    migrate(folder)
-    path = database_path(folder)
-    conn = open_sync(path, busy_timeout_ms=5000)
-    # A loader's page cache (256 MB) so the one big transaction does not spill
-    # and re-read index pages; the service's own connections keep the default.
-    conn.execute(BULK_CACHE_PRAGMA)
-    started = time.perf_counter()
-    conn.execute(q.control.BEGIN_IMMEDIATE)
-    for owner in owners:
-        conn.execute(q.users.INSERT, {"id": owner, "login": owner, "name": "", "email": "",
-                                      "now": "2020-01-01T00:00:00Z"})
-    spare: list[tuple[str, str]] = []
-    spare_at = set(range(records - SPARE, records))
-    for n, owner in enumerate(plan):
-        record_id = f"r{n:07d}"
-        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_577_836_800 + n * 600))
-        conn.execute(q.files.INSERT, {
-            "id": f"f{n:07d}", "owner_id": owner, "record_id": record_id,
-            "file_name": "original.ogg", "size_bytes": 1000, "format": "ogg",
-            "duration_ms": 60_000, "now": created})
-        conn.execute(q.records.INSERT_RECORD, {
-            "id": record_id, "owner_id": owner,
-            "title": " ".join(rng.choices(vocab, cum_weights=cumulative, k=3)),
-            "original_filename": f"call-{n}.ogg", "duration_ms": 60_000, "size_bytes": 1000,
-            "source": "http", "tg_chat_id": None, "tg_message_id": None, "state": "done",
-            "original_file_id": f"f{n:07d}", "now": created})
-        if n in spare_at:
-            spare.append((record_id, owner))
-            continue
-        conn.execute(q.results.UPSERT_TEXT, {
-            "id": f"t{n:07d}", "record_id": record_id, "kind": "transcript",
-            "contents": " ".join(rng.choices(vocab, cum_weights=cumulative, k=WORDS)),
-            "now": created}).fetchall()
-    conn.execute(q.control.COMMIT)
-    seconds = time.perf_counter() - started
-    conn.close()
-    return Archive(path=path, owner=owners[0], big_owner=owners[1] if big else None,
-                   spare=spare, build_seconds=seconds)
+    """The team's archive (`tests.helpers.bench_archive.team_archive`) on SQLite."""
+    team = team_archive(records, seed=seed, spare=SPARE)
+    built = build_sqlite(folder, team.layout)
+    return Archive(path=Path(built.where), owner=team.owner, big_owner=team.big_owner,
+                   spare=team.spare, build_seconds=built.seconds)
 
 
 def _median_ms(run: Callable[[], object], repeat: int) -> float:
@@ -147,7 +93,7 @@ def _median_ms(run: Callable[[], object], repeat: int) -> float:
 def measure(archive: Archive) -> dict[str, float]:
     conn = open_sync(archive.path, busy_timeout_ms=5000)
     rng = random.Random(3)
-    vocab = _vocabulary(random.Random(7))
+    vocab = Zipf(random.Random(7)).words
     texts = [" ".join(rng.choices(vocab, k=WORDS)) for _ in range(len(archive.spare))]
     results: dict[str, float] = {}
 

@@ -120,7 +120,22 @@ JOIN record_search AS s ON s.terms @@ (quote_literal(e.term) || ':D')::tsquery
 GROUP BY e.term
 """
 
+# A space's newest keys (`queries.spaces._SPACE_BRANCH`): PostgreSQL reads each of the
+# person's spaces' index range with its own LIMIT (LATERAL), where SQLite starts at the
+# `:limit`-th newest record's time.
+_SPACE_BRANCH = """
+SELECT x.created_at, x.id
+FROM space_members AS m
+CROSS JOIN LATERAL (
+    SELECT r.created_at, r.id FROM audio_records AS r
+    WHERE r.space_id = m.space_id{after}
+    ORDER BY r.created_at DESC, r.id DESC
+    LIMIT :limit) AS x
+WHERE m.user_id = :user_id"""
+
 OVERRIDES: dict[str, str] = {
+    q.spaces.VISIBLE_PAGE_FIRST: q.spaces.visible_page(_SPACE_BRANCH, after=False),
+    q.spaces.VISIBLE_PAGE_AFTER: q.spaces.visible_page(_SPACE_BRANCH, after=True),
     q.pipeline.CLAIM: _CLAIM,
     # SQLite's CROSS JOIN … ON fixes the join order; PostgreSQL spells it JOIN.
     q.telegram.LIVE_STATUSES: q.telegram.LIVE_STATUSES.replace("CROSS JOIN", "JOIN"),
@@ -144,8 +159,13 @@ WHERE id = :record_id
     q.archive.SEARCH_FIRST: _SEARCH.replace("AFTER_CONDITION", ""),
     q.archive.SEARCH_AFTER: _SEARCH.replace("AFTER_CONDITION", _SEARCH_AFTER),
     # The hits first, as on SQLite (MATERIALIZED): the planner would otherwise weigh the
-    # visibility filter's ORs against reading the whole index table.
+    # visibility filter's ORs against reading the whole index table. Each hit's record
+    # by its key (a LATERAL that OFFSET 0 keeps apart): the ORs' default estimate
+    # otherwise joins the hits to a scan of audio_records' whole primary key.
     **{sqlite: _SEARCH.replace("WITH hits AS (", "WITH hits AS MATERIALIZED (").replace(
+        "JOIN audio_records AS r ON r.id = hits.record_id",
+        "CROSS JOIN LATERAL (SELECT * FROM audio_records AS one\n"
+        "    WHERE one.id = hits.record_id OFFSET 0) AS r").replace(
         "r.owner_id = :owner_id AFTER_CONDITION",
         condition + (" " + _SEARCH_AFTER if after else ""))
        for sqlite, condition, after in (

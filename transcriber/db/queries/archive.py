@@ -19,23 +19,27 @@ r.title_origin, r.brief_origin, r.topics_origin, r.described_by, r.quality, r.vi
  WHERE rt.record_id = r.id) AS topics_json
 """
 
-PAGE_FIRST = f"""
+# A page's newest-first keyset condition, on `r` (the `_AFTER` pages).
+PAGE_AFTER_CONDITION = """
+  AND (r.created_at < :after_created_at
+       OR (r.created_at = :after_created_at AND r.id < :after_id))"""
+
+
+def page(source: str, *, after: bool) -> str:
+    """A keyset page of records, newest first on `(created_at, id)`: every list's shape
+    (the owner's, a topic's, a space's, the shared ones). `source` is the FROM and
+    WHERE clauses, with `r` the records; `after` pages on from a cursor."""
+    return f"""
 SELECT {RECORD_COLUMNS}
-FROM audio_records AS r
-WHERE r.owner_id = :owner_id
+{source.strip()}{PAGE_AFTER_CONDITION if after else ""}
 ORDER BY r.created_at DESC, r.id DESC
 LIMIT :limit
 """
 
-PAGE_AFTER = f"""
-SELECT {RECORD_COLUMNS}
-FROM audio_records AS r
-WHERE r.owner_id = :owner_id
-  AND (r.created_at < :after_created_at
-       OR (r.created_at = :after_created_at AND r.id < :after_id))
-ORDER BY r.created_at DESC, r.id DESC
-LIMIT :limit
-"""
+
+_OWNER_FROM = "FROM audio_records AS r\nWHERE r.owner_id = :owner_id"
+PAGE_FIRST = page(_OWNER_FROM, after=False)
+PAGE_AFTER = page(_OWNER_FROM, after=True)
 
 # One topic's records, keyset pages as above: the topic's own rows
 # (idx_record_topics_topic), sorted, never the whole archive.
@@ -46,21 +50,8 @@ JOIN audio_records AS r ON r.id = rt.record_id
 WHERE t.owner_id = :owner_id AND t.name = :topic AND r.owner_id = :owner_id
 """
 
-TOPIC_PAGE_FIRST = f"""
-SELECT {RECORD_COLUMNS}
-{_TOPIC_FROM}
-ORDER BY r.created_at DESC, r.id DESC
-LIMIT :limit
-"""
-
-TOPIC_PAGE_AFTER = f"""
-SELECT {RECORD_COLUMNS}
-{_TOPIC_FROM}
-  AND (r.created_at < :after_created_at
-       OR (r.created_at = :after_created_at AND r.id < :after_id))
-ORDER BY r.created_at DESC, r.id DESC
-LIMIT :limit
-"""
+TOPIC_PAGE_FIRST = page(_TOPIC_FROM, after=False)
+TOPIC_PAGE_AFTER = page(_TOPIC_FROM, after=True)
 
 # bm25 weights by column: title, brief, original_filename, transcript, speakers, topics,
 # forms (the folded forms only serve prefixes typed in part: they weigh nothing). Lower scores are

@@ -1,16 +1,23 @@
 """Spaces, their members, direct shares, and what one person may see (docs/sharing.md).
 
 The grant is one row: the record's owner and space, and the asking person's
-role in that space and on a direct share (two primary-key lookups). Pages of
-what a person may see are built from branches, each an index range scan
-with its own LIMIT (`transcriber.db.reads.access`): the person's own records
-(`queries.archive.PAGE_*`), each of their spaces' (`idx_audio_records_space_page`)
-and those shared with them (`idx_record_shares_user`).
+role in that space and on a direct share (two primary-key lookups). A page of
+what a person may see is one statement (`VISIBLE_PAGE_*`) over branches, each
+an index range scan with its own LIMIT: the person's own records
+(`idx_audio_records_owner_page`), each of their spaces'
+(`idx_audio_records_space_page`) and those shared with them
+(`idx_record_shares_user`).
 """
 
 from __future__ import annotations
 
-from transcriber.db.queries.archive import _SEARCH_FROM, _SEARCH_HITS, RECORD_COLUMNS
+from transcriber.db.queries.archive import (
+    _SEARCH_FROM,
+    _SEARCH_HITS,
+    PAGE_AFTER_CONDITION,
+    RECORD_COLUMNS,
+    page,
+)
 
 GRANT = """
 SELECT r.id AS record_id, r.owner_id, r.space_id,
@@ -115,45 +122,73 @@ VALUES (:id, :record_id, 'human', :step, 'done', :detail, :now, :actor_id)
 
 # -- pages of what a person may see -------------------------------------------------------
 
-SPACE_PAGE_FIRST = f"""
-SELECT {RECORD_COLUMNS}
-FROM audio_records AS r
-WHERE r.space_id = :space_id
-ORDER BY r.created_at DESC, r.id DESC
-LIMIT :limit
-"""
-
-SPACE_PAGE_AFTER = f"""
-SELECT {RECORD_COLUMNS}
-FROM audio_records AS r
-WHERE r.space_id = :space_id
-  AND (r.created_at < :after_created_at
-       OR (r.created_at = :after_created_at AND r.id < :after_id))
-ORDER BY r.created_at DESC, r.id DESC
-LIMIT :limit
-"""
+_SPACE_FROM = "FROM audio_records AS r\nWHERE r.space_id = :space_id"
+SPACE_PAGE_FIRST = page(_SPACE_FROM, after=False)
+SPACE_PAGE_AFTER = page(_SPACE_FROM, after=True)
 
 # Shared with the person: their shares (idx_record_shares_user), each record by its key;
 # the sort is over the person's shares, never the archive.
-SHARED_PAGE_FIRST = f"""
-SELECT {RECORD_COLUMNS}
+_SHARED_FROM = """
 FROM record_shares AS s
 JOIN audio_records AS r ON r.id = s.record_id
-WHERE s.user_id = :user_id
+WHERE s.user_id = :user_id"""
+SHARED_PAGE_FIRST = page(_SHARED_FROM, after=False)
+SHARED_PAGE_AFTER = page(_SHARED_FROM, after=True)
+
+# Everything a person may see, newest first, in one statement: the keys (created_at,
+# id) of each branch's newest `:limit` — their own (idx_audio_records_owner_page),
+# shared with them (idx_record_shares_user) and each of their spaces'
+# (idx_audio_records_space_page) — merged and cut to the page, then the page's
+# columns read for those `:limit` records only. Each branch is a short index range
+# whatever the archive's size; the columns (two subqueries a record) are read once
+# a record, not once a branch. A space's branch starts at its `:limit`-th newest
+# record's time (a scalar subquery, one per space: SQLite has no LATERAL; PostgreSQL
+# runs its LATERAL text, transcriber.db.postgres.queries): records of equal time
+# beyond the `:limit` are kept as well, and cut by the page's own ORDER BY.
+_SPACE_BRANCH = """
+SELECT r.created_at, r.id
+FROM space_members AS m
+JOIN audio_records AS r ON r.space_id = m.space_id
+WHERE m.user_id = :user_id
+  AND r.created_at >= coalesce((
+      SELECT c.created_at FROM audio_records AS c
+      WHERE c.space_id = m.space_id{after_c}
+      ORDER BY c.created_at DESC, c.id DESC
+      LIMIT 1 OFFSET :limit - 1), ''){after}"""
+
+
+def visible_page(space_branch: str, *, after: bool) -> str:
+    """The one statement of a page of what a person may see (`space_branch`: the
+    engine's text of a space's newest keys, with `{after}` and, where it reads a
+    second range, `{after_c}` slots: the cursor on `r` and on `c`)."""
+    cursor = PAGE_AFTER_CONDITION if after else ""
+    return f"""
+WITH branches AS (
+    SELECT created_at, id FROM (
+        SELECT r.created_at, r.id FROM audio_records AS r
+        WHERE r.owner_id = :user_id{cursor}
+        ORDER BY r.created_at DESC, r.id DESC LIMIT :limit) AS own
+    UNION
+    SELECT created_at, id FROM (
+        SELECT r.created_at, r.id FROM record_shares AS s
+        JOIN audio_records AS r ON r.id = s.record_id
+        WHERE s.user_id = :user_id{cursor}
+        ORDER BY r.created_at DESC, r.id DESC LIMIT :limit) AS shared
+    UNION
+    {space_branch.strip().format(after=cursor, after_c=cursor.replace("r.", "c."))}
+),
+page AS (
+    SELECT id FROM branches ORDER BY created_at DESC, id DESC LIMIT :limit
+)
+SELECT {RECORD_COLUMNS}
+FROM page
+JOIN audio_records AS r ON r.id = page.id
 ORDER BY r.created_at DESC, r.id DESC
-LIMIT :limit
 """
 
-SHARED_PAGE_AFTER = f"""
-SELECT {RECORD_COLUMNS}
-FROM record_shares AS s
-JOIN audio_records AS r ON r.id = s.record_id
-WHERE s.user_id = :user_id
-  AND (r.created_at < :after_created_at
-       OR (r.created_at = :after_created_at AND r.id < :after_id))
-ORDER BY r.created_at DESC, r.id DESC
-LIMIT :limit
-"""
+
+VISIBLE_PAGE_FIRST = visible_page(_SPACE_BRANCH, after=False)
+VISIBLE_PAGE_AFTER = visible_page(_SPACE_BRANCH, after=True)
 
 # Whose records a person's search reads: their own, their spaces' members', and the
 # owners of what is shared with them (each owner's words are keyed apart:

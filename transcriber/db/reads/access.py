@@ -2,14 +2,14 @@
 and the pages of what one person may see (docs/sharing.md).
 
 The grant is built here and nowhere else. A page of everything a person may
-see merges branches (their own records, each of their spaces', those shared
-with them), each an index range scan with the page's LIMIT, so a page costs
-(1 + spaces + 1) short scans whatever the archive's size.
+see is one statement that merges branches (their own records, each of their
+spaces', those shared with them), each an index range scan with the page's
+LIMIT, so a page costs (1 + spaces + 1) short scans whatever the archive's size,
+and one record's columns per line of the page.
 """
 
 from __future__ import annotations
 
-import heapq
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 from transcriber.db import queries as q
 from transcriber.db.postgres.search import owner_tsquery
 from transcriber.db.readers import ReaderPool
-from transcriber.db.reads.lists import PageAfter, SearchAfter, SearchHit, owner_page
+from transcriber.db.reads.lists import PageAfter, SearchAfter, SearchHit
 from transcriber.db.reads.records import ListItem
 from transcriber.db.reads.rows import columns
 from transcriber.db.search import owner_match
@@ -154,21 +154,12 @@ async def shared_page(readers: ReaderPool, *, user_id: str, limit: int,
 
 async def visible_page(readers: ReaderPool, *, user_id: str, limit: int,
                        after: PageAfter | None = None) -> list[ListItem]:
-    """Everything the person may see, newest first: the branches merged, each once."""
-    branches = [await owner_page(readers, owner_id=user_id, limit=limit, after=after),
-                await shared_page(readers, user_id=user_id, limit=limit, after=after)]
-    for space in await spaces_of(readers, user_id=user_id):
-        branches.append(await space_page(readers, space_id=space.id, limit=limit, after=after))
-    merged: list[ListItem] = []
-    seen: set[str] = set()
-    for item in heapq.merge(*branches, key=lambda i: (i.created_at, i.id), reverse=True):
-        if item.id in seen:
-            continue  # an own record in one of the person's spaces, or shared as well
-        seen.add(item.id)
-        merged.append(item)
-        if len(merged) == limit:
-            break
-    return merged
+    """Everything the person may see, newest first, each record once: one statement
+    that merges the branches (`queries.spaces.VISIBLE_PAGE_*`)."""
+    query = q.spaces.VISIBLE_PAGE_FIRST if after is None else q.spaces.VISIBLE_PAGE_AFTER
+    rows = await readers.fetch_all(query, {"user_id": user_id, "limit": limit,
+                                           **_after(after)})
+    return [ListItem.from_row(row) for row in rows]
 
 
 # -- search ---------------------------------------------------------------------------------
