@@ -11,7 +11,8 @@ every decoded clip, on both paths, is checked here against what Whisper itself r
 and what the text and the VAD show (`REASONS`):
 
 - `compression`: the clip's text compresses (zlib, as Whisper computes it) better than
-  `COMPRESSION_RATIO_MAX`;
+  `COMPRESSION_RATIO_MAX`, unless a phrase said again (each copy over speech of its
+  own) is what compresses (`said_again`);
 - `repeats`: a phrase (an n-gram of words, not only a whole segment) follows itself more
   than `REPEATS_KEPT` times, and the audio does not say it that often (`invented`);
 - `logprob`: the clip's average token log probability is under `LOG_PROB_MIN`;
@@ -290,11 +291,41 @@ def average_logprob(segments: Sequence[RawSegment]) -> float | None:
     return sum(length * value for length, value in known) / weight if weight else None
 
 
-def failed(segments: Sequence[RawSegment], found: Cut) -> tuple[str, ...]:
-    """Pure: the `REASONS` one decoded clip fails (`found`: its `cut`)."""
+def said_again(segments: Sequence[RawSegment], regions: Sequence[Seconds]) -> bool:
+    """Pure: whether the clip's text compresses past `COMPRESSION_RATIO_MAX` only because
+    a person said a phrase again: with every copy but the first left out of each run of a
+    phrase following itself whose copies each have speech of their own (`invented` says
+    no), the words compress under it. A run packed into one stretch of speech stays in
+    the text (it may be a loop of two, which the ratio is there to catch); a segment
+    without word times leaves nothing to tell copies apart by."""
+    if any(not segment.get("words") for segment in segments):
+        return False
+    words = [word for segment in segments for word in segment["words"]]
+    spoken = [word for word in words if token(str(word["text"]))]
+    pauses = pauses_of(regions)
+    gone: set[int] = set()
+    for loop in loops([token(str(word["text"])) for word in spoken], kept=1):
+        copies = [(_seconds(spoken[loop.first + k * loop.size])[0],
+                   _seconds(spoken[loop.first + (k + 1) * loop.size - 1])[1])
+                  for k in range(loop.copies)]
+        if not invented(copies, pauses, size=loop.size):
+            gone.update(id(word) for word in
+                        spoken[loop.first + loop.size:loop.first + loop.copies * loop.size])
+    if not gone:
+        return False
+    rest = "".join(str(word["text"]) for word in words if id(word) not in gone)
+    return compression_ratio(rest.strip()) <= COMPRESSION_RATIO_MAX
+
+
+def failed(segments: Sequence[RawSegment], found: Cut, *,
+           regions: Sequence[Seconds]) -> tuple[str, ...]:
+    """Pure: the `REASONS` one decoded clip fails (`found`: its `cut`; `regions`: the
+    VAD's speech). A ratio that a phrase said again explains (`said_again`) is no reason:
+    decoding such a clip again costs a sequential decoding (about 5 CPU seconds for a
+    30-second clip) and gives the same words."""
     reasons: list[str] = []
     if compression_ratio(" ".join(str(s["text"]).strip() for s in segments)) > \
-            COMPRESSION_RATIO_MAX:
+            COMPRESSION_RATIO_MAX and not said_again(segments, regions):
         reasons.append("compression")
     if found.repeats_removed:
         reasons.append("repeats")
@@ -368,7 +399,7 @@ def guard(clips: Sequence[Seconds], groups: Sequence[Sequence[RawSegment]], *,
     kept: list[RawSegment] = []
     for index, (clip, group) in enumerate(zip(clips, groups, strict=True)):
         found = cut(group, clip=clip, regions=regions)
-        reasons = failed(group, found)
+        reasons = failed(group, found, regions=regions)
         if reasons and index not in safe:
             redecoded.update(reasons)
             again = redecode(clip)

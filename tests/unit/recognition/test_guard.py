@@ -79,7 +79,7 @@ def test_an_invented_loop_keeps_two_copies_and_its_speech_is_unclear() -> None:
     assert found.repeats_removed == 8
     # from the end of the second copy (1.0 + 6 × 0.5) to the next kept word (18.0)
     assert found.unclear == [(4.0, 18.0)]
-    assert failed([_segment(*words)], found) == ("compression", "repeats")
+    assert failed([_segment(*words)], found, regions=regions) == ("compression", "repeats")
 
 
 def test_a_phrase_a_person_repeats_stays() -> None:
@@ -103,7 +103,7 @@ def test_words_over_non_speech_and_outside_the_clip_are_left_out() -> None:
     assert [s["text"] for s in found.segments] == ["hello there"]
     assert found.dropped == {"non_speech": 4, "outside_clip": 1}
     assert found.unclear == []  # no speech was there to lose
-    assert set(failed([], found)) == {"non_speech", "outside_clip"}
+    assert set(failed([], found, regions=regions)) == {"non_speech", "outside_clip"}
 
 
 def test_a_hyphenated_stutter_is_cut_inside_the_word() -> None:
@@ -117,7 +117,7 @@ def test_a_hyphenated_stutter_is_cut_inside_the_word() -> None:
 def test_low_log_probability_is_a_reason_to_decode_again() -> None:
     segments = [_segment(*_said("мы пошли домой", 0.0), logprob=-1.4)]
     found = cut(segments, clip=(0.0, 2.0), regions=[(0.0, 2.0)])
-    assert failed(segments, found) == ("logprob",)
+    assert failed(segments, found, regions=[(0.0, 2.0)]) == ("logprob",)
 
 
 def test_merged_spans_are_sorted_and_joined() -> None:
@@ -245,3 +245,46 @@ def test_identical_copies_aligned_loosely_are_still_said_when_each_has_a_pause()
     assert not invented(drifted, pauses_of(regions), size=8)
     # the same six copies over three stretches of speech: invented
     assert invented(drifted, pauses_of([*regions[:3], (9.0, 20.0)]), size=8)
+
+
+
+_SENTENCE = "had he married a more amiable woman he might have been made still more " \
+            "respectable than he was"
+
+
+def test_a_sentence_said_again_compresses_but_is_not_decoded_again() -> None:
+    words = [w for k in range(3) for w in _said(_SENTENCE, k * 6.0)]
+    segments = [_segment(*words)]
+    assert compression_ratio(segments[0]["text"]) > 2.4
+    # each copy over speech of its own: a person said it again, nothing to decode again
+    apart = [(0.0, 5.6), (6.0, 11.6), (12.0, 17.6)]
+    found = cut(segments, clip=(0.0, 18.0), regions=apart)
+    assert found.repeats_removed == 0
+    assert failed(segments, found, regions=apart) == ()
+
+
+def test_copies_in_one_stretch_of_speech_still_count_for_the_ratio() -> None:
+    # two copies (not yet a loop the cut removes) with no pause between them
+    words = [w for k in range(2) for w in _said(_SENTENCE + " indeed", k * 5.7)]
+    segments = [_segment(*_said("and so", 0.0, 0.2)), _segment(*[
+        (a + 0.4, b + 0.4, w) for a, b, w in words])]
+    text = " ".join(s["text"] for s in segments)
+    assert compression_ratio(text) > 2.4
+    one = [(0.0, 12.0)]
+    found = cut(segments, clip=(0.0, 12.0), regions=one)
+    assert found.repeats_removed == 0
+    assert failed(segments, found, regions=one) == ("compression",)
+    # the same with pauses, but each copy's word times collapsed to nothing
+    collapsed = [_segment(*[(k * 6.0, k * 6.0, f" {w}") for k in range(2)
+                            for w in (_SENTENCE + " indeed").split()])]
+    apart = [(0.0, 0.5), (6.0, 6.5)]
+    assert failed(collapsed, cut(collapsed, clip=(0.0, 12.0), regions=apart),
+                  regions=apart) == ("compression",)
+
+
+def test_without_word_times_the_ratio_counts() -> None:
+    text = " ".join([_SENTENCE] * 3)
+    bare = [{"start_ms": 0, "end_ms": 18000, "text": text, "avg_logprob": -0.3}]
+    regions = [(0.0, 5.6), (6.0, 11.6), (12.0, 17.6)]
+    assert failed(bare, cut(bare, clip=(0.0, 18.0), regions=regions),
+                  regions=regions) == ("compression",)
