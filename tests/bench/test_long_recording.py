@@ -39,11 +39,8 @@ from transcriber.db.connection import database_path
 from transcriber.db.reads.progress import NormalizeProgress, PartProgress, ProgressRecord
 from transcriber.pipeline.progress import progress_of
 from transcriber.providers import media
-from transcriber.providers.whisper import (
-    WhisperRecognizer,
-    batched_clips,
-    parse_local_payload,
-)
+from transcriber.providers.whisper import WhisperRecognizer, batched_clips
+from transcriber.providers.whisper_answer import parse_local_payload
 from transcriber.providers.whisper_decoding import decoding_options
 from transcriber.settings import RecognizerSettings
 

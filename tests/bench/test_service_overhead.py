@@ -53,7 +53,8 @@ import pytest
 from tests.helpers import hard_audio
 from transcriber.providers import whisper, whisper_decoding
 from transcriber.providers.recognizers import BUNDLED_MODEL_NAME
-from transcriber.providers.whisper import WhisperRecognizer, prepare_bundled_model
+from transcriber.providers.whisper import WhisperRecognizer
+from transcriber.providers.whisper_bundle import prepare_bundled_model
 from transcriber.settings import RecognizerSettings
 
 pytestmark = pytest.mark.bench

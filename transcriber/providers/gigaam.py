@@ -8,7 +8,7 @@ so it never reaches a hub. A part is cut into clips of speech (the service's one
 short utterances), the clips decoded as one batch, and each token's CTC frame turned
 into a time (`frame_words`): a word runs from its first letter's frame to its last
 letter's frame plus one frame (40 ms). The answer is the local recognizer's saved JSON
-(`whisper.read_local_payload` reads it), with `model` naming this folder, so parts,
+(`whisper_answer.read_local_payload` reads it), with `model` naming this folder, so parts,
 speakers, search and subtitles run on it as on Whisper's.
 """
 

@@ -206,7 +206,7 @@ def test_the_part_counts_and_logs_what_the_guard_did_without_text() -> None:
     from prometheus_client import REGISTRY  # noqa: PLC0415
     from structlog.testing import capture_logs  # noqa: PLC0415
 
-    from transcriber.providers.whisper import report_guard  # noqa: PLC0415
+    from transcriber.providers.whisper_answer import report_guard  # noqa: PLC0415
     from transcriber.providers.whisper_guard import Guarded  # noqa: PLC0415
 
     def value(name: str, labels: dict[str, str] | None = None) -> float:
