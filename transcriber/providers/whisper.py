@@ -55,15 +55,17 @@ from transcriber.providers.whisper_bundle import ModelUnavailable, prepare_bundl
 from transcriber.providers.whisper_decoding import (
     CoveredDecoding,
     Planner,
+    by_clip,
     decode_span,
     decoding_options,
     saved,
     segment_dict,
 )
-from transcriber.providers.whisper_guard import Guarded, by_clip, guard
+from transcriber.providers.whisper_guard import Guarded, guard
 from transcriber.settings import RecognizerSettings
 
 log = structlog.get_logger(__name__)
+
 
 class WhisperRecognizer:
     """The `Recognizer` port on faster-whisper."""

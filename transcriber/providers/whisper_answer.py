@@ -102,6 +102,7 @@ def report_guard(guarded: Guarded) -> None:
         RECOGNITION_UNCLEAR_SECONDS.inc(guarded.unclear_seconds)
     if guarded.redecoded or guarded.unclear or guarded.repeats_removed or guarded.dropped:
         log.warning("recognition_guarded", clips=guarded.clips, redecoded=guarded.redecoded,
+                    copies_heard=guarded.copies_heard,
                     repeats_removed=guarded.repeats_removed, dropped_words=guarded.dropped,
                     unclear_seconds=round(guarded.unclear_seconds, 1),
                     unclear_spans=len(guarded.unclear))

@@ -6,17 +6,16 @@ from typing import Any
 
 import pytest
 
-from transcriber.providers.whisper_guard import (
+from transcriber.providers.whisper_decoding import by_clip
+from transcriber.providers.whisper_guard import cut, failed, guard, merged
+from transcriber.providers.whisper_repeats import (
     Loop,
-    by_clip,
     compression_ratio,
-    cut,
-    failed,
-    guard,
+    heard_again,
     invented,
     loops,
-    merged,
     pauses_of,
+    said_again,
 )
 
 Seg = dict[str, Any]
@@ -79,7 +78,7 @@ def test_an_invented_loop_keeps_two_copies_and_its_speech_is_unclear() -> None:
     assert found.repeats_removed == 8
     # from the end of the second copy (1.0 + 6 × 0.5) to the next kept word (18.0)
     assert found.unclear == [(4.0, 18.0)]
-    assert failed([_segment(*words)], found, regions=regions) == ("compression", "repeats")
+    assert failed([_segment(*words)], found) == ("compression", "repeats")
 
 
 def test_a_phrase_a_person_repeats_stays() -> None:
@@ -103,7 +102,7 @@ def test_words_over_non_speech_and_outside_the_clip_are_left_out() -> None:
     assert [s["text"] for s in found.segments] == ["hello there"]
     assert found.dropped == {"non_speech": 4, "outside_clip": 1}
     assert found.unclear == []  # no speech was there to lose
-    assert set(failed([], found, regions=regions)) == {"non_speech", "outside_clip"}
+    assert set(failed([], found)) == {"non_speech", "outside_clip"}
 
 
 def test_a_hyphenated_stutter_is_cut_inside_the_word() -> None:
@@ -117,7 +116,7 @@ def test_a_hyphenated_stutter_is_cut_inside_the_word() -> None:
 def test_low_log_probability_is_a_reason_to_decode_again() -> None:
     segments = [_segment(*_said("мы пошли домой", 0.0), logprob=-1.4)]
     found = cut(segments, clip=(0.0, 2.0), regions=[(0.0, 2.0)])
-    assert failed(segments, found, regions=[(0.0, 2.0)]) == ("logprob",)
+    assert failed(segments, found) == ("logprob",)
 
 
 def test_merged_spans_are_sorted_and_joined() -> None:
@@ -248,43 +247,66 @@ def test_identical_copies_aligned_loosely_are_still_said_when_each_has_a_pause()
 
 
 
+
 _SENTENCE = "had he married a more amiable woman he might have been made still more " \
             "respectable than he was"
+_APART = [(0.0, 5.6), (6.0, 11.6), (12.0, 17.6)]
 
 
-def test_a_sentence_said_again_compresses_but_is_not_decoded_again() -> None:
-    words = [w for k in range(3) for w in _said(_SENTENCE, k * 6.0)]
-    segments = [_segment(*words)]
+def _thrice() -> list[Seg]:
+    return [_segment(*[w for k in range(3) for w in _said(_SENTENCE, k * 6.0)])]
+
+
+def test_a_sentence_said_again_is_heard_again_copy_by_copy_not_decoded_whole() -> None:
+    segments = _thrice()
     assert compression_ratio(segments[0]["text"]) > 2.4
-    # each copy over speech of its own: a person said it again, nothing to decode again
-    apart = [(0.0, 5.6), (6.0, 11.6), (12.0, 17.6)]
-    found = cut(segments, clip=(0.0, 18.0), regions=apart)
-    assert found.repeats_removed == 0
-    assert failed(segments, found, regions=apart) == ()
+    assert failed(segments, cut(segments, clip=(0.0, 18.0), regions=_APART)) == (
+        "compression",)
+    copies = said_again(segments, _APART)
+    assert [c.span for c in copies] == [(6.0, 11.4), (12.0, 17.4)]
+    asked: list[tuple[float, float]] = []
+
+    def redecode(span: tuple[float, float]) -> list[Seg]:
+        asked.append(span)  # each copy's own stretch says the sentence again
+        return [_segment(*_said("so " + _SENTENCE, span[0]))]
+
+    result = guard([(0.0, 18.0)], [segments], regions=_APART, redecode=redecode)
+    assert asked == [pytest.approx((5.7, 11.7)), pytest.approx((11.7, 17.7))]  # not whole
+    assert result.redecoded == {}
+    assert result.copies_heard == 2
+    assert result.segments == segments
 
 
-def test_copies_in_one_stretch_of_speech_still_count_for_the_ratio() -> None:
+def test_a_copy_that_its_own_stretch_does_not_say_sends_the_clip_whole() -> None:
+    asked: list[tuple[float, float]] = []
+    other = "the rain had stopped before the carriage reached the gate of the park"
+
+    def redecode(span: tuple[float, float]) -> list[Seg]:
+        asked.append(span)  # Whisper had repeated the sentence over new speech
+        return [_segment(*_said(other, span[0]))]
+
+    result = guard([(0.0, 18.0)], [_thrice()], regions=_APART, redecode=redecode)
+    assert asked[-1] == (0.0, 18.0)
+    assert result.redecoded == {"compression": 1}
+    assert result.copies_heard == 0
+    assert heard_again(said_again(_thrice(), _APART)[0],
+                       [_segment(*_said("and " + _SENTENCE + " yes", 5.8))])
+
+
+def test_copies_in_one_stretch_of_speech_are_not_said_again() -> None:
     # two copies (not yet a loop the cut removes) with no pause between them
     words = [w for k in range(2) for w in _said(_SENTENCE + " indeed", k * 5.7)]
-    segments = [_segment(*_said("and so", 0.0, 0.2)), _segment(*[
-        (a + 0.4, b + 0.4, w) for a, b, w in words])]
-    text = " ".join(s["text"] for s in segments)
-    assert compression_ratio(text) > 2.4
-    one = [(0.0, 12.0)]
-    found = cut(segments, clip=(0.0, 12.0), regions=one)
-    assert found.repeats_removed == 0
-    assert failed(segments, found, regions=one) == ("compression",)
-    # the same with pauses, but each copy's word times collapsed to nothing
+    segments = [_segment(*words)]
+    assert said_again(segments, [(0.0, 12.0)]) == []
+    # pauses, but each copy's word times collapsed to nothing
     collapsed = [_segment(*[(k * 6.0, k * 6.0, f" {w}") for k in range(2)
                             for w in (_SENTENCE + " indeed").split()])]
-    apart = [(0.0, 0.5), (6.0, 6.5)]
-    assert failed(collapsed, cut(collapsed, clip=(0.0, 12.0), regions=apart),
-                  regions=apart) == ("compression",)
-
-
-def test_without_word_times_the_ratio_counts() -> None:
+    assert said_again(collapsed, [(0.0, 0.5), (6.0, 6.5)]) == []
+    # no word times: nothing tells the copies apart
     text = " ".join([_SENTENCE] * 3)
     bare = [{"start_ms": 0, "end_ms": 18000, "text": text, "avg_logprob": -0.3}]
-    regions = [(0.0, 5.6), (6.0, 11.6), (12.0, 17.6)]
-    assert failed(bare, cut(bare, clip=(0.0, 18.0), regions=regions),
-                  regions=regions) == ("compression",)
+    assert said_again(bare, _APART) == []
+    # a ratio that the copies do not explain
+    noisy = [_segment(*(_said(" ".join(["ла"] * 30), 0.0, 0.05) + [
+        w for k in range(2) for w in _said(_SENTENCE, 2.0 + k * 6.0)]))]
+    assert said_again(noisy, [(0.0, 1.6), (2.0, 7.6), (8.0, 13.6)]) == []
