@@ -100,7 +100,8 @@ def report_guard(guarded: Guarded) -> None:
         RECOGNITION_REDECODED.labels(reason).inc(clips)
     if guarded.unclear:
         RECOGNITION_UNCLEAR_SECONDS.inc(guarded.unclear_seconds)
-    if guarded.redecoded or guarded.unclear or guarded.repeats_removed or guarded.dropped:
+    if (guarded.redecoded or guarded.unclear or guarded.repeats_removed or guarded.dropped
+            or guarded.copies_heard):
         log.warning("recognition_guarded", clips=guarded.clips, redecoded=guarded.redecoded,
                     copies_heard=guarded.copies_heard,
                     repeats_removed=guarded.repeats_removed, dropped_words=guarded.dropped,
