@@ -36,6 +36,8 @@ COPY_MIN_SECONDS_PER_WORD = 0.08
 # A clip whose ratio more copies than this explain is decoded again whole: hearing each
 # copy again on its own would cost as much.
 COPIES_HEARD_MAX = 3
+# Words of the neighbours a copy's stretch (padded by 0.3 s each side) may add about it.
+NEIGHBOUR_WORDS_MAX = 4
 
 
 def compression_ratio(text: str) -> float:
@@ -120,7 +122,6 @@ def invented(copies: Sequence[Seconds], pauses: Sequence[Seconds], *, size: int)
     return inside < len(copies) - 1
 
 
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Copy:
     """A copy of a phrase said again, past the first of its run: its time and words."""
@@ -163,12 +164,13 @@ def said_again(segments: Sequence[RawSegment], regions: Sequence[Seconds]) -> li
 
 def heard_again(copy: Copy, again: Sequence[RawSegment]) -> bool:
     """Pure: whether a decoding of the copy's own stretch of audio alone (`again`) says
-    the copy's words, in order, with at most a word or two of its neighbours about them:
-    Whisper looping on the previous sentence over new speech hears that new speech
-    when the stretch is decoded with nothing before it."""
+    the copy's words, in order, with at most `NEIGHBOUR_WORDS_MAX` words of its
+    neighbours about them (the stretch is padded): Whisper looping on the previous
+    sentence over new speech hears that new speech when the stretch is decoded with
+    nothing before it."""
     tokens = [t for segment in again for t in (
         token(str(w["text"])) for w in segment.get("words") or
         ({"text": part} for part in str(segment["text"]).split())) if t]
     size = len(copy.tokens)
-    return any(tuple(tokens[at:at + size]) == copy.tokens
-               for at in range(len(tokens) - size + 1))
+    return len(tokens) - size <= NEIGHBOUR_WORDS_MAX and any(
+        tuple(tokens[at:at + size]) == copy.tokens for at in range(len(tokens) - size + 1))

@@ -289,8 +289,12 @@ def test_a_copy_that_its_own_stretch_does_not_say_sends_the_clip_whole() -> None
     assert asked[-1] == (0.0, 18.0)
     assert result.redecoded == {"compression": 1}
     assert result.copies_heard == 0
-    assert heard_again(said_again(_thrice(), _APART)[0],
-                       [_segment(*_said("and " + _SENTENCE + " yes", 5.8))])
+    copy = said_again(_thrice(), _APART)[0]
+    assert heard_again(copy, [_segment(*_said("and " + _SENTENCE + " yes", 5.8))])
+    # the sentence inside a longer stretch of other words is not this copy heard again
+    assert not heard_again(copy, [_segment(*_said(
+        "then " + _SENTENCE + " and the rain had stopped at last", 5.8))])
+    assert not heard_again(copy, [_segment(*_said(_SENTENCE.replace("woman", "man"), 5.8))])
 
 
 def test_copies_in_one_stretch_of_speech_are_not_said_again() -> None:
