@@ -97,7 +97,8 @@ def long_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def _sample(run: Run) -> None:
     """One look at the record's progress, as every door computes it."""
     record = ProgressRecord.from_row(lr.query(
-        run.db, "SELECT id, state, halted_at, duration_ms, state_entered_at FROM audio_records "
+        run.db, "SELECT id, state, halted_at, duration_ms, state_entered_at, created_at "
+                "FROM audio_records "
                 "WHERE id = ?", run.record_id)[0])
     parts = [PartProgress.from_row(row) for row in lr.query(
         run.db, "SELECT part_index, offset_ms, channel, provider, model, payload_file, "
