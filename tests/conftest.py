@@ -25,7 +25,7 @@ from transcriber.db.readers import ReaderPool
 from transcriber.db.writer import Writer
 from transcriber.providers.local_files import LocalRecordFiles
 from transcriber.providers.recognizers import BUNDLED_MODEL_NAME
-from transcriber.providers.whisper import prepare_bundled_model
+from transcriber.providers.whisper_bundle import prepare_bundled_model
 from transcriber.settings import Settings
 from transcriber.testing.clock import FakeClock
 

@@ -39,11 +39,8 @@ from transcriber.db.connection import database_path
 from transcriber.db.reads.progress import NormalizeProgress, PartProgress, ProgressRecord
 from transcriber.pipeline.progress import progress_of
 from transcriber.providers import media
-from transcriber.providers.whisper import (
-    WhisperRecognizer,
-    batched_clips,
-    parse_local_payload,
-)
+from transcriber.providers.whisper import WhisperRecognizer, batched_clips
+from transcriber.providers.whisper_answer import parse_local_payload
 from transcriber.providers.whisper_decoding import decoding_options
 from transcriber.settings import RecognizerSettings
 
@@ -100,7 +97,8 @@ def long_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def _sample(run: Run) -> None:
     """One look at the record's progress, as every door computes it."""
     record = ProgressRecord.from_row(lr.query(
-        run.db, "SELECT id, state, halted_at, duration_ms, state_entered_at FROM audio_records "
+        run.db, "SELECT id, state, halted_at, duration_ms, state_entered_at, created_at "
+                "FROM audio_records "
                 "WHERE id = ?", run.record_id)[0])
     parts = [PartProgress.from_row(row) for row in lr.query(
         run.db, "SELECT part_index, offset_ms, channel, provider, model, payload_file, "

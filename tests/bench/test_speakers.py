@@ -55,7 +55,8 @@ from transcriber.providers.speakers.separator import LocalSpeakerSeparator
 from transcriber.providers.speakers.stream import speech_and_features
 from transcriber.providers.speakers.turns import WindowPlan, find_turns, turns_from_features
 from transcriber.providers.speakers.vad import speech_regions
-from transcriber.providers.whisper import WhisperRecognizer, batched_speech, read_local_payload
+from transcriber.providers.whisper import WhisperRecognizer, batched_speech
+from transcriber.providers.whisper_answer import read_local_payload
 from transcriber.settings import RecognizerSettings
 
 pytestmark = pytest.mark.bench

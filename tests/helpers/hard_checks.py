@@ -31,7 +31,8 @@ from tests.helpers.hard_audio import (
 from tests.helpers.invented_audio import Invented, Make, most_repeats, words_in
 from tests.helpers.textmetrics import cer, wer
 from tests.helpers.verdicts import report_of_answer
-from transcriber.providers.whisper import WhisperRecognizer, parse_local_payload
+from transcriber.providers.whisper import WhisperRecognizer
+from transcriber.providers.whisper_answer import parse_local_payload
 
 Recognizers = dict[bool, WhisperRecognizer]
 

@@ -25,7 +25,7 @@ import pytest
 
 from tests.helpers import hard_audio
 from tests.helpers.hard_audio import RATE, SPEECH_DBFS, at_level, decode, music_bed, noise
-from transcriber.providers.whisper_guard import REPEATS_KEPT, loops, token
+from transcriber.providers.whisper_repeats import REPEATS_KEPT, loops, token
 
 # Varied sentences read in one go by espeak-ng (its own pauses between them): the
 # monotone voice on which Whisper base loops («я не пойду» 23 times, issue 38).

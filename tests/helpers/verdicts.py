@@ -9,7 +9,7 @@ import orjson
 from transcriber.domain.quality import Quality
 from transcriber.pipeline.assessment import report_of
 from transcriber.pipeline.parts import PartPlan
-from transcriber.providers.whisper import read_local_payload
+from transcriber.providers.whisper_answer import read_local_payload
 
 
 def report_of_answer(payload: bytes) -> Quality:

@@ -11,8 +11,8 @@ by one, and each token's output frame turned into a time (`frame_words`): a word
 from its first letter's frame to its last letter's frame plus one frame (40 ms). Both
 decodings give one frame per token: CTC the first frame of a run of the token, RNN-T
 the encoder frame the transducer emitted it at. The answer is the local recognizer's
-saved JSON (`whisper.read_local_payload` reads it), with `model` naming this folder,
-so parts, speakers, search and subtitles run on it as on Whisper's.
+saved JSON (`whisper_answer.read_local_payload` reads it), with `model` naming this
+folder, so parts, speakers, search and subtitles run on it as on Whisper's.
 """
 
 from __future__ import annotations

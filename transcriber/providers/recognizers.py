@@ -119,7 +119,7 @@ def model_names(settings: Settings) -> tuple[str, ...]:
 def saved_answer_formats(settings: Settings) -> dict[str, AnswerFormat]:
     """Every provider's answer format, by the name `recognitions.provider` keeps."""
     from transcriber.providers.speechkit import read_results  # noqa: PLC0415
-    from transcriber.providers.whisper import read_local_payload  # noqa: PLC0415
+    from transcriber.providers.whisper_answer import read_local_payload  # noqa: PLC0415
 
     return {
         LOCAL: AnswerFormat(capabilities=local_capabilities(settings.recognizer),

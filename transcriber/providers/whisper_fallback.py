@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from transcriber.providers.whisper_guard import compression_ratio
+from transcriber.providers.whisper_repeats import compression_ratio
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,7 +11,9 @@ every decoded clip, on both paths, is checked here against what Whisper itself r
 and what the text and the VAD show (`REASONS`):
 
 - `compression`: the clip's text compresses (zlib, as Whisper computes it) better than
-  `COMPRESSION_RATIO_MAX`;
+  `COMPRESSION_RATIO_MAX`, unless a phrase said again (each copy over speech of its
+  own, `said_again`) is what compresses and each copy decoded alone says it again
+  (`heard_again`);
 - `repeats`: a phrase (an n-gram of words, not only a whole segment) follows itself more
   than `REPEATS_KEPT` times, and the audio does not say it that often (`invented`);
 - `logprob`: the clip's average token log probability is under `LOG_PROB_MIN`;
@@ -33,11 +35,9 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import zlib
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from transcriber.providers.clips import (
     CLIP_PAD_SECONDS,
@@ -47,107 +47,28 @@ from transcriber.providers.clips import (
     seconds_of,
     subtract,
 )
+from transcriber.providers.whisper_repeats import (
+    COMPRESSION_RATIO_MAX,
+    REPEATS_KEPT,
+    RawSegment,
+    compression_ratio,
+    heard_again,
+    invented,
+    loops,
+    pauses_of,
+    said_again,
+    token,
+)
 
-RawSegment = dict[str, Any]
-
-COMPRESSION_RATIO_MAX = 2.4  # Whisper's own threshold (faster-whisper's default)
-LOG_PROB_MIN = -1.0  # likewise
-REPEATS_KEPT = 2  # a phrase may follow itself this many times before it is a loop
-LOOP_PHRASE_MAX_WORDS = 40  # the longest phrase looked for (a whole sentence looping)
+LOG_PROB_MIN = -1.0  # Whisper's own threshold (faster-whisper's default)
 # A word this far from every speech region lies over non-speech: the VAD pads its regions
 # by 0.1 s and the word alignment is off by up to a few hundred ms.
 SPEECH_REACH_SECONDS = 0.6
 # A word this far past its clip's ends is outside it (the clip is padded by 0.3 s).
 CLIP_REACH_SECONDS = 0.3
-# A pause the VAD saw this close to the meeting of two copies separates them.
-PAUSE_REACH_SECONDS = 0.3
-# A copy said faster than this per word is no speech: its word times collapsed.
-COPY_MIN_SECONDS_PER_WORD = 0.08
 # A letter said more than this many times running is a loop inside a word («ааа» stays).
 LETTERS_KEPT = 3
 REASONS = ("compression", "repeats", "logprob", "non_speech", "outside_clip")
-
-
-def compression_ratio(text: str) -> float:
-    """Pure: Whisper's compression ratio of `text` (0 for no text)."""
-    data = text.encode("utf-8")
-    return len(data) / len(zlib.compress(data)) if data else 0.0
-
-
-def token(word: str) -> str:
-    """Pure: a word as the loop check compares it (case and punctuation aside)."""
-    return "".join(c for c in word.casefold() if c.isalnum())
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Loop:
-    first: int  # index of the first copy's first token
-    size: int  # tokens in one copy
-    copies: int
-    tail: int = 0  # tokens after the last copy that begin one more (a copy cut short)
-
-
-def _tail(tokens: Sequence[str], at: int, phrase: Sequence[str]) -> int:
-    """Pure: how many tokens from `at` begin `phrase` again (the last may be cut inside a
-    word: «и про» after «и прохожу»), none when all of it follows."""
-    count = 0
-    while count < len(phrase) and at + count < len(tokens):
-        if tokens[at + count] == phrase[count]:
-            count += 1
-        elif tokens[at + count] and phrase[count].startswith(tokens[at + count]):
-            return count + 1
-        else:
-            break
-    return count if at + count >= len(tokens) else 0
-
-
-def loops(tokens: Sequence[str], *, max_size: int = LOOP_PHRASE_MAX_WORDS,
-          kept: int = REPEATS_KEPT) -> list[Loop]:
-    """Pure: the runs where a phrase of 1..`max_size` tokens follows itself more than
-    `kept` times, left to right, the shortest phrase first, not overlapping."""
-    found: list[Loop] = []
-    count = len(tokens)
-    at = 0
-    while at < count:
-        hit = None
-        for size in range(1, min(max_size, (count - at) // (kept + 1)) + 1):
-            if tokens[at + size] != tokens[at]:
-                continue  # cheap: the second copy must start with the first's token
-            phrase = list(tokens[at:at + size])
-            copies = 1
-            while list(tokens[at + copies * size:at + (copies + 1) * size]) == phrase:
-                copies += 1
-            if copies > kept:
-                hit = Loop(first=at, size=size, copies=copies,
-                           tail=_tail(tokens, at + copies * size, phrase))
-                break
-        if hit is None:
-            at += 1
-        else:
-            found.append(hit)
-            at += hit.size * hit.copies
-    return found
-
-
-def pauses_of(regions: Sequence[Seconds]) -> list[Seconds]:
-    """Pure: the pauses the VAD saw between its (ordered) regions; a region cut at its
-    longest length meets the next one in a pause of no width."""
-    ordered = sorted(regions)
-    return [(a[1], b[0]) for a, b in itertools.pairwise(ordered) if b[0] >= a[1]]
-
-
-def invented(copies: Sequence[Seconds], pauses: Sequence[Seconds], *, size: int) -> bool:
-    """Pure: whether the copies of a phrase (their (start, end), in order) are a loop
-    Whisper invented rather than a phrase said again: some copy's word times collapsed,
-    or the stretch they span holds fewer pauses the VAD saw than there are meetings of
-    two copies (each copy said has speech of its own; the pauses are counted, not
-    matched to the copies' word times, which the alignment of identical copies places
-    loosely)."""
-    if any(end - start < size * COPY_MIN_SECONDS_PER_WORD for start, end in copies):
-        return True
-    low, high = copies[0][0] - PAUSE_REACH_SECONDS, copies[-1][1] + PAUSE_REACH_SECONDS
-    inside = sum(1 for a, b in pauses if a <= high and b >= low)
-    return inside < len(copies) - 1
 
 
 def near_speech(start: float, end: float, regions: Sequence[Seconds], ends: Sequence[float],
@@ -344,6 +265,7 @@ class Guarded:
     redecoded: dict[str, int]  # clips decoded again, by reason
     dropped: dict[str, int]  # words left out over non-speech or outside their clip
     clips: int
+    copies_heard: int = 0  # copies of a phrase said again, heard again on their own
 
     @property
     def unclear_seconds(self) -> float:
@@ -358,9 +280,14 @@ def guard(clips: Sequence[Seconds], groups: Sequence[Sequence[RawSegment]], *,
           safe: Collection[int] = ()) -> Guarded:
     """Every clip's decoding checked; one that fails decoded again (`redecode`) unless it
     already was the safe decoding (`safe`: indexes), the better kept and cut; then the
-    loops that run across clips cut over the whole part."""
+    loops that run across clips cut over the whole part. A clip that fails on its
+    compression ratio alone, which a phrase said again explains (`said_again`), has
+    each later copy decoded again on its own instead: the copies all heard again
+    (`heard_again`), the clip passes (a fraction of the cost: one short window each,
+    where the whole clip's ratio fails every try of the fallback)."""
     if len(clips) != len(groups):
         raise ValueError("one group of segments per clip")
+    copies_heard = 0
     redecoded: Counter[str] = Counter()
     dropped: Counter[str] = Counter()
     unclear: list[Seconds] = []
@@ -369,6 +296,11 @@ def guard(clips: Sequence[Seconds], groups: Sequence[Sequence[RawSegment]], *,
     for index, (clip, group) in enumerate(zip(clips, groups, strict=True)):
         found = cut(group, clip=clip, regions=regions)
         reasons = failed(group, found)
+        copies = said_again(group, regions) if reasons == ("compression",) else []
+        if copies and index not in safe and all(
+                heard_again(c, redecode(_around(c.span, clip))) for c in copies):
+            reasons = ()
+            copies_heard += len(copies)
         if reasons and index not in safe:
             redecoded.update(reasons)
             again = redecode(clip)
@@ -379,7 +311,7 @@ def guard(clips: Sequence[Seconds], groups: Sequence[Sequence[RawSegment]], *,
             # What the kept decoding still leaves unheard (a loop's cut copies, a
             # decoding that stopped early) is decoded again stretch by stretch.
             for a, b in unheard(found.segments, clip, regions):
-                span = (max(clip[0], a - CLIP_PAD_SECONDS), min(clip[1], b + CLIP_PAD_SECONDS))
+                span = _around((a, b), clip)
                 piece = cut(redecode(span), clip=span, regions=regions)
                 found.segments.extend(piece.segments)
                 found.unclear.extend(piece.unclear)
@@ -397,41 +329,9 @@ def guard(clips: Sequence[Seconds], groups: Sequence[Sequence[RawSegment]], *,
     dropped.update(whole.dropped)
     return Guarded(segments=whole.segments, unclear=merged(unclear),
                    repeats_removed=repeats + whole.repeats_removed,
-                   redecoded=dict(redecoded), dropped=dict(dropped), clips=len(clips))
+                   redecoded=dict(redecoded), dropped=dict(dropped), clips=len(clips),
+                   copies_heard=copies_heard)
 
 
-def _nearest(middle: float, clips: Sequence[Seconds], starts: Sequence[float]) -> int:
-    index = max(bisect.bisect_right(starts, middle) - 1, 0)
-    if (index + 1 < len(clips) and middle > clips[index][1]
-            and clips[index + 1][0] - middle < middle - clips[index][1]):
-        index += 1
-    return index
-
-
-def by_clip(segments: Sequence[RawSegment], clips: Sequence[Seconds]) -> list[list[RawSegment]]:
-    """Pure: the segments of a decoding of the whole part, word by word in the clip the
-    word's middle is in (else the nearest): the groups `guard` checks. A segment whose
-    words fall in several clips (the sequential decoding's VAD joins speech across a
-    long gap) is split there. No clips: no groups."""
-    groups: list[list[RawSegment]] = [[] for _ in clips]
-    if not clips:
-        return groups
-    starts = [start for start, _ in clips]
-    for segment in segments:
-        words = segment.get("words") or []
-        if not words:
-            middle = (segment["start_ms"] + segment["end_ms"]) / 2000
-            groups[_nearest(middle, clips, starts)].append(segment)
-            continue
-        pieces: dict[int, list[RawSegment]] = {}
-        for word in words:
-            middle = (word["start_ms"] + word["end_ms"]) / 2000
-            pieces.setdefault(_nearest(middle, clips, starts), []).append(word)
-        if len(pieces) == 1:
-            groups[next(iter(pieces))].append(segment)
-            continue
-        for index, kept in pieces.items():
-            groups[index].append({**segment, "start_ms": kept[0]["start_ms"],
-                                  "end_ms": kept[-1]["end_ms"], "words": kept,
-                                  "text": "".join(str(w["text"]) for w in kept).strip()})
-    return groups
+def _around(span: Seconds, clip: Seconds) -> Seconds:
+    return max(clip[0], span[0] - CLIP_PAD_SECONDS), min(clip[1], span[1] + CLIP_PAD_SECONDS)

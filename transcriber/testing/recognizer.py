@@ -20,7 +20,7 @@ from transcriber.ports import (
     Utterance,
 )
 from transcriber.providers.recognizers import WHISPER_LANGUAGES
-from transcriber.providers.whisper import read_local_payload
+from transcriber.providers.whisper_answer import read_local_payload
 
 
 def _segment(u: Utterance) -> dict[str, Any]:

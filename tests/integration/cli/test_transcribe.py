@@ -19,7 +19,8 @@ from transcriber.domain.transcript_formats import TranscriptFormat
 from transcriber.domain.transcripts import load_structure
 from transcriber.ports import AudioPart, SpeakerLabels, Submitted, Utterance
 from transcriber.providers.speakers.embedder import SpeakerEmbedder, SpeakerModelUnavailable
-from transcriber.providers.whisper import ModelUnavailable, WhisperRecognizer
+from transcriber.providers.whisper import WhisperRecognizer
+from transcriber.providers.whisper_bundle import ModelUnavailable
 from transcriber.service.app import build_app
 from transcriber.settings import RecognizerSettings, Settings
 from transcriber.testing.recognizer import FakeRecognizer

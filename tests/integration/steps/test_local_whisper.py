@@ -23,7 +23,8 @@ from transcriber.domain.transcripts import load_structure
 from transcriber.pipeline.steps import build_step_table
 from transcriber.providers.ffmpeg import FfmpegTranscoder
 from transcriber.providers.local_files import LocalRecordFiles
-from transcriber.providers.whisper import BUNDLED_MODEL_SHA256, WhisperRecognizer
+from transcriber.providers.whisper import WhisperRecognizer
+from transcriber.providers.whisper_bundle import BUNDLED_MODEL_SHA256
 from transcriber.settings import FfmpegSettings, Settings
 from transcriber.testing.clock import FakeClock
 

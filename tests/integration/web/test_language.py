@@ -20,7 +20,7 @@ from transcriber.providers.recognizers import (
     speechkit_language_codes,
     whisper_language,
 )
-from transcriber.providers.whisper import read_local_payload
+from transcriber.providers.whisper_answer import read_local_payload
 from transcriber.service.app import build_app
 from transcriber.testing.recognizer import FakeRecognizer
 from transcriber.testing.transcoder import FakeTranscoder

@@ -18,7 +18,7 @@ from transcriber.providers.clips import Loudness, plan_clips
 from transcriber.providers.gigaam import GigaamModel, TimedWord, frame_words, utterances_of
 from transcriber.providers.model_folder import GigaamExport, ModelRefused, gigaam_export
 from transcriber.providers.model_runs import ModelRuns
-from transcriber.providers.whisper import read_local_payload
+from transcriber.providers.whisper_answer import read_local_payload
 
 WORDS = [("привет", 5), ("мир", 20)]
 

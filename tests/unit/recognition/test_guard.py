@@ -6,17 +6,16 @@ from typing import Any
 
 import pytest
 
-from transcriber.providers.whisper_guard import (
+from transcriber.providers.whisper_decoding import by_clip
+from transcriber.providers.whisper_guard import cut, failed, guard, merged
+from transcriber.providers.whisper_repeats import (
     Loop,
-    by_clip,
     compression_ratio,
-    cut,
-    failed,
-    guard,
+    heard_again,
     invented,
     loops,
-    merged,
     pauses_of,
+    said_again,
 )
 
 Seg = dict[str, Any]
@@ -206,7 +205,7 @@ def test_the_part_counts_and_logs_what_the_guard_did_without_text() -> None:
     from prometheus_client import REGISTRY  # noqa: PLC0415
     from structlog.testing import capture_logs  # noqa: PLC0415
 
-    from transcriber.providers.whisper import report_guard  # noqa: PLC0415
+    from transcriber.providers.whisper_answer import report_guard  # noqa: PLC0415
     from transcriber.providers.whisper_guard import Guarded  # noqa: PLC0415
 
     def value(name: str, labels: dict[str, str] | None = None) -> float:
@@ -245,3 +244,73 @@ def test_identical_copies_aligned_loosely_are_still_said_when_each_has_a_pause()
     assert not invented(drifted, pauses_of(regions), size=8)
     # the same six copies over three stretches of speech: invented
     assert invented(drifted, pauses_of([*regions[:3], (9.0, 20.0)]), size=8)
+
+
+
+
+_SENTENCE = "had he married a more amiable woman he might have been made still more " \
+            "respectable than he was"
+_APART = [(0.0, 5.6), (6.0, 11.6), (12.0, 17.6)]
+
+
+def _thrice() -> list[Seg]:
+    return [_segment(*[w for k in range(3) for w in _said(_SENTENCE, k * 6.0)])]
+
+
+def test_a_sentence_said_again_is_heard_again_copy_by_copy_not_decoded_whole() -> None:
+    segments = _thrice()
+    assert compression_ratio(segments[0]["text"]) > 2.4
+    assert failed(segments, cut(segments, clip=(0.0, 18.0), regions=_APART)) == (
+        "compression",)
+    copies = said_again(segments, _APART)
+    assert [c.span for c in copies] == [(6.0, 11.4), (12.0, 17.4)]
+    asked: list[tuple[float, float]] = []
+
+    def redecode(span: tuple[float, float]) -> list[Seg]:
+        asked.append(span)  # each copy's own stretch says the sentence again
+        return [_segment(*_said("so " + _SENTENCE, span[0]))]
+
+    result = guard([(0.0, 18.0)], [segments], regions=_APART, redecode=redecode)
+    assert asked == [pytest.approx((5.7, 11.7)), pytest.approx((11.7, 17.7))]  # not whole
+    assert result.redecoded == {}
+    assert result.copies_heard == 2
+    assert result.segments == segments
+
+
+def test_a_copy_that_its_own_stretch_does_not_say_sends_the_clip_whole() -> None:
+    asked: list[tuple[float, float]] = []
+    other = "the rain had stopped before the carriage reached the gate of the park"
+
+    def redecode(span: tuple[float, float]) -> list[Seg]:
+        asked.append(span)  # Whisper had repeated the sentence over new speech
+        return [_segment(*_said(other, span[0]))]
+
+    result = guard([(0.0, 18.0)], [_thrice()], regions=_APART, redecode=redecode)
+    assert asked[-1] == (0.0, 18.0)
+    assert result.redecoded == {"compression": 1}
+    assert result.copies_heard == 0
+    copy = said_again(_thrice(), _APART)[0]
+    assert heard_again(copy, [_segment(*_said("and " + _SENTENCE + " yes", 5.8))])
+    # the sentence inside a longer stretch of other words is not this copy heard again
+    assert not heard_again(copy, [_segment(*_said(
+        "then " + _SENTENCE + " and the rain had stopped at last", 5.8))])
+    assert not heard_again(copy, [_segment(*_said(_SENTENCE.replace("woman", "man"), 5.8))])
+
+
+def test_copies_in_one_stretch_of_speech_are_not_said_again() -> None:
+    # two copies (not yet a loop the cut removes) with no pause between them
+    words = [w for k in range(2) for w in _said(_SENTENCE + " indeed", k * 5.7)]
+    segments = [_segment(*words)]
+    assert said_again(segments, [(0.0, 12.0)]) == []
+    # pauses, but each copy's word times collapsed to nothing
+    collapsed = [_segment(*[(k * 6.0, k * 6.0, f" {w}") for k in range(2)
+                            for w in (_SENTENCE + " indeed").split()])]
+    assert said_again(collapsed, [(0.0, 0.5), (6.0, 6.5)]) == []
+    # no word times: nothing tells the copies apart
+    text = " ".join([_SENTENCE] * 3)
+    bare = [{"start_ms": 0, "end_ms": 18000, "text": text, "avg_logprob": -0.3}]
+    assert said_again(bare, _APART) == []
+    # a ratio that the copies do not explain
+    noisy = [_segment(*(_said(" ".join(["ла"] * 30), 0.0, 0.05) + [
+        w for k in range(2) for w in _said(_SENTENCE, 2.0 + k * 6.0)]))]
+    assert said_again(noisy, [(0.0, 1.6), (2.0, 7.6), (8.0, 13.6)]) == []

@@ -22,7 +22,7 @@ from transcriber.pipeline.parts import PartPlan, join
 from transcriber.pipeline.speakers import speech_of
 from transcriber.ports import Answer, Span, Utterance, Word
 from transcriber.providers.speechkit import read_results
-from transcriber.providers.whisper import parse_local_payload, read_local_payload
+from transcriber.providers.whisper_answer import parse_local_payload, read_local_payload
 
 
 def _said(start: int, end: int, text: str = "words",

@@ -15,7 +15,7 @@ from transcriber.pipeline.speakers import (
     speech_of,
 )
 from transcriber.ports import Answer, Segment, Span, SpeakerLabels, Word
-from transcriber.providers.whisper import read_local_payload
+from transcriber.providers.whisper_answer import read_local_payload
 from transcriber.providers.whisper_decoding import segment_dict
 
 WORDS, OWN, NONE = SpeakerLabels.WORDS, SpeakerLabels.OWN, SpeakerLabels.NONE
