@@ -7,6 +7,7 @@ the fake recognizer), so each request really uploads, normalizes,
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
@@ -253,3 +254,25 @@ async def test_verbose_json_carries_the_words_and_the_quality_report(
     assert quality["reasons"] == ["unclear_speech", "low_confidence"]
     assert quality["unclear_spans"] == [{"start_ms": 1000, "end_ms": 2900}]
     assert quality["low_confidence_share"] == 0.5
+
+
+async def test_open_webuis_chunks_sent_side_by_side_are_all_answered(
+    service: LiveService, database: TestDatabase,
+) -> None:
+    """Open WebUI cuts a long recording into MP3 chunks and posts them in parallel: up to
+    `server.openai_waits_per_user_max` (4) of one person wait side by side, and each gets
+    its own record and transcript (none a 429)."""
+    token = await make_token(service.app, "alice")
+    chunks = 4
+
+    async def one(client: openai.AsyncOpenAI, index: int) -> str:
+        answer = await client.audio.transcriptions.create(
+            model="whisper-1", file=(f"chunk_{index}.mp3", AUDIO.read_bytes(), "audio/mpeg"))
+        return answer.text
+
+    async with _client(service, token) as client:
+        texts = await asyncio.gather(*(one(client, index) for index in range(chunks)))
+    assert texts == [TEXT] * chunks
+    assert _records(database) == [("alice", "done", "auto")] * chunks
+    names = database.rows("SELECT original_filename FROM audio_records ORDER BY id")
+    assert sorted(name for (name,) in names) == [f"chunk_{i}.mp3" for i in range(chunks)]
