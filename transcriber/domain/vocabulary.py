@@ -60,8 +60,8 @@ def recognizer_terms(*lists: Iterable[str]) -> tuple[str, ...]:
     joined: list[str] = []
     seen: set[str] = set()
     for terms in lists:
-        for term in terms:
-            term = " ".join(term.split())
+        for given in terms:
+            term = " ".join(given.split())
             if term and term.casefold() not in seen and len(joined) < MAX_TERMS:
                 seen.add(term.casefold())
                 joined.append(term)

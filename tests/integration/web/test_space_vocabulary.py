@@ -66,7 +66,9 @@ async def test_members_read_a_spaces_vocabulary_and_editors_and_admins_replace_i
     assert await _ok(await client.get(path, headers=_as("vera")), 200) == {"terms": ["GitLab"]}
     assert (await _ok(await client.get("/app/vocabulary", headers=_as("olga")), 200)
             )["terms"] == []
-    for body in ({"terms": "Яна"}, {"terms": [1]}, {"words": []}, {"terms": ["x" * 65]}):
+    bodies: list[object] = [{"terms": "Яна"}, {"terms": [1]}, {"words": []},
+                            {"terms": ["x" * 65]}]
+    for body in bodies:
         assert (await client.put(path, json=body, headers=_as("adam"))).status == 400, body
     assert await _ok(await client.get(path, headers=_as("adam")), 200) == {"terms": ["GitLab"]}
 
