@@ -46,3 +46,13 @@ class VocabularyBody:
     voice_names: Annotated[list[str], Doc(
         "The names of the person's known voices: told to the recognizer too, after the "
         "terms (read only: rename a voice to change one)")]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpaceVocabularyBody:
+    """The names and terms told to the recognizer for every record in a space, after
+    the record owner's own (`GET/PUT /app/spaces/{id}/vocabulary`)."""
+
+    __pydantic_config__ = FORBID
+    terms: Annotated[list[Annotated[str, Doc(minLength=1, maxLength=64)]], Doc(
+        "The space's, in their order (at most 200)", maxItems=200)]

@@ -1,6 +1,7 @@
 """A person's vocabulary: names and terms the recognizer is told (pure).
 
-The terms a person keeps (`PUT /app/vocabulary`) come first, then the names they gave
+The terms a person keeps (`PUT /app/vocabulary`) come first, then those of the space
+the record is in (`PUT /app/spaces/{id}/vocabulary`), then the names they gave
 their known voices (joined automatically: a name typed once is a name the recognizer
 should know), at most `MAX_TERMS` in all. A recognizer that takes a prompt gets them
 as one (Whisper's `hotwords`, `prompt_of`); one that does not (GigaAM's CTC) has its
@@ -53,16 +54,18 @@ def clean_terms(value: object) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def recognizer_terms(own: Sequence[str], names: Iterable[str]) -> tuple[str, ...]:
-    """The person's terms, then the names of their known voices not among them."""
-    joined = list(own)
-    seen = {term.casefold() for term in own}
-    for name in names:
-        term = " ".join(name.split())
-        if term and term.casefold() not in seen and len(joined) < MAX_TERMS:
-            seen.add(term.casefold())
-            joined.append(term)
-    return tuple(joined[:MAX_TERMS])
+def recognizer_terms(*lists: Iterable[str]) -> tuple[str, ...]:
+    """The lists joined in their order (the record owner's terms, the space's, the
+    names of the owner's known voices), each term once (by case), at most `MAX_TERMS`."""
+    joined: list[str] = []
+    seen: set[str] = set()
+    for terms in lists:
+        for given in terms:
+            term = " ".join(given.split())
+            if term and term.casefold() not in seen and len(joined) < MAX_TERMS:
+                seen.add(term.casefold())
+                joined.append(term)
+    return tuple(joined)
 
 
 def prompt_of(terms: Sequence[str]) -> str | None:

@@ -119,6 +119,8 @@ def setup_api(app: web.Application) -> None:
                       ask_conversations.delete_conversation)
     router.add_get("/app/vocabulary", vocabulary.get_vocabulary)
     router.add_put("/app/vocabulary", vocabulary.put_vocabulary, **body)
+    router.add_get("/app/spaces/{id}/vocabulary", vocabulary.get_space_vocabulary)
+    router.add_put("/app/spaces/{id}/vocabulary", vocabulary.put_space_vocabulary, **body)
     router.add_get("/app/tokens", access_tokens.list_tokens)
     router.add_post("/app/tokens", access_tokens.create_token, **body)
     router.add_delete("/app/tokens/{id}", access_tokens.revoke_token, **body)

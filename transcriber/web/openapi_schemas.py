@@ -58,7 +58,7 @@ RESPONSES: tuple[tuple[str, Any], ...] = (
     ("Utterance", s.UtteranceBody), ("Speaker", s.SpeakerBody),
     ("Suggestion", s.SuggestionBody), ("Voice", sp.VoiceBody),
     ("VoiceList", s.Items[sp.VoiceBody]), ("TimelineEvent", s.TimelineEventBody),
-    ("Vocabulary", sp.VocabularyBody),
+    ("Vocabulary", sp.VocabularyBody), ("SpaceVocabulary", sp.SpaceVocabularyBody),
     ("Card", s.CardBody), ("Space", sp.SpaceBody), ("SpaceList", s.Items[sp.SpaceBody]),
     ("Share", s.ShareBody), ("ShareList", s.Items[s.ShareBody]),
     ("Webhook", i.WebhookBody), ("WebhookCreated", i.WebhookCreatedBody),

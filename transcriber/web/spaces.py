@@ -89,7 +89,7 @@ def _space_id(request: web.Request) -> str:
     return space_id
 
 
-async def _check_space(request: web.Request, action: Action) -> str:
+async def check_space(request: web.Request, action: Action) -> str:
     """The route's space id when the asking person may do `action` there."""
     space_id = _space_id(request)
     role = await reads.access.role_in_space(request.app[keys.READERS], space_id=space_id,
@@ -103,9 +103,9 @@ async def _check_space(request: web.Request, action: Action) -> str:
     return space_id
 
 
-_SPACE_ID = path_param("id", "The space id; one the user is not a member of is 404.")
+SPACE_ID = path_param("id", "The space id; one the user is not a member of is 404.")
 _LOGIN = path_param("login", "A person's login")
-_NO_SPACE = "No such space of the user's"
+NO_SPACE = "No such space of the user's"
 # What a refused role answers; a state-changing route's 403 is the cross-site one it
 # derives (`openapi`), a record route's is derived as this.
 _FORBIDDEN = "The user's role does not allow this (docs/sharing.md)"
@@ -149,7 +149,7 @@ async def list_spaces(request: web.Request) -> web.Response:
 
 @declare("setDefaultSpace", "The space the user's uploads go to when they name none (null: "
                             "their own)", {
-    200: ok("The spaces", Items[SpaceBody]), 400: "A bad body", 404: _NO_SPACE,
+    200: ok("The spaces", Items[SpaceBody]), 400: "A bad body", 404: NO_SPACE,
 }, body=json_body({"type": "object", "required": ["space"], "additionalProperties": False,
                    "properties": {"space": {"type": ["string", "null"]}}}))
 async def set_default_space(request: web.Request) -> web.Response:
@@ -168,20 +168,20 @@ async def set_default_space(request: web.Request) -> web.Response:
 
 
 @declare("listMembers", "The space's members", {
-    200: ok("The members", Items[ShareBody]), 404: _NO_SPACE}, parameters=(_SPACE_ID,))
+    200: ok("The members", Items[ShareBody]), 404: NO_SPACE}, parameters=(SPACE_ID,))
 async def list_members(request: web.Request) -> web.Response:
-    space_id = await _check_space(request, Action.LIST)
+    space_id = await check_space(request, Action.LIST)
     found = await reads.access.members(request.app[keys.READERS], space_id=space_id)
     return json_response(Items(items=[
         ShareBody(login=m.login, role=m.role.value, created_at=m.created_at) for m in found]))
 
 
 @declare("setMember", "Add a member or change their role (admins)", {
-    201: ok("The member", ShareBody), 400: "A bad login or role", 404: _NO_SPACE,
+    201: ok("The member", ShareBody), 400: "A bad login or role", 404: NO_SPACE,
     409: "The space's last admin cannot step down",
-}, parameters=(_SPACE_ID,), body=_holder(["viewer", "editor", "admin"]))
+}, parameters=(SPACE_ID,), body=_holder(["viewer", "editor", "admin"]))
 async def add_member(request: web.Request) -> web.Response:
-    space_id = await _check_space(request, Action.MEMBERS)
+    space_id = await check_space(request, Action.MEMBERS)
     login, role = parse_holder(await read_json(request), SPACE_ROLES)
     member = await person(request, login)
     try:
@@ -201,12 +201,12 @@ async def add_member(request: web.Request) -> web.Response:
                          "the space leave it with them", {
     204: empty("Removed"), 404: "No such space of the user's, or not a member",
     409: "The space's last admin cannot leave",
-}, parameters=(_SPACE_ID, _LOGIN))
+}, parameters=(SPACE_ID, _LOGIN))
 async def remove_member(request: web.Request) -> web.Response:
     """An admin removes anyone; any member may leave (remove themselves)."""
     login = request.match_info["login"]
     me = current_user(request)
-    space_id = await _check_space(request, Action.LIST if login == me.login else Action.MEMBERS)
+    space_id = await check_space(request, Action.LIST if login == me.login else Action.MEMBERS)
     member = await reads.users.by_login(request.app[keys.READERS], login=login)
     if member is None:
         raise not_found("not a member")

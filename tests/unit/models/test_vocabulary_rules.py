@@ -35,6 +35,13 @@ def test_voice_names_join_after_the_terms() -> None:
         "Тимофей", "Anna", "Борис Ельцин")
 
 
+def test_a_spaces_terms_come_between_the_owners_and_the_voices_names_capped() -> None:
+    assert recognizer_terms(("Тимофей",), ("GitLab", "тимофей"), ("Анна", "gitlab")) == (
+        "Тимофей", "GitLab", "Анна")
+    own = tuple(f"own{i}" for i in range(MAX_TERMS - 1))
+    assert recognizer_terms(own, ("Space", "Other"), ("Анна",)) == (*own, "Space")
+
+
 def test_the_prompt_is_cut_at_a_whole_term() -> None:
     assert prompt_of(()) is None
     assert prompt_of(("Тимофей", "GitLab")) == "Тимофей, GitLab"

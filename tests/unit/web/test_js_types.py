@@ -19,7 +19,8 @@ COMPONENTS = {
     "Speaker": "Speaker", "FileCopy": "FileCopy", "TimelineEvent": "TimelineEvent",
     "Match": "Match", "RecordSummary": "Record", "SearchResult": "SearchResult",
     "RecordCard": "Card",
-    "Voice": "Voice", "Token": "Token", "Webhook": "Webhook", "WebhookDelivery": "Delivery",
+    "Voice": "Voice", "SpaceVocabulary": "SpaceVocabulary", "Token": "Token",
+    "Webhook": "Webhook", "WebhookDelivery": "Delivery",
 }
 _BLOCK_RE = re.compile(r"/\*\*(.*?)\*/", re.S)
 _PROPERTY_RE = re.compile(r"@property \{[^}]*\} (\[?)(\w+)\]?")

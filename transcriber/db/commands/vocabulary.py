@@ -1,4 +1,5 @@
-"""A person's vocabulary, replaced whole (`PUT /app/vocabulary`)."""
+"""A person's or a space's vocabulary, replaced whole (`PUT /app/vocabulary`,
+`PUT /app/spaces/{id}/vocabulary`)."""
 
 from __future__ import annotations
 
@@ -22,4 +23,18 @@ class SetVocabulary(Command[None]):
     async def execute(self, ctx: WriteContext) -> None:
         await ctx.conn.execute(q.vocabulary.UPSERT, {
             "owner_id": self.owner_id, "terms": orjson.dumps(list(self.terms)).decode(),
+            "now": ctx.now()})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetSpaceVocabulary(Command[None]):
+    """Keep `terms` (already cleaned: `domain.vocabulary.clean_terms`) as the space's."""
+
+    name: ClassVar[str] = "set_space_vocabulary"
+    space_id: str
+    terms: tuple[str, ...]
+
+    async def execute(self, ctx: WriteContext) -> None:
+        await ctx.conn.execute(q.vocabulary.UPSERT_SPACE, {
+            "space_id": self.space_id, "terms": orjson.dumps(list(self.terms)).decode(),
             "now": ctx.now()})

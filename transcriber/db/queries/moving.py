@@ -22,7 +22,7 @@ TABLES: tuple[str, ...] = (
     "normalize_progress", "telegram_outbox", "telegram_status", "api_tokens", "webhooks",
     "webhook_deliveries", "describe_jobs", "voice_profiles", "voice_profile_sources",
     "record_voices", "record_voice_windows", "record_links", "ask_conversations", "ask_turns",
-    "watched_files", "vocabularies",
+    "watched_files", "vocabularies", "space_vocabularies",
 )
 # Plain tables of SQLite that are not copied: the migration bookkeeping (PostgreSQL
 # keeps its own) and the search index's key table (PostgreSQL builds `record_search`

@@ -1,4 +1,4 @@
-"""A person's vocabulary, and the terms a record's recognition is told."""
+"""A person's and a space's vocabulary, and the terms a record's recognition is told."""
 
 from __future__ import annotations
 
@@ -37,17 +37,41 @@ async def voice_names(readers: ReaderPool, *, owner_id: str) -> tuple[str, ...]:
     return tuple(str(row["name"]) for row in rows)
 
 
-async def vocabulary_owner(readers: ReaderPool, *, record_id: str) -> str | None:
-    """Whose vocabulary a record is recognized with: the one place that decides it (the
-    record's owner; a shared space's own vocabulary would be chosen here)."""
+async def of_space(readers: ReaderPool, *, space_id: str) -> Vocabulary:
+    return Vocabulary.from_row(await readers.fetch_one(q.vocabulary.OF_SPACE,
+                                                       {"space_id": space_id}))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VocabularyHolders:
+    """Whose vocabularies a record is recognized with: its owner's, and its space's
+    when it is in one."""
+
+    owner_id: str
+    space_id: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> VocabularyHolders:
+        space_id = row["space_id"]
+        return cls(owner_id=str(row["owner_id"]),
+                   space_id=None if space_id is None else str(space_id))
+
+
+async def vocabulary_holders(readers: ReaderPool, *,
+                             record_id: str) -> VocabularyHolders | None:
+    """The one place that decides whose vocabularies a record is told (None: no record)."""
     row = await readers.fetch_one(q.vocabulary.RECORD_OWNER, {"record_id": record_id})
-    return None if row is None else str(row["owner_id"])
+    return None if row is None else VocabularyHolders.from_row(row)
 
 
 async def for_record(readers: ReaderPool, *, record_id: str) -> tuple[str, ...]:
-    """The terms the record's recognition is told: the owner's, then their voices' names."""
-    owner_id = await vocabulary_owner(readers, record_id=record_id)
-    if owner_id is None:
+    """The terms the record's recognition is told: the owner's, then its space's, then
+    the owner's voices' names (`domain.vocabulary.recognizer_terms`)."""
+    holders = await vocabulary_holders(readers, record_id=record_id)
+    if holders is None:
         return ()
-    own = await of_owner(readers, owner_id=owner_id)
-    return recognizer_terms(own.terms, await voice_names(readers, owner_id=owner_id))
+    own = await of_owner(readers, owner_id=holders.owner_id)
+    space = (Vocabulary(terms=()) if holders.space_id is None
+             else await of_space(readers, space_id=holders.space_id))
+    names = await voice_names(readers, owner_id=holders.owner_id)
+    return recognizer_terms(own.terms, space.terms, names)

@@ -259,6 +259,27 @@ export function putVocabulary(terms) {
   return request("PUT", "/app/vocabulary", undefined, { terms });
 }
 
+/**
+ * A space's names and terms, told for every record in it: {terms} (any member).
+ * @param {string} id
+ * @param {Signal} [signal]
+ * @returns {Promise<import("./types.js").SpaceVocabulary>}
+ */
+export function spaceVocabulary(id, signal) {
+  return request("GET", `/app/spaces/${encodeURIComponent(id)}/vocabulary`, signal);
+}
+
+/**
+ * Replace a space's terms (its editors and admins); answers them as kept.
+ * @param {string} id
+ * @param {string[]} terms
+ * @returns {Promise<import("./types.js").SpaceVocabulary>}
+ */
+export function putSpaceVocabulary(id, terms) {
+  return request("PUT", `/app/spaces/${encodeURIComponent(id)}/vocabulary`, undefined,
+    { terms });
+}
+
 const VOICES = "/app/voices";
 
 /** @param {string} id */

@@ -441,4 +441,6 @@ export const MESSAGES = {
   "vocabulary.save": "Save",
   "vocabulary.saved": "Saved. New recordings and recordings transcribed again use them.",
   "vocabulary.voices": "Also the names of your known voices: {names}",
+  "vocabulary.space": "Names and terms of the space {name}, told for every recording in it after your own",
+  "vocabulary.space_read_only": "Only the space's editors and admins change them.",
 };

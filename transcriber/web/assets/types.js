@@ -181,6 +181,12 @@
  */
 
 /**
+ * A space's names and terms (`GET /app/spaces/{id}/vocabulary`).
+ * @typedef {object} SpaceVocabulary
+ * @property {string[]} terms
+ */
+
+/**
  * One of the owner's known voices (`GET /app/voices`).
  * @typedef {object} Voice
  * @property {string} id
