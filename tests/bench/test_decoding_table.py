@@ -252,9 +252,10 @@ def test_temperature_fallback(make_whisper: MakeWhisper, tmp_path: Path,
         return cell
 
     conditions = _names("TRANSCRIBER_BENCH_TABLE_FALLBACK",
-                        "pink_5db,russian_pink_5db,espeak_russian,espeak_english")
+                        "pink_5db,russian_pink_5db,music_bed,espeak_russian,espeak_english,"
+                        "repeated_sentence,applause_laughter")
     try:
-        cells = _table("fallback", conditions, _seconds(30.0), FALLBACKS, run, tmp_path)
+        cells = _table("fallback", conditions, _seconds(60.0), FALLBACKS, run, tmp_path)
     finally:
         asyncio.run(recognizer.close())
     means = {name: _mean_error(c) for name, c in cells.items()}
