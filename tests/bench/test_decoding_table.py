@@ -16,7 +16,8 @@ side by side, per condition and language.
   what a window that fails Whisper's checks is decoded with on the sequential path (the
   coverage repair and the guard's re-decoding; the batched pipeline decodes at the
   first temperature only): the service's deterministic beam steps, no fallback (the
-  temperature-0 decoding kept whatever it is), and faster-whisper's own sampled ladder
+  temperature-0 decoding kept whatever it is), the service's steps less the repetition
+  penalty (`no_penalty`), and faster-whisper's own sampled ladder
   0.0, 0.2, ..., 1.0; on hard audio and the invented-text voices (loops are what the
   fallback is for).
 
@@ -67,7 +68,7 @@ def _seconds(default: float) -> float:
 VAD_THRESHOLDS = (0.35, 0.5, 0.65)
 BATCH_SIZES = (1, 2, 4, 8)
 LANGUAGE_WINDOWS = (1, 2, 3)
-FALLBACKS = ("service", "none", "sampled")
+FALLBACKS = ("service", "none", "no_penalty", "sampled")
 # faster-whisper's default temperatures (`WhisperModel.transcribe`).
 SAMPLED_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 
@@ -237,6 +238,9 @@ def test_temperature_fallback(make_whisper: MakeWhisper, tmp_path: Path,
         "service": service,
         # The temperature-0 decoding only: what fails the checks is kept as it is.
         "none": ((DecodingStep(),), whisper_decoding.TEMPERATURES, deterministic),
+        # The service's steps less the last, penalized one.
+        "no_penalty": (whisper_fallback.FALLBACK[:3], whisper_decoding.TEMPERATURES,
+                       deterministic),
         # faster-whisper's own fallback, sampled (`best_of` 5 at each temperature).
         "sampled": (whisper_fallback.FALLBACK, SAMPLED_TEMPERATURES,
                     WhisperModel.generate_with_fallback),
