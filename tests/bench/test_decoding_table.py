@@ -12,13 +12,21 @@ side by side, per condition and language.
 - Language window (`whisper_decoding.LANGUAGE_WINDOWS`): the record's language not
   given, Whisper hears 1, 2 or 3 windows of 30 s of its speech; the detected language,
   its probability, the error and the speed.
+- Temperature fallback (`whisper_fallback.FALLBACK`, `whisper_decoding.TEMPERATURES`):
+  what a window that fails Whisper's checks is decoded with on the sequential path (the
+  coverage repair and the guard's re-decoding; the batched pipeline decodes at the
+  first temperature only): the service's deterministic beam steps, no fallback (the
+  temperature-0 decoding kept whatever it is), the service's steps less the repetition
+  penalty (`no_penalty`), and faster-whisper's own sampled ladder
+  0.0, 0.2, ..., 1.0; on hard audio and the invented-text voices (loops are what the
+  fallback is for).
 
-Conditions: TRANSCRIBER_BENCH_TABLE_VAD, _BATCH, _WINDOW (comma-separated condition
+Conditions: TRANSCRIBER_BENCH_TABLE_VAD, _BATCH, _WINDOW, _FALLBACK (comma-separated condition
 names of `tests/helpers/hard_audio.py`); speech length: TRANSCRIBER_BENCH_TABLE_SECONDS
 (overrides each table's own). One test per table:
 `PYTHONPATH=$PWD pytest -m bench -s -p no:cacheprovider tests/bench/test_decoding_table.py`
-(the tables in docs/recognition.md, "VAD threshold", "Batch size" and "Language-detection
-window").
+(the tables in docs/recognition.md, "VAD threshold", "Batch size", "Language-detection
+window" and "Temperature fallback").
 """
 
 from __future__ import annotations
@@ -38,9 +46,10 @@ import pytest
 from tests.helpers import hard_audio, invented_audio
 from tests.helpers.textmetrics import cer, wer
 from tests.helpers.whisper import MakeWhisper
-from transcriber.providers import whisper_decoding
+from transcriber.providers import whisper_decoding, whisper_fallback
 from transcriber.providers.speakers import vad
 from transcriber.providers.whisper import WhisperRecognizer
+from transcriber.providers.whisper_fallback import DecodingStep
 from transcriber.settings import RecognizerSettings
 
 pytestmark = pytest.mark.bench
@@ -59,6 +68,9 @@ def _seconds(default: float) -> float:
 VAD_THRESHOLDS = (0.35, 0.5, 0.65)
 BATCH_SIZES = (1, 2, 4, 8)
 LANGUAGE_WINDOWS = (1, 2, 3)
+FALLBACKS = ("service", "none", "no_penalty", "sampled")
+# faster-whisper's default temperatures (`WhisperModel.transcribe`).
+SAMPLED_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 
 
 class Recording(Protocol):
@@ -89,6 +101,7 @@ class Cell:
     rtf: float
     language: str | None
     probability: float | None
+    redecoded: int = 0  # clips the guard decoded again (the sequential path)
 
 
 def _decode(recognizer: WhisperRecognizer, recording: Recording,
@@ -101,7 +114,8 @@ def _decode(recognizer: WhisperRecognizer, recording: Recording,
     probability = payload.get("language_probability")
     return Cell(error=error(recording.text, text), rtf=spent / recording.duration_s,
                 language=payload.get("language"),
-                probability=None if probability is None else float(probability))
+                probability=None if probability is None else float(probability),
+                redecoded=sum(payload.get("redecoded", {}).values()))
 
 
 def _table(title: str, conditions: Sequence[str], seconds: float, settings: Sequence[S],
@@ -208,3 +222,45 @@ def test_language_windows(make_whisper: MakeWhisper, tmp_path: Path,
     assert right[default] == max(right.values())
     means = {w: _mean_error(c) for w, c in cells.items()}
     assert means[default] <= min(means.values()) + hard_audio.WER_MARGIN
+
+
+@pytest.mark.timeout(3600)
+def test_temperature_fallback(make_whisper: MakeWhisper, tmp_path: Path,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from faster_whisper import WhisperModel  # noqa: PLC0415  # heavy import
+
+    from transcriber.providers.whisper_alignment import WordAlignedWhisper  # noqa: PLC0415
+
+    recognizer = make_whisper(RecognizerSettings())
+    deterministic = WordAlignedWhisper.__dict__["generate_with_fallback"]
+    service = (whisper_fallback.FALLBACK, whisper_decoding.TEMPERATURES, deterministic)
+    settings = {
+        "service": service,
+        # The temperature-0 decoding only: what fails the checks is kept as it is.
+        "none": ((DecodingStep(),), whisper_decoding.TEMPERATURES, deterministic),
+        # The service's steps less the last, penalized one.
+        "no_penalty": (whisper_fallback.FALLBACK[:3], whisper_decoding.TEMPERATURES,
+                       deterministic),
+        # faster-whisper's own fallback, sampled (`best_of` 5 at each temperature).
+        "sampled": (whisper_fallback.FALLBACK, SAMPLED_TEMPERATURES,
+                    WhisperModel.generate_with_fallback),
+    }
+
+    def run(name: str, recording: Recording) -> Cell:
+        steps, temperatures, generate = settings[name]
+        monkeypatch.setattr(whisper_fallback, "FALLBACK", steps)
+        monkeypatch.setattr(whisper_decoding, "TEMPERATURES", temperatures)
+        monkeypatch.setattr(WordAlignedWhisper, "generate_with_fallback", generate)
+        cell = _decode(recognizer, recording, recording.language)
+        print(f"{name}: {cell.redecoded} clips decoded again", flush=True)
+        return cell
+
+    conditions = _names("TRANSCRIBER_BENCH_TABLE_FALLBACK",
+                        "pink_5db,russian_pink_5db,music_bed,espeak_russian,espeak_english,"
+                        "repeated_sentence,applause_laughter")
+    try:
+        cells = _table("fallback", conditions, _seconds(60.0), FALLBACKS, run, tmp_path)
+    finally:
+        asyncio.run(recognizer.close())
+    means = {name: _mean_error(c) for name, c in cells.items()}
+    assert means["service"] <= min(means.values()) + hard_audio.WER_MARGIN

@@ -52,6 +52,11 @@ RATE = 16_000
 COMPRESSION_RATIO_THRESHOLD = 2.4
 LOG_PROB_THRESHOLD = -1.0
 NO_SPEECH_THRESHOLD = 0.6
+# Whisper's temperatures: the first only, never sampled (the batched pipeline takes the
+# first; the sequential fallback's steps are `whisper_fallback.FALLBACK`). Chosen against
+# no fallback and faster-whisper's sampled ladder 0.0-1.0 (docs/recognition.md,
+# "Temperature fallback"; `tests/bench/test_decoding_table.py`).
+TEMPERATURES: tuple[float, ...] = (0.0,)
 # A record whose language is not given: Whisper hears it in this many 30-s windows of
 # its speech (the first whose top language is over `LANGUAGE_THRESHOLD` decides, else
 # the language most windows put first), chosen on the hard-audio corpus against 2 and 3
@@ -71,7 +76,7 @@ def decoding_options(settings: RecognizerSettings) -> dict[str, Any]:
         "beam_size": settings.beam_size,
         # Never sampled: the batched pipeline decodes at the first temperature, and the
         # sequential fallback is deterministic (`whisper_fallback`).
-        "temperature": [0.0],
+        "temperature": list(TEMPERATURES),
         "compression_ratio_threshold": COMPRESSION_RATIO_THRESHOLD,
         "log_prob_threshold": LOG_PROB_THRESHOLD,
         "no_speech_threshold": NO_SPEECH_THRESHOLD,
