@@ -113,6 +113,10 @@ async def test_a_phone_shows_each_fact_beside_its_term(
     page, watch = await _done_card(browser, service, 360)
     rows = await page.evaluate(_FACT_ROWS)
     assert "Длительность" in {row["term"] for row in rows}
+    # The language asked for reads as the upload form calls it, not the API's "auto".
+    from playwright.async_api import expect  # noqa: PLC0415
+    language = page.locator(".facts > div", has=page.locator("dt", has_text="Язык"))
+    await expect(language.locator("dd")).to_have_text("Определить автоматически")
     for row in rows:
         assert row["overlap"] <= 0, row
         assert row["spill"] <= 0, row

@@ -43,6 +43,8 @@ export function stageTimeline(record) {
 /** @param {RecordCard} record */
 export function facts(record) {
   const language = record.language || { requested: "auto", detected: null };
+  // "auto" is the API's word; a person reads what the upload form called it.
+  const requested = language.requested === "auto" ? t("spoken.auto") : language.requested;
   const rows = [
     [t("facts.stage"), record.halt ? t("facts.stage_halted", { stage: stageLabel(record.stage) })
       : stageLabel(record.stage)],
@@ -52,9 +54,8 @@ export function facts(record) {
     [t("facts.uploaded"), h("time", { datetime: record.created_at }, when(record.created_at))],
     [t("facts.from"), from(record)],
     [t("facts.language"), language.detected
-      ? t("facts.language_detected", { requested: language.requested,
-        detected: language.detected })
-      : language.requested],
+      ? t("facts.language_detected", { requested, detected: language.detected })
+      : requested],
   ];
   if (record.model) rows.push([t("facts.model"), record.model]);
   // The hidden ": " keeps term and value apart where the layout does not: copied
