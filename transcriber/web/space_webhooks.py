@@ -13,8 +13,6 @@ in the space goes to its webhooks, the record as any member sees it
 
 from __future__ import annotations
 
-import secrets
-
 import structlog
 from aiohttp import web
 
@@ -31,22 +29,18 @@ from transcriber.domain.shapes_integrations import (
     WebhookBody,
     WebhookCreatedBody,
 )
-from transcriber.domain.webhooks import TargetRefused
 from transcriber.web import keys
 from transcriber.web.access import answer_error
 from transcriber.web.errors import ApiError, not_found
 from transcriber.web.identity import current_user
-from transcriber.web.jsonbody import read_json
 from transcriber.web.operations import declare, empty, json_body, ok, path_param
 from transcriber.web.responses import json_response
 from transcriber.web.uploadguard import expect_handler
 from transcriber.web.webhooks import (
     EXAMPLE_URL,
-    FORM_REFUSALS,
-    SECRET_PREFIX,
+    checked_new_webhook,
     delivery_body,
     may_see_urls,
-    parse_new_webhook,
     webhook_fields,
 )
 
@@ -103,13 +97,7 @@ def _webhook_id(request: web.Request) -> str:
     body=json_body("WebhookNew", example={"url": EXAMPLE_URL, "events": ["record.done"]}))
 async def create_space_webhook(request: web.Request) -> web.Response:
     space_id = await _admin_space(request)
-    new = parse_new_webhook(await read_json(request))
-    try:
-        await request.app[keys.WEBHOOK_TRANSPORT].check(new.url)
-    except TargetRefused as exc:
-        code = "bad_request" if exc.reason in FORM_REFUSALS else "target_refused"
-        raise ApiError(400, code, str(exc)) from None
-    secret = new.secret or SECRET_PREFIX + secrets.token_urlsafe(32)
+    new, secret = await checked_new_webhook(request)
     limit = request.app[keys.SETTINGS].webhooks.per_user_max
     try:
         created = await request.app[keys.WRITER].ask(CreateWebhook(

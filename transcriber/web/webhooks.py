@@ -71,6 +71,18 @@ class NewWebhook:
     secret: str | None
 
 
+async def checked_new_webhook(request: web.Request) -> tuple[NewWebhook, str]:
+    """A new webhook's body read, its target checked (a 400 names why) and its secret:
+    the one given, else a fresh one (a person's webhooks and a space's alike)."""
+    new = parse_new_webhook(await read_json(request))
+    try:
+        await request.app[keys.WEBHOOK_TRANSPORT].check(new.url)
+    except TargetRefused as exc:
+        code = "bad_request" if exc.reason in FORM_REFUSALS else "target_refused"
+        raise ApiError(400, code, str(exc)) from None
+    return new, new.secret or SECRET_PREFIX + secrets.token_urlsafe(32)
+
+
 def parse_new_webhook(data: object) -> NewWebhook:
     """`{"url", "events", "secret"?}`, nothing else (pure: a bad body is a 400)."""
     if not isinstance(data, dict):
@@ -145,13 +157,7 @@ def _webhook_id(request: web.Request) -> str:
 }, body=json_body("WebhookNew", example={"url": EXAMPLE_URL, "events": ["record.done"]}))
 async def create_webhook(request: web.Request) -> web.Response:
     owner_id = current_user(request).id
-    new = parse_new_webhook(await read_json(request))
-    try:
-        await request.app[keys.WEBHOOK_TRANSPORT].check(new.url)
-    except TargetRefused as exc:
-        code = "bad_request" if exc.reason in FORM_REFUSALS else "target_refused"
-        raise ApiError(400, code, str(exc)) from None
-    secret = new.secret or SECRET_PREFIX + secrets.token_urlsafe(32)
+    new, secret = await checked_new_webhook(request)
     limit = request.app[keys.SETTINGS].webhooks.per_user_max
     try:
         created = await request.app[keys.WRITER].ask(CreateWebhook(
